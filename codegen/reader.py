@@ -1,0 +1,184 @@
+"""Layer 1: read YAML keeping the position of every entry, key and value.
+
+The file is composed into a node graph by libyaml (``yaml.CSafeLoader``; the
+pure-Python loader is several times slower) and the nodes are converted into
+plain Python values:
+
+* mappings become :class:`YMap` (a ``dict``) that also records where the
+  mapping, each key and each value start;
+* sequences become :class:`YList` (a ``list``) with the position of each item;
+* scalars become ``str``, ``bool``, ``int``, ``float`` or ``None``.
+
+Positions are :class:`~codegen.diagnostics.Pos` (1-based line and column).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .diagnostics import Diagnostic, DiagnosticSink, Pos
+
+try:  # libyaml bindings; fall back to the pure-Python loader where missing
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader  # type: ignore[misc]
+
+
+class YMap(dict):
+    """A YAML mapping: ``dict`` of key -> value plus source positions."""
+
+    __slots__ = ("pos", "key_pos", "value_pos")
+
+    def __init__(self, pos: Pos):
+        super().__init__()
+        self.pos = pos
+        self.key_pos: dict[Any, Pos] = {}
+        self.value_pos: dict[Any, Pos] = {}
+
+    def kpos(self, key: Any) -> Pos:
+        return self.key_pos.get(key, self.pos)
+
+    def vpos(self, key: Any) -> Pos:
+        return self.value_pos.get(key, self.pos)
+
+
+class YList(list):
+    """A YAML sequence: ``list`` plus the position of each item."""
+
+    __slots__ = ("pos", "item_pos")
+
+    def __init__(self, pos: Pos):
+        super().__init__()
+        self.pos = pos
+        self.item_pos: list[Pos] = []
+
+    def ipos(self, i: int) -> Pos:
+        return self.item_pos[i] if i < len(self.item_pos) else self.pos
+
+
+_BOOL_TRUE = {"true", "yes", "on"}
+_TAG = "tag:yaml.org,2002:"
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    tag = node.tag
+    v = node.value
+    if tag == _TAG + "str":
+        return v
+    if tag == _TAG + "bool":
+        return v.lower() in _BOOL_TRUE
+    if tag == _TAG + "int":
+        try:
+            return int(v.replace("_", ""), 0)
+        except ValueError:
+            return v
+    if tag == _TAG + "float":
+        try:
+            return float(v.replace("_", ""))
+        except ValueError:
+            return v
+    if tag == _TAG + "null":
+        return None
+    return v
+
+
+class _Converter:
+    def __init__(self, path: str, sink: DiagnosticSink):
+        self.path = path
+        self.sink = sink
+
+    def pos(self, node: yaml.Node) -> Pos:
+        m = node.start_mark
+        shift = False
+        col = m.column + 1
+        if isinstance(node, yaml.ScalarNode) and node.end_mark.line == m.line:
+            if node.style is None:
+                shift = True
+            elif node.style in ("'", '"'):
+                # escapes break the one-to-one mapping; only shift when absent
+                shift = "\\" not in node.value and "'" not in node.value
+                col += 1
+        return Pos(self.path, m.line + 1, col, shift)
+
+    def convert(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            return _scalar(node)
+        if isinstance(node, yaml.SequenceNode):
+            out = YList(self.pos(node))
+            for item in node.value:
+                out.append(self.convert(item))
+                out.item_pos.append(self.pos(item))
+            return out
+        if isinstance(node, yaml.MappingNode):
+            out = YMap(self.pos(node))
+            for knode, vnode in node.value:
+                key = self.convert(knode)
+                kpos = self.pos(knode)
+                if isinstance(key, (YMap, YList)):
+                    self.sink.error(kpos, "mapping keys must be plain scalars")
+                    continue
+                if key in out:
+                    self.sink.error(
+                        kpos,
+                        f"duplicate key '{key}'",
+                        f"the first '{key}' is on line {out.key_pos[key].line}",
+                    )
+                    continue
+                out[key] = self.convert(vnode)
+                out.key_pos[key] = kpos
+                out.value_pos[key] = self.pos(vnode)
+            return out
+        raise AssertionError(f"unexpected YAML node {node!r}")  # pragma: no cover
+
+
+def load_yaml(path: str | Path, sink: DiagnosticSink, display: str | None = None) -> Any:
+    """Read ``path``; on failure add a diagnostic and return None.
+
+    ``display`` is the path printed in diagnostics (default: ``str(path)``).
+    """
+    shown = display if display is not None else str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        sink.error(Pos(shown, 1, 1), f"cannot read file: {e.strerror or e}")
+        return None
+    return load_yaml_text(text, shown, sink)
+
+
+def load_yaml_text(text: str, path: str, sink: DiagnosticSink) -> Any:
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        msg = e.problem or "malformed YAML"
+        if e.context:
+            msg = f"{msg} ({e.context})"
+        sink.diagnostics.append(Diagnostic(path, line, col, f"invalid YAML: {msg}"))
+        return None
+    except yaml.YAMLError as e:
+        sink.diagnostics.append(Diagnostic(path, 1, 1, f"invalid YAML: {e}"))
+        return None
+    if node is None:
+        return None
+    return _Converter(path, sink).convert(node)
+
+
+def type_name(value: Any) -> str:
+    """How a YAML value is described in diagnostics."""
+    if isinstance(value, YMap) or isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if value is None:
+        return "null"
+    return "a string"
