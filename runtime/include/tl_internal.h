@@ -1,0 +1,96 @@
+/* torchlet runtime: internal definitions shared by runtime/src and kernels.
+ * NOT part of the cdef (not in cdef_headers.txt). */
+#ifndef TL_INTERNAL_H
+#define TL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tl_dtype.h"
+#include "tl_error.h"
+#include "tl_iter.h"
+#include "tl_runtime.h"
+#include "tl_tensor.h"
+
+#define TL_MAX_DIMS 64
+#define TL_INLINE_DIMS 5
+#define TL_ALIGNMENT 64
+
+#define TL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+struct tl_storage {
+    int64_t refcount;          /* atomic */
+    int64_t version;           /* atomic; version counter shared by views */
+    void *data;
+    int64_t nbytes;            /* usable bytes */
+    tl_device_type device;
+    int owns_data;             /* 1: tl_free(data, nbytes) on release */
+    tl_deleter_fn deleter;     /* external memory */
+    void *deleter_ctx;
+};
+
+struct tl_tensor {
+    int64_t refcount;          /* atomic */
+    tl_storage *storage;
+    int64_t storage_offset;    /* elements */
+    int64_t ndim;
+    int64_t numel;
+    int64_t *sizes;            /* -> inline_dims or heap when ndim > TL_INLINE_DIMS */
+    int64_t *strides;
+    tl_dtype dtype;
+    tl_device_type device;
+    uint32_t flags;            /* TL_TF_* */
+    uint64_t key_set;
+    void *autograd_meta;
+    tl_deleter_fn autograd_meta_deleter;
+    int64_t inline_dims[2 * TL_INLINE_DIMS];
+};
+
+enum {
+    TL_TF_CONTIGUOUS = 1,
+    TL_TF_WRAPPED_NUMBER = 2,
+    TL_TF_NON_OVERLAPPING_DENSE = 4
+};
+
+/* ---- tensor internals (tensor.c) */
+tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const int64_t *sizes,
+                            const int64_t *strides, tl_dtype dtype); /* takes a ref on s */
+int tl__tensor_set_geometry(tl_tensor *t, int64_t ndim, const int64_t *sizes,
+                            const int64_t *strides);
+void tl__tensor_refresh(tl_tensor *t);     /* numel + flags from sizes/strides */
+int tl__check_sizes(int64_t ndim, const int64_t *sizes, int64_t *numel_out);
+int tl__contiguous_strides(int64_t ndim, const int64_t *sizes, int64_t *strides);
+int64_t tl__wrap_dim(int64_t dim, int64_t ndim, int scalar_ok); /* -1 + IndexError */
+static inline char *tl__data(const tl_tensor *t) {
+    if (!t->storage->data) return NULL;
+    return (char *)t->storage->data + t->storage_offset * tl_dtype_itemsize(t->dtype);
+}
+uint64_t tl__keyset_for_device(tl_device_type d);
+const char *tl__device_name(tl_device_type d);
+
+/* checked arithmetic */
+static inline int tl__mul_overflow(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline int tl__add_overflow(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_add_overflow(a, b, r);
+}
+
+/* ---- warnings (error.c) */
+void tl__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- parallel (parallel.c) */
+typedef void (*tl_range_fn)(int64_t begin, int64_t end, void *ctx);
+/* calls fn over [0, n) split in chunks across threads when n >= grain */
+void tl_parallel_for(int64_t n, int64_t grain, tl_range_fn fn, void *ctx);
+int tl__in_parallel_region(void);
+
+/* ---- copy / fill engine (copy.c) */
+int tl__copy_impl(tl_tensor *dst, const tl_tensor *src);
+
+/* ---- kernels (kernels/cpu, one table per capability) */
+#include "tl_kernel.h"
+
+#endif

@@ -1,0 +1,67 @@
+/* torchlet runtime: process-wide services (public C API, cdef-clean).
+ * CPU capability (kernel ISA level), threads, the CPU allocator, warnings,
+ * random generators. */
+#ifndef TL_RUNTIME_H
+#define TL_RUNTIME_H
+
+#include <stdint.h>
+
+/* ------------------------------------------------------- CPU capability */
+/* levels: 0 = "default" (baseline x86-64), 1 = "avx2" (AVX2+FMA+F16C),
+ * 2 = "avx512" (AVX-512 F/BW/VL/DQ). The best supported level is chosen once at
+ * load time; TORCHLET_CPU_CAPABILITY=default|avx2|avx512 forces a lower one. */
+int tl_cpu_capability(void);                    /* current level */
+int tl_cpu_capability_max(void);                /* best level this CPU supports */
+const char *tl_cpu_capability_name(int level);  /* "default", "avx2", "avx512" */
+/* switch all kernel tables to the named level (case-insensitive); only levels
+ * the CPU supports; -1 + ValueError otherwise */
+int tl_set_cpu_capability(const char *name);
+
+/* -------------------------------------------------------------- threads */
+int tl_get_num_threads(void);
+int tl_set_num_threads(int n);                  /* n >= 1 */
+int64_t tl_get_grain_size(void);                /* elements below which work stays serial */
+void tl_set_grain_size(int64_t grain);
+
+/* ------------------------------------------------------------ allocator */
+typedef struct tl_allocator_stats {
+    int64_t allocated_bytes;     /* live, handed out */
+    int64_t cached_bytes;        /* freed large blocks kept for reuse */
+    int64_t cached_blocks;
+    int64_t n_allocs;            /* total allocations */
+    int64_t n_cache_hits;        /* served from the cache */
+    int64_t n_system_allocs;     /* went to the system allocator */
+} tl_allocator_stats;
+void tl_allocator_get_stats(tl_allocator_stats *out);
+void tl_allocator_empty_cache(void);
+/* blocks >= threshold bytes are cached when freed (default 1 MiB); at most
+ * limit bytes stay cached (default 2 GiB); limit 0 disables the cache */
+void tl_allocator_set_cache(int64_t threshold, int64_t limit);
+void *tl_alloc(int64_t nbytes);                 /* 64-byte aligned; NULL + MemoryError */
+void tl_free(void *p, int64_t nbytes);
+
+/* ------------------------------------------------------------- warnings */
+/* The runtime records warnings (e.g. an out= tensor was resized) per thread;
+ * the Python side turns them into UserWarning after each call. */
+int tl_has_warning(void);
+const char *tl_take_warning(void);              /* "" when none; clears it */
+
+/* ----------------------------------------------------------- generators */
+/* Philox-4x32-10 counter-based generator (seed + offset), for random ops. */
+typedef struct tl_generator tl_generator;
+tl_generator *tl_generator_new(uint64_t seed);
+void tl_generator_free(tl_generator *g);
+tl_generator *tl_default_generator(void);       /* borrowed, process-wide */
+void tl_generator_manual_seed(tl_generator *g, uint64_t seed);
+uint64_t tl_generator_initial_seed(const tl_generator *g);
+uint64_t tl_generator_seed_random(tl_generator *g);   /* non-deterministic seed, returns it */
+uint64_t tl_generator_get_offset(const tl_generator *g);
+void tl_generator_set_offset(tl_generator *g, uint64_t offset);
+/* reserves n 128-bit counter blocks; returns the first offset (for parallel fill) */
+uint64_t tl_generator_reserve(tl_generator *g, uint64_t n);
+uint64_t tl_generator_next_u64(tl_generator *g);
+double tl_generator_next_double(tl_generator *g);    /* [0, 1) */
+/* the 4 words of Philox(seed, counter = offset) */
+void tl_philox4x32(uint64_t seed, uint64_t offset, uint32_t *out4);
+
+#endif

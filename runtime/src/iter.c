@@ -1,0 +1,708 @@
+/* TensorIterator (tl_iter.h).
+ *
+ * Dimension order inside the iterator is innermost first (dim 0 is the
+ * fastest-moving one), as in ATen: `shape[0]` is the length the inner loop
+ * sees. Strides are kept in bytes per operand.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tl_internal.h"
+
+typedef struct tl_iter_op {
+    tl_tensor *tensor;        /* what the loop reads / writes (own reference) */
+    tl_tensor *original;      /* out= tensor to copy the result into, when tensor is a temporary */
+    int is_output;
+    int will_resize;          /* output NULL or of another shape */
+    tl_dtype target_dtype;    /* outputs to allocate: their dtype */
+    char *data;
+    int64_t strides[TL_MAX_DIMS];  /* bytes, iterator order */
+} tl_iter_op;
+
+struct tl_iter {
+    uint32_t flags;
+    int nout, nin, nops;
+    tl_iter_op ops[TL_ITER_MAX_OPERANDS];
+    tl_dtype forced_common;
+    tl_dtype output_dtype;
+    tl_dtype common_dtype;
+    tl_device_type device;
+    int built, is_meta, compute_only;
+    int64_t result_ndim;
+    int64_t result_shape[TL_MAX_DIMS];   /* broadcast shape, normal order */
+    int64_t ndim;                        /* loop dims after coalescing */
+    int64_t shape[TL_MAX_DIMS];          /* iterator order */
+    int64_t perm[TL_MAX_DIMS];           /* iter dim -> result dim, before coalescing */
+    int64_t perm_ndim;
+    int64_t numel;
+};
+
+static void format_shape(char *buf, size_t cap, int64_t n, const int64_t *v) {
+    size_t pos = (size_t)snprintf(buf, cap, "[");
+    for (int64_t i = 0; i < n && pos < cap; i++)
+        pos += (size_t)snprintf(buf + pos, cap - pos, i ? ", %lld" : "%lld", (long long)v[i]);
+    if (pos < cap) snprintf(buf + pos, cap - pos, "]");
+}
+
+tl_iter *tl_iter_new(uint32_t flags) {
+    tl_iter *it = calloc(1, sizeof *it);
+    if (!it) { tl_set_error(TL_ERR_MEMORY, "out of memory allocating a TensorIterator"); return NULL; }
+    it->flags = flags;
+    it->forced_common = TL_DTYPE_UNDEFINED;
+    it->output_dtype = TL_DTYPE_UNDEFINED;
+    it->common_dtype = TL_DTYPE_UNDEFINED;
+    return it;
+}
+
+void tl_iter_free(tl_iter *it) {
+    if (!it) return;
+    for (int i = 0; i < it->nops; i++) {
+        tl_tensor_release(it->ops[i].tensor);
+        tl_tensor_release(it->ops[i].original);
+    }
+    free(it);
+}
+
+int tl_iter_add_output(tl_iter *it, tl_tensor *out) {
+    if (it->nin > 0) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: add outputs before inputs");
+    if (it->nops >= TL_ITER_MAX_OPERANDS) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: too many operands");
+    tl_iter_op *op = &it->ops[it->nops++];
+    op->is_output = 1;
+    op->tensor = out;
+    tl_tensor_retain(out);
+    it->nout++;
+    return 0;
+}
+
+int tl_iter_add_input(tl_iter *it, const tl_tensor *in) {
+    if (!in) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: undefined input tensor");
+    if (it->nops >= TL_ITER_MAX_OPERANDS) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: too many operands");
+    tl_iter_op *op = &it->ops[it->nops++];
+    op->tensor = (tl_tensor *)in;
+    tl_tensor_retain(op->tensor);
+    it->nin++;
+    return 0;
+}
+
+int tl_iter_set_common_dtype(tl_iter *it, tl_dtype dt) {
+    if (!tl_dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
+    it->forced_common = dt;
+    return 0;
+}
+
+int tl_iter_set_output_dtype(tl_iter *it, tl_dtype dt) {
+    if (!tl_dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
+    it->output_dtype = dt;
+    return 0;
+}
+
+/* ---------------------------------------------------------- type promotion */
+typedef struct { tl_dtype dim, zero, wrapped; } result_state;
+
+static int is_cpu_scalar(const tl_tensor *t) { return t->ndim == 0 && t->device == TL_CPU; }
+
+static void update_state(result_state *st, const tl_tensor *t) {
+    tl_dtype cur = t->dtype;
+    if (tl_tensor_is_wrapped_number(t)) {
+        if (tl_dtype_is_floating(cur)) cur = tl_get_default_dtype();
+        st->wrapped = tl_promote_types(st->wrapped, cur);
+    } else if (t->ndim == 0) {
+        st->zero = tl_promote_types(st->zero, cur);
+    } else {
+        st->dim = tl_promote_types(st->dim, cur);
+    }
+}
+
+static tl_dtype combine_categories(tl_dtype higher, tl_dtype lower) {
+    if (tl_dtype_is_floating(higher)) return higher;
+    if (higher == TL_BOOL || tl_dtype_is_floating(lower)) return tl_promote_types(higher, lower);
+    if ((int)higher != TL_DTYPE_UNDEFINED) return higher;
+    return lower;
+}
+
+static tl_dtype state_result(const result_state *st) {
+    return combine_categories(st->dim, combine_categories(st->zero, st->wrapped));
+}
+
+tl_dtype tl_result_type(int64_t n, tl_tensor **tensors) {
+    result_state st = {TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED};
+    for (int64_t i = 0; i < n; i++)
+        if (tensors[i]) update_state(&st, tensors[i]);
+    return state_result(&st);
+}
+
+/* ---------------------------------------------------------------- build */
+static int compute_devices(tl_iter *it) {
+    int have = 0;
+    tl_device_type dev = TL_CPU;
+    for (int i = 0; i < it->nops; i++) {
+        tl_tensor *t = it->ops[i].tensor;
+        if (!t || is_cpu_scalar(t)) continue;
+        if (!have) { dev = t->device; have = 1; }
+        else if (t->device != dev) {
+            return tl_set_error(TL_ERR_RUNTIME,
+                                "Expected all tensors to be on the same device, but found at least two devices, "
+                                "%s and %s!", tl__device_name(dev), tl__device_name(t->device));
+        }
+    }
+    if (!have) {
+        /* all scalars: a defined output decides, else cpu */
+        for (int i = 0; i < it->nout; i++)
+            if (it->ops[i].tensor) { dev = it->ops[i].tensor->device; break; }
+    }
+    if (dev == TL_CUDA) return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
+    it->device = dev;
+    it->is_meta = dev == TL_META;
+    return 0;
+}
+
+static int compute_shape(tl_iter *it) {
+    int64_t nd = 0;
+    int64_t shape[TL_MAX_DIMS];
+    int fixed = (it->flags & TL_ITER_NO_BROADCAST_OUTPUT) && it->nout > 0 && it->ops[0].tensor;
+    if (fixed) {
+        tl_tensor *o = it->ops[0].tensor;
+        nd = o->ndim;
+        memcpy(shape, o->sizes, sizeof(int64_t) * (size_t)nd);
+    }
+    for (int i = it->nout; i < it->nops; i++) {
+        tl_tensor *t = it->ops[i].tensor;
+        if (t->ndim > nd) {
+            if (fixed) goto mismatch;
+            /* grow: shift right-aligned */
+            int64_t add = t->ndim - nd;
+            memmove(shape + add, shape, sizeof(int64_t) * (size_t)nd);
+            for (int64_t k = 0; k < add; k++) shape[k] = 1;
+            nd = t->ndim;
+        }
+        for (int64_t k = t->ndim - 1; k >= 0; k--) {
+            int64_t d = nd - t->ndim + k;
+            int64_t a = shape[d], b = t->sizes[k];
+            if (a == b || b == 1) continue;
+            if (a == 1 && !fixed) { shape[d] = b; continue; }
+            if (fixed) goto mismatch;
+            /* PyTorch's infer_size wording: a = earlier shape, b = this tensor */
+            return tl_set_error(TL_ERR_RUNTIME,
+                                "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                                "non-singleton dimension %lld", (long long)a, (long long)b, (long long)d);
+        }
+        continue;
+    mismatch: {
+        char bo[512], bi[512];
+        format_shape(bo, sizeof bo, it->ops[0].tensor->ndim, it->ops[0].tensor->sizes);
+        /* broadcast shape of output with the input */
+        int64_t bs[TL_MAX_DIMS], bn = t->ndim > nd ? t->ndim : nd;
+        for (int64_t k = 0; k < bn; k++) {
+            int64_t da = k - (bn - nd), db = k - (bn - t->ndim);
+            int64_t a = da >= 0 ? shape[da] : 1, b = db >= 0 ? t->sizes[db] : 1;
+            bs[k] = a == 1 ? b : a;
+        }
+        format_shape(bi, sizeof bi, bn, bs);
+        return tl_set_error(TL_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s", bo, bi);
+    }
+    }
+    it->result_ndim = nd;
+    memcpy(it->result_shape, shape, sizeof(int64_t) * (size_t)nd);
+    int64_t numel = 1;
+    for (int64_t k = 0; k < nd; k++) numel *= shape[k];
+    it->numel = numel;
+    return 0;
+}
+
+static int compute_types(tl_iter *it) {
+    uint32_t f = it->flags;
+    tl_dtype common = TL_DTYPE_UNDEFINED;
+    if ((int)it->forced_common != TL_DTYPE_UNDEFINED) {
+        common = it->forced_common;
+    } else if (f & (TL_ITER_PROMOTE_INPUTS | TL_ITER_INT_TO_FLOAT)) {
+        result_state st = {TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED};
+        for (int i = it->nout; i < it->nops; i++) update_state(&st, it->ops[i].tensor);
+        common = state_result(&st);
+    } else {
+        for (int i = it->nout; i < it->nops; i++) {
+            tl_dtype d = it->ops[i].tensor->dtype;
+            if ((int)common == TL_DTYPE_UNDEFINED) common = d;
+            else if (common != d) {
+                if (f & TL_ITER_ALL_SAME_DTYPE)
+                    return tl_set_error(TL_ERR_RUNTIME, "Expected all tensors to have the same dtype, got %s and %s",
+                                        tl_dtype_scalar_name(common), tl_dtype_scalar_name(d));
+                common = TL_DTYPE_UNDEFINED;
+                break;
+            }
+        }
+    }
+    if ((f & TL_ITER_INT_TO_FLOAT) && tl_dtype_valid(common) && tl_dtype_is_integral(common, 1))
+        common = tl_get_default_dtype();
+    it->common_dtype = common;
+
+    for (int i = 0; i < it->nout; i++) {
+        tl_iter_op *op = &it->ops[i];
+        tl_dtype want = (int)it->output_dtype != TL_DTYPE_UNDEFINED ? it->output_dtype : common;
+        if (!op->tensor) {
+            if (!tl_dtype_valid(want))
+                return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: cannot infer the output dtype");
+            op->target_dtype = want;
+            op->will_resize = 1;
+            continue;
+        }
+        op->target_dtype = op->tensor->dtype;
+        if ((f & TL_ITER_SAFE_CASTING) && tl_dtype_valid(want) && !tl_can_cast(want, op->tensor->dtype))
+            return tl_set_error(TL_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                                tl_dtype_scalar_name(want), tl_dtype_scalar_name(op->tensor->dtype));
+        /* shape */
+        tl_tensor *t = op->tensor;
+        int same = t->ndim == it->result_ndim &&
+                   memcmp(t->sizes, it->result_shape, sizeof(int64_t) * (size_t)t->ndim) == 0;
+        if (!same) {
+            if (!(f & TL_ITER_RESIZE_OUTPUTS)) {
+                char bo[512], bs[512];
+                format_shape(bo, sizeof bo, t->ndim, t->sizes);
+                format_shape(bs, sizeof bs, it->result_ndim, it->result_shape);
+                return tl_set_error(TL_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s",
+                                    bo, bs);
+            }
+            if (t->numel != 0) {
+                char bo[512], bs[512];
+                format_shape(bo, sizeof bo, t->ndim, t->sizes);
+                format_shape(bs, sizeof bs, it->result_ndim, it->result_shape);
+                tl__warn("An output with one or more elements was resized since it had shape %s, which does not "
+                         "match the required output shape %s. This behavior is deprecated, and in a future "
+                         "PyTorch release outputs will not be resized unless they have zero elements. You can "
+                         "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                         "t.resize_(0).", bo, bs);
+            }
+            op->will_resize = 1;
+        }
+    }
+    return 0;
+}
+
+static int overlap_status(const tl_tensor *a, const tl_tensor *b) {
+    /* 0 = none, 1 = full (same elements), 2 = partial, 3 = too hard */
+    if (a == b) return 1;
+    if (a->numel == 0 || b->numel == 0) return 0;
+    if (a->storage != b->storage || !a->storage->data) return 0;
+    if (!tl_tensor_is_non_overlapping_and_dense(a) || !tl_tensor_is_non_overlapping_and_dense(b)) return 3;
+    int64_t ia = tl_dtype_itemsize(a->dtype), ib = tl_dtype_itemsize(b->dtype);
+    char *sa = tl__data(a), *sb = tl__data(b);
+    char *ea = sa + a->numel * ia, *eb = sb + b->numel * ib;
+    if (sa < eb && sb < ea) {
+        if (sa == sb && ia == ib && a->ndim == b->ndim &&
+            memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0 &&
+            memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->ndim) == 0)
+            return 1;
+        return 2;
+    }
+    return 0;
+}
+
+static int has_internal_overlap(const tl_tensor *t) {
+    if (tl_tensor_is_non_overlapping_and_dense(t)) return 0;
+    for (int64_t k = 0; k < t->ndim; k++)
+        if (t->strides[k] == 0 && t->sizes[k] > 1) return 1;
+    return 0;
+}
+
+static int check_overlap(tl_iter *it) {
+    if (!(it->flags & TL_ITER_CHECK_OVERLAP)) return 0;
+    for (int i = 0; i < it->nout; i++) {
+        tl_tensor *o = it->ops[i].tensor;
+        if (!o || it->ops[i].will_resize) continue;
+        if (has_internal_overlap(o))
+            return tl_set_error(TL_ERR_RUNTIME,
+                                "unsupported operation: more than one element of the written-to tensor refers to a "
+                                "single memory location. Please clone() the tensor before performing the operation.");
+        for (int j = it->nout; j < it->nops; j++) {
+            if (overlap_status(o, it->ops[j].tensor) == 2)
+                return tl_set_error(TL_ERR_RUNTIME,
+                                    "unsupported operation: some elements of the input tensor and the written-to "
+                                    "tensor refer to a single memory location. Please clone() the tensor before "
+                                    "performing the operation.");
+        }
+    }
+    return 0;
+}
+
+/* byte strides of each operand over the broadcast shape, iterator order */
+static void compute_strides(tl_iter *it) {
+    int64_t nd = it->result_ndim;
+    for (int i = 0; i < it->nops; i++) {
+        tl_iter_op *op = &it->ops[i];
+        for (int64_t d = 0; d < nd; d++) op->strides[d] = 0;
+        if (!op->tensor || op->will_resize) continue;
+        tl_tensor *t = op->tensor;
+        int64_t isz = tl_dtype_itemsize(t->dtype), off = nd - t->ndim;
+        for (int64_t k = 0; k < t->ndim; k++) {
+            int64_t d = nd - 1 - (k + off);   /* iterator dim */
+            op->strides[d] = t->sizes[k] == 1 ? 0 : t->strides[k] * isz;
+        }
+    }
+    for (int64_t d = 0; d < nd; d++) it->shape[d] = it->result_shape[nd - 1 - d];
+    it->ndim = nd;
+}
+
+static int should_swap(tl_iter *it, int64_t dim0, int64_t dim1) {
+    for (int i = 0; i < it->nops; i++) {
+        tl_iter_op *op = &it->ops[i];
+        if (!op->tensor || op->will_resize) continue;
+        int64_t s0 = op->strides[dim0], s1 = op->strides[dim1];
+        if (s0 == 0 || s1 == 0) continue;
+        if (s0 < s1) return -1;
+        if (s0 > s1) return 1;
+        if (it->shape[dim0] > it->shape[dim1]) return 1;
+    }
+    return 0;
+}
+
+static void reorder_dimensions(tl_iter *it) {
+    int64_t nd = it->ndim;
+    int64_t perm[TL_MAX_DIMS];
+    for (int64_t d = 0; d < nd; d++) perm[d] = d;   /* iterator dims */
+    /* insertion sort with ambiguous comparisons (ATen's reorder_dimensions) */
+    for (int64_t i = 1; i < nd; i++) {
+        int64_t dim1 = i;
+        for (int64_t dim0 = i - 1; dim0 >= 0; dim0--) {
+            int c = should_swap(it, perm[dim0], perm[dim1]);
+            if (c > 0) {
+                int64_t tmp = perm[dim0]; perm[dim0] = perm[dim1]; perm[dim1] = tmp;
+                dim1 = dim0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    }
+    /* apply */
+    int64_t shape[TL_MAX_DIMS], st[TL_MAX_DIMS];
+    for (int64_t d = 0; d < nd; d++) shape[d] = it->shape[perm[d]];
+    memcpy(it->shape, shape, sizeof(int64_t) * (size_t)nd);
+    for (int i = 0; i < it->nops; i++) {
+        for (int64_t d = 0; d < nd; d++) st[d] = it->ops[i].strides[perm[d]];
+        memcpy(it->ops[i].strides, st, sizeof(int64_t) * (size_t)nd);
+    }
+    /* perm in result-dim terms: iterator dim d was result dim nd-1-perm[d] */
+    for (int64_t d = 0; d < nd; d++) it->perm[d] = nd - 1 - perm[d];
+    it->perm_ndim = nd;
+}
+
+static int allocate_outputs(tl_iter *it) {
+    int64_t nd = it->ndim;
+    for (int i = 0; i < it->nout; i++) {
+        tl_iter_op *op = &it->ops[i];
+        if (!op->will_resize) continue;
+        tl_dtype dt = op->target_dtype;
+        int64_t isz = tl_dtype_itemsize(dt);
+        /* strides compatible with the iteration order */
+        int64_t st_iter[TL_MAX_DIMS], sizes[TL_MAX_DIMS], strides[TL_MAX_DIMS];
+        int64_t s = 1;
+        for (int64_t d = 0; d < nd; d++) { st_iter[d] = s; s *= it->shape[d] > 1 ? it->shape[d] : 1; }
+        for (int64_t d = 0; d < nd; d++) {
+            int64_t r = it->perm[d];
+            sizes[r] = it->shape[d];
+            strides[r] = st_iter[d];
+        }
+        int inverted = 1;
+        for (int64_t d = 0; d < nd; d++)
+            if (it->perm[d] != nd - 1 - d) { inverted = 0; break; }
+        if (!op->tensor) {
+            tl_device_type dev = it->device;
+            op->tensor = inverted ? tl_empty(nd, sizes, dt, dev) : tl_empty_strided(nd, sizes, strides, dt, dev);
+            if (!op->tensor) return -1;
+        } else {
+            /* resize the out= tensor in place (storage grows like resize_) */
+            if (tl_resize_(op->tensor, nd, sizes) != 0) return -1;
+            if (!inverted && tl__tensor_set_geometry(op->tensor, nd, sizes, strides) != 0) return -1;
+        }
+        for (int64_t d = 0; d < nd; d++) op->strides[d] = it->shape[d] == 1 ? 0 : st_iter[d] * isz;
+        op->will_resize = 0;
+    }
+    return 0;
+}
+
+/* outputs of another dtype than the common one get a temporary (copied back
+ * after the loop); inputs are cast to the common dtype */
+static int cast_operands(tl_iter *it) {
+    uint32_t f = it->flags;
+    tl_dtype common = it->common_dtype;
+    if (!tl_dtype_valid(common)) return 0;
+    for (int i = 0; i < it->nops; i++) {
+        tl_iter_op *op = &it->ops[i];
+        tl_tensor *t = op->tensor;
+        if (t->dtype == common) continue;
+        if (op->is_output) {
+            if (!(f & TL_ITER_CAST_TO_OUTPUTS)) continue;
+            if ((int)it->output_dtype != TL_DTYPE_UNDEFINED) continue;
+            tl_tensor *tmp = tl_empty_strided(t->ndim, t->sizes, t->strides, common, t->device);
+            if (!tmp) return -1;
+            if (!tl_tensor_is_non_overlapping_and_dense(t)) {
+                tl_tensor_release(tmp);
+                tmp = tl_empty(t->ndim, t->sizes, common, t->device);
+                if (!tmp) return -1;
+            }
+            op->original = t;
+            op->tensor = tmp;
+        } else {
+            if (!(f & TL_ITER_PROMOTE_INPUTS)) continue;
+            tl_tensor *c = tl_to_dtype(t, common, 0);
+            if (!c) return -1;
+            if (tl_tensor_is_wrapped_number(t)) tl_tensor_set_wrapped_number(c, 1);
+            tl_tensor_release(t);
+            op->tensor = c;
+        }
+    }
+    return 0;
+}
+
+static void coalesce_dimensions(tl_iter *it) {
+    int64_t nd = it->ndim;
+    if (nd <= 1) return;
+    int64_t prev = 0;
+    for (int64_t d = 1; d < nd; d++) {
+        int can = 1;
+        int64_t s0 = it->shape[prev], s1 = it->shape[d];
+        if (s0 != 1 && s1 != 1) {
+            for (int i = 0; i < it->nops; i++)
+                if (it->ops[i].strides[prev] * s0 != it->ops[i].strides[d]) { can = 0; break; }
+        }
+        if (can) {
+            if (s0 == 1)
+                for (int i = 0; i < it->nops; i++) it->ops[i].strides[prev] = it->ops[i].strides[d];
+            it->shape[prev] = s0 * s1;
+        } else {
+            prev++;
+            if (prev != d) {
+                it->shape[prev] = it->shape[d];
+                for (int i = 0; i < it->nops; i++) it->ops[i].strides[prev] = it->ops[i].strides[d];
+            }
+        }
+    }
+    it->ndim = prev + 1;
+}
+
+static int iter_build(tl_iter *it) {
+    if (it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: already built");
+    if (it->nops == 0) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: no operands");
+    if (compute_devices(it) != 0) return -1;
+    if (compute_shape(it) != 0) return -1;
+    if (compute_types(it) != 0) return -1;
+    if (check_overlap(it) != 0) return -1;
+    compute_strides(it);
+    reorder_dimensions(it);
+    if (it->compute_only) return 0;
+    if (allocate_outputs(it) != 0) return -1;
+    if (cast_operands(it) != 0) return -1;
+    /* recompute strides when operands were replaced by temporaries (same layout
+     * for inputs cast by tl_to_dtype? not guaranteed: recompute all) */
+    {
+        int64_t nd = it->result_ndim;
+        int64_t inv[TL_MAX_DIMS];
+        for (int64_t d = 0; d < nd; d++) inv[d] = it->perm[d];
+        for (int i = 0; i < it->nops; i++) {
+            tl_tensor *t = it->ops[i].tensor;
+            int64_t isz = tl_dtype_itemsize(t->dtype), off = nd - t->ndim;
+            for (int64_t d = 0; d < nd; d++) {
+                int64_t r = inv[d], k = r - off;
+                it->ops[i].strides[d] = (k < 0 || t->sizes[k] == 1) ? 0 : t->strides[k] * isz;
+            }
+            it->ops[i].data = tl__data(t);
+        }
+        for (int64_t d = 0; d < nd; d++) it->shape[d] = it->result_shape[inv[d]];
+        it->ndim = nd;
+    }
+    coalesce_dimensions(it);
+    it->built = 1;
+    return 0;
+}
+
+int tl_iter_build(tl_iter *it) { return iter_build(it); }
+
+/* ------------------------------------------------------------- queries */
+int64_t tl_iter_ndim(const tl_iter *it) { return it->result_ndim; }
+int tl_iter_shape(const tl_iter *it, int64_t *out) {
+    memcpy(out, it->result_shape, sizeof(int64_t) * (size_t)it->result_ndim);
+    return 0;
+}
+tl_dtype tl_iter_common_dtype(const tl_iter *it) { return it->common_dtype; }
+int64_t tl_iter_numel(const tl_iter *it) { return it->numel; }
+int tl_iter_noutputs(const tl_iter *it) { return it->nout; }
+int tl_iter_ninputs(const tl_iter *it) { return it->nin; }
+int tl_iter_perm(const tl_iter *it, int64_t *out) {
+    /* outermost first */
+    for (int64_t d = 0; d < it->perm_ndim; d++) out[d] = it->perm[it->perm_ndim - 1 - d];
+    return 0;
+}
+int64_t tl_iter_loop_ndim(const tl_iter *it) { return it->ndim; }
+int tl_iter_loop_shape(const tl_iter *it, int64_t *out) {
+    memcpy(out, it->shape, sizeof(int64_t) * (size_t)it->ndim);
+    return 0;
+}
+tl_tensor *tl_iter_output(const tl_iter *it, int i) {
+    if (i < 0 || i >= it->nout) { tl_set_error(TL_ERR_INDEX, "TensorIterator: no output %d", i); return NULL; }
+    const tl_iter_op *op = &it->ops[i];
+    tl_tensor *t = op->original ? op->original : op->tensor;
+    tl_tensor_retain(t);
+    return t;
+}
+tl_dtype tl_iter_operand_dtype(const tl_iter *it, int i) {
+    if (i < 0 || i >= it->nops || !it->ops[i].tensor) return TL_DTYPE_UNDEFINED;
+    return it->ops[i].tensor->dtype;
+}
+int tl_iter_is_meta(const tl_iter *it) { return it->is_meta; }
+int tl_iter_is_contiguous(const tl_iter *it) {
+    if (it->ndim > 1) return 0;
+    for (int i = 0; i < it->nops; i++)
+        if (it->ndim == 1 && it->ops[i].strides[0] != tl_dtype_itemsize(it->ops[i].tensor->dtype)) return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------ traversal */
+typedef struct {
+    tl_iter *it;
+    tl_loop_fn loop;
+    void *ctx;
+    int tile_dim;          /* 0: plain traversal; k >= 1: tile over dims 0 and k */
+    int64_t t0, t1;        /* tile sizes */
+    int64_t n0, n1, nouter;/* tile counts */
+} run_ctx;
+
+static void serial_range(tl_iter *it, int64_t begin, int64_t end, tl_loop_fn loop, void *ctx) {
+    int nops = it->nops;
+    int64_t nd = it->ndim;
+    char *ptrs[TL_ITER_MAX_OPERANDS];
+    int64_t inner[TL_ITER_MAX_OPERANDS];
+    if (nd == 0) {
+        for (int i = 0; i < nops; i++) { ptrs[i] = it->ops[i].data; inner[i] = 0; }
+        loop(ptrs, inner, 1, ctx);
+        return;
+    }
+    int64_t idx[TL_MAX_DIMS];
+    int64_t rem = begin;
+    for (int64_t d = 0; d < nd; d++) { idx[d] = rem % it->shape[d]; rem /= it->shape[d]; }
+    for (int i = 0; i < nops; i++) {
+        char *p = it->ops[i].data;
+        for (int64_t d = 0; d < nd; d++) p += idx[d] * it->ops[i].strides[d];
+        ptrs[i] = p;
+        inner[i] = it->ops[i].strides[0];
+    }
+    int64_t pos = begin;
+    while (pos < end) {
+        int64_t n = it->shape[0] - idx[0];
+        if (n > end - pos) n = end - pos;
+        loop(ptrs, inner, n, ctx);
+        pos += n;
+        if (pos >= end) break;
+        for (int i = 0; i < nops; i++) ptrs[i] += n * inner[i];
+        idx[0] += n;
+        int64_t d = 0;
+        while (d + 1 < nd && idx[d] == it->shape[d]) {
+            for (int i = 0; i < nops; i++)
+                ptrs[i] += it->ops[i].strides[d + 1] - it->shape[d] * it->ops[i].strides[d];
+            idx[d] = 0;
+            idx[d + 1]++;
+            d++;
+        }
+    }
+}
+
+static void range_fn(int64_t begin, int64_t end, void *p) {
+    run_ctx *rc = p;
+    serial_range(rc->it, begin, end, rc->loop, rc->ctx);
+}
+
+/* tiles: flattened index over (outer, tile1, tile0) */
+static void tile_fn(int64_t begin, int64_t end, void *p) {
+    run_ctx *rc = p;
+    tl_iter *it = rc->it;
+    int nops = it->nops;
+    int k = rc->tile_dim;
+    int64_t nd = it->ndim;
+    int64_t inner[TL_ITER_MAX_OPERANDS];
+    char *ptrs[TL_ITER_MAX_OPERANDS];
+    for (int i = 0; i < nops; i++) inner[i] = it->ops[i].strides[0];
+    for (int64_t tix = begin; tix < end; tix++) {
+        int64_t i0 = tix % rc->n0, r = tix / rc->n0;
+        int64_t j0 = r % rc->n1, outer = r / rc->n1;
+        /* base pointers for the outer index (all dims except 0 and k) */
+        char *base[TL_ITER_MAX_OPERANDS];
+        for (int i = 0; i < nops; i++) base[i] = it->ops[i].data;
+        int64_t o = outer;
+        for (int64_t d = 1; d < nd; d++) {
+            if (d == k) continue;
+            int64_t id = o % it->shape[d];
+            o /= it->shape[d];
+            for (int i = 0; i < nops; i++) base[i] += id * it->ops[i].strides[d];
+        }
+        int64_t a0 = i0 * rc->t0, b0 = a0 + rc->t0 < it->shape[0] ? a0 + rc->t0 : it->shape[0];
+        int64_t a1 = j0 * rc->t1, b1 = a1 + rc->t1 < it->shape[k] ? a1 + rc->t1 : it->shape[k];
+        for (int64_t j = a1; j < b1; j++) {
+            for (int i = 0; i < nops; i++)
+                ptrs[i] = base[i] + j * it->ops[i].strides[k] + a0 * inner[i];
+            rc->loop(ptrs, inner, b0 - a0, rc->ctx);
+        }
+    }
+}
+
+/* An operand that moves by one element along dim k but not along dim 0
+ * disagrees with the layout the loop follows: walk cache-sized tiles. */
+static int pick_tile_dim(const tl_iter *it) {
+    if (it->ndim < 2 || it->shape[0] < 16) return 0;
+    for (int i = 0; i < it->nops; i++) {
+        int64_t isz = tl_dtype_itemsize(it->ops[i].tensor->dtype);
+        int64_t s0 = it->ops[i].strides[0];
+        if (s0 == isz || s0 == 0) continue;
+        for (int64_t d = 1; d < it->ndim; d++) {
+            if (it->ops[i].strides[d] == isz && it->shape[d] >= 8) return (int)d;
+        }
+    }
+    return 0;
+}
+
+static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
+    if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");
+    if (!it->is_meta && it->numel > 0) {
+        run_ctx rc = {it, loop, ctx, 0, 0, 0, 0, 0, 0};
+        int64_t grain = parallel ? tl_get_grain_size() : INT64_MAX;
+        rc.tile_dim = pick_tile_dim(it);
+        if (rc.tile_dim) {
+            int k = rc.tile_dim;
+            rc.t0 = 64;
+            rc.t1 = 64;
+            rc.n0 = (it->shape[0] + rc.t0 - 1) / rc.t0;
+            rc.n1 = (it->shape[k] + rc.t1 - 1) / rc.t1;
+            rc.nouter = it->numel / (it->shape[0] * it->shape[k]);
+            int64_t ntiles = rc.n0 * rc.n1 * rc.nouter;
+            int64_t tgrain = grain == INT64_MAX ? INT64_MAX : (grain + rc.t0 * rc.t1 - 1) / (rc.t0 * rc.t1);
+            tl_parallel_for(ntiles, tgrain, tile_fn, &rc);
+        } else {
+            tl_parallel_for(it->numel, grain, range_fn, &rc);
+        }
+    }
+    /* results computed in a temporary of the common dtype go to the out= tensors */
+    for (int i = 0; i < it->nout; i++) {
+        tl_iter_op *op = &it->ops[i];
+        if (op->original) {
+            if (tl__copy_impl(op->original, op->tensor) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
+int tl_iter_for_each(tl_iter *it, tl_loop_fn loop, void *ctx) { return run(it, loop, ctx, 1); }
+int tl_iter_serial_for_each(tl_iter *it, tl_loop_fn loop, void *ctx) { return run(it, loop, ctx, 0); }
+
+int tl_iter_compute(int64_t ninputs, tl_tensor **inputs, uint32_t flags, int64_t *out_ndim, int64_t *out_shape,
+                    tl_dtype *out_dtype, int64_t *out_perm) {
+    tl_iter *it = tl_iter_new(flags);
+    if (!it) return -1;
+    it->compute_only = 1;
+    int rc = tl_iter_add_output(it, NULL);
+    for (int64_t i = 0; i < ninputs && rc == 0; i++) rc = tl_iter_add_input(it, inputs[i]);
+    if (rc == 0) rc = iter_build(it);
+    if (rc == 0) {
+        if (out_ndim) *out_ndim = it->result_ndim;
+        if (out_shape) tl_iter_shape(it, out_shape);
+        if (out_dtype) *out_dtype = it->common_dtype;
+        if (out_perm) tl_iter_perm(it, out_perm);
+    }
+    tl_iter_free(it);
+    return rc;
+}

@@ -1,0 +1,183 @@
+"""torchlet build: cffi extension torchlet._C plus the C runtime and kernels.
+
+`pip install -e .` (or `python setup.py build_ext --inplace`) compiles
+
+  * runtime/src/*.c and generated/csrc/*.c once each, with the common flags;
+  * kernels/cpu/*.c three times, once per CPU capability
+    (DEFAULT: baseline x86-64, AVX2: +AVX2/FMA/F16C, AVX512: +AVX-512 F/BW/VL/DQ),
+    with -DCPU_CAPABILITY=<cap> so every symbol gets a per-ISA suffix;
+  * the cffi-generated module source;
+
+in parallel (one job per core), into a persistent object cache under
+build/obj/<variant>-<flags hash>/. An object is rebuilt only when its source or
+a header it includes (gcc -MMD depfile) is newer, or when its flags change (the
+hash is part of the folder name). The objects are linked into the extension
+through extra_objects. TORCHLET_ASAN=1 builds an AddressSanitizer variant (its
+own object folders). TORCHLET_BUILD_VERBOSE=1 prints every compiler command.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
+import sysconfig
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = pathlib.Path(__file__).resolve().parent
+OBJ_ROOT = ROOT / "build" / "obj"
+
+ASAN = os.environ.get("TORCHLET_ASAN") == "1"
+VERBOSE = os.environ.get("TORCHLET_BUILD_VERBOSE") == "1"
+
+WARN = ["-Wall", "-Wextra"]
+COMMON = ["-std=gnu11", "-fPIC", "-O3", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", *WARN]
+if ASAN:
+    COMMON = [f for f in COMMON if f != "-O3"] + ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
+
+KERNEL_VARIANTS = {
+    "DEFAULT": [],
+    "AVX2": ["-mavx2", "-mfma", "-mf16c"],
+    "AVX512": ["-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq",
+               "-mprefer-vector-width=512"],
+}
+
+
+def _rel(p: pathlib.Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+def include_dirs() -> list[str]:
+    dirs = [ROOT / "runtime" / "include"]
+    for d in (ROOT / "generated" / "include", ROOT / "generated" / "cdef", ROOT / "generated" / "csrc"):
+        if d.is_dir():
+            dirs.append(d)
+    return [str(d) for d in dirs]
+
+
+def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
+    common = sorted((ROOT / "runtime" / "src").glob("*.c"))
+    gen = ROOT / "generated" / "csrc"
+    if gen.is_dir():
+        common += sorted(gen.glob("*.c"))
+    kernels = sorted((ROOT / "kernels" / "cpu").glob("*.c"))
+    return common, kernels
+
+
+def compiler() -> list[str]:
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    return shlex.split(cc)
+
+
+def _flags_dir(variant: str, flags: list[str]) -> pathlib.Path:
+    h = hashlib.sha1(" ".join(compiler() + flags).encode()).hexdigest()[:10]
+    return OBJ_ROOT / f"{variant}-{h}"
+
+
+def _deps_newer(obj: pathlib.Path, dep: pathlib.Path) -> bool:
+    """True when obj is missing or older than any file its depfile names."""
+    if not obj.exists() or not dep.exists():
+        return True
+    t = obj.stat().st_mtime
+    text = dep.read_text().replace("\\\n", " ")
+    _, _, rest = text.partition(":")
+    for name in rest.split():
+        p = pathlib.Path(name)
+        try:
+            if p.stat().st_mtime > t:
+                return True
+        except FileNotFoundError:
+            return True
+    return False
+
+
+class Job:
+    def __init__(self, src: pathlib.Path, variant: str, flags: list[str], incs: list[str]):
+        self.src, self.variant, self.flags, self.incs = src, variant, flags, incs
+        d = _flags_dir(variant, flags + incs)
+        rel = src.relative_to(ROOT) if src.is_relative_to(ROOT) else pathlib.Path(src.name)
+        self.obj = d / rel.with_suffix(".o")
+        self.dep = d / rel.with_suffix(".d")
+
+    def stale(self) -> bool:
+        return _deps_newer(self.obj, self.dep)
+
+    def run(self) -> tuple["Job", int, str, float]:
+        self.obj.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [*compiler(), "-c", str(self.src), "-o", str(self.obj), "-MMD", "-MF", str(self.dep),
+               *[f"-I{i}" for i in self.incs], *self.flags]
+        if VERBOSE:
+            print(" ".join(cmd), flush=True)
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        return self, p.returncode, p.stdout + p.stderr, time.perf_counter() - t0
+
+
+class BuildExt(build_ext):
+    """build_ext that compiles the C sources itself (see module docstring)."""
+
+    def build_extension(self, ext):
+        incs = include_dirs()
+        common, kernels = sources()
+        jobs = [Job(s, "common", COMMON, incs) for s in common]
+        for cap, extra in KERNEL_VARIANTS.items():
+            jobs += [Job(k, f"kern_{cap}", COMMON + extra + [f"-DCPU_CAPABILITY={cap}"], incs) for k in kernels]
+        # the cffi-generated module source: copied into the cache only when its
+        # text changes, so an unchanged API does not recompile it
+        cffi_jobs = []
+        for s in ext.sources:
+            src = pathlib.Path(s)
+            if not src.is_absolute():
+                src = ROOT / src
+            keep = OBJ_ROOT / "cffi" / src.name
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            text = src.read_text()
+            if not keep.exists() or keep.read_text() != text:
+                keep.write_text(text)
+            py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
+            flags = ["-fPIC", "-O2", "-fno-strict-aliasing", "-DNDEBUG", "-Wall"]
+            if ASAN:
+                flags += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"]
+            cffi_jobs.append(Job(keep, "cffi", flags, incs + py_inc))
+        all_jobs = jobs + cffi_jobs
+        stale = [j for j in all_jobs if j.stale()]
+        t0 = time.perf_counter()
+        failed = []
+        if stale:
+            with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
+                for job, rc, out, _dt in pool.map(lambda j: j.run(), stale):
+                    if out.strip():
+                        print(out, file=sys.stderr, end="" if out.endswith("\n") else "\n")
+                    if rc != 0:
+                        failed.append(job)
+        print(f"torchlet: compiled {len(stale)} of {len(all_jobs)} objects in "
+              f"{time.perf_counter() - t0:.2f}s (cache: {_rel(OBJ_ROOT)})", flush=True)
+        if failed:
+            raise SystemExit("torchlet: compilation failed: " + ", ".join(_rel(j.src) for j in failed))
+        ext.sources = []
+        ext.extra_objects = [str(j.obj) for j in all_jobs]
+        ext.depends = list(ext.depends) + ext.extra_objects
+        link = ["-fopenmp", "-lmvec", "-lm"]
+        if ASAN:
+            link = ["-fsanitize=address"] + link
+        ext.extra_link_args = list(ext.extra_link_args or []) + [a for a in link if a not in (ext.extra_link_args or [])]
+        # relink only when an object is newer than the library
+        ext_path = pathlib.Path(self.get_ext_fullpath(ext.name))
+        if ext_path.exists() and not stale and not self.force:
+            newest = max(pathlib.Path(o).stat().st_mtime for o in ext.extra_objects)
+            if newest <= ext_path.stat().st_mtime:
+                print(f"torchlet: {ext_path.name} is up to date", flush=True)
+                return
+        super().build_extension(ext)
+
+
+setup(
+    cffi_modules=["build_ffi.py:ffibuilder"],
+    cmdclass={"build_ext": BuildExt},
+)
