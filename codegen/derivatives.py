@@ -425,6 +425,7 @@ class _Binder:
         derivatives: list[Derivative] = []
         forwards: list[ForwardDerivative] = []
         non_diff: list[str] = []
+        non_diff_pos: dict[str, Pos] = {}
         with_derivs: set[str] = set()
         before = len(sink)
         for raw, value in table.items():
@@ -465,6 +466,7 @@ class _Binder:
                 continue
             if stripped.lower() == "non_differentiable":
                 non_diff.extend(names)
+                non_diff_pos.update((n, kpos) for n in names)
                 continue
             expr = self.parse(value, vpos)
             if expr is None:
@@ -482,9 +484,8 @@ class _Binder:
                 Derivative(names, expr, rewritten, value, vpos, ins.saved(list(inputs)), outs.saved(list(outputs)), used_named)
             )
             with_derivs.update(names)
-        overlap = sorted(with_derivs.intersection(non_diff))
-        if overlap:
-            sink.error(table.pos, f"'{', '.join(overlap)}' is both non_differentiable and given a formula")
+        for n in sorted(with_derivs.intersection(non_diff)):
+            sink.error(non_diff_pos[n], f"'{n}' is both non_differentiable and given a formula")
         self.check_grad_usage(str(func.name), derivatives, func)
         if len(sink) > before:
             return None

@@ -30,12 +30,13 @@ class Pos:
     line: int
     col: int
     shift: bool = False
+    quote: int = 0  # 1 when the scalar is quoted: its text starts one column later
 
     def at(self, offset: int) -> "Pos":
         """The position of character ``offset`` of the scalar that starts here."""
-        if not self.shift or offset <= 0:
+        if not self.shift or offset < 0:
             return self
-        return Pos(self.path, self.line, self.col + offset, False)
+        return Pos(self.path, self.line, self.col + self.quote + offset, False)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}"

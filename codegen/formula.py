@@ -331,19 +331,19 @@ class _Parser:
                 return e
             if t.text == "(":
                 self.next()
-                e = Call(e, self.expr_list(")"), t.offset)
+                e = Call(e, self.expr_list(")"), e.offset)
             elif t.text == "[":
                 self.next()
                 idx = self.expr()
                 self.expect("]", "']' to close the index")
-                e = Index(e, idx, t.offset)
+                e = Index(e, idx, e.offset)
             elif t.text in (".", "->"):
                 self.next()
                 n = self.peek()
                 if n.kind != "ident":
                     raise self.fail(f"a member name after '{t.text}'")
                 self.next()
-                e = Member(e, n.text, t.text == "->", t.offset)
+                e = Member(e, n.text, t.text == "->", e.offset)
             else:
                 return e
 

@@ -93,15 +93,15 @@ class _Converter:
     def pos(self, node: yaml.Node) -> Pos:
         m = node.start_mark
         shift = False
-        col = m.column + 1
+        quote = 0
         if isinstance(node, yaml.ScalarNode) and node.end_mark.line == m.line:
-            if node.style is None:
+            if not node.style:
                 shift = True
             elif node.style in ("'", '"'):
                 # escapes break the one-to-one mapping; only shift when absent
                 shift = "\\" not in node.value and "'" not in node.value
-                col += 1
-        return Pos(self.path, m.line + 1, col, shift)
+                quote = 1
+        return Pos(self.path, m.line + 1, m.column + 1, shift, quote)
 
     def convert(self, node: yaml.Node) -> Any:
         if isinstance(node, yaml.ScalarNode):
