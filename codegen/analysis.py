@@ -50,10 +50,9 @@ class NativeFunctionsGroup:
 
 def group_functions(functions: list[NativeFunction], sink: DiagnosticSink) -> list[NativeFunctionsGroup]:
     """Group by signature, in the order each signature first appears."""
-    by_sig: dict[FunctionSchema, dict[SchemaKind, NativeFunction]] = {}
+    by_sig: dict[str, dict[SchemaKind, NativeFunction]] = {}
     for f in functions:
-        sig = f.func.signature()
-        d = by_sig.setdefault(sig, {})
+        d = by_sig.setdefault(f.signature_key, {})
         kind = f.func.kind()
         prev = d.get(kind)
         if prev is not None:
@@ -66,14 +65,14 @@ def group_functions(functions: list[NativeFunction], sink: DiagnosticSink) -> li
         d[kind] = f
     return [
         NativeFunctionsGroup(
-            sig,
+            next(iter(d.values())).signature,
             d.get(SchemaKind.functional),
             d.get(SchemaKind.inplace),
             d.get(SchemaKind.mutable),
             d.get(SchemaKind.out),
             d.get(SchemaKind.scratch),
         )
-        for sig, d in by_sig.items()
+        for d in by_sig.values()
     ]
 
 
@@ -102,11 +101,11 @@ def resolve_delegates(
                 f"mark '{target_name}' (line {target.pos.line}) 'structured: True'",
             )
             continue
-        if target.func.signature() != f.func.signature():
+        if target.signature_key != f.signature_key:
             sink.error(
                 pos,
                 f"structured_delegate '{target_name}' of '{f.func.name}' has a different signature",
-                f"'{f.func.signature()}' vs '{target.func.signature()}'",
+                f"'{f.signature}' vs '{target.signature}'",
             )
             continue
         for key, kernels in backend_indices.items():

@@ -289,11 +289,11 @@ _FORWARD_SHORTHANDS = ("auto_element_wise", "auto_linear")
 class _Binder:
     def __init__(self, sink: DiagnosticSink, functions: list[NativeFunction]):
         self.sink = sink
-        self.by_schema: dict[str, NativeFunction] = {str(f.func): f for f in functions}
-        self.by_signature: dict[FunctionSchema, list[NativeFunction]] = {}
+        self.by_schema: dict[str, NativeFunction] = {f.schema_text: f for f in functions}
+        self.by_signature: dict[str, list[NativeFunction]] = {}
         self.by_base: dict[str, list[NativeFunction]] = {}
         for f in functions:
-            self.by_signature.setdefault(f.func.signature(), []).append(f)
+            self.by_signature.setdefault(f.signature_key, []).append(f)
             self.by_base.setdefault(f.func.name.name.base, []).append(f)
         self.op_counter: Counter[str] = Counter()
         self.bound: dict[str, Pos] = {}
@@ -307,7 +307,7 @@ class _Binder:
         return "functions with this name:\n    " + "\n    ".join(cands[:8])
 
     def canonical(self, f: NativeFunction, name: str) -> NativeFunction:
-        group = self.by_signature.get(f.func.signature(), [f])
+        group = self.by_signature.get(f.signature_key, [f])
         for g in group:
             if (
                 "functional" not in g.func.name.overload_name
@@ -329,10 +329,14 @@ class _Binder:
         if not isinstance(text, str):
             sink.error(e.vpos("name"), f"'name' must be a schema string, not {type_name(text)}")
             return None
-        schema = parse_schema_at(text, e.vpos("name"), sink, "schema in 'name'")
-        if schema is None:
-            return None
-        f = self.by_schema.get(str(schema))
+        f = self.by_schema.get(text)
+        if f is not None:
+            schema = f.func
+        else:  # not an exact match: parse it for a precise diagnostic
+            schema = parse_schema_at(text, e.vpos("name"), sink, "schema in 'name'")
+            if schema is None:
+                return None
+            f = self.by_schema.get(str(schema))
         if f is None:
             sink.error(e.vpos("name"), f"no native function has the schema '{text}'", self.near_matches(schema, text))
             return None

@@ -21,7 +21,7 @@ from .native import NativeFunction
 
 def function_json(m: Model, f: NativeFunction) -> dict[str, Any]:
     return {
-        "schema": str(f.func),
+        "schema": f.schema_text,
         "name": str(f.func.name.name),
         "overload": f.func.name.overload_name,
         "kind": f.func.kind().value,

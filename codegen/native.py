@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any, Callable
 
 from . import api
@@ -184,6 +185,20 @@ class NativeFunction:
 
     def fpos(self, key: str) -> Pos:
         return self.field_pos.get(key, self.pos)
+
+    # computed once per function (an instance attribute, not a global cache)
+    @cached_property
+    def signature(self) -> FunctionSchema:
+        """``func.signature()``: shared by the functional/inplace/out variants."""
+        return self.func.signature()
+
+    @cached_property
+    def signature_key(self) -> str:
+        return str(self.signature)
+
+    @cached_property
+    def schema_text(self) -> str:
+        return str(self.func)
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,7 +607,7 @@ def _load_entry(
                 r.err("ufunc_inner_loop", f"ufunc should not have an explicit dispatch entry for {k}", key_pos=True)
 
     kernels = {k: md for k, (md, _) in dispatch.items()}
-    if not kernels and not structured and delegate is None:
+    if "dispatch" not in e and not structured and delegate is None:
         kernels["CompositeImplicitAutograd"] = BackendMetadata(api.default_kernel_name(func), implicit=True)
     if structured and ufunc:
         for k in sorted(UFUNC_DISPATCH_KEYS):

@@ -22,9 +22,27 @@ import yaml
 from .diagnostics import Diagnostic, DiagnosticSink, Pos
 
 try:  # libyaml bindings; fall back to the pure-Python loader where missing
-    _Loader = yaml.CSafeLoader
+    _Base = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader  # type: ignore[misc]
+    _Base = yaml.SafeLoader  # type: ignore[misc]
+
+_STR_TAG = "tag:yaml.org,2002:str"
+# first characters of plain scalars that may resolve to something else than a string
+_MAYBE_TYPED = set("0123456789+-.~nNtTfFyYoO=<")
+
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    """libyaml's loader with a fast path in implicit tag resolution.
+
+    Most plain scalars (schemas, kernel names, formulas) cannot be anything
+    but strings; only those whose first character could start a number, a
+    boolean or null go through PyYAML's regular expressions.
+    """
+
+    def resolve(self, kind, value, implicit):  # type: ignore[no-untyped-def]
+        if kind is yaml.ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
+            return _STR_TAG
+        return super().resolve(kind, value, implicit)
 
 
 class YMap(dict):
