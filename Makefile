@@ -1,11 +1,14 @@
-# torchlet workflows. Every target installs what it needs into .venv first.
+# torchlet workflows. Every target installs what it needs into .venv first,
+# so `make demo` and `make test` work on a fresh machine.
 PY      ?= python3
 VENV    ?= .venv
 VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.deps-stamp
 # check-generated must work before the venv exists (the generator needs only pyyaml + jinja2)
 GEN_PY  := $(if $(wildcard $(VPY)),$(VPY),$(PY))
+# kernels run single-threaded under tests (a dedicated test covers threads)
 PYTEST_ENV := OMP_NUM_THREADS=1
+PIP     := $(VPY) -m pip install -q --disable-pip-version-check
 
 .PHONY: all deps generate check-generated build test asan-test bench demo clean torch
 
@@ -15,15 +18,15 @@ $(VPY):
 	$(PY) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(VPY)
-	$(VPY) -m pip install -q --upgrade "pip>=24" "setuptools>=74" wheel
-	$(VPY) -m pip install -q "cffi>=1.17" numpy pyyaml jinja2 pytest hypothesis ml_dtypes
+	$(PIP) --upgrade "pip>=24" "setuptools>=74" wheel
+	$(PIP) "cffi>=1.17" numpy pyyaml jinja2 pytest hypothesis ml_dtypes
 	touch $@
 
 deps: $(STAMP)
 
 # optional reference oracle (PyTorch 2.13 CPU, from a local wheel where one exists)
 torch: $(STAMP)
-	$(VPY) -m pip install -q torch==2.13.0 || echo "torch not installed: reference tests will skip"
+	$(PIP) torch==2.13.0 || echo "torch not installed: reference tests will skip"
 
 generate: $(STAMP)
 	$(VPY) -m codegen generate
@@ -31,17 +34,20 @@ generate: $(STAMP)
 check-generated:
 	$(GEN_PY) -m codegen generate --check
 
+# compiles runtime/, generated/ and kernels/ (x3 ISA variants) in parallel into
+# the object cache build/obj; an edit recompiles only what changed
 build: generate
-	$(VPY) -m pip install -q --no-build-isolation --no-deps -e .
+	$(PIP) --no-build-isolation --no-deps -e .
 
 test: build
 	$(PYTEST_ENV) $(VPY) -m pytest -q tests
 
+# C-facing tests against an AddressSanitizer build of the extension (build/asan)
 asan-test: build
 	$(PYTEST_ENV) $(VPY) tests/asan_run.py
 
 bench: build
-	$(VPY) -m pip install -q torch==2.13.0 || true
+	$(PIP) torch==2.13.0 || true
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
 demo: build

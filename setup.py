@@ -27,7 +27,7 @@ import sysconfig
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = pathlib.Path(__file__).resolve().parent
@@ -177,7 +177,16 @@ class BuildExt(build_ext):
         super().build_extension(ext)
 
 
+def packages() -> list[str]:
+    pk = ["torchlet"] + ["torchlet." + p for p in find_packages(str(ROOT / "runtime" / "torchlet"))]
+    if (ROOT / "codegen" / "__init__.py").exists():
+        pk += ["codegen"] + ["codegen." + p for p in find_packages(str(ROOT / "codegen"))]
+    return pk
+
+
 setup(
+    packages=packages(),
+    package_dir={"torchlet": "runtime/torchlet", "codegen": "codegen"},
     cffi_modules=["build_ffi.py:ffibuilder"],
     cmdclass={"build_ext": BuildExt},
 )

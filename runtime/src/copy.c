@@ -40,6 +40,12 @@ int tl__copy_impl(tl_tensor *dst, const tl_tensor *src) {
     if (dst->device == TL_CUDA || src->device == TL_CUDA)
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
     tl_tensor *tmp = NULL;
+    if (dst->device == TL_META && src->device != TL_META && !(src->ndim == 0 && src->device == TL_CPU)) {
+        /* copying real data into a meta tensor checks shapes only: use src's metadata on meta */
+        tmp = tl_empty(src->ndim, src->sizes, src->dtype, TL_META);
+        if (!tmp) return -1;
+        src = tmp;
+    }
     if (dst->device == TL_CPU && src->device == TL_CPU && may_overlap(dst, src)) {
         if (dst->dtype == src->dtype && tl__data(dst) == tl__data(src) && same_geometry(dst, src)) return 0;
         /* copy through a temporary so overlapping views copy correctly */

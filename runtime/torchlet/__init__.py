@@ -1,0 +1,92 @@
+"""torchlet: a small PyTorch-like tensor library built by a torchgen-style toolchain.
+
+This module is importable without the generated operator bindings; later
+layers (dispatcher, generated ops, autograd) attach themselves when present.
+"""
+from __future__ import annotations
+
+from ._C import ffi as _ffi, lib as _lib
+from ._device import device
+from ._dtype import (
+    bfloat16,
+    bool_ as bool,  # noqa: A001  (torch.bool)
+    can_cast,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from ._errors import check as _check
+from ._factory import as_tensor, tensor
+from ._generator import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ._tensor import Size, Tensor, from_numpy
+
+# PyTorch's aliases
+half = float16
+float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> "builtins.bool":
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(t: Tensor):
+    return t.is_floating_point()
+
+
+def numel(t: Tensor):
+    return t.numel()
+
+
+def result_type(tensor1, tensor2):
+    """torch.result_type: the dtype an arithmetic op on these operands returns."""
+    from ._rt import result_type as _rt_result_type
+    return _rt_result_type(tensor1, tensor2)
+
+
+def set_num_threads(n) -> None:
+    """Threads used by kernels above the grain size (OpenMP)."""
+    _check(_lib.tl_set_num_threads(n))
+
+
+def get_num_threads():
+    return _lib.tl_get_num_threads()
+
+
+def get_cpu_capability() -> str:
+    """The kernel instruction-set level in use: 'default', 'avx2' or 'avx512'."""
+    return _ffi.string(_lib.tl_cpu_capability_name(_lib.tl_cpu_capability())).decode()
+
+
+def _set_cpu_capability(name: str) -> None:
+    """Switch every kernel table to a (supported) lower level; for tests."""
+    _check(_lib.tl_set_cpu_capability(name.encode()))
+
+
+def _supported_cpu_capabilities():
+    return [_ffi.string(_lib.tl_cpu_capability_name(i)).decode() for i in range(_lib.tl_cpu_capability_max() + 1)]
+
+
+import builtins  # noqa: E402  (for the annotation above; keep names from shadowing)

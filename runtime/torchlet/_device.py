@@ -1,0 +1,66 @@
+"""torchlet.device: cpu, meta (metadata only) and cuda (reserved)."""
+from __future__ import annotations
+
+from ._C import lib
+
+_TYPES = {"cpu": lib.TL_CPU, "cuda": lib.TL_CUDA, "meta": lib.TL_META}
+_NAMES = {v: k for k, v in _TYPES.items()}
+
+
+class device:
+    __slots__ = ("type", "index", "_id")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
+        if ":" in type:
+            type, _, idx = type.partition(":")
+            try:
+                index = int(idx)
+            except ValueError:
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'") from None
+        if type not in _TYPES:
+            raise RuntimeError(
+                f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+        self.type = type
+        self.index = index
+        self._id = _TYPES[type]
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+META = device("meta")
+_BY_ID = {lib.TL_CPU: CPU, lib.TL_META: META, lib.TL_CUDA: device("cuda")}
+
+
+def as_device(d) -> device:
+    if d is None:
+        return CPU
+    if isinstance(d, device):
+        return d
+    if isinstance(d, str):
+        return device(d)
+    if isinstance(d, int):
+        return device("cuda", d)
+    raise TypeError(f"expected a device, got {type(d).__name__}")
+
+
+def from_id(i: int) -> device:
+    return _BY_ID[i]

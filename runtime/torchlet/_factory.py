@@ -1,0 +1,99 @@
+"""torchlet.tensor(data, dtype=, device=): tensors from Python data and numpy."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _device as _dev
+from . import _dtype as _dt
+from ._C import lib
+from ._errors import check_ptr
+from ._tensor import Tensor, _wrap, from_numpy
+
+
+def _infer_array(data):
+    """numpy array for Python data, plus the dtype PyTorch would infer."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    try:
+        a = np.array(data)
+    except OverflowError:
+        raise RuntimeError("Overflow when unpacking long") from None
+    except ValueError as e:
+        raise ValueError(f"could not convert data to a tensor: {e}") from None
+    k = a.dtype.kind
+    if k == "b":
+        return a, _dt.bool_
+    if k in "iu":
+        if a.dtype == np.uint64 and a.size and int(a.max()) > 2**63 - 1:
+            raise RuntimeError("Overflow when unpacking long")
+        return a, _dt.int64
+    if k == "f":
+        if a.dtype in (np.float16, np.float32, np.float64) and _from_numpy_scalars(data):
+            return a, _dt.from_numpy_dtype(a.dtype)
+        return a, _dt.get_default_dtype()
+    if k == "V" and _dt._NP_BFLOAT16 is not None and a.dtype == _dt._NP_BFLOAT16:
+        return a, _dt.bfloat16
+    if k == "O":
+        raise ValueError("could not convert data to a tensor: nested sequences have inconsistent lengths or types")
+    raise TypeError(f"new(): invalid data type '{a.dtype.name}'")
+
+
+def _from_numpy_scalars(data):
+    return isinstance(data, np.generic)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
+    dev = _dev.as_device(device)
+    want = _dt.as_dtype(dtype) if dtype is not None else None
+    if isinstance(data, Tensor):
+        src = data
+    else:
+        if isinstance(data, np.ndarray):
+            arr = data
+            inferred = _dt.from_numpy_dtype(arr.dtype)
+        elif isinstance(data, bool):
+            arr, inferred = np.array(data), _dt.bool_
+        elif isinstance(data, numbers.Integral) and not isinstance(data, np.generic):
+            if not -2**63 <= int(data) < 2**63:
+                raise RuntimeError("Overflow when unpacking long")
+            arr, inferred = np.array(int(data), dtype=np.int64), _dt.int64
+        elif isinstance(data, float):
+            arr, inferred = np.array(data), _dt.get_default_dtype()
+        else:
+            arr, inferred = _infer_array(data)
+        if inferred._np is not None and arr.dtype != inferred._np and arr.dtype.kind != "f":
+            arr = arr.astype(inferred._np)
+        if not arr.flags.c_contiguous or not arr.flags.aligned:
+            arr = arr.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
+        src = from_numpy(arr)
+        if src.dtype is not inferred:
+            from . import _rt
+            src = _rt.to(src, inferred)
+    target = want or src.dtype
+    h = lib.tl_to_dtype(src._h, target._id, 1)
+    t = _wrap(h)
+    if dev.type != "cpu":
+        t = _wrap(check_ptr(lib.tl_to_device(t._h, dev._id, 0)))
+    if requires_grad:
+        raise NotImplementedError("requires_grad=True: autograd is not available yet")
+    return t
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like tensor(), but shares memory with numpy arrays / tensors when it can."""
+    dev = _dev.as_device(device)
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is _dt.as_dtype(dtype)) and data.device == dev:
+        return data
+    if isinstance(data, np.ndarray) and dev.type == "cpu":
+        try:
+            t = from_numpy(data)
+        except (TypeError, ValueError):
+            return tensor(data, dtype=dtype, device=device)
+        if dtype is None or t.dtype is _dt.as_dtype(dtype):
+            return t
+        from . import _rt
+        return _rt.to(t, dtype)
+    return tensor(data, dtype=dtype, device=device)

@@ -1,0 +1,320 @@
+"""torchlet.Tensor: a thin Python object over a C `tl_tensor *`.
+
+The object holds one cffi pointer (`_h`), released through ffi.gc when the
+object dies. Operator methods (add, view, ...) are generated bindings that later
+issues attach; this module holds what is written once: metadata accessors,
+numpy interop, tolist/item, repr.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import _device as _dev
+from . import _dtype as _dt
+from ._C import ffi, lib
+from ._errors import check, check_ptr, pending_error
+
+_gc = ffi.gc
+_release = lib.tl_tensor_release
+_ndim = lib.tl_tensor_ndim
+_sizes = lib.tl_tensor_sizes
+_strides = lib.tl_tensor_strides
+_unpack = ffi.unpack
+_dtype_of = lib.tl_tensor_dtype
+_device_of = lib.tl_tensor_device
+_DTYPES = _dt._BY_ID
+
+
+class Size(tuple):
+    """torchlet.Size: the shape of a tensor (a tuple of ints)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torchlet.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    __slots__ = ("_h", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(data) legacy constructor: a float tensor from data
+        from ._factory import tensor as _tensor_fn
+
+        if len(args) == 1 and not kwargs:
+            t = _tensor_fn(args[0], dtype=_dt.get_default_dtype())
+        elif not args and not kwargs:
+            t = _tensor_fn([], dtype=_dt.get_default_dtype())
+        else:
+            raise TypeError("Tensor(): use torchlet.tensor(data, dtype=..., device=...)")
+        self._h = t._h
+
+    # -------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        h = self._h
+        return Size(_unpack(_sizes(h), _ndim(h)))
+
+    def size(self, dim=None):
+        h = self._h
+        if dim is None:
+            return Size(_unpack(_sizes(h), _ndim(h)))
+        s = lib.tl_tensor_size(h, dim)
+        if s < 0:
+            raise pending_error()
+        return s
+
+    def stride(self, dim=None):
+        h = self._h
+        if dim is None:
+            return tuple(_unpack(_strides(h), _ndim(h)))
+        s = lib.tl_tensor_stride(h, dim)
+        if s < 0:
+            raise pending_error()
+        return s
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return _DTYPES[_dtype_of(self._h)]
+
+    @property
+    def device(self) -> _dev.device:
+        return _dev._BY_ID[_device_of(self._h)]
+
+    @property
+    def is_meta(self) -> bool:
+        return _device_of(self._h) == lib.TL_META
+
+    @property
+    def is_cpu(self) -> bool:
+        return _device_of(self._h) == lib.TL_CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return _device_of(self._h) == lib.TL_CUDA
+
+    @property
+    def ndim(self) -> int:
+        return _ndim(self._h)
+
+    def dim(self) -> int:
+        return _ndim(self._h)
+
+    def ndimension(self) -> int:
+        return _ndim(self._h)
+
+    def numel(self) -> int:
+        return lib.tl_tensor_numel(self._h)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return lib.tl_tensor_itemsize(self._h)
+
+    @property
+    def itemsize(self) -> int:
+        return lib.tl_tensor_itemsize(self._h)
+
+    @property
+    def nbytes(self) -> int:
+        h = self._h
+        return lib.tl_tensor_numel(h) * lib.tl_tensor_itemsize(h)
+
+    def is_contiguous(self) -> bool:
+        return bool(lib.tl_tensor_is_contiguous(self._h))
+
+    def is_floating_point(self) -> bool:
+        return bool(lib.tl_dtype_is_floating(_dtype_of(self._h)))
+
+    def storage_offset(self) -> int:
+        return lib.tl_tensor_storage_offset(self._h)
+
+    def data_ptr(self) -> int:
+        return int(ffi.cast("uintptr_t", lib.tl_tensor_data_ptr(self._h)))
+
+    def _version_counter(self) -> int:
+        return lib.tl_tensor_version(self._h)
+
+    @property
+    def _version(self) -> int:
+        return lib.tl_tensor_version(self._h)
+
+    def __len__(self):
+        h = self._h
+        if _ndim(h) == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return _sizes(h)[0]
+
+    # ---------------------------------------------------------------- numpy
+    def _check_host(self, what):
+        dev = _device_of(self._h)
+        if dev != lib.TL_CPU:
+            name = _dev._BY_ID[dev].type
+            raise TypeError(f"can't convert {name} device type tensor to {what}: it has no host data "
+                            "(use Tensor.cpu() to copy the tensor to host memory first)"
+                            if name != "meta" else
+                            f"can't convert meta device type tensor to {what}: meta tensors have no data")
+
+    def _interface(self, typestr):
+        h = self._h
+        nd = _ndim(h)
+        isz = lib.tl_tensor_itemsize(h)
+        shape = tuple(_unpack(_sizes(h), nd))
+        strides = tuple(s * isz for s in _unpack(_strides(h), nd))
+        ptr = int(ffi.cast("uintptr_t", lib.tl_tensor_data_ptr(h)))
+        return {"version": 3, "shape": shape, "typestr": typestr, "data": (ptr, False), "strides": strides}
+
+    @property
+    def __array_interface__(self):
+        self._check_host("numpy")
+        d = _DTYPES[_dtype_of(self._h)]
+        if d is _dt.bfloat16:
+            # numpy cannot describe bfloat16 here; __array__ returns an ml_dtypes view
+            raise AttributeError("__array_interface__")
+        return self._interface(d._typestr)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        return a
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A numpy array sharing this tensor's memory (it keeps the tensor alive)."""
+        self._check_host("numpy")
+        d = _DTYPES[_dtype_of(self._h)]
+        if d is _dt.bfloat16:
+            if _dt._NP_BFLOAT16 is None:
+                raise TypeError("Got unsupported ScalarType BFloat16 (install ml_dtypes for bfloat16 numpy interop)")
+            a = np.asarray(_Bits(self)).view(_dt._NP_BFLOAT16)
+        else:
+            a = np.asarray(self)
+        return a.copy() if force else a
+
+    def tolist(self):
+        self._check_host("a list")
+        d = _DTYPES[_dtype_of(self._h)]
+        if d is _dt.bfloat16:
+            from . import _rt
+            return _rt.to(self, _dt.float32).numpy().tolist()
+        return np.asarray(self).tolist()
+
+    def item(self):
+        out = ffi.new("tl_scalar *")
+        check(lib.tl_tensor_item(self._h, out))
+        k = out.kind
+        if k == lib.TL_SCALAR_DOUBLE:
+            return out.d
+        if k == lib.TL_SCALAR_BOOL:
+            return bool(out.i)
+        return out.i
+
+    def __bool__(self):
+        if lib.tl_tensor_numel(self._h) != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __index__(self):
+        if self.is_floating_point() or _ndim(self._h) != 0 and lib.tl_tensor_numel(self._h) != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __repr__(self):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        from ._factory import tensor as _tensor_fn
+        if self.is_meta:
+            raise TypeError("cannot pickle a meta tensor")
+        return (_tensor_fn, (self.numpy().copy(), self.dtype))
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class _Bits:
+    """Exposes a tensor's raw 16-bit elements to numpy as uint16 (bfloat16 path)."""
+
+    __slots__ = ("_t", "__array_interface__")
+
+    def __init__(self, t):
+        self._t = t
+        self.__array_interface__ = t._interface("<u2")
+
+
+def _wrap(h) -> Tensor:
+    """Adopt a new C reference (from a C call that returned `tl_tensor *`)."""
+    if not h:
+        raise pending_error()
+    t = Tensor.__new__(Tensor)
+    t._h = _gc(h, _release)
+    return t
+
+
+# ---------------------------------------------------------------- from numpy
+_external = {}
+_tokens = itertools.count(1)
+
+
+@ffi.def_extern()
+def tl_py_release_external(ctx):
+    """Storage deleter for numpy-backed memory: drop our reference to the array."""
+    _external.pop(int(ffi.cast("intptr_t", ctx)), None)
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    """A tensor sharing memory with the numpy array `a` (no copy)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    d = _dt.from_numpy_dtype(a.dtype)
+    if a.dtype.byteorder == (">" if np.little_endian else "<"):
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
+    isz = a.itemsize
+    for s in a.strides:
+        if s < 0:
+            raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                             "strides are not currently supported. (You can probably work around this by making a "
+                             "copy of your array  with array.copy().) ")
+        if s % isz:
+            raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy "
+                             "array to reallocate the memory.")
+    if not a.flags.aligned:
+        a = a.copy()
+    shape = list(a.shape)
+    strides = [s // isz for s in a.strides]
+    nbytes = 0
+    if a.size:
+        nbytes = (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * isz
+    ptr = a.__array_interface__["data"][0]
+    token = next(_tokens)
+    _external[token] = a
+    s = lib.tl_storage_from_external(ffi.cast("void *", ptr), nbytes, lib.TL_CPU,
+                                     lib.tl_py_release_external, ffi.cast("void *", token))
+    if not s:
+        _external.pop(token, None)
+        raise pending_error()
+    try:
+        h = lib.tl_tensor_new_with_storage(s, 0, len(shape), shape, strides, d._id)
+    finally:
+        lib.tl_storage_release(s)
+    return _wrap(h)
