@@ -24,7 +24,9 @@ from .schema import (
     OperatorName,
     SchemaParseError,
     _Parser,
+    parse_operator_name,
     parse_schema,
+    run_parser,
 )
 
 # --------------------------------------------------------------------------
@@ -173,7 +175,11 @@ class NativeFunction:
     #: for a variant synthesised from ``autogen:``, the function it comes from
     generated_from: OperatorName | None = None
     #: positions of the entry's fields (for diagnostics of later layers)
-    field_pos: dict[str, Pos] = field(default_factory=dict, repr=False)
+    source: YMap | None = field(default=None, repr=False)
+
+    def kpos(self, key: str) -> Pos:
+        """Where field ``key`` of the entry is named (the entry when absent)."""
+        return self.source.kpos(key) if self.source is not None else self.pos
 
     @property
     def name(self) -> OperatorName:
@@ -184,7 +190,8 @@ class NativeFunction:
         return self.func.name.name.base
 
     def fpos(self, key: str) -> Pos:
-        return self.field_pos.get(key, self.pos)
+        """Where the value of field ``key`` starts (the entry when absent)."""
+        return self.source.vpos(key) if self.source is not None and key in self.source else self.pos
 
     # computed once per function (an instance attribute, not a global cache)
     @cached_property
@@ -278,13 +285,8 @@ def parse_operator_name_at(text: Any, pos: Pos, sink: DiagnosticSink, what: str)
     if not isinstance(text, str):
         sink.error(pos, f"'{what}' must be an operator name string, not {type_name(text)}")
         return None
-    p = None
     try:
-        p = _Parser(text)
-        name = p.operator_name()
-        if p.peek()[0] != "eof":
-            raise p.fail("end of operator name")
-        return name
+        return parse_operator_name(text)
     except SchemaParseError as e:
         sink.error(pos.at(e.offset), f"invalid operator name {text!r} in '{what}': {e.message}")
         return None
@@ -407,18 +409,21 @@ class _EntryReader:
             except ValueError:
                 self.sink.error(v.kpos(k), f"unknown ufunc key '{k}'", did_you_mean(str(k), [u.value for u in UfuncKey]))
                 continue
-            try:
-                if not isinstance(text, str):
-                    raise SchemaParseError(f"expected 'name (dtypes)', found {type_name(text)}", 0)
-                p = _Parser(text)
+            if not isinstance(text, str):
+                self.sink.error(v.vpos(k), f"invalid ufunc_inner_loop entry: expected 'name (dtypes)', found {type_name(text)}")
+                continue
+
+            def rule(p: _Parser) -> tuple[str, list[str]]:
                 name = p.ident("a ufunc name")[1]
                 p.expect("(", "'(' before the dtype list")
                 dtypes = [p.ident("a dtype name")[1]]
                 while p.accept(","):
                     dtypes.append(p.ident("a dtype name")[1])
                 p.expect(")", "')' after the dtype list")
-                if p.peek()[0] != "eof":
-                    raise p.fail("end of line")
+                return name, dtypes
+
+            try:
+                name, dtypes = run_parser(text, rule)
             except SchemaParseError as e:
                 self.sink.error(v.vpos(k).at(e.offset), f"invalid ufunc_inner_loop entry: {e.message}")
                 continue
@@ -613,10 +618,6 @@ def _load_entry(
         for k in sorted(UFUNC_DISPATCH_KEYS):
             kernels.setdefault(k, BackendMetadata(f"ufunc_{func.name.name.base}", True, "at::native"))
 
-    field_pos = {k: e.vpos(k) for k in e}
-    field_pos.update({f"{k}:key": e.kpos(k) for k in e})
-    for k, (_, kp) in dispatch.items():
-        field_pos[f"dispatch:{k}"] = kp
     f = NativeFunction(
         func=func,
         pos=pos,
@@ -634,7 +635,7 @@ def _load_entry(
         category_override=category,
         has_composite_implicit_autograd_kernel="CompositeImplicitAutograd" in kernels,
         has_composite_explicit_autograd_kernel="CompositeExplicitAutograd" in kernels,
-        field_pos=field_pos,
+        source=e,
         **flags,
     )
     return f, kernels

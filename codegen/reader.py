@@ -45,36 +45,71 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
         return super().resolve(kind, value, implicit)
 
 
-class YMap(dict):
+def node_pos(path: str, node: yaml.Node) -> Pos:
+    """The position of a composed YAML node."""
+    m = node.start_mark
+    shift = False
+    quote = 0
+    if isinstance(node, yaml.ScalarNode) and node.end_mark.line == m.line:
+        if not node.style:
+            shift = True
+        elif node.style in ("'", '"'):
+            # escapes break the one-to-one mapping; only shift when absent
+            shift = "\\" not in node.value and "'" not in node.value
+            quote = 1
+    return Pos(path, m.line + 1, m.column + 1, shift, quote)
+
+
+class _Where:
+    """Positions kept as YAML nodes and turned into :class:`Pos` on demand
+    (most are never needed: only diagnostics ask for them)."""
+
+    __slots__ = ()
+
+    def _pos(self, where: Any) -> Pos:
+        return where if isinstance(where, Pos) else node_pos(self.path, where)  # type: ignore[attr-defined]
+
+
+class YMap(dict, _Where):
     """A YAML mapping: ``dict`` of key -> value plus source positions."""
 
-    __slots__ = ("pos", "key_pos", "value_pos")
+    __slots__ = ("path", "_where", "key_pos", "value_pos")
 
-    def __init__(self, pos: Pos):
-        super().__init__()
-        self.pos = pos
-        self.key_pos: dict[Any, Pos] = {}
-        self.value_pos: dict[Any, Pos] = {}
+    def __init__(self, pos: Pos | yaml.Node, path: str = ""):
+        self.path = path or getattr(pos, "path", "")
+        self._where = pos
+        self.key_pos: dict[Any, Any] = {}  # key -> Pos or node
+        self.value_pos: dict[Any, Any] = {}
+
+    @property
+    def pos(self) -> Pos:
+        return self._pos(self._where)
 
     def kpos(self, key: Any) -> Pos:
-        return self.key_pos.get(key, self.pos)
+        w = self.key_pos.get(key)
+        return self.pos if w is None else self._pos(w)
 
     def vpos(self, key: Any) -> Pos:
-        return self.value_pos.get(key, self.pos)
+        w = self.value_pos.get(key)
+        return self.pos if w is None else self._pos(w)
 
 
-class YList(list):
+class YList(list, _Where):
     """A YAML sequence: ``list`` plus the position of each item."""
 
-    __slots__ = ("pos", "item_pos")
+    __slots__ = ("path", "_where", "item_pos")
 
-    def __init__(self, pos: Pos):
-        super().__init__()
-        self.pos = pos
-        self.item_pos: list[Pos] = []
+    def __init__(self, pos: Pos | yaml.Node, path: str = ""):
+        self.path = path or getattr(pos, "path", "")
+        self._where = pos
+        self.item_pos: list[Any] = []  # Pos or node per item
+
+    @property
+    def pos(self) -> Pos:
+        return self._pos(self._where)
 
     def ipos(self, i: int) -> Pos:
-        return self.item_pos[i] if i < len(self.item_pos) else self.pos
+        return self._pos(self.item_pos[i]) if i < len(self.item_pos) else self.pos
 
 
 _BOOL_TRUE = {"true", "yes", "on"}
@@ -84,7 +119,7 @@ _TAG = "tag:yaml.org,2002:"
 def _scalar(node: yaml.ScalarNode) -> Any:
     tag = node.tag
     v = node.value
-    if tag == _TAG + "str":
+    if tag == _STR_TAG:
         return v
     if tag == _TAG + "bool":
         return v.lower() in _BOOL_TRUE
@@ -108,46 +143,35 @@ class _Converter:
         self.path = path
         self.sink = sink
 
-    def pos(self, node: yaml.Node) -> Pos:
-        m = node.start_mark
-        shift = False
-        quote = 0
-        if isinstance(node, yaml.ScalarNode) and node.end_mark.line == m.line:
-            if not node.style:
-                shift = True
-            elif node.style in ("'", '"'):
-                # escapes break the one-to-one mapping; only shift when absent
-                shift = "\\" not in node.value and "'" not in node.value
-                quote = 1
-        return Pos(self.path, m.line + 1, m.column + 1, shift, quote)
-
     def convert(self, node: yaml.Node) -> Any:
-        if isinstance(node, yaml.ScalarNode):
-            return _scalar(node)
-        if isinstance(node, yaml.SequenceNode):
-            out = YList(self.pos(node))
-            for item in node.value:
-                out.append(self.convert(item))
-                out.item_pos.append(self.pos(item))
-            return out
-        if isinstance(node, yaml.MappingNode):
-            out = YMap(self.pos(node))
+        cls = type(node)
+        if cls is yaml.ScalarNode:
+            return node.value if node.tag == _STR_TAG else _scalar(node)
+        path = self.path
+        if cls is yaml.SequenceNode:
+            lst = YList(node, path)
+            lst.extend(self.convert(item) for item in node.value)
+            lst.item_pos = list(node.value)
+            return lst
+        if cls is yaml.MappingNode:
+            out = YMap(node, path)
+            kp, vp = out.key_pos, out.value_pos
             for knode, vnode in node.value:
-                key = self.convert(knode)
-                kpos = self.pos(knode)
+                key = knode.value if type(knode) is yaml.ScalarNode and knode.tag == _STR_TAG else self.convert(knode)
                 if isinstance(key, (YMap, YList)):
-                    self.sink.error(kpos, "mapping keys must be plain scalars")
+                    self.sink.error(node_pos(path, knode), "mapping keys must be plain scalars")
                     continue
                 if key in out:
                     self.sink.error(
-                        kpos,
+                        node_pos(path, knode),
                         f"duplicate key '{key}'",
-                        f"the first '{key}' is on line {out.key_pos[key].line}",
+                        f"the first '{key}' is on line {out.kpos(key).line}",
                     )
                     continue
-                out[key] = self.convert(vnode)
-                out.key_pos[key] = kpos
-                out.value_pos[key] = self.pos(vnode)
+                v = vnode.value if type(vnode) is yaml.ScalarNode and vnode.tag == _STR_TAG else self.convert(vnode)
+                out[key] = v
+                kp[key] = knode
+                vp[key] = vnode
             return out
         raise AssertionError(f"unexpected YAML node {node!r}")  # pragma: no cover
 

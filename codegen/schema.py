@@ -22,7 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterator, Union
+from typing import Callable, Iterator, TypeVar, Union
+
+T = TypeVar("T")
 
 from .diagnostics import did_you_mean
 
@@ -56,23 +58,62 @@ _TOKEN_RE = re.compile(
 # token kinds
 IDENT, NUM, STR, PUNCT, ARROW, EOF = "ident", "num", "str", "punct", "arrow", "eof"
 
+# The parser's fast path splits the text with one findall (no per-token
+# match objects) and classifies each token by its first character; token
+# offsets are only needed for diagnostics and are computed then (tokens
+# carry their index, see _Parser.offset).
+_FAST_RE = re.compile(
+    r"""\s*(->|::|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'"""
+    r"|-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+)"
+    r"|[A-Za-z_][A-Za-z0-9_]*|\S)",
+    re.DOTALL,
+)
+_FIRST = {c: IDENT for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"}
+_FIRST.update({c: NUM for c in "0123456789"})
+_FIRST.update({c: PUNCT for c in "()[],?!|*=:"})
+
+
+def _kind(tok: str) -> str | None:
+    k = _FIRST.get(tok[0])
+    if k is not None:
+        return k
+    c = tok[0]
+    if c == "-":
+        return ARROW if tok == "->" else (NUM if len(tok) > 1 else None)
+    if c == ".":
+        return NUM if len(tok) > 1 else PUNCT
+    if c in "\"'" and len(tok) > 1:
+        return STR
+    return None
+
 
 def tokenize(text: str) -> list[tuple[str, str, int]]:
     """Split ``text`` into ``(kind, text, offset)`` tokens ending with EOF."""
     out: list[tuple[str, str, int]] = []
-    append = out.append
-    for m in _TOKEN_RE.finditer(text):
-        kind = m.lastgroup
-        if kind == "ws":
-            continue
-        if kind == "bad":
-            pos = m.start()
-            if text[pos] in "\"'":
+    for m in _FAST_RE.finditer(text):
+        tok = m.group(1)
+        kind = _kind(tok)
+        if kind is None:
+            pos = m.start(1)
+            if tok in "\"'":
                 raise SchemaParseError("unterminated string literal", pos)
-            raise SchemaParseError(f"unexpected character {text[pos]!r}", pos)
-        append((kind, m.group(), m.start()))  # type: ignore[arg-type]
-    n = len(text)
-    out.append((EOF, "", n))
+            raise SchemaParseError(f"unexpected character {tok!r}", pos)
+        out.append((kind, tok, m.start(1)))
+    out.append((EOF, "", len(text)))
+    return out
+
+
+def _fast_tokens(text: str) -> list[tuple[str, str, int]]:
+    """Tokens as ``(kind, text, index)``; raises like :func:`tokenize`."""
+    toks = _FAST_RE.findall(text)
+    first = _FIRST
+    out = []
+    for i, tok in enumerate(toks):
+        kind = first.get(tok[0]) or _kind(tok)
+        if kind is None:
+            tokenize(text)  # raises with the right offset
+        out.append((kind, tok, i))
+    out.append((EOF, "", len(toks)))
     return out
 
 
@@ -469,11 +510,17 @@ class FunctionSchema:
 
 
 class _Parser:
+    """Recursive descent over the tokens of one text.
+
+    Tokens are ``(kind, text, index)``; errors are raised with the token
+    index and :func:`_located` turns it into a character offset.
+    """
+
     __slots__ = ("text", "toks", "i")
 
     def __init__(self, text: str):
         self.text = text
-        self.toks = tokenize(text)
+        self.toks = _fast_tokens(text)
         self.i = 0
 
     # -- helpers
@@ -534,7 +581,7 @@ class _Parser:
         overload = ""
         if self.accept("."):
             t2 = self.peek()
-            if t2[0] not in (IDENT, NUM) or t2[2] != self.toks[self.i - 1][2] + 1:
+            if t2[0] not in (IDENT, NUM):
                 raise self.fail("an overload name after '.'")
             self.next()
             overload = t2[1]
@@ -669,10 +716,9 @@ class _Parser:
         return Annotation(before, write, after)
 
     def default(self) -> Default:
-        start = self.peek()[2]
+        start = self.i
         value = self.default_value()
-        end = self.toks[self.i - 1]
-        return Default(self.text[start : end[2] + len(end[1])], value[0], value[1])
+        return Default("".join(t[1] for t in self.toks[start : self.i]), value[0], value[1])
 
     def default_value(self) -> tuple[str, object]:
         t = self.next()
@@ -764,26 +810,55 @@ def _unquote(text: str) -> str:
     return "".join(out)
 
 
+def _located(text: str, e: SchemaParseError) -> SchemaParseError:
+    """``e`` with its token index replaced by the token's character offset."""
+    offsets = [t[2] for t in tokenize(text)]
+    e.offset = offsets[min(e.offset, len(offsets) - 1)]
+    return e
+
+
+def run_parser(text: str, rule: Callable[[_Parser], T]) -> T:
+    """Apply one grammar rule to the whole of ``text``."""
+    try:
+        p = _Parser(text)
+        result = rule(p)
+        if p.peek()[0] != EOF:
+            raise p.fail("end of text")
+        return result
+    except SchemaParseError as e:
+        if getattr(e, "located", False):
+            raise
+        raise _located(text, e) from None
+
+
 def parse_schema(text: str) -> FunctionSchema:
     """Parse one schema; raises :class:`SchemaParseError` on malformed text."""
     if not isinstance(text, str):
         raise TypeError("schema must be a string")
-    return _Parser(text).schema()
+    try:
+        return _Parser(text).schema()
+    except SchemaParseError as e:
+        raise _located(text, e) from None
+
+
+def parse_operator_name(text: str) -> OperatorName:
+    return run_parser(text, _Parser.operator_name)
 
 
 def parse_type(text: str) -> Type:
-    p = _Parser(text)
-    typ, annotation = p.type()
-    if annotation is not None:
-        raise SchemaParseError("unexpected alias annotation in a bare type", 0)
-    if p.peek()[0] != EOF:
-        raise p.fail("end of type")
-    return typ
+    def rule(p: _Parser) -> Type:
+        typ, annotation = p.type()
+        if annotation is not None:
+            raise SchemaParseError("unexpected alias annotation in a bare type", 0)
+        return typ
+
+    return run_parser(text, rule)
 
 
 def parse_annotation(text: str) -> Annotation:
-    p = _Parser(f"({text})")
-    a = p.annotation()
-    if p.peek()[0] != EOF:
-        raise p.fail("end of annotation")
-    return a
+    """``a! -> a|b`` (the text between the parentheses)."""
+    try:
+        return run_parser(f"({text})", _Parser.annotation)
+    except SchemaParseError as e:
+        e.offset = max(0, e.offset - 1)
+        raise
