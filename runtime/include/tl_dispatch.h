@@ -127,12 +127,16 @@ int tl_kernel_call_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keys
 tl_keyset tl_op_stack_keyset(const tl_operator *op, const tl_stack *stack);
 
 /* ----------------------------------------------------------- thread-local state
- * Per OS thread. Setters reject bits that are not runtime keys (-1 +
- * ValueError). Guards return the previous set and must be exited with it in
- * LIFO order; keys outside the runtime keys are ignored:
+ * Per OS thread. Every thread starts with included = the default included set
+ * {BackendSelect, ADInplaceOrView} (PyTorch's default; both fall through for
+ * operators without a kernel there) and excluded = {}. Setters replace a set
+ * and reject bits that are not runtime keys (-1 + ValueError). Guards return
+ * the previous set and must be exited with it in LIFO order; keys outside the
+ * runtime keys are ignored:
  *     tl_keyset prev = tl_exclude_guard_enter(tl_keyset_autograd());
  *     ... redispatch ...
  *     tl_exclude_guard_exit(prev);                                      */
+tl_keyset tl_tls_default_included(void);
 tl_keyset tl_tls_get_included(void);
 tl_keyset tl_tls_get_excluded(void);
 int tl_tls_set_included(tl_keyset ks);
@@ -160,6 +164,12 @@ int64_t tl_op_dump_table(const tl_operator *op, char *buf, size_t n);
 int64_t tl_op_dump_registrations(const tl_operator *op, char *buf, size_t n);
 /* "[CPU, BackendSelect, ...]": the runtime keys whose table slot is filled */
 int64_t tl_op_list_keys(const tl_operator *op, char *buf, size_t n);
+/* 1 if a kernel or fallthrough is registered for exactly this (runtime or
+ * alias) key of the operator (PyTorch's _dispatch_has_kernel_for_dispatch_key) */
+int tl_op_has_registration(const tl_operator *op, int key);
+/* 1 if the operator's table slot for a runtime key (or Undefined) is filled
+ * by anything: kernel, alias kernel, fallthrough or backend fallback */
+int tl_op_has_kernel_for_key(const tl_operator *op, int key);
 /* 0 if every operator's table equals a fresh recomputation, else -1 + RuntimeError */
 int tl_dispatch_check_invariants(void);
 

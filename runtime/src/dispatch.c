@@ -190,8 +190,15 @@ int64_t tl_dispatch_keyset_to_string(tl_keyset ks, char *buf, size_t n) {
 
 /* ======================================================== thread-local state */
 
+/* Like PyTorch's LocalDispatchKeySet, the included set is stored XOR the
+ * default included set, so a thread's zero-initialised state means "the
+ * defaults": BackendSelect (so factory functions, which have no tensor
+ * arguments, reach their BackendSelect kernel) and ADInplaceOrView. Both are
+ * fallthrough for operators without a kernel there, so they cost nothing. */
+static const tl_keyset k_default_included = BIT(TL_KEY_BACKEND_SELECT) | BIT(TL_KEY_AD_INPLACE_OR_VIEW);
+
 typedef struct tls_state {
-    tl_keyset included;
+    tl_keyset included_x; /* included ^ k_default_included */
     tl_keyset excluded;
 } tls_state;
 
@@ -204,7 +211,8 @@ static _Thread_local tls_state g_tls __attribute__((tls_model("initial-exec")));
 static _Thread_local tls_state g_tls;
 #endif
 
-tl_keyset tl_tls_get_included(void) { return g_tls.included; }
+tl_keyset tl_tls_default_included(void) { return k_default_included; }
+tl_keyset tl_tls_get_included(void) { return g_tls.included_x ^ k_default_included; }
 tl_keyset tl_tls_get_excluded(void) { return g_tls.excluded; }
 
 static int check_keyset(tl_keyset ks) {
@@ -217,7 +225,7 @@ static int check_keyset(tl_keyset ks) {
 
 int tl_tls_set_included(tl_keyset ks) {
     if (check_keyset(ks)) return -1;
-    g_tls.included = ks;
+    g_tls.included_x = ks ^ k_default_included;
     return 0;
 }
 
@@ -228,12 +236,14 @@ int tl_tls_set_excluded(tl_keyset ks) {
 }
 
 tl_keyset tl_include_guard_enter(tl_keyset keys) {
-    tl_keyset prev = g_tls.included;
-    g_tls.included = prev | (keys & k_all);
+    tl_keyset prev = tl_tls_get_included();
+    g_tls.included_x = (prev | (keys & k_all)) ^ k_default_included;
     return prev;
 }
 
-void tl_include_guard_exit(tl_keyset previous) { g_tls.included = previous & k_all; }
+void tl_include_guard_exit(tl_keyset previous) {
+    g_tls.included_x = (previous & k_all) ^ k_default_included;
+}
 
 tl_keyset tl_exclude_guard_enter(tl_keyset keys) {
     tl_keyset prev = g_tls.excluded;
@@ -243,9 +253,11 @@ tl_keyset tl_exclude_guard_enter(tl_keyset keys) {
 
 void tl_exclude_guard_exit(tl_keyset previous) { g_tls.excluded = previous & k_all; }
 
-tl_keyset tl_dispatch_compute_keyset(tl_keyset tensor_keys) {
-    return (tensor_keys | g_tls.included) & ~g_tls.excluded;
+static inline tl_keyset apply_tls(tl_keyset tensor_keys) {
+    return (tensor_keys | (g_tls.included_x ^ k_default_included)) & ~g_tls.excluded;
 }
+
+tl_keyset tl_dispatch_compute_keyset(tl_keyset tensor_keys) { return apply_tls(tensor_keys); }
 
 /* ================================================================ registry */
 
@@ -779,7 +791,7 @@ void tl_dispatch_reset_for_tests(void) {
     free_reg_list(g_retired);
     g_retired = NULL;
     pthread_mutex_unlock(&g_lock);
-    g_tls.included = 0;
+    g_tls.included_x = 0;
     g_tls.excluded = 0;
 }
 
@@ -853,6 +865,19 @@ int64_t tl_op_list_keys(const tl_operator *op, char *buf, size_t n) {
     list_keys_locked(op, &b);
     pthread_mutex_unlock(&g_lock);
     return (int64_t)b.len;
+}
+
+int tl_op_has_registration(const tl_operator *op, int key) {
+    if (!op) return 0;
+    pthread_mutex_lock(&g_lock);
+    int r = find_reg(op, key) != NULL;
+    pthread_mutex_unlock(&g_lock);
+    return r;
+}
+
+int tl_op_has_kernel_for_key(const tl_operator *op, int key) {
+    if (!op || !(tl_dispatch_key_is_runtime(key) || key == TL_KEY_UNDEFINED)) return 0;
+    return __atomic_load_n(&op->table[key], __ATOMIC_ACQUIRE) != NULL;
 }
 
 int tl_dispatch_check_invariants(void) {
@@ -933,7 +958,7 @@ const tl_kernel *tl_op_lookup_below(const tl_operator *op, tl_keyset ks, int key
 }
 
 const tl_kernel *tl_op_select(const tl_operator *op, tl_keyset tensor_keys, tl_keyset *ks_out) {
-    tl_keyset ks = (tensor_keys | g_tls.included) & ~g_tls.excluded;
+    tl_keyset ks = apply_tls(tensor_keys);
     *ks_out = ks;
     if (TL_UNLIKELY(!op)) {
         tl_set_error(TL_ERR_VALUE, "dispatch on a NULL operator");

@@ -401,14 +401,18 @@ static void scenario_tls(void) {
                                 add_Tensor_boxed_adapter, NULL, "add_autograd_cpu") > 0);
     CHECK(tl_op_register_kernel(op_add, TL_KEY_PYTHON, NULL, dummy_boxed, NULL, "py_mode") > 0);
 
-    CHECK(tl_tls_get_included() == 0 && tl_tls_get_excluded() == 0);
-    CHECK(tl_dispatch_compute_keyset(cpu_ks()) == cpu_ks());
+    /* defaults: BackendSelect and ADInplaceOrView included, nothing excluded */
+    const tl_keyset dflt = KS(TL_KEY_BACKEND_SELECT) | KS(TL_KEY_AD_INPLACE_OR_VIEW);
+    CHECK(tl_tls_default_included() == dflt);
+    CHECK(tl_tls_get_included() == dflt && tl_tls_get_excluded() == 0);
+    CHECK(tl_dispatch_compute_keyset(cpu_ks()) == (cpu_ks() | KS(TL_KEY_BACKEND_SELECT)));
+    CHECK(tl_dispatch_compute_keyset(0) == dflt);
 
     /* exclude autograd ("no_grad"): the CPU kernel runs directly */
     tl_keyset prev = tl_exclude_guard_enter(tl_keyset_autograd());
     CHECK(prev == 0);
     CHECK(tl_dispatch_compute_keyset(cpu_ks()) ==
-          (KS(TL_KEY_CPU) | KS(TL_KEY_AD_INPLACE_OR_VIEW)));
+          (KS(TL_KEY_CPU) | KS(TL_KEY_AD_INPLACE_OR_VIEW) | KS(TL_KEY_BACKEND_SELECT)));
     tl_tensor *a = fake_new(cpu_ks(), 1), *b = fake_new(cpu_ks(), 2);
     g_trace[0] = 0;
     tl_tensor *c = tl_add_Tensor(a, b, alpha1());
@@ -418,18 +422,20 @@ static void scenario_tls(void) {
 
     /* nested: include Python (a dispatch mode) while autograd is excluded */
     tl_keyset prev_inc = tl_include_guard_enter(KS(TL_KEY_PYTHON));
-    CHECK(tl_tls_get_included() == KS(TL_KEY_PYTHON));
+    CHECK(prev_inc == dflt);
+    CHECK(tl_tls_get_included() == (dflt | KS(TL_KEY_PYTHON)));
     tl_keyset ks;
     const tl_kernel *k = tl_op_select(op_add, tl_tensor_key_set(a), &ks);
     CHECK(k && strcmp(k->debug, "py_mode") == 0);
-    CHECK(ks == (KS(TL_KEY_CPU) | KS(TL_KEY_AD_INPLACE_OR_VIEW) | KS(TL_KEY_PYTHON)));
+    CHECK(ks == (KS(TL_KEY_CPU) | KS(TL_KEY_AD_INPLACE_OR_VIEW) | KS(TL_KEY_PYTHON) |
+                 KS(TL_KEY_BACKEND_SELECT)));
     /* exclusion beats inclusion */
     tl_keyset prev2 = tl_exclude_guard_enter(KS(TL_KEY_PYTHON));
     k = tl_op_select(op_add, tl_tensor_key_set(a), &ks);
     CHECK(k && strcmp(k->debug, "add_cpu") == 0);
     tl_exclude_guard_exit(prev2);
     tl_include_guard_exit(prev_inc);
-    CHECK(tl_tls_get_included() == 0);
+    CHECK(tl_tls_get_included() == dflt);
     tl_exclude_guard_exit(prev);
     CHECK(tl_tls_get_excluded() == 0);
 
@@ -445,19 +451,21 @@ static void scenario_tls(void) {
     CHECK_ERR(TL_ERR_VALUE, "keyset 0x4000000000000 has bits that are not runtime dispatch keys");
     CHECK(tl_tls_set_excluded(KS(63)) == -1);
     tl_clear_error();
-    CHECK(tl_tls_set_included(KS(TL_KEY_CPU)) == 0);
+    CHECK(tl_tls_set_included(KS(TL_KEY_CPU)) == 0); /* replaces the defaults */
+    CHECK(tl_tls_get_included() == KS(TL_KEY_CPU));
     CHECK(tl_dispatch_compute_keyset(0) == KS(TL_KEY_CPU));
-    CHECK(tl_tls_set_included(0) == 0);
+    CHECK(tl_tls_set_included(dflt) == 0);
     CHECK(tl_tls_set_excluded(KS(TL_KEY_CPU)) == 0);
     k = tl_op_select(op_add, KS(TL_KEY_CPU), &ks);
-    CHECK(k == NULL && ks == 0);
+    CHECK(k == NULL && ks == dflt);
     CHECK(tl_error_kind_get() == TL_ERR_NOT_IMPLEMENTED);
     tl_clear_error();
     CHECK(tl_tls_set_excluded(0) == 0);
     /* guards ignore bits that are not keys */
     prev = tl_include_guard_enter(KS(60) | KS(TL_KEY_META));
-    CHECK(tl_tls_get_included() == KS(TL_KEY_META));
+    CHECK(tl_tls_get_included() == (dflt | KS(TL_KEY_META)));
     tl_include_guard_exit(prev);
+    CHECK(tl_tls_get_included() == dflt);
     tl_tensor_release(a);
     tl_tensor_release(b);
 }
@@ -475,9 +483,8 @@ static void *tls_thread(void *p) {
     thread_arg *a = p;
     a->seen_included = tl_tls_get_included();
     a->seen_excluded = tl_tls_get_excluded();
-    tl_tls_set_included(KS(TL_KEY_PYTHON));
+    tl_include_guard_enter(KS(TL_KEY_PYTHON));
     a->set_included = tl_tls_get_included();
-    tl_tls_set_included(0);
     return NULL;
 }
 
@@ -505,12 +512,13 @@ static void scenario_threads(void) {
     pthread_t th;
     CHECK(pthread_create(&th, NULL, tls_thread, &arg) == 0);
     CHECK(pthread_join(th, NULL) == 0);
-    CHECK(arg.seen_included == 0 && arg.seen_excluded == 0);
-    CHECK(arg.set_included == KS(TL_KEY_PYTHON));
+    /* a new thread starts from the defaults, not from this thread's state */
+    CHECK(arg.seen_included == tl_tls_default_included() && arg.seen_excluded == 0);
+    CHECK(arg.set_included == (tl_tls_default_included() | KS(TL_KEY_PYTHON)));
     /* and nothing the thread did leaked back */
-    CHECK(tl_tls_get_included() == KS(TL_KEY_META));
+    CHECK(tl_tls_get_included() == (tl_tls_default_included() | KS(TL_KEY_META)));
     CHECK(tl_tls_get_excluded() == tl_keyset_autograd());
-    tl_tls_set_included(0);
+    tl_tls_set_included(tl_tls_default_included());
     tl_tls_set_excluded(0);
 
     /* lookups on 3 threads while this thread registers and deregisters */
@@ -557,6 +565,11 @@ static void scenario_fallthrough(void) {
     /* an operator-level fallthrough at AutogradCPU (newest wins over the kernel) */
     int64_t ft = tl_op_register_fallthrough(op_add, TL_KEY_AUTOGRAD_CPU, "no autograd");
     CHECK(ft > 0);
+    CHECK(tl_op_has_registration(op_add, TL_KEY_AUTOGRAD_CPU));
+    CHECK(!tl_op_has_registration(op_add, TL_KEY_META));
+    CHECK(tl_op_has_kernel_for_key(op_add, TL_KEY_AUTOGRAD_CPU)); /* slot filled (fallthrough) */
+    CHECK(!tl_op_has_kernel_for_key(op_add, TL_KEY_META));
+    CHECK(!tl_op_has_kernel_for_key(op_add, TL_KEY_AUTOGRAD) && !tl_op_has_kernel_for_key(NULL, 0));
     CHECK(tl_op_fallthrough_keys(op_add) & KS(TL_KEY_AUTOGRAD_CPU));
     g_trace[0] = 0;
     c = tl_add_Tensor(a, b, alpha1());
@@ -904,7 +917,7 @@ static void scenario_python_kernel(void) {
     tl_tensor *c = tl_add_Tensor(a, b, alpha1());
     CHECK(c && c->value == 30);
     CHECK(fn.calls == 1);
-    CHECK(fn.last_ks == cpu_ks());
+    CHECK(fn.last_ks == (cpu_ks() | tl_tls_default_included()));
     tl_tensor_release(c);
     CHECK(call_boxed_add(a, b, alpha1()) == 30 && fn.calls == 2);
     char buf[1024];

@@ -293,3 +293,16 @@ def test_bench_runs(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "PASS bench" in r.stdout
     print(r.stdout)
+
+
+def test_threads_under_thread_sanitizer(tmp_path):
+    """Lookups racing registrations: no data race on the lock-free path."""
+    try:
+        exe = _compile(tmp_path, ["-g", "-O1", "-fsanitize=thread"], [], "harness_tsan")
+    except AssertionError as e:  # no libtsan on this machine
+        pytest.skip(f"cannot build with -fsanitize=thread: {str(e)[-200:]}")
+    r = subprocess.run([str(exe), "threads"], capture_output=True, text=True, timeout=300)
+    if "FATAL: ThreadSanitizer" in r.stderr:  # e.g. unsupported memory layout in this sandbox
+        pytest.skip(r.stderr.strip().splitlines()[0])
+    assert "WARNING: ThreadSanitizer" not in r.stderr, r.stderr[-4000:]
+    assert r.returncode == 0 and "PASS threads" in r.stdout, r.stdout + r.stderr
