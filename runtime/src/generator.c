@@ -9,8 +9,6 @@
 struct tl_generator {
     uint64_t seed;
     uint64_t offset;   /* next 128-bit block */
-    uint32_t buf[4];
-    int buf_left;      /* unused 64-bit halves in buf (0..2) */
 };
 
 void tl_philox4x32(uint64_t seed, uint64_t offset, uint32_t *out4) {
@@ -41,14 +39,13 @@ void tl_generator_free(tl_generator *g) {
 }
 
 tl_generator *tl_default_generator(void) {
-    static tl_generator g = {67280421310721ull, 0, {0, 0, 0, 0}, 0};  /* PyTorch's default seed */
+    static tl_generator g = {67280421310721ull, 0};  /* PyTorch's default seed */
     return &g;
 }
 
 void tl_generator_manual_seed(tl_generator *g, uint64_t seed) {
     g->seed = seed;
     g->offset = 0;
-    g->buf_left = 0;
 }
 
 uint64_t tl_generator_initial_seed(const tl_generator *g) { return g->seed; }
@@ -67,23 +64,19 @@ uint64_t tl_generator_get_offset(const tl_generator *g) { return g->offset; }
 
 void tl_generator_set_offset(tl_generator *g, uint64_t offset) {
     g->offset = offset;
-    g->buf_left = 0;
 }
 
 uint64_t tl_generator_reserve(tl_generator *g, uint64_t n) {
     uint64_t first = g->offset;
     g->offset += n;
-    g->buf_left = 0;
     return first;
 }
 
 uint64_t tl_generator_next_u64(tl_generator *g) {
-    if (g->buf_left == 0) {
-        tl_philox4x32(g->seed, g->offset++, g->buf);
-        g->buf_left = 2;
-    }
-    int i = 2 - g->buf_left--;
-    return (uint64_t)g->buf[2 * i] << 32 | g->buf[2 * i + 1];
+    /* one counter block per draw: the state is exactly (seed, offset) */
+    uint32_t out[4];
+    tl_philox4x32(g->seed, g->offset++, out);
+    return (uint64_t)out[0] << 32 | out[1];
 }
 
 double tl_generator_next_double(tl_generator *g) {

@@ -36,8 +36,16 @@ def _infer_array(data):
     if k == "V" and _dt._NP_BFLOAT16 is not None and a.dtype == _dt._NP_BFLOAT16:
         return a, _dt.bfloat16
     if k == "O":
+        if _has_big_int(data):
+            raise RuntimeError("Overflow when unpacking long")
         raise ValueError("could not convert data to a tensor: nested sequences have inconsistent lengths or types")
     raise TypeError(f"new(): invalid data type '{a.dtype.name}'")
+
+
+def _has_big_int(data):
+    if isinstance(data, (list, tuple)):
+        return any(_has_big_int(x) for x in data)
+    return isinstance(data, int) and not isinstance(data, bool) and not -2**63 <= data < 2**63
 
 
 def _from_numpy_scalars(data):

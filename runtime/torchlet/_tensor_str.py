@@ -25,8 +25,7 @@ class _Formatter:
         flat = flat.astype(np.float64)
         finite = flat[np.isfinite(flat)]
         if finite.size == 0:
-            for v in flat.tolist():
-                self.max_width = max(self.max_width, len(self._nonfinite(v)))
+            self._fmt = lambda v: f"{v:.0f}."  # noqa: E731
             return
         nonzero = np.abs(finite[finite != 0])
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
@@ -44,9 +43,10 @@ class _Formatter:
             else:
                 fmt = lambda v: f"{v:.{PRECISION}f}"  # noqa: E731
         self._fmt = fmt
-        for v in flat.tolist():
-            s = fmt(v) if math.isfinite(v) else self._nonfinite(v)
-            self.max_width = max(self.max_width, len(s))
+        # like torch: widths come from the nonzero finite values only
+        for v in finite[finite != 0].tolist():
+            self.max_width = max(self.max_width, len(fmt(v)))
+
 
     @staticmethod
     def _nonfinite(v):
