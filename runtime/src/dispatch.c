@@ -959,7 +959,7 @@ const tl_kernel *tl_op_lookup_below(const tl_operator *op, tl_keyset ks, int key
 
 const tl_kernel *tl_op_select(const tl_operator *op, tl_keyset tensor_keys, tl_keyset *ks_out) {
     tl_keyset ks = apply_tls(tensor_keys);
-    *ks_out = ks;
+    if (TL_LIKELY(ks_out != NULL)) *ks_out = ks;
     if (TL_UNLIKELY(!op)) {
         tl_set_error(TL_ERR_VALUE, "dispatch on a NULL operator");
         return NULL;

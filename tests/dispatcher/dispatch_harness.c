@@ -1053,6 +1053,8 @@ static void scenario_bad_keys(void) {
     tl_keyset ks;
     CHECK(tl_op_select(NULL, 0, &ks) == NULL);
     tl_clear_error();
+    CHECK(tl_op_select(op_add, 0, NULL) == NULL); /* NULL ks_out is tolerated */
+    tl_clear_error();
     CHECK(tl_op_dump_table(NULL, NULL, 0) == -1);
     tl_clear_error();
     CHECK(tl_op_call_boxed(op_add, NULL) == -1);
@@ -1121,6 +1123,31 @@ static void scenario_schema(void) {
         CHECK(tl_op_define(name, "many(Tensor self) -> Tensor") != NULL);
     }
     CHECK(tl_op_find("test::many2999") != NULL && tl_op_find("test::s0") != NULL);
+}
+
+/* ---- every schema of a file (one per line): prints "nargs nrets" per line */
+
+static const char *g_arg;
+
+static void scenario_schemas(void) {
+    CHECK(g_arg != NULL);
+    FILE *f = fopen(g_arg, "r");
+    CHECK(f != NULL);
+    static char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char name[64];
+        snprintf(name, sizeof name, "ref::op%d", n++);
+        tl_operator *op = tl_op_define(name, line);
+        if (!op) {
+            printf("ERROR %s\n", tl_error_message());
+            tl_clear_error();
+            continue;
+        }
+        printf("%d %d\n", tl_op_num_arguments(op), tl_op_num_returns(op));
+    }
+    fclose(f);
 }
 
 /* ---- the ivalue stack */
@@ -1299,15 +1326,17 @@ static const scenario k_scenarios[] = {
     {"bad_keys", scenario_bad_keys},
     {"schema", scenario_schema},
     {"ivalue", scenario_ivalue},
+    {"schemas", scenario_schemas},
     {"bench", scenario_bench},
 };
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s <scenario>\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s <scenario> [argument]\n", argv[0]);
         return 2;
     }
+    g_arg = argc == 3 ? argv[2] : NULL;
     for (size_t i = 0; i < sizeof k_scenarios / sizeof k_scenarios[0]; i++) {
         if (strcmp(argv[1], k_scenarios[i].name) != 0) continue;
         tl_dispatch_reset_for_tests();

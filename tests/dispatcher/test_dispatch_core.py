@@ -58,14 +58,14 @@ def harness(tmp_path_factory) -> Path:
     return _compile(out, ["-g", "-O1", *SAN], [], "harness_asan")
 
 
-def run(exe: Path, scenario: str) -> str:
+def run(exe: Path, scenario: str, *extra: str) -> str:
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
-    r = subprocess.run([str(exe), scenario], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([str(exe), scenario, *extra], capture_output=True, text=True, env=env, timeout=300)
     if "LeakSanitizer has encountered a fatal error" in r.stderr:  # no ptrace in this sandbox
         env["ASAN_OPTIONS"] = "detect_leaks=0"
-        r = subprocess.run([str(exe), scenario], capture_output=True, text=True, env=env, timeout=300)
+        r = subprocess.run([str(exe), scenario, *extra], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, f"{scenario} exited {r.returncode}\nstdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-4000:]}"
     assert "runtime error" not in r.stderr, r.stderr  # UBSan
     assert "ERROR: AddressSanitizer" not in r.stderr, r.stderr
@@ -126,6 +126,27 @@ def test_schema_argument_counts(harness):
 
 def test_ivalue_stack(harness):
     run(harness, "ivalue")
+
+
+REFERENCE_YAML = ROOT.parent / "shared" / "reference" / "pytorch-2.13" / "native_functions.yaml"
+
+
+def test_every_pytorch_schema_counts_like_the_codegen_parser(harness, tmp_path):
+    """tl_op_define reads argument/return counts from PyTorch's schemas the
+    same way codegen's FunctionSchema parser does (an independent parser)."""
+    if not REFERENCE_YAML.exists():
+        pytest.skip("PyTorch reference native_functions.yaml not present")
+    schema_mod = pytest.importorskip("codegen.schema")
+    schemas = [m.group(1).strip() for m in re.finditer(r"^- func: (.*)$", REFERENCE_YAML.read_text(), re.M)]
+    assert len(schemas) > 2000
+    listing = tmp_path / "schemas.txt"
+    listing.write_text("\n".join(schemas) + "\n")
+    out = run(harness, "schemas", str(listing))
+    got = [line for line in out.splitlines() if not line.startswith("PASS")]
+    assert len(got) == len(schemas)
+    for schema, line in zip(schemas, got):
+        fs = schema_mod.FunctionSchema.parse(schema)
+        assert line == f"{len(list(fs.arguments.flat_all))} {len(fs.returns)}", schema
 
 
 # ------------------------------------------------------------ exact texts
