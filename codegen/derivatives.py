@@ -58,6 +58,11 @@ class Derivative:
     saved_inputs: tuple[SavedVariable, ...]
     saved_outputs: tuple[SavedVariable, ...]
     named_gradients: frozenset[str] = frozenset()
+    #: unqualified names used by the formula -> their offsets
+    names: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    #: ``grads[i]`` uses as (i, offset of ``grads``)
+    grads_indices: tuple[tuple[int, int], ...] = ()
+    indexed_grads: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,6 +173,11 @@ class SavedAnalysis:
         self.variables = variables
         self.uses: dict[str, dict[str, tuple[str, str]]] = {}
         self.problems: list[tuple[int, str, str | None]] = []
+        #: every unqualified name of the formula, with its offsets
+        self.names: dict[str, list[int]] = {}
+        #: ``grads[i]`` uses: (i, offset); and the offsets of those ``grads`` names
+        self.grads_indices: list[tuple[int, int]] = []
+        self.indexed_grads: set[int] = set()
 
     def _use(self, var: str, suffix: str, typ: str, expr: str) -> Name:
         self.uses.setdefault(var, {}).setdefault(suffix, (typ, expr))
@@ -212,10 +222,16 @@ class SavedAnalysis:
                         return Call(Member(name, "zeros"), ())
                     return name
         if isinstance(e, Name):
-            var = self._var(e)
-            if var is not None:
-                self._use(var, "", self.variables[var], var)
+            n = e.simple
+            if n is not None:
+                self.names.setdefault(n, []).append(e.offset)
+                if n in self.variables:
+                    self._use(n, "", self.variables[n], n)
             return e
+        if isinstance(e, Index) and isinstance(e.obj, Name) and e.obj.simple == "grads":
+            if isinstance(e.index, Number) and e.index.text.isdigit():
+                self.grads_indices.append((int(e.index.text), e.obj.offset))
+                self.indexed_grads.add(e.obj.offset)
         if isinstance(e, Member):
             obj = self._visit(e.obj)
             return e if obj is e.obj else dataclasses.replace(e, obj=obj)
@@ -420,11 +436,12 @@ class _Binder:
         outputs = derivative_outputs(func)
         ret_names = [r.name for r in func.returns]
         differentiability = od or (True,) * len(func.returns)
-        available = tuple(
+        available_names = tuple(
             f"grad_{r.name}"
             for r, d in zip(func.returns, differentiability)
             if d and r.name is not None and r.type.is_tensor_like()
         )
+        available = frozenset(available_names)
         output_names = set(outputs) | {n for n in ret_names if n} | set(api.return_names(func))
         derivatives: list[Derivative] = []
         forwards: list[ForwardDerivative] = []
@@ -481,11 +498,12 @@ class _Binder:
             rewritten = outs.run(rewritten)
             for off, msg, hint in ins.problems + outs.problems:
                 sink.error(vpos.at(off), msg, hint)
-            used_named = frozenset(
-                n.simple for n in walk(expr) if isinstance(n, Name) and n.simple in available  # type: ignore[misc]
-            )
+            used_named = frozenset(available.intersection(ins.names)) if available else frozenset()
             derivatives.append(
-                Derivative(names, expr, rewritten, value, vpos, ins.saved(list(inputs)), outs.saved(list(outputs)), used_named)
+                Derivative(
+                    names, expr, rewritten, value, vpos, ins.saved(list(inputs)), outs.saved(list(outputs)), used_named,
+                    ins.names, tuple(ins.grads_indices), frozenset(ins.indexed_grads),
+                )
             )
             with_derivs.update(names)
         for n in sorted(with_derivs.intersection(non_diff)):
@@ -511,7 +529,7 @@ class _Binder:
             args_with_derivatives=args_with,
             all_saved_inputs=_dedup(v for d in derivatives for v in d.saved_inputs),
             all_saved_outputs=_dedup(v for d in derivatives for v in d.saved_outputs),
-            available_named_gradients=available,
+            available_named_gradients=available_names,
             used_named_gradients=frozenset().union(*(d.named_gradients for d in derivatives)),
             output_differentiability=od,
             output_differentiability_conditions=conditions,
@@ -531,20 +549,14 @@ class _Binder:
         indices: list[tuple[int, Pos]] = []
         plain_grads = 0
         for d in derivatives:
-            index_nodes = set()
-            for n in walk(d.formula):
-                if isinstance(n, Index) and isinstance(n.obj, Name) and n.obj.simple == "grads":
-                    index_nodes.add(id(n.obj))
-                    if isinstance(n.index, Number) and n.index.text.isdigit():
-                        indices.append((int(n.index.text), d.pos.at(n.obj.offset)))
-            for n in walk(d.formula):
-                if isinstance(n, Name):
-                    if n.simple == "grad" and grad_at is None:
-                        grad_at = d.pos.at(n.offset)
-                    elif n.simple == "grads":
-                        grads_at = grads_at or d.pos.at(n.offset)
-                        if id(n) not in index_nodes:
-                            plain_grads += 1
+            for i, off in d.grads_indices:
+                indices.append((i, d.pos.at(off)))
+            if grad_at is None and "grad" in d.names:
+                grad_at = d.pos.at(d.names["grad"][0])
+            offs = d.names.get("grads", ())
+            if offs and grads_at is None:
+                grads_at = d.pos.at(offs[0])
+            plain_grads += sum(1 for o in offs if o not in d.indexed_grads)
             if d.named_gradients and named_at is None:
                 named_at = d.pos
         if grad_at is not None and grads_at is not None:

@@ -273,22 +273,27 @@ class NativeFunctionsFile:
     path: str
 
 
-def parse_schema_at(text: str, pos: Pos, sink: DiagnosticSink, what: str = "schema") -> FunctionSchema | None:
+def _resolve(pos: Pos | Callable[[], Pos]) -> Pos:
+    return pos if isinstance(pos, Pos) else pos()
+
+
+def parse_schema_at(text: str, pos: Pos | Callable[[], Pos], sink: DiagnosticSink, what: str = "schema") -> FunctionSchema | None:
+    """Parse ``text``; on error report it at ``pos`` (or ``pos()``) shifted to the column."""
     try:
         return parse_schema(text)
     except SchemaParseError as e:
-        sink.error(pos.at(e.offset), f"invalid {what}: {e.message}", e.hint)
+        sink.error(_resolve(pos).at(e.offset), f"invalid {what}: {e.message}", e.hint)
         return None
 
 
-def parse_operator_name_at(text: Any, pos: Pos, sink: DiagnosticSink, what: str) -> OperatorName | None:
+def parse_operator_name_at(text: Any, pos: Pos | Callable[[], Pos], sink: DiagnosticSink, what: str) -> OperatorName | None:
     if not isinstance(text, str):
-        sink.error(pos, f"'{what}' must be an operator name string, not {type_name(text)}")
+        sink.error(_resolve(pos), f"'{what}' must be an operator name string, not {type_name(text)}")
         return None
     try:
         return parse_operator_name(text)
     except SchemaParseError as e:
-        sink.error(pos.at(e.offset), f"invalid operator name {text!r} in '{what}': {e.message}")
+        sink.error(_resolve(pos).at(e.offset), f"invalid operator name {text!r} in '{what}': {e.message}")
         return None
 
 
@@ -430,7 +435,7 @@ class _EntryReader:
             loops.append(UfuncInnerLoop(key, name, tuple(dtypes)))
         return tuple(loops)
 
-    def dispatch(self, func: FunctionSchema | None, structured: bool) -> dict[str, tuple[BackendMetadata, Pos]]:
+    def dispatch(self, func: FunctionSchema | None, structured: bool) -> dict[str, tuple[BackendMetadata, Any]]:
         if "dispatch" not in self.e:
             return {}
         v = self.e["dispatch"]
@@ -438,14 +443,13 @@ class _EntryReader:
             self.err("dispatch", f"'dispatch' must be a mapping of dispatch keys to kernel names, not {type_name(v)}")
             return {}
         # an empty table ("dispatch: {}") deliberately registers no kernel at all
-        out: dict[str, tuple[BackendMetadata, Pos]] = {}
+        out: dict[str, tuple[BackendMetadata, Any]] = {}
         for raw_keys, kernel in v.items():
-            kpos = v.kpos(raw_keys)
             if not isinstance(kernel, str) or not kernel.strip():
                 self.sink.error(v.vpos(raw_keys), f"kernel for '{raw_keys}' must be a kernel name, not {type_name(kernel)}")
                 continue
             if not isinstance(raw_keys, str):
-                self.sink.error(kpos, f"dispatch key must be a name, not {type_name(raw_keys)}")
+                self.sink.error(v.kpos(raw_keys), f"dispatch key must be a name, not {type_name(raw_keys)}")
                 continue
             ns = "at::native"
             name = kernel.strip()
@@ -461,15 +465,18 @@ class _EntryReader:
             offset = 0
             for key in raw_keys.split(","):
                 k = key.strip()
-                kp = kpos.at(offset + (len(key) - len(key.lstrip())))
+                where = (raw_keys, offset + (len(key) - len(key.lstrip())))
                 offset += len(key) + 1
                 if k not in DISPATCH_KEYS:
-                    self.sink.error(kp, f"unknown dispatch key '{k}'", did_you_mean(k, DISPATCH_KEYS))
+                    self.sink.error(v.kpos(where[0]).at(where[1]), f"unknown dispatch key '{k}'", did_you_mean(k, DISPATCH_KEYS))
                     continue
                 if k in out:
-                    self.sink.error(kp, f"dispatch key '{k}' is listed twice", f"first given on line {out[k][1].line}")
+                    first = out[k][1]
+                    self.sink.error(
+                        v.kpos(where[0]).at(where[1]), f"dispatch key '{k}' is listed twice", f"first given on line {v.kpos(first[0]).line}"
+                    )
                     continue
-                out[k] = (BackendMetadata(name, structured and k in STRUCTURED_DISPATCH_KEYS, ns), kp)
+                out[k] = (BackendMetadata(name, structured and k in STRUCTURED_DISPATCH_KEYS, ns), where)
         if func is not None and len(out) == 1 and "CompositeImplicitAutograd" in out:
             md = out["CompositeImplicitAutograd"][0]
             if md.kernel == api.cpp_name(func) and len(v) == 1 and "structured_delegate" not in self.e:
@@ -540,12 +547,12 @@ def _load_entry(
     text = r.want("func", str, "a schema string")
     if text is None:
         return None, {}
-    func = parse_schema_at(text, e.vpos("func"), sink)
+    func = parse_schema_at(text, lambda: e.vpos("func"), sink)
 
     structured = r.boolean("structured", False)
     delegate = None
     if "structured_delegate" in e:
-        delegate = parse_operator_name_at(e["structured_delegate"], e.vpos("structured_delegate"), sink, "structured_delegate")
+        delegate = parse_operator_name_at(e["structured_delegate"], lambda: e.vpos("structured_delegate"), sink, "structured_delegate")
     inherits = None
     if "structured_inherits" in e:
         inherits = r.want("structured_inherits", str, "a class name")
@@ -571,7 +578,7 @@ def _load_entry(
         v = r.want("autogen", str, "a comma-separated list of operator names")
         if v is not None:
             for n in _comma_list(v):
-                op = parse_operator_name_at(n, e.vpos("autogen"), sink, "autogen")
+                op = parse_operator_name_at(n, lambda: e.vpos("autogen"), sink, "autogen")
                 if op is not None:
                     autogen.append(op)
 

@@ -478,7 +478,7 @@ class FunctionSchema:
         a = self.arguments
 
         def strip(arg: Argument) -> Argument:
-            return Argument(arg.name, arg.type, arg.default, None)
+            return arg if arg.annotation is None else Argument(arg.name, arg.type, arg.default, None)
 
         written_returns = {r.annotation for r in self.returns if r.annotation is not None}
         extra = tuple(
