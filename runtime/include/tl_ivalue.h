@@ -104,6 +104,8 @@ tl_ivalue *tl_stack_peek(const tl_stack *s, int64_t depth);
 /* borrowed view by position from the bottom (0 = first pushed); NULL if out of range */
 tl_ivalue *tl_stack_at(const tl_stack *s, int64_t index);
 int tl_stack_drop(tl_stack *s, int64_t n);    /* destroys the top n values */
+/* 1 if the top value is None (for optional arguments: drop it, else pop the type) */
+int tl_stack_top_is_none(const tl_stack *s);
 
 /* push: 0, or -1 with MemoryError */
 int tl_stack_push_ivalue(tl_stack *s, tl_ivalue *v);      /* moves: *v becomes NONE */

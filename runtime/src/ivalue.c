@@ -81,6 +81,7 @@ int tl_ivalue_copy(tl_ivalue *dst, const tl_ivalue *src) {
         if (v.u.t) tl_tensor_retain(v.u.t);
         break;
     case TL_IV_STRING:
+        if (!src->u.s) return tl_set_error(TL_ERR_VALUE, "tl_ivalue_copy: String without text");
         v.u.s = dup_array(src->u.s, (int64_t)strlen(src->u.s) + 1, 1);
         if (!v.u.s) return -1;
         break;
@@ -146,6 +147,10 @@ tl_ivalue *tl_stack_peek(const tl_stack *s, int64_t depth) {
 tl_ivalue *tl_stack_at(const tl_stack *s, int64_t index) {
     if (!s || index < 0 || index >= s->size) return NULL;
     return &items(s)[index];
+}
+
+int tl_stack_top_is_none(const tl_stack *s) {
+    return s && s->size > 0 && items(s)[s->size - 1].tag == TL_IV_NONE;
 }
 
 int tl_stack_drop(tl_stack *s, int64_t n) {

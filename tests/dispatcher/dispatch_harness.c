@@ -1201,7 +1201,9 @@ static void scenario_ivalue(void) {
 
     /* pops transfer ownership */
     tl_tensor *p;
+    CHECK(tl_stack_top_is_none(&st) && !tl_stack_top_is_none(NULL));
     CHECK(tl_stack_pop_opt_tensor(&st, &p) == 0 && p == NULL);
+    CHECK(!tl_stack_top_is_none(&st));
     tl_ivalue v;
     CHECK(tl_stack_pop(&st, &v) == 0 && v.tag == TL_IV_INT_LIST && v.u.ints.len == 0);
     tl_ivalue_destroy(&v);
