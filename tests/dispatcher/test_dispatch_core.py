@@ -42,12 +42,12 @@ def _compile(out_dir: Path, flags: list[str], link: list[str], name: str) -> Pat
         # -Werror on our files; error.c belongs to the runtime and only has to compile
         werror = ["-Werror"] if src in OWN_SOURCES or src == ERROR_STUB else []
         cmd = [GCC, "-std=gnu11", *flags, *WARN, *werror, f"-I{INCLUDE}", "-c", str(src), "-o", str(obj)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
         assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
         objs.append(str(obj))
     exe = out_dir / name
     cmd = [GCC, *flags, *objs, "-pthread", *link, "-o", str(exe)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
     return exe
 
@@ -58,8 +58,14 @@ def harness(tmp_path_factory) -> Path:
     return _compile(out, ["-g", "-O1", *SAN], [], "harness_asan")
 
 
+def clean_env() -> dict:
+    """The environment for the harness: no sanitizer runtime preloaded by a caller
+    (make asan-test preloads libasan into Python)."""
+    return {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+
+
 def run(exe: Path, scenario: str, *extra: str) -> str:
-    env = dict(os.environ)
+    env = clean_env()
     env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
     r = subprocess.run([str(exe), scenario, *extra], capture_output=True, text=True, env=env, timeout=300)
@@ -310,7 +316,7 @@ def test_sources_compile_warning_free(tmp_path, std):
 def test_bench_runs(tmp_path):
     """ns per lookup (printed; speed is judged in benchmarks, not asserted here)."""
     exe = _compile(tmp_path, ["-O3"], [], "harness_bench")
-    r = subprocess.run([str(exe), "bench"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([str(exe), "bench"], capture_output=True, text=True, timeout=300, env=clean_env())
     assert r.returncode == 0, r.stdout + r.stderr
     assert "PASS bench" in r.stdout
     print(r.stdout)
@@ -322,7 +328,7 @@ def test_threads_under_thread_sanitizer(tmp_path):
         exe = _compile(tmp_path, ["-g", "-O1", "-fsanitize=thread"], [], "harness_tsan")
     except AssertionError as e:  # no libtsan on this machine
         pytest.skip(f"cannot build with -fsanitize=thread: {str(e)[-200:]}")
-    r = subprocess.run([str(exe), "threads"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([str(exe), "threads"], capture_output=True, text=True, timeout=300, env=clean_env())
     if "FATAL: ThreadSanitizer" in r.stderr:  # e.g. unsupported memory layout in this sandbox
         pytest.skip(r.stderr.strip().splitlines()[0])
     assert "WARNING: ThreadSanitizer" not in r.stderr, r.stderr[-4000:]
