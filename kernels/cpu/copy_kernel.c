@@ -75,6 +75,23 @@ TL_DEFINE_MOVE(8, uint64_t)
 
 TL_COPY_ALL(TL_DEFINE_COPY)
 
+/* float16 <-> float32 contiguous runs use the hardware conversions in bulk
+ * (GCC does not vectorize _Float16 casts without AVX512-FP16) */
+static void TL_KNAME(cvt_f16_f32)(char **data, const int64_t *strides, int64_t n, void *ctx) {
+    if (strides[0] == 2 && strides[1] == 4) {
+        tl_f32_to_f16_n((uint16_t *)data[0], (const float *)data[1], n);
+        return;
+    }
+    TL_KNAME(copy_f16_f32)(data, strides, n, ctx);
+}
+static void TL_KNAME(cvt_f32_f16)(char **data, const int64_t *strides, int64_t n, void *ctx) {
+    if (strides[0] == 4 && strides[1] == 2) {
+        tl_f16_to_f32_n((float *)data[0], (const uint16_t *)data[1], n);
+        return;
+    }
+    TL_KNAME(copy_f32_f16)(data, strides, n, ctx);
+}
+
 /* table[dst][src]; same-dtype entries are raw moves (bool too: bytes are 0/1) */
 const tl_copy_table_t TL_KNAME(tl_copy_table) = {
     {TL_KNAME(move_1), TL_KNAME(copy_b_u8), TL_KNAME(copy_b_i8), TL_KNAME(copy_b_i16), TL_KNAME(copy_b_i32),
@@ -97,12 +114,12 @@ const tl_copy_table_t TL_KNAME(tl_copy_table) = {
      TL_KNAME(copy_i64_f32), TL_KNAME(copy_i64_f64)},
     {TL_KNAME(copy_f16_b), TL_KNAME(copy_f16_u8), TL_KNAME(copy_f16_i8), TL_KNAME(copy_f16_i16),
      TL_KNAME(copy_f16_i32), TL_KNAME(copy_f16_i64), TL_KNAME(move_2), TL_KNAME(copy_f16_bf16),
-     TL_KNAME(copy_f16_f32), TL_KNAME(copy_f16_f64)},
+     TL_KNAME(cvt_f16_f32), TL_KNAME(copy_f16_f64)},
     {TL_KNAME(copy_bf16_b), TL_KNAME(copy_bf16_u8), TL_KNAME(copy_bf16_i8), TL_KNAME(copy_bf16_i16),
      TL_KNAME(copy_bf16_i32), TL_KNAME(copy_bf16_i64), TL_KNAME(copy_bf16_f16), TL_KNAME(move_2),
      TL_KNAME(copy_bf16_f32), TL_KNAME(copy_bf16_f64)},
     {TL_KNAME(copy_f32_b), TL_KNAME(copy_f32_u8), TL_KNAME(copy_f32_i8), TL_KNAME(copy_f32_i16),
-     TL_KNAME(copy_f32_i32), TL_KNAME(copy_f32_i64), TL_KNAME(copy_f32_f16), TL_KNAME(copy_f32_bf16),
+     TL_KNAME(copy_f32_i32), TL_KNAME(copy_f32_i64), TL_KNAME(cvt_f32_f16), TL_KNAME(copy_f32_bf16),
      TL_KNAME(move_4), TL_KNAME(copy_f32_f64)},
     {TL_KNAME(copy_f64_b), TL_KNAME(copy_f64_u8), TL_KNAME(copy_f64_i8), TL_KNAME(copy_f64_i16),
      TL_KNAME(copy_f64_i32), TL_KNAME(copy_f64_i64), TL_KNAME(copy_f64_f16), TL_KNAME(copy_f64_bf16),

@@ -114,4 +114,33 @@ static inline float tl_f16_to_f32(uint16_t h) { return tl_f16_to_f32_portable(h)
 static inline uint16_t tl_f32_to_f16(float f) { return tl_f32_to_f16_portable(f); }
 #endif
 
+/* ---- bulk contiguous conversions: 16 / 8 lanes with AVX-512 / F16C */
+#if defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+static inline void tl_f32_to_f16_n(uint16_t *restrict out, const float *restrict in, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(out + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; i++) out[i] = tl_f32_to_f16(in[i]);
+}
+static inline void tl_f16_to_f32_n(float *restrict out, const uint16_t *restrict in, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(in + i))));
+#elif defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
+#endif
+    for (; i < n; i++) out[i] = tl_f16_to_f32(in[i]);
+}
+
 #endif

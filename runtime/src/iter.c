@@ -664,8 +664,10 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
         rc.tile_dim = pick_tile_dim(it);
         if (rc.tile_dim) {
             int k = rc.tile_dim;
+            /* measured on 4096x4096 float32 transposed copies: 64 along the
+             * loop dim, 256 along the other one (strided lines stay in L2) */
             rc.t0 = 64;
-            rc.t1 = 64;
+            rc.t1 = 256;
             rc.n0 = (it->shape[0] + rc.t0 - 1) / rc.t0;
             rc.n1 = (it->shape[k] + rc.t1 - 1) / rc.t1;
             rc.nouter = it->numel / (it->shape[0] * it->shape[k]);

@@ -77,10 +77,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
         if not arr.flags.c_contiguous or not arr.flags.aligned:
             arr = arr.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
         src = from_numpy(arr)
-        if src.dtype is not inferred:
-            from . import _rt
-            src = _rt.to(src, inferred)
-    target = want or src.dtype
+        if want is None:
+            want = inferred
+    target = want or src.dtype   # one conversion, from the data's own precision
     h = lib.tl_to_dtype(src._h, target._id, 1)
     t = _wrap(h)
     if dev.type != "cpu":

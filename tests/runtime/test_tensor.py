@@ -212,6 +212,9 @@ def test_tensor_constructor_inference():
     assert tl.tensor([True, False]).dtype is tl.bool
     assert tl.tensor(3).shape == () and tl.tensor(3).dtype is tl.int64
     assert tl.tensor(2.5).item() == 2.5
+    assert tl.tensor([0.1], dtype=tl.float64).item() == 0.1          # no detour through float32
+    assert tl.tensor([1 / 3], dtype=tl.float16).numpy().view(np.uint16)[0] == \
+        np.array([1 / 3]).astype(np.float16).view(np.uint16)[0]
     assert tl.tensor([]).dtype is tl.float32 and tl.tensor([]).shape == (0,)
     assert tl.tensor([[1, 2], [3, 4]], dtype=tl.float16).dtype is tl.float16
     assert tl.tensor(np.zeros(3, np.float64)).dtype is tl.float64

@@ -1,0 +1,109 @@
+"""Shared benchmark harness: timing and ratio tables (torchlet beside numpy and
+PyTorch, when installed). Benchmarks report ratios, not just absolute times.
+
+    from _harness import Bench
+    b = Bench("copy, 2^24 float32", threads=1)
+    b.row("clone", nbytes, torchlet=lambda: ..., numpy=lambda: ..., torch=lambda: ...)
+    b.print()
+
+A ratio column `vs X` is X's time / torchlet's time: above 1.0 torchlet is faster.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import sys
+import time
+
+try:
+    import torch  # noqa: F401
+except ImportError:  # torch is optional
+    torch = None
+
+
+def timeit(fn, *, repeat: int = 7, min_time: float = 0.05) -> float:
+    """Median seconds per call over `repeat` runs of an auto-sized batch."""
+    fn()  # warm up (page faults, caches, lazy init)
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time or n >= 1 << 20:
+            break
+        n *= 2 if dt * 4 > min_time else 8
+    samples = []
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples.append((time.perf_counter() - t0) / n)
+    finally:
+        if gc_was:
+            gc.enable()
+    return statistics.median(samples)
+
+
+def _fmt_time(s: float) -> str:
+    if s < 1e-6:
+        return f"{s * 1e9:7.0f} ns"
+    if s < 1e-3:
+        return f"{s * 1e6:7.1f} us"
+    return f"{s * 1e3:7.2f} ms"
+
+
+class Bench:
+    """Collects rows of {implementation: callable} and prints a ratio table."""
+
+    IMPLS = ("torchlet", "numpy", "torch")
+
+    def __init__(self, title: str, **info):
+        self.title = title
+        self.info = info
+        self.rows = []
+
+    def row(self, name: str, nbytes: int | None = None, **impls):
+        times = {}
+        for impl in self.IMPLS:
+            fn = impls.get(impl)
+            if fn is None:
+                continue
+            times[impl] = timeit(fn)
+        self.rows.append((name, nbytes, times))
+        return times
+
+    def print(self, file=sys.stdout):
+        extra = ", ".join(f"{k}={v}" for k, v in self.info.items())
+        print(f"\n## {self.title}" + (f" ({extra})" if extra else ""), file=file)
+        head = f"{'case':<34}"
+        for impl in self.IMPLS:
+            head += f" {impl:>22}"
+        head += f" {'vs numpy':>9} {'vs torch':>9}"
+        print(head, file=file)
+        print("-" * len(head), file=file)
+        for name, nbytes, times in self.rows:
+            line = f"{name:<34}"
+            for impl in self.IMPLS:
+                t = times.get(impl)
+                if t is None:
+                    line += f" {'-':>22}"
+                elif nbytes:
+                    line += f" {_fmt_time(t)} {nbytes / t / 1e9:6.1f} GB/s"
+                else:
+                    line += f" {_fmt_time(t):>22}"
+            tl_t = times.get("torchlet")
+            for ref in ("numpy", "torch"):
+                r = times.get(ref)
+                line += f" {r / tl_t:8.2f}x" if (r and tl_t) else f" {'-':>9}"
+            print(line, file=file)
+        file.flush()
+
+
+def machine_info() -> str:
+    import platform
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
