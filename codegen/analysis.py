@@ -27,12 +27,16 @@ from .schema import FunctionSchema, OperatorName, SchemaKind
 class NativeFunctionsGroup:
     """The variants of one operator that share a signature."""
 
-    signature: FunctionSchema
+    signature_key: str
     functional: NativeFunction | None = None
     inplace: NativeFunction | None = None
     mutable: NativeFunction | None = None
     out: NativeFunction | None = None
     scratch: NativeFunction | None = None
+
+    @property
+    def signature(self) -> FunctionSchema:
+        return self.functions()[0].signature
 
     @property
     def structured(self) -> bool:
@@ -65,14 +69,14 @@ def group_functions(functions: list[NativeFunction], sink: DiagnosticSink) -> li
         d[kind] = f
     return [
         NativeFunctionsGroup(
-            next(iter(d.values())).signature,
+            key,
             d.get(SchemaKind.functional),
             d.get(SchemaKind.inplace),
             d.get(SchemaKind.mutable),
             d.get(SchemaKind.out),
             d.get(SchemaKind.scratch),
         )
-        for d in by_sig.values()
+        for key, d in by_sig.items()
     ]
 
 

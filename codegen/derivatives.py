@@ -232,20 +232,20 @@ class SavedAnalysis:
             if isinstance(e.index, Number) and e.index.text.isdigit():
                 self.grads_indices.append((int(e.index.text), e.obj.offset))
                 self.indexed_grads.add(e.obj.offset)
-        if isinstance(e, Member):
-            obj = self._visit(e.obj)
-            return e if obj is e.obj else dataclasses.replace(e, obj=obj)
-        changes = {}
-        for fld in dataclasses.fields(e):
-            v = getattr(e, fld.name)
-            if isinstance(v, tuple) and v and not isinstance(v[0], str):
-                new = tuple(self._visit(x) for x in v)
-                if any(a is not b for a, b in zip(new, v)):
-                    changes[fld.name] = new
-            elif hasattr(v, "children") and not isinstance(v, (str, tuple)):
-                new = self._visit(v)
-                if new is not v:
-                    changes[fld.name] = new
+        cls = type(e)
+        changes = None
+        for fname in cls._children:
+            v = getattr(e, fname)
+            new = self._visit(v)
+            if new is not v:
+                changes = changes or {}
+                changes[fname] = new
+        for fname in cls._seq_children:
+            v = getattr(e, fname)
+            items = tuple(self._visit(x) for x in v)
+            if any(a is not b for a, b in zip(items, v)):
+                changes = changes or {}
+                changes[fname] = items
         return dataclasses.replace(e, **changes) if changes else e
 
     def saved(self, order: list[str]) -> tuple[SavedVariable, ...]:
@@ -492,16 +492,15 @@ class _Binder:
             expr = self.parse(value, vpos)
             if expr is None:
                 continue
-            ins = SavedAnalysis(inputs)
+            # one walk for inputs and outputs (an input shadows an output of the same name)
+            ins = SavedAnalysis({**outputs, **inputs})
             rewritten = ins.run(expr)
-            outs = SavedAnalysis(outputs)
-            rewritten = outs.run(rewritten)
-            for off, msg, hint in ins.problems + outs.problems:
+            for off, msg, hint in ins.problems:
                 sink.error(vpos.at(off), msg, hint)
             used_named = frozenset(available.intersection(ins.names)) if available else frozenset()
             derivatives.append(
                 Derivative(
-                    names, expr, rewritten, value, vpos, ins.saved(list(inputs)), outs.saved(list(outputs)), used_named,
+                    names, expr, rewritten, value, vpos, ins.saved(list(inputs)), ins.saved([o for o in outputs if o not in inputs]), used_named,
                     ins.names, tuple(ins.grads_indices), frozenset(ins.indexed_grads),
                 )
             )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple, Union
+from typing import Callable, ClassVar, Iterator, NamedTuple, Union
 
 
 class FormulaParseError(Exception):
@@ -88,6 +88,9 @@ class Node:
 class Name(Node):
     """``grad``, ``at::sum``, ``::std::nullopt``, ``std::get<0>``."""
 
+    _children: ClassVar[tuple[str, ...]] = ()
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     parts: tuple[str, ...]
     template_args: tuple[str, ...] | None = None
     global_scope: bool = False
@@ -103,18 +106,27 @@ class Name(Node):
 
 @dataclass(frozen=True)
 class Number(Node):
+    _children: ClassVar[tuple[str, ...]] = ()
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     text: str
     offset: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class String(Node):
+    _children: ClassVar[tuple[str, ...]] = ()
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     text: str  # with its quotes, as written
     offset: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class Paren(Node):
+    _children: ClassVar[tuple[str, ...]] = ('expr',)
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     expr: "Expr"
     offset: int = field(default=0, compare=False)
 
@@ -124,6 +136,9 @@ class Paren(Node):
 
 @dataclass(frozen=True)
 class Call(Node):
+    _children: ClassVar[tuple[str, ...]] = ('func',)
+    _seq_children: ClassVar[tuple[str, ...]] = ('args',)
+
     func: "Expr"
     args: tuple["Expr", ...]
     offset: int = field(default=0, compare=False)
@@ -135,6 +150,9 @@ class Call(Node):
 
 @dataclass(frozen=True)
 class Member(Node):
+    _children: ClassVar[tuple[str, ...]] = ('obj',)
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     obj: "Expr"
     name: str
     arrow: bool = False
@@ -146,6 +164,9 @@ class Member(Node):
 
 @dataclass(frozen=True)
 class Index(Node):
+    _children: ClassVar[tuple[str, ...]] = ('obj', 'index')
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     obj: "Expr"
     index: "Expr"
     offset: int = field(default=0, compare=False)
@@ -157,6 +178,9 @@ class Index(Node):
 
 @dataclass(frozen=True)
 class Unary(Node):
+    _children: ClassVar[tuple[str, ...]] = ('operand',)
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     op: str
     operand: "Expr"
     offset: int = field(default=0, compare=False)
@@ -167,6 +191,9 @@ class Unary(Node):
 
 @dataclass(frozen=True)
 class Binary(Node):
+    _children: ClassVar[tuple[str, ...]] = ('left', 'right')
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     op: str
     left: "Expr"
     right: "Expr"
@@ -179,6 +206,9 @@ class Binary(Node):
 
 @dataclass(frozen=True)
 class Conditional(Node):
+    _children: ClassVar[tuple[str, ...]] = ('cond', 'then', 'else_')
+    _seq_children: ClassVar[tuple[str, ...]] = ()
+
     cond: "Expr"
     then: "Expr"
     else_: "Expr"
@@ -192,6 +222,9 @@ class Conditional(Node):
 
 @dataclass(frozen=True)
 class BraceList(Node):
+    _children: ClassVar[tuple[str, ...]] = ()
+    _seq_children: ClassVar[tuple[str, ...]] = ('items',)
+
     items: tuple["Expr", ...]
     offset: int = field(default=0, compare=False)
 
@@ -202,6 +235,9 @@ class BraceList(Node):
 @dataclass(frozen=True)
 class Lambda(Node):
     """``[](c10::SymInt i){return -i;}``: captures and params kept as text."""
+
+    _children: ClassVar[tuple[str, ...]] = ('body',)
+    _seq_children: ClassVar[tuple[str, ...]] = ()
 
     captures: str
     params: tuple[str, ...]

@@ -6,8 +6,11 @@ author error of every input and raises one :class:`CodegenError` at the end.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from .analysis import (
     NativeFunctionsGroup,
@@ -59,8 +62,29 @@ def default_tags_path(native_functions: str) -> str | None:
     return str(p) if p.is_file() else None
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the model is built.
+
+    Loading allocates ~10^6 small acyclic objects; collections triggered by
+    those allocations find nothing to free and cost about a sixth of the run.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_model(inputs: Inputs) -> Model:
     """Read and analyse ``inputs``; raises CodegenError with every author error."""
+    with _no_cycle_collection():
+        return _load_model(inputs)
+
+
+def _load_model(inputs: Inputs) -> Model:
     sink = DiagnosticSink()
     tags = load_tags(inputs.tags, sink) if inputs.tags else None
     nf = load_native_functions(inputs.native_functions, sink, tags)

@@ -201,7 +201,8 @@ class NativeFunction:
 
     @cached_property
     def signature_key(self) -> str:
-        return str(self.signature)
+        """``str(self.signature)``: equal for the variants of one operator."""
+        return self.func.signature_key()
 
     @cached_property
     def schema_text(self) -> str:

@@ -107,12 +107,10 @@ def _fast_tokens(text: str) -> list[tuple[str, str, int]]:
     """Tokens as ``(kind, text, index)``; raises like :func:`tokenize`."""
     toks = _FAST_RE.findall(text)
     first = _FIRST
-    out = []
-    for i, tok in enumerate(toks):
-        kind = first.get(tok[0]) or _kind(tok)
-        if kind is None:
-            tokenize(text)  # raises with the right offset
-        out.append((kind, tok, i))
+    kinds = [first.get(tok[0]) or _kind(tok) for tok in toks]
+    if None in kinds:
+        tokenize(text)  # raises with the right offset
+    out = list(zip(kinds, toks, range(len(toks))))
     out.append((EOF, "", len(toks)))
     return out
 
@@ -500,6 +498,34 @@ class FunctionSchema:
             sig_args,
             tuple(Return(None, r.type, None) for r in self.returns) + extra,
         )
+
+    def signature_key(self) -> str:
+        """``str(self.signature())``, computed without building the signature."""
+        a = self.arguments
+        topts = a.tensor_options or ()
+
+        def arg(x: Argument) -> str:
+            s = f"{x.type} {x.name}"
+            return s if x.default is None else f"{s}={x.default.text}"
+
+        parts = [arg(x) for x in a.positional]
+        kw = [arg(x) for x in a.kwarg_only if x not in topts]
+        if kw:
+            parts.append("*")
+            parts.extend(kw)
+        written = {r.annotation for r in self.returns if r.annotation is not None}
+        rets = [str(r.type) for r in self.returns]
+        rets.extend(
+            str(x.type)
+            for x in (((a.self_arg,) if a.self_arg else ()) + a.out + a.post_self_positional)
+            if x.is_write and x.annotation not in written
+        )
+        n = self.name.name
+        name = f"__{n.base}__" if n.dunder_method else n.base
+        if self.name.namespace:
+            name = f"{self.name.namespace}::{name}"
+        ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+        return f"{name}({', '.join(parts)}) -> {ret}"
 
     def schema_order_arguments(self) -> Iterator[Argument]:
         yield from self.arguments.flat_all
