@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
@@ -21,6 +22,7 @@ from .analysis import (
 )
 from .derivatives import DerivativeEntry, load_derivatives
 from .diagnostics import DiagnosticSink
+from .schema import OperatorName
 from .native import BackendIndex, BackendMetadata, NativeFunction, Tag, load_native_functions, load_tags
 
 
@@ -45,15 +47,45 @@ class Model:
     derivatives: list[DerivativeEntry]
     tags: dict[str, Tag] = field(default_factory=dict)
 
+    @cached_property
+    def _kernels_by_op(self) -> dict[OperatorName, dict[str, BackendMetadata]]:
+        by_op: dict[OperatorName, dict[str, BackendMetadata]] = {}
+        for key, idx in self.backend_indices.items():  # sorted by key
+            for name, md in idx.index.items():
+                by_op.setdefault(name, {})[key] = md
+        return by_op
+
     def kernels(self, f: NativeFunction) -> dict[str, BackendMetadata]:
-        """Dispatch key -> kernel implementing ``f``."""
-        return kernels_of(f.func.name, self.backend_indices)
+        """Dispatch key -> kernel implementing ``f``, in key order."""
+        return dict(self._kernels_by_op.get(f.func.name, {}))
 
     def derivative_of(self, f: NativeFunction) -> DerivativeEntry | None:
-        for d in self.derivatives:
-            if d.function is f:
-                return d
+        """The derivatives.yaml entry of ``f`` itself, if any."""
+        return self._derivative_by_function.get(id(f))
+
+    def autograd_of(self, f: NativeFunction) -> DerivativeEntry | None:
+        """The entry whose formulas differentiate ``f``: its own, or (as in
+        PyTorch) the one of the functional variant of its group for an
+        inplace function without one.  Out= functions are not differentiable."""
+        own = self.derivative_of(f)
+        if own is not None or f.func.is_out_fn():
+            return own
+        g = self.group_of(f)
+        if g is not None and g.functional is not None and g.functional is not f:
+            return self.derivative_of(g.functional)
         return None
+
+    def group_of(self, f: NativeFunction) -> NativeFunctionsGroup | None:
+        return self._group_by_function.get(id(f))
+
+    @cached_property
+    def _group_by_function(self) -> dict[int, NativeFunctionsGroup]:
+        return {id(f): g for g in self.groups for f in g.functions()}
+
+    @cached_property
+    def _derivative_by_function(self) -> dict[int, DerivativeEntry]:
+        return {id(d.function): d for d in self.derivatives}
+
 
 
 def default_tags_path(native_functions: str) -> str | None:

@@ -51,6 +51,16 @@ def compare(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult
     return r
 
 
+def _file_mode(dest: Path) -> int:
+    """Keep the mode of the file being replaced; new files get 0666 & ~umask."""
+    try:
+        return dest.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult:
     r = compare(files, out_dir, shown_dir)
     for rel in r.changed:
@@ -60,6 +70,7 @@ def write(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult:
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(files[rel])
+            os.chmod(tmp, _file_mode(dest))  # mkstemp creates 0600
             os.replace(tmp, dest)
         except BaseException:
             if os.path.exists(tmp):

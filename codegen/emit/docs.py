@@ -10,10 +10,9 @@ HTML_COMMENT = ("<!--", "  ", "-->")
 
 def emit_ops_reference(ctx: EmitContext) -> dict[str, str]:
     m = ctx.model
-    derivs = {id(d.function): d for d in m.derivatives}
     ops = []
     for f in m.functions:
-        d = derivs.get(id(f))
+        d = m.autograd_of(f)
         info = d.default if d is not None else None
         ops.append(
             {
@@ -21,7 +20,7 @@ def emit_ops_reference(ctx: EmitContext) -> dict[str, str]:
                 "schema": str(f.func),
                 "kind": f.func.kind().value,
                 "variants": sorted(v.value for v in f.variants),
-                "dispatch": [(k, md.kernel + (f" (via {md.delegate})" if md.delegate else "")) for k, md in m.kernels(f).items()],
+                "dispatch": [(k, md.kernel, str(md.delegate) if md.delegate else None) for k, md in m.kernels(f).items()],
                 "structured": f.structured,
                 "structured_delegate": str(f.structured_delegate) if f.structured_delegate else None,
                 "tags": list(f.tags),
@@ -38,6 +37,7 @@ def emit_ops_reference(ctx: EmitContext) -> dict[str, str]:
                     "non_differentiable": list(info.non_differentiable_arg_names),
                     "saved": [(v.name, v.type, v.expr) for v in info.all_saved_inputs + info.all_saved_outputs],
                     "line": d.pos.line,  # type: ignore[union-attr]
+                    "inherited_from": None if d.function is f else str(d.function.func.name),  # type: ignore[union-attr]
                 },
             }
         )
