@@ -64,9 +64,22 @@ void *tl_alloc(int64_t nbytes) {
     }
     int64_t size = alloc_size(nbytes);
     void *p = NULL;
+    if (size < __atomic_load_n(&g_threshold, __ATOMIC_RELAXED)) {
+        /* small blocks never touch the cache: no lock */
+        p = sys_alloc(size);
+        if (!p) {
+            tl_set_error(TL_ERR_MEMORY, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
+                         (long long)nbytes);
+            return NULL;
+        }
+        __atomic_add_fetch(&g_n_allocs, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&g_n_sys, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&g_allocated, size, __ATOMIC_RELAXED);
+        return p;
+    }
     pthread_mutex_lock(&g_lock);
-    g_n_allocs++;
-    if (size >= g_threshold) {
+    __atomic_add_fetch(&g_n_allocs, 1, __ATOMIC_RELAXED);
+    {
         for (int i = 0; i < g_ncached; i++) {
             if (g_cache[i].size == size) {
                 p = g_cache[i].ptr;
@@ -77,8 +90,8 @@ void *tl_alloc(int64_t nbytes) {
             }
         }
     }
-    if (p) g_allocated += size;
     pthread_mutex_unlock(&g_lock);
+    if (p) __atomic_add_fetch(&g_allocated, size, __ATOMIC_RELAXED);
     if (p) return p;
     p = sys_alloc(size);
     if (!p) {
@@ -91,21 +104,23 @@ void *tl_alloc(int64_t nbytes) {
                      (long long)nbytes);
         return NULL;
     }
-    pthread_mutex_lock(&g_lock);
-    g_allocated += size;
-    g_n_sys++;
-    pthread_mutex_unlock(&g_lock);
+    __atomic_add_fetch(&g_allocated, size, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_n_sys, 1, __ATOMIC_RELAXED);
     return p;
 }
 
 void tl_free(void *p, int64_t nbytes) {
     if (!p) return;
     int64_t size = alloc_size(nbytes);
+    __atomic_sub_fetch(&g_allocated, size, __ATOMIC_RELAXED);
+    if (size < __atomic_load_n(&g_threshold, __ATOMIC_RELAXED)) {
+        free(p);
+        return;
+    }
     void *evict[TL_CACHE_SLOTS];
     int nevict = 0;
     int cached = 0;
     pthread_mutex_lock(&g_lock);
-    g_allocated -= size;
     if (g_limit < 0) g_limit = default_limit();
     if (size >= g_threshold && size <= g_limit) {
         /* evict oldest entries until it fits */
@@ -143,7 +158,7 @@ void tl_allocator_empty_cache(void) {
 
 void tl_allocator_set_cache(int64_t threshold, int64_t limit) {
     pthread_mutex_lock(&g_lock);
-    g_threshold = threshold < 4096 ? 4096 : threshold;
+    __atomic_store_n(&g_threshold, threshold < 4096 ? 4096 : threshold, __ATOMIC_RELAXED);
     g_limit = limit < 0 ? default_limit() : limit;
     pthread_mutex_unlock(&g_lock);
     tl_allocator_empty_cache();
@@ -151,12 +166,12 @@ void tl_allocator_set_cache(int64_t threshold, int64_t limit) {
 
 void tl_allocator_get_stats(tl_allocator_stats *out) {
     pthread_mutex_lock(&g_lock);
-    out->allocated_bytes = g_allocated;
+    out->allocated_bytes = __atomic_load_n(&g_allocated, __ATOMIC_RELAXED);
     out->cached_bytes = g_cached_bytes;
     out->cached_blocks = g_ncached;
-    out->n_allocs = g_n_allocs;
+    out->n_allocs = __atomic_load_n(&g_n_allocs, __ATOMIC_RELAXED);
     out->n_cache_hits = g_n_hits;
-    out->n_system_allocs = g_n_sys;
+    out->n_system_allocs = __atomic_load_n(&g_n_sys, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_lock);
 }
 

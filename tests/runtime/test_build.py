@@ -65,3 +65,33 @@ def test_kernel_variants_use_their_isa():
     asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(default)], capture_output=True,
                          text=True).stdout
     assert "ymm" not in asm and "zmm" not in asm
+
+
+def test_object_cache_tracks_sources_headers_and_flags(tmp_path):
+    s = _setup()
+    (tmp_path / "h.h").write_text("#define V 1\n")
+    src = tmp_path / "a.c"
+    src.write_text('#include "h.h"\nint f(void) { return V; }\n')
+    s.OBJ_ROOT = tmp_path / "obj"
+    job = s.Job(src, "common", ["-O2", "-fPIC"], [str(tmp_path)])
+    assert job.stale()
+    _, rc, out, _ = job.run()
+    assert rc == 0, out
+    assert not job.stale()
+    import os
+    import time
+    earlier = time.time() - 100
+    os.utime(job.obj, (earlier, earlier))            # a header it includes is now newer
+    assert job.stale()
+    job.run()
+    assert not job.stale()
+    os.utime(job.obj, (earlier, earlier))
+    os.utime(src, (earlier - 10, earlier - 10))
+    os.utime(tmp_path / "h.h", (earlier - 10, earlier - 10))
+    assert not job.stale()                           # nothing newer than the object
+    os.utime(tmp_path / "h.h", None)                 # touch the header
+    assert job.stale()
+    job.run()
+    assert not job.stale()
+    other = s.Job(src, "common", ["-O3", "-fPIC"], [str(tmp_path)])   # other flags: other folder
+    assert other.obj != job.obj and other.stale()
