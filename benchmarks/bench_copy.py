@@ -94,6 +94,24 @@ def run(threads: int):
     c.row("copy out= (no allocation)", 2 * nb, torchlet=lambda: _rt.copy_(dst_tl, ta))
     c.print()
 
+    # c = a + b allocating vs out= (TensorIterator test hook loop; the real add is generated later)
+    bb = rng.standard_normal(N).astype(np.float32)
+    tb = tl.from_numpy(bb)
+    out_np = np.empty_like(a)
+    d = Bench("c = a + b vs out=, 2^24 float32 (test hook loop)", threads=threads)
+    if torch is not None:
+        pb = torch.from_numpy(bb)
+        pout = torch.empty(N)
+    d.row("a + b (allocating)", 3 * nb,
+          torchlet=lambda: _rt.test_binary_add(ta, tb),
+          numpy=lambda: a + bb,
+          torch=(lambda: pa + pb) if torch is not None else None)
+    d.row("add(a, b, out=c)", 3 * nb,
+          torchlet=lambda: _rt.test_binary_add(ta, tb, out=dst_tl),
+          numpy=lambda: np.add(a, bb, out=out_np),
+          torch=(lambda: torch.add(pa, pb, out=pout)) if torch is not None else None)
+    d.print()
+
 
 def main():
     print(f"bench_copy: {machine_info()}; torch {'%s' % torch.__version__ if torch else 'not installed'}; "

@@ -52,6 +52,16 @@ def main() -> int:
     tests = sys.argv[1:] or ["tests/runtime"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=ROOT, env=env)
     print(f"asan-test: pytest exit code {r.returncode} ({'no ASan error' if r.returncode == 0 else 'FAILED'})")
+    if r.returncode != 0 or sys.argv[1:]:
+        return r.returncode
+    # a million tensors created and dropped under ASan: memory must stay flat
+    # (quarantine off for this run only, or ASan itself holds the freed blocks)
+    env2 = dict(env, ASAN_OPTIONS=env["ASAN_OPTIONS"] + ":quarantine_size_mb=0")
+    env2.pop("TORCHLET_ASAN_RUN")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/runtime/test_errors_memory_threads.py::test_million_tensors_memory_flat"],
+                       cwd=ROOT, env=env2)
+    print(f"asan-test: million-tensor memory test exit code {r.returncode}")
     return r.returncode
 
 

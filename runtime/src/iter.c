@@ -22,7 +22,6 @@ typedef struct tl_iter_op {
 struct tl_iter {
     uint32_t flags;
     int nout, nin, nops;
-    tl_iter_op ops[TL_ITER_MAX_OPERANDS];
     tl_dtype forced_common;
     tl_dtype output_dtype;
     tl_dtype common_dtype;
@@ -35,7 +34,12 @@ struct tl_iter {
     int64_t perm[TL_MAX_DIMS];           /* iter dim -> result dim, before coalescing */
     int64_t perm_ndim;
     int64_t numel;
+    tl_iter_op ops[TL_ITER_MAX_OPERANDS];  /* last: only the used entries are reset */
 };
+
+/* one freed iterator per thread is kept for the next op: no calloc of ~6 KB
+ * per call (only a pointer lives in TLS) */
+static _Thread_local tl_iter *g_spare = NULL;
 
 static void format_shape(char *buf, size_t cap, int64_t n, const int64_t *v) {
     size_t pos = (size_t)snprintf(buf, cap, "[");
@@ -45,8 +49,14 @@ static void format_shape(char *buf, size_t cap, int64_t n, const int64_t *v) {
 }
 
 tl_iter *tl_iter_new(uint32_t flags) {
-    tl_iter *it = calloc(1, sizeof *it);
-    if (!it) { tl_set_error(TL_ERR_MEMORY, "out of memory allocating a TensorIterator"); return NULL; }
+    tl_iter *it = g_spare;
+    if (it) {
+        g_spare = NULL;
+        memset(it, 0, offsetof(tl_iter, ops));
+    } else {
+        it = calloc(1, sizeof *it);
+        if (!it) { tl_set_error(TL_ERR_MEMORY, "out of memory allocating a TensorIterator"); return NULL; }
+    }
     it->flags = flags;
     it->forced_common = TL_DTYPE_UNDEFINED;
     it->output_dtype = TL_DTYPE_UNDEFINED;
@@ -60,13 +70,15 @@ void tl_iter_free(tl_iter *it) {
         tl_tensor_release(it->ops[i].tensor);
         tl_tensor_release(it->ops[i].original);
     }
-    free(it);
+    if (!g_spare) g_spare = it;
+    else free(it);
 }
 
 int tl_iter_add_output(tl_iter *it, tl_tensor *out) {
     if (it->nin > 0) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: add outputs before inputs");
     if (it->nops >= TL_ITER_MAX_OPERANDS) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: too many operands");
     tl_iter_op *op = &it->ops[it->nops++];
+    memset(op, 0, offsetof(tl_iter_op, strides));
     op->is_output = 1;
     op->tensor = out;
     tl_tensor_retain(out);
@@ -78,6 +90,7 @@ int tl_iter_add_input(tl_iter *it, const tl_tensor *in) {
     if (!in) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: undefined input tensor");
     if (it->nops >= TL_ITER_MAX_OPERANDS) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: too many operands");
     tl_iter_op *op = &it->ops[it->nops++];
+    memset(op, 0, offsetof(tl_iter_op, strides));
     op->tensor = (tl_tensor *)in;
     tl_tensor_retain(op->tensor);
     it->nin++;

@@ -11,6 +11,12 @@
 #define TL_TEST_ADD(NAME, T, LOAD, STORE)                                                     \
     static void test_add_##NAME(char **data, const int64_t *strides, int64_t n, void *ctx) {  \
         (void)ctx;                                                                            \
+        if (strides[0] == sizeof(T) && strides[1] == sizeof(T) && strides[2] == sizeof(T)) {  \
+            T *restrict o = (T *)data[0];                                                     \
+            const T *restrict x = (const T *)data[1], *restrict y = (const T *)data[2];       \
+            for (int64_t k = 0; k < n; k++) o[k] = STORE(LOAD(x[k]) + LOAD(y[k]));            \
+            return;                                                                           \
+        }                                                                                     \
         for (int64_t k = 0; k < n; k++) {                                                     \
             T a = *(const T *)(data[1] + k * strides[1]);                                     \
             T b = *(const T *)(data[2] + k * strides[2]);                                     \

@@ -37,7 +37,7 @@ def random_broadcast_shapes(rng):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_broadcasting_random_shapes(seed):
+def test_broadcasting_random_shapes(cpu_capability, seed):
     rng = np.random.default_rng(seed)
     sa, sb = random_broadcast_shapes(rng)
     a = random_array(rng, sa, tl.float32)
@@ -63,7 +63,7 @@ def test_broadcast_error():
 
 
 @pytest.mark.parametrize("da,db", list(itertools.product(ALL, ALL)))
-def test_promotion_every_pair(da, db):
+def test_promotion_every_pair(cpu_capability, da, db):
     rng = np.random.default_rng(1)
     a = random_array(rng, (3, 4), da, small=True)
     b = random_array(rng, (4,), db, small=True)
