@@ -72,3 +72,88 @@ def test_formula_random_text(text):
         assert 0 <= err.offset <= len(text)
         return
     assert parse_formula(to_source(e)) == e
+
+
+# --------------------------------------------------------------------------
+# whole files: a mutated YAML file is either accepted or reported as author
+# errors (CodegenError); nothing else may escape (no KeyError, TypeError ...)
+
+NF_TEXT = """\
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  structured_delegate: add.out
+  variants: function, method
+  tags: [core, pointwise]
+
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  precomputed:
+  - other -> int x, int y
+  ufunc_inner_loop:
+    Generic: add (AllAndComplex, BFloat16)
+  dispatch:
+    SparseCPU, SparseCUDA: add_out_sparse
+  autogen: add.Scalar_out
+  cpp_no_default_args: ["alpha"]
+  device_check: NoCheck
+
+- func: _bn(Tensor input, Tensor(a!) running_mean) -> (Tensor, Tensor)
+  dispatch:
+    CPU: bn_cpu
+  autogen: _bn_functional
+"""
+D_TEXT = """\
+- name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  self: handle_r_to_c(self.scalar_type(), grad)
+  other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
+  result: self_t + maybe_multiply(other_t, alpha)
+
+- name: _bn(Tensor input, Tensor(a!) running_mean) -> (Tensor, Tensor)
+  output_differentiability: [True, False]
+  dispatch:
+    Default:
+      input: grads[0] * running_mean.sym_sizes()[0] + grads[1]
+      running_mean: non_differentiable
+    AutogradNestedTensor:
+      input: grads[1]
+"""
+TAGS_TEXT = "- tag: core\n  desc: c\n- tag: pointwise\n  desc: p\n"
+YAML_ALPHABET = " \n-:[]{},'\"#!&*|>%@`abcself()->Tensor0123._"
+
+
+def _mutate(text: str, edits) -> str:
+    for pos, dele, ins in edits:
+        pos = pos % (len(text) + 1)
+        text = text[:pos] + ins + text[pos + dele :]
+    return text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    st.booleans(),
+    st.lists(st.tuples(st.integers(0, 2000), st.integers(0, 6), st.text(alphabet=YAML_ALPHABET, max_size=4)), min_size=1, max_size=3),
+)
+def test_mutated_yaml_files(tmp_path_factory, mutate_derivatives, edits):
+    from codegen.diagnostics import CodegenError
+    from codegen.model import Inputs, load_model
+
+    d = tmp_path_factory.mktemp("fuzz")
+    nf, der = (NF_TEXT, _mutate(D_TEXT, edits)) if mutate_derivatives else (_mutate(NF_TEXT, edits), D_TEXT)
+    (d / "nf.yaml").write_text(nf)
+    (d / "d.yaml").write_text(der)
+    (d / "tags.yaml").write_text(TAGS_TEXT)
+    try:
+        load_model(Inputs(str(d / "nf.yaml"), str(d / "d.yaml"), str(d / "tags.yaml")))
+    except CodegenError as e:
+        assert e.diagnostics
+        for diag in e.diagnostics:
+            assert diag.line >= 1 and diag.col >= 1 and diag.message
+
+
+def test_unmutated_fuzz_inputs_are_valid(tmp_path):
+    from codegen.model import Inputs, load_model
+
+    (tmp_path / "nf.yaml").write_text(NF_TEXT)
+    (tmp_path / "d.yaml").write_text(D_TEXT)
+    (tmp_path / "tags.yaml").write_text(TAGS_TEXT)
+    m = load_model(Inputs(str(tmp_path / "nf.yaml"), str(tmp_path / "d.yaml"), str(tmp_path / "tags.yaml")))
+    assert len(m.derivatives) == 2
