@@ -353,6 +353,9 @@ class _Binder:
             if schema is None:
                 return None
             f = self.by_schema.get(str(schema))
+            if f is not None:
+                sink.error(e.vpos("name"), "schema in 'name' does not match the declaration exactly", f"write '{schema}'")
+                return None
         if f is None:
             sink.error(e.vpos("name"), f"no native function has the schema '{text}'", self.near_matches(schema, text))
             return None

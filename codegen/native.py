@@ -549,6 +549,8 @@ def _load_entry(
     if text is None:
         return None, {}
     func = parse_schema_at(text, lambda: e.vpos("func"), sink)
+    if func is not None and func.__str__() != text:
+        sink.error(e.vpos("func"), "schema is not written in canonical form", f"write '{func}'")
 
     structured = r.boolean("structured", False)
     delegate = None
@@ -601,6 +603,8 @@ def _load_entry(
         return None, {}
 
     # cross-field rules
+    if Variant.method in variants and func.arguments.self_arg is None:
+        r.err("variants", f"a method variant needs an argument named 'self'; '{func.name}' has none")
     if structured and not func.is_out_fn():
         r.err("structured", f"only out= functions can be structured; '{func.name}' is {func.kind().value}",
               "mark the out= variant 'structured: True' and give this one 'structured_delegate'", key_pos=True)

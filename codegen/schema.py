@@ -592,9 +592,20 @@ class _Parser:
         arguments = self.arguments()
         self.expect(")", "',' or ')' in the argument list")
         self.expect("->", "'->' before the returns")
+        ret_at = self.i
         returns = self.returns()
         if self.peek()[0] != EOF:
             raise self.fail("end of schema")
+        out = tuple(a for a in arguments.out if not a.name.startswith("_scratch_"))
+        if out and returns and (
+            len(returns) != len(out) or any(r.annotation != a.annotation for r, a in zip(returns, out))
+        ):
+            expected = ", ".join(a.type.render(a.annotation) for a in out)
+            raise SchemaParseError(
+                "an out= function must return its out arguments",
+                ret_at,
+                f"write '-> {expected if len(out) == 1 else '(' + expected + ')'}'",
+            )
         return FunctionSchema(name, arguments, returns)
 
     def operator_name(self) -> OperatorName:

@@ -371,6 +371,46 @@ CASES = [
         ["nf.yaml:1:32: error: invalid schema: argument 'dim' of non-optional type 'int' cannot default to None", "  hint: make the type optional: 'int?'"],
     ),
     (
+        "non-canonical-schema",
+        """\
+        - func: relu(Tensor  self) ->Tensor
+        """,
+        None,
+        ["nf.yaml:1:9: error: schema is not written in canonical form", "  hint: write 'relu(Tensor self) -> Tensor'"],
+    ),
+    (
+        "out-function-returns",
+        """\
+        - func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor
+        """,
+        None,
+        [
+            "nf.yaml:1:53: error: invalid schema: an out= function must return its out arguments",
+            "  hint: write '-> Tensor(a!)'",
+        ],
+    ),
+    (
+        "method-without-self",
+        """\
+        - func: relu(Tensor input) -> Tensor
+          variants: method
+        """,
+        None,
+        ["nf.yaml:2:13: error: a method variant needs an argument named 'self'; 'relu' has none"],
+    ),
+    (
+        "derivative-schema-spacing",
+        GOOD_NF,
+        """\
+        - name: mul.Tensor(Tensor self,Tensor other) -> Tensor
+          self: grad * other
+        """,
+        [
+            "d.yaml:1:9: error: schema in 'name' does not match the declaration exactly",
+            "  hint: write 'mul.Tensor(Tensor self, Tensor other) -> Tensor'",
+        ],
+    ),
+    (
         "derivative-for-unknown-schema",
         GOOD_NF,
         """\
