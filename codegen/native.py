@@ -549,8 +549,9 @@ def _load_entry(
     if text is None:
         return None, {}
     func = parse_schema_at(text, lambda: e.vpos("func"), sink)
-    if func is not None and func.__str__() != text:
-        sink.error(e.vpos("func"), "schema is not written in canonical form", f"write '{func}'")
+    canonical = str(func) if func is not None else None
+    if canonical is not None and canonical != text:
+        sink.error(e.vpos("func"), "schema is not written in canonical form", f"write '{canonical}'")
 
     structured = r.boolean("structured", False)
     delegate = None
@@ -650,4 +651,5 @@ def _load_entry(
         source=e,
         **flags,
     )
+    f.__dict__["schema_text"] = canonical  # already computed: seed the cached property
     return f, kernels
