@@ -57,6 +57,10 @@ tl_storage *tl_storage_new(int64_t nbytes, tl_device_type device) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
         return NULL;
     }
+    if (device != TL_CPU && device != TL_META) {
+        tl_set_error(TL_ERR_VALUE, "invalid device %d", (int)device);
+        return NULL;
+    }
     tl_storage *s = storage_alloc();
     if (!s) return NULL;
     s->nbytes = nbytes;
@@ -670,12 +674,12 @@ tl_tensor *tl_slice(const tl_tensor *t, int64_t dim, int64_t start, int64_t end,
     else if (start > size) start = size;
     if (end < start) end = start;
     else if (end > size) end = size;
-    int64_t len = (end - start + step - 1) / step;
+    int64_t len = end == start ? 0 : 1 + (end - start - 1) / step;   /* no overflow for huge steps */
     int64_t sizes[TL_MAX_DIMS], strides[TL_MAX_DIMS];
     memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
     memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
     sizes[d] = len;
-    strides[d] = t->strides[d] * step;
+    if (len > 1) strides[d] = t->strides[d] * step;   /* step < size here, so this fits */
     return make_view(t, t->ndim, sizes, strides, t->storage_offset + start * t->strides[d]);
 }
 

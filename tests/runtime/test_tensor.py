@@ -107,6 +107,31 @@ def test_view_errors():
         _rt.as_strided(t, (2,), (-1,), 3)
 
 
+def test_hostile_arguments_never_crash():
+    t = _rt.zeros(5)
+    assert _rt.slice(t, 0, 1, None, 2**62).shape == (1,)
+    assert _rt.slice(t, 0, 2**62, 2**63 - 1).shape == (0,)
+    assert _rt.slice(t, 0, -2**63, 3).shape == (3,)
+    with pytest.raises(ValueError):
+        lib.tl_empty(1, [2], 42, lib.TL_CPU) or _errors_check()
+    for bad in ((lambda: lib.tl_empty(1, [2], 42, lib.TL_CPU)), (lambda: lib.tl_empty(1, [2], lib.TL_FLOAT32, 9)),
+                (lambda: lib.tl_to_dtype(t._h, -5, 0)), (lambda: lib.tl_storage_new(-1, lib.TL_CPU)),
+                (lambda: lib.tl_storage_new(8, 9)), (lambda: lib.tl_select(t._h, 5, 0)),
+                (lambda: lib.tl_as_strided(t._h, 65, [1] * 65, [1] * 65, 0)),
+                (lambda: lib.tl_view(t._h, -1, ffi.NULL)),
+                (lambda: lib.tl_expand(t._h, 70, [1] * 70))):
+        assert bad() == ffi.NULL
+        assert lib.tl_error_kind_get() != lib.TL_OK
+        lib.tl_clear_error()
+    assert lib.tl_set_cpu_capability(ffi.NULL) == -1
+    lib.tl_clear_error()
+
+
+def _errors_check():
+    from torchlet._errors import raise_error
+    raise_error()
+
+
 def test_factory_errors_are_exceptions():
     with pytest.raises(RuntimeError, match=r"Trying to create tensor with negative dimension -1: \[2, -1\]"):
         _rt.empty(2, -1)
