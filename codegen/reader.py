@@ -27,20 +27,28 @@ except AttributeError:  # pragma: no cover
     _Base = yaml.SafeLoader  # type: ignore[misc]
 
 _STR_TAG = "tag:yaml.org,2002:str"
-# first characters of plain scalars that may resolve to something else than a string
-_MAYBE_TYPED = set("0123456789+-.~nNtTfFyYoO=<")
+# YAML 1.1 words that resolve to booleans or null (PyYAML's implicit resolvers)
+_BOOL_WORDS = {w for b in ("yes", "no", "true", "false", "on", "off") for w in (b, b.capitalize(), b.upper())}
+_NULL_WORDS = {"~", "null", "Null", "NULL"}
+# first characters of plain scalars that may be numbers (or merge/value keys)
+_MAYBE_NUMBER = set("0123456789+-.=<")
 
 
 class _Loader(_Base):  # type: ignore[misc,valid-type]
     """libyaml's loader with a fast path in implicit tag resolution.
 
-    Most plain scalars (schemas, kernel names, formulas) cannot be anything
-    but strings; only those whose first character could start a number, a
-    boolean or null go through PyYAML's regular expressions.
+    Most plain scalars (schemas, kernel names, formulas) are strings: YAML
+    1.1's boolean and null words are looked up in a set, and only scalars
+    whose first character could start a number go through PyYAML's
+    regular expressions.
     """
 
     def resolve(self, kind, value, implicit):  # type: ignore[no-untyped-def]
-        if kind is yaml.ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
+        if kind is yaml.ScalarNode and implicit[0] and value and value[0] not in _MAYBE_NUMBER:
+            if value in _BOOL_WORDS:
+                return "tag:yaml.org,2002:bool"
+            if value in _NULL_WORDS:
+                return "tag:yaml.org,2002:null"
             return _STR_TAG
         return super().resolve(kind, value, implicit)
 

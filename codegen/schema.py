@@ -151,12 +151,13 @@ class BaseType:
     name: BaseTy
 
     def render(self, annotation: "Annotation | None" = None) -> str:
+        # _value_ is the enum member's plain attribute (faster than .value)
         if annotation is None:
-            return self.name.value
-        return f"{self.name.value}({annotation})"
+            return self.name._value_
+        return f"{self.name._value_}({annotation})"
 
     def __str__(self) -> str:
-        return self.name.value
+        return self.name._value_
 
     @property
     def base(self) -> BaseTy:
