@@ -16,6 +16,7 @@
 #define TL_MAX_DIMS 64
 #define TL_INLINE_DIMS 5
 #define TL_ALIGNMENT 64
+#define TL_INLINE_STORAGE_MAX 4096   /* CPU storages up to this size hold their data inline */
 
 #define TL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TL_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -26,7 +27,8 @@ struct tl_storage {
     void *data;
     int64_t nbytes;            /* usable bytes */
     tl_device_type device;
-    int owns_data;             /* 1: tl_free(data, nbytes) on release */
+    int owns_data;             /* 1: tl_free(data, nbytes) on release (0 for inline small data) */
+    int external;              /* wraps memory the runtime does not own (not resizable) */
     tl_deleter_fn deleter;     /* external memory */
     void *deleter_ctx;
 };

@@ -166,22 +166,21 @@ int tl_resize_(tl_tensor *t, int64_t ndim, const int64_t *sizes) {
     if (tl__mul_overflow(numel, isz, &need) || tl__add_overflow(need, t->storage_offset * isz, &total))
         return tl_set_error(TL_ERR_RUNTIME, "resize_: storage size calculation overflowed");
     if (total > t->storage->nbytes) {
-        if (t->storage->deleter || (!t->storage->owns_data && t->storage->data))
+        if (t->storage->external)
             return tl_set_error(TL_ERR_RUNTIME,
                                 "Trying to resize storage that is not resizable (it wraps external memory)");
-        tl_storage *ns = tl_storage_new(total, t->device);
-        if (!ns) return -1;
-        if (t->storage->data && ns->data) memcpy(ns->data, t->storage->data, (size_t)t->storage->nbytes);
-        /* every tensor sharing the old storage sees the new one, as in PyTorch */
-        tl_storage *old = t->storage;
-        tl_storage tmp = *old;
-        old->data = ns->data;
-        old->nbytes = ns->nbytes;
-        old->owns_data = 1;
-        ns->data = tmp.data;
-        ns->nbytes = tmp.nbytes;
-        ns->owns_data = tmp.owns_data;
-        tl_storage_release(ns);   /* frees the old block */
+        /* every tensor sharing the storage sees the new block, as in PyTorch */
+        tl_storage *st = t->storage;
+        if (st->device == TL_CPU) {
+            void *nd = tl_alloc(total);
+            if (!nd) return -1;
+            if (st->data && st->nbytes) memcpy(nd, st->data, (size_t)st->nbytes);
+            if (st->owns_data) tl_free(st->data, st->nbytes);
+            /* inline small data stays in the storage's block until it dies */
+            st->data = nd;
+            st->owns_data = 1;
+        }
+        st->nbytes = total;
     }
     return tl__tensor_set_geometry(t, ndim, sizes, NULL);
 }

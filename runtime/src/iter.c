@@ -28,18 +28,19 @@ struct tl_iter {
     tl_device_type device;
     int built, is_meta, compute_only;
     int64_t result_ndim;
-    int64_t result_shape[TL_MAX_DIMS];   /* broadcast shape, normal order */
     int64_t ndim;                        /* loop dims after coalescing */
-    int64_t shape[TL_MAX_DIMS];          /* iterator order */
-    int64_t perm[TL_MAX_DIMS];           /* iter dim -> result dim, before coalescing */
     int64_t perm_ndim;
     int64_t numel;
-    tl_iter_op ops[TL_ITER_MAX_OPERANDS];  /* last: only the used entries are reset */
+    /* arrays below are written before they are read: not reset between uses */
+    int64_t result_shape[TL_MAX_DIMS];   /* broadcast shape, normal order */
+    int64_t shape[TL_MAX_DIMS];          /* iterator order */
+    int64_t perm[TL_MAX_DIMS];           /* iter dim -> result dim, before coalescing */
+    tl_iter_op ops[TL_ITER_MAX_OPERANDS];  /* only the used entries are reset */
 };
 
 /* one freed iterator per thread is kept for the next op: no calloc of ~6 KB
  * per call (only a pointer lives in TLS) */
-static _Thread_local tl_iter *g_spare = NULL;
+static _Thread_local tl_iter *g_spare __attribute__((tls_model("initial-exec"))) = NULL;
 
 static void format_shape(char *buf, size_t cap, int64_t n, const int64_t *v) {
     size_t pos = (size_t)snprintf(buf, cap, "[");
@@ -52,7 +53,7 @@ tl_iter *tl_iter_new(uint32_t flags) {
     tl_iter *it = g_spare;
     if (it) {
         g_spare = NULL;
-        memset(it, 0, offsetof(tl_iter, ops));
+        memset(it, 0, offsetof(tl_iter, result_shape));
     } else {
         it = calloc(1, sizeof *it);
         if (!it) { tl_set_error(TL_ERR_MEMORY, "out of memory allocating a TensorIterator"); return NULL; }
@@ -491,6 +492,46 @@ static void coalesce_dimensions(tl_iter *it) {
     it->ndim = prev + 1;
 }
 
+/* ATen's fast_set_up: every defined operand is contiguous, of the result
+ * shape and of the common dtype (the common case of `a + b`): allocate outputs
+ * contiguous and iterate one flat dimension, skipping reorder and coalescing. */
+static int try_fast_setup(tl_iter *it) {
+    tl_dtype common = it->common_dtype;
+    if (!tl_dtype_valid(common) || it->compute_only) return 0;
+    int64_t nd = it->result_ndim;
+    for (int i = 0; i < it->nops; i++) {
+        tl_iter_op *op = &it->ops[i];
+        tl_tensor *t = op->tensor;
+        if (op->is_output && op->will_resize) {
+            if (t) return 0;                    /* resize of an out=: general path */
+            if (op->target_dtype != common) return 0;
+            continue;
+        }
+        if (t->dtype != common || !(t->flags & TL_TF_CONTIGUOUS) || t->ndim != nd ||
+            memcmp(t->sizes, it->result_shape, sizeof(int64_t) * (size_t)nd) != 0)
+            return 0;
+    }
+    for (int i = 0; i < it->nout; i++) {
+        tl_iter_op *op = &it->ops[i];
+        if (!op->tensor) {
+            op->tensor = tl_empty(nd, it->result_shape, common, it->device);
+            if (!op->tensor) return -1;
+            op->will_resize = 0;
+        }
+    }
+    int64_t isz = tl_dtype_itemsize(common);
+    for (int i = 0; i < it->nops; i++) {
+        it->ops[i].data = tl__data(it->ops[i].tensor);
+        it->ops[i].strides[0] = isz;
+    }
+    for (int64_t d = 0; d < nd; d++) it->perm[d] = nd - 1 - d;
+    it->perm_ndim = nd;
+    it->ndim = nd == 0 ? 0 : 1;
+    it->shape[0] = it->numel;
+    it->built = 1;
+    return 1;
+}
+
 static int iter_build(tl_iter *it) {
     if (it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: already built");
     if (it->nops == 0) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: no operands");
@@ -498,6 +539,8 @@ static int iter_build(tl_iter *it) {
     if (compute_shape(it) != 0) return -1;
     if (compute_types(it) != 0) return -1;
     if (check_overlap(it) != 0) return -1;
+    int fast = try_fast_setup(it);
+    if (fast != 0) return fast < 0 ? -1 : 0;
     compute_strides(it);
     reorder_dimensions(it);
     if (it->compute_only) return 0;

@@ -8,7 +8,7 @@
 
 static int g_num_threads = 0;       /* 0: not initialised */
 static int64_t g_grain = 32768;
-static _Thread_local int g_in_parallel = 0;
+static _Thread_local int g_in_parallel __attribute__((tls_model("initial-exec"))) = 0;
 
 static void atfork_child(void) {
     g_num_threads = 1;
