@@ -15,7 +15,7 @@ from typing import Iterator
 
 from .analysis import (
     NativeFunctionsGroup,
-    generate_functional_variants,
+    generate_autogen_variants,
     group_functions,
     kernels_of,
     resolve_delegates,
@@ -120,9 +120,15 @@ def _load_model(inputs: Inputs) -> Model:
     sink = DiagnosticSink()
     tags = load_tags(inputs.tags, sink) if inputs.tags else None
     nf = load_native_functions(inputs.native_functions, sink, tags)
-    functions = nf.functions + generate_functional_variants(nf.functions, sink)
+    generated, generated_kernels = generate_autogen_variants(nf.functions, sink)
+    functions = nf.functions + generated
+    indices = dict(nf.backend_indices)
+    for key, kernels in generated_kernels.items():
+        merged = dict(indices[key].index) if key in indices else {}
+        merged.update(kernels)
+        indices[key] = BackendIndex(key, merged)
     groups = group_functions(functions, sink)
-    backend = resolve_delegates(functions, nf.backend_indices, sink)
+    backend = resolve_delegates(functions, dict(sorted(indices.items())), sink)
     derivs = load_derivatives(inputs.derivatives, sink, functions) if inputs.derivatives else []
     sink.check()
     return Model(inputs, functions, backend, groups, derivs, tags or {})

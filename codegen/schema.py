@@ -467,7 +467,7 @@ class FunctionSchema:
     def is_out_fn(self) -> bool:
         return bool(self.arguments.out)
 
-    def signature(self) -> "FunctionSchema":
+    def signature(self, keep_return_names: bool = False) -> "FunctionSchema":
         """The schema shared by the functional / inplace / out variants.
 
         The overload name, inplace ``_``, out arguments, alias annotations,
@@ -481,7 +481,7 @@ class FunctionSchema:
 
         written_returns = {r.annotation for r in self.returns if r.annotation is not None}
         extra = tuple(
-            Return(None, arg.type, None)
+            Return(f"{arg.name}_out" if keep_return_names else None, arg.type, None)
             for arg in (((a.self_arg,) if a.self_arg else ()) + a.out + a.post_self_positional)
             if arg.is_write and arg.annotation not in written_returns
         )
@@ -497,7 +497,7 @@ class FunctionSchema:
         return FunctionSchema(
             OperatorName(BaseOperatorName(n.base, False, n.dunder_method, False), "", self.name.namespace),
             sig_args,
-            tuple(Return(None, r.type, None) for r in self.returns) + extra,
+            tuple(Return(r.name if keep_return_names else None, r.type, None) for r in self.returns) + extra,
         )
 
     def signature_key(self) -> str:

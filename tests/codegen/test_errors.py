@@ -411,6 +411,35 @@ CASES = [
         ],
     ),
     (
+        "autogen-wrong-name",
+        """\
+        - func: relu_(Tensor(a!) self) -> Tensor(a!)
+          dispatch:
+            CPU: relu_
+          autogen: relu_.out
+        """,
+        None,
+        ["nf.yaml:4:12: error: autogen 'relu_.out' does not name the generated variant 'relu.out'", "  hint: write 'relu.out'"],
+    ),
+    (
+        "autogen-existing-variant",
+        """\
+        - func: relu(Tensor self) -> Tensor
+          dispatch:
+            CPU: relu
+          autogen: relu.out
+
+        - func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+          dispatch:
+            CPU: relu_out
+        """,
+        None,
+        [
+            "nf.yaml:4:12: error: autogen 'relu.out' names an operator declared on line 6",
+            "  hint: remove 'relu.out' from autogen",
+        ],
+    ),
+    (
         "derivative-for-unknown-schema",
         GOOD_NF,
         """\

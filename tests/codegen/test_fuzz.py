@@ -92,14 +92,13 @@ NF_TEXT = """\
     Generic: add (AllAndComplex, BFloat16)
   dispatch:
     SparseCPU, SparseCUDA: add_out_sparse
-  autogen: add.Scalar_out
   cpp_no_default_args: ["alpha"]
   device_check: NoCheck
 
 - func: _bn(Tensor input, Tensor(a!) running_mean) -> (Tensor, Tensor)
   dispatch:
     CPU: bn_cpu
-  autogen: _bn_functional
+  autogen: _bn_functional, _bn.out
 """
 D_TEXT = """\
 - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor

@@ -32,7 +32,6 @@ NF = """\
     CPU, CUDA: add_out
     SparseCPU: add_out_sparse_cpu
   python_module: nn
-  autogen: add.Scalar_out
   cpp_no_default_args: ["alpha"]
   device_guard: False
   manual_cpp_binding: True
@@ -40,6 +39,11 @@ NF = """\
   category_override: dummy
 
 - func: gelu(Tensor self) -> Tensor
+
+- func: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: add_scalar
+  autogen: add.Scalar_out
 
 - func: _bn(Tensor input, Tensor(a!) running_mean) -> Tensor
   dispatch:
@@ -66,7 +70,8 @@ def test_fields(model):
     assert str(add.structured_delegate) == "add.out"
     assert add_out.structured and add_out.structured_inherits == "TensorIteratorBase"
     assert [(n, [str(a) for a in args]) for n, args in add_out.precomputed.replace] == [("other", ["int x", "int y"])]
-    assert add_out.python_module == "nn" and [str(a) for a in add_out.autogen] == ["add.Scalar_out"]
+    assert add_out.python_module == "nn"
+    assert [str(a) for a in model.functions[4].autogen] == ["add.Scalar_out"]
     assert add_out.cpp_no_default_args == {"alpha"}
     assert not add_out.device_guard and add_out.manual_cpp_binding and add_out.use_const_ref_for_mutable_tensors
     assert add_out.category_override == "dummy"
@@ -74,7 +79,7 @@ def test_fields(model):
 
 
 def test_dispatch_is_kept_apart_and_complete(model):
-    add, add_, add_out, gelu, bn, empty = model.functions[:6]
+    add, add_, add_out, gelu, add_scalar, bn, empty = model.functions[:7]
     assert {k: md.kernel for k, md in model.kernels(add_out).items()} == {"CPU": "add_out", "CUDA": "add_out", "SparseCPU": "add_out_sparse_cpu"}
     # delegates get the structured kernels of their out= op, not the sparse one
     k = model.kernels(add)
@@ -102,6 +107,15 @@ def test_autogen_functional_variant(model):
     assert "generated" in f.tags and str(f.generated_from) == "_bn"
     g = next(g for g in model.groups if g.root_name == "_bn")
     assert g.mutable.func.kind() is SchemaKind.mutable and g.functional is f
+
+
+def test_autogen_out_variant(model):
+    f = next(f for f in model.functions if str(f.func.name) == "add.Scalar_out")
+    assert str(f.func) == "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)"
+    assert f.tags == ("generated", "out") and str(f.generated_from) == "add.Scalar"
+    assert {k: md.kernel for k, md in model.kernels(f).items()} == {"CompositeExplicitAutograd": "add_Scalar_out"}
+    g = model.group_of(f)
+    assert g.functional is model.functions[4] and g.out is f
 
 
 def test_project_yaml_loads():
