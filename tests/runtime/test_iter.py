@@ -279,3 +279,56 @@ def test_iter_compute_meta_only():
     assert _rt.iter_compute(_rt.empty(2, dtype=tl.int32, device="meta"), 1.5)[1] is tl.float32
     with pytest.raises(RuntimeError, match="must match"):
         _rt.iter_compute(_rt.empty(2, device="meta"), _rt.empty(3, device="meta"))
+
+
+def _random_view(rng, arr):
+    """A torchlet view (and the numpy equivalent) of arr: permuted, sliced with
+    positive steps or expanded, never negative strides."""
+    base = np.ascontiguousarray(arr)
+    t = tl.from_numpy(base)
+    ref = base
+    r = rng.random()
+    if r < 0.3 and base.ndim >= 2:
+        perm = list(rng.permutation(base.ndim))
+        src = np.ascontiguousarray(base.transpose(np.argsort(perm)))
+        t = _rt.permute(tl.from_numpy(src), *[int(p) for p in perm])
+        ref = src.transpose(perm)
+    elif r < 0.6 and base.ndim >= 1:
+        steps = [int(rng.integers(1, 3)) for _ in range(base.ndim)]
+        src = np.zeros(tuple(s * st for s, st in zip(base.shape, steps)), dtype=base.dtype)
+        src[tuple(np.s_[::st] for st in steps)] = base
+        t = tl.from_numpy(src)
+        for d, st in enumerate(steps):
+            t = _rt.slice(t, d, 0, None, st)
+        ref = src[tuple(np.s_[::st] for st in steps)]
+    return ref, t
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_iterator_fuzz_against_numpy(seed):
+    rng = np.random.default_rng(1000 + seed)
+    sa, sb = random_broadcast_shapes(rng)
+    da, db = [ALL[int(i)] for i in rng.integers(0, len(ALL), 2)]
+    if BF16 is None and tl.bfloat16 in (da, db):
+        pytest.skip("ml_dtypes not installed")
+    a = random_array(rng, sa, da, small=True)
+    b = random_array(rng, sb, db, small=True)
+    ra, ta = _random_view(rng, a)
+    rb, tb = _random_view(rng, b)
+    assert ta.dtype is da and tb.dtype is db
+    want = PROMOTE[(da, db)]
+    ref = np_add(np.asarray(ra), np.asarray(rb), want)
+    mode = rng.integers(0, 3)
+    if mode == 0:
+        got = add(ta, tb)
+    elif mode == 1:            # out= of the result shape, transposed layout when 2-D+
+        out = _rt.empty(*ref.shape, dtype=want)
+        if ref.ndim >= 2:
+            out = _rt.transpose(_rt.empty(*(ref.shape[:-2] + ref.shape[-2:][::-1]), dtype=want), -1, -2)
+        got = add(ta, tb, out=out)
+        assert got is out
+    else:                      # out= of a wider float dtype (allowed cast)
+        out = _rt.empty(*ref.shape, dtype=tl.float64)
+        got = add(ta, tb, out=out)
+        ref = ref.astype(np.float64)
+    assert_same(got, ref)
