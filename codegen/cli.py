@@ -111,7 +111,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from .inspect import dumps
+    from .model_json import dumps
 
     inputs = _inputs(args)
     model = load_model(_display_inputs(inputs))

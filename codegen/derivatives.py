@@ -26,7 +26,6 @@ from .formula import (
     Unary,
     parse_formula,
     to_source,
-    walk,
 )
 from .native import AUTOGRAD_KEYS, NativeFunction, parse_schema_at
 from .reader import YList, YMap, load_yaml, type_name

@@ -17,7 +17,6 @@ from .analysis import (
     NativeFunctionsGroup,
     generate_autogen_variants,
     group_functions,
-    kernels_of,
     resolve_delegates,
 )
 from .derivatives import DerivativeEntry, load_derivatives

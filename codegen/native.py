@@ -19,7 +19,6 @@ from . import api
 from .diagnostics import DiagnosticSink, Pos, did_you_mean
 from .reader import YList, YMap, load_yaml, type_name
 from .schema import (
-    Argument,
     FunctionSchema,
     OperatorName,
     SchemaParseError,

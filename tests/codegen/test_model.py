@@ -3,8 +3,6 @@ structured delegates, per-key kernel map."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from codegen.diagnostics import CodegenError

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from cgtest_util import CORPUS, needs_corpus
+from cgtest_util import needs_corpus
 
 from codegen.derivatives import SavedAnalysis, derivative_inputs, derivative_outputs
 from codegen.formula import parse_formula, to_source
