@@ -1,0 +1,526 @@
+"""The operator ABI in one place: every C name and C type derived from a schema.
+
+docs/OPERATOR_ABI.md is the contract; this module is its only implementation.
+Emitters (C glue, ufunc kernels, Python bindings, autograd) ask here for
+names, parameter lists, return conventions and how each argument is boxed,
+and never spell a C name themselves.
+
+Names for ``aten::add.Tensor`` (unambiguous name ``add_Tensor``)::
+
+    tl_ops_add_Tensor_op           operator handle (global)
+    tl_ops_add_Tensor              entry point
+    tl_ops_add_Tensor_redispatch   redispatch entry point
+    tl_ops_add_Tensor_fn           unboxed kernel pointer type
+    tl_ops_add_Tensor_boxed        boxed adapter (runs an unboxed kernel from a stack)
+    tl_native_<K>                  hand-written kernel K of a ``dispatch:`` line
+    tl_meta_add_Tensor             structured meta function (named after the functional op)
+    tl_impl_<K>                    structured impl (K = the out= function's kernel)
+    tl_structured_add_Tensor_CPU   generated structured kernel for a key
+
+Argument conventions (entry points and kernels; kernels take ``tl_keyset ks``
+first) and return conventions are the tables of OPERATOR_ABI.md; see
+:func:`c_arg` and :func:`c_return`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Union
+
+from . import api
+from .analysis import NativeFunctionsGroup
+from .native import NativeFunction
+from .schema import Argument, BaseTy, BaseType, FunctionSchema, ListType, OperatorName, OptionalType, Return
+
+FuncLike = Union[NativeFunction, FunctionSchema, OperatorName]
+
+
+class UnsupportedCType(ValueError):
+    """A schema type the C ABI does not cover yet (the message names it)."""
+
+
+# ----------------------------------------------------------------------- names
+
+def _schema(f: FuncLike) -> FunctionSchema | None:
+    if isinstance(f, NativeFunction):
+        return f.func
+    if isinstance(f, FunctionSchema):
+        return f
+    return None
+
+
+def _opname(f: FuncLike) -> OperatorName:
+    if isinstance(f, OperatorName):
+        return f
+    s = _schema(f)
+    assert s is not None
+    return s.name
+
+
+def unambiguous_name(f: FuncLike) -> str:
+    """``add.Tensor`` -> ``add_Tensor``; ``add_.Tensor`` -> ``add__Tensor``; ``relu`` -> ``relu``."""
+    return api.op_symbol(_opname(f))
+
+
+def qualified_name(f: FuncLike) -> str:
+    """The dispatcher's operator name: ``aten::add.Tensor``."""
+    n = _opname(f)
+    ns = n.namespace or "aten"
+    base = str(n.name)
+    return f"{ns}::{base}.{n.overload_name}" if n.overload_name else f"{ns}::{base}"
+
+
+def c_entry_name(f: FuncLike) -> str:
+    return f"tl_ops_{unambiguous_name(f)}"
+
+
+def c_redispatch_name(f: FuncLike) -> str:
+    return f"tl_ops_{unambiguous_name(f)}_redispatch"
+
+
+def op_handle_name(f: FuncLike) -> str:
+    return f"tl_ops_{unambiguous_name(f)}_op"
+
+
+def kernel_typedef_name(f: FuncLike) -> str:
+    return f"tl_ops_{unambiguous_name(f)}_fn"
+
+
+def boxed_adapter_name(f: FuncLike) -> str:
+    return f"tl_ops_{unambiguous_name(f)}_boxed"
+
+
+def boxing_wrapper_name(f: FuncLike) -> str:
+    return f"tl_ops_{unambiguous_name(f)}_boxing_wrapper"
+
+
+def native_name(kernel: str) -> str:
+    """The hand-written C function of a kernel named in a ``dispatch:`` line."""
+    return f"tl_native_{kernel}"
+
+
+def meta_name(g: NativeFunctionsGroup) -> str:
+    """The structured meta function of a group, named after its functional op
+    (the out= op when the group has no functional member)."""
+    f = g.functional or g.out
+    assert f is not None
+    return f"tl_meta_{unambiguous_name(f)}"
+
+
+def impl_name(kernel: str) -> str:
+    """The structured impl of the out= function's kernel ``kernel``."""
+    return f"tl_impl_{kernel}"
+
+
+def structured_kernel_name(f: FuncLike, key: str) -> str:
+    """The generated structured kernel of ``f`` for dispatch key ``key``."""
+    return f"tl_structured_{unambiguous_name(f)}_{key}"
+
+
+def backend_select_name(f: FuncLike) -> str:
+    """The generated BackendSelect kernel of a factory function."""
+    return f"tl_ops_{unambiguous_name(f)}_backend_select"
+
+
+def register_fn_name(op_base: str) -> str:
+    """The registration function of every overload of one operator name."""
+    return f"tl_ops_register_{op_base}"
+
+
+REGISTER_ALL = "tl_ops_register_all"
+
+# dispatch key (YAML spelling) -> C enum constant of runtime/include/tl_dispatch_key.h
+DISPATCH_KEY_ENUM = {
+    "CPU": "TL_KEY_CPU",
+    "CUDA": "TL_KEY_CUDA",
+    "Meta": "TL_KEY_META",
+    "PrivateUse1": "TL_KEY_PRIVATEUSE1",
+    "BackendSelect": "TL_KEY_BACKEND_SELECT",
+    "Python": "TL_KEY_PYTHON",
+    "ADInplaceOrView": "TL_KEY_AD_INPLACE_OR_VIEW",
+    "AutogradOther": "TL_KEY_AUTOGRAD_OTHER",
+    "AutogradCPU": "TL_KEY_AUTOGRAD_CPU",
+    "AutogradCUDA": "TL_KEY_AUTOGRAD_CUDA",
+    "AutogradMeta": "TL_KEY_AUTOGRAD_META",
+    "AutogradPrivateUse1": "TL_KEY_AUTOGRAD_PRIVATEUSE1",
+    "Autograd": "TL_KEY_AUTOGRAD",
+    "CompositeImplicitAutograd": "TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD",
+    "CompositeExplicitAutograd": "TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD",
+    "CompositeExplicitAutogradNonFunctional": "TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL",
+}
+
+# backends whose tensors the runtime can create (CUDA is reserved: no kernels
+# are registered for it until the runtime has a CUDA backend)
+STRUCTURED_BACKENDS = ("CPU",)
+DEVICE_ENUM = {"CPU": "TL_CPU", "CUDA": "TL_CUDA", "Meta": "TL_META"}
+
+
+def dispatch_key_enum(key: str) -> str | None:
+    """The C constant of a dispatch key, or None when the runtime lacks it."""
+    return DISPATCH_KEY_ENUM.get(key)
+
+
+# ----------------------------------------------------------------------- types
+
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline int "
+    "long register restrict return short signed sizeof static struct switch typedef union unsigned void "
+    "volatile while bool true false NULL".split()
+)
+
+
+def c_ident(name: str) -> str:
+    """An argument name as a C identifier (C keywords get a trailing ``_``)."""
+    return name + "_" if name in _C_KEYWORDS else name
+
+
+@dataclass(frozen=True)
+class CParam:
+    name: str
+    ctype: str
+
+    def decl(self) -> str:
+        """``tl_tensor *self``, ``int64_t dim``."""
+        sep = "" if self.ctype.endswith("*") else " "
+        return f"{self.ctype}{sep}{self.name}"
+
+
+@dataclass(frozen=True)
+class CArg:
+    """One schema argument in C: its parameter(s) and how it is boxed.
+
+    ``kind`` names the convention (``tensor``, ``opt_tensor``, ``tensor_list``,
+    ``opt_tensor_list``, ``int``, ``opt_int``, ``int_list``, ``opt_int_list``,
+    ``double``, ``opt_double``, ``double_list``, ``opt_double_list``, ``bool``,
+    ``opt_bool``, ``scalar``, ``opt_scalar``, ``dtype``, ``device``, ``enum``,
+    ``str``, ``generator``).  In the boxed adapter the popped value lives in
+    locals named after the argument; ``pop_decls`` declares them, ``pop``
+    is a C expression (0 on success), ``call_args`` are the expressions passed
+    to the kernel and ``release`` the statements that free them afterwards.
+    """
+
+    arg: Argument
+    name: str
+    kind: str
+    params: tuple[CParam, ...]
+
+    # --- boxing (caller side): push the C parameters onto stack `st`
+    def push(self, st: str = "st") -> str:
+        n = self.name
+        k = self.kind
+        return {
+            "tensor": f"tl_stack_push_tensor({st}, {n})",
+            "opt_tensor": f"tl_stack_push_tensor({st}, {n})",
+            "tensor_list": f"tl_stack_push_tensor_list({st}, {n}, {n}_len)",
+            "opt_tensor_list": f"tl_stack_push_opt_tensor_list({st}, {n}, {n}_len)",
+            "int": f"tl_stack_push_int({st}, {n})",
+            "opt_int": f"tl_glue_push_opt_int({st}, {n}, {n}_has)",
+            "int_list": f"tl_stack_push_int_list({st}, {n}, {n}_len)",
+            "opt_int_list": f"tl_glue_push_opt_int_list({st}, {n}, {n}_len)",
+            "double": f"tl_stack_push_double({st}, {n})",
+            "opt_double": f"tl_glue_push_opt_double({st}, {n}, {n}_has)",
+            "double_list": f"tl_stack_push_double_list({st}, {n}, {n}_len)",
+            "opt_double_list": f"tl_glue_push_opt_double_list({st}, {n}, {n}_len)",
+            "bool": f"tl_stack_push_bool({st}, {n})",
+            "opt_bool": f"tl_glue_push_opt_bool({st}, {n}, {n}_has)",
+            "scalar": f"tl_stack_push_scalar({st}, {n})",
+            "opt_scalar": f"tl_glue_push_opt_scalar({st}, {n})",
+            "dtype": f"tl_glue_push_dtype({st}, {n})",
+            "device": f"tl_glue_push_device({st}, {n})",
+            "enum": f"tl_glue_push_enum({st}, {n})",
+            "str": f"tl_stack_push_string({st}, {n})",
+            "generator": f"tl_glue_push_generator({st}, {n})",
+        }[k]
+
+    # --- unboxing (kernel side): pop into locals
+    def pop_decls(self) -> list[str]:
+        n = self.name
+        k = self.kind
+        if k in ("tensor", "opt_tensor"):
+            return [f"tl_tensor *{n} = NULL;"]
+        if k in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list", "str"):
+            return [f"tl_ivalue {n}_iv = {{0}};"]
+        if k in ("opt_int", "opt_double", "opt_bool"):
+            return [f"{self.params[0].ctype} {n} = 0;", f"bool {n}_has = false;"]
+        if k == "opt_scalar":
+            return [f"tl_scalar {n}_v;", f"const tl_scalar *{n} = NULL;"]
+        if k == "scalar":
+            return [f"tl_scalar {n};"]
+        if k == "dtype":
+            return [f"tl_dtype {n} = TL_DTYPE_UNDEFINED;"]
+        if k in ("device", "enum"):
+            return [f"int {n} = -1;"]
+        if k == "generator":
+            return [f"tl_generator *{n} = NULL;"]
+        return [f"{self.params[0].ctype} {n} = 0;"]
+
+    def pop(self, st: str = "st") -> str:
+        n = self.name
+        k = self.kind
+        return {
+            "tensor": f"tl_stack_pop_tensor({st}, &{n})",
+            "opt_tensor": f"tl_stack_pop_opt_tensor({st}, &{n})",
+            "tensor_list": f"tl_glue_pop_list({st}, TL_IV_TENSOR_LIST, 0, &{n}_iv)",
+            "opt_tensor_list": f"tl_glue_pop_list({st}, TL_IV_OPT_TENSOR_LIST, 0, &{n}_iv)",
+            "int": f"tl_stack_pop_int({st}, &{n})",
+            "opt_int": f"tl_glue_pop_opt_int({st}, &{n}, &{n}_has)",
+            "int_list": f"tl_glue_pop_list({st}, TL_IV_INT_LIST, 0, &{n}_iv)",
+            "opt_int_list": f"tl_glue_pop_list({st}, TL_IV_INT_LIST, 1, &{n}_iv)",
+            "double": f"tl_stack_pop_double({st}, &{n})",
+            "opt_double": f"tl_glue_pop_opt_double({st}, &{n}, &{n}_has)",
+            "double_list": f"tl_glue_pop_list({st}, TL_IV_DOUBLE_LIST, 0, &{n}_iv)",
+            "opt_double_list": f"tl_glue_pop_list({st}, TL_IV_DOUBLE_LIST, 1, &{n}_iv)",
+            "bool": f"tl_glue_pop_bool({st}, &{n})",
+            "opt_bool": f"tl_glue_pop_opt_bool({st}, &{n}, &{n}_has)",
+            "scalar": f"tl_stack_pop_scalar({st}, &{n})",
+            "opt_scalar": f"tl_glue_pop_opt_scalar({st}, &{n}_v, &{n})",
+            "dtype": f"tl_glue_pop_dtype({st}, &{n})",
+            "device": f"tl_glue_pop_device({st}, &{n})",
+            "enum": f"tl_glue_pop_enum({st}, &{n})",
+            "str": f"tl_glue_pop_list({st}, TL_IV_STRING, 1, &{n}_iv)",
+            "generator": f"tl_glue_pop_generator({st}, &{n})",
+        }[k]
+
+    def call_args(self) -> list[str]:
+        """The expressions passed to the kernel after popping."""
+        n = self.name
+        k = self.kind
+        if k in ("tensor_list", "opt_tensor_list"):
+            return [f"(tl_tensor *const *){n}_iv.u.tensors.data", f"{n}_iv.u.tensors.len"]
+        if k in ("int_list", "opt_int_list"):
+            return [f"{n}_iv.u.ints.data", f"{n}_iv.u.ints.len"]
+        if k in ("double_list", "opt_double_list"):
+            return [f"{n}_iv.u.doubles.data", f"{n}_iv.u.doubles.len"]
+        if k == "str":
+            return [f"{n}_iv.u.s"]
+        return [p.name for p in self.params]
+
+    def release(self) -> list[str]:
+        n = self.name
+        if self.kind in ("tensor", "opt_tensor"):
+            return [f"tl_tensor_release({n});"]
+        if self.kind in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list", "str"):
+            return [f"tl_ivalue_destroy(&{n}_iv);"]
+        return []
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind in ("tensor", "opt_tensor", "tensor_list", "opt_tensor_list")
+
+    def keyset_expr(self) -> str | None:
+        """This argument's contribution to the call's keyset, or None."""
+        n = self.name
+        if self.kind == "tensor":
+            return f"tl_tensor_key_set({n})"
+        if self.kind == "opt_tensor":
+            return f"({n} ? tl_tensor_key_set({n}) : 0)"
+        if self.kind in ("tensor_list", "opt_tensor_list"):
+            return f"tl_glue_list_keyset({n}, {n}_len)"
+        return None
+
+
+def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
+    """(kind, C types of its parameters) for a schema type."""
+    if isinstance(t, BaseType):
+        b = t.name
+        simple = {
+            BaseTy.Tensor: ("tensor", ("tl_tensor *",)),
+            BaseTy.int: ("int", ("int64_t",)),
+            BaseTy.SymInt: ("int", ("int64_t",)),
+            BaseTy.float: ("double", ("double",)),
+            BaseTy.bool: ("bool", ("bool",)),
+            BaseTy.Scalar: ("scalar", ("tl_scalar",)),
+            BaseTy.ScalarType: ("dtype", ("tl_dtype",)),
+            BaseTy.Device: ("device", ("int",)),
+            BaseTy.Layout: ("enum", ("int",)),
+            BaseTy.MemoryFormat: ("enum", ("int",)),
+            BaseTy.str: ("str", ("const char *",)),
+        }
+        if b in simple:
+            return simple[b]
+    elif isinstance(t, OptionalType):
+        e = t.elem
+        if isinstance(e, BaseType):
+            b = e.name
+            opt = {
+                BaseTy.Tensor: ("opt_tensor", ("tl_tensor *",)),
+                BaseTy.int: ("opt_int", ("int64_t", "bool")),
+                BaseTy.SymInt: ("opt_int", ("int64_t", "bool")),
+                BaseTy.float: ("opt_double", ("double", "bool")),
+                BaseTy.bool: ("opt_bool", ("bool", "bool")),
+                BaseTy.Scalar: ("opt_scalar", ("const tl_scalar *",)),
+                BaseTy.ScalarType: ("dtype", ("tl_dtype",)),
+                BaseTy.Device: ("device", ("int",)),
+                BaseTy.Layout: ("enum", ("int",)),
+                BaseTy.MemoryFormat: ("enum", ("int",)),
+                BaseTy.str: ("str", ("const char *",)),
+                BaseTy.Generator: ("generator", ("tl_generator *",)),
+            }
+            if b in opt:
+                return opt[b]
+        elif isinstance(e, ListType) and isinstance(e.elem, BaseType):
+            if e.elem.name in (BaseTy.int, BaseTy.SymInt):
+                return "opt_int_list", ("const int64_t *", "int64_t")
+            if e.elem.name is BaseTy.float:
+                return "opt_double_list", ("const double *", "int64_t")
+    elif isinstance(t, ListType):
+        e = t.elem
+        if isinstance(e, BaseType):
+            if e.name is BaseTy.Tensor:
+                return "tensor_list", ("tl_tensor *const *", "int64_t")
+            if e.name in (BaseTy.int, BaseTy.SymInt):
+                return "int_list", ("const int64_t *", "int64_t")
+            if e.name is BaseTy.float:
+                return "double_list", ("const double *", "int64_t")
+        elif isinstance(e, OptionalType) and isinstance(e.elem, BaseType) and e.elem.name is BaseTy.Tensor:
+            return "opt_tensor_list", ("tl_tensor *const *", "int64_t")
+    raise UnsupportedCType(f"{where}: the C ABI has no convention for type '{t}' yet (docs/OPERATOR_ABI.md)")
+
+
+_SUFFIX = {
+    "opt_int": "_has", "opt_double": "_has", "opt_bool": "_has",
+    "tensor_list": "_len", "opt_tensor_list": "_len", "int_list": "_len", "opt_int_list": "_len",
+    "double_list": "_len", "opt_double_list": "_len",
+}
+
+
+def c_arg(a: Argument, where: str = "") -> CArg:
+    name = c_ident(a.name)
+    kind, ctypes = _kind(a.type, f"{where} argument '{a.name}'")
+    params = [CParam(name, ctypes[0])]
+    if len(ctypes) == 2:
+        params.append(CParam(name + _SUFFIX[kind], ctypes[1]))
+    return CArg(a, name, kind, tuple(params))
+
+
+def c_args(f: FuncLike) -> list[CArg]:
+    """Every schema argument in schema order (positional, keyword-only, out)."""
+    s = _schema(f)
+    assert s is not None
+    return [c_arg(a, str(s.name)) for a in s.arguments.flat_all]
+
+
+@dataclass(frozen=True)
+class CReturn:
+    """How a function returns in C.
+
+    ``kind``: ``tensor`` (returns ``tl_tensor *``, new reference, NULL on
+    error), ``tensors`` (several tensors: returns int, trailing
+    ``tl_tensor **ret0, ...``), ``none`` (returns int), ``value`` (one int /
+    float / bool / Scalar: returns int, trailing ``T *ret``), ``tensor_list``
+    (returns int, trailing ``tl_tensor ***ret, int64_t *ret_len``).
+    """
+
+    kind: str
+    ctype: str
+    fail: str
+    out_params: tuple[CParam, ...]
+    returns: tuple[Return, ...]
+
+    def ok_value(self, result: str = "r_") -> str:
+        return result if self.kind == "tensor" else "0"
+
+
+_VALUE_RET = {
+    BaseTy.int: ("int64_t", "int"),
+    BaseTy.SymInt: ("int64_t", "int"),
+    BaseTy.float: ("double", "double"),
+    BaseTy.bool: ("bool", "bool"),
+    BaseTy.Scalar: ("tl_scalar", "scalar"),
+}
+
+
+def c_return(f: FuncLike) -> CReturn:
+    s = _schema(f)
+    assert s is not None
+    rets = s.returns
+    if len(rets) == 0:
+        return CReturn("none", "int", "-1", (), rets)
+    if len(rets) == 1:
+        t = rets[0].type
+        if isinstance(t, BaseType) and t.name is BaseTy.Tensor:
+            return CReturn("tensor", "tl_tensor *", "NULL", (), rets)
+        if isinstance(t, BaseType) and t.name in _VALUE_RET:
+            ct, _ = _VALUE_RET[t.name]
+            return CReturn("value", "int", "-1", (CParam("ret", ct + " *"),), rets)
+        if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name is BaseTy.Tensor:
+            return CReturn("tensor_list", "int", "-1", (CParam("ret", "tl_tensor ***"), CParam("ret_len", "int64_t *")), rets)
+    elif all(isinstance(r.type, BaseType) and r.type.name is BaseTy.Tensor for r in rets):
+        return CReturn("tensors", "int", "-1", tuple(CParam(f"ret{i}", "tl_tensor **") for i in range(len(rets))), rets)
+    raise UnsupportedCType(f"{s.name}: the C ABI has no convention for returns '{', '.join(str(r) for r in rets)}' yet")
+
+
+def c_params(f: FuncLike, with_ks: bool = False) -> list[CParam]:
+    """The C parameter list of the entry point (``with_ks``: of a kernel,
+    ``tl_keyset ks`` first), including trailing return parameters."""
+    ps = [CParam("ks", "tl_keyset")] if with_ks else []
+    for a in c_args(f):
+        ps.extend(a.params)
+    ps.extend(c_return(f).out_params)
+    return ps
+
+
+def c_param_decls(params: Iterable[CParam]) -> str:
+    ps = [p.decl() for p in params]
+    return ", ".join(ps) if ps else "void"
+
+
+def c_param_names(params: Iterable[CParam]) -> str:
+    return ", ".join(p.name for p in params)
+
+
+def c_signature(f: FuncLike, name: str | None = None, with_ks: bool = False) -> str:
+    """A full prototype without the trailing ``;``."""
+    r = c_return(f)
+    n = name or (c_redispatch_name(f) if with_ks else c_entry_name(f))
+    sep = "" if r.ctype.endswith("*") else " "
+    return f"{r.ctype}{sep}{n}({c_param_decls(c_params(f, with_ks))})"
+
+
+def kernel_typedef(f: FuncLike) -> str:
+    """``typedef tl_tensor *(*tl_ops_add_Tensor_fn)(tl_keyset ks, ...);``"""
+    r = c_return(f)
+    sep = "" if r.ctype.endswith("*") else " "
+    return f"typedef {r.ctype}{sep}(*{kernel_typedef_name(f)})({c_param_decls(c_params(f, True))});"
+
+
+def native_prototype(f: FuncLike, kernel: str) -> str:
+    """Prototype of the hand-written kernel of ``f`` named ``kernel``."""
+    return c_signature(f, native_name(kernel), with_ks=True) + ";"
+
+
+def meta_params(g: NativeFunctionsGroup) -> list[CParam]:
+    """``tl_structured *s`` followed by the signature's arguments (no out=)."""
+    out = g.out
+    assert out is not None
+    ps = [CParam("s", "tl_structured *")]
+    for a in out.func.arguments.non_out:
+        ps.extend(c_arg(a, str(out.func.name)).params)
+    return ps
+
+
+def meta_prototype(g: NativeFunctionsGroup) -> str:
+    return f"int {meta_name(g)}({c_param_decls(meta_params(g))});"
+
+
+def impl_params(g: NativeFunctionsGroup) -> list[CParam]:
+    """``tl_structured *s``, the signature's arguments, then the out tensors."""
+    out = g.out
+    assert out is not None
+    ps = meta_params(g)
+    for a in out.func.arguments.out:
+        ps.extend(c_arg(a, str(out.func.name)).params)
+    return ps
+
+
+def impl_prototype(g: NativeFunctionsGroup, kernel: str) -> str:
+    return f"int {impl_name(kernel)}({c_param_decls(impl_params(g))});"
+
+
+def is_factory(f: NativeFunction) -> bool:
+    """A function without tensor arguments that takes ``Device? device``:
+    routed by a generated BackendSelect kernel."""
+    args = f.func.arguments.flat_all
+    if any(a.type.is_tensor_like() for a in args):
+        return False
+    return any(a.name == "device" and a.type.base is BaseTy.Device for a in args)
