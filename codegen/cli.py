@@ -89,11 +89,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
     n_ops = len(model.functions)
     if args.check:
         r = compare(files, out_dir, out_shown)
-        if r.changed:
+        if r.stale:
             sys.stdout.write(r.diff)
+            what = f"{len(r.changed)} of {len(files)} files differ"
+            if r.orphans:
+                what += f", {len(r.orphans)} no longer generated"
             print(
-                f"torchlet-gen: {out_shown}/ is stale: {len(r.changed)} of {len(files)} files differ "
-                f"({', '.join(r.changed)}); run `make generate` and commit the result",
+                f"torchlet-gen: {out_shown}/ is stale: {what} ({', '.join(r.changed + r.orphans)}); "
+                "run `make generate` and commit the result",
                 file=sys.stderr,
             )
             return 1
@@ -103,10 +106,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
         r = compare(files, out_dir, out_shown)
         for rel in r.changed:
             print(f"would write {out_shown}/{rel}")
-        print(f"torchlet-gen: {n_ops} operators, {len(r.changed)} of {len(files)} files would be written, {time.perf_counter() - start:.2f} s")
+        for rel in r.orphans:
+            print(f"would remove {out_shown}/{rel}")
+        removed = f", {len(r.orphans)} removed" if r.orphans else ""
+        print(f"torchlet-gen: {n_ops} operators, {len(r.changed)} of {len(files)} files would be written{removed}, {time.perf_counter() - start:.2f} s")
         return 0
     r = write(files, out_dir, out_shown)
-    print(f"torchlet-gen: {n_ops} operators, {len(r.changed)} of {len(files)} files written, {time.perf_counter() - start:.2f} s")
+    removed = f", {len(r.orphans)} removed ({', '.join(r.orphans)})" if r.orphans else ""
+    print(f"torchlet-gen: {n_ops} operators, {len(r.changed)} of {len(files)} files written{removed}, {time.perf_counter() - start:.2f} s")
     return 0
 
 
