@@ -45,6 +45,23 @@ void tl_kernel_stub_register(tl_kernel_stub *stub);
         tl_kernel_stub_register(&stub_name);                                         \
     }
 
+/* ---- the usual shape of a kernel: one inner loop per dtype.
+ *
+ *   kernels/cpu/foo_kernel.c (compiled once per capability):
+ *       const tl_dtype_loops_t TL_KNAME(tl_foo_loops) = {[TL_FLOAT32] = TL_KNAME(foo_f32), ...};
+ *   one non-kernel .c file:
+ *       TL_DECLARE_LOOPS(tl_foo_loops);
+ *       TL_DEFINE_STUB(tl_foo_stub, tl_foo_loops)
+ *   the caller, after tl_iter_build:
+ *       tl_loop_fn loop = TL_STUB_LOOP(tl_foo_stub, tl_iter_common_dtype(it));
+ *       if (!loop) -> NotImplementedError naming the dtype
+ *       tl_iter_for_each(it, loop, ctx);
+ */
+typedef tl_loop_fn tl_dtype_loops_t[TL_NUM_DTYPES];
+#define TL_DECLARE_LOOPS(table) \
+    extern const tl_dtype_loops_t table##_DEFAULT, table##_AVX2, table##_AVX512
+#define TL_STUB_LOOP(stub, dt) ((*(const tl_dtype_loops_t *)(stub).current)[dt])
+
 /* ---- copy: loop table [dst dtype][src dtype]; data[0] = dst, data[1] = src */
 typedef tl_loop_fn tl_copy_table_t[TL_NUM_DTYPES][TL_NUM_DTYPES];
 extern const tl_copy_table_t tl_copy_table_DEFAULT, tl_copy_table_AVX2, tl_copy_table_AVX512;
