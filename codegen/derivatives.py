@@ -197,6 +197,14 @@ class SavedAnalysis:
 
         if isinstance(e, Call):
             f = e.func
+            if isinstance(f, Member) and f.name in _REJECTED:
+                # PyTorch's rule, on any object: sizes and strides only in their SymInt forms
+                numeric = len(e.args) == 1 and isinstance(_strip_minus(e.args[0]), Number)
+                if (f.name != "size" and not e.args) or (f.name == "size" and numeric):
+                    good = _REJECTED[f.name]
+                    self.problems.append(
+                        (e.offset, f".{f.name}() is not supported in derivative formulas", f"use the SymInt version, .{good}()")
+                    )
             if isinstance(f, Member):
                 var = self._var(f.obj)
                 if var is not None:
@@ -207,11 +215,6 @@ class SavedAnalysis:
                         k = _literal_index(e.args[0])
                         if k is not None:
                             return self._use(var, "_sym_argsize_" + k.replace("-", "minus_"), "SymInt", to_source(e))
-                    if f.name in _REJECTED and (f.name != "size" or _literal_index(e.args[0] if e.args else e) is not None):
-                        good = _REJECTED[f.name]
-                        self.problems.append(
-                            (e.offset, f".{f.name}() is not supported in derivative formulas", f"use the SymInt version, .{good}()")
-                        )
             elif isinstance(f, Name) and f.simple in _FUNC_META and len(e.args) == 1:
                 var = self._var(e.args[0])
                 if var is not None:
@@ -260,6 +263,10 @@ class SavedAnalysis:
                 typ, expr = uses[""]
                 out.append(SavedVariable(var, typ, expr))
         return tuple(out)
+
+
+def _strip_minus(e: Expr) -> Expr:
+    return e.operand if isinstance(e, Unary) and e.op == "-" else e
 
 
 def _literal_index(e: Expr) -> str | None:

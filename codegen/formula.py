@@ -561,7 +561,10 @@ def to_source(e: Expr) -> str:
     if isinstance(e, Call):
         return f"{sub(e.func, _POSTFIX_PREC)}({', '.join(to_source(a) for a in e.args)})"
     if isinstance(e, Member):
-        return f"{sub(e.obj, _POSTFIX_PREC)}{'->' if e.arrow else '.'}{e.name}"
+        obj = sub(e.obj, _POSTFIX_PREC)
+        # "0 .f" must not print as "0.f", which reads back as one number
+        sep = " " if isinstance(e.obj, Number) and not e.arrow else ""
+        return f"{obj}{sep}{'->' if e.arrow else '.'}{e.name}"
     if isinstance(e, Index):
         return f"{sub(e.obj, _POSTFIX_PREC)}[{to_source(e.index)}]"
     if isinstance(e, Unary):

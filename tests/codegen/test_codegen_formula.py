@@ -83,6 +83,11 @@ def test_printer_keeps_parentheses_and_is_stable():
     assert parse_formula(to_source(e)) == e
 
 
+def test_printer_keeps_numbers_apart_from_members():
+    e = parse_formula("0 .f")
+    assert to_source(e) == "0 .f" and parse_formula(to_source(e)) == e
+
+
 def test_printer_adds_needed_parentheses():
     e = Binary("*", Binary("+", Name(("a",)), Name(("b",))), Name(("c",)))
     assert to_source(e) == "(a + b) * c"

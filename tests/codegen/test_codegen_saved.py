@@ -56,6 +56,22 @@ def test_tensor_options_become_options():
     assert list(derivative_inputs(f)) == ["self", "options", "memory_format"]
 
 
+def test_rejected_metadata_accessors():
+    from codegen.derivatives import SavedAnalysis
+
+    def problems(formula: str) -> list[str]:
+        a = SavedAnalysis({"self": "Tensor"})
+        a.run(parse_formula(formula))
+        return [m for _, m, _ in a.problems]
+
+    assert problems("grad.sizes()") == [".sizes() is not supported in derivative formulas"]
+    assert problems("self.size(-1) + self.strides()[0]") == [
+        ".size() is not supported in derivative formulas",
+        ".strides() is not supported in derivative formulas",
+    ]
+    assert problems("self.size(dim) + self.sym_sizes()[0]") == []
+
+
 def test_rewritten_formula():
     f = parse_schema(MUL)
     a = SavedAnalysis(derivative_inputs(f))
