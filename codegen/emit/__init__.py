@@ -49,9 +49,10 @@ Emitter = Callable[[EmitContext], dict[str, str]]
 
 
 def _emitters() -> tuple[Emitter, ...]:
+    from .c_ops import emit_c_ops
     from .docs import emit_ops_reference
 
-    return (emit_ops_reference,)
+    return (emit_ops_reference, emit_c_ops)
 
 
 def emit_all(ctx: EmitContext) -> dict[str, str]:

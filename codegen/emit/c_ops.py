@@ -1,0 +1,255 @@
+"""The generated C between a Python call and a kernel (docs/CODEGEN_C.md).
+
+Outputs (paths relative to ``generated/``):
+
+* ``csrc/ops_<name>.c``: every overload of one operator name (``add``,
+  ``add_``, ``add.out`` -> ``ops_add.c``): entry points, redispatch entry
+  points, boxing wrappers, boxed adapters, structured kernels,
+  BackendSelect kernels and ``tl_ops_register_<name>()``;
+* ``csrc/register_all.c``: ``tl_ops_register_all()``;
+* ``include/tl_ops.h``: C prototypes of everything above plus the
+  hand-written kernels (``tl_native_*``, ``tl_meta_*``, ``tl_impl_*``) the
+  generated code calls, so a missing kernel is a compile/link error;
+* ``cdef/ops.h``: the cffi declarations of the entry points.
+
+Every name and C type comes from :mod:`codegen.api_c`.  One YAML entry
+feeds one block of each header and one ``ops_<name>.c``, so editing it
+changes only those lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import api_c
+from ..analysis import NativeFunctionsGroup
+from ..model import Model
+from ..native import NativeFunction
+from . import EmitContext
+
+C_COMMENT = ("/*", " * ", "")  # the templates close the comment after their own lines
+
+
+def _base_name(f: NativeFunction) -> str:
+    """The file an overload lives in: its name without ``_`` / overload."""
+    n = f.func.name.name
+    return f"__{n.base}__" if n.dunder_method else n.base
+
+
+@dataclass
+class _Op:
+    """Template slots for one overload."""
+
+    f: NativeFunction
+    schema: str
+    line: int
+    qualified: str
+    handle: str
+    unambiguous: str
+    entry: str
+    redispatch: str
+    redispatch_name: str
+    fn_type: str
+    typedef: str
+    boxed: str
+    wrapper: str
+    ret_type: str
+    ret_kind: str
+    fail: str
+    params: str
+    kparams: str
+    names: str
+    keyset: str
+    pushes: list[str]
+    ret_pops: list[str]
+    pop_decls: list[str]
+    pops: list[str]
+    releases: list[str]
+    call_lines: list[str]
+    kernels: list[dict] = field(default_factory=list)  # registrations
+    skipped: list[str] = field(default_factory=list)  # keys not registered, with why
+    structured: list[dict] = field(default_factory=list)  # generated structured kernels
+    backend_select: dict | None = None
+    natives: list[str] = field(default_factory=list)  # prototypes of hand-written kernels
+
+
+def _ret_pops(r: api_c.CReturn, where: str) -> list[str]:
+    if r.kind == "tensor":
+        return ["tl_stack_pop_tensor(&st_, &r_)"]
+    if r.kind == "none":
+        return []
+    if r.kind == "tensors":
+        return [f"tl_stack_pop_tensor(&st_, {p.name})" for p in reversed(r.out_params)]
+    if r.kind == "value":
+        ct = r.out_params[0].ctype
+        pop = {"int64_t *": "tl_stack_pop_int", "double *": "tl_stack_pop_double", "bool *": "tl_glue_pop_bool", "tl_scalar *": "tl_stack_pop_scalar"}[ct]
+        return [f"{pop}(&st_, ret)"]
+    raise api_c.UnsupportedCType(f"{where}: boxing of '{r.kind}' returns is not supported yet")
+
+
+def _call_lines(f: NativeFunction, r: api_c.CReturn, args: list[api_c.CArg]) -> list[str]:
+    """The boxed adapter's call of the unboxed kernel and the push of its returns."""
+    call_args = ", ".join(["ks"] + [e for a in args for e in a.call_args()])
+    fn = f"(({api_c.kernel_typedef_name(f)})k_->unboxed)"
+    if r.kind == "tensor":
+        return [f"tl_tensor *r_ = {fn}({call_args});", "rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;"]
+    if r.kind == "none":
+        return [f"rc_ = {fn}({call_args});"]
+    if r.kind == "tensors":
+        locs = [f"r{i}_" for i in range(len(r.out_params))]
+        lines = [f"tl_tensor *{' = NULL, *'.join(locs)} = NULL;"]
+        lines.append(f"rc_ = {fn}({call_args}, {', '.join('&' + x for x in locs)});")
+        for x in locs:
+            lines.append(f"if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, {x}); else tl_tensor_release({x});")
+        return lines
+    if r.kind == "value":
+        ct = r.out_params[0].ctype[:-2]
+        push = {"int64_t": "tl_stack_push_int", "double": "tl_stack_push_double", "bool": "tl_stack_push_bool", "tl_scalar": "tl_stack_push_scalar"}[ct]
+        return [f"{ct} r_;", f"rc_ = {fn}({call_args}, &r_);", f"if (rc_ == 0) rc_ = {push}(st, r_);"]
+    raise api_c.UnsupportedCType(f"{f.func.name}: boxing of '{r.kind}' returns is not supported yet")
+
+
+def _op(m: Model, f: NativeFunction, path: str) -> _Op:
+    args = api_c.c_args(f)
+    r = api_c.c_return(f)
+    params = api_c.c_params(f)
+    keys = [e for a in args if (e := a.keyset_expr()) is not None]
+    op = _Op(
+        f=f,
+        schema=str(f.func),
+        line=f.pos.line,
+        qualified=api_c.qualified_name(f),
+        handle=api_c.op_handle_name(f),
+        unambiguous=api_c.unambiguous_name(f),
+        entry=api_c.c_signature(f),
+        redispatch=api_c.c_signature(f, with_ks=True),
+        redispatch_name=api_c.c_redispatch_name(f),
+        fn_type=api_c.kernel_typedef_name(f),
+        typedef=api_c.kernel_typedef(f),
+        boxed=api_c.boxed_adapter_name(f),
+        wrapper=api_c.boxing_wrapper_name(f),
+        ret_type=r.ctype,
+        ret_kind=r.kind,
+        fail=r.fail,
+        params=api_c.c_param_decls(params),
+        kparams=api_c.c_param_decls(api_c.c_params(f, with_ks=True)),
+        names=api_c.c_param_names(params),
+        keyset=" | ".join(keys) if keys else "0",
+        pushes=[a.push("&st_") for a in args],
+        ret_pops=_ret_pops(r, str(f.func.name)),
+        pop_decls=[d for a in args for d in a.pop_decls()],
+        pops=[a.pop("st") for a in reversed(args)],
+        releases=[s for a in args for s in a.release()],
+        call_lines=_call_lines(f, r, args),
+    )
+    g = m.group_of(f)
+    structured_group = g is not None and g.structured
+    kernels = m.kernels(f)
+    structured_keys: list[str] = []
+    for key, md in kernels.items():
+        enum = api_c.dispatch_key_enum(key)
+        is_structured = structured_group and (md.structured or md.delegate is not None)
+        if enum is None or key == "CUDA":
+            op.skipped.append(f"{key}: {md.kernel} (no {key} backend in the runtime)")
+            continue
+        if is_structured:
+            if key not in api_c.STRUCTURED_BACKENDS:
+                op.skipped.append(f"{key}: {md.kernel} (structured kernels are generated for {', '.join(api_c.STRUCTURED_BACKENDS)} and Meta)")
+                continue
+            structured_keys.append(key)
+            continue
+        fn = api_c.native_name(md.kernel)
+        op.kernels.append(_reg(key, enum, fn, path, [fn]))
+        proto = api_c.native_prototype(f, md.kernel)
+        if proto not in op.natives:
+            op.natives.append(proto)
+    if structured_keys:
+        assert g is not None
+        for key in structured_keys + ["Meta"]:
+            sk = _structured_kernel(f, g, key, kernels)
+            op.structured.append(sk)
+            needed = [sk["meta"]] + ([sk["impl"]] if sk["impl"] else [])
+            op.kernels.append(_reg(key, api_c.DISPATCH_KEY_ENUM[key], sk["name"], path, needed))
+    if api_c.is_factory(f):
+        dev = next(a for a in args if a.arg.name == "device")
+        op.backend_select = {"name": api_c.backend_select_name(f), "device": dev.name}
+        op.kernels.append(_reg("BackendSelect", "TL_KEY_BACKEND_SELECT", op.backend_select["name"], path, []))
+    return op
+
+
+def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
+    """One registration; ``needed`` are the (weak) hand-written functions it calls."""
+    return {
+        "key": key,
+        "enum": enum,
+        "fn": fn,
+        "debug": f"{fn} registered at generated/{path}",
+        "needs": " || ".join(f"!(void *){n}" for n in needed),
+        "needed": ", ".join(needed),
+    }
+
+
+def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, kernels: dict) -> dict:
+    out = g.out
+    assert out is not None
+    if len(out.func.arguments.out) != 1:
+        raise api_c.UnsupportedCType(f"{out.func.name}: structured kernels with several outputs are not supported yet")
+    kind = f.func.kind().value
+    non_out = [api_c.c_arg(a, str(f.func.name)) for a in f.func.arguments.non_out]
+    names = ", ".join(p.name for a in non_out for p in a.params)
+    out_name = api_c.c_ident(f.func.arguments.out[0].name) if kind == "out" else None
+    proposed = {"functional": None, "inplace": "self", "out": out_name}[kind]
+    if kind == "inplace" and f.func.arguments.self_arg is None:
+        raise api_c.UnsupportedCType(f"{f.func.name}: an inplace structured function needs a self argument")
+    impl_kernel = next(md.kernel for k, md in kernels.items() if k in api_c.STRUCTURED_BACKENDS)
+    return {
+        "name": api_c.structured_kernel_name(f, key),
+        "kparams": api_c.c_param_decls(api_c.c_params(f, with_ks=True)),
+        "kind": {"functional": "TL_STRUCTURED_FUNCTIONAL", "inplace": "TL_STRUCTURED_INPLACE", "out": "TL_STRUCTURED_OUT"}[kind],
+        "device": api_c.DEVICE_ENUM[key],
+        "meta_only": 1 if key == "Meta" else 0,
+        "proposed": proposed,
+        "meta": api_c.meta_name(g),
+        "impl": None if key == "Meta" else api_c.impl_name(impl_kernel),
+        "args": names,
+        "key": key,
+    }
+
+
+def _files(m: Model) -> dict[str, list[NativeFunction]]:
+    by_file: dict[str, list[NativeFunction]] = {}
+    for f in m.functions:
+        by_file.setdefault(_base_name(f), []).append(f)
+    return by_file
+
+
+def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
+    """meta / impl prototypes of the structured groups whose out= function is in ``fs``."""
+    protos: list[str] = []
+    for f in fs:
+        g = m.group_of(f)
+        if g is None or not g.structured or g.out is not f:
+            continue
+        protos.append(api_c.meta_prototype(g))
+        for key, md in m.kernels(f).items():
+            if key in api_c.STRUCTURED_BACKENDS:
+                p = api_c.impl_prototype(g, md.kernel)
+                if p not in protos:
+                    protos.append(p)
+    return protos
+
+
+def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
+    m = ctx.model
+    out: dict[str, str] = {}
+    blocks = []
+    for base, fs in _files(m).items():
+        path = f"csrc/ops_{base}.c"
+        ops = [_op(m, f, path) for f in fs]
+        register = api_c.register_fn_name(base)
+        out[path] = ctx.render("c_ops.c.j2", C_COMMENT, name=base, ops=ops, register=register)
+        blocks.append({"name": base, "ops": ops, "register": register, "group_protos": _group_protos(m, base, fs)})
+    out["csrc/register_all.c"] = ctx.render("c_register_all.c.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
+    out["include/tl_ops.h"] = ctx.render("c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
+    out["cdef/ops.h"] = ctx.render("c_cdef_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
+    return out

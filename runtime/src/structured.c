@@ -1,0 +1,402 @@
+/* Structured-kernel glue and boxing helpers for generated code (tl_structured.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_internal.h"
+#include "tl_structured.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+const char *tl_dtype_caffe2_name(tl_dtype dt) {
+    switch (dt) {
+    case TL_BOOL: return "bool";
+    case TL_UINT8: return "unsigned char";
+    case TL_INT8: return "signed char";
+    case TL_INT16: return "short int";
+    case TL_INT32: return "int";
+    case TL_INT64: return "long int";
+    case TL_FLOAT16: return "c10::Half";
+    case TL_BFLOAT16: return "c10::BFloat16";
+    case TL_FLOAT32: return "float";
+    case TL_FLOAT64: return "double";
+    default: return "undefined";
+    }
+}
+
+/* "[2, 3]" into buf (truncated with "...]" when long) */
+static const char *shape_str(char *buf, size_t n, int64_t ndim, const int64_t *sizes) {
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, n - k, "[");
+    for (int64_t i = 0; i < ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    if (k >= n - 1 && n > 5) memcpy(buf + n - 5, "...]", 5);
+    return buf;
+}
+
+static int same_sizes(const tl_tensor *t, int64_t ndim, const int64_t *sizes) {
+    if (tl_tensor_ndim(t) != ndim) return 0;
+    const int64_t *ts = tl_tensor_sizes(t);
+    for (int64_t i = 0; i < ndim; i++)
+        if (ts[i] != sizes[i]) return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------- structured */
+
+void tl_structured_init(tl_structured *s, int kind, int device, int meta_only) {
+    s->kind = kind;
+    s->device = device;
+    s->meta_only = meta_only;
+    s->noutputs = 0;
+    for (int i = 0; i < TL_STRUCTURED_MAX_OUTPUTS; i++) s->outputs[i] = NULL;
+    s->iter = NULL;
+}
+
+int tl_structured_propose(tl_structured *s, int i, tl_tensor *t) {
+    if (i < 0 || i >= TL_STRUCTURED_MAX_OUTPUTS || !t)
+        return tl_set_error(TL_ERR_RUNTIME, "structured kernel: bad proposed output %d", i);
+    tl_tensor_retain(t);
+    tl_tensor_release(s->outputs[i]);
+    s->outputs[i] = t;
+    if (s->noutputs <= i) s->noutputs = i + 1;
+    return 0;
+}
+
+int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_tensor *const *inputs,
+                        tl_dtype out_dtype) {
+    if (s->iter) return tl_set_error(TL_ERR_RUNTIME, "structured kernel: meta built two iterators");
+    if (s->kind == TL_STRUCTURED_INPLACE) flags &= ~(uint32_t)TL_ITER_RESIZE_OUTPUTS;
+    tl_iter *it = tl_iter_new(flags);
+    if (!it) return -1;
+    tl_tensor *out = s->kind == TL_STRUCTURED_FUNCTIONAL ? NULL : s->outputs[0];
+    if (s->kind != TL_STRUCTURED_FUNCTIONAL && !out) {
+        tl_iter_free(it);
+        return tl_set_error(TL_ERR_RUNTIME, "structured kernel: inplace/out= call without an output");
+    }
+    if (tl_iter_add_output(it, out) != 0) goto fail;
+    for (int i = 0; i < ninputs; i++)
+        if (tl_iter_add_input(it, inputs[i]) != 0) goto fail;
+    if (out_dtype != TL_DTYPE_UNDEFINED && tl_iter_set_output_dtype(it, out_dtype) != 0) goto fail;
+    if (tl_iter_build(it) != 0) goto fail;
+    if (s->kind == TL_STRUCTURED_FUNCTIONAL) {
+        tl_tensor *o = tl_iter_output(it, 0);
+        if (!o) goto fail;
+        tl_tensor_release(s->outputs[0]);
+        s->outputs[0] = o;
+    }
+    if (s->noutputs < 1) s->noutputs = 1;
+    s->iter = it;
+    return 0;
+fail:
+    tl_iter_free(it);
+    return -1;
+}
+
+int tl_structured_build_binary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b) {
+    const tl_tensor *in[2] = {a, b};
+    return tl_structured_build(s, TL_ITER_BINARY_OP, 2, in, TL_DTYPE_UNDEFINED);
+}
+
+int tl_structured_build_borrowing_binary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b) {
+    return tl_structured_build_binary_op(s, a, b);
+}
+
+int tl_structured_build_binary_float_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b) {
+    const tl_tensor *in[2] = {a, b};
+    return tl_structured_build(s, TL_ITER_BINARY_OP | TL_ITER_INT_TO_FLOAT, 2, in, TL_DTYPE_UNDEFINED);
+}
+
+int tl_structured_build_comparison_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b) {
+    const tl_tensor *in[2] = {a, b};
+    uint32_t flags = TL_ITER_PROMOTE_INPUTS | TL_ITER_CAST_TO_OUTPUTS | TL_ITER_RESIZE_OUTPUTS | TL_ITER_CHECK_OVERLAP;
+    return tl_structured_build(s, flags, 2, in, TL_BOOL);
+}
+
+int tl_structured_build_unary_op(tl_structured *s, const tl_tensor *a) {
+    const tl_tensor *in[1] = {a};
+    return tl_structured_build(s, TL_ITER_UNARY_OP, 1, in, TL_DTYPE_UNDEFINED);
+}
+
+int tl_structured_build_unary_float_op(tl_structured *s, const tl_tensor *a) {
+    const tl_tensor *in[1] = {a};
+    return tl_structured_build(s, TL_ITER_UNARY_OP | TL_ITER_INT_TO_FLOAT, 1, in, TL_DTYPE_UNDEFINED);
+}
+
+int tl_structured_set_output(tl_structured *s, int i, int64_t ndim, const int64_t *sizes,
+                             const int64_t *strides, tl_dtype dtype) {
+    char b1[256], b2[256];
+    if (i < 0 || i >= TL_STRUCTURED_MAX_OUTPUTS)
+        return tl_set_error(TL_ERR_RUNTIME, "structured kernel: output index %d out of range", i);
+    if (ndim < 0 || ndim > TL_MAX_DIMS || (ndim && !sizes))
+        return tl_set_error(TL_ERR_RUNTIME, "structured kernel: bad output rank %lld", (long long)ndim);
+    if (!tl_dtype_valid(dtype)) return tl_set_error(TL_ERR_RUNTIME, "structured kernel: bad output dtype");
+    if (s->noutputs <= i) s->noutputs = i + 1;
+    if (s->kind == TL_STRUCTURED_FUNCTIONAL) {
+        tl_tensor *t = tl_empty_strided(ndim, sizes, strides, dtype, (tl_device_type)s->device);
+        if (!t) return -1;
+        tl_tensor_release(s->outputs[i]);
+        s->outputs[i] = t;
+        return 0;
+    }
+    tl_tensor *t = s->outputs[i];
+    if (!t) return tl_set_error(TL_ERR_RUNTIME, "structured kernel: inplace/out= call without output %d", i);
+    if (s->kind == TL_STRUCTURED_INPLACE) {
+        if (!same_sizes(t, ndim, sizes))
+            return tl_set_error(TL_ERR_RUNTIME, "Bad in-place call: input tensor size %s and output tensor size %s should match",
+                                shape_str(b1, sizeof b1, tl_tensor_ndim(t), tl_tensor_sizes(t)),
+                                shape_str(b2, sizeof b2, ndim, sizes));
+        if (tl_tensor_dtype(t) != dtype)
+            return tl_set_error(TL_ERR_RUNTIME, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
+                                tl_dtype_caffe2_name(tl_tensor_dtype(t)), tl_dtype_caffe2_name(dtype));
+        return 0;
+    }
+    /* out=: PyTorch's resize_out: dtype and device must match, then resize_output */
+    if (tl_tensor_dtype(t) != dtype)
+        return tl_set_error(TL_ERR_RUNTIME, "Expected out tensor to have dtype %s, but got %s instead",
+                            tl_dtype_caffe2_name(dtype), tl_dtype_caffe2_name(tl_tensor_dtype(t)));
+    if ((int)tl_tensor_device(t) != s->device)
+        return tl_set_error(TL_ERR_RUNTIME, "Expected out tensor to have device %s, but got %s instead",
+                            tl__device_name((tl_device_type)s->device), tl__device_name(tl_tensor_device(t)));
+    if (!same_sizes(t, ndim, sizes)) {
+        if (tl_tensor_numel(t) != 0)
+            tl__warn("An output with one or more elements was resized since it had shape %s, which does not match "
+                     "the required output shape %s. This behavior is deprecated, and in a future PyTorch release "
+                     "outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
+                     "tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+                     shape_str(b1, sizeof b1, tl_tensor_ndim(t), tl_tensor_sizes(t)),
+                     shape_str(b2, sizeof b2, ndim, sizes));
+        if (tl_resize_(t, ndim, sizes) != 0) return -1;
+    }
+    return 0;
+}
+
+int tl_structured_skip_impl(const tl_structured *s) {
+    if (s->meta_only) return 1;
+    return s->outputs[0] && tl_tensor_device(s->outputs[0]) == TL_META;
+}
+
+tl_tensor *tl_structured_finish(tl_structured *s) {
+    tl_tensor *r = s->outputs[0];
+    s->outputs[0] = NULL;
+    if (r && s->kind != TL_STRUCTURED_FUNCTIONAL) tl_tensor_bump_version(r);
+    if (!r) tl_set_error(TL_ERR_RUNTIME, "structured kernel: meta function set no output");
+    tl_structured_cleanup(s);
+    return r;
+}
+
+void tl_structured_cleanup(tl_structured *s) {
+    for (int i = 0; i < TL_STRUCTURED_MAX_OUTPUTS; i++) {
+        tl_tensor_release(s->outputs[i]);
+        s->outputs[i] = NULL;
+    }
+    if (s->iter) tl_iter_free(s->iter);
+    s->iter = NULL;
+}
+
+/* ------------------------------------------------------------------ boxing */
+
+int tl_glue_push_opt_int(tl_stack *st, int64_t v, bool has) {
+    return has ? tl_stack_push_int(st, v) : tl_stack_push_none(st);
+}
+
+int tl_glue_push_opt_double(tl_stack *st, double v, bool has) {
+    return has ? tl_stack_push_double(st, v) : tl_stack_push_none(st);
+}
+
+int tl_glue_push_opt_bool(tl_stack *st, bool v, bool has) {
+    return has ? tl_stack_push_bool(st, v) : tl_stack_push_none(st);
+}
+
+int tl_glue_push_opt_scalar(tl_stack *st, const tl_scalar *v) {
+    return v ? tl_stack_push_scalar(st, *v) : tl_stack_push_none(st);
+}
+
+int tl_glue_push_opt_int_list(tl_stack *st, const int64_t *v, int64_t n) {
+    return v ? tl_stack_push_int_list(st, v, n) : tl_stack_push_none(st);
+}
+
+int tl_glue_push_opt_double_list(tl_stack *st, const double *v, int64_t n) {
+    return v ? tl_stack_push_double_list(st, v, n) : tl_stack_push_none(st);
+}
+
+int tl_glue_push_dtype(tl_stack *st, tl_dtype v) {
+    return v == TL_DTYPE_UNDEFINED ? tl_stack_push_none(st) : tl_stack_push_dtype(st, (int)v);
+}
+
+int tl_glue_push_device(tl_stack *st, int device) {
+    return device < 0 ? tl_stack_push_none(st) : tl_stack_push_device(st, device, -1);
+}
+
+int tl_glue_push_enum(tl_stack *st, int v) {
+    return v < 0 ? tl_stack_push_none(st) : tl_stack_push_int(st, v);
+}
+
+int tl_glue_push_generator(tl_stack *st, tl_generator *g) {
+    return g ? tl_stack_push_int(st, (int64_t)(intptr_t)g) : tl_stack_push_none(st);
+}
+
+static int pop_none(tl_stack *st) {
+    if (tl_stack_top_is_none(st)) {
+        tl_stack_drop(st, 1);
+        return 1;
+    }
+    return 0;
+}
+
+int tl_glue_pop_bool(tl_stack *st, bool *out) {
+    int v = 0;
+    if (tl_stack_pop_bool(st, &v) != 0) return -1;
+    *out = v != 0;
+    return 0;
+}
+
+int tl_glue_pop_opt_int(tl_stack *st, int64_t *out, bool *has) {
+    *has = false;
+    *out = 0;
+    if (pop_none(st)) return 0;
+    if (tl_stack_pop_int(st, out) != 0) return -1;
+    *has = true;
+    return 0;
+}
+
+int tl_glue_pop_opt_double(tl_stack *st, double *out, bool *has) {
+    *has = false;
+    *out = 0;
+    if (pop_none(st)) return 0;
+    if (tl_stack_pop_double(st, out) != 0) return -1;
+    *has = true;
+    return 0;
+}
+
+int tl_glue_pop_opt_bool(tl_stack *st, bool *out, bool *has) {
+    *has = false;
+    *out = false;
+    if (pop_none(st)) return 0;
+    if (tl_glue_pop_bool(st, out) != 0) return -1;
+    *has = true;
+    return 0;
+}
+
+int tl_glue_pop_opt_scalar(tl_stack *st, tl_scalar *storage, const tl_scalar **out) {
+    *out = NULL;
+    if (pop_none(st)) return 0;
+    if (tl_stack_pop_scalar(st, storage) != 0) return -1;
+    *out = storage;
+    return 0;
+}
+
+int tl_glue_pop_dtype(tl_stack *st, tl_dtype *out) {
+    *out = TL_DTYPE_UNDEFINED;
+    if (pop_none(st)) return 0;
+    int v = 0;
+    if (tl_stack_pop_dtype(st, &v) != 0) return -1;
+    *out = (tl_dtype)v;
+    return 0;
+}
+
+int tl_glue_pop_device(tl_stack *st, int *out) {
+    *out = -1;
+    if (pop_none(st)) return 0;
+    tl_ivalue v;
+    if (tl_stack_pop(st, &v) != 0) return -1;
+    if (v.tag == TL_IV_DEVICE) {
+        *out = v.u.device.type;
+    } else if (v.tag == TL_IV_INT) {
+        *out = (int)v.u.i;
+    } else {
+        const char *got = tl_ivalue_tag_name(v.tag);
+        tl_ivalue_destroy(&v);
+        return tl_set_error(TL_ERR_TYPE, "Expected Device but got %s", got);
+    }
+    return 0;
+}
+
+int tl_glue_pop_enum(tl_stack *st, int *out) {
+    *out = -1;
+    if (pop_none(st)) return 0;
+    int64_t v = 0;
+    if (tl_stack_pop_int(st, &v) != 0) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int tl_glue_pop_generator(tl_stack *st, tl_generator **out) {
+    *out = NULL;
+    if (pop_none(st)) return 0;
+    int64_t v = 0;
+    if (tl_stack_pop_int(st, &v) != 0) return -1;
+    *out = (tl_generator *)(intptr_t)v;
+    return 0;
+}
+
+int tl_glue_pop_list(tl_stack *st, int tag, int nullable, tl_ivalue *out) {
+    memset(out, 0, sizeof *out);
+    out->tag = TL_IV_NONE;
+    tl_ivalue *top = tl_stack_peek(st, 0);
+    if (!top) return tl_set_error(TL_ERR_RUNTIME, "pop from an empty stack");
+    if (top->tag == TL_IV_NONE && nullable) {
+        tl_stack_drop(st, 1);
+        return 0;
+    }
+    if (top->tag == TL_IV_INT && tag == TL_IV_INT_LIST) { /* int[1] given as an int */
+        int64_t v = top->u.i;
+        int64_t *data = (int64_t *)malloc(sizeof(int64_t));
+        if (!data) return tl_set_error(TL_ERR_MEMORY, "out of memory");
+        data[0] = v;
+        tl_stack_drop(st, 1);
+        out->tag = TL_IV_INT_LIST;
+        out->u.ints.data = data;
+        out->u.ints.len = 1;
+        return 0;
+    }
+    if (top->tag != tag)
+        return tl_set_error(TL_ERR_TYPE, "Expected %s but got %s", tl_ivalue_tag_name(tag), tl_ivalue_tag_name(top->tag));
+    return tl_stack_pop(st, out);
+}
+
+tl_keyset tl_glue_list_keyset(tl_tensor *const *v, int64_t n) {
+    tl_keyset ks = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (v[i]) ks |= tl_tensor_key_set(v[i]);
+    return ks;
+}
+
+tl_keyset tl_glue_backend_select_keyset(tl_keyset ks, int device) {
+    int key;
+    switch (device) {
+    case -1:
+    case TL_CPU: key = TL_KEY_CPU; break;
+    case TL_CUDA: key = TL_KEY_CUDA; break;
+    case TL_META: key = TL_KEY_META; break;
+    default:
+        tl_set_error(TL_ERR_RUNTIME, "Expected a valid device, got device type %d", device);
+        return 0;
+    }
+    return (tl_keyset_below(ks, TL_KEY_BACKEND_SELECT) | tl_dispatch_backend_tensor_keyset(key)) &
+           ~tl_tls_get_excluded();
+}
+
+/* missing kernels: written once at registration (under the import lock) */
+static char *missing_text = NULL;
+static size_t missing_len = 0;
+
+void tl_glue_note_missing(const char *op, const char *key, const char *names) {
+    int need = snprintf(NULL, 0, "%s: %s (%s)\n", op, key, names);
+    if (need <= 0) return;
+    char *p = (char *)realloc(missing_text, missing_len + (size_t)need + 1);
+    if (!p) return;
+    missing_text = p;
+    snprintf(missing_text + missing_len, (size_t)need + 1, "%s: %s (%s)\n", op, key, names);
+    missing_len += (size_t)need;
+}
+
+int64_t tl_ops_missing_kernels(char *buf, size_t n) {
+    if (buf && n) {
+        size_t k = missing_len < n - 1 ? missing_len : n - 1;
+        if (k) memcpy(buf, missing_text, k);
+        buf[k] = 0;
+    }
+    return (int64_t)missing_len;
+}
