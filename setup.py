@@ -55,7 +55,8 @@ def _rel(p: pathlib.Path) -> str:
 
 def include_dirs() -> list[str]:
     dirs = [ROOT / "runtime" / "include"]
-    for d in (ROOT / "generated" / "include", ROOT / "generated" / "cdef", ROOT / "generated" / "csrc"):
+    for d in (ROOT / "generated" / "include", ROOT / "generated" / "cdef", ROOT / "generated" / "csrc",
+              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels"):
         if d.is_dir():
             dirs.append(d)
     return [str(d) for d in dirs]
@@ -66,7 +67,11 @@ def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     gen = ROOT / "generated" / "csrc"
     if gen.is_dir():
         common += sorted(gen.glob("*.c"))
+    # hand-written operator kernels (meta functions, reductions, mm): compiled once
+    common += sorted((ROOT / "kernels" / "native").glob("*.c"))
     kernels = sorted((ROOT / "kernels" / "cpu").glob("*.c"))
+    # generated ufunc loops (codegen/emit/ufunc.py): x3 like kernels/cpu
+    kernels += sorted((ROOT / "generated" / "kernels").glob("*.c"))
     return common, kernels
 
 
@@ -127,7 +132,9 @@ class BuildExt(build_ext):
         common, kernels = sources()
         jobs = [Job(s, "common", COMMON, incs) for s in common]
         for cap, extra in KERNEL_VARIANTS.items():
-            jobs += [Job(k, f"kern_{cap}", COMMON + extra + [f"-DCPU_CAPABILITY={cap}"], incs) for k in kernels]
+            # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
+            jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)
+                     for k in kernels]
         # the cffi-generated module source: copied into the cache only when its
         # text changes, so an unchanged API does not recompile it
         cffi_jobs = []
@@ -181,12 +188,15 @@ def packages() -> list[str]:
     pk = ["torchlet"] + ["torchlet." + p for p in find_packages(str(ROOT / "runtime" / "torchlet"))]
     if (ROOT / "codegen" / "__init__.py").exists():
         pk += ["codegen"] + ["codegen." + p for p in find_packages(str(ROOT / "codegen"))]
+    if (ROOT / "generated" / "python" / "__init__.py").exists():
+        pk.append("torchlet._generated")  # the generated Python bindings
     return pk
 
 
 setup(
     packages=packages(),
-    package_dir={"torchlet": "runtime/torchlet", "codegen": "codegen"},
+    package_dir={"torchlet": "runtime/torchlet", "codegen": "codegen",
+                 "torchlet._generated": "generated/python"},
     cffi_modules=["build_ffi.py:ffibuilder"],
     cmdclass={"build_ext": BuildExt},
 )

@@ -51,8 +51,9 @@ Emitter = Callable[[EmitContext], dict[str, str]]
 def _emitters() -> tuple[Emitter, ...]:
     from .c_ops import emit_c_ops
     from .docs import emit_ops_reference
+    from .ufunc import emit_ufunc_kernels
 
-    return (emit_ops_reference, emit_c_ops)
+    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops)
 
 
 def emit_all(ctx: EmitContext) -> dict[str, str]:

@@ -1,0 +1,291 @@
+"""Pointwise kernels from ufunc formulas: ``generated/kernels/ufunc_<op>.{c,h}``.
+
+A structured out= function with ``ufunc_inner_loop:`` (PyTorch's field, e.g.
+``Generic: add (AllAndComplex, BFloat16, Half)`` / ``ScalarOnly: add (Bool)``)
+names a formula per dtype; the formula ``TL_UFUNC_<name>(...)`` lives in
+``kernels/ufunc/<name>.h``.  This emitter expands it into one inner loop per
+dtype (``tl_loop_fn``: contiguous fast path on restrict pointers, a fast path
+per broadcast-scalar input, a strided path; float16/bfloat16 computed in
+float and rounded once), a per-dtype loop table compiled once per CPU
+capability, its kernel stub, and the structured impl ``tl_impl_<kernel>`` that
+runs the table over the iterator the meta function built.
+
+Formulas that no structured operator references (relu: PyTorch has no
+``relu.out``) can still be expanded: their header carries a line
+``ufunc_inner_loop: Generic: relu (All, BFloat16, Half)`` and the hand-written
+kernel calls the generated ``tl_ufunc_<name>_loop(dtype)``.
+
+docs/UFUNC.md documents the field, the dtype-set names and the expansion.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..diagnostics import CodegenError, Diagnostic, Pos
+from ..native import NativeFunction, UfuncInnerLoop, UfuncKey
+from ..schema import BaseTy, BaseType
+from .. import api_c
+from . import EmitContext
+
+C_COMMENT = ("/*", " * ", " */")
+ROOT = Path(__file__).resolve().parent.parent.parent
+FORMULA_DIR = ROOT / "kernels" / "ufunc"
+
+
+@dataclass(frozen=True)
+class DType:
+    scalar_name: str  # PyTorch's ScalarType name
+    enum: str  # tl_dtype enumerator
+    suffix: str  # short name used in loop names and the tl_opmath union
+    storage: str  # C type of a stored element
+    compute: str  # C type the formula computes in (opmath)
+    load: str  # stored element {x} -> compute value
+    store: str  # compute value {v} -> stored element
+    reduced: str | None = None  # "f16" / "bf16": converted in chunks through float
+
+    @property
+    def opmath_field(self) -> str:
+        return {"Half": "f32", "BFloat16": "f32", "Bool": "b"}.get(self.scalar_name, self.suffix)
+
+
+def _int(name: str, enum: str, suffix: str, ctype: str) -> DType:
+    return DType(name, enum, suffix, ctype, ctype, "{x}", f"({ctype})({{v}})")
+
+
+#: torchlet's dtypes in tl_dtype order (the order of every loop table)
+DTYPES: tuple[DType, ...] = (
+    DType("Bool", "TL_BOOL", "b", "uint8_t", "bool", "({x} != 0)", "(uint8_t)(({v}) != 0)"),
+    _int("Byte", "TL_UINT8", "u8", "uint8_t"),
+    _int("Char", "TL_INT8", "i8", "int8_t"),
+    _int("Short", "TL_INT16", "i16", "int16_t"),
+    _int("Int", "TL_INT32", "i32", "int32_t"),
+    _int("Long", "TL_INT64", "i64", "int64_t"),
+    DType("Half", "TL_FLOAT16", "f16", "uint16_t", "float", "tl_f16_to_f32({x})", "tl_f32_to_f16({v})", "f16"),
+    DType("BFloat16", "TL_BFLOAT16", "bf16", "uint16_t", "float", "tl_bf16_to_f32({x})", "tl_f32_to_bf16({v})", "bf16"),
+    DType("Float", "TL_FLOAT32", "f32", "float", "float", "{x}", "{v}"),
+    DType("Double", "TL_FLOAT64", "f64", "double", "double", "{x}", "{v}"),
+)
+BY_NAME = {d.scalar_name: d for d in DTYPES}
+_INTEGRAL = ("Byte", "Char", "Short", "Int", "Long")
+_FLOATING = ("Float", "Double")
+#: dtype-set names of the ufunc_inner_loop field (PyTorch's AT_DISPATCH sets).
+#: Complex dtypes do not exist in torchlet and are skipped silently.
+DTYPE_SETS: dict[str, tuple[str, ...]] = {
+    "All": _INTEGRAL + _FLOATING,
+    "AllAndComplex": _INTEGRAL + _FLOATING,
+    "Integral": _INTEGRAL,
+    "Floating": _FLOATING,
+    "FloatingAndComplex": _FLOATING,
+    "Complex": (),
+    "ComplexHalf": (),
+    "ComplexFloat": (),
+    "ComplexDouble": (),
+    **{d.scalar_name: (d.scalar_name,) for d in DTYPES},
+}
+#: which ufunc key provides the CPU loop of a dtype listed under several keys
+CPU_KEY_ORDER = (UfuncKey.CPUScalar, UfuncKey.CPUVector, UfuncKey.ScalarOnly, UfuncKey.Generic)
+#: schema types a formula may take as scalar extra arguments (converted once per call)
+_SCALAR_ARG_TYPES = (BaseTy.Scalar, BaseTy.float, BaseTy.int, BaseTy.bool)
+
+_DEFINE_RE = re.compile(r"^\s*#\s*define\s+TL_UFUNC_(\w+)\s*\(([^)]*)\)", re.M)
+_MARKER_RE = re.compile(r"ufunc_inner_loop:\s*(\w+)\s*:\s*(\w+)\s*\(([^)]*)\)")
+_SCALARS_RE = re.compile(r"ufunc_scalar_args:\s*([\w ,]+)")
+
+
+@dataclass(frozen=True)
+class Formula:
+    name: str
+    params: tuple[str, ...]
+    path: str  # relative to the repository root
+
+
+def read_formulas(directory: Path = FORMULA_DIR) -> dict[str, Formula]:
+    formulas = {}
+    if directory.is_dir():
+        for p in sorted(directory.glob("*.h")):
+            for m in _DEFINE_RE.finditer(p.read_text()):
+                params = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
+                formulas[m.group(1)] = Formula(m.group(1), params, p.relative_to(ROOT).as_posix())
+    return formulas
+
+
+def dtype_names(spec: tuple[str, ...], where: Pos, errors: list[Diagnostic]) -> list[str]:
+    out: list[str] = []
+    for s in spec:
+        if s not in DTYPE_SETS:
+            errors.append(Diagnostic(where, f"unknown dtype or dtype set '{s}' in ufunc_inner_loop",
+                                     "use " + ", ".join(sorted(DTYPE_SETS))))
+            continue
+        out += [d for d in DTYPE_SETS[s] if d not in out]
+    return out
+
+
+def dtype_formulas(loops: tuple[UfuncInnerLoop, ...], where: Pos, errors: list[Diagnostic]) -> dict[str, str]:
+    """dtype name -> formula name, for the CPU loops (CPU_KEY_ORDER decides ties)."""
+    chosen: dict[str, str] = {}
+    for key in CPU_KEY_ORDER:
+        for loop in loops:
+            if loop.ufunc_key is key:
+                for d in dtype_names(loop.supported_dtypes, where, errors):
+                    chosen.setdefault(d, loop.name)
+    return chosen
+
+
+# ------------------------------------------------------------------ loop text
+
+
+def _loop_cases(nin: int, dt: DType) -> list[dict[str, object]]:
+    """The fast paths of one loop: all contiguous, then each input a broadcast
+    scalar (stride 0) with the others contiguous."""
+    size = f"(int64_t)sizeof({dt.storage})"
+    cases = [{"cond": " && ".join(f"strides[{i}] == {size}" for i in range(nin + 1)), "scalars": []}]
+    if nin >= 2:
+        for s in range(1, nin + 1):
+            cond = " && ".join(f"strides[{i}] == {'0' if i == s else size}" for i in range(nin + 1))
+            cases.append({"cond": cond, "scalars": [s]})
+    return cases
+
+
+def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_args: list[str]) -> dict[str, object]:
+    nin = len(tensor_args)
+    call = f"TL_UFUNC_{formula.name}(" + ", ".join([f"x{i}" for i in range(1, nin + 1)] + scalar_args) + ")"
+    return {
+        "name": f"ufunc_{op}_{dt.suffix}",
+        "dtype": dt,
+        "formula": formula.name,
+        "nin": nin,
+        "inputs": list(range(1, nin + 1)),
+        "cases": _loop_cases(nin, dt),
+        "call": call,
+        "store": dt.store.format(v=call),
+        "load": {i: dt.load.format(x=f"p{i}[k]") for i in range(1, nin + 1)},
+        "load_scalar": {i: dt.load.format(x=f"*(const {dt.storage} *)data[{i}]") for i in range(1, nin + 1)},
+        "load_strided": {i: dt.load.format(x=f"*(const {dt.storage} *)(data[{i}] + k * strides[{i}])")
+                         for i in range(1, nin + 1)},
+        "scalar_args": [{"name": a, "field": dt.opmath_field} for a in scalar_args],
+    }
+
+
+def _not_implemented_message(kernel: str) -> str:
+    return f'\\"{kernel}_cpu\\" not implemented for \'%s\''
+
+
+def _render(ctx: EmitContext, op: str, sources: list[str], formulas: dict[str, Formula], per_dtype: dict[str, str],
+            tensor_args: list[str], scalar_args: list[str], impl: dict[str, object] | None) -> dict[str, str]:
+    loops = []
+    table = []
+    for dt in DTYPES:
+        fname = per_dtype.get(dt.scalar_name)
+        if fname is None:
+            table.append(None)
+            continue
+        lp = _loop(op, formulas[fname], dt, tensor_args, scalar_args)
+        loops.append(lp)
+        table.append(lp["name"])
+    includes = sorted({formulas[n].path for n in per_dtype.values()})
+    slots = dict(
+        op=op,
+        sources=sources,
+        includes=[Path(p).name for p in includes],
+        formula_paths=includes,
+        loops=loops,
+        table=table,
+        scalar_args=scalar_args,
+        tensor_args=tensor_args,
+        impl=impl,
+        dtypes=", ".join(d for d in (x.scalar_name for x in DTYPES) if d in per_dtype),
+        not_implemented=_not_implemented_message(impl["kernel"] if impl else f"ufunc_{op}"),
+    )
+    return {
+        f"kernels/ufunc_{op}.h": ctx.render("ufunc_kernel.h.j2", C_COMMENT, **slots),
+        f"kernels/ufunc_{op}.c": ctx.render("ufunc_kernel.c.j2", C_COMMENT, **slots),
+    }
+
+
+def _as_scalar(f: NativeFunction, name: str) -> str:
+    """C expression turning impl parameter ``name`` into a tl_scalar."""
+    t = next(a.type for a in f.func.arguments.flat_all if a.name == name)
+    conv = {BaseTy.float: "tl_scalar_from_double", BaseTy.int: "tl_scalar_from_int", BaseTy.bool: "tl_scalar_from_bool"}
+    fn = conv.get(t.name) if isinstance(t, BaseType) else None
+    return f"{fn}({name})" if fn else name
+
+
+def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[str], list[str]]:
+    tensors, scalars = [], []
+    for a in f.func.arguments.non_out:
+        t = a.type
+        if isinstance(t, BaseType) and t.name is BaseTy.Tensor:
+            tensors.append(a.name)
+        elif isinstance(t, BaseType) and t.name in _SCALAR_ARG_TYPES:
+            scalars.append(a.name)
+        else:
+            errors.append(Diagnostic(f.pos, f"ufunc operator '{f.func.name}': argument '{a.name}' of type "
+                                     f"'{t.render()}' cannot reach a ufunc formula",
+                                     "formulas take Tensors and Scalar/float/int/bool arguments only"))
+    return tensors, scalars
+
+
+def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
+    m = ctx.model
+    formulas = read_formulas()
+    errors: list[Diagnostic] = []
+    files: dict[str, str] = {}
+    used: set[str] = set()
+    for f in m.functions:
+        if not f.ufunc_inner_loop:
+            continue
+        where = f.kpos("ufunc_inner_loop")
+        per_dtype = dtype_formulas(f.ufunc_inner_loop, where, errors)
+        tensors, scalars = _structured_args(f, errors)
+        for name in sorted(set(per_dtype.values())):
+            fm = formulas.get(name)
+            if fm is None:
+                errors.append(Diagnostic(where, f"no ufunc formula '{name}'",
+                                         f"define TL_UFUNC_{name}(...) in kernels/ufunc/{name}.h"))
+            elif len(fm.params) != len(tensors) + len(scalars):
+                errors.append(Diagnostic(where, f"ufunc formula TL_UFUNC_{name} ({fm.path}) takes {len(fm.params)} "
+                                         f"arguments but '{f.func.name}' passes {len(tensors) + len(scalars)} "
+                                         f"({', '.join(tensors + scalars)})"))
+        if errors:
+            continue
+        used.update(per_dtype.values())
+        kernel = m.kernels(f)["CPU"].kernel
+        op = f.root_name
+        g = m.group_of(f)
+        assert g is not None and g.out is f
+        params = api_c.impl_params(g)
+        impl = {"kernel": kernel, "name": api_c.impl_name(kernel), "params": api_c.c_param_decls(params),
+                "unused": [p.name for p in params if p.name != "s" and p.name not in scalars],
+                "call_args": [_as_scalar(f, a) for a in scalars]}
+        sources = [f"{ctx.inputs[0]}:{f.pos.line}: {f.func}"]
+        files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl))
+    # standalone formulas (no structured operator): dtypes declared in the header
+    for name, fm in sorted(formulas.items()):
+        if name in used:
+            continue
+        text = (ROOT / fm.path).read_text()
+        marks = [mk for mk in _MARKER_RE.finditer(text) if mk.group(2) == name]
+        if not marks:
+            continue
+        where = Pos(fm.path, 1, 1)
+        loops = []
+        for mk in marks:
+            try:
+                key = UfuncKey(mk.group(1))
+            except ValueError:
+                errors.append(Diagnostic(where, f"unknown ufunc key '{mk.group(1)}'"))
+                continue
+            loops.append(UfuncInnerLoop(key, name, tuple(x.strip() for x in mk.group(3).split(","))))
+        per_dtype = dtype_formulas(tuple(loops), where, errors)
+        sm = _SCALARS_RE.search(text)
+        scalar_names = [x.strip() for x in sm.group(1).split(",")] if sm else []
+        tensors = [p for p in fm.params if p not in scalar_names]
+        scalars = [p for p in fm.params if p in scalar_names]
+        sources = [f"{fm.path}: " + " ".join(mk.group(0) for mk in marks) + " (standalone formula)"]
+        files.update(_render(ctx, name, sources, formulas, per_dtype, tensors, scalars, None))
+    if errors:
+        raise CodegenError(errors)
+    return files

@@ -1,0 +1,247 @@
+/* sum: structured meta (shape, PyTorch's dtype rules) and impl.
+ *
+ * dtype: `dtype=` if given; else the out= tensor's dtype for sum(..., out=);
+ * else self's dtype, with bool and integer inputs summed as int64. As in
+ * PyTorch, the input is first converted to the result dtype, then summed.
+ * Accumulation: float64 for every floating result (float32 stays well within
+ * 1e-6 relative of an exact sum), pairwise over blocks of 4096 for long runs
+ * of the reduced dimension; int64 (wrapping) for integers; `or` for bool.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_error.h"
+#include "tl_half.h"
+#include "tl_ops.h"
+#include "tl_structured.h"
+#include "tl_tensor.h"
+
+enum { MAXD = 64 };
+
+/* reduced-dims mask from dim / dim_len (NULL or empty: all dims) */
+static int reduce_mask(const tl_tensor *self, const int64_t *dim, int64_t dim_len, uint64_t *mask) {
+    const int64_t nd = tl_tensor_ndim(self);
+    *mask = 0;
+    if (!dim || dim_len == 0) {
+        *mask = nd == 64 ? ~0ull : ((1ull << nd) - 1);
+        return 0;
+    }
+    const int64_t lim = nd > 0 ? nd : 1;
+    for (int64_t i = 0; i < dim_len; i++) {
+        int64_t d = dim[i];
+        if (d < -lim || d >= lim)
+            return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                                (long long)-lim, (long long)(lim - 1), (long long)d);
+        if (d < 0) d += lim;
+        if (*mask & (1ull << d))
+            return tl_set_error(TL_ERR_RUNTIME, "dim %lld appears multiple times in the list of dims", (long long)d);
+        *mask |= 1ull << d;
+    }
+    if (nd == 0) *mask = 0;
+    return 0;
+}
+
+int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                            tl_dtype dtype) {
+    uint64_t mask;
+    if (reduce_mask(self, dim, dim_len, &mask)) return -1;
+    tl_dtype rt = dtype;
+    if (rt == TL_DTYPE_UNDEFINED) {
+        if (s->kind == TL_STRUCTURED_OUT && s->outputs[0]) {
+            rt = tl_tensor_dtype(s->outputs[0]);
+        } else {
+            rt = tl_tensor_dtype(self);
+            if (tl_dtype_is_integral(rt, 1)) rt = TL_INT64;
+        }
+    }
+    const int64_t nd = tl_tensor_ndim(self);
+    const int64_t *sz = tl_tensor_sizes(self);
+    int64_t shape[MAXD];
+    int64_t k = 0;
+    for (int64_t i = 0; i < nd; i++) {
+        if (mask & (1ull << i)) {
+            if (keepdim) shape[k++] = 1;
+        } else {
+            shape[k++] = sz[i];
+        }
+    }
+    return tl_structured_set_output(s, 0, k, shape, NULL, rt);
+}
+
+/* ---- impl */
+
+#define TL_SUM_BLOCK 4096
+
+/* float run: n elements of type T at p, stride st (elements), summed in double */
+#define TL_DEF_FRUN(NAME, T, LOAD)                                                    \
+    static double frun_##NAME(const T *p, int64_t st, int64_t n) {                   \
+        if (n > TL_SUM_BLOCK) {                                                      \
+            const int64_t h = (n / 2 + TL_SUM_BLOCK - 1) / TL_SUM_BLOCK * TL_SUM_BLOCK; \
+            return frun_##NAME(p, st, h) + frun_##NAME(p + h * st, st, n - h);       \
+        }                                                                            \
+        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
+        int64_t k = 0;                                                               \
+        if (st == 1) {                                                               \
+            for (; k + 8 <= n; k += 8)                                               \
+                for (int j = 0; j < 8; j++) a[j] += (double)LOAD(p[k + j]);          \
+        }                                                                            \
+        for (; k < n; k++) a[0] += (double)LOAD(p[k * st]);                          \
+        return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));     \
+    }
+#define TL_ID(x) (x)
+TL_DEF_FRUN(f32, float, TL_ID)
+TL_DEF_FRUN(f64, double, TL_ID)
+TL_DEF_FRUN(f16, uint16_t, tl_f16_to_f32)
+TL_DEF_FRUN(bf16, uint16_t, tl_bf16_to_f32)
+
+/* the reduction walk: dims ordered outer..inner by |stride|; acc[j] for output j */
+typedef struct {
+    int64_t nd;
+    int64_t size[MAXD], st[MAXD], ast[MAXD]; /* input stride (elements), acc stride (0: reduced) */
+} walk;
+
+#define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR)                                   \
+    static void walk_##NAME(const walk *w, const T *base, ACC *acc) {                 \
+        int64_t idx[MAXD] = {0};                                                        \
+        const int64_t nd = w->nd, n = w->size[nd - 1], st = w->st[nd - 1], as = w->ast[nd - 1]; \
+        for (;;) {                                                                      \
+            const T *p = base;                                                          \
+            ACC *a = acc;                                                               \
+            for (int64_t d = 0; d < nd - 1; d++) { p += idx[d] * w->st[d]; a += idx[d] * w->ast[d]; } \
+            if (as == 0) {                                                              \
+                *a = (ACC)(*a + (RUN_EXPR));                                            \
+            } else {                                                                    \
+                for (int64_t k = 0; k < n; k++) a[k * as] = (ACC)(a[k * as] + (ADD_EXPR)); \
+            }                                                                           \
+            int64_t d = nd - 2;                                                         \
+            for (; d >= 0; d--) {                                                       \
+                if (++idx[d] < w->size[d]) break;                                       \
+                idx[d] = 0;                                                             \
+            }                                                                           \
+            if (d < 0) return;                                                          \
+        }                                                                               \
+    }
+
+TL_DEF_WALK(f32, float, double, frun_f32(p, st, n), (double)p[k * st])
+TL_DEF_WALK(f64, double, double, frun_f64(p, st, n), p[k * st])
+TL_DEF_WALK(f16, uint16_t, double, frun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]))
+TL_DEF_WALK(bf16, uint16_t, double, frun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]))
+
+static uint64_t irun_sum(const void *p, tl_dtype dt, int64_t st, int64_t n) {
+    uint64_t s = 0;
+    switch (dt) {
+#define C(D, T) case D: for (int64_t k = 0; k < n; k++) s += (uint64_t)(int64_t)((const T *)p)[k * st]; break;
+    C(TL_UINT8, uint8_t) C(TL_INT8, int8_t) C(TL_INT16, int16_t) C(TL_INT32, int32_t) C(TL_INT64, int64_t)
+    C(TL_BOOL, uint8_t)
+#undef C
+    default: break;
+    }
+    return s;
+}
+static int64_t iload(const void *p, tl_dtype dt) {
+    switch (dt) {
+    case TL_UINT8: case TL_BOOL: return *(const uint8_t *)p;
+    case TL_INT8: return *(const int8_t *)p;
+    case TL_INT16: return *(const int16_t *)p;
+    case TL_INT32: return *(const int32_t *)p;
+    default: return *(const int64_t *)p;
+    }
+}
+static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, uint64_t *acc) {
+    int64_t idx[MAXD] = {0};
+    const int64_t nd = w->nd, n = w->size[nd - 1], st = w->st[nd - 1], as = w->ast[nd - 1];
+    for (;;) {
+        const char *p = base;
+        uint64_t *a = acc;
+        for (int64_t d = 0; d < nd - 1; d++) { p += idx[d] * w->st[d] * isz; a += idx[d] * w->ast[d]; }
+        if (as == 0) *a += irun_sum(p, dt, st, n);
+        else
+            for (int64_t k = 0; k < n; k++) a[k * as] += (uint64_t)iload(p + k * st * isz, dt);
+        int64_t d = nd - 2;
+        for (; d >= 0; d--) {
+            if (++idx[d] < w->size[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                    tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    const tl_dtype rt = tl_tensor_dtype(out);
+    const int64_t onumel = tl_tensor_numel(out);
+    uint64_t mask;
+    if (reduce_mask(self, dim, dim_len, &mask)) return -1;
+    if (onumel == 0) return 0;
+    /* PyTorch converts the input to the result dtype first */
+    tl_tensor *x = tl_to_dtype(self, rt, 0);
+    if (!x) return -1;
+    const int floating = tl_dtype_is_floating(rt);
+    const int64_t nd = tl_tensor_ndim(x);
+    void *accbuf = calloc((size_t)onumel, 8);
+    if (!accbuf) {
+        tl_tensor_release(x);
+        return tl_set_error(TL_ERR_MEMORY, "sum: out of memory");
+    }
+    if (tl_tensor_numel(x) > 0) {
+        walk w;
+        /* acc strides: contiguous over the kept dims */
+        int64_t ast[MAXD], m = 1;
+        const int64_t *sz = tl_tensor_sizes(x), *st = tl_tensor_strides(x);
+        for (int64_t i = nd - 1; i >= 0; i--) {
+            if (mask & (1ull << i)) ast[i] = 0;
+            else { ast[i] = m; m *= sz[i]; }
+        }
+        /* order dims by |stride| descending (size-1 dims dropped) */
+        int64_t order[MAXD], k = 0;
+        for (int64_t i = 0; i < nd; i++)
+            if (sz[i] != 1) order[k++] = i;
+        for (int64_t i = 1; i < k; i++) {
+            int64_t v = order[i], j = i;
+            int64_t sv = st[v] < 0 ? -st[v] : st[v];
+            while (j > 0) {
+                int64_t u = order[j - 1];
+                int64_t su = st[u] < 0 ? -st[u] : st[u];
+                if (su >= sv) break;
+                order[j] = u;
+                j--;
+            }
+            order[j] = v;
+        }
+        if (k == 0) { w.nd = 1; w.size[0] = 1; w.st[0] = 1; w.ast[0] = 0; }
+        else {
+            w.nd = k;
+            for (int64_t i = 0; i < k; i++) { w.size[i] = sz[order[i]]; w.st[i] = st[order[i]]; w.ast[i] = ast[order[i]]; }
+        }
+        const char *base = (const char *)tl_tensor_data_ptr(x);
+        switch (rt) {
+        case TL_FLOAT32: walk_f32(&w, (const float *)base, accbuf); break;
+        case TL_FLOAT64: walk_f64(&w, (const double *)base, accbuf); break;
+        case TL_FLOAT16: walk_f16(&w, (const uint16_t *)base, accbuf); break;
+        case TL_BFLOAT16: walk_bf16(&w, (const uint16_t *)base, accbuf); break;
+        default: walk_int(&w, base, rt, tl_tensor_itemsize(x), accbuf); break;
+        }
+    }
+    tl_tensor_release(x);
+    /* results into a contiguous temporary of the output's shape, then copied */
+    tl_tensor *tmp = tl_empty(tl_tensor_ndim(out), tl_tensor_sizes(out), floating ? TL_FLOAT64 : TL_INT64, TL_CPU);
+    int rc = -1;
+    if (tmp) {
+        if (floating) memcpy(tl_tensor_data_ptr(tmp), accbuf, (size_t)onumel * 8);
+        else if (rt == TL_BOOL) {
+            int64_t *d = tl_tensor_data_ptr(tmp);
+            for (int64_t i = 0; i < onumel; i++) d[i] = ((uint64_t *)accbuf)[i] != 0;
+        } else memcpy(tl_tensor_data_ptr(tmp), accbuf, (size_t)onumel * 8);
+        rc = tl_copy_(out, tmp);
+        tl_tensor_release(tmp);
+    }
+    free(accbuf);
+    return rc;
+}
+
+/* sum(self, dtype): the dim_IntList overload over every dim */
+tl_tensor *tl_native_sum(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
+    (void)ks;
+    return tl_ops_sum_dim_IntList(self, NULL, 0, false, dtype);
+}

@@ -1,0 +1,3 @@
+/* div_true: true division (div.out); integer inputs are promoted to the
+ * default float dtype by the meta function, so this only sees floats */
+#define TL_UFUNC_div_true(self, other) ((self) / (other))

@@ -1,0 +1,2 @@
+/* mul: self * other (bool: `and`) */
+#define TL_UFUNC_mul(self, other) ((self) * (other))

@@ -1,0 +1,95 @@
+/* torchlet ufunc machinery (internal, header-only): what the generated
+ * per-dtype inner loops in generated/kernels/ufunc_<op>.c build on.
+ *
+ * A pointwise operator's arithmetic is one formula, `TL_UFUNC_<name>(...)` in
+ * kernels/ufunc/<name>.h, written over *compute* values (C arithmetic on
+ * bool / integers / float / double; float16 and bfloat16 are computed in
+ * float, their "opmath" type, and rounded once when stored). The generator
+ * (codegen/emit/ufunc.py, docs/UFUNC.md) expands it into one tl_loop_fn per
+ * dtype, compiled once per CPU capability (DEFAULT / AVX2 / AVX512).
+ *
+ * Kept to plain C so the same formulas can be compiled as CUDA C later.
+ */
+#ifndef TL_UFUNC_H
+#define TL_UFUNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tl_dtype.h"
+#include "tl_half.h"
+#include "tl_kernel.h"
+
+/* numeric id of the capability this translation unit is compiled for, usable
+ * in #if (the once-per-library parts of a generated kernel file live under
+ * `#if TL_UFUNC_CAPID == 0`) */
+#define TL_UFUNC_CAPID_DEFAULT 0
+#define TL_UFUNC_CAPID_AVX2 1
+#define TL_UFUNC_CAPID_AVX512 2
+#ifdef CPU_CAPABILITY
+#define TL_UFUNC_CAPID TL_CAT(TL_UFUNC_CAPID, CPU_CAPABILITY)
+#endif
+
+/* one scalar extra argument (alpha, negative_slope, ...) converted once per
+ * call into the compute type of the loop's dtype */
+typedef union tl_opmath {
+    bool b;
+    uint8_t u8;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    float f32;   /* float32, float16 and bfloat16 loops */
+    double f64;
+} tl_opmath;
+
+static inline double tl_ufunc_scalar_as_double(tl_scalar s) {
+    return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i;
+}
+static inline int64_t tl_ufunc_scalar_as_int(tl_scalar s) {
+    if (s.kind != TL_SCALAR_DOUBLE) return s.i;
+    double d = s.d;   /* truncation toward zero; out-of-range values saturate, never UB */
+    if (!(d > -9223372036854775808.0)) return d != d ? 0 : INT64_MIN;
+    if (!(d < 9223372036854775808.0)) return INT64_MAX;
+    return (int64_t)d;
+}
+
+/* s converted to the compute type of a loop over dtype dt (PyTorch's
+ * Scalar::to<opmath_t>): integers wrap like C casts, bool is `!= 0` */
+static inline tl_opmath tl_opmath_from_scalar(tl_scalar s, tl_dtype dt) {
+    tl_opmath v;
+    v.i64 = 0;
+    switch (dt) {
+    case TL_BOOL: v.b = s.kind == TL_SCALAR_DOUBLE ? s.d != 0 : s.i != 0; break;
+    case TL_UINT8: v.u8 = (uint8_t)tl_ufunc_scalar_as_int(s); break;
+    case TL_INT8: v.i8 = (int8_t)tl_ufunc_scalar_as_int(s); break;
+    case TL_INT16: v.i16 = (int16_t)tl_ufunc_scalar_as_int(s); break;
+    case TL_INT32: v.i32 = (int32_t)tl_ufunc_scalar_as_int(s); break;
+    case TL_INT64: v.i64 = tl_ufunc_scalar_as_int(s); break;
+    case TL_FLOAT16: case TL_BFLOAT16: case TL_FLOAT32: v.f32 = (float)tl_ufunc_scalar_as_double(s); break;
+    case TL_FLOAT64: v.f64 = tl_ufunc_scalar_as_double(s); break;
+    default: break;
+    }
+    return v;
+}
+
+/* chunk of reduced-precision elements converted to float at a time */
+#define TL_UFUNC_CHUNK 256
+
+/* bulk bfloat16 <-> float32 (plain loops: GCC vectorizes both) */
+static inline void tl_bf16_to_f32_n(float *restrict out, const uint16_t *restrict in, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = tl_f32_from_bits((uint32_t)in[i] << 16);
+}
+static inline void tl_f32_to_bf16_n(uint16_t *restrict out, const float *restrict in, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = tl_f32_bits(in[i]);
+        uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        uint32_t q = (u >> 16) | 0x40u;
+        out[i] = (uint16_t)(((u & 0x7fffffffu) > 0x7f800000u) ? q : r);
+    }
+}
+
+/* helpers formulas may use */
+#define TL_UFUNC_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif
