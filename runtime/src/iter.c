@@ -456,7 +456,16 @@ static int cast_operands(tl_iter *it) {
             op->tensor = tmp;
         } else {
             if (!(f & TL_ITER_PROMOTE_INPUTS)) continue;
-            tl_tensor *c = tl_to_dtype(t, common, 0);
+            tl_tensor *c;
+            if (t->ndim == 0 && t->device == TL_CPU && t->storage->data) {
+                /* CPU scalars (a + 2.5): convert the one value directly, no
+                 * nested iterator; same rounding rules as the copy kernel */
+                tl_scalar v;
+                if (tl_scalar_load(tl__data(t), t->dtype, &v) != 0) return -1;
+                c = tl_scalar_tensor(v, common, TL_CPU);
+            } else {
+                c = tl_to_dtype(t, common, 0);
+            }
             if (!c) return -1;
             if (tl_tensor_is_wrapped_number(t)) tl_tensor_set_wrapped_number(c, 1);
             tl_tensor_release(t);
