@@ -21,6 +21,7 @@ GEN_INCLUDE = ROOT / "generated" / "include"
 # extra declarations only the Python side needs (callbacks into Python)
 PY_EXTRA_CDEF = """
 extern "Python" void tl_py_release_external(void *ctx);
+extern "Python" int tl_py_boxed_kernel(const tl_kernel *, const tl_operator *, tl_keyset, tl_stack *);
 """
 
 

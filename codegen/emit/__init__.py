@@ -51,9 +51,10 @@ Emitter = Callable[[EmitContext], dict[str, str]]
 def _emitters() -> tuple[Emitter, ...]:
     from .c_ops import emit_c_ops
     from .docs import emit_ops_reference
+    from .python import emit_python_bindings
     from .ufunc import emit_ufunc_kernels
 
-    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops)
+    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_python_bindings)
 
 
 def emit_all(ctx: EmitContext) -> dict[str, str]:

@@ -90,3 +90,17 @@ def _supported_cpu_capabilities():
 
 
 import builtins  # noqa: E402  (for the annotation above; keep names from shadowing)
+
+# ------------------------------------------------------------------ operators
+# Every operator goes through the dispatcher: define the operators and
+# register their kernels once (generated C), then expose the generated Python
+# bindings (module functions here; methods and dunders on Tensor).
+from ._tensor import _gen_ops  # noqa: E402
+
+if hasattr(_lib, "tl_ops_register_all"):
+    _check(_lib.tl_ops_register_all())
+if _gen_ops is not None:
+    from ._generated._ops import *  # noqa: E402,F401,F403
+
+from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
+from . import library  # noqa: E402,F401

@@ -42,7 +42,20 @@ class Size(tuple):
         return n
 
 
-class Tensor:
+try:  # the generated operator methods and dunders (generated/python/_ops.py)
+    from ._generated import _ops as _gen_ops
+except ModuleNotFoundError as _e:  # a tree where `make generate` has not run yet
+    if _e.name not in ("torchlet._generated", "torchlet._generated._ops"):
+        raise
+    _gen_ops = None
+
+    class _TensorOps:
+        __slots__ = ()
+else:
+    _TensorOps = _gen_ops._TensorOps
+
+
+class Tensor(_TensorOps):
     __slots__ = ("_h", "__weakref__")
 
     def __init__(self, *args, **kwargs):
@@ -265,9 +278,19 @@ def _wrap(h) -> Tensor:
     """Adopt a new C reference (from a C call that returned `tl_tensor *`)."""
     if not h:
         raise pending_error()
-    t = Tensor.__new__(Tensor)
+    t = _new(Tensor)
     t._h = _gc(h, _release)
     return t
+
+
+_new = Tensor.__new__
+
+# the generated bindings and their helpers reach Tensor and _wrap through these
+from . import _pyargs  # noqa: E402
+
+_pyargs.bind(Tensor, _wrap)
+if _gen_ops is not None:
+    _gen_ops.bind(Tensor, _wrap)
 
 
 # ---------------------------------------------------------------- from numpy

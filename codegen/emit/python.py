@@ -1,0 +1,535 @@
+"""The Python bindings: ``generated/python/_ops.py`` and its stub ``_ops.pyi``.
+
+For every name a YAML entry exposes (``variants: function`` -> module
+function, ``variants: method`` -> Tensor method) this emitter writes one
+Python function.  A name with one Python signature gets a plain ``def`` with
+that signature; a name with several gets a *decision procedure*: the
+overloads in PyTorch's order (api_python.sort_overloads), each guarded by
+type checks of the call's arguments, then PyTorch's "invalid combination"
+TypeError.  Operator dunders come from api_python.DUNDERS.  The code of each
+function is built here from api_python's model; the template only lays the
+pieces out (docs/PYTHON_BINDINGS.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import api_c
+from ..api_python import (
+    DUNDERS,
+    SKIP_PYTHON_OVERLOADS,
+    PyArg,
+    PySignature,
+    make_signature,
+    pyi_type,
+    sort_overloads,
+)
+from ..native import NativeFunction, Variant
+from ..schema import SchemaKind
+from . import EmitContext
+
+PY_COMMENT = ("", "# ", "")
+
+_TWO_PARAM = {"opt_int", "opt_double", "opt_bool", "tensor_list", "opt_tensor_list", "int_list",
+              "opt_int_list", "double_list", "opt_double_list"}
+
+
+@dataclass
+class Binding:
+    """All Python signatures of one name (function or method)."""
+
+    name: str
+    method: bool
+    sigs: list[PySignature] = field(default_factory=list)
+    sources: list[NativeFunction] = field(default_factory=list)
+
+
+def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], list[str]]:
+    """(functions, methods, skipped notes) from the model."""
+    m = ctx.model
+    functions: dict[str, Binding] = {}
+    methods: dict[str, Binding] = {}
+    skipped: list[str] = []
+    for f in m.functions:
+        name = f.func.name
+        if name.unqualified in SKIP_PYTHON_OVERLOADS:
+            skipped.append(f"{name.unqualified}: the Tensor overload takes numbers (PyTorch does not bind it)")
+            continue
+        kind = f.func.kind()
+        if kind in (SchemaKind.mutable, SchemaKind.scratch):
+            continue
+        g = m.group_of(f)
+        out_f = None
+        if kind is SchemaKind.out:
+            # bound through its functional variant's out= (or alone when it has none)
+            if g is not None and g.functional is not None and Variant.function in g.functional.variants:
+                continue
+            if len(f.func.arguments.out) != 1:
+                continue
+        elif kind is SchemaKind.functional and g is not None and g.out is not None:
+            if len(g.out.func.arguments.out) == 1:
+                out_f = g.out
+        try:
+            api_c.c_return(f)
+            for a in f.func.arguments.flat_all:
+                api_c.c_arg(a)
+        except api_c.UnsupportedCType as e:
+            skipped.append(f"{name.unqualified}: {e}")
+            continue
+        tags = tuple(f.tags)
+        if Variant.function in f.variants or kind is SchemaKind.out:
+            b = functions.setdefault(str(name.name), Binding(str(name.name), False))
+            b.sigs.append(make_signature(f.func, out_f.func if out_f else None, False, tags))
+            b.sources.append(f)
+            if out_f is not None:
+                b.sources.append(out_f)
+        if Variant.method in f.variants and f.func.arguments.self_arg is not None:
+            b = methods.setdefault(str(name.name), Binding(str(name.name), True))
+            b.sigs.append(make_signature(f.func, None, True, tags))
+            b.sources.append(f)
+    for b in list(functions.values()) + list(methods.values()):
+        b.sigs = sort_overloads(b.sigs)
+    return dict(sorted(functions.items())), dict(sorted(methods.items())), skipped
+
+
+# ---------------------------------------------------------------------------
+# code for one signature
+
+
+def _pred(a: PyArg, x: str) -> str:
+    """A Python expression: value ``x`` is acceptable for argument ``a``."""
+    k = a.kind
+    opt = "True" if a.type.is_nullable() else "False"
+    if k == "tensor":
+        if a.numbers_ok:
+            return f"({x}.__class__ in _NUMBERS or isinstance({x}, _Tensor))"
+        return f"isinstance({x}, _Tensor)"
+    if k == "opt_tensor":
+        return f"({x} is None or isinstance({x}, _Tensor))"
+    if k == "scalar":
+        return f"_is_scalar({x})"
+    if k in ("int_list", "opt_int_list", "double_list", "opt_double_list"):
+        return f"_cv_{k}({x}, {a.size or 0}) is not _BAD"
+    if k in ("dtype", "device", "enum", "str"):
+        return f"_cv_{k}({x}, {opt}) is not _BAD"
+    return f"_cv_{k}({x}) is not _BAD"
+
+
+class _Body:
+    """Statements converting one signature's arguments and calling C."""
+
+    def __init__(self, fname: str, sig: PySignature, notimpl: bool):
+        self.fname = fname
+        self.sig = sig
+        self.notimpl = notimpl
+        self.lines: list[str] = []
+        self.cexpr: dict[str, list[str]] = {}
+
+    def fail(self, a: PyArg, indent: str) -> None:
+        if self.notimpl:
+            self.lines.append(f"{indent}return NotImplemented")
+            return
+        pos = 0
+        if not a.kwarg_only:
+            pos = [x.name for x in self.sig.positional].index(a.name) + 1
+        from ..api_python import python_type_name
+
+        tname = python_type_name(a.type)
+        self.lines.append(f"{indent}raise _arg_error({self.fname!r}, {a.name!r}, {pos}, {tname!r}, {a.name})")
+
+    def convert(self, a: PyArg) -> None:
+        v, k, L = a.name, a.kind, self.lines
+        if a.is_self and self.sig.method:
+            self.cexpr[a.schema_name] = [f"{v}._h"]
+            return
+        if k == "tensor":
+            L.append(f"    if {v}.__class__ is not _Tensor:")
+            if a.numbers_ok:
+                L.append(f"        if {v}.__class__ in _NUMBERS:")
+                L.append(f"            {v} = _wrapped({v})")
+                L.append(f"        elif not isinstance({v}, _Tensor):")
+            else:
+                L.append(f"        if not isinstance({v}, _Tensor):")
+            self.fail(a, "            ")
+            self.cexpr[a.schema_name] = [f"{v}._h"]
+            return
+        c = f"{v}_c"
+        if k == "scalar":
+            L.append(f"    {c} = _SC_INT.get({v}) if {v}.__class__ is int else None")
+            L.append(f"    if {c} is None:")
+            L.append(f"        {c} = _cv_scalar({v})")
+            L.append(f"        if {c} is _BAD:")
+            self.fail(a, "            ")
+            self.cexpr[a.schema_name] = [c]
+            return
+        opt = "True" if a.type.is_nullable() else "False"
+        if k in ("int_list", "opt_int_list", "double_list", "opt_double_list"):
+            call = f"_cv_{k}({v}, {a.size or 0})"
+        elif k in ("dtype", "device", "enum", "str"):
+            call = f"_cv_{k}({v}, {opt})"
+        else:
+            call = f"_cv_{k}({v})"
+        L.append(f"    {c} = {call}")
+        L.append(f"    if {c} is _BAD:")
+        self.fail(a, "        ")
+        self.cexpr[a.schema_name] = [f"{c}[0]", f"{c}[1]"] if k in _TWO_PARAM else [c]
+
+    def call(self, func, extra: list[str]) -> str:
+        args: list[str] = []
+        for x in func.arguments.flat_all:
+            if x in func.arguments.out:
+                continue
+            args.extend(self.cexpr[x.name])
+        args.extend(extra)
+        return f"_C_{api_c.unambiguous_name(func)}({', '.join(args)})"
+
+    def result(self, func, indent: str, returns_var: str | None, out_call: bool) -> None:
+        L = self.lines
+        r = api_c.c_return(func)
+        outs = ["out._h"] if out_call else []
+        if r.kind == "tensor":
+            if returns_var is not None:
+                L.append(f"{indent}_done({self.call(func, outs)})")
+                if out_call:
+                    L.append(f"{indent}_flush()")
+                L.append(f"{indent}return {returns_var}")
+            else:
+                L.append(f"{indent}return _wrap({self.call(func, outs)})")
+        elif r.kind == "none":
+            L.append(f"{indent}_check_rc({self.call(func, outs)})")
+            L.append(f"{indent}return None")
+        elif r.kind == "value":
+            ctype = r.out_params[0].ctype
+            vk = {"int64_t *": "int", "double *": "double", "bool *": "bool", "tl_scalar *": "scalar"}[ctype]
+            L.append(f"{indent}p_ = _ffi.new({ctype!r})")
+            L.append(f"{indent}_check_rc({self.call(func, outs + ['p_'])})")
+            L.append(f"{indent}return _value_result(p_, {vk!r})")
+        elif r.kind == "tensors":
+            n = len(r.out_params)
+            L.append(f"{indent}p_ = _ffi.new('tl_tensor *[{n}]')")
+            L.append(f"{indent}_check_rc({self.call(func, outs + [f'p_ + {i}' for i in range(n)])})")
+            L.append(f"{indent}return _tensors_result(p_, {n})")
+        elif r.kind == "tensor_list":
+            L.append(f"{indent}p_ = _ffi.new('tl_tensor ***')")
+            L.append(f"{indent}n_ = _ffi.new('int64_t *')")
+            L.append(f"{indent}_check_rc({self.call(func, outs + ['p_', 'n_'])})")
+            L.append(f"{indent}return _tensor_list_result(p_, n_)")
+
+
+def _params(sig: PySignature) -> str:
+    """The ``def`` parameter list of one signature."""
+    ps: list[str] = ["self"] if sig.method else []
+    pos = sig.positional
+    if sig.varargs:
+        ps.append("*_args")
+    else:
+        for a in pos:
+            ps.append(a.name if a.default is None else f"{a.name}={a.default}")
+    kw = [a for a in sig.kwonly]
+    extra = []
+    if sig.varargs:
+        extra.append(f"{pos[0].name}=None")
+    for a in kw:
+        extra.append(a.name if a.default is None else f"{a.name}={a.default}")
+    if sig.factory:
+        extra.append("requires_grad=False")
+    if extra:
+        if not sig.varargs:
+            ps.append("*")
+        ps.extend(extra)
+    return ", ".join(ps)
+
+
+def signature_body(fname: str, sig: PySignature, notimpl: bool = False, bound: dict[str, str] | None = None) -> list[str]:
+    """Statements of a function implementing one signature (4-space indented)."""
+    b = _Body(fname, sig, notimpl)
+    L = b.lines
+    for name, expr in (bound or {}).items():
+        L.append(f"    {name} = {expr}")
+    if sig.varargs:
+        a = sig.positional[0]
+        L.append(f"    {a.name} = _varargs(_args, {a.name})")
+        L.append(f"    if {a.name} is None:")
+        L.append(f"        raise _missing_error({fname!r}, {a.name!r})")
+        L.append(f"    if {a.name} is _BAD:")
+        L.append(f"        raise TypeError(\"{fname}() got multiple values for argument '{a.name}'\")")
+    if sig.factory:
+        L.append("    if requires_grad:")
+        L.append("        raise NotImplementedError('requires_grad=True: autograd is not available yet')")
+    if sig.self_arg is not None:
+        b.convert(sig.self_arg)
+    out = None
+    for a in sig.args:
+        if a.is_out:
+            out = a
+            continue
+        b.convert(a)
+    ret_var = None
+    if sig.returns_self:
+        ret_var = "self" if sig.method else "input"
+    if out is not None and sig.out_func is not None:
+        L.append("    if out is None:")
+        b.result(sig.func, "        ", ret_var, False)
+        L.append("    if not isinstance(out, _Tensor):")
+        b.fail(out, "        ")
+        b.result(sig.out_func, "    ", "out", True)
+    elif out is not None:
+        # an out-only function: out= is required
+        L.append("    if not isinstance(out, _Tensor):")
+        b.fail(out, "        ")
+        b.result(sig.func, "    ", "out", True)
+    else:
+        b.result(sig.func, "    ", ret_var, False)
+    return L
+
+
+def _guard(sig: PySignature, kwname: str) -> str:
+    """The generated type checks that select ``sig`` for ``(args, kwargs)``."""
+    conds: list[str] = []
+    pos = sig.positional
+    if sig.varargs:
+        a = pos[0]
+        conds.append(
+            f"((n == 0 and {a.name!r} in kwargs) or (n > 0 and {_pred(a, '_varargs(args, None)')}))"
+        )
+    else:
+        conds.append(f"n <= {len(pos)}" if pos else "n == 0")
+        for i, a in enumerate(pos):
+            p = _pred(a, f"args[{i}]")
+            if a.required:
+                conds.append(f"({p} if n > {i} else {a.name!r} in kwargs)")
+            else:
+                conds.append(f"(n <= {i} or {p})")
+    conds.append(f"(not kwargs or _kw_ok(kwargs, {kwname}))")
+    return " and ".join(conds)
+
+
+def _checks(sig: PySignature) -> tuple[str, str]:
+    """(positional checks, keyword checks) as ``((name, predicate), ...)`` source."""
+    pos = ", ".join(f"({a.name!r}, lambda x: {_pred(a, 'x')})" for a in sig.positional)
+    kws = [f"({a.name!r}, lambda x: {_pred(a, 'x') if not a.is_out else 'isinstance(x, _Tensor)'})"
+           for a in sig.kwonly]
+    if sig.factory:
+        kws.append("('requires_grad', lambda x: x.__class__ is bool)")
+    return f"({pos}{',' if sig.positional else ''})", f"({', '.join(kws)}{',' if kws else ''})"
+
+
+@dataclass
+class PyFunction:
+    """One generated ``def`` plus the module-level tables it needs."""
+
+    pyname: str  # the Python identifier in _ops.py
+    lines: list[str]  # the full text, one line per item
+    sources: list[str]  # "yaml/native_functions.yaml:5 add.Tensor(...)"
+    tables: list[str] = field(default_factory=list)  # module-level statements placed before it
+
+
+def _sources(ctx: EmitContext, fs: list[NativeFunction]) -> list[str]:
+    out = []
+    for f in fs:
+        out.append(f"{ctx.inputs[0]}:{f.pos.line}: {f.schema_text}")
+    return out
+
+
+def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
+    fname = b.name
+    pyname = f"_m_{b.name}" if b.method else b.name
+    tables: list[str] = []
+    sigs_src = []
+    for i, s in enumerate(b.sigs):
+        pc, kc = _checks(s)
+        sigs_src.append(f"    ({s.signature_str()!r}, {pc}, {kc}, {s.varargs}),")
+    tables.append(f"_SIGS_{pyname} = (")
+    tables.extend(sigs_src)
+    tables.append(")")
+    lines: list[str] = []
+    if len(b.sigs) == 1:
+        s = b.sigs[0]
+        lines.append(f"def {pyname}({_params(s)}):")
+        lines.append(f"    {s.signature_str()!r}")
+        lines.extend(signature_body(fname, s))
+        return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
+    # several signatures: one implementation each, then the decision procedure
+    for i, s in enumerate(b.sigs):
+        tables.append(f"_KW_{pyname}_{i} = {{{', '.join(f'{k}: {v}' for k, v in _kw_table(s))}}}")
+    for i, s in enumerate(b.sigs):
+        lines.append(f"def _impl{pyname}_{i}({_params(s)}):")
+        lines.append(f"    {s.signature_str()!r}")
+        lines.extend(signature_body(fname, s))
+        lines.append("")
+        lines.append("")
+    head = "self, *args, **kwargs" if b.method else "*args, **kwargs"
+    lines.append(f"def {pyname}({head}):")
+    doc = " | ".join(s.signature_str() for s in b.sigs)
+    lines.append(f"    {doc!r}")
+    lines.append("    n = len(args)")
+    for i, s in enumerate(b.sigs):
+        lines.append(f"    if {_guard(s, f'_KW_{pyname}_{i}')}:")
+        call_head = "self, *args, **kwargs" if b.method else "*args, **kwargs"
+        lines.append(f"        return _impl{pyname}_{i}({call_head})")
+    lines.append(f"    raise _invalid_combination({fname!r}, args, kwargs, _SIGS_{pyname})")
+    return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
+
+
+def _kw_table(s: PySignature) -> list[tuple[str, str]]:
+    out = []
+    for a in s.args:
+        pred = "isinstance(x, _Tensor)" if a.is_out else _pred(a, "x")
+        if a.is_out:
+            pred = "(x is None or isinstance(x, _Tensor))"
+        out.append((repr(a.name), f"lambda x: {pred}"))
+    if s.factory:
+        out.append(("'requires_grad'", "lambda x: x.__class__ is bool"))
+    return out
+
+
+def _unary_ok(s: PySignature, nargs: int) -> bool:
+    """Can ``s`` (a method signature) be called with exactly ``nargs`` positional arguments?"""
+    pos = s.positional
+    if s.varargs or len(pos) < nargs:
+        return False
+    rest = list(pos[nargs:]) + list(s.kwonly)
+    return all(not a.required for a in rest)
+
+
+def emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], functions: dict[str, Binding]) -> list[str] | None:
+    b = methods.get(op)
+    if b is None:
+        return None
+    pyname = f"_d{dunder}"
+    L: list[str] = []
+    if form == "unary":
+        cands = [s for s in b.sigs if _unary_ok(s, 0)]
+        if not cands:
+            return None
+        L.append(f"def {pyname}(self):")
+        L.extend(signature_body(dunder, cands[0]))
+        return L
+    if form == "reflect":
+        L.append(f"def {pyname}(self, other):")
+        L.append(f"    # {dunder}: other {op} self, with the number as a wrapped 0-dim tensor")
+        L.append("    if other.__class__ not in _NUMBERS:")
+        L.append("        return NotImplemented")
+        L.append("    try:")
+        L.append(f"        return _m_{op}(_wrapped(other), self)")
+        L.append("    except TypeError:")
+        L.append("        return NotImplemented")
+        return L
+    cands = [s for s in b.sigs if _unary_ok(s, 1)]
+    if not cands:
+        return None
+    L.append(f"def {pyname}(self, other):")
+    for s in cands:
+        first = s.positional[0]
+        bound = {a.name: a.default for a in list(s.positional[1:]) + list(s.kwonly) if a.default is not None}
+        if s.factory:
+            bound["requires_grad"] = "False"
+        body = signature_body(dunder, s, notimpl=True, bound={first.name: "other", **bound} if first.name != "other" else bound)
+        if len(cands) == 1:
+            L.extend(body)
+        else:
+            L.append(f"    if {_pred(first, 'other')}:")
+            L.extend("    " + line for line in body)
+    if len(cands) > 1:
+        L.append("    return NotImplemented")
+    return L
+
+
+# ---------------------------------------------------------------------------
+# stubs
+
+
+def _pyi_params(sig: PySignature, varargs_form: bool) -> str:
+    ps = ["self"] if sig.method else []
+    pos = sig.positional
+    if varargs_form:
+        ps.append(f"*{pos[0].name}: int")
+    else:
+        for a in pos:
+            t = pyi_type(a.type, a.kind, a.numbers_ok)
+            ps.append(f"{a.name}: {t}" + ("" if a.required else " = ..."))
+    kw = []
+    for a in sig.kwonly:
+        t = "Tensor | None" if a.is_out else pyi_type(a.type, a.kind, a.numbers_ok)
+        kw.append(f"{a.name}: {t}" + ("" if a.required else " = ..."))
+    if sig.factory:
+        kw.append("requires_grad: bool = ...")
+    if kw:
+        if not varargs_form:
+            ps.append("*")
+        ps.extend(kw)
+    return ", ".join(ps)
+
+
+def _pyi_return(sig: PySignature) -> str:
+    r = api_c.c_return(sig.func)
+    if r.kind == "tensor":
+        return "Tensor"
+    if r.kind == "none":
+        return "None"
+    if r.kind == "tensors":
+        return "tuple[" + ", ".join(["Tensor"] * len(r.out_params)) + "]"
+    if r.kind == "tensor_list":
+        return "list[Tensor]"
+    ctype = r.out_params[0].ctype
+    return {"int64_t *": "int", "double *": "float", "bool *": "bool"}.get(ctype, "Number")
+
+
+def stub_defs(b: Binding, name: str, indent: str) -> list[str]:
+    forms = []
+    for s in b.sigs:
+        if s.varargs:
+            forms.append((s, True))
+        forms.append((s, False))
+    lines = []
+    for s, va in forms:
+        if len(forms) > 1:
+            lines.append(f"{indent}@overload")
+        lines.append(f"{indent}def {name}({_pyi_params(s, va)}) -> {_pyi_return(s)}: ...")
+    return lines
+
+
+# ---------------------------------------------------------------------------
+
+
+def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
+    functions, methods, skipped = collect(ctx)
+    funcs = [emit_binding(ctx, b) for b in functions.values()]
+    meths = [emit_binding(ctx, b) for b in methods.values()]
+    dunders = []
+    declared = set(methods)
+    for dunder, op, form in DUNDERS:
+        lines = emit_dunder(dunder, op, form, methods, functions)
+        if lines is not None:
+            dunders.append({"name": dunder, "pyname": f"_d{dunder}", "op": op, "form": form, "lines": lines})
+    c_names = sorted({api_c.unambiguous_name(s.func) for b in list(functions.values()) + list(methods.values())
+                      for s in b.sigs} | {api_c.unambiguous_name(s.out_func) for b in functions.values()
+                                           for s in b.sigs if s.out_func is not None})
+    signatures = []
+    for kind, bs in (("function", functions), ("method", methods)):
+        for b in bs.values():
+            signatures.append((kind, b.name, [s.signature_str() for s in b.sigs]))
+    text = ctx.render(
+        "py_ops.py.j2",
+        PY_COMMENT,
+        c_names=c_names,
+        functions=funcs,
+        methods=meths,
+        method_names=[(b.name, f"_m_{b.name}") for b in methods.values()],
+        dunders=dunders,
+        all_names=[b.name for b in functions.values()],
+        signatures=signatures,
+        skipped=skipped,
+        dunder_table=[(d, op, form, op in declared) for d, op, form in DUNDERS],
+    )
+    stub = ctx.render(
+        "py_ops.pyi.j2",
+        PY_COMMENT,
+        functions=[stub_defs(b, b.name, "") for b in functions.values()],
+        methods=[stub_defs(b, b.name, "    ") for b in methods.values()],
+        dunders=[(d["name"], d["form"]) for d in dunders],
+        all_names=[b.name for b in functions.values()],
+    )
+    init = ctx.render("py_init.py.j2", PY_COMMENT)
+    return {"python/_ops.py": text, "python/_ops.pyi": stub, "python/__init__.py": init}

@@ -1,0 +1,467 @@
+"""Run-time helpers of the generated Python bindings (generated/python/_ops.py).
+
+The generated code decides which overload a call takes (type checks in a
+fixed order, computed by codegen/api_python.py) and converts each argument to
+its C form with the converters below; this module holds what is written once:
+
+* ``cv_<kind>(value, ...)``: a Python value -> the C argument(s) of one
+  api_c kind (docs/OPERATOR_ABI.md), or ``BAD`` when the value has the wrong
+  type.  Converters never raise on a wrong type: the generated caller turns
+  ``BAD`` into PyTorch's TypeError for its signature.
+* ``arg_error`` / ``invalid_combination``: PyTorch's TypeError texts.
+* wrapped numbers (``wrapped``), cached ``tl_scalar`` values, result helpers.
+
+Nothing here imports torchlet._tensor: the Tensor class and its ``_wrap``
+are bound by ``bind()`` when torchlet._tensor has defined them.
+"""
+from __future__ import annotations
+
+import operator
+
+from . import _device as _dev
+from . import _dtype as _dt
+from ._C import ffi, lib
+from ._errors import pending_error
+
+NULL = ffi.NULL
+BAD = object()  # "wrong type" marker returned by converters
+NUMBERS = frozenset((bool, int, float))
+
+Tensor = None  # bound by bind()
+_wrap = None
+
+_release = lib.tl_tensor_release
+_from_int = lib.tl_scalar_from_int
+_from_double = lib.tl_scalar_from_double
+_from_bool = lib.tl_scalar_from_bool
+_wrapped_scalar = lib.tl_wrapped_scalar
+_gc = ffi.gc
+_has_warning = lib.tl_has_warning
+
+# tl_scalar values by value (cffi struct cdata), cached for small ints
+SC_INT = {i: _from_int(i) for i in range(-256, 1025)}
+SC_TRUE = _from_bool(1)
+SC_FALSE = _from_bool(0)
+
+
+def bind(tensor_cls, wrap) -> None:
+    """Called once by torchlet._tensor with the Tensor class and _wrap."""
+    global Tensor, _wrap
+    Tensor = tensor_cls
+    _wrap = wrap
+
+
+# ------------------------------------------------------------------ errors
+
+def _type_name(v) -> str:
+    return type(v).__name__
+
+
+def arg_error(fname: str, name: str, pos: int, expected: str, value) -> TypeError:
+    """``add(): argument 'other' (position 2) must be Tensor, not str``
+    (``pos`` 0: a keyword-only argument, printed without a position)."""
+    where = f" (position {pos})" if pos else ""
+    return TypeError(f"{fname}(): argument '{name}'{where} must be {expected}, not {_type_name(value)}")
+
+
+def unpack_error(fname: str, name: str, pos: int, expected: str, value) -> TypeError:
+    """PyTorch's text for a sequence whose elements have the wrong type."""
+    return TypeError(f"{fname}(): argument '{name}' failed to unpack the object at pos {pos} with error "
+                     f"\"type must be {expected},but got {_type_name(value)}\"")
+
+
+def _got(args, kwargs) -> str:
+    parts = [_type_name(a) for a in args]
+    parts += [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+def invalid_combination(fname: str, args, kwargs, sigs) -> TypeError:
+    """PyTorch's "received an invalid combination of arguments" TypeError.
+
+    ``sigs``: per overload (tried order) ``(printed signature, positional
+    checks, keyword checks, varargs)``, where checks are ``(name, predicate)``.
+    Overloads the call's arity and keywords fit but whose types do not get a
+    "didn't match because some of the arguments have invalid types" line with
+    the offending arguments marked ``!type!``, like PyTorch.
+    """
+    lines = [f"{fname}() received an invalid combination of arguments - got {_got(args, kwargs)}, "
+             + ("but expected one of:" if len(sigs) > 1 else f"but expected {sigs[0][0]}")]
+    for text, pos_checks, kw_checks, varargs in sigs:
+        if len(sigs) > 1:
+            lines.append(f" * {text}")
+        names = {n for n, _ in pos_checks} | {n for n, _ in kw_checks}
+        if (len(args) > len(pos_checks) and not varargs) or not set(kwargs) <= names or not args:
+            continue
+        marks, bad = [], False
+        for i, a in enumerate(args):
+            if varargs:
+                ok = pos_checks[0][1](a if len(args) == 1 else [a])
+            else:
+                ok = pos_checks[i][1](a)
+            bad |= not ok
+            marks.append(_type_name(a) if ok else f"!{_type_name(a)}!")
+        checks = dict(pos_checks + kw_checks)
+        for k, v in kwargs.items():
+            ok = checks[k](v)
+            bad |= not ok
+            marks.append(f"{k}={_type_name(v)}" if ok else f"{k}=!{_type_name(v)}!")
+        if bad:
+            lines.append("      didn't match because some of the arguments have invalid types: "
+                         + "(" + ", ".join(marks) + ")")
+    return TypeError("\n".join(lines) + "\n")
+
+
+def missing_error(fname: str, name: str) -> TypeError:
+    return TypeError(f'{fname}() missing 1 required positional arguments: "{name}"')
+
+
+# ------------------------------------------------------------------ results
+
+def done(h) -> None:
+    """In-place / out= result: the C entry returned a new reference to the
+    Python-owned tensor (or NULL on error); drop it."""
+    if not h:
+        raise pending_error()
+    _release(h)
+
+
+def check_rc(rc) -> None:
+    if rc < 0:
+        raise pending_error()
+
+
+def flush() -> None:
+    """Re-raise a warning recorded by the runtime (an out= tensor resized)."""
+    if _has_warning():
+        from ._errors import flush_warnings
+        flush_warnings(stacklevel=4)
+
+
+def value_result(p, kind):
+    """The ``T *ret`` of a value-returning entry point as a Python value."""
+    if kind == "scalar":
+        s = p[0]
+        if s.kind == lib.TL_SCALAR_DOUBLE:
+            return s.d
+        if s.kind == lib.TL_SCALAR_BOOL:
+            return bool(s.i)
+        return s.i
+    if kind == "bool":
+        return bool(p[0])
+    return p[0]
+
+
+def tensor_list_result(p, n):
+    """Adopt the tensors of a ``tl_tensor ***ret, int64_t *ret_len`` result."""
+    arr, k = p[0], n[0]
+    out = [_wrap(arr[i]) for i in range(k)]
+    lib.free(arr) if hasattr(lib, "free") else None
+    return out
+
+
+def tensors_result(p, n: int):
+    return tuple(_wrap(p[i]) for i in range(n))
+
+
+# ------------------------------------------------------------------ numbers
+
+def wrapped(v):
+    """A Python number as a wrapped-number 0-dim tensor (PyTorch's
+    ``scalar_to_tensor`` + ``set_wrapped_number``): it takes part in type
+    promotion as a Python scalar."""
+    s = cv_scalar(v)
+    if s is BAD:
+        raise TypeError(f"expected a number, got {_type_name(v)}")
+    return _wrap(_wrapped_scalar(s))
+
+
+def is_scalar(v) -> bool:
+    """What a ``Scalar`` parameter accepts: Python numbers and 0-dim tensors."""
+    c = v.__class__
+    if c in NUMBERS:
+        return True
+    return isinstance(v, Tensor) and v.dim() == 0 and not v.is_meta
+
+
+def cv_scalar(v):
+    c = v.__class__
+    if c is int:
+        s = SC_INT.get(v)
+        if s is not None:
+            return s
+        if not -(1 << 63) <= v < (1 << 63):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return _from_int(v)
+    if c is float:
+        return _from_double(v)
+    if c is bool:
+        return SC_TRUE if v else SC_FALSE
+    if Tensor is not None and isinstance(v, Tensor):
+        if v.dim() != 0 or v.is_meta:
+            return BAD
+        return cv_scalar(v.item())
+    if isinstance(v, bool):
+        return SC_TRUE if v else SC_FALSE
+    if hasattr(v, "__index__") and not isinstance(v, float):
+        return cv_scalar(operator.index(v))
+    if hasattr(v, "__float__") and not isinstance(v, (str, bytes)):
+        try:
+            return _from_double(float(v))
+        except (TypeError, ValueError):
+            return BAD
+    return BAD
+
+
+def cv_opt_scalar(v):
+    if v is None:
+        return NULL
+    s = cv_scalar(v)
+    if s is BAD:
+        return BAD
+    p = ffi.new("tl_scalar *")
+    p[0] = s
+    return p
+
+
+# ------------------------------------------------------------------ ints
+
+def cv_int(v):
+    c = v.__class__
+    if c is int:
+        return v
+    if c is bool or c is float or c is str:
+        return BAD
+    if Tensor is not None and isinstance(v, Tensor):
+        if v.dim() == 0 and not v.is_floating_point() and not v.is_meta:
+            return int(v.item())
+        return BAD
+    if hasattr(v, "__index__"):
+        return operator.index(v)
+    return BAD
+
+
+def cv_opt_int(v):
+    if v is None:
+        return (0, False)
+    i = cv_int(v)
+    return BAD if i is BAD else (i, True)
+
+
+def _int_elems(seq):
+    out = []
+    for x in seq:
+        i = x if x.__class__ is int else cv_int(x)
+        if i is BAD:
+            return BAD
+        out.append(i)
+    return out
+
+
+def cv_int_list(v, size=0):
+    """``int[]`` / ``int[N]``: a sequence of ints (``N`` given: one int too)."""
+    c = v.__class__
+    if c is tuple or c is list or (Tensor is None or not isinstance(v, Tensor)) and isinstance(v, (tuple, list)):
+        out = _int_elems(v)
+        return BAD if out is BAD else (out, len(out))
+    if size:
+        i = cv_int(v)
+        if i is not BAD:
+            return ([i] * size, size)
+    return BAD
+
+
+def cv_opt_int_list(v, size=0):
+    if v is None:
+        return (NULL, 0)
+    return cv_int_list(v, size)
+
+
+def varargs(args, kw):
+    """``*size`` varargs: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(size=...)``."""
+    if args:
+        if kw is not None:
+            return BAD
+        if len(args) == 1 and args[0].__class__ is not int and not (
+                hasattr(args[0], "__index__") and not isinstance(args[0], (tuple, list))):
+            return args[0]
+        return args
+    return kw
+
+
+# ------------------------------------------------------------------ floats, bools
+
+def cv_double(v):
+    c = v.__class__
+    if c is float or c is int:
+        return v
+    if c is bool or c is str:
+        return BAD
+    if Tensor is not None and isinstance(v, Tensor):
+        return float(v.item()) if v.dim() == 0 and not v.is_meta else BAD
+    if hasattr(v, "__float__"):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return BAD
+    return BAD
+
+
+def cv_opt_double(v):
+    if v is None:
+        return (0.0, False)
+    d = cv_double(v)
+    return BAD if d is BAD else (d, True)
+
+
+def cv_double_list(v, size=0):
+    if isinstance(v, (tuple, list)):
+        out = []
+        for x in v:
+            d = cv_double(x)
+            if d is BAD:
+                return BAD
+            out.append(d)
+        return (out, len(out))
+    if size:
+        d = cv_double(v)
+        if d is not BAD:
+            return ([d] * size, size)
+    return BAD
+
+
+def cv_opt_double_list(v, size=0):
+    if v is None:
+        return (NULL, 0)
+    return cv_double_list(v, size)
+
+
+def cv_bool(v):
+    if v.__class__ is bool:
+        return v
+    if Tensor is not None and isinstance(v, Tensor) and v.dim() == 0 and not v.is_meta \
+            and v.dtype is _dt.bool_:
+        return bool(v.item())
+    try:
+        import numpy as np
+        if isinstance(v, np.bool_):
+            return bool(v)
+    except ImportError:  # pragma: no cover
+        pass
+    return BAD
+
+
+def cv_opt_bool(v):
+    if v is None:
+        return (False, False)
+    b = cv_bool(v)
+    return BAD if b is BAD else (b, True)
+
+
+# ------------------------------------------------------------------ tensors
+
+def cv_opt_tensor(v):
+    if v is None:
+        return NULL
+    if isinstance(v, Tensor):
+        return v._h
+    return BAD
+
+
+def cv_tensor_list(v, opt=False):
+    """``Tensor[]`` / ``Tensor?[]``: a sequence of tensors -> (handles, n)."""
+    if not isinstance(v, (tuple, list)):
+        return BAD
+    hs = []
+    for x in v:
+        if x is None and opt:
+            hs.append(NULL)
+        elif isinstance(x, Tensor):
+            hs.append(x._h)
+        else:
+            return BAD
+    return (hs, len(hs))
+
+
+def cv_opt_tensor_list(v):
+    return cv_tensor_list(v, True)
+
+
+def cv_generator(v):
+    if v is None:
+        return NULL
+    from ._generator import Generator
+    if isinstance(v, Generator):
+        return v._g
+    return BAD
+
+
+# ------------------------------------------------------------------ enums
+
+_PY_TYPES = {bool: _dt.bool_, int: _dt.int64}
+
+
+def cv_dtype(v, opt=True):
+    if isinstance(v, _dt.dtype):
+        return v._id
+    if v is None:
+        return lib.TL_DTYPE_UNDEFINED if opt else BAD
+    if v is float:
+        return _dt.get_default_dtype()._id
+    d = _PY_TYPES.get(v) if isinstance(v, type) else None
+    if d is not None:
+        return d._id
+    return BAD
+
+
+def cv_device(v, opt=True):
+    if v is None:
+        return -1 if opt else BAD
+    if isinstance(v, _dev.device):
+        return v._id
+    if isinstance(v, str):
+        return _dev.device(v)._id   # a malformed string raises PyTorch's RuntimeError
+    if v.__class__ is int:
+        return lib.TL_CPU if v == -1 else lib.TL_CUDA
+    return BAD
+
+
+# Layout and MemoryFormat travel as ints (-1: not given)
+_ENUMS = {"strided": 0, "contiguous_format": 0, "preserve_format": 1, "channels_last": 2}
+
+
+def cv_enum(v, opt=True):
+    if v is None:
+        return -1 if opt else BAD
+    if v.__class__ is int:
+        return v
+    if isinstance(v, str) and v in _ENUMS:
+        return _ENUMS[v]
+    code = getattr(v, "_enum_value", None)
+    return code if code.__class__ is int else BAD
+
+
+def cv_str(v, opt=True):
+    if v is None:
+        return NULL if opt else BAD
+    if isinstance(v, str):
+        return v.encode()
+    return BAD
+
+
+# ------------------------------------------------------------------ decisions
+
+def kw_ok(kwargs, checks) -> bool:
+    """Every keyword names a parameter of the overload and has its type."""
+    for k, v in kwargs.items():
+        c = checks.get(k)
+        if c is None or not c(v):
+            return False
+    return True
+
+
+def missing_c(name: str):
+    """Stand-in for a C entry point the extension lacks (stale build)."""
+    def fail(*args):
+        raise NotImplementedError(f"torchlet._C has no {name}: rebuild the extension (make build)")
+    return fail
