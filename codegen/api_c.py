@@ -155,6 +155,18 @@ STRUCTURED_BACKENDS = ("CPU",)
 DEVICE_ENUM = {"CPU": "TL_CPU", "CUDA": "TL_CUDA", "Meta": "TL_META"}
 
 
+# Layout / MemoryFormat are passed as int (-1: None); the values of their
+# names (PyTorch's enum spellings, as in schema defaults) are these, matching
+# tl_layout / tl_memory_format in runtime/include/tl_structured.h
+ENUM_VALUES = {
+    "strided": 0,
+    "contiguous_format": 0,
+    "preserve_format": 1,
+    "channels_last": 2,
+    "channels_last_3d": 3,
+}
+
+
 def dispatch_key_enum(key: str) -> str | None:
     """The C constant of a dispatch key, or None when the runtime lacks it."""
     return DISPATCH_KEY_ENUM.get(key)

@@ -64,4 +64,106 @@ tl_tensor *tl_ops_sum_IntList_out(tl_tensor *self, const int64_t *dim, int64_t d
 tl_tensor *tl_ops_mm(tl_tensor *self, tl_tensor *mat2);
 tl_tensor *tl_ops_mm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
+/* view */
+tl_tensor *tl_ops_view(tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* reshape */
+tl_tensor *tl_ops_reshape(tl_tensor *self, const int64_t *shape, int64_t shape_len);
+
+/* transpose */
+tl_tensor *tl_ops_transpose_int(tl_tensor *self, int64_t dim0, int64_t dim1);
+
+/* t */
+tl_tensor *tl_ops_t(tl_tensor *self);
+
+/* permute */
+tl_tensor *tl_ops_permute(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
+/* expand */
+tl_tensor *tl_ops_expand(tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+
+/* squeeze */
+tl_tensor *tl_ops_squeeze(tl_tensor *self);
+tl_tensor *tl_ops_squeeze_dim(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_squeeze_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len);
+
+/* unsqueeze */
+tl_tensor *tl_ops_unsqueeze(tl_tensor *self, int64_t dim);
+
+/* select */
+tl_tensor *tl_ops_select_int(tl_tensor *self, int64_t dim, int64_t index);
+
+/* slice */
+tl_tensor *tl_ops_slice_Tensor(tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+
+/* as_strided */
+tl_tensor *tl_ops_as_strided(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+
+/* alias */
+tl_tensor *tl_ops_alias(tl_tensor *self);
+
+/* contiguous */
+tl_tensor *tl_ops_contiguous(tl_tensor *self, int memory_format);
+
+/* clone */
+tl_tensor *tl_ops_clone(tl_tensor *self, int memory_format);
+
+/* copy */
+tl_tensor *tl_ops_copy_(tl_tensor *self, tl_tensor *src, bool non_blocking);
+
+/* _to_copy */
+tl_tensor *tl_ops__to_copy(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, int memory_format);
+
+/* to */
+tl_tensor *tl_ops_to_dtype_layout(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_device(tl_tensor *self, int device, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_dtype(tl_tensor *self, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_other(tl_tensor *self, tl_tensor *other, bool non_blocking, bool copy, int memory_format);
+
+/* empty */
+tl_tensor *tl_ops_empty_memory_format(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* empty_strided */
+tl_tensor *tl_ops_empty_strided(const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* zeros */
+tl_tensor *tl_ops_zeros(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ones */
+tl_tensor *tl_ops_ones(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* full */
+tl_tensor *tl_ops_full(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* arange */
+tl_tensor *tl_ops_arange(tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_start(tl_scalar start, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_start_step(tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* rand */
+tl_tensor *tl_ops_rand(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_rand_generator(const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* randn */
+tl_tensor *tl_ops_randn(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randn_generator(const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* empty_like */
+tl_tensor *tl_ops_empty_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* zeros_like */
+tl_tensor *tl_ops_zeros_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* ones_like */
+tl_tensor *tl_ops_ones_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* full_like */
+tl_tensor *tl_ops_full_like(tl_tensor *self, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* fill */
+tl_tensor *tl_ops_fill__Scalar(tl_tensor *self, tl_scalar value);
+
+/* zero */
+tl_tensor *tl_ops_zero_(tl_tensor *self);
+
 #endif

@@ -262,4 +262,377 @@ int tl_ops_mm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset k
 TL_WEAK int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
+/* ---------------------------------------------------------------- view */
+int tl_ops_register_view(void);
+/* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
+extern tl_operator *tl_ops_view_op;
+typedef tl_tensor *(*tl_ops_view_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops_view(tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops_view_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+int tl_ops_view_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_view(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* ---------------------------------------------------------------- reshape */
+int tl_ops_register_reshape(void);
+/* reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a) */
+extern tl_operator *tl_ops_reshape_op;
+typedef tl_tensor *(*tl_ops_reshape_fn)(tl_keyset ks, tl_tensor *self, const int64_t *shape, int64_t shape_len);
+tl_tensor *tl_ops_reshape(tl_tensor *self, const int64_t *shape, int64_t shape_len);
+tl_tensor *tl_ops_reshape_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *shape, int64_t shape_len);
+int tl_ops_reshape_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_reshape(tl_keyset ks, tl_tensor *self, const int64_t *shape, int64_t shape_len);
+
+/* ---------------------------------------------------------------- transpose */
+int tl_ops_register_transpose(void);
+/* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+extern tl_operator *tl_ops_transpose_int_op;
+typedef tl_tensor *(*tl_ops_transpose_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim0, int64_t dim1);
+tl_tensor *tl_ops_transpose_int(tl_tensor *self, int64_t dim0, int64_t dim1);
+tl_tensor *tl_ops_transpose_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim0, int64_t dim1);
+int tl_ops_transpose_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_transpose(tl_keyset ks, tl_tensor *self, int64_t dim0, int64_t dim1);
+
+/* ---------------------------------------------------------------- t */
+int tl_ops_register_t(void);
+/* t(Tensor(a) self) -> Tensor(a) */
+extern tl_operator *tl_ops_t_op;
+typedef tl_tensor *(*tl_ops_t_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_t(tl_tensor *self);
+tl_tensor *tl_ops_t_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_t_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_t(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- permute */
+int tl_ops_register_permute(void);
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+extern tl_operator *tl_ops_permute_op;
+typedef tl_tensor *(*tl_ops_permute_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_permute(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_permute_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+int tl_ops_permute_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_permute(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
+/* ---------------------------------------------------------------- expand */
+int tl_ops_register_expand(void);
+/* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
+extern tl_operator *tl_ops_expand_op;
+typedef tl_tensor *(*tl_ops_expand_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+tl_tensor *tl_ops_expand(tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+tl_tensor *tl_ops_expand_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+int tl_ops_expand_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_expand(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+
+/* ---------------------------------------------------------------- squeeze */
+int tl_ops_register_squeeze(void);
+/* squeeze(Tensor(a) self) -> Tensor(a) */
+extern tl_operator *tl_ops_squeeze_op;
+typedef tl_tensor *(*tl_ops_squeeze_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_squeeze(tl_tensor *self);
+tl_tensor *tl_ops_squeeze_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_squeeze_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_squeeze(tl_keyset ks, tl_tensor *self);
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+extern tl_operator *tl_ops_squeeze_dim_op;
+typedef tl_tensor *(*tl_ops_squeeze_dim_fn)(tl_keyset ks, tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_squeeze_dim(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_squeeze_dim_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim);
+int tl_ops_squeeze_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_squeeze_dim(tl_keyset ks, tl_tensor *self, int64_t dim);
+/* squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a) */
+extern tl_operator *tl_ops_squeeze_dims_op;
+typedef tl_tensor *(*tl_ops_squeeze_dims_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+tl_tensor *tl_ops_squeeze_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len);
+tl_tensor *tl_ops_squeeze_dims_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+int tl_ops_squeeze_dims_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_squeeze_dims(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+
+/* ---------------------------------------------------------------- unsqueeze */
+int tl_ops_register_unsqueeze(void);
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
+extern tl_operator *tl_ops_unsqueeze_op;
+typedef tl_tensor *(*tl_ops_unsqueeze_fn)(tl_keyset ks, tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_unsqueeze(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_unsqueeze_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim);
+int tl_ops_unsqueeze_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_unsqueeze(tl_keyset ks, tl_tensor *self, int64_t dim);
+
+/* ---------------------------------------------------------------- select */
+int tl_ops_register_select(void);
+/* select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a) */
+extern tl_operator *tl_ops_select_int_op;
+typedef tl_tensor *(*tl_ops_select_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t index);
+tl_tensor *tl_ops_select_int(tl_tensor *self, int64_t dim, int64_t index);
+tl_tensor *tl_ops_select_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t index);
+int tl_ops_select_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_select(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t index);
+
+/* ---------------------------------------------------------------- slice */
+int tl_ops_register_slice(void);
+/* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
+extern tl_operator *tl_ops_slice_Tensor_op;
+typedef tl_tensor *(*tl_ops_slice_Tensor_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+tl_tensor *tl_ops_slice_Tensor(tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+tl_tensor *tl_ops_slice_Tensor_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+int tl_ops_slice_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_slice(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+
+/* ---------------------------------------------------------------- as_strided */
+int tl_ops_register_as_strided(void);
+/* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
+extern tl_operator *tl_ops_as_strided_op;
+typedef tl_tensor *(*tl_ops_as_strided_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+tl_tensor *tl_ops_as_strided(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+tl_tensor *tl_ops_as_strided_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+int tl_ops_as_strided_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_as_strided_tensorimpl(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+
+/* ---------------------------------------------------------------- alias */
+int tl_ops_register_alias(void);
+/* alias(Tensor(a) self) -> Tensor(a) */
+extern tl_operator *tl_ops_alias_op;
+typedef tl_tensor *(*tl_ops_alias_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_alias(tl_tensor *self);
+tl_tensor *tl_ops_alias_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_alias_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_alias(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- contiguous */
+int tl_ops_register_contiguous(void);
+/* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a) */
+extern tl_operator *tl_ops_contiguous_op;
+typedef tl_tensor *(*tl_ops_contiguous_fn)(tl_keyset ks, tl_tensor *self, int memory_format);
+tl_tensor *tl_ops_contiguous(tl_tensor *self, int memory_format);
+tl_tensor *tl_ops_contiguous_redispatch(tl_keyset ks, tl_tensor *self, int memory_format);
+int tl_ops_contiguous_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_contiguous(tl_keyset ks, tl_tensor *self, int memory_format);
+
+/* ---------------------------------------------------------------- clone */
+int tl_ops_register_clone(void);
+/* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops_clone_op;
+typedef tl_tensor *(*tl_ops_clone_fn)(tl_keyset ks, tl_tensor *self, int memory_format);
+tl_tensor *tl_ops_clone(tl_tensor *self, int memory_format);
+tl_tensor *tl_ops_clone_redispatch(tl_keyset ks, tl_tensor *self, int memory_format);
+int tl_ops_clone_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clone(tl_keyset ks, tl_tensor *self, int memory_format);
+
+/* ---------------------------------------------------------------- copy */
+int tl_ops_register_copy(void);
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
+extern tl_operator *tl_ops_copy__op;
+typedef tl_tensor *(*tl_ops_copy__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *src, bool non_blocking);
+tl_tensor *tl_ops_copy_(tl_tensor *self, tl_tensor *src, bool non_blocking);
+tl_tensor *tl_ops_copy__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *src, bool non_blocking);
+int tl_ops_copy__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_copy_(tl_keyset ks, tl_tensor *self, tl_tensor *src, bool non_blocking);
+
+/* ---------------------------------------------------------------- _to_copy */
+int tl_ops_register__to_copy(void);
+/* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops__to_copy_op;
+typedef tl_tensor *(*tl_ops__to_copy_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, int memory_format);
+tl_tensor *tl_ops__to_copy(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, int memory_format);
+tl_tensor *tl_ops__to_copy_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, int memory_format);
+int tl_ops__to_copy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__to_copy(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, int memory_format);
+
+/* ---------------------------------------------------------------- to */
+int tl_ops_register_to(void);
+/* to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+extern tl_operator *tl_ops_to_dtype_layout_op;
+typedef tl_tensor *(*tl_ops_to_dtype_layout_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_dtype_layout(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_dtype_layout_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, bool copy, int memory_format);
+int tl_ops_to_dtype_layout_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_to_dtype_layout(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, bool copy, int memory_format);
+/* to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+extern tl_operator *tl_ops_to_device_op;
+typedef tl_tensor *(*tl_ops_to_device_fn)(tl_keyset ks, tl_tensor *self, int device, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_device(tl_tensor *self, int device, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_device_redispatch(tl_keyset ks, tl_tensor *self, int device, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+int tl_ops_to_device_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_to_device(tl_keyset ks, tl_tensor *self, int device, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+/* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+extern tl_operator *tl_ops_to_dtype_op;
+typedef tl_tensor *(*tl_ops_to_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_dtype(tl_tensor *self, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+int tl_ops_to_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_to_dtype(tl_keyset ks, tl_tensor *self, tl_dtype dtype, bool non_blocking, bool copy, int memory_format);
+/* to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
+extern tl_operator *tl_ops_to_other_op;
+typedef tl_tensor *(*tl_ops_to_other_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_other(tl_tensor *self, tl_tensor *other, bool non_blocking, bool copy, int memory_format);
+tl_tensor *tl_ops_to_other_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool non_blocking, bool copy, int memory_format);
+int tl_ops_to_other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_to_other(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool non_blocking, bool copy, int memory_format);
+
+/* ---------------------------------------------------------------- empty */
+int tl_ops_register_empty(void);
+/* empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops_empty_memory_format_op;
+typedef tl_tensor *(*tl_ops_empty_memory_format_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_empty_memory_format(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_empty_memory_format_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+int tl_ops_empty_memory_format_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_empty_memory_format(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* ---------------------------------------------------------------- empty_strided */
+int tl_ops_register_empty_strided(void);
+/* empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_empty_strided_op;
+typedef tl_tensor *(*tl_ops_empty_strided_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_empty_strided(const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_empty_strided_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_empty_strided_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_empty_strided(tl_keyset ks, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- zeros */
+int tl_ops_register_zeros(void);
+/* zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_zeros_op;
+typedef tl_tensor *(*tl_ops_zeros_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_zeros(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_zeros_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_zeros_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_zeros(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- ones */
+int tl_ops_register_ones(void);
+/* ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_ones_op;
+typedef tl_tensor *(*tl_ops_ones_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_ones(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_ones_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_ones_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ones(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- full */
+int tl_ops_register_full(void);
+/* full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_full_op;
+typedef tl_tensor *(*tl_ops_full_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_full(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_full_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_full_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_full(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- arange */
+int tl_ops_register_arange(void);
+/* arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_arange_op;
+typedef tl_tensor *(*tl_ops_arange_fn)(tl_keyset ks, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange(tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_redispatch(tl_keyset ks, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_arange_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arange(tl_keyset ks, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_arange_start_op;
+typedef tl_tensor *(*tl_ops_arange_start_fn)(tl_keyset ks, tl_scalar start, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_start(tl_scalar start, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_start_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_arange_start_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arange_start(tl_keyset ks, tl_scalar start, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_arange_start_step_op;
+typedef tl_tensor *(*tl_ops_arange_start_step_fn)(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_start_step(tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_start_step_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_arange_start_step_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arange_start_step(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- rand */
+int tl_ops_register_rand(void);
+/* rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_rand_op;
+typedef tl_tensor *(*tl_ops_rand_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_rand(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_rand_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_rand_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rand(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_rand_generator_op;
+typedef tl_tensor *(*tl_ops_rand_generator_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_rand_generator(const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_rand_generator_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_rand_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rand_generator(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- randn */
+int tl_ops_register_randn(void);
+/* randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randn_op;
+typedef tl_tensor *(*tl_ops_randn_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randn(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randn_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randn_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randn(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randn_generator_op;
+typedef tl_tensor *(*tl_ops_randn_generator_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randn_generator(const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randn_generator_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randn_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randn_generator(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- empty_like */
+int tl_ops_register_empty_like(void);
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops_empty_like_op;
+typedef tl_tensor *(*tl_ops_empty_like_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_empty_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_empty_like_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+int tl_ops_empty_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_empty_like(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* ---------------------------------------------------------------- zeros_like */
+int tl_ops_register_zeros_like(void);
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops_zeros_like_op;
+typedef tl_tensor *(*tl_ops_zeros_like_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_zeros_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_zeros_like_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+int tl_ops_zeros_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_zeros_like(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* ---------------------------------------------------------------- ones_like */
+int tl_ops_register_ones_like(void);
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops_ones_like_op;
+typedef tl_tensor *(*tl_ops_ones_like_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_ones_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_ones_like_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+int tl_ops_ones_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ones_like(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* ---------------------------------------------------------------- full_like */
+int tl_ops_register_full_like(void);
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
+extern tl_operator *tl_ops_full_like_op;
+typedef tl_tensor *(*tl_ops_full_like_fn)(tl_keyset ks, tl_tensor *self, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_full_like(tl_tensor *self, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_full_like_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+int tl_ops_full_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_full_like(tl_keyset ks, tl_tensor *self, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* ---------------------------------------------------------------- fill */
+int tl_ops_register_fill(void);
+/* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+extern tl_operator *tl_ops_fill__Scalar_op;
+typedef tl_tensor *(*tl_ops_fill__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar value);
+tl_tensor *tl_ops_fill__Scalar(tl_tensor *self, tl_scalar value);
+tl_tensor *tl_ops_fill__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar value);
+int tl_ops_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fill_(tl_keyset ks, tl_tensor *self, tl_scalar value);
+
+/* ---------------------------------------------------------------- zero */
+int tl_ops_register_zero(void);
+/* zero_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_zero__op;
+typedef tl_tensor *(*tl_ops_zero__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_zero_(tl_tensor *self);
+tl_tensor *tl_ops_zero__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_zero__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_zero_(tl_keyset ks, tl_tensor *self);
+
 #endif

@@ -53,6 +53,16 @@
 #include "tl_dispatch.h"
 #include "tl_runtime.h"
 
+/* Layout? / MemoryFormat? arguments are ints (-1: None); values as in
+ * codegen/api_c.py ENUM_VALUES */
+typedef enum tl_layout { TL_LAYOUT_STRIDED = 0 } tl_layout;
+typedef enum tl_memory_format {
+    TL_CONTIGUOUS_FORMAT = 0,
+    TL_PRESERVE_FORMAT = 1,
+    TL_CHANNELS_LAST = 2,
+    TL_CHANNELS_LAST_3D = 3
+} tl_memory_format;
+
 typedef enum tl_structured_kind {
     TL_STRUCTURED_FUNCTIONAL = 0,
     TL_STRUCTURED_INPLACE = 1,
