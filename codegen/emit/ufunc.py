@@ -116,7 +116,7 @@ def dtype_names(spec: tuple[str, ...], where: Pos, errors: list[Diagnostic]) -> 
     out: list[str] = []
     for s in spec:
         if s not in DTYPE_SETS:
-            errors.append(Diagnostic(where, f"unknown dtype or dtype set '{s}' in ufunc_inner_loop",
+            errors.append(Diagnostic.at(where, f"unknown dtype or dtype set '{s}' in ufunc_inner_loop",
                                      "use " + ", ".join(sorted(DTYPE_SETS))))
             continue
         out += [d for d in DTYPE_SETS[s] if d not in out]
@@ -222,7 +222,7 @@ def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[
         elif isinstance(t, BaseType) and t.name in _SCALAR_ARG_TYPES:
             scalars.append(a.name)
         else:
-            errors.append(Diagnostic(f.pos, f"ufunc operator '{f.func.name}': argument '{a.name}' of type "
+            errors.append(Diagnostic.at(f.pos, f"ufunc operator '{f.func.name}': argument '{a.name}' of type "
                                      f"'{t.render()}' cannot reach a ufunc formula",
                                      "formulas take Tensors and Scalar/float/int/bool arguments only"))
     return tensors, scalars
@@ -243,10 +243,10 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         for name in sorted(set(per_dtype.values())):
             fm = formulas.get(name)
             if fm is None:
-                errors.append(Diagnostic(where, f"no ufunc formula '{name}'",
+                errors.append(Diagnostic.at(where, f"no ufunc formula '{name}'",
                                          f"define TL_UFUNC_{name}(...) in kernels/ufunc/{name}.h"))
             elif len(fm.params) != len(tensors) + len(scalars):
-                errors.append(Diagnostic(where, f"ufunc formula TL_UFUNC_{name} ({fm.path}) takes {len(fm.params)} "
+                errors.append(Diagnostic.at(where, f"ufunc formula TL_UFUNC_{name} ({fm.path}) takes {len(fm.params)} "
                                          f"arguments but '{f.func.name}' passes {len(tensors) + len(scalars)} "
                                          f"({', '.join(tensors + scalars)})"))
         if errors:
@@ -276,7 +276,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
             try:
                 key = UfuncKey(mk.group(1))
             except ValueError:
-                errors.append(Diagnostic(where, f"unknown ufunc key '{mk.group(1)}'"))
+                errors.append(Diagnostic.at(where, f"unknown ufunc key '{mk.group(1)}'"))
                 continue
             loops.append(UfuncInnerLoop(key, name, tuple(x.strip() for x in mk.group(3).split(","))))
         per_dtype = dtype_formulas(tuple(loops), where, errors)
