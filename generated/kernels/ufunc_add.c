@@ -503,16 +503,16 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
 }
 
 const tl_ufunc_add_table_t TL_KNAME(tl_ufunc_add_table) = {
-TL_KNAME(ufunc_add_b),
-TL_KNAME(ufunc_add_u8),
-TL_KNAME(ufunc_add_i8),
-TL_KNAME(ufunc_add_i16),
-TL_KNAME(ufunc_add_i32),
-TL_KNAME(ufunc_add_i64),
-TL_KNAME(ufunc_add_f16),
-TL_KNAME(ufunc_add_bf16),
-TL_KNAME(ufunc_add_f32),
-TL_KNAME(ufunc_add_f64),
+    TL_KNAME(ufunc_add_b),
+    TL_KNAME(ufunc_add_u8),
+    TL_KNAME(ufunc_add_i8),
+    TL_KNAME(ufunc_add_i16),
+    TL_KNAME(ufunc_add_i32),
+    TL_KNAME(ufunc_add_i64),
+    TL_KNAME(ufunc_add_f16),
+    TL_KNAME(ufunc_add_bf16),
+    TL_KNAME(ufunc_add_f32),
+    TL_KNAME(ufunc_add_f64),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -241,16 +241,16 @@ static void TL_KNAME(ufunc_div_f64)(char **data, const int64_t *strides, int64_t
 }
 
 const tl_ufunc_div_table_t TL_KNAME(tl_ufunc_div_table) = {
-0,
-0,
-0,
-0,
-0,
-0,
-TL_KNAME(ufunc_div_f16),
-TL_KNAME(ufunc_div_bf16),
-TL_KNAME(ufunc_div_f32),
-TL_KNAME(ufunc_div_f64),
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    TL_KNAME(ufunc_div_f16),
+    TL_KNAME(ufunc_div_bf16),
+    TL_KNAME(ufunc_div_f32),
+    TL_KNAME(ufunc_div_f64),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

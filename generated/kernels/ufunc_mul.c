@@ -493,16 +493,16 @@ static void TL_KNAME(ufunc_mul_f64)(char **data, const int64_t *strides, int64_t
 }
 
 const tl_ufunc_mul_table_t TL_KNAME(tl_ufunc_mul_table) = {
-TL_KNAME(ufunc_mul_b),
-TL_KNAME(ufunc_mul_u8),
-TL_KNAME(ufunc_mul_i8),
-TL_KNAME(ufunc_mul_i16),
-TL_KNAME(ufunc_mul_i32),
-TL_KNAME(ufunc_mul_i64),
-TL_KNAME(ufunc_mul_f16),
-TL_KNAME(ufunc_mul_bf16),
-TL_KNAME(ufunc_mul_f32),
-TL_KNAME(ufunc_mul_f64),
+    TL_KNAME(ufunc_mul_b),
+    TL_KNAME(ufunc_mul_u8),
+    TL_KNAME(ufunc_mul_i8),
+    TL_KNAME(ufunc_mul_i16),
+    TL_KNAME(ufunc_mul_i32),
+    TL_KNAME(ufunc_mul_i64),
+    TL_KNAME(ufunc_mul_f16),
+    TL_KNAME(ufunc_mul_bf16),
+    TL_KNAME(ufunc_mul_f32),
+    TL_KNAME(ufunc_mul_f64),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -208,16 +208,16 @@ static void TL_KNAME(ufunc_neg_f64)(char **data, const int64_t *strides, int64_t
 }
 
 const tl_ufunc_neg_table_t TL_KNAME(tl_ufunc_neg_table) = {
-0,
-TL_KNAME(ufunc_neg_u8),
-TL_KNAME(ufunc_neg_i8),
-TL_KNAME(ufunc_neg_i16),
-TL_KNAME(ufunc_neg_i32),
-TL_KNAME(ufunc_neg_i64),
-TL_KNAME(ufunc_neg_f16),
-TL_KNAME(ufunc_neg_bf16),
-TL_KNAME(ufunc_neg_f32),
-TL_KNAME(ufunc_neg_f64),
+    0,
+    TL_KNAME(ufunc_neg_u8),
+    TL_KNAME(ufunc_neg_i8),
+    TL_KNAME(ufunc_neg_i16),
+    TL_KNAME(ufunc_neg_i32),
+    TL_KNAME(ufunc_neg_i64),
+    TL_KNAME(ufunc_neg_f16),
+    TL_KNAME(ufunc_neg_bf16),
+    TL_KNAME(ufunc_neg_f32),
+    TL_KNAME(ufunc_neg_f64),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -208,16 +208,16 @@ static void TL_KNAME(ufunc_relu_f64)(char **data, const int64_t *strides, int64_
 }
 
 const tl_ufunc_relu_table_t TL_KNAME(tl_ufunc_relu_table) = {
-0,
-TL_KNAME(ufunc_relu_u8),
-TL_KNAME(ufunc_relu_i8),
-TL_KNAME(ufunc_relu_i16),
-TL_KNAME(ufunc_relu_i32),
-TL_KNAME(ufunc_relu_i64),
-TL_KNAME(ufunc_relu_f16),
-TL_KNAME(ufunc_relu_bf16),
-TL_KNAME(ufunc_relu_f32),
-TL_KNAME(ufunc_relu_f64),
+    0,
+    TL_KNAME(ufunc_relu_u8),
+    TL_KNAME(ufunc_relu_i8),
+    TL_KNAME(ufunc_relu_i16),
+    TL_KNAME(ufunc_relu_i32),
+    TL_KNAME(ufunc_relu_i64),
+    TL_KNAME(ufunc_relu_f16),
+    TL_KNAME(ufunc_relu_bf16),
+    TL_KNAME(ufunc_relu_f32),
+    TL_KNAME(ufunc_relu_f64),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -460,16 +460,16 @@ static void TL_KNAME(ufunc_sub_f64)(char **data, const int64_t *strides, int64_t
 }
 
 const tl_ufunc_sub_table_t TL_KNAME(tl_ufunc_sub_table) = {
-0,
-TL_KNAME(ufunc_sub_u8),
-TL_KNAME(ufunc_sub_i8),
-TL_KNAME(ufunc_sub_i16),
-TL_KNAME(ufunc_sub_i32),
-TL_KNAME(ufunc_sub_i64),
-TL_KNAME(ufunc_sub_f16),
-TL_KNAME(ufunc_sub_bf16),
-TL_KNAME(ufunc_sub_f32),
-TL_KNAME(ufunc_sub_f64),
+    0,
+    TL_KNAME(ufunc_sub_u8),
+    TL_KNAME(ufunc_sub_i8),
+    TL_KNAME(ufunc_sub_i16),
+    TL_KNAME(ufunc_sub_i32),
+    TL_KNAME(ufunc_sub_i64),
+    TL_KNAME(ufunc_sub_f16),
+    TL_KNAME(ufunc_sub_bf16),
+    TL_KNAME(ufunc_sub_f32),
+    TL_KNAME(ufunc_sub_f64),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -1,0 +1,106 @@
+"""The ufunc emitter (codegen/emit/ufunc.py): dtype sets, key precedence,
+formula lookup, diagnostics, and the shape of the generated loops."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from codegen.diagnostics import CodegenError, Pos
+from codegen.emit import EmitContext
+from codegen.emit import ufunc as U
+from codegen.model import Inputs, load_model
+from codegen.native import UfuncInnerLoop, UfuncKey
+from codegen.templating import make_environment
+
+WHERE = Pos("x.yaml", 1, 1)
+
+
+def test_dtype_sets_skip_complex():
+    errs: list = []
+    assert U.dtype_names(("AllAndComplex", "BFloat16", "Half", "ComplexHalf"), WHERE, errs) == [
+        "Byte", "Char", "Short", "Int", "Long", "Float", "Double", "BFloat16", "Half"]
+    assert U.dtype_names(("Floating", "Bool"), WHERE, errs) == ["Float", "Double", "Bool"]
+    assert not errs
+    U.dtype_names(("Floaty",), WHERE, errs)
+    assert "unknown dtype or dtype set 'Floaty'" in errs[0].message
+
+
+def test_key_precedence():
+    loops = (UfuncInnerLoop(UfuncKey.Generic, "add", ("All", "Bool")),
+             UfuncInnerLoop(UfuncKey.ScalarOnly, "add_bool", ("Bool",)))
+    got = U.dtype_formulas(loops, WHERE, [])
+    assert got["Bool"] == "add_bool" and got["Float"] == "add"
+
+
+def _emit(tmp_path, yaml_text):
+    nf = tmp_path / "native_functions.yaml"
+    nf.write_text(textwrap.dedent(yaml_text))
+    dv = tmp_path / "derivatives.yaml"
+    dv.write_text("")
+    m = load_model(Inputs(str(nf), str(dv)))
+    ctx = EmitContext(m, make_environment(), ("native_functions.yaml",), "0" * 16)
+    return U.emit_ufunc_kernels(ctx)
+
+
+ADD = """
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  structured_delegate: add.out
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  ufunc_inner_loop:
+    Generic: add ({dtypes})
+"""
+
+
+def test_expansion(tmp_path):
+    files = _emit(tmp_path, ADD.format(dtypes="Float, Half, Bool"))
+    c = files["kernels/ufunc_add.c"]
+    h = files["kernels/ufunc_add.h"]
+    assert "from: native_functions.yaml:4: add.out(" in c
+    assert "formula: kernels/ufunc/add.h" in c
+    # one loop per listed dtype, NULL elsewhere in the table
+    assert "TL_KNAME(ufunc_add_f32)" in c and "TL_KNAME(ufunc_add_f16)" in c and "TL_KNAME(ufunc_add_b)" in c
+    assert "ufunc_add_i32" not in c
+    assert c.count("    0,\n") == 7
+    # contiguous / broadcast-scalar fast paths on restrict pointers, then strided
+    assert "float *restrict o = (float *)data[0];" in c
+    assert "strides[1] == 0" in c and "strides[2] == 0" in c and "/* strided */" in c
+    # float16 in float chunks, rounded once; alpha converted once per call
+    assert "tl_f16_to_f32_n(b1, p1 + base, m);" in c and "tl_f32_to_f16_n(o + base, bo, m);" in c
+    assert "ctx.alpha = tl_opmath_from_scalar(alpha, dt);" in c
+    assert "int tl_impl_ufunc_add(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out)" in c
+    assert "TL_DEFINE_STUB(tl_ufunc_add_stub, tl_ufunc_add_table)" in c
+    assert "tl_ufunc_add_ctx" in h and "int tl_ufunc_add_run(tl_iter *it, tl_scalar alpha);" in h
+
+
+def test_standalone_formula_relu(tmp_path):
+    files = _emit(tmp_path, ADD.format(dtypes="Float"))
+    assert "kernels/ufunc_relu.c" in files
+    c = files["kernels/ufunc_relu.c"]
+    assert "standalone formula" in c and "tl_impl_" not in c and "ufunc_relu_bf16" in c
+
+
+def test_errors(tmp_path):
+    with pytest.raises(CodegenError) as e:
+        _emit(tmp_path, ADD.format(dtypes="Float, Floaty"))
+    assert "unknown dtype or dtype set 'Floaty'" in str(e.value.render() if hasattr(e.value, "render") else e.value)
+    bad = ADD.format(dtypes="Float").replace("Generic: add (", "Generic: nosuch (")
+    with pytest.raises(CodegenError) as e:
+        _emit(tmp_path, bad)
+    text = e.value.render() if hasattr(e.value, "render") else str(e.value)
+    assert "no ufunc formula 'nosuch'" in text and "kernels/ufunc/nosuch.h" in text
+    arity = ADD.format(dtypes="Float").replace("Generic: add (", "Generic: mul (")
+    with pytest.raises(CodegenError) as e:
+        _emit(tmp_path, arity)
+    text = e.value.render() if hasattr(e.value, "render") else str(e.value)
+    assert "TL_UFUNC_mul" in text and "takes 2 arguments but 'add.out' passes 3" in text
+
+
+def test_repository_kernels_current():
+    """generated/kernels matches what the emitter produces now (CI also runs make check-generated)."""
+    from pathlib import Path
+
+    root = Path(U.__file__).resolve().parents[2]
+    names = sorted(p.name for p in (root / "generated" / "kernels").glob("ufunc_*.c"))
+    assert {"ufunc_add.c", "ufunc_sub.c", "ufunc_mul.c", "ufunc_div.c", "ufunc_neg.c", "ufunc_relu.c"} <= set(names)
