@@ -84,7 +84,8 @@ def test_yaml_project_entries(tmp_path):
 
     m = load_model(Inputs(str(REPO / "yaml/native_functions.yaml"), str(REPO / "yaml/derivatives.yaml"), str(REPO / "yaml/tags.yaml")))
     got = {e.text.split("(")[0]: list(e.default.saved_names) for e in m.derivatives}
-    assert got == {
+    # other operators may be added to yaml/; these five are checked
+    assert {k: got[k] for k in ("add.Tensor", "mul.Tensor", "relu", "sum", "sum.dim_IntList")} == {
         "add.Tensor": ["self_scalar_type", "other_scalar_type", "alpha"],
         "mul.Tensor": ["self_scalar_type", "other", "self", "other_scalar_type"],
         "relu": ["result"],
@@ -92,7 +93,10 @@ def test_yaml_project_entries(tmp_path):
         "sum.dim_IntList": ["self_sym_sizes", "dim", "keepdim"],
     }
     ops = {e.text.split("(")[0]: e.default.op for e in m.derivatives}
-    assert ops == {"add.Tensor": "AddBackward0", "mul.Tensor": "MulBackward0", "relu": "ReluBackward0", "sum": "SumBackward0", "sum.dim_IntList": "SumBackward1"}
+    assert {k: ops[k] for k in ("add.Tensor", "mul.Tensor", "relu", "sum", "sum.dim_IntList")} == {
+        "add.Tensor": "AddBackward0", "mul.Tensor": "MulBackward0", "relu": "ReluBackward0",
+        "sum": "SumBackward0", "sum.dim_IntList": "SumBackward1",
+    }  # fmt: skip
 
 
 @needs_corpus
