@@ -58,6 +58,10 @@ SKIP_PYTHON_OVERLOADS = frozenset(
     f"{op}{suffix}.Scalar" for op in ("add", "sub", "mul", "div") for suffix in ("", "_")
 )
 
+#: Module functions PyTorch does not expose (``torch.slice`` does not exist;
+#: the name would also shadow the builtin inside the torchlet package).
+SKIP_PYTHON_FUNCTIONS = frozenset({"slice"})
+
 #: Operator dunders of ``Tensor``: (dunder, operator name, form).
 #:   forward  -- ``op(self, other)`` through the method's overloads
 #:   reflect  -- ``op(other, self)``: ``2 - a``; ``other`` becomes a wrapped number
@@ -364,7 +368,10 @@ def make_signature(
         out_func=out_func,
         args=tuple(args),
         self_arg=self_arg,
-        factory=bool(topts) and not func.is_out_fn() and not func.name.name.inplace,
+        # PyTorch adds requires_grad= to factories and *_like / new_* functions
+        factory=bool(topts) and not func.is_out_fn() and not func.name.name.inplace
+        and (not any(a.type.is_tensor_like() for a in func.arguments.flat_all)
+             or base.endswith("_like") or base.startswith("new_")),
         varargs=varargs,
         returns_self=bool(func.name.name.inplace),
         tags=tags,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .. import api_c
 from ..api_python import (
     DUNDERS,
+    SKIP_PYTHON_FUNCTIONS,
     SKIP_PYTHON_OVERLOADS,
     PyArg,
     PySignature,
@@ -78,7 +79,7 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
             skipped.append(f"{name.unqualified}: {e}")
             continue
         tags = tuple(f.tags)
-        if Variant.function in f.variants or kind is SchemaKind.out:
+        if (Variant.function in f.variants or kind is SchemaKind.out) and str(name.name) not in SKIP_PYTHON_FUNCTIONS:
             b = functions.setdefault(str(name.name), Binding(str(name.name), False))
             b.sigs.append(make_signature(f.func, out_f.func if out_f else None, False, tags))
             b.sources.append(f)
@@ -119,12 +120,13 @@ def _pred(a: PyArg, x: str) -> str:
 class _Body:
     """Statements converting one signature's arguments and calling C."""
 
-    def __init__(self, fname: str, sig: PySignature, notimpl: bool):
+    def __init__(self, fname: str, sig: PySignature, notimpl: bool, consts: dict[str, str] | None = None):
         self.fname = fname
         self.sig = sig
         self.notimpl = notimpl
         self.lines: list[str] = []
         self.cexpr: dict[str, list[str]] = {}
+        self.consts = consts or {}  # arguments fixed to their default (dunders)
 
     def fail(self, a: PyArg, indent: str) -> None:
         if self.notimpl:
@@ -155,6 +157,11 @@ class _Body:
             self.cexpr[a.schema_name] = [f"{v}._h"]
             return
         c = f"{v}_c"
+        if k == "scalar" and v in self.consts and self.consts[v].lstrip("-").isdigit() \
+                and -256 <= int(self.consts[v]) <= 1024:
+            # a default of a fixed-arity dunder: the cached tl_scalar itself
+            self.cexpr[a.schema_name] = [f"_SC_INT[{self.consts[v]}]"]
+            return
         if k == "scalar":
             L.append(f"    {c} = _SC_INT.get({v}) if {v}.__class__ is int else None")
             L.append(f"    if {c} is None:")
@@ -195,7 +202,13 @@ class _Body:
                     L.append(f"{indent}_flush()")
                 L.append(f"{indent}return {returns_var}")
             else:
-                L.append(f"{indent}return _wrap({self.call(func, outs)})")
+                # the result object, inlined (_wrap): its ffi.gc cdata owns the new reference
+                L.append(f"{indent}h_ = {self.call(func, outs)}")
+                L.append(f"{indent}if not h_:")
+                L.append(f"{indent}    raise _pending_error()")
+                L.append(f"{indent}r_ = _new(_Tensor)")
+                L.append(f"{indent}r_._h = _gc(h_, _release)")
+                L.append(f"{indent}return r_")
         elif r.kind == "none":
             L.append(f"{indent}_check_rc({self.call(func, outs)})")
             L.append(f"{indent}return None")
@@ -243,9 +256,12 @@ def _params(sig: PySignature) -> str:
 
 def signature_body(fname: str, sig: PySignature, notimpl: bool = False, bound: dict[str, str] | None = None) -> list[str]:
     """Statements of a function implementing one signature (4-space indented)."""
-    b = _Body(fname, sig, notimpl)
+    consts = {k: v for k, v in (bound or {}).items() if k != "other" and v != "other"}
+    b = _Body(fname, sig, notimpl, consts)
     L = b.lines
     for name, expr in (bound or {}).items():
+        if name in consts and any(a.name == name and a.kind == "scalar" for a in sig.args):
+            continue  # converted at import time (see _Body.convert)
         L.append(f"    {name} = {expr}")
     if sig.varargs:
         a = sig.positional[0]

@@ -18,6 +18,10 @@
 #   div.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 #   div_.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 from torchlet._C import ffi as _ffi, lib as _lib
+from torchlet._errors import pending_error as _pending_error
+
+_gc = _ffi.gc
+_release = _lib.tl_tensor_release
 from torchlet._pyargs import (
     BAD as _BAD,
     NUMBERS as _NUMBERS,
@@ -86,7 +90,6 @@ __all__ = [
     "reshape",
     "rsub",
     "select",
-    "slice",
     "squeeze",
     "sub",
     "sum",
@@ -98,15 +101,18 @@ __all__ = [
     "zeros_like",
 ]
 
-# bound by bind() once torchlet.Tensor exists
+# bound by bind() once torchlet.Tensor exists.  A result is `_new(_Tensor)`
+# whose `_h` is the new C reference under ffi.gc (as torchlet._tensor._wrap).
 _Tensor = None
 _wrap = None
+_new = None
 
 
 def bind(tensor_cls, wrap):
-    global _Tensor, _wrap
+    global _Tensor, _wrap, _new
     _Tensor = tensor_cls
     _wrap = wrap
+    _new = tensor_cls.__new__
 
 
 # the C entry points (docs/OPERATOR_ABI.md)
@@ -180,14 +186,12 @@ _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_z
 
 # yaml/native_functions.yaml:342: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
 _SIGS__to_copy = (
-    ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
 )
 
 
-def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None, requires_grad=False):
-    '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
+def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_to_copy', 'input', 1, 'Tensor', input)
@@ -209,7 +213,12 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('_to_copy', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C__to_copy(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, memory_format_c))
+    h_ = _C__to_copy(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:5: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -235,7 +244,12 @@ def add(input, other, *, alpha=1, out=None):
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
     if out is None:
-        return _wrap(_C_add_Tensor(input._h, other._h, alpha_c))
+        h_ = _C_add_Tensor(input._h, other._h, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('add', 'out', 0, 'Tensor', out)
     _done(_C_add_out(input._h, other._h, alpha_c, out._h))
@@ -254,7 +268,12 @@ def alias(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('alias', 'input', 1, 'Tensor', input)
-    return _wrap(_C_alias(input._h))
+    h_ = _C_alias(input._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:399: arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -291,7 +310,12 @@ def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None,
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_arange(end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_arange(end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -320,7 +344,12 @@ def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memor
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_arange_start(start_c, end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_arange_start(start_c, end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -354,7 +383,12 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_arange_start_step(start_c, end_c, step_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_arange_start_step(start_c, end_c, step_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def arange(*args, **kwargs):
@@ -389,7 +423,12 @@ def as_strided(input, size, stride, storage_offset=None):
     storage_offset_c = _cv_opt_int(storage_offset)
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 4, 'int', storage_offset)
-    return _wrap(_C_as_strided(input._h, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1]))
+    h_ = _C_as_strided(input._h, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:329: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
@@ -406,7 +445,12 @@ def clone(input, *, memory_format=None):
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_clone(input._h, memory_format_c))
+    h_ = _C_clone(input._h, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:122: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -427,7 +471,12 @@ def div(input, other, *, out=None):
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     if out is None:
-        return _wrap(_C_div_Tensor(input._h, other._h))
+        h_ = _C_div_Tensor(input._h, other._h)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('div', 'out', 0, 'Tensor', out)
     _done(_C_div_out(input._h, other._h, out._h))
@@ -468,7 +517,12 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('empty', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_empty_memory_format(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c))
+    h_ = _C_empty_memory_format(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:431: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -499,7 +553,12 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('empty_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_empty_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c))
+    h_ = _C_empty_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:382: empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -530,7 +589,12 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('empty_strided', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_empty_strided(size_c[0], size_c[1], stride_c[0], stride_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_empty_strided(size_c[0], size_c[1], stride_c[0], stride_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:450: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -583,7 +647,12 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('full', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_full(size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_full(size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:446: full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -619,7 +688,12 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('full_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_full_like(input._h, fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c))
+    h_ = _C_full_like(input._h, fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:210: mm(Tensor self, Tensor mat2) -> Tensor
@@ -638,7 +712,12 @@ def mm(input, mat2, *, out=None):
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 2, 'Tensor', mat2)
     if out is None:
-        return _wrap(_C_mm(input._h, mat2._h))
+        h_ = _C_mm(input._h, mat2._h)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mm', 'out', 0, 'Tensor', out)
     _done(_C_mm_out(input._h, mat2._h, out._h))
@@ -664,7 +743,12 @@ def mul(input, other, *, out=None):
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 2, 'Tensor', other)
     if out is None:
-        return _wrap(_C_mul_Tensor(input._h, other._h))
+        h_ = _C_mul_Tensor(input._h, other._h)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mul', 'out', 0, 'Tensor', out)
     _done(_C_mul_out(input._h, other._h, out._h))
@@ -685,7 +769,12 @@ def neg(input, *, out=None):
         if not isinstance(input, _Tensor):
             raise _arg_error('neg', 'input', 1, 'Tensor', input)
     if out is None:
-        return _wrap(_C_neg(input._h))
+        h_ = _C_neg(input._h)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('neg', 'out', 0, 'Tensor', out)
     _done(_C_neg_out(input._h, out._h))
@@ -738,7 +827,12 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('ones', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_ones(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_ones(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:442: ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -769,7 +863,12 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('ones_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_ones_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c))
+    h_ = _C_ones_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:251: permute(Tensor(a) self, int[] dims) -> Tensor(a)
@@ -786,7 +885,12 @@ def permute(input, dims):
     dims_c = _cv_int_list(dims, 0)
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 2, 'tuple of ints', dims)
-    return _wrap(_C_permute(input._h, dims_c[0], dims_c[1]))
+    h_ = _C_permute(input._h, dims_c[0], dims_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:411: rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -826,7 +930,12 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('rand', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_rand_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_rand_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -853,7 +962,12 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('rand', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_rand(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_rand(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def rand(*args, **kwargs):
@@ -903,7 +1017,12 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('randn', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_randn_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_randn_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -930,7 +1049,12 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('randn', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_randn(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_randn(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def randn(*args, **kwargs):
@@ -954,7 +1078,12 @@ def relu(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu', 'input', 1, 'Tensor', input)
-    return _wrap(_C_relu(input._h))
+    h_ = _C_relu(input._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:183: relu_(Tensor(a!) self) -> Tensor(a!)
@@ -986,7 +1115,12 @@ def reshape(input, shape):
     shape_c = _cv_int_list(shape, 0)
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 2, 'tuple of ints', shape)
-    return _wrap(_C_reshape(input._h, shape_c[0], shape_c[1]))
+    h_ = _C_reshape(input._h, shape_c[0], shape_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:74: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -1012,7 +1146,12 @@ def _implrsub_0(input, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('rsub', 'alpha', 0, 'Number', alpha)
-    return _wrap(_C_rsub_Tensor(input._h, other._h, alpha_c))
+    h_ = _C_rsub_Tensor(input._h, other._h, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implrsub_1(input, other, alpha=1):
@@ -1030,7 +1169,12 @@ def _implrsub_1(input, other, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('rsub', 'alpha', 3, 'Number', alpha)
-    return _wrap(_C_rsub_Scalar(input._h, other_c, alpha_c))
+    h_ = _C_rsub_Scalar(input._h, other_c, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def rsub(*args, **kwargs):
@@ -1060,33 +1204,12 @@ def select(input, dim, index):
     index_c = _cv_int(index)
     if index_c is _BAD:
         raise _arg_error('select', 'index', 3, 'int', index)
-    return _wrap(_C_select_int(input._h, dim_c, index_c))
-
-
-# yaml/native_functions.yaml:304: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
-_SIGS_slice = (
-    ('(Tensor input, int dim = 0, int start = None, int end = None, int step = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
-)
-
-
-def slice(input, dim=0, start=None, end=None, step=1):
-    '(Tensor input, int dim = 0, int start = None, int end = None, int step = 1)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('slice', 'input', 1, 'Tensor', input)
-    dim_c = _cv_int(dim)
-    if dim_c is _BAD:
-        raise _arg_error('slice', 'dim', 2, 'int', dim)
-    start_c = _cv_opt_int(start)
-    if start_c is _BAD:
-        raise _arg_error('slice', 'start', 3, 'int', start)
-    end_c = _cv_opt_int(end)
-    if end_c is _BAD:
-        raise _arg_error('slice', 'end', 4, 'int', end)
-    step_c = _cv_int(step)
-    if step_c is _BAD:
-        raise _arg_error('slice', 'step', 5, 'int', step)
-    return _wrap(_C_slice_Tensor(input._h, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c))
+    h_ = _C_select_int(input._h, dim_c, index_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:265: squeeze(Tensor(a) self) -> Tensor(a)
@@ -1107,7 +1230,12 @@ def _implsqueeze_0(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('squeeze', 'input', 1, 'Tensor', input)
-    return _wrap(_C_squeeze(input._h))
+    h_ = _C_squeeze(input._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implsqueeze_1(input, dim):
@@ -1118,7 +1246,12 @@ def _implsqueeze_1(input, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 2, 'int', dim)
-    return _wrap(_C_squeeze_dim(input._h, dim_c))
+    h_ = _C_squeeze_dim(input._h, dim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implsqueeze_2(input, dim):
@@ -1129,7 +1262,12 @@ def _implsqueeze_2(input, dim):
     dim_c = _cv_int_list(dim, 0)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 2, 'tuple of ints', dim)
-    return _wrap(_C_squeeze_dims(input._h, dim_c[0], dim_c[1]))
+    h_ = _C_squeeze_dims(input._h, dim_c[0], dim_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def squeeze(*args, **kwargs):
@@ -1167,7 +1305,12 @@ def sub(input, other, *, alpha=1, out=None):
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
     if out is None:
-        return _wrap(_C_sub_Tensor(input._h, other._h, alpha_c))
+        h_ = _C_sub_Tensor(input._h, other._h, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sub', 'out', 0, 'Tensor', out)
     _done(_C_sub_out(input._h, other._h, alpha_c, out._h))
@@ -1194,7 +1337,12 @@ def _implsum_0(input, *, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
-    return _wrap(_C_sum(input._h, dtype_c))
+    h_ = _C_sum(input._h, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
@@ -1212,7 +1360,12 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
-        return _wrap(_C_sum_dim_IntList(input._h, dim_c[0], dim_c[1], keepdim_c, dtype_c))
+        h_ = _C_sum_dim_IntList(input._h, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._h = _gc(h_, _release)
+        return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sum', 'out', 0, 'Tensor', out)
     _done(_C_sum_IntList_out(input._h, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._h))
@@ -1241,7 +1394,12 @@ def t(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('t', 'input', 1, 'Tensor', input)
-    return _wrap(_C_t(input._h))
+    h_ = _C_t(input._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:237: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
@@ -1261,7 +1419,12 @@ def transpose(input, dim0, dim1):
     dim1_c = _cv_int(dim1)
     if dim1_c is _BAD:
         raise _arg_error('transpose', 'dim1', 3, 'int', dim1)
-    return _wrap(_C_transpose_int(input._h, dim0_c, dim1_c))
+    h_ = _C_transpose_int(input._h, dim0_c, dim1_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:288: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -1278,7 +1441,12 @@ def unsqueeze(input, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 2, 'int', dim)
-    return _wrap(_C_unsqueeze(input._h, dim_c))
+    h_ = _C_unsqueeze(input._h, dim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:456: zero_(Tensor(a!) self) -> Tensor(a!)
@@ -1326,7 +1494,12 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('zeros', 'pin_memory', 0, 'bool', pin_memory)
-    return _wrap(_C_zeros(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1]))
+    h_ = _C_zeros(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:438: zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -1357,7 +1530,12 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('zeros_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_zeros_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c))
+    h_ = _C_zeros_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 # ------------------------------------------------------------------- methods
 
@@ -1380,7 +1558,12 @@ def _m_add(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
-    return _wrap(_C_add_Tensor(self._h, other._h, alpha_c))
+    h_ = _C_add_Tensor(self._h, other._h, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:11: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -1413,7 +1596,12 @@ _SIGS__m_alias = (
 
 def _m_alias(self):
     '()'
-    return _wrap(_C_alias(self._h))
+    h_ = _C_alias(self._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:312: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
@@ -1433,7 +1621,12 @@ def _m_as_strided(self, size, stride, storage_offset=None):
     storage_offset_c = _cv_opt_int(storage_offset)
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 3, 'int', storage_offset)
-    return _wrap(_C_as_strided(self._h, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1]))
+    h_ = _C_as_strided(self._h, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:329: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
@@ -1447,7 +1640,12 @@ def _m_clone(self, *, memory_format=None):
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_clone(self._h, memory_format_c))
+    h_ = _C_clone(self._h, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:326: contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
@@ -1461,7 +1659,12 @@ def _m_contiguous(self, *, memory_format='contiguous_format'):
     memory_format_c = _cv_enum(memory_format, False)
     if memory_format_c is _BAD:
         raise _arg_error('contiguous', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_contiguous(self._h, memory_format_c))
+    h_ = _C_contiguous(self._h, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:335: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
@@ -1497,7 +1700,12 @@ def _m_div(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
-    return _wrap(_C_div_Tensor(self._h, other._h))
+    h_ = _C_div_Tensor(self._h, other._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:128: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
@@ -1536,7 +1744,12 @@ def _m_expand(self, *_args, size=None, implicit=False):
     implicit_c = _cv_bool(implicit)
     if implicit_c is _BAD:
         raise _arg_error('expand', 'implicit', 0, 'bool', implicit)
-    return _wrap(_C_expand(self._h, size_c[0], size_c[1], implicit_c))
+    h_ = _C_expand(self._h, size_c[0], size_c[1], implicit_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:450: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -1567,7 +1780,12 @@ def _m_mm(self, mat2):
     if mat2.__class__ is not _Tensor:
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 1, 'Tensor', mat2)
-    return _wrap(_C_mm(self._h, mat2._h))
+    h_ = _C_mm(self._h, mat2._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:88: mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1583,7 +1801,12 @@ def _m_mul(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 1, 'Tensor', other)
-    return _wrap(_C_mul_Tensor(self._h, other._h))
+    h_ = _C_mul_Tensor(self._h, other._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:94: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
@@ -1611,7 +1834,12 @@ _SIGS__m_neg = (
 
 def _m_neg(self):
     '()'
-    return _wrap(_C_neg(self._h))
+    h_ = _C_neg(self._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:162: neg_(Tensor(a!) self) -> Tensor(a!)
@@ -1642,7 +1870,12 @@ def _m_permute(self, *_args, dims=None):
     dims_c = _cv_int_list(dims, 0)
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 1, 'tuple of ints', dims)
-    return _wrap(_C_permute(self._h, dims_c[0], dims_c[1]))
+    h_ = _C_permute(self._h, dims_c[0], dims_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:176: relu(Tensor self) -> Tensor
@@ -1653,7 +1886,12 @@ _SIGS__m_relu = (
 
 def _m_relu(self):
     '()'
-    return _wrap(_C_relu(self._h))
+    h_ = _C_relu(self._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:183: relu_(Tensor(a!) self) -> Tensor(a!)
@@ -1684,7 +1922,12 @@ def _m_reshape(self, *_args, shape=None):
     shape_c = _cv_int_list(shape, 0)
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 1, 'tuple of ints', shape)
-    return _wrap(_C_reshape(self._h, shape_c[0], shape_c[1]))
+    h_ = _C_reshape(self._h, shape_c[0], shape_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:296: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
@@ -1701,7 +1944,12 @@ def _m_select(self, dim, index):
     index_c = _cv_int(index)
     if index_c is _BAD:
         raise _arg_error('select', 'index', 2, 'int', index)
-    return _wrap(_C_select_int(self._h, dim_c, index_c))
+    h_ = _C_select_int(self._h, dim_c, index_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:304: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
@@ -1724,7 +1972,12 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     step_c = _cv_int(step)
     if step_c is _BAD:
         raise _arg_error('slice', 'step', 4, 'int', step)
-    return _wrap(_C_slice_Tensor(self._h, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c))
+    h_ = _C_slice_Tensor(self._h, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:265: squeeze(Tensor(a) self) -> Tensor(a)
@@ -1742,7 +1995,12 @@ _KW__m_squeeze_2 = {'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
 
 def _impl_m_squeeze_0(self):
     '()'
-    return _wrap(_C_squeeze(self._h))
+    h_ = _C_squeeze(self._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _impl_m_squeeze_1(self, dim):
@@ -1750,7 +2008,12 @@ def _impl_m_squeeze_1(self, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 1, 'int', dim)
-    return _wrap(_C_squeeze_dim(self._h, dim_c))
+    h_ = _C_squeeze_dim(self._h, dim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _impl_m_squeeze_2(self, *_args, dim=None):
@@ -1763,7 +2026,12 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
     dim_c = _cv_int_list(dim, 0)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 1, 'tuple of ints', dim)
-    return _wrap(_C_squeeze_dims(self._h, dim_c[0], dim_c[1]))
+    h_ = _C_squeeze_dims(self._h, dim_c[0], dim_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _m_squeeze(self, *args, **kwargs):
@@ -1796,7 +2064,12 @@ def _m_sub(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
-    return _wrap(_C_sub_Tensor(self._h, other._h, alpha_c))
+    h_ = _C_sub_Tensor(self._h, other._h, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:54: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -1836,7 +2109,12 @@ def _impl_m_sum_0(self, *, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
-    return _wrap(_C_sum(self._h, dtype_c))
+    h_ = _C_sum(self._h, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
@@ -1850,7 +2128,12 @@ def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
-    return _wrap(_C_sum_dim_IntList(self._h, dim_c[0], dim_c[1], keepdim_c, dtype_c))
+    h_ = _C_sum_dim_IntList(self._h, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _m_sum(self, *args, **kwargs):
@@ -1871,7 +2154,12 @@ _SIGS__m_t = (
 
 def _m_t(self):
     '()'
-    return _wrap(_C_t(self._h))
+    h_ = _C_t(self._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:349: to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
@@ -1879,21 +2167,19 @@ def _m_t(self):
 # yaml/native_functions.yaml:363: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 # yaml/native_functions.yaml:370: to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 _SIGS__m_to = (
-    ('(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None, bool requires_grad = False)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
     ('(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
     ('(torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('device', lambda x: _cv_device(x, False) is not _BAD), ('dtype', lambda x: _cv_dtype(x, False) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
     ('(torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('dtype', lambda x: _cv_dtype(x, False) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
 )
-_KW__m_to_0 = {'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW__m_to_0 = {'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 _KW__m_to_1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 _KW__m_to_2 = {'device': lambda x: _cv_device(x, False) is not _BAD, 'dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 _KW__m_to_3 = {'dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 
 
-def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None, requires_grad=False):
-    '(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
+def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
+    '(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)'
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('to', 'dtype', 0, 'torchlet.dtype', dtype)
@@ -1915,7 +2201,12 @@ def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_to_dtype_layout(self._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, copy_c, memory_format_c))
+    h_ = _C_to_dtype_layout(self._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, copy_c, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None):
@@ -1934,7 +2225,12 @@ def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_to_other(self._h, other._h, non_blocking_c, copy_c, memory_format_c))
+    h_ = _C_to_other(self._h, other._h, non_blocking_c, copy_c, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _impl_m_to_2(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
@@ -1954,7 +2250,12 @@ def _impl_m_to_2(self, device, dtype, non_blocking=False, copy=False, memory_for
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 5, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_to_device(self._h, device_c, dtype_c, non_blocking_c, copy_c, memory_format_c))
+    h_ = _C_to_device(self._h, device_c, dtype_c, non_blocking_c, copy_c, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None):
@@ -1971,11 +2272,16 @@ def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
-    return _wrap(_C_to_dtype(self._h, dtype_c, non_blocking_c, copy_c, memory_format_c))
+    h_ = _C_to_dtype(self._h, dtype_c, non_blocking_c, copy_c, memory_format_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _m_to(self, *args, **kwargs):
-    '(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)'
+    '(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)'
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0)):
         return _impl_m_to_0(self, *args, **kwargs)
@@ -2002,7 +2308,12 @@ def _m_transpose(self, dim0, dim1):
     dim1_c = _cv_int(dim1)
     if dim1_c is _BAD:
         raise _arg_error('transpose', 'dim1', 2, 'int', dim1)
-    return _wrap(_C_transpose_int(self._h, dim0_c, dim1_c))
+    h_ = _C_transpose_int(self._h, dim0_c, dim1_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:288: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -2016,7 +2327,12 @@ def _m_unsqueeze(self, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 1, 'int', dim)
-    return _wrap(_C_unsqueeze(self._h, dim_c))
+    h_ = _C_unsqueeze(self._h, dim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:224: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
@@ -2035,7 +2351,12 @@ def _m_view(self, *_args, size=None):
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('view', 'size', 1, 'tuple of ints', size)
-    return _wrap(_C_view(self._h, size_c[0], size_c[1]))
+    h_ = _C_view(self._h, size_c[0], size_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 # yaml/native_functions.yaml:456: zero_(Tensor(a!) self) -> Tensor(a!)
@@ -2102,64 +2423,55 @@ def _m_zero_(self):
 
 
 def _d__add__(self, other):
-    alpha = 1
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
-    if alpha_c is None:
-        alpha_c = _cv_scalar(alpha)
-        if alpha_c is _BAD:
-            return NotImplemented
-    return _wrap(_C_add_Tensor(self._h, other._h, alpha_c))
+    h_ = _C_add_Tensor(self._h, other._h, _SC_INT[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _d__radd__(self, other):
-    alpha = 1
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
-    if alpha_c is None:
-        alpha_c = _cv_scalar(alpha)
-        if alpha_c is _BAD:
-            return NotImplemented
-    return _wrap(_C_add_Tensor(self._h, other._h, alpha_c))
+    h_ = _C_add_Tensor(self._h, other._h, _SC_INT[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _d__iadd__(self, other):
-    alpha = 1
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
-    if alpha_c is None:
-        alpha_c = _cv_scalar(alpha)
-        if alpha_c is _BAD:
-            return NotImplemented
-    _done(_C_add__Tensor(self._h, other._h, alpha_c))
+    _done(_C_add__Tensor(self._h, other._h, _SC_INT[1]))
     return self
 
 
 def _d__sub__(self, other):
-    alpha = 1
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
-    if alpha_c is None:
-        alpha_c = _cv_scalar(alpha)
-        if alpha_c is _BAD:
-            return NotImplemented
-    return _wrap(_C_sub_Tensor(self._h, other._h, alpha_c))
+    h_ = _C_sub_Tensor(self._h, other._h, _SC_INT[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _d__rsub__(self, other):
@@ -2173,18 +2485,12 @@ def _d__rsub__(self, other):
 
 
 def _d__isub__(self, other):
-    alpha = 1
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
-    if alpha_c is None:
-        alpha_c = _cv_scalar(alpha)
-        if alpha_c is _BAD:
-            return NotImplemented
-    _done(_C_sub__Tensor(self._h, other._h, alpha_c))
+    _done(_C_sub__Tensor(self._h, other._h, _SC_INT[1]))
     return self
 
 
@@ -2194,7 +2500,12 @@ def _d__mul__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    return _wrap(_C_mul_Tensor(self._h, other._h))
+    h_ = _C_mul_Tensor(self._h, other._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _d__rmul__(self, other):
@@ -2203,7 +2514,12 @@ def _d__rmul__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    return _wrap(_C_mul_Tensor(self._h, other._h))
+    h_ = _C_mul_Tensor(self._h, other._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _d__imul__(self, other):
@@ -2222,7 +2538,12 @@ def _d__truediv__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    return _wrap(_C_div_Tensor(self._h, other._h))
+    h_ = _C_div_Tensor(self._h, other._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 def _d__rtruediv__(self, other):
@@ -2246,7 +2567,12 @@ def _d__itruediv__(self, other):
 
 
 def _d__neg__(self):
-    return _wrap(_C_neg(self._h))
+    h_ = _C_neg(self._h)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._h = _gc(h_, _release)
+    return r_
 
 
 class _TensorOps:
@@ -2304,7 +2630,7 @@ class _TensorOps:
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
     ("function", "_to_copy"): (
-        "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)",
     ),
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
@@ -2388,9 +2714,6 @@ SIGNATURES = {
     ),
     ("function", "select"): (
         "(Tensor input, int dim, int index)",
-    ),
-    ("function", "slice"): (
-        "(Tensor input, int dim = 0, int start = None, int end = None, int step = 1)",
     ),
     ("function", "squeeze"): (
         "(Tensor input)",
@@ -2507,7 +2830,7 @@ SIGNATURES = {
         "()",
     ),
     ("method", "to"): (
-        "(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",

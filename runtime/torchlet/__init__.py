@@ -101,6 +101,9 @@ if hasattr(_lib, "tl_ops_register_all"):
     _check(_lib.tl_ops_register_all())
 if _gen_ops is not None:
     from ._generated._ops import *  # noqa: E402,F401,F403
+    from . import _indexing  # noqa: E402
+
+    _indexing.install()  # x[i, ::2, None, ...] = v through select/slice/unsqueeze/copy_
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from . import library  # noqa: E402,F401

@@ -26,7 +26,7 @@ from ._dispatch import DispatchKeySet, _key
 from ._errors import pending_error
 from ._tensor import Tensor, _wrap
 
-__all__ = ["Library", "impl", "define", "fallthrough_kernel"]
+__all__ = ["Library", "impl", "define", "call", "fallthrough_kernel"]
 
 _live = {}            # registration id -> (handle, Library) kept alive while registered
 _lock = threading.Lock()
@@ -255,3 +255,34 @@ def define(qualname: str, schema: str, *, lib: Library | None = None):
     ns, _, name = qualname.partition("::")
     lb = lib or _default_libs.setdefault(ns, Library(ns, "FRAGMENT"))
     return lb.define(name + schema if schema.startswith("(") else schema)
+
+
+def call(qualname: str, *args):
+    """Call an operator boxed through the dispatcher: every argument of the
+    schema, in order (defaults included), as Python values ->
+    the result (a tuple when the schema returns several values).
+
+    ``torchlet.library.call("aten::add.Tensor", a, b, 1)`` runs the same
+    kernel as ``a + b``; operators defined with ``Library.define`` have no
+    generated binding and are called this way."""
+    op = lib.tl_op_find(qualname.encode())
+    if op == ffi.NULL:
+        raise pending_error()
+    nargs = lib.tl_op_num_arguments(op)
+    if len(args) != nargs:
+        raise TypeError(f"{qualname} takes {nargs} arguments ({len(args)} given)")
+    st = ffi.new("tl_stack *")
+    lib.tl_stack_init(st)
+    try:
+        for x in args:
+            if _push(st, x) < 0:
+                raise pending_error()
+        if lib.tl_op_call_boxed(op, st) < 0:
+            raise pending_error()
+        n = lib.tl_stack_size(st)
+        out = tuple(_from_ivalue(lib.tl_stack_peek(st, d)) for d in range(n - 1, -1, -1))
+    finally:
+        lib.tl_stack_free(st)
+    if len(out) == 1:
+        return out[0]
+    return out if out else None
