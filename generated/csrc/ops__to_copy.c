@@ -87,9 +87,8 @@ int tl_ops_register__to_copy(void) {
     if (!tl_ops__to_copy_op) return -1;
     if (!(void *)tl_native__to_copy)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::_to_copy", "CompositeExplicitAutograd", "tl_native__to_copy");
-    else
-    if (tl_op_register_kernel(tl_ops__to_copy_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native__to_copy, tl_ops__to_copy_boxed, NULL,
-                              "tl_native__to_copy registered at generated/csrc/ops__to_copy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops__to_copy_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native__to_copy, tl_ops__to_copy_boxed, NULL,
+                                   "tl_native__to_copy registered at generated/csrc/ops__to_copy.c") < 0)
         return -1;
     return 0;
 }

@@ -240,9 +240,8 @@ int tl_ops_register_arange(void) {
     if (!tl_ops_arange_op) return -1;
     if (!(void *)tl_native_arange)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::arange", "CompositeExplicitAutograd", "tl_native_arange");
-    else
-    if (tl_op_register_kernel(tl_ops_arange_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange, tl_ops_arange_boxed, NULL,
-                              "tl_native_arange registered at generated/csrc/ops_arange.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_arange_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange, tl_ops_arange_boxed, NULL,
+                                   "tl_native_arange registered at generated/csrc/ops_arange.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_arange_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_arange_backend_select, tl_ops_arange_boxed, NULL,
                               "tl_ops_arange_backend_select registered at generated/csrc/ops_arange.c") < 0)
@@ -251,9 +250,8 @@ int tl_ops_register_arange(void) {
     if (!tl_ops_arange_start_op) return -1;
     if (!(void *)tl_native_arange_start)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::arange.start", "CompositeExplicitAutograd", "tl_native_arange_start");
-    else
-    if (tl_op_register_kernel(tl_ops_arange_start_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_start, tl_ops_arange_start_boxed, NULL,
-                              "tl_native_arange_start registered at generated/csrc/ops_arange.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_arange_start_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_start, tl_ops_arange_start_boxed, NULL,
+                                   "tl_native_arange_start registered at generated/csrc/ops_arange.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_arange_start_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_arange_start_backend_select, tl_ops_arange_start_boxed, NULL,
                               "tl_ops_arange_start_backend_select registered at generated/csrc/ops_arange.c") < 0)
@@ -262,9 +260,8 @@ int tl_ops_register_arange(void) {
     if (!tl_ops_arange_start_step_op) return -1;
     if (!(void *)tl_native_arange_start_step)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::arange.start_step", "CompositeExplicitAutograd", "tl_native_arange_start_step");
-    else
-    if (tl_op_register_kernel(tl_ops_arange_start_step_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_start_step, tl_ops_arange_start_step_boxed, NULL,
-                              "tl_native_arange_start_step registered at generated/csrc/ops_arange.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_arange_start_step_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_start_step, tl_ops_arange_start_step_boxed, NULL,
+                                   "tl_native_arange_start_step registered at generated/csrc/ops_arange.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_arange_start_step_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_arange_start_step_backend_select, tl_ops_arange_start_step_boxed, NULL,
                               "tl_ops_arange_start_step_backend_select registered at generated/csrc/ops_arange.c") < 0)

@@ -80,15 +80,13 @@ int tl_ops_register_as_strided(void) {
     if (!tl_ops_as_strided_op) return -1;
     if (!(void *)tl_native_as_strided_tensorimpl)  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::as_strided", "CPU", "tl_native_as_strided_tensorimpl");
-    else
-    if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_CPU, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
-                              "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_CPU, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
+                                   "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
         return -1;
     if (!(void *)tl_native_as_strided_tensorimpl)  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::as_strided", "Meta", "tl_native_as_strided_tensorimpl");
-    else
-    if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_META, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
-                              "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_META, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
+                                   "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
         return -1;
     return 0;
 }

@@ -75,9 +75,8 @@ int tl_ops_register_copy(void) {
     if (!tl_ops_copy__op) return -1;
     if (!(void *)tl_native_copy_)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::copy_", "CompositeExplicitAutograd", "tl_native_copy_");
-    else
-    if (tl_op_register_kernel(tl_ops_copy__op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_copy_, tl_ops_copy__boxed, NULL,
-                              "tl_native_copy_ registered at generated/csrc/ops_copy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_copy__op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_copy_, tl_ops_copy__boxed, NULL,
+                                   "tl_native_copy_ registered at generated/csrc/ops_copy.c") < 0)
         return -1;
     return 0;
 }

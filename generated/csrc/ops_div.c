@@ -381,62 +381,54 @@ int tl_ops_register_div(void) {
     if (!tl_ops_div_Tensor_op) return -1;
     if (!(void *)tl_meta_div_Tensor || !(void *)tl_impl_ufunc_div)  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div.Tensor", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
-    else
-    if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_CPU, (void *)tl_structured_div_Tensor_CPU, tl_ops_div_Tensor_boxed, NULL,
-                              "tl_structured_div_Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_CPU, (void *)tl_structured_div_Tensor_CPU, tl_ops_div_Tensor_boxed, NULL,
+                                   "tl_structured_div_Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
     if (!(void *)tl_meta_div_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div.Tensor", "Meta", "tl_meta_div_Tensor");
-    else
-    if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_META, (void *)tl_structured_div_Tensor_Meta, tl_ops_div_Tensor_boxed, NULL,
-                              "tl_structured_div_Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_META, (void *)tl_structured_div_Tensor_Meta, tl_ops_div_Tensor_boxed, NULL,
+                                   "tl_structured_div_Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
     tl_ops_div__Tensor_op = tl_op_define("aten::div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_div__Tensor_op) return -1;
     if (!(void *)tl_meta_div_Tensor || !(void *)tl_impl_ufunc_div)  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div_.Tensor", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
-    else
-    if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_CPU, (void *)tl_structured_div__Tensor_CPU, tl_ops_div__Tensor_boxed, NULL,
-                              "tl_structured_div__Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_CPU, (void *)tl_structured_div__Tensor_CPU, tl_ops_div__Tensor_boxed, NULL,
+                                   "tl_structured_div__Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
     if (!(void *)tl_meta_div_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div_.Tensor", "Meta", "tl_meta_div_Tensor");
-    else
-    if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_META, (void *)tl_structured_div__Tensor_Meta, tl_ops_div__Tensor_boxed, NULL,
-                              "tl_structured_div__Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_META, (void *)tl_structured_div__Tensor_Meta, tl_ops_div__Tensor_boxed, NULL,
+                                   "tl_structured_div__Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
     tl_ops_div_out_op = tl_op_define("aten::div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_div_out_op) return -1;
     if (!(void *)tl_meta_div_Tensor || !(void *)tl_impl_ufunc_div)  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div.out", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
-    else
-    if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_CPU, (void *)tl_structured_div_out_CPU, tl_ops_div_out_boxed, NULL,
-                              "tl_structured_div_out_CPU registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_CPU, (void *)tl_structured_div_out_CPU, tl_ops_div_out_boxed, NULL,
+                                   "tl_structured_div_out_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
     if (!(void *)tl_meta_div_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div.out", "Meta", "tl_meta_div_Tensor");
-    else
-    if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_META, (void *)tl_structured_div_out_Meta, tl_ops_div_out_boxed, NULL,
-                              "tl_structured_div_out_Meta registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_META, (void *)tl_structured_div_out_Meta, tl_ops_div_out_boxed, NULL,
+                                   "tl_structured_div_out_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
     tl_ops_div_Scalar_op = tl_op_define("aten::div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor");
     if (!tl_ops_div_Scalar_op) return -1;
     if (!(void *)tl_native_div_Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::div.Scalar", "CompositeExplicitAutograd", "tl_native_div_Scalar");
-    else
-    if (tl_op_register_kernel(tl_ops_div_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div_Scalar, tl_ops_div_Scalar_boxed, NULL,
-                              "tl_native_div_Scalar registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div_Scalar, tl_ops_div_Scalar_boxed, NULL,
+                                   "tl_native_div_Scalar registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div__Scalar_op = tl_op_define("aten::div_.Scalar", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
     if (!tl_ops_div__Scalar_op) return -1;
     if (!(void *)tl_native_div__Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::div_.Scalar", "CompositeExplicitAutograd", "tl_native_div__Scalar");
-    else
-    if (tl_op_register_kernel(tl_ops_div__Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div__Scalar, tl_ops_div__Scalar_boxed, NULL,
-                              "tl_native_div__Scalar registered at generated/csrc/ops_div.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_div__Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div__Scalar, tl_ops_div__Scalar_boxed, NULL,
+                                   "tl_native_div__Scalar registered at generated/csrc/ops_div.c") < 0)
         return -1;
     return 0;
 }

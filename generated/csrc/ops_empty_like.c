@@ -84,9 +84,8 @@ int tl_ops_register_empty_like(void) {
     if (!tl_ops_empty_like_op) return -1;
     if (!(void *)tl_native_empty_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::empty_like", "CompositeExplicitAutograd", "tl_native_empty_like");
-    else
-    if (tl_op_register_kernel(tl_ops_empty_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_empty_like, tl_ops_empty_like_boxed, NULL,
-                              "tl_native_empty_like registered at generated/csrc/ops_empty_like.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_empty_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_empty_like, tl_ops_empty_like_boxed, NULL,
+                                   "tl_native_empty_like registered at generated/csrc/ops_empty_like.c") < 0)
         return -1;
     return 0;
 }

@@ -75,9 +75,8 @@ int tl_ops_register_expand(void) {
     if (!tl_ops_expand_op) return -1;
     if (!(void *)tl_native_expand)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::expand", "CompositeExplicitAutograd", "tl_native_expand");
-    else
-    if (tl_op_register_kernel(tl_ops_expand_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_expand, tl_ops_expand_boxed, NULL,
-                              "tl_native_expand registered at generated/csrc/ops_expand.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_expand_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_expand, tl_ops_expand_boxed, NULL,
+                                   "tl_native_expand registered at generated/csrc/ops_expand.c") < 0)
         return -1;
     return 0;
 }

@@ -91,9 +91,8 @@ int tl_ops_register_full(void) {
     if (!tl_ops_full_op) return -1;
     if (!(void *)tl_native_full)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::full", "CompositeExplicitAutograd", "tl_native_full");
-    else
-    if (tl_op_register_kernel(tl_ops_full_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_full, tl_ops_full_boxed, NULL,
-                              "tl_native_full registered at generated/csrc/ops_full.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_full_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_full, tl_ops_full_boxed, NULL,
+                                   "tl_native_full registered at generated/csrc/ops_full.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_full_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_full_backend_select, tl_ops_full_boxed, NULL,
                               "tl_ops_full_backend_select registered at generated/csrc/ops_full.c") < 0)

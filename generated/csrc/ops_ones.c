@@ -88,9 +88,8 @@ int tl_ops_register_ones(void) {
     if (!tl_ops_ones_op) return -1;
     if (!(void *)tl_native_ones)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::ones", "CompositeExplicitAutograd", "tl_native_ones");
-    else
-    if (tl_op_register_kernel(tl_ops_ones_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ones, tl_ops_ones_boxed, NULL,
-                              "tl_native_ones registered at generated/csrc/ops_ones.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_ones_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ones, tl_ops_ones_boxed, NULL,
+                                   "tl_native_ones registered at generated/csrc/ops_ones.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_ones_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_ones_backend_select, tl_ops_ones_boxed, NULL,
                               "tl_ops_ones_backend_select registered at generated/csrc/ops_ones.c") < 0)

@@ -84,9 +84,8 @@ int tl_ops_register_ones_like(void) {
     if (!tl_ops_ones_like_op) return -1;
     if (!(void *)tl_native_ones_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::ones_like", "CompositeExplicitAutograd", "tl_native_ones_like");
-    else
-    if (tl_op_register_kernel(tl_ops_ones_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ones_like, tl_ops_ones_like_boxed, NULL,
-                              "tl_native_ones_like registered at generated/csrc/ops_ones_like.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_ones_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ones_like, tl_ops_ones_like_boxed, NULL,
+                                   "tl_native_ones_like registered at generated/csrc/ops_ones_like.c") < 0)
         return -1;
     return 0;
 }

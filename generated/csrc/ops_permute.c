@@ -72,9 +72,8 @@ int tl_ops_register_permute(void) {
     if (!tl_ops_permute_op) return -1;
     if (!(void *)tl_native_permute)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::permute", "CompositeExplicitAutograd", "tl_native_permute");
-    else
-    if (tl_op_register_kernel(tl_ops_permute_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_permute, tl_ops_permute_boxed, NULL,
-                              "tl_native_permute registered at generated/csrc/ops_permute.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_permute_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_permute, tl_ops_permute_boxed, NULL,
+                                   "tl_native_permute registered at generated/csrc/ops_permute.c") < 0)
         return -1;
     return 0;
 }

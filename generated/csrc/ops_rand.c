@@ -164,9 +164,8 @@ int tl_ops_register_rand(void) {
     if (!tl_ops_rand_op) return -1;
     if (!(void *)tl_native_rand)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::rand", "CompositeExplicitAutograd", "tl_native_rand");
-    else
-    if (tl_op_register_kernel(tl_ops_rand_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rand, tl_ops_rand_boxed, NULL,
-                              "tl_native_rand registered at generated/csrc/ops_rand.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_rand_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rand, tl_ops_rand_boxed, NULL,
+                                   "tl_native_rand registered at generated/csrc/ops_rand.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_rand_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_rand_backend_select, tl_ops_rand_boxed, NULL,
                               "tl_ops_rand_backend_select registered at generated/csrc/ops_rand.c") < 0)
@@ -175,9 +174,8 @@ int tl_ops_register_rand(void) {
     if (!tl_ops_rand_generator_op) return -1;
     if (!(void *)tl_native_rand_generator)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::rand.generator", "CompositeExplicitAutograd", "tl_native_rand_generator");
-    else
-    if (tl_op_register_kernel(tl_ops_rand_generator_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rand_generator, tl_ops_rand_generator_boxed, NULL,
-                              "tl_native_rand_generator registered at generated/csrc/ops_rand.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_rand_generator_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rand_generator, tl_ops_rand_generator_boxed, NULL,
+                                   "tl_native_rand_generator registered at generated/csrc/ops_rand.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_rand_generator_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_rand_generator_backend_select, tl_ops_rand_generator_boxed, NULL,
                               "tl_ops_rand_generator_backend_select registered at generated/csrc/ops_rand.c") < 0)

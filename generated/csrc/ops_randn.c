@@ -164,9 +164,8 @@ int tl_ops_register_randn(void) {
     if (!tl_ops_randn_op) return -1;
     if (!(void *)tl_native_randn)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::randn", "CompositeExplicitAutograd", "tl_native_randn");
-    else
-    if (tl_op_register_kernel(tl_ops_randn_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_randn, tl_ops_randn_boxed, NULL,
-                              "tl_native_randn registered at generated/csrc/ops_randn.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_randn_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_randn, tl_ops_randn_boxed, NULL,
+                                   "tl_native_randn registered at generated/csrc/ops_randn.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_randn_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_randn_backend_select, tl_ops_randn_boxed, NULL,
                               "tl_ops_randn_backend_select registered at generated/csrc/ops_randn.c") < 0)
@@ -175,9 +174,8 @@ int tl_ops_register_randn(void) {
     if (!tl_ops_randn_generator_op) return -1;
     if (!(void *)tl_native_randn_generator)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::randn.generator", "CompositeExplicitAutograd", "tl_native_randn_generator");
-    else
-    if (tl_op_register_kernel(tl_ops_randn_generator_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_randn_generator, tl_ops_randn_generator_boxed, NULL,
-                              "tl_native_randn_generator registered at generated/csrc/ops_randn.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_randn_generator_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_randn_generator, tl_ops_randn_generator_boxed, NULL,
+                                   "tl_native_randn_generator registered at generated/csrc/ops_randn.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_randn_generator_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_randn_generator_backend_select, tl_ops_randn_generator_boxed, NULL,
                               "tl_ops_randn_generator_backend_select registered at generated/csrc/ops_randn.c") < 0)

@@ -82,9 +82,8 @@ int tl_ops_register_slice(void) {
     if (!tl_ops_slice_Tensor_op) return -1;
     if (!(void *)tl_native_slice)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::slice.Tensor", "CompositeExplicitAutograd", "tl_native_slice");
-    else
-    if (tl_op_register_kernel(tl_ops_slice_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_slice, tl_ops_slice_Tensor_boxed, NULL,
-                              "tl_native_slice registered at generated/csrc/ops_slice.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_slice_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_slice, tl_ops_slice_Tensor_boxed, NULL,
+                                   "tl_native_slice registered at generated/csrc/ops_slice.c") < 0)
         return -1;
     return 0;
 }

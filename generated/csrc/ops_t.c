@@ -68,9 +68,8 @@ int tl_ops_register_t(void) {
     if (!tl_ops_t_op) return -1;
     if (!(void *)tl_native_t)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::t", "CompositeExplicitAutograd", "tl_native_t");
-    else
-    if (tl_op_register_kernel(tl_ops_t_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_t, tl_ops_t_boxed, NULL,
-                              "tl_native_t registered at generated/csrc/ops_t.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_t_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_t, tl_ops_t_boxed, NULL,
+                                   "tl_native_t registered at generated/csrc/ops_t.c") < 0)
         return -1;
     return 0;
 }

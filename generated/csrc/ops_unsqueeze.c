@@ -71,9 +71,8 @@ int tl_ops_register_unsqueeze(void) {
     if (!tl_ops_unsqueeze_op) return -1;
     if (!(void *)tl_native_unsqueeze)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::unsqueeze", "CompositeExplicitAutograd", "tl_native_unsqueeze");
-    else
-    if (tl_op_register_kernel(tl_ops_unsqueeze_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_unsqueeze, tl_ops_unsqueeze_boxed, NULL,
-                              "tl_native_unsqueeze registered at generated/csrc/ops_unsqueeze.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_unsqueeze_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_unsqueeze, tl_ops_unsqueeze_boxed, NULL,
+                                   "tl_native_unsqueeze registered at generated/csrc/ops_unsqueeze.c") < 0)
         return -1;
     return 0;
 }

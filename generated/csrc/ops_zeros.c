@@ -88,9 +88,8 @@ int tl_ops_register_zeros(void) {
     if (!tl_ops_zeros_op) return -1;
     if (!(void *)tl_native_zeros)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::zeros", "CompositeExplicitAutograd", "tl_native_zeros");
-    else
-    if (tl_op_register_kernel(tl_ops_zeros_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_zeros, tl_ops_zeros_boxed, NULL,
-                              "tl_native_zeros registered at generated/csrc/ops_zeros.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_zeros_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_zeros, tl_ops_zeros_boxed, NULL,
+                                   "tl_native_zeros registered at generated/csrc/ops_zeros.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_zeros_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_zeros_backend_select, tl_ops_zeros_boxed, NULL,
                               "tl_ops_zeros_backend_select registered at generated/csrc/ops_zeros.c") < 0)

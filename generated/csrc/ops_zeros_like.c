@@ -84,9 +84,8 @@ int tl_ops_register_zeros_like(void) {
     if (!tl_ops_zeros_like_op) return -1;
     if (!(void *)tl_native_zeros_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::zeros_like", "CompositeExplicitAutograd", "tl_native_zeros_like");
-    else
-    if (tl_op_register_kernel(tl_ops_zeros_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_zeros_like, tl_ops_zeros_like_boxed, NULL,
-                              "tl_native_zeros_like registered at generated/csrc/ops_zeros_like.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_zeros_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_zeros_like, tl_ops_zeros_like_boxed, NULL,
+                                   "tl_native_zeros_like registered at generated/csrc/ops_zeros_like.c") < 0)
         return -1;
     return 0;
 }

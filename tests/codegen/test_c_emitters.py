@@ -1,0 +1,341 @@
+"""The C emitters (codegen/emit/c_ops.py) and the ABI layer (codegen/api_c.py):
+golden snippets of the generated C for a small operator set, the locality
+of a one-entry YAML edit across generated/, and a warning-free compile of
+the real generated tree."""
+from __future__ import annotations
+
+import difflib
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codegen import api_c
+from codegen.emit import EmitContext
+from codegen.emit.c_ops import emit_c_ops
+from codegen.model import Inputs, load_model
+from codegen.schema import parse_schema
+from codegen.templating import make_environment
+
+REPO = Path(__file__).resolve().parents[2]
+
+SMALL = textwrap.dedent(
+    """\
+    - func: foo.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+      variants: function, method
+      structured_delegate: foo.out
+
+    - func: foo_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+      variants: method
+      structured_delegate: foo.out
+
+    - func: foo.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+      structured: True
+      dispatch:
+        CPU, CUDA: foo_out
+
+    - func: bar(Tensor self, int[1]? dim=None, Scalar? s=None, float? f=None, str? mode=None) -> Tensor
+      dispatch:
+        CPU, Meta: bar_k
+
+    - func: cat(Tensor[] tensors, int dim=0) -> Tensor
+      dispatch:
+        CompositeExplicitAutograd: cat
+
+    - func: two(Tensor self) -> (Tensor a, Tensor b)
+      dispatch:
+        CPU: two
+
+    - func: nothing(Tensor(a!) self) -> ()
+      dispatch:
+        CPU: nothing
+
+    - func: zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+      dispatch:
+        CompositeExplicitAutograd: zeros
+    """
+)
+
+
+def emit(tmp_path: Path, text: str) -> dict[str, str]:
+    p = tmp_path / "native_functions.yaml"
+    p.write_text(text)
+    model = load_model(Inputs(str(p)))
+    ctx = EmitContext(model, make_environment(), ("native_functions.yaml",), "test")
+    return emit_c_ops(ctx)
+
+
+def body(text: str) -> str:
+    """A snippet from inside a C function body (one level of indentation)."""
+    return textwrap.indent(textwrap.dedent(text), "    ")
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    return emit(tmp_path_factory.mktemp("small"), SMALL)
+
+
+# ------------------------------------------------------------------ api_c
+
+def test_names():
+    f = parse_schema("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+    assert api_c.c_entry_name(f) == "tl_ops_add_Tensor"
+    assert api_c.c_redispatch_name(f) == "tl_ops_add_Tensor_redispatch"
+    assert api_c.op_handle_name(f) == "tl_ops_add_Tensor_op"
+    assert api_c.kernel_typedef_name(f) == "tl_ops_add_Tensor_fn"
+    assert api_c.qualified_name(f) == "aten::add.Tensor"
+    assert api_c.unambiguous_name(parse_schema("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")) == "add__Tensor"
+    assert api_c.unambiguous_name(parse_schema("relu(Tensor self) -> Tensor")) == "relu"
+    assert api_c.native_name("mul_out") == "tl_native_mul_out"
+    assert api_c.impl_name("mul_out") == "tl_impl_mul_out"
+    assert api_c.structured_kernel_name(f, "Meta") == "tl_structured_add_Tensor_Meta"
+    assert api_c.kernel_typedef(f) == (
+        "typedef tl_tensor *(*tl_ops_add_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha);"
+    )
+
+
+@pytest.mark.parametrize(
+    "typ, decl",
+    [
+        ("Tensor", "tl_tensor *x"),
+        ("Tensor?", "tl_tensor *x"),
+        ("Tensor[]", "tl_tensor *const *x, int64_t x_len"),
+        ("Tensor?[]", "tl_tensor *const *x, int64_t x_len"),
+        ("int", "int64_t x"),
+        ("SymInt?", "int64_t x, bool x_has"),
+        ("int[2]", "const int64_t *x, int64_t x_len"),
+        ("int[1]?", "const int64_t *x, int64_t x_len"),
+        ("float", "double x"),
+        ("float?", "double x, bool x_has"),
+        ("float[]?", "const double *x, int64_t x_len"),
+        ("bool", "bool x"),
+        ("bool?", "bool x, bool x_has"),
+        ("Scalar", "tl_scalar x"),
+        ("Scalar?", "const tl_scalar *x"),
+        ("ScalarType?", "tl_dtype x"),
+        ("Device?", "int x"),
+        ("Layout?", "int x"),
+        ("MemoryFormat", "int x"),
+        ("str?", "const char *x"),
+        ("Generator?", "tl_generator *x"),
+    ],
+)
+def test_argument_types(typ, decl):
+    f = parse_schema(f"op(Tensor self, {typ} x) -> Tensor")
+    assert api_c.c_param_decls(api_c.c_params(f)[1:]) == decl
+
+
+def test_returns_and_keywords():
+    f = parse_schema("op(Tensor self, int default) -> (Tensor a, Tensor b)")
+    assert api_c.c_signature(f) == "int tl_ops_op(tl_tensor *self, int64_t default_, tl_tensor **ret0, tl_tensor **ret1)"
+    assert api_c.c_return(parse_schema("op(Tensor self) -> ()")).ctype == "int"
+    assert api_c.c_signature(parse_schema("op(Tensor self) -> int")) == "int tl_ops_op(tl_tensor *self, int64_t *ret)"
+    assert api_c.c_signature(parse_schema("op(Tensor self) -> Tensor[]")).endswith("tl_tensor ***ret, int64_t *ret_len)")
+    with pytest.raises(api_c.UnsupportedCType, match="Dimname"):
+        api_c.c_params(parse_schema("op(Tensor self, Dimname d) -> Tensor"))
+
+
+# ------------------------------------------------------------- golden C
+
+def test_file_layout(small):
+    assert sorted(small) == [
+        "cdef/ops.h", "csrc/ops_bar.c", "csrc/ops_cat.c", "csrc/ops_foo.c", "csrc/ops_nothing.c",
+        "csrc/ops_two.c", "csrc/ops_zeros.c", "csrc/register_all.c", "include/tl_ops.h",
+    ]
+    foo = small["csrc/ops_foo.c"]
+    assert foo.startswith("/*\n * @generated by torchlet-gen")
+    assert " *   line 1: foo.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n" in foo
+    assert " *   line 9: foo.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n" in foo
+
+
+def test_entry_point_and_redispatch(small):
+    foo = small["csrc/ops_foo.c"]
+    assert textwrap.dedent(
+        """\
+        tl_tensor *tl_ops_foo_Tensor(tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+            tl_keyset ks;
+            const tl_kernel *k_ = tl_op_select(tl_ops_foo_Tensor_op, tl_tensor_key_set(self) | tl_tensor_key_set(other), &ks);
+            if (!k_) return NULL;
+            if (k_->unboxed) return ((tl_ops_foo_Tensor_fn)k_->unboxed)(ks, self, other, alpha);
+            return tl_ops_foo_Tensor_boxing_wrapper(k_, ks, self, other, alpha);
+        }
+        """
+    ) in foo
+    assert "tl_tensor *tl_ops_foo_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {\n" \
+           "    const tl_kernel *k_ = tl_op_lookup(tl_ops_foo_Tensor_op, ks);\n" in foo
+    cat = small["csrc/ops_cat.c"]
+    assert "tl_op_select(tl_ops_cat_op, tl_glue_list_keyset(tensors, tensors_len), &ks)" in cat
+    bar = small["csrc/ops_bar.c"]
+    assert "tl_op_select(tl_ops_bar_op, tl_tensor_key_set(self), &ks)" in bar
+    zeros = small["csrc/ops_zeros.c"]
+    assert "tl_op_select(tl_ops_zeros_op, 0, &ks)" in zeros
+
+
+def test_boxing(small):
+    bar = small["csrc/ops_bar.c"]
+    # boxing wrapper: schema order
+    assert body(
+        """\
+            if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+            if (rc_ == 0) rc_ = tl_glue_push_opt_int_list(&st_, dim, dim_len);
+            if (rc_ == 0) rc_ = tl_glue_push_opt_scalar(&st_, s);
+            if (rc_ == 0) rc_ = tl_glue_push_opt_double(&st_, f, f_has);
+            if (rc_ == 0) rc_ = tl_stack_push_string(&st_, mode);
+            if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_bar_op, ks, &st_);
+            if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+        """
+    ) in bar
+    # boxed adapter: reverse order, then the unboxed call and the releases
+    assert body(
+        """\
+            if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &mode_iv);
+            if (rc_ == 0) rc_ = tl_glue_pop_opt_double(st, &f, &f_has);
+            if (rc_ == 0) rc_ = tl_glue_pop_opt_scalar(st, &s_v, &s);
+            if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 1, &dim_iv);
+            if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+            if (rc_ == 0) {
+                tl_tensor *r_ = ((tl_ops_bar_fn)k_->unboxed)(ks, self, dim_iv.u.ints.data, dim_iv.u.ints.len, s, f, f_has, mode_iv.u.s);
+                rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+            }
+            tl_tensor_release(self);
+            tl_ivalue_destroy(&dim_iv);
+            tl_ivalue_destroy(&mode_iv);
+            return rc_;
+        """
+    ) in bar
+    two = small["csrc/ops_two.c"]
+    assert "int tl_ops_two(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1) {" in two
+    assert "    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret1);\n    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret0);\n" in two
+    nothing = small["csrc/ops_nothing.c"]
+    assert "rc_ = ((tl_ops_nothing_fn)k_->unboxed)(ks, self);" in nothing
+
+
+def test_structured_glue(small):
+    foo = small["csrc/ops_foo.c"]
+    assert textwrap.dedent(
+        """\
+        static tl_tensor *tl_structured_foo__Tensor_CPU(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+            (void)ks;
+            tl_structured s_;
+            tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CPU, 0);
+            if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+            if (tl_meta_foo_Tensor(&s_, self, other, alpha) != 0) goto fail;
+            if (!tl_structured_skip_impl(&s_) && tl_impl_foo_out(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+            return tl_structured_finish(&s_);
+        fail:
+            tl_structured_cleanup(&s_);
+            return NULL;
+        }
+        """
+    ) in foo
+    assert "tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_META, 1);\n    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;\n" \
+           "    if (tl_meta_foo_Tensor(&s_, self, other, alpha) != 0) goto fail;\n    return tl_structured_finish(&s_);" in foo
+    assert "tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);" in foo
+    # registrations: CPU and Meta per variant; CUDA left out with a reason
+    assert body(
+        """\
+            if (!(void *)tl_meta_foo_Tensor || !(void *)tl_impl_foo_out)  /* a hand-written kernel is missing: no CPU kernel */
+                tl_glue_note_missing("aten::foo.out", "CPU", "tl_meta_foo_Tensor, tl_impl_foo_out");
+            else if (tl_op_register_kernel(tl_ops_foo_out_op, TL_KEY_CPU, (void *)tl_structured_foo_out_CPU, tl_ops_foo_out_boxed, NULL,
+                                           "tl_structured_foo_out_CPU registered at generated/csrc/ops_foo.c") < 0)
+                return -1;
+        """
+    ) in foo
+    assert "TL_KEY_META, (void *)tl_structured_foo_Tensor_Meta" in foo
+    assert "/* not registered: CUDA: foo_out (no CUDA backend in the runtime) */" in foo
+    h = small["include/tl_ops.h"]
+    assert "TL_WEAK int tl_meta_foo_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);" in h
+    assert "TL_WEAK int tl_impl_foo_out(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);" in h
+
+
+def test_native_and_backend_select_registrations(small):
+    bar = small["csrc/ops_bar.c"]
+    assert "TL_KEY_CPU, (void *)tl_native_bar_k," in bar and "TL_KEY_META, (void *)tl_native_bar_k," in bar
+    zeros = small["csrc/ops_zeros.c"]
+    assert "TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_zeros," in zeros
+    assert textwrap.dedent(
+        """\
+        static tl_tensor *tl_ops_zeros_backend_select(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+            ks = tl_glue_backend_select_keyset(ks, device);
+            if (!ks) return NULL;
+            return tl_ops_zeros_redispatch(ks, size, size_len, dtype, layout, device, pin_memory, pin_memory_has);
+        }
+        """
+    ) in zeros
+    assert "TL_KEY_BACKEND_SELECT, (void *)tl_ops_zeros_backend_select," in zeros
+    h = small["include/tl_ops.h"]
+    assert "TL_WEAK tl_tensor *tl_native_bar_k(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, " \
+           "const tl_scalar *s, double f, bool f_has, const char *mode);" in h
+    assert h.count("tl_native_bar_k(") == 1  # CPU and Meta share one prototype
+    reg = small["csrc/register_all.c"]
+    assert "    if (tl_ops_register_foo() != 0) return -1;\n    if (tl_ops_register_bar() != 0) return -1;\n" in reg
+    cdef = small["cdef/ops.h"]
+    assert "\n/* foo */\ntl_tensor *tl_ops_foo_Tensor(tl_tensor *self, tl_tensor *other, tl_scalar alpha);\n" in cdef
+
+
+# ------------------------------------------------------------- locality
+
+def _generate(tmp: Path, nf: Path, out: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "codegen", "generate", "--native-functions", str(nf),
+         "--derivatives", str(REPO / "yaml/derivatives.yaml"), "--tags", str(REPO / "yaml/tags.yaml"), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def _changed(a: Path, b: Path) -> dict[str, list[str]]:
+    files = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
+    files |= {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
+    out = {}
+    for f in sorted(files):
+        x = (a / f).read_text().splitlines() if (a / f).exists() else []
+        y = (b / f).read_text().splitlines() if (b / f).exists() else []
+        if x != y:
+            out[f] = [l for l in difflib.unified_diff(x, y, lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---")]
+    return out
+
+
+def test_one_entry_edit_touches_only_what_it_feeds(tmp_path):
+    src = (REPO / "yaml/native_functions.yaml").read_text()
+    nf = tmp_path / "native_functions.yaml"
+    nf.write_text(src)
+    _generate(tmp_path, nf, tmp_path / "before")
+    # 1. change the kernel of one entry
+    old = "  dispatch:\n    CPU, Meta: zero_\n"
+    assert old in src
+    nf.write_text(src.replace(old, "  dispatch:\n    CPU, Meta: zero_kernel\n"))
+    _generate(tmp_path, nf, tmp_path / "after")
+    changed = _changed(tmp_path / "before", tmp_path / "after")
+    c_files = {f for f in changed if f.startswith(("csrc/", "include/", "cdef/"))}
+    assert c_files == {"csrc/ops_zero.c", "include/tl_ops.h"}, changed.keys()
+    assert set(changed) <= {"csrc/ops_zero.c", "include/tl_ops.h", "docs/ops.md", "MANIFEST"}, changed.keys()
+    assert changed["include/tl_ops.h"] == [
+        "-TL_WEAK tl_tensor *tl_native_zero_(tl_keyset ks, tl_tensor *self);",
+        "+TL_WEAK tl_tensor *tl_native_zero_kernel(tl_keyset ks, tl_tensor *self);",
+    ]
+    # 2. add one operator: one new file, one line of register_all.c, one block per header
+    extra = ("\n- func: frobnicate(Tensor self) -> Tensor\n  variants: function\n"
+             "  dispatch:\n    CompositeExplicitAutograd: frobnicate\n")
+    nf.write_text(src + extra)
+    _generate(tmp_path, nf, tmp_path / "added")
+    changed = _changed(tmp_path / "before", tmp_path / "added")
+    c_files = {f for f in changed if f.startswith(("csrc/", "include/", "cdef/"))}
+    assert c_files == {"csrc/ops_frobnicate.c", "csrc/register_all.c", "include/tl_ops.h", "cdef/ops.h"}
+    assert changed["csrc/register_all.c"] == ["+    if (tl_ops_register_frobnicate() != 0) return -1;"]
+    assert all(l.startswith("+") for f in ("include/tl_ops.h", "cdef/ops.h") for l in changed[f])
+
+
+# ------------------------------------------------------------- compiles
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+def test_generated_tree_compiles_warning_free():
+    incs = [REPO / "runtime/include", REPO / "generated/include", REPO / "generated/cdef"]
+    srcs = sorted((REPO / "generated/csrc").glob("*.c")) + [REPO / "runtime/src/structured.c"]
+    srcs += [REPO / "kernels/native" / n for n in ("views.c", "factories.c", "copy_ops.c")]
+    cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
+    r = subprocess.run(cmd + [str(s) for s in srcs], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
