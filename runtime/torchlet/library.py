@@ -190,7 +190,7 @@ class Library:
             handle = None
         else:
             handle = ffi.new_handle((fn, with_keyset, False))
-            debug = f"{getattr(fn, '__qualname__', repr(fn))} (Python kernel)".encode()
+            debug = f"{getattr(fn, '__name__', repr(fn))} (Python kernel)".encode()
             rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_py_boxed_kernel, handle, debug)
         if rid < 0:
             raise pending_error()
@@ -207,7 +207,7 @@ class Library:
             handle = None
         else:
             handle = ffi.new_handle((fn, with_keyset, True))
-            debug = f"{getattr(fn, '__qualname__', repr(fn))} (Python fallback)".encode()
+            debug = f"{getattr(fn, '__name__', repr(fn))} (Python fallback)".encode()
             rid = lib.tl_register_backend_fallback(key, lib.tl_py_boxed_kernel, handle, debug)
         if rid < 0:
             raise pending_error()

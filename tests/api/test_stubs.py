@@ -1,0 +1,65 @@
+"""The generated stubs (generated/python/_ops.pyi) match the runtime bindings."""
+import ast
+import inspect
+from pathlib import Path
+
+import torchlet as tl
+from torchlet._generated import _ops
+
+STUB = Path(_ops.__file__).with_suffix(".pyi")
+
+
+def _stub_tree():
+    return ast.parse(STUB.read_text())
+
+
+def _defs(body):
+    out = {}
+    for node in body:
+        if isinstance(node, ast.FunctionDef):
+            out.setdefault(node.name, []).append(node)
+    return out
+
+
+def test_stub_is_shipped_with_the_package():
+    assert STUB.is_file()
+    assert (Path(tl.__file__).parent / "py.typed").is_file()
+
+
+def test_every_function_and_method_has_a_stub():
+    tree = _stub_tree()
+    funcs = _defs(tree.body)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "_TensorOps")
+    meths = _defs(cls.body)
+    for name in _ops.__all__:
+        assert name in funcs, name
+        assert getattr(tl, name) is getattr(_ops, name)
+    for (kind, name), sigs in _ops.SIGNATURES.items():
+        table = funcs if kind == "function" else meths
+        assert name in table, (kind, name)
+        n_forms = len(sigs) + sum("tuple of ints" in s and s.count(",") == 0 for s in sigs)
+        assert len(table[name]) >= len(sigs)
+        if len(table[name]) > 1:  # overloads are marked
+            assert all(any(getattr(d, "id", None) == "overload" for d in f.decorator_list) for f in table[name])
+        assert n_forms >= 1
+    for dunder in ("__add__", "__radd__", "__iadd__", "__mul__", "__neg__"):
+        assert dunder in meths
+
+
+def test_single_signature_parameters_match_runtime():
+    funcs = _defs(_stub_tree().body)
+    for name in _ops.__all__:
+        stub = funcs[name]
+        if len(stub) != 1:
+            continue
+        rt = inspect.signature(getattr(_ops, name))
+        st = stub[0].args
+        stub_names = [a.arg for a in st.args] + ([st.vararg.arg] if st.vararg else []) + [a.arg for a in st.kwonlyargs]
+        rt_names = [p for p in rt.parameters if not p.startswith("_")]
+        assert stub_names == rt_names, name
+
+
+def test_stub_compiles_and_names_torchlet_types():
+    text = STUB.read_text()
+    compile(text, str(STUB), "exec")
+    assert "def add(input: Tensor, other: Tensor | Number, *, alpha: Number = ..., out: Tensor | None = ...) -> Tensor" in text
