@@ -42,7 +42,6 @@ class _Op:
 
     f: NativeFunction
     schema: str
-    line: int
     qualified: str
     handle: str
     unambiguous: str
@@ -117,7 +116,6 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
     op = _Op(
         f=f,
         schema=str(f.func),
-        line=f.pos.line,
         qualified=api_c.qualified_name(f),
         handle=api_c.op_handle_name(f),
         unambiguous=api_c.unambiguous_name(f),

@@ -43,8 +43,13 @@ tl_tensor *tl_ops_mul__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_div_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_div__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_div_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_div_Tensor_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+tl_tensor *tl_ops_div__Tensor_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+tl_tensor *tl_ops_div_out_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
 tl_tensor *tl_ops_div_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_div__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_div_Scalar_mode(tl_tensor *self, tl_scalar other, const char *rounding_mode);
+tl_tensor *tl_ops_div__Scalar_mode(tl_tensor *self, tl_scalar other, const char *rounding_mode);
 
 /* neg */
 tl_tensor *tl_ops_neg(tl_tensor *self);

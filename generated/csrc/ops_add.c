@@ -4,12 +4,13 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 5: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- *   line 11: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- *   line 17: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
- *   line 26: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- *   line 33: add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *   add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *   add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ *   add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *   add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

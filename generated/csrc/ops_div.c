@@ -4,12 +4,18 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 122: div.Tensor(Tensor self, Tensor other) -> Tensor
- *   line 128: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
- *   line 134: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
- *   line 142: div.Scalar(Tensor self, Scalar other) -> Tensor
- *   line 149: div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   div.Tensor(Tensor self, Tensor other) -> Tensor
+ *   div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *   div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+ *   div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+ *   div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+ *   div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
+ *   div.Scalar(Tensor self, Scalar other) -> Tensor
+ *   div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+ *   div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -265,6 +271,269 @@ fail:
 }
 
 /* ======================================================================
+ * aten::div.Tensor_mode
+ *   div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_div_Tensor_mode_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_div_Tensor_mode_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_string(&st_, rounding_mode);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_div_Tensor_mode_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::div_Tensor_mode::call) */
+tl_tensor *tl_ops_div_Tensor_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_div_Tensor_mode_op, tl_tensor_key_set(self) | tl_tensor_key_set(other), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div_Tensor_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div_Tensor_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_div_Tensor_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_div_Tensor_mode_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div_Tensor_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div_Tensor_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_div_Tensor_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *other = NULL;
+    tl_ivalue rounding_mode_iv = {0};
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &rounding_mode_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_div_Tensor_mode_fn)k_->unboxed)(ks, self, other, rounding_mode_iv.u.s);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(other);
+    tl_ivalue_destroy(&rounding_mode_iv);
+    return rc_;
+}
+
+/* structured CPU kernel: tl_meta_div_Tensor_mode, then tl_impl_div_out_mode */
+static tl_tensor *tl_structured_div_Tensor_mode_CPU(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
+    if (tl_meta_div_Tensor_mode(&s_, self, other, rounding_mode) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_div_out_mode(&s_, self, other, rounding_mode, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured Meta kernel: tl_meta_div_Tensor_mode only (no data) */
+static tl_tensor *tl_structured_div_Tensor_mode_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_META, 1);
+    if (tl_meta_div_Tensor_mode(&s_, self, other, rounding_mode) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* ======================================================================
+ * aten::div_.Tensor_mode
+ *   div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_div__Tensor_mode_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_div__Tensor_mode_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_string(&st_, rounding_mode);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_div__Tensor_mode_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::div__Tensor_mode::call) */
+tl_tensor *tl_ops_div__Tensor_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_div__Tensor_mode_op, tl_tensor_key_set(self) | tl_tensor_key_set(other), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div__Tensor_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div__Tensor_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_div__Tensor_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_div__Tensor_mode_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div__Tensor_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div__Tensor_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_div__Tensor_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *other = NULL;
+    tl_ivalue rounding_mode_iv = {0};
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &rounding_mode_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_div__Tensor_mode_fn)k_->unboxed)(ks, self, other, rounding_mode_iv.u.s);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(other);
+    tl_ivalue_destroy(&rounding_mode_iv);
+    return rc_;
+}
+
+/* structured CPU kernel: tl_meta_div_Tensor_mode, then tl_impl_div_out_mode */
+static tl_tensor *tl_structured_div__Tensor_mode_CPU(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CPU, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_div_Tensor_mode(&s_, self, other, rounding_mode) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_div_out_mode(&s_, self, other, rounding_mode, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured Meta kernel: tl_meta_div_Tensor_mode only (no data) */
+static tl_tensor *tl_structured_div__Tensor_mode_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_META, 1);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_div_Tensor_mode(&s_, self, other, rounding_mode) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* ======================================================================
+ * aten::div.out_mode
+ *   div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_div_out_mode_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_div_out_mode_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_string(&st_, rounding_mode);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_div_out_mode_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::div_out_mode::call) */
+tl_tensor *tl_ops_div_out_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_div_out_mode_op, tl_tensor_key_set(self) | tl_tensor_key_set(other) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div_out_mode_fn)k_->unboxed)(ks, self, other, rounding_mode, out);
+    return tl_ops_div_out_mode_boxing_wrapper(k_, ks, self, other, rounding_mode, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_div_out_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_div_out_mode_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div_out_mode_fn)k_->unboxed)(ks, self, other, rounding_mode, out);
+    return tl_ops_div_out_mode_boxing_wrapper(k_, ks, self, other, rounding_mode, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_div_out_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *other = NULL;
+    tl_ivalue rounding_mode_iv = {0};
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &rounding_mode_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_div_out_mode_fn)k_->unboxed)(ks, self, other, rounding_mode_iv.u.s, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(other);
+    tl_ivalue_destroy(&rounding_mode_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
+/* structured CPU kernel: tl_meta_div_Tensor_mode, then tl_impl_div_out_mode */
+static tl_tensor *tl_structured_div_out_mode_CPU(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CPU, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_div_Tensor_mode(&s_, self, other, rounding_mode) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_div_out_mode(&s_, self, other, rounding_mode, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured Meta kernel: tl_meta_div_Tensor_mode only (no data) */
+static tl_tensor *tl_structured_div_out_mode_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_META, 1);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_div_Tensor_mode(&s_, self, other, rounding_mode) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* ======================================================================
  * aten::div.Scalar
  *   div.Scalar(Tensor self, Scalar other) -> Tensor
  * ====================================================================== */
@@ -374,6 +643,124 @@ int tl_ops_div__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     return rc_;
 }
 
+/* ======================================================================
+ * aten::div.Scalar_mode
+ *   div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_div_Scalar_mode_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_div_Scalar_mode_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_string(&st_, rounding_mode);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_div_Scalar_mode_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::div_Scalar_mode::call) */
+tl_tensor *tl_ops_div_Scalar_mode(tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_div_Scalar_mode_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div_Scalar_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div_Scalar_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_div_Scalar_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_div_Scalar_mode_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div_Scalar_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div_Scalar_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_div_Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_scalar other;
+    tl_ivalue rounding_mode_iv = {0};
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &rounding_mode_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_div_Scalar_mode_fn)k_->unboxed)(ks, self, other, rounding_mode_iv.u.s);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_ivalue_destroy(&rounding_mode_iv);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::div_.Scalar_mode
+ *   div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_div__Scalar_mode_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_div__Scalar_mode_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_string(&st_, rounding_mode);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_div__Scalar_mode_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::div__Scalar_mode::call) */
+tl_tensor *tl_ops_div__Scalar_mode(tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_div__Scalar_mode_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div__Scalar_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div__Scalar_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_div__Scalar_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_div__Scalar_mode_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_div__Scalar_mode_fn)k_->unboxed)(ks, self, other, rounding_mode);
+    return tl_ops_div__Scalar_mode_boxing_wrapper(k_, ks, self, other, rounding_mode);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_scalar other;
+    tl_ivalue rounding_mode_iv = {0};
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &rounding_mode_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_div__Scalar_mode_fn)k_->unboxed)(ks, self, other, rounding_mode_iv.u.s);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_ivalue_destroy(&rounding_mode_iv);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_div(void) {
@@ -416,6 +803,42 @@ int tl_ops_register_div(void) {
                                    "tl_structured_div_out_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
+    tl_ops_div_Tensor_mode_op = tl_op_define("aten::div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
+    if (!tl_ops_div_Tensor_mode_op) return -1;
+    if (!(void *)tl_meta_div_Tensor_mode || !(void *)tl_impl_div_out_mode)  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::div.Tensor_mode", "CPU", "tl_meta_div_Tensor_mode, tl_impl_div_out_mode");
+    else if (tl_op_register_kernel(tl_ops_div_Tensor_mode_op, TL_KEY_CPU, (void *)tl_structured_div_Tensor_mode_CPU, tl_ops_div_Tensor_mode_boxed, NULL,
+                                   "tl_structured_div_Tensor_mode_CPU registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    if (!(void *)tl_meta_div_Tensor_mode)  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::div.Tensor_mode", "Meta", "tl_meta_div_Tensor_mode");
+    else if (tl_op_register_kernel(tl_ops_div_Tensor_mode_op, TL_KEY_META, (void *)tl_structured_div_Tensor_mode_Meta, tl_ops_div_Tensor_mode_boxed, NULL,
+                                   "tl_structured_div_Tensor_mode_Meta registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    tl_ops_div__Tensor_mode_op = tl_op_define("aten::div_.Tensor_mode", "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)");
+    if (!tl_ops_div__Tensor_mode_op) return -1;
+    if (!(void *)tl_meta_div_Tensor_mode || !(void *)tl_impl_div_out_mode)  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::div_.Tensor_mode", "CPU", "tl_meta_div_Tensor_mode, tl_impl_div_out_mode");
+    else if (tl_op_register_kernel(tl_ops_div__Tensor_mode_op, TL_KEY_CPU, (void *)tl_structured_div__Tensor_mode_CPU, tl_ops_div__Tensor_mode_boxed, NULL,
+                                   "tl_structured_div__Tensor_mode_CPU registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    if (!(void *)tl_meta_div_Tensor_mode)  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::div_.Tensor_mode", "Meta", "tl_meta_div_Tensor_mode");
+    else if (tl_op_register_kernel(tl_ops_div__Tensor_mode_op, TL_KEY_META, (void *)tl_structured_div__Tensor_mode_Meta, tl_ops_div__Tensor_mode_boxed, NULL,
+                                   "tl_structured_div__Tensor_mode_Meta registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    tl_ops_div_out_mode_op = tl_op_define("aten::div.out_mode", "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_div_out_mode_op) return -1;
+    if (!(void *)tl_meta_div_Tensor_mode || !(void *)tl_impl_div_out_mode)  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::div.out_mode", "CPU", "tl_meta_div_Tensor_mode, tl_impl_div_out_mode");
+    else if (tl_op_register_kernel(tl_ops_div_out_mode_op, TL_KEY_CPU, (void *)tl_structured_div_out_mode_CPU, tl_ops_div_out_mode_boxed, NULL,
+                                   "tl_structured_div_out_mode_CPU registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    if (!(void *)tl_meta_div_Tensor_mode)  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::div.out_mode", "Meta", "tl_meta_div_Tensor_mode");
+    else if (tl_op_register_kernel(tl_ops_div_out_mode_op, TL_KEY_META, (void *)tl_structured_div_out_mode_Meta, tl_ops_div_out_mode_boxed, NULL,
+                                   "tl_structured_div_out_mode_Meta registered at generated/csrc/ops_div.c") < 0)
+        return -1;
     tl_ops_div_Scalar_op = tl_op_define("aten::div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor");
     if (!tl_ops_div_Scalar_op) return -1;
     if (!(void *)tl_native_div_Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
@@ -429,6 +852,20 @@ int tl_ops_register_div(void) {
         tl_glue_note_missing("aten::div_.Scalar", "CompositeExplicitAutograd", "tl_native_div__Scalar");
     else if (tl_op_register_kernel(tl_ops_div__Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div__Scalar, tl_ops_div__Scalar_boxed, NULL,
                                    "tl_native_div__Scalar registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    tl_ops_div_Scalar_mode_op = tl_op_define("aten::div.Scalar_mode", "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor");
+    if (!tl_ops_div_Scalar_mode_op) return -1;
+    if (!(void *)tl_native_div_Scalar_mode)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::div.Scalar_mode", "CompositeExplicitAutograd", "tl_native_div_Scalar_mode");
+    else if (tl_op_register_kernel(tl_ops_div_Scalar_mode_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div_Scalar_mode, tl_ops_div_Scalar_mode_boxed, NULL,
+                                   "tl_native_div_Scalar_mode registered at generated/csrc/ops_div.c") < 0)
+        return -1;
+    tl_ops_div__Scalar_mode_op = tl_op_define("aten::div_.Scalar_mode", "div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)");
+    if (!tl_ops_div__Scalar_mode_op) return -1;
+    if (!(void *)tl_native_div__Scalar_mode)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::div_.Scalar_mode", "CompositeExplicitAutograd", "tl_native_div__Scalar_mode");
+    else if (tl_op_register_kernel(tl_ops_div__Scalar_mode_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div__Scalar_mode, tl_ops_div__Scalar_mode_boxed, NULL,
+                                   "tl_native_div__Scalar_mode registered at generated/csrc/ops_div.c") < 0)
         return -1;
     return 0;
 }

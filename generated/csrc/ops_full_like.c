@@ -4,8 +4,9 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 446: full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
  */
 #include "tl_ops.h"
 

@@ -4,9 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 210: mm(Tensor self, Tensor mat2) -> Tensor
- *   line 215: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   mm(Tensor self, Tensor mat2) -> Tensor
+ *   mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

@@ -4,12 +4,13 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 88: mul.Tensor(Tensor self, Tensor other) -> Tensor
- *   line 94: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
- *   line 100: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
- *   line 108: mul.Scalar(Tensor self, Scalar other) -> Tensor
- *   line 115: mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   mul.Tensor(Tensor self, Tensor other) -> Tensor
+ *   mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *   mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+ *   mul.Scalar(Tensor self, Scalar other) -> Tensor
+ *   mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

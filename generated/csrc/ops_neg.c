@@ -4,10 +4,11 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 156: neg(Tensor self) -> Tensor
- *   line 162: neg_(Tensor(a!) self) -> Tensor(a!)
- *   line 168: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   neg(Tensor self) -> Tensor
+ *   neg_(Tensor(a!) self) -> Tensor(a!)
+ *   neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

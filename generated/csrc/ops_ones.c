@@ -4,8 +4,9 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 391: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
 #include "tl_ops.h"
 

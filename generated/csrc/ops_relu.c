@@ -4,9 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 176: relu(Tensor self) -> Tensor
- *   line 183: relu_(Tensor(a!) self) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   relu(Tensor self) -> Tensor
+ *   relu_(Tensor(a!) self) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

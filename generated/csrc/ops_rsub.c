@@ -4,9 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 74: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- *   line 81: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *   rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  */
 #include "tl_ops.h"
 

@@ -4,10 +4,11 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 265: squeeze(Tensor(a) self) -> Tensor(a)
- *   line 272: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
- *   line 280: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   squeeze(Tensor(a) self) -> Tensor(a)
+ *   squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+ *   squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
  */
 #include "tl_ops.h"
 

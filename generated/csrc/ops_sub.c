@@ -4,12 +4,13 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 40: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
- *   line 48: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- *   line 54: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- *   line 60: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- *   line 67: sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ *   sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *   sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *   sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *   sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

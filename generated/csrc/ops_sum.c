@@ -4,10 +4,11 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 190: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
- *   line 197: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- *   line 203: sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ *   sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+ *   sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 

@@ -4,8 +4,9 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 237: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
  */
 #include "tl_ops.h"
 

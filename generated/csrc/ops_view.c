@@ -4,8 +4,9 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * YAML entries (yaml/native_functions.yaml):
- *   line 224: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+ * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   view(Tensor(a) self, SymInt[] size) -> Tensor(a)
  */
 #include "tl_ops.h"
 

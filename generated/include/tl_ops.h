@@ -164,6 +164,24 @@ typedef tl_tensor *(*tl_ops_div_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_div_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_div_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_div_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
+extern tl_operator *tl_ops_div_Tensor_mode_op;
+typedef tl_tensor *(*tl_ops_div_Tensor_mode_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+tl_tensor *tl_ops_div_Tensor_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+tl_tensor *tl_ops_div_Tensor_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+int tl_ops_div_Tensor_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
+extern tl_operator *tl_ops_div__Tensor_mode_op;
+typedef tl_tensor *(*tl_ops_div__Tensor_mode_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+tl_tensor *tl_ops_div__Tensor_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+tl_tensor *tl_ops_div__Tensor_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+int tl_ops_div__Tensor_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_div_out_mode_op;
+typedef tl_tensor *(*tl_ops_div_out_mode_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
+tl_tensor *tl_ops_div_out_mode(tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
+tl_tensor *tl_ops_div_out_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
+int tl_ops_div_out_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 extern tl_operator *tl_ops_div_Scalar_op;
 typedef tl_tensor *(*tl_ops_div_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
@@ -178,8 +196,24 @@ tl_tensor *tl_ops_div__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_div__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_div__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_div__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor */
+extern tl_operator *tl_ops_div_Scalar_mode_op;
+typedef tl_tensor *(*tl_ops_div_Scalar_mode_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
+tl_tensor *tl_ops_div_Scalar_mode(tl_tensor *self, tl_scalar other, const char *rounding_mode);
+tl_tensor *tl_ops_div_Scalar_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
+int tl_ops_div_Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_div_Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
+/* div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!) */
+extern tl_operator *tl_ops_div__Scalar_mode_op;
+typedef tl_tensor *(*tl_ops_div__Scalar_mode_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
+tl_tensor *tl_ops_div__Scalar_mode(tl_tensor *self, tl_scalar other, const char *rounding_mode);
+tl_tensor *tl_ops_div__Scalar_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
+int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
 TL_WEAK int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_div(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_meta_div_Tensor_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
+TL_WEAK int tl_impl_div_out_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
 
 /* ---------------------------------------------------------------- neg */
 int tl_ops_register_neg(void);

@@ -187,10 +187,11 @@ tl_tensor *tl_structured_finish(tl_structured *s) {
 }
 
 void tl_structured_cleanup(tl_structured *s) {
-    for (int i = 0; i < TL_STRUCTURED_MAX_OUTPUTS; i++) {
-        tl_tensor_release(s->outputs[i]);
+    for (int i = 0; i < s->noutputs; i++) {
+        if (s->outputs[i]) tl_tensor_release(s->outputs[i]);
         s->outputs[i] = NULL;
     }
+    s->noutputs = 0;
     if (s->iter) tl_iter_free(s->iter);
     s->iter = NULL;
 }
