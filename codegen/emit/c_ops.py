@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .. import api_c
 from ..analysis import NativeFunctionsGroup
+from ..diagnostics import CodegenError, DiagnosticSink
 from ..model import Model
 from ..native import NativeFunction
 from . import EmitContext
@@ -214,6 +215,14 @@ def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, ker
     }
 
 
+def _check_supported(m: Model, f: NativeFunction) -> None:
+    g = m.group_of(f)
+    if g is not None and g.structured and g.out is not None and g.out.precomputed is not None:
+        raise api_c.UnsupportedCType(
+            f"{f.func.name}: structured kernels with 'precomputed:' are not supported by the C emitter yet"
+        )
+
+
 def _files(m: Model) -> dict[str, list[NativeFunction]]:
     by_file: dict[str, list[NativeFunction]] = {}
     for f in m.functions:
@@ -241,12 +250,23 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
     m = ctx.model
     out: dict[str, str] = {}
     blocks = []
+    sink = DiagnosticSink()
     for base, fs in _files(m).items():
         path = f"csrc/ops_{base}.c"
-        ops = [_op(m, f, path) for f in fs]
+        ops = []
+        for f in fs:
+            try:
+                _check_supported(m, f)
+                ops.append(_op(m, f, path))
+            except api_c.UnsupportedCType as e:
+                sink.error(f.fpos("func"), str(e), "see docs/CODEGEN_C.md for what the C emitter supports")
+        if not ops:
+            continue
         register = api_c.register_fn_name(base)
         out[path] = ctx.render("c_ops.c.j2", C_COMMENT, name=base, ops=ops, register=register)
         blocks.append({"name": base, "ops": ops, "register": register, "group_protos": _group_protos(m, base, fs)})
+    if sink.diagnostics:
+        raise CodegenError(sink.diagnostics)
     out["csrc/register_all.c"] = ctx.render("c_register_all.c.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
     out["include/tl_ops.h"] = ctx.render("c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
     out["cdef/ops.h"] = ctx.render("c_cdef_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)

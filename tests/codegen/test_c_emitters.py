@@ -343,3 +343,19 @@ def test_generated_tree_compiles_warning_free():
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
     r = subprocess.run(cmd + [str(s) for s in srcs], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_unsupported_types_are_diagnostics(tmp_path):
+    from codegen.diagnostics import CodegenError
+
+    text = textwrap.dedent(
+        """\
+        - func: named(Tensor self, Dimname dim) -> Tensor
+          dispatch:
+            CPU: named
+        """
+    )
+    with pytest.raises(CodegenError) as e:
+        emit(tmp_path, text)
+    (d,) = e.value.diagnostics
+    assert d.line == 1 and "named argument 'dim': the C ABI has no convention for type 'Dimname'" in d.message
