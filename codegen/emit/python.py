@@ -143,7 +143,7 @@ class _Body:
     def convert(self, a: PyArg) -> None:
         v, k, L = a.name, a.kind, self.lines
         if a.is_self and self.sig.method:
-            self.cexpr[a.schema_name] = [f"{v}._h"]
+            self.cexpr[a.schema_name] = [f"{v}._p"]
             return
         if k == "tensor":
             L.append(f"    if {v}.__class__ is not _Tensor:")
@@ -154,7 +154,7 @@ class _Body:
             else:
                 L.append(f"        if not isinstance({v}, _Tensor):")
             self.fail(a, "            ")
-            self.cexpr[a.schema_name] = [f"{v}._h"]
+            self.cexpr[a.schema_name] = [f"{v}._p"]
             return
         c = f"{v}_c"
         if k == "scalar" and v in self.consts and self.consts[v].lstrip("-").isdigit() \
@@ -194,7 +194,7 @@ class _Body:
     def result(self, func, indent: str, returns_var: str | None, out_call: bool) -> None:
         L = self.lines
         r = api_c.c_return(func)
-        outs = ["out._h"] if out_call else []
+        outs = ["out._p"] if out_call else []
         if r.kind == "tensor":
             if returns_var is not None:
                 L.append(f"{indent}_done({self.call(func, outs)})")
@@ -202,12 +202,21 @@ class _Body:
                     L.append(f"{indent}_flush()")
                 L.append(f"{indent}return {returns_var}")
             else:
-                # the result object, inlined (_wrap): its ffi.gc cdata owns the new reference
+                # the result object, inlined (_wrap): it owns the new reference
                 L.append(f"{indent}h_ = {self.call(func, outs)}")
                 L.append(f"{indent}if not h_:")
                 L.append(f"{indent}    raise _pending_error()")
+                sa = func.arguments.self_arg
+                ra = func.returns[0].annotation
+                if sa is not None and ra is not None and sa.annotation is not None \
+                        and ra.alias_set == sa.annotation.alias_set:
+                    # Tensor(a) returned as self itself (x.contiguous(), x.to(x.dtype)): same object
+                    me = "self" if self.sig.method else "input"
+                    L.append(f"{indent}if h_ == {me}._p:")
+                    L.append(f"{indent}    _release(h_)")
+                    L.append(f"{indent}    return {me}")
                 L.append(f"{indent}r_ = _new(_Tensor)")
-                L.append(f"{indent}r_._h = _gc(h_, _release)")
+                L.append(f"{indent}r_._p = h_")
                 L.append(f"{indent}return r_")
         elif r.kind == "none":
             L.append(f"{indent}_check_rc({self.call(func, outs)})")
@@ -344,7 +353,7 @@ class PyFunction:
 def _sources(ctx: EmitContext, fs: list[NativeFunction]) -> list[str]:
     out = []
     for f in fs:
-        out.append(f"{ctx.inputs[0]}:{f.pos.line}: {f.schema_text}")
+        out.append(f"{ctx.inputs[0]}: {f.schema_text}")  # no line numbers: edits elsewhere leave this file alone
     return out
 
 

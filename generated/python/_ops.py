@@ -90,10 +90,13 @@ __all__ = [
     "reshape",
     "rsub",
     "select",
+    "select_backward",
+    "slice_backward",
     "squeeze",
     "sub",
     "sum",
     "t",
+    "threshold_backward",
     "transpose",
     "unsqueeze",
     "zero_",
@@ -102,7 +105,8 @@ __all__ = [
 ]
 
 # bound by bind() once torchlet.Tensor exists.  A result is `_new(_Tensor)`
-# whose `_h` is the new C reference under ffi.gc (as torchlet._tensor._wrap).
+# whose `_p` is the new C reference (released by Tensor.__del__), exactly
+# what torchlet._tensor._wrap does.
 _Tensor = None
 _wrap = None
 _new = None
@@ -128,9 +132,14 @@ _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_a
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
+_C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
+_C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
+_C_div__Scalar_mode = getattr(_lib, "tl_ops_div__Scalar_mode", None) or _missing_c("tl_ops_div__Scalar_mode")
 _C_div__Tensor = getattr(_lib, "tl_ops_div__Tensor", None) or _missing_c("tl_ops_div__Tensor")
+_C_div__Tensor_mode = getattr(_lib, "tl_ops_div__Tensor_mode", None) or _missing_c("tl_ops_div__Tensor_mode")
 _C_div_out = getattr(_lib, "tl_ops_div_out", None) or _missing_c("tl_ops_div_out")
+_C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_ops_div_out_mode")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
@@ -158,8 +167,10 @@ _C_relu_ = getattr(_lib, "tl_ops_relu_", None) or _missing_c("tl_ops_relu_")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_rsub_Scalar = getattr(_lib, "tl_ops_rsub_Scalar", None) or _missing_c("tl_ops_rsub_Scalar")
 _C_rsub_Tensor = getattr(_lib, "tl_ops_rsub_Tensor", None) or _missing_c("tl_ops_rsub_Tensor")
+_C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
+_C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
 _C_squeeze = getattr(_lib, "tl_ops_squeeze", None) or _missing_c("tl_ops_squeeze")
 _C_squeeze_dim = getattr(_lib, "tl_ops_squeeze_dim", None) or _missing_c("tl_ops_squeeze_dim")
 _C_squeeze_dims = getattr(_lib, "tl_ops_squeeze_dims", None) or _missing_c("tl_ops_squeeze_dims")
@@ -170,6 +181,7 @@ _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
+_C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
 _C_to_device = getattr(_lib, "tl_ops_to_device", None) or _missing_c("tl_ops_to_device")
 _C_to_dtype = getattr(_lib, "tl_ops_to_dtype", None) or _missing_c("tl_ops_to_dtype")
 _C_to_dtype_layout = getattr(_lib, "tl_ops_to_dtype_layout", None) or _missing_c("tl_ops_to_dtype_layout")
@@ -184,7 +196,7 @@ _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_z
 # ----------------------------------------------------------------- functions
 
 
-# yaml/native_functions.yaml:342: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
 _SIGS__to_copy = (
     ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
 )
@@ -213,16 +225,16 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('_to_copy', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C__to_copy(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, memory_format_c)
+    h_ = _C__to_copy(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:5: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-# yaml/native_functions.yaml:17: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_add = (
     ('(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
@@ -244,20 +256,20 @@ def add(input, other, *, alpha=1, out=None):
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
     if out is None:
-        h_ = _C_add_Tensor(input._h, other._h, alpha_c)
+        h_ = _C_add_Tensor(input._p, other._p, alpha_c)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('add', 'out', 0, 'Tensor', out)
-    _done(_C_add_out(input._h, other._h, alpha_c, out._h))
+    _done(_C_add_out(input._p, other._p, alpha_c, out._p))
     _flush()
     return out
 
 
-# yaml/native_functions.yaml:320: alias(Tensor(a) self) -> Tensor(a)
+# yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
 _SIGS_alias = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -268,17 +280,20 @@ def alias(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('alias', 'input', 1, 'Tensor', input)
-    h_ = _C_alias(input._h)
+    h_ = _C_alias(input._p)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:399: arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-# yaml/native_functions.yaml:403: arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-# yaml/native_functions.yaml:407: arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_arange = (
     ('(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('end', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
     ('(Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
@@ -314,7 +329,7 @@ def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None,
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -348,7 +363,7 @@ def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memor
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -387,7 +402,7 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -403,7 +418,7 @@ def arange(*args, **kwargs):
     raise _invalid_combination('arange', args, kwargs, _SIGS_arange)
 
 
-# yaml/native_functions.yaml:312: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+# yaml/native_functions.yaml: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 _SIGS_as_strided = (
     ('(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('storage_offset', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
 )
@@ -423,15 +438,18 @@ def as_strided(input, size, stride, storage_offset=None):
     storage_offset_c = _cv_opt_int(storage_offset)
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 4, 'int', storage_offset)
-    h_ = _C_as_strided(input._h, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    h_ = _C_as_strided(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:329: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_clone = (
     ('(Tensor input, *, torchlet.memory_format memory_format = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
 )
@@ -445,22 +463,30 @@ def clone(input, *, memory_format=None):
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_clone(input._h, memory_format_c)
+    h_ = _C_clone(input._p, memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:122: div.Tensor(Tensor self, Tensor other) -> Tensor
-# yaml/native_functions.yaml:134: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+# yaml/native_functions.yaml: div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
 _SIGS_div = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, str rounding_mode)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
 )
+_KW_div_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_div_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_div_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 
 
-def div(input, other, *, out=None):
+def _impldiv_0(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -471,20 +497,80 @@ def div(input, other, *, out=None):
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     if out is None:
-        h_ = _C_div_Tensor(input._h, other._h)
+        h_ = _C_div_Tensor(input._p, other._p)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('div', 'out', 0, 'Tensor', out)
-    _done(_C_div_out(input._h, other._h, out._h))
+    _done(_C_div_out(input._p, other._p, out._p))
     _flush()
     return out
 
 
-# yaml/native_functions.yaml:377: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+def _impldiv_1(input, other, *, rounding_mode, out=None):
+    '(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('div', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other = _wrapped(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('div', 'other', 2, 'Tensor', other)
+    rounding_mode_c = _cv_str(rounding_mode, True)
+    if rounding_mode_c is _BAD:
+        raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
+    if out is None:
+        h_ = _C_div_Tensor_mode(input._p, other._p, rounding_mode_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('div', 'out', 0, 'Tensor', out)
+    _done(_C_div_out_mode(input._p, other._p, rounding_mode_c, out._p))
+    _flush()
+    return out
+
+
+def _impldiv_2(input, other, *, rounding_mode):
+    '(Tensor input, Number other, *, str rounding_mode)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('div', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('div', 'other', 2, 'Number', other)
+    rounding_mode_c = _cv_str(rounding_mode, True)
+    if rounding_mode_c is _BAD:
+        raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
+    h_ = _C_div_Scalar_mode(input._p, other_c, rounding_mode_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def div(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Tensor other, *, str rounding_mode, Tensor out = None) | (Tensor input, Number other, *, str rounding_mode)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
+        return _impldiv_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
+        return _impldiv_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
+        return _impldiv_2(*args, **kwargs)
+    raise _invalid_combination('div', args, kwargs, _SIGS_div)
+
+
+# yaml/native_functions.yaml: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_empty = (
     ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
@@ -521,11 +607,11 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:431: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_empty_like = (
     ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
@@ -553,15 +639,15 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('empty_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_empty_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    h_ = _C_empty_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:382: empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_empty_strided = (
     ('(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
@@ -593,11 +679,11 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:450: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+# yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 _SIGS_fill_ = (
     ('(Tensor input, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
 )
@@ -613,11 +699,11 @@ def fill_(input, value):
         value_c = _cv_scalar(value)
         if value_c is _BAD:
             raise _arg_error('fill_', 'value', 2, 'Number', value)
-    _done(_C_fill__Scalar(input._h, value_c))
+    _done(_C_fill__Scalar(input._p, value_c))
     return input
 
 
-# yaml/native_functions.yaml:395: full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_full = (
     ('(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('fill_value', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
@@ -651,11 +737,11 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:446: full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_full_like = (
     ('(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('fill_value', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
@@ -688,16 +774,16 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('full_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_full_like(input._h, fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    h_ = _C_full_like(input._p, fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:210: mm(Tensor self, Tensor mat2) -> Tensor
-# yaml/native_functions.yaml:215: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
+# yaml/native_functions.yaml: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_mm = (
     ('(Tensor input, Tensor mat2, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
@@ -712,21 +798,21 @@ def mm(input, mat2, *, out=None):
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 2, 'Tensor', mat2)
     if out is None:
-        h_ = _C_mm(input._h, mat2._h)
+        h_ = _C_mm(input._p, mat2._p)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mm', 'out', 0, 'Tensor', out)
-    _done(_C_mm_out(input._h, mat2._h, out._h))
+    _done(_C_mm_out(input._p, mat2._p, out._p))
     _flush()
     return out
 
 
-# yaml/native_functions.yaml:88: mul.Tensor(Tensor self, Tensor other) -> Tensor
-# yaml/native_functions.yaml:100: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_mul = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
@@ -743,21 +829,21 @@ def mul(input, other, *, out=None):
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 2, 'Tensor', other)
     if out is None:
-        h_ = _C_mul_Tensor(input._h, other._h)
+        h_ = _C_mul_Tensor(input._p, other._p)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mul', 'out', 0, 'Tensor', out)
-    _done(_C_mul_out(input._h, other._h, out._h))
+    _done(_C_mul_out(input._p, other._p, out._p))
     _flush()
     return out
 
 
-# yaml/native_functions.yaml:156: neg(Tensor self) -> Tensor
-# yaml/native_functions.yaml:168: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: neg(Tensor self) -> Tensor
+# yaml/native_functions.yaml: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_neg = (
     ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
@@ -769,20 +855,20 @@ def neg(input, *, out=None):
         if not isinstance(input, _Tensor):
             raise _arg_error('neg', 'input', 1, 'Tensor', input)
     if out is None:
-        h_ = _C_neg(input._h)
+        h_ = _C_neg(input._p)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('neg', 'out', 0, 'Tensor', out)
-    _done(_C_neg_out(input._h, out._h))
+    _done(_C_neg_out(input._p, out._p))
     _flush()
     return out
 
 
-# yaml/native_functions.yaml:162: neg_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: neg_(Tensor(a!) self) -> Tensor(a!)
 _SIGS_neg_ = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -793,11 +879,11 @@ def neg_(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('neg_', 'input', 1, 'Tensor', input)
-    _done(_C_neg_(input._h))
+    _done(_C_neg_(input._p))
     return input
 
 
-# yaml/native_functions.yaml:391: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_ones = (
     ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
@@ -831,11 +917,11 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:442: ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_ones_like = (
     ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
@@ -863,15 +949,15 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('ones_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_ones_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    h_ = _C_ones_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:251: permute(Tensor(a) self, int[] dims) -> Tensor(a)
+# yaml/native_functions.yaml: permute(Tensor(a) self, int[] dims) -> Tensor(a)
 _SIGS_permute = (
     ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
 )
@@ -885,16 +971,19 @@ def permute(input, dims):
     dims_c = _cv_int_list(dims, 0)
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 2, 'tuple of ints', dims)
-    h_ = _C_permute(input._h, dims_c[0], dims_c[1])
+    h_ = _C_permute(input._p, dims_c[0], dims_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:411: rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-# yaml/native_functions.yaml:416: rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_rand = (
     ('(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
     ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
@@ -934,7 +1023,7 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -966,7 +1055,7 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -980,8 +1069,8 @@ def rand(*args, **kwargs):
     raise _invalid_combination('rand', args, kwargs, _SIGS_rand)
 
 
-# yaml/native_functions.yaml:421: randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
-# yaml/native_functions.yaml:426: randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_randn = (
     ('(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
     ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
@@ -1021,7 +1110,7 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1053,7 +1142,7 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1067,7 +1156,7 @@ def randn(*args, **kwargs):
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
 
 
-# yaml/native_functions.yaml:176: relu(Tensor self) -> Tensor
+# yaml/native_functions.yaml: relu(Tensor self) -> Tensor
 _SIGS_relu = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -1078,15 +1167,15 @@ def relu(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu', 'input', 1, 'Tensor', input)
-    h_ = _C_relu(input._h)
+    h_ = _C_relu(input._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:183: relu_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: relu_(Tensor(a!) self) -> Tensor(a!)
 _SIGS_relu_ = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -1097,11 +1186,11 @@ def relu_(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu_', 'input', 1, 'Tensor', input)
-    _done(_C_relu_(input._h))
+    _done(_C_relu_(input._p))
     return input
 
 
-# yaml/native_functions.yaml:232: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
+# yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS_reshape = (
     ('(Tensor input, tuple of ints shape)', (('input', lambda x: isinstance(x, _Tensor)), ('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
 )
@@ -1115,16 +1204,19 @@ def reshape(input, shape):
     shape_c = _cv_int_list(shape, 0)
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 2, 'tuple of ints', shape)
-    h_ = _C_reshape(input._h, shape_c[0], shape_c[1])
+    h_ = _C_reshape(input._p, shape_c[0], shape_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:74: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-# yaml/native_functions.yaml:81: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 _SIGS_rsub = (
     ('(Tensor input, Tensor other, *, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('alpha', lambda x: _is_scalar(x)),), False),
     ('(Tensor input, Number other, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), (), False),
@@ -1146,11 +1238,11 @@ def _implrsub_0(input, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('rsub', 'alpha', 0, 'Number', alpha)
-    h_ = _C_rsub_Tensor(input._h, other._h, alpha_c)
+    h_ = _C_rsub_Tensor(input._p, other._p, alpha_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1169,11 +1261,11 @@ def _implrsub_1(input, other, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('rsub', 'alpha', 3, 'Number', alpha)
-    h_ = _C_rsub_Scalar(input._h, other_c, alpha_c)
+    h_ = _C_rsub_Scalar(input._p, other_c, alpha_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1187,7 +1279,7 @@ def rsub(*args, **kwargs):
     raise _invalid_combination('rsub', args, kwargs, _SIGS_rsub)
 
 
-# yaml/native_functions.yaml:296: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+# yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 _SIGS_select = (
     ('(Tensor input, int dim, int index)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -1204,17 +1296,82 @@ def select(input, dim, index):
     index_c = _cv_int(index)
     if index_c is _BAD:
         raise _arg_error('select', 'index', 3, 'int', index)
-    h_ = _C_select_int(input._h, dim_c, index_c)
+    h_ = _C_select_int(input._p, dim_c, index_c)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:265: squeeze(Tensor(a) self) -> Tensor(a)
-# yaml/native_functions.yaml:272: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
-# yaml/native_functions.yaml:280: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
+# yaml/native_functions.yaml: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+_SIGS_select_backward = (
+    ('(Tensor grad_output, tuple of ints input_sizes, int dim, int index)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    '(Tensor grad_output, tuple of ints input_sizes, int dim, int index)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('select_backward', 'grad_output', 1, 'Tensor', grad_output)
+    input_sizes_c = _cv_int_list(input_sizes, 0)
+    if input_sizes_c is _BAD:
+        raise _arg_error('select_backward', 'input_sizes', 2, 'tuple of ints', input_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('select_backward', 'dim', 3, 'int', dim)
+    index_c = _cv_int(index)
+    if index_c is _BAD:
+        raise _arg_error('select_backward', 'index', 4, 'int', index)
+    h_ = _C_select_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], dim_c, index_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+_SIGS_slice_backward = (
+    ('(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('end', lambda x: _cv_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    '(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('slice_backward', 'grad_output', 1, 'Tensor', grad_output)
+    input_sizes_c = _cv_int_list(input_sizes, 0)
+    if input_sizes_c is _BAD:
+        raise _arg_error('slice_backward', 'input_sizes', 2, 'tuple of ints', input_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('slice_backward', 'dim', 3, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('slice_backward', 'start', 4, 'int', start)
+    end_c = _cv_int(end)
+    if end_c is _BAD:
+        raise _arg_error('slice_backward', 'end', 5, 'int', end)
+    step_c = _cv_int(step)
+    if step_c is _BAD:
+        raise _arg_error('slice_backward', 'step', 6, 'int', step)
+    h_ = _C_slice_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], dim_c, start_c, end_c, step_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: squeeze(Tensor(a) self) -> Tensor(a)
+# yaml/native_functions.yaml: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+# yaml/native_functions.yaml: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 _SIGS_squeeze = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
     ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -1230,11 +1387,14 @@ def _implsqueeze_0(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('squeeze', 'input', 1, 'Tensor', input)
-    h_ = _C_squeeze(input._h)
+    h_ = _C_squeeze(input._p)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1246,11 +1406,14 @@ def _implsqueeze_1(input, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 2, 'int', dim)
-    h_ = _C_squeeze_dim(input._h, dim_c)
+    h_ = _C_squeeze_dim(input._p, dim_c)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1262,11 +1425,14 @@ def _implsqueeze_2(input, dim):
     dim_c = _cv_int_list(dim, 0)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 2, 'tuple of ints', dim)
-    h_ = _C_squeeze_dims(input._h, dim_c[0], dim_c[1])
+    h_ = _C_squeeze_dims(input._p, dim_c[0], dim_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1282,8 +1448,8 @@ def squeeze(*args, **kwargs):
     raise _invalid_combination('squeeze', args, kwargs, _SIGS_squeeze)
 
 
-# yaml/native_functions.yaml:48: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-# yaml/native_functions.yaml:40: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_sub = (
     ('(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
@@ -1305,22 +1471,22 @@ def sub(input, other, *, alpha=1, out=None):
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
     if out is None:
-        h_ = _C_sub_Tensor(input._h, other._h, alpha_c)
+        h_ = _C_sub_Tensor(input._p, other._p, alpha_c)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sub', 'out', 0, 'Tensor', out)
-    _done(_C_sub_out(input._h, other._h, alpha_c, out._h))
+    _done(_C_sub_out(input._p, other._p, alpha_c, out._p))
     _flush()
     return out
 
 
-# yaml/native_functions.yaml:190: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml:197: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml:203: sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 _SIGS_sum = (
     ('(Tensor input, *, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
     ('(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
@@ -1337,11 +1503,11 @@ def _implsum_0(input, *, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
-    h_ = _C_sum(input._h, dtype_c)
+    h_ = _C_sum(input._p, dtype_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -1360,15 +1526,15 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
-        h_ = _C_sum_dim_IntList(input._h, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        h_ = _C_sum_dim_IntList(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
-        r_._h = _gc(h_, _release)
+        r_._p = h_
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sum', 'out', 0, 'Tensor', out)
-    _done(_C_sum_IntList_out(input._h, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._h))
+    _done(_C_sum_IntList_out(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p))
     _flush()
     return out
 
@@ -1383,7 +1549,7 @@ def sum(*args, **kwargs):
     raise _invalid_combination('sum', args, kwargs, _SIGS_sum)
 
 
-# yaml/native_functions.yaml:244: t(Tensor(a) self) -> Tensor(a)
+# yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
 _SIGS_t = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -1394,15 +1560,45 @@ def t(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('t', 'input', 1, 'Tensor', input)
-    h_ = _C_t(input._h)
+    h_ = _C_t(input._p)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:237: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+# yaml/native_functions.yaml: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+_SIGS_threshold_backward = (
+    ('(Tensor grad_output, Tensor input, Number threshold)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('threshold', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def threshold_backward(grad_output, input, threshold):
+    '(Tensor grad_output, Tensor input, Number threshold)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('threshold_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('threshold_backward', 'input', 2, 'Tensor', input)
+    threshold_c = _SC_INT.get(threshold) if threshold.__class__ is int else None
+    if threshold_c is None:
+        threshold_c = _cv_scalar(threshold)
+        if threshold_c is _BAD:
+            raise _arg_error('threshold_backward', 'threshold', 3, 'Number', threshold)
+    h_ = _C_threshold_backward(grad_output._p, input._p, threshold_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 _SIGS_transpose = (
     ('(Tensor input, int dim0, int dim1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim0', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -1419,15 +1615,18 @@ def transpose(input, dim0, dim1):
     dim1_c = _cv_int(dim1)
     if dim1_c is _BAD:
         raise _arg_error('transpose', 'dim1', 3, 'int', dim1)
-    h_ = _C_transpose_int(input._h, dim0_c, dim1_c)
+    h_ = _C_transpose_int(input._p, dim0_c, dim1_c)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:288: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+# yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS_unsqueeze = (
     ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -1441,15 +1640,18 @@ def unsqueeze(input, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 2, 'int', dim)
-    h_ = _C_unsqueeze(input._h, dim_c)
+    h_ = _C_unsqueeze(input._p, dim_c)
     if not h_:
         raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:456: zero_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: zero_(Tensor(a!) self) -> Tensor(a!)
 _SIGS_zero_ = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -1460,11 +1662,11 @@ def zero_(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zero_', 'input', 1, 'Tensor', input)
-    _done(_C_zero_(input._h))
+    _done(_C_zero_(input._p))
     return input
 
 
-# yaml/native_functions.yaml:387: zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_zeros = (
     ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
@@ -1498,11 +1700,11 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:438: zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_zeros_like = (
     ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
@@ -1530,17 +1732,17 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('zeros_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_zeros_like(input._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    h_ = _C_zeros_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 # ------------------------------------------------------------------- methods
 
 
-# yaml/native_functions.yaml:5: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 _SIGS__m_add = (
     ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
@@ -1558,15 +1760,15 @@ def _m_add(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
-    h_ = _C_add_Tensor(self._h, other._h, alpha_c)
+    h_ = _C_add_Tensor(self._p, other._p, alpha_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:11: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+# yaml/native_functions.yaml: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
 _SIGS__m_add_ = (
     ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
@@ -1584,11 +1786,11 @@ def _m_add_(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('add_', 'alpha', 0, 'Number', alpha)
-    _done(_C_add__Tensor(self._h, other._h, alpha_c))
+    _done(_C_add__Tensor(self._p, other._p, alpha_c))
     return self
 
 
-# yaml/native_functions.yaml:320: alias(Tensor(a) self) -> Tensor(a)
+# yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
 _SIGS__m_alias = (
     ('()', (), (), False),
 )
@@ -1596,15 +1798,18 @@ _SIGS__m_alias = (
 
 def _m_alias(self):
     '()'
-    h_ = _C_alias(self._h)
+    h_ = _C_alias(self._p)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:312: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+# yaml/native_functions.yaml: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 _SIGS__m_as_strided = (
     ('(tuple of ints size, tuple of ints stride, int storage_offset = None)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('storage_offset', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
 )
@@ -1621,15 +1826,18 @@ def _m_as_strided(self, size, stride, storage_offset=None):
     storage_offset_c = _cv_opt_int(storage_offset)
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 3, 'int', storage_offset)
-    h_ = _C_as_strided(self._h, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    h_ = _C_as_strided(self._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:329: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 _SIGS__m_clone = (
     ('(*, torchlet.memory_format memory_format = None)', (), (('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
 )
@@ -1640,15 +1848,15 @@ def _m_clone(self, *, memory_format=None):
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_clone(self._h, memory_format_c)
+    h_ = _C_clone(self._p, memory_format_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:326: contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
+# yaml/native_functions.yaml: contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
 _SIGS__m_contiguous = (
     ('(*, torchlet.memory_format memory_format = contiguous_format)', (), (('memory_format', lambda x: _cv_enum(x, False) is not _BAD),), False),
 )
@@ -1659,15 +1867,18 @@ def _m_contiguous(self, *, memory_format='contiguous_format'):
     memory_format_c = _cv_enum(memory_format, False)
     if memory_format_c is _BAD:
         raise _arg_error('contiguous', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_contiguous(self._h, memory_format_c)
+    h_ = _C_contiguous(self._p, memory_format_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:335: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+# yaml/native_functions.yaml: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 _SIGS__m_copy_ = (
     ('(Tensor src, bool non_blocking = False)', (('src', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD),), (), False),
 )
@@ -1683,49 +1894,151 @@ def _m_copy_(self, src, non_blocking=False):
     non_blocking_c = _cv_bool(non_blocking)
     if non_blocking_c is _BAD:
         raise _arg_error('copy_', 'non_blocking', 2, 'bool', non_blocking)
-    _done(_C_copy_(self._h, src._h, non_blocking_c))
+    _done(_C_copy_(self._p, src._p, non_blocking_c))
     return self
 
 
-# yaml/native_functions.yaml:122: div.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+# yaml/native_functions.yaml: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
 _SIGS__m_div = (
     ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor other, *, str rounding_mode)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
+    ('(Number other, *, str rounding_mode)', (('other', lambda x: _is_scalar(x)),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
 )
+_KW__m_div_0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))}
+_KW__m_div_1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
+_KW__m_div_2 = {'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 
 
-def _m_div(self, other):
+def _impl_m_div_0(self, other):
     '(Tensor other)'
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
-    h_ = _C_div_Tensor(self._h, other._h)
+    h_ = _C_div_Tensor(self._p, other._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:128: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+def _impl_m_div_1(self, other, *, rounding_mode):
+    '(Tensor other, *, str rounding_mode)'
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other = _wrapped(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('div', 'other', 1, 'Tensor', other)
+    rounding_mode_c = _cv_str(rounding_mode, True)
+    if rounding_mode_c is _BAD:
+        raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
+    h_ = _C_div_Tensor_mode(self._p, other._p, rounding_mode_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_div_2(self, other, *, rounding_mode):
+    '(Number other, *, str rounding_mode)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('div', 'other', 1, 'Number', other)
+    rounding_mode_c = _cv_str(rounding_mode, True)
+    if rounding_mode_c is _BAD:
+        raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
+    h_ = _C_div_Scalar_mode(self._p, other_c, rounding_mode_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_div(self, *args, **kwargs):
+    '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
+        return _impl_m_div_0(self, *args, **kwargs)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
+        return _impl_m_div_1(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_2)):
+        return _impl_m_div_2(self, *args, **kwargs)
+    raise _invalid_combination('div', args, kwargs, _SIGS__m_div)
+
+
+# yaml/native_functions.yaml: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+# yaml/native_functions.yaml: div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
 _SIGS__m_div_ = (
     ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor other, *, str rounding_mode)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
+    ('(Number other, *, str rounding_mode)', (('other', lambda x: _is_scalar(x)),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
 )
+_KW__m_div__0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))}
+_KW__m_div__1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
+_KW__m_div__2 = {'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 
 
-def _m_div_(self, other):
+def _impl_m_div__0(self, other):
     '(Tensor other)'
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div_', 'other', 1, 'Tensor', other)
-    _done(_C_div__Tensor(self._h, other._h))
+    _done(_C_div__Tensor(self._p, other._p))
     return self
 
 
-# yaml/native_functions.yaml:257: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
+def _impl_m_div__1(self, other, *, rounding_mode):
+    '(Tensor other, *, str rounding_mode)'
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other = _wrapped(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('div_', 'other', 1, 'Tensor', other)
+    rounding_mode_c = _cv_str(rounding_mode, True)
+    if rounding_mode_c is _BAD:
+        raise _arg_error('div_', 'rounding_mode', 0, 'str', rounding_mode)
+    _done(_C_div__Tensor_mode(self._p, other._p, rounding_mode_c))
+    return self
+
+
+def _impl_m_div__2(self, other, *, rounding_mode):
+    '(Number other, *, str rounding_mode)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('div_', 'other', 1, 'Number', other)
+    rounding_mode_c = _cv_str(rounding_mode, True)
+    if rounding_mode_c is _BAD:
+        raise _arg_error('div_', 'rounding_mode', 0, 'str', rounding_mode)
+    _done(_C_div__Scalar_mode(self._p, other_c, rounding_mode_c))
+    return self
+
+
+def _m_div_(self, *args, **kwargs):
+    '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
+        return _impl_m_div__0(self, *args, **kwargs)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
+        return _impl_m_div__1(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
+        return _impl_m_div__2(self, *args, **kwargs)
+    raise _invalid_combination('div_', args, kwargs, _SIGS__m_div_)
+
+
+# yaml/native_functions.yaml: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 _SIGS__m_expand = (
     ('(tuple of ints size, *, bool implicit = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('implicit', lambda x: _cv_bool(x) is not _BAD),), True),
 )
@@ -1744,15 +2057,18 @@ def _m_expand(self, *_args, size=None, implicit=False):
     implicit_c = _cv_bool(implicit)
     if implicit_c is _BAD:
         raise _arg_error('expand', 'implicit', 0, 'bool', implicit)
-    h_ = _C_expand(self._h, size_c[0], size_c[1], implicit_c)
+    h_ = _C_expand(self._p, size_c[0], size_c[1], implicit_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:450: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+# yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 _SIGS__m_fill_ = (
     ('(Number value)', (('value', lambda x: _is_scalar(x)),), (), False),
 )
@@ -1765,11 +2081,11 @@ def _m_fill_(self, value):
         value_c = _cv_scalar(value)
         if value_c is _BAD:
             raise _arg_error('fill_', 'value', 1, 'Number', value)
-    _done(_C_fill__Scalar(self._h, value_c))
+    _done(_C_fill__Scalar(self._p, value_c))
     return self
 
 
-# yaml/native_functions.yaml:210: mm(Tensor self, Tensor mat2) -> Tensor
+# yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
 _SIGS__m_mm = (
     ('(Tensor mat2)', (('mat2', lambda x: isinstance(x, _Tensor)),), (), False),
 )
@@ -1780,15 +2096,15 @@ def _m_mm(self, mat2):
     if mat2.__class__ is not _Tensor:
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 1, 'Tensor', mat2)
-    h_ = _C_mm(self._h, mat2._h)
+    h_ = _C_mm(self._p, mat2._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:88: mul.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_mul = (
     ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
 )
@@ -1801,15 +2117,15 @@ def _m_mul(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 1, 'Tensor', other)
-    h_ = _C_mul_Tensor(self._h, other._h)
+    h_ = _C_mul_Tensor(self._p, other._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:94: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 _SIGS__m_mul_ = (
     ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
 )
@@ -1822,11 +2138,11 @@ def _m_mul_(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul_', 'other', 1, 'Tensor', other)
-    _done(_C_mul__Tensor(self._h, other._h))
+    _done(_C_mul__Tensor(self._p, other._p))
     return self
 
 
-# yaml/native_functions.yaml:156: neg(Tensor self) -> Tensor
+# yaml/native_functions.yaml: neg(Tensor self) -> Tensor
 _SIGS__m_neg = (
     ('()', (), (), False),
 )
@@ -1834,15 +2150,15 @@ _SIGS__m_neg = (
 
 def _m_neg(self):
     '()'
-    h_ = _C_neg(self._h)
+    h_ = _C_neg(self._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:162: neg_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: neg_(Tensor(a!) self) -> Tensor(a!)
 _SIGS__m_neg_ = (
     ('()', (), (), False),
 )
@@ -1850,11 +2166,11 @@ _SIGS__m_neg_ = (
 
 def _m_neg_(self):
     '()'
-    _done(_C_neg_(self._h))
+    _done(_C_neg_(self._p))
     return self
 
 
-# yaml/native_functions.yaml:251: permute(Tensor(a) self, int[] dims) -> Tensor(a)
+# yaml/native_functions.yaml: permute(Tensor(a) self, int[] dims) -> Tensor(a)
 _SIGS__m_permute = (
     ('(tuple of ints dims)', (('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
 )
@@ -1870,15 +2186,18 @@ def _m_permute(self, *_args, dims=None):
     dims_c = _cv_int_list(dims, 0)
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 1, 'tuple of ints', dims)
-    h_ = _C_permute(self._h, dims_c[0], dims_c[1])
+    h_ = _C_permute(self._p, dims_c[0], dims_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:176: relu(Tensor self) -> Tensor
+# yaml/native_functions.yaml: relu(Tensor self) -> Tensor
 _SIGS__m_relu = (
     ('()', (), (), False),
 )
@@ -1886,15 +2205,15 @@ _SIGS__m_relu = (
 
 def _m_relu(self):
     '()'
-    h_ = _C_relu(self._h)
+    h_ = _C_relu(self._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:183: relu_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: relu_(Tensor(a!) self) -> Tensor(a!)
 _SIGS__m_relu_ = (
     ('()', (), (), False),
 )
@@ -1902,11 +2221,11 @@ _SIGS__m_relu_ = (
 
 def _m_relu_(self):
     '()'
-    _done(_C_relu_(self._h))
+    _done(_C_relu_(self._p))
     return self
 
 
-# yaml/native_functions.yaml:232: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
+# yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS__m_reshape = (
     ('(tuple of ints shape)', (('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
 )
@@ -1922,15 +2241,18 @@ def _m_reshape(self, *_args, shape=None):
     shape_c = _cv_int_list(shape, 0)
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 1, 'tuple of ints', shape)
-    h_ = _C_reshape(self._h, shape_c[0], shape_c[1])
+    h_ = _C_reshape(self._p, shape_c[0], shape_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:296: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+# yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 _SIGS__m_select = (
     ('(int dim, int index)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -1944,15 +2266,18 @@ def _m_select(self, dim, index):
     index_c = _cv_int(index)
     if index_c is _BAD:
         raise _arg_error('select', 'index', 2, 'int', index)
-    h_ = _C_select_int(self._h, dim_c, index_c)
+    h_ = _C_select_int(self._p, dim_c, index_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:304: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+# yaml/native_functions.yaml: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 _SIGS__m_slice = (
     ('(int dim = 0, int start = None, int end = None, int step = 1)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -1972,17 +2297,20 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     step_c = _cv_int(step)
     if step_c is _BAD:
         raise _arg_error('slice', 'step', 4, 'int', step)
-    h_ = _C_slice_Tensor(self._h, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
+    h_ = _C_slice_Tensor(self._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:265: squeeze(Tensor(a) self) -> Tensor(a)
-# yaml/native_functions.yaml:272: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
-# yaml/native_functions.yaml:280: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
+# yaml/native_functions.yaml: squeeze(Tensor(a) self) -> Tensor(a)
+# yaml/native_functions.yaml: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+# yaml/native_functions.yaml: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 _SIGS__m_squeeze = (
     ('()', (), (), False),
     ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -1995,11 +2323,14 @@ _KW__m_squeeze_2 = {'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
 
 def _impl_m_squeeze_0(self):
     '()'
-    h_ = _C_squeeze(self._h)
+    h_ = _C_squeeze(self._p)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2008,11 +2339,14 @@ def _impl_m_squeeze_1(self, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 1, 'int', dim)
-    h_ = _C_squeeze_dim(self._h, dim_c)
+    h_ = _C_squeeze_dim(self._p, dim_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2026,11 +2360,14 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
     dim_c = _cv_int_list(dim, 0)
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 1, 'tuple of ints', dim)
-    h_ = _C_squeeze_dims(self._h, dim_c[0], dim_c[1])
+    h_ = _C_squeeze_dims(self._p, dim_c[0], dim_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2046,7 +2383,7 @@ def _m_squeeze(self, *args, **kwargs):
     raise _invalid_combination('squeeze', args, kwargs, _SIGS__m_squeeze)
 
 
-# yaml/native_functions.yaml:48: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 _SIGS__m_sub = (
     ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
@@ -2064,15 +2401,15 @@ def _m_sub(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
-    h_ = _C_sub_Tensor(self._h, other._h, alpha_c)
+    h_ = _C_sub_Tensor(self._p, other._p, alpha_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:54: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+# yaml/native_functions.yaml: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
 _SIGS__m_sub_ = (
     ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
@@ -2090,12 +2427,12 @@ def _m_sub_(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('sub_', 'alpha', 0, 'Number', alpha)
-    _done(_C_sub__Tensor(self._h, other._h, alpha_c))
+    _done(_C_sub__Tensor(self._p, other._p, alpha_c))
     return self
 
 
-# yaml/native_functions.yaml:190: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml:197: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 _SIGS__m_sum = (
     ('(*, torchlet.dtype dtype = None)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
     ('(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
@@ -2109,11 +2446,11 @@ def _impl_m_sum_0(self, *, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
-    h_ = _C_sum(self._h, dtype_c)
+    h_ = _C_sum(self._p, dtype_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2128,11 +2465,11 @@ def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
-    h_ = _C_sum_dim_IntList(self._h, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    h_ = _C_sum_dim_IntList(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2146,7 +2483,7 @@ def _m_sum(self, *args, **kwargs):
     raise _invalid_combination('sum', args, kwargs, _SIGS__m_sum)
 
 
-# yaml/native_functions.yaml:244: t(Tensor(a) self) -> Tensor(a)
+# yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
 _SIGS__m_t = (
     ('()', (), (), False),
 )
@@ -2154,18 +2491,21 @@ _SIGS__m_t = (
 
 def _m_t(self):
     '()'
-    h_ = _C_t(self._h)
+    h_ = _C_t(self._p)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:349: to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
-# yaml/native_functions.yaml:356: to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
-# yaml/native_functions.yaml:363: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
-# yaml/native_functions.yaml:370: to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+# yaml/native_functions.yaml: to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+# yaml/native_functions.yaml: to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+# yaml/native_functions.yaml: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+# yaml/native_functions.yaml: to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 _SIGS__m_to = (
     ('(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
     ('(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
@@ -2201,11 +2541,14 @@ def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_to_dtype_layout(self._h, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, copy_c, memory_format_c)
+    h_ = _C_to_dtype_layout(self._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, copy_c, memory_format_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2225,11 +2568,14 @@ def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
-    h_ = _C_to_other(self._h, other._h, non_blocking_c, copy_c, memory_format_c)
+    h_ = _C_to_other(self._p, other._p, non_blocking_c, copy_c, memory_format_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2250,11 +2596,14 @@ def _impl_m_to_2(self, device, dtype, non_blocking=False, copy=False, memory_for
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 5, 'torchlet.memory_format', memory_format)
-    h_ = _C_to_device(self._h, device_c, dtype_c, non_blocking_c, copy_c, memory_format_c)
+    h_ = _C_to_device(self._p, device_c, dtype_c, non_blocking_c, copy_c, memory_format_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2272,11 +2621,14 @@ def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
-    h_ = _C_to_dtype(self._h, dtype_c, non_blocking_c, copy_c, memory_format_c)
+    h_ = _C_to_dtype(self._p, dtype_c, non_blocking_c, copy_c, memory_format_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2294,7 +2646,7 @@ def _m_to(self, *args, **kwargs):
     raise _invalid_combination('to', args, kwargs, _SIGS__m_to)
 
 
-# yaml/native_functions.yaml:237: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+# yaml/native_functions.yaml: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 _SIGS__m_transpose = (
     ('(int dim0, int dim1)', (('dim0', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -2308,15 +2660,18 @@ def _m_transpose(self, dim0, dim1):
     dim1_c = _cv_int(dim1)
     if dim1_c is _BAD:
         raise _arg_error('transpose', 'dim1', 2, 'int', dim1)
-    h_ = _C_transpose_int(self._h, dim0_c, dim1_c)
+    h_ = _C_transpose_int(self._p, dim0_c, dim1_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:288: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+# yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS__m_unsqueeze = (
     ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
@@ -2327,15 +2682,18 @@ def _m_unsqueeze(self, dim):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 1, 'int', dim)
-    h_ = _C_unsqueeze(self._h, dim_c)
+    h_ = _C_unsqueeze(self._p, dim_c)
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:224: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+# yaml/native_functions.yaml: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 _SIGS__m_view = (
     ('(tuple of ints size)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
 )
@@ -2351,15 +2709,18 @@ def _m_view(self, *_args, size=None):
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('view', 'size', 1, 'tuple of ints', size)
-    h_ = _C_view(self._h, size_c[0], size_c[1])
+    h_ = _C_view(self._p, size_c[0], size_c[1])
     if not h_:
         raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
-# yaml/native_functions.yaml:456: zero_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: zero_(Tensor(a!) self) -> Tensor(a!)
 _SIGS__m_zero_ = (
     ('()', (), (), False),
 )
@@ -2367,7 +2728,7 @@ _SIGS__m_zero_ = (
 
 def _m_zero_(self):
     '()'
-    _done(_C_zero_(self._h))
+    _done(_C_zero_(self._p))
     return self
 
 # ------------------------------------------------------------------- dunders
@@ -2428,11 +2789,11 @@ def _d__add__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_add_Tensor(self._h, other._h, _SC_INT[1])
+    h_ = _C_add_Tensor(self._p, other._p, _SC_INT[1])
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2442,11 +2803,11 @@ def _d__radd__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_add_Tensor(self._h, other._h, _SC_INT[1])
+    h_ = _C_add_Tensor(self._p, other._p, _SC_INT[1])
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2456,7 +2817,7 @@ def _d__iadd__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_add__Tensor(self._h, other._h, _SC_INT[1]))
+    _done(_C_add__Tensor(self._p, other._p, _SC_INT[1]))
     return self
 
 
@@ -2466,11 +2827,11 @@ def _d__sub__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_sub_Tensor(self._h, other._h, _SC_INT[1])
+    h_ = _C_sub_Tensor(self._p, other._p, _SC_INT[1])
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2490,7 +2851,7 @@ def _d__isub__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_sub__Tensor(self._h, other._h, _SC_INT[1]))
+    _done(_C_sub__Tensor(self._p, other._p, _SC_INT[1]))
     return self
 
 
@@ -2500,11 +2861,11 @@ def _d__mul__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_mul_Tensor(self._h, other._h)
+    h_ = _C_mul_Tensor(self._p, other._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2514,11 +2875,11 @@ def _d__rmul__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_mul_Tensor(self._h, other._h)
+    h_ = _C_mul_Tensor(self._p, other._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2528,7 +2889,7 @@ def _d__imul__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_mul__Tensor(self._h, other._h))
+    _done(_C_mul__Tensor(self._p, other._p))
     return self
 
 
@@ -2538,11 +2899,11 @@ def _d__truediv__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_div_Tensor(self._h, other._h)
+    h_ = _C_div_Tensor(self._p, other._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2562,16 +2923,16 @@ def _d__itruediv__(self, other):
             other = _wrapped(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_div__Tensor(self._h, other._h))
+    _done(_C_div__Tensor(self._p, other._p))
     return self
 
 
 def _d__neg__(self):
-    h_ = _C_neg(self._h)
+    h_ = _C_neg(self._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
-    r_._h = _gc(h_, _release)
+    r_._p = h_
     return r_
 
 
@@ -2651,6 +3012,8 @@ SIGNATURES = {
     ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)",
+        "(Tensor input, Number other, *, str rounding_mode)",
     ),
     ("function", "empty"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
@@ -2715,6 +3078,12 @@ SIGNATURES = {
     ("function", "select"): (
         "(Tensor input, int dim, int index)",
     ),
+    ("function", "select_backward"): (
+        "(Tensor grad_output, tuple of ints input_sizes, int dim, int index)",
+    ),
+    ("function", "slice_backward"): (
+        "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
+    ),
     ("function", "squeeze"): (
         "(Tensor input)",
         "(Tensor input, int dim)",
@@ -2729,6 +3098,9 @@ SIGNATURES = {
     ),
     ("function", "t"): (
         "(Tensor input)",
+    ),
+    ("function", "threshold_backward"): (
+        "(Tensor grad_output, Tensor input, Number threshold)",
     ),
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
@@ -2768,9 +3140,13 @@ SIGNATURES = {
     ),
     ("method", "div"): (
         "(Tensor other)",
+        "(Tensor other, *, str rounding_mode)",
+        "(Number other, *, str rounding_mode)",
     ),
     ("method", "div_"): (
         "(Tensor other)",
+        "(Tensor other, *, str rounding_mode)",
+        "(Number other, *, str rounding_mode)",
     ),
     ("method", "expand"): (
         "(tuple of ints size, *, bool implicit = False)",

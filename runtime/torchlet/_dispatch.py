@@ -87,7 +87,7 @@ class DispatchKeySet:
 
 def _dispatch_keys(tensor) -> DispatchKeySet:
     """The dispatch keys of a tensor: ``DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)``."""
-    return DispatchKeySet(lib.tl_tensor_key_set(tensor._h))
+    return DispatchKeySet(lib.tl_tensor_key_set(tensor._p))
 
 
 def _find(name: str):

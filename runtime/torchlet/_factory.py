@@ -80,10 +80,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
         if want is None:
             want = inferred
     target = want or src.dtype   # one conversion, from the data's own precision
-    h = lib.tl_to_dtype(src._h, target._id, 1)
+    h = lib.tl_to_dtype(src._p, target._id, 1)
     t = _wrap(h)
     if dev.type != "cpu":
-        t = _wrap(check_ptr(lib.tl_to_device(t._h, dev._id, 0)))
+        t = _wrap(check_ptr(lib.tl_to_device(t._p, dev._id, 0)))
     if requires_grad:
         raise NotImplementedError("requires_grad=True: autograd is not available yet")
     return t

@@ -364,7 +364,7 @@ def cv_opt_tensor(v):
     if v is None:
         return NULL
     if isinstance(v, Tensor):
-        return v._h
+        return v._p
     return BAD
 
 
@@ -377,7 +377,7 @@ def cv_tensor_list(v, opt=False):
         if x is None and opt:
             hs.append(NULL)
         elif isinstance(x, Tensor):
-            hs.append(x._h)
+            hs.append(x._p)
         else:
             return BAD
     return (hs, len(hs))

@@ -91,99 +91,99 @@ def wrapped_scalar(v) -> Tensor:
 
 
 def clone(t: Tensor) -> Tensor:
-    return _wrap(lib.tl_clone(t._h))
+    return _wrap(lib.tl_clone(t._p))
 
 
 def contiguous(t: Tensor) -> Tensor:
-    return _wrap(lib.tl_contiguous(t._h))
+    return _wrap(lib.tl_contiguous(t._p))
 
 
 def to(t: Tensor, dtype=None, device=None, copy=False) -> Tensor:
     out = t
     if dtype is not None:
-        out = _wrap(lib.tl_to_dtype(out._h, _dt.as_dtype(dtype)._id, 1 if copy else 0))
+        out = _wrap(lib.tl_to_dtype(out._p, _dt.as_dtype(dtype)._id, 1 if copy else 0))
         copy = False
     if device is not None:
-        out = _wrap(lib.tl_to_device(out._h, _dev.as_device(device)._id, 1 if copy else 0))
+        out = _wrap(lib.tl_to_device(out._p, _dev.as_device(device)._id, 1 if copy else 0))
     elif copy:
         out = clone(out)
     return out
 
 
 def copy_(dst: Tensor, src: Tensor) -> Tensor:
-    check(lib.tl_copy_(dst._h, src._h))
+    check(lib.tl_copy_(dst._p, src._p))
     return dst
 
 
 def fill_(t: Tensor, value) -> Tensor:
-    check(lib.tl_fill_(t._h, scalar(value)))
+    check(lib.tl_fill_(t._p, scalar(value)))
     return t
 
 
 def zero_(t: Tensor) -> Tensor:
-    check(lib.tl_zero_(t._h))
+    check(lib.tl_zero_(t._p))
     return t
 
 
 def resize_(t: Tensor, *shape) -> Tensor:
     s = _shape(shape)
-    check(lib.tl_resize_(t._h, len(s), s))
+    check(lib.tl_resize_(t._p, len(s), s))
     return t
 
 
 def view(t: Tensor, *shape) -> Tensor:
     s = _shape(shape)
-    return _wrap(lib.tl_view(t._h, len(s), s))
+    return _wrap(lib.tl_view(t._p, len(s), s))
 
 
 def reshape(t: Tensor, *shape) -> Tensor:
     s = _shape(shape)
-    return _wrap(lib.tl_reshape(t._h, len(s), s))
+    return _wrap(lib.tl_reshape(t._p, len(s), s))
 
 
 def as_strided(t: Tensor, size, stride, storage_offset=None) -> Tensor:
     off = t.storage_offset() if storage_offset is None else storage_offset
-    return _wrap(lib.tl_as_strided(t._h, len(size), list(size), list(stride), off))
+    return _wrap(lib.tl_as_strided(t._p, len(size), list(size), list(stride), off))
 
 
 def transpose(t: Tensor, dim0: int, dim1: int) -> Tensor:
-    return _wrap(lib.tl_transpose(t._h, dim0, dim1))
+    return _wrap(lib.tl_transpose(t._p, dim0, dim1))
 
 
 def permute(t: Tensor, *dims) -> Tensor:
     d = _shape(dims)
-    return _wrap(lib.tl_permute(t._h, len(d), d))
+    return _wrap(lib.tl_permute(t._p, len(d), d))
 
 
 def select(t: Tensor, dim: int, index: int) -> Tensor:
-    return _wrap(lib.tl_select(t._h, dim, index))
+    return _wrap(lib.tl_select(t._p, dim, index))
 
 
 def slice(t: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A001
     start = 0 if start is None else start
     end = 2**62 if end is None else end
-    return _wrap(lib.tl_slice(t._h, dim, start, end, step))
+    return _wrap(lib.tl_slice(t._p, dim, start, end, step))
 
 
 def narrow(t: Tensor, dim: int, start: int, length: int) -> Tensor:
-    return _wrap(lib.tl_narrow(t._h, dim, start, length))
+    return _wrap(lib.tl_narrow(t._p, dim, start, length))
 
 
 def expand(t: Tensor, *sizes) -> Tensor:
     s = _shape(sizes)
-    return _wrap(lib.tl_expand(t._h, len(s), s))
+    return _wrap(lib.tl_expand(t._p, len(s), s))
 
 
 def squeeze(t: Tensor, dim: int) -> Tensor:
-    return _wrap(lib.tl_squeeze_dim(t._h, dim))
+    return _wrap(lib.tl_squeeze_dim(t._p, dim))
 
 
 def unsqueeze(t: Tensor, dim: int) -> Tensor:
-    return _wrap(lib.tl_unsqueeze(t._h, dim))
+    return _wrap(lib.tl_unsqueeze(t._p, dim))
 
 
 def alias(t: Tensor) -> Tensor:
-    return _wrap(lib.tl_alias(t._h))
+    return _wrap(lib.tl_alias(t._p))
 
 
 def _as_operand(x):
@@ -193,14 +193,14 @@ def _as_operand(x):
 def result_type(*args) -> _dt.dtype:
     """torch.result_type over tensors and Python numbers."""
     ops = [_as_operand(a) for a in args]
-    arr = ffi.new("tl_tensor *[]", [o._h for o in ops])
+    arr = ffi.new("tl_tensor *[]", [o._p for o in ops])
     return _dt._BY_ID[lib.tl_result_type(len(ops), arr)]
 
 
 def test_binary_add(a, b, out=None) -> Tensor:
     """TEST HOOK (not the add operator): out = a + b through TensorIterator."""
     a, b = _as_operand(a), _as_operand(b)
-    h = lib.tl_test_binary_add(_NULL if out is None else out._h, a._h, b._h)
+    h = lib.tl_test_binary_add(_NULL if out is None else out._p, a._p, b._p)
     r = _wrap(h)
     flush_warnings()
     return out if out is not None else r
@@ -210,7 +210,7 @@ def iter_compute(*inputs, flags=None):
     """What TensorIterator decides for a binary/unary op on these inputs:
     (result shape, common dtype, layout permutation outermost-first)."""
     ops = [_as_operand(x) for x in inputs]
-    arr = ffi.new("tl_tensor *[]", [o._h for o in ops])
+    arr = ffi.new("tl_tensor *[]", [o._p for o in ops])
     nd = ffi.new("int64_t *")
     shape = ffi.new("int64_t[64]")
     perm = ffi.new("int64_t[64]")

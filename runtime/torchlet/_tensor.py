@@ -1,7 +1,10 @@
 """torchlet.Tensor: a thin Python object over a C `tl_tensor *`.
 
-The object holds one cffi pointer (`_h`), released through ffi.gc when the
-object dies. Operator methods (add, view, ...) are generated bindings that later
+The object owns one C reference, held as a plain cffi pointer in `_p` and
+released by `Tensor.__del__` (half the cost of an ffi.gc-owned pointer per
+result tensor; see benchmarks/bench_overhead.py).  `t._h` gives a pointer that
+holds a reference of its own (ffi.gc), so `f(make_tensor()._h)` stays valid
+after the temporary Tensor dies; library code uses `_p` on live tensors. Operator methods (add, view, ...) are generated bindings that later
 issues attach; this module holds what is written once: metadata accessors,
 numpy interop, tolist/item, repr.
 """
@@ -18,6 +21,7 @@ from ._errors import check, check_ptr, pending_error
 
 _gc = ffi.gc
 _release = lib.tl_tensor_release
+_retain = lib.tl_tensor_retain
 _ndim = lib.tl_tensor_ndim
 _sizes = lib.tl_tensor_sizes
 _strides = lib.tl_tensor_strides
@@ -56,7 +60,21 @@ else:
 
 
 class Tensor(_TensorOps):
-    __slots__ = ("_h", "__weakref__")
+    __slots__ = ("_p", "__weakref__")
+
+    @property
+    def _h(self):
+        """A `tl_tensor *` that owns a reference of its own (valid after this object dies)."""
+        p = self._p
+        _retain(p)
+        return _gc(p, _release)
+
+    def __del__(self, _release=_release):
+        try:
+            p = self._p
+        except AttributeError:  # never initialised
+            return
+        _release(p)
 
     def __init__(self, *args, **kwargs):
         # torch.Tensor(data) legacy constructor: a float tensor from data
@@ -68,16 +86,17 @@ class Tensor(_TensorOps):
             t = _tensor_fn([], dtype=_dt.get_default_dtype())
         else:
             raise TypeError("Tensor(): use torchlet.tensor(data, dtype=..., device=...)")
-        self._h = t._h
+        _retain(t._p)  # this object owns a reference of its own
+        self._p = t._p
 
     # -------------------------------------------------------------- metadata
     @property
     def shape(self) -> Size:
-        h = self._h
+        h = self._p
         return Size(_unpack(_sizes(h), _ndim(h)))
 
     def size(self, dim=None):
-        h = self._h
+        h = self._p
         if dim is None:
             return Size(_unpack(_sizes(h), _ndim(h)))
         s = lib.tl_tensor_size(h, dim)
@@ -86,7 +105,7 @@ class Tensor(_TensorOps):
         return s
 
     def stride(self, dim=None):
-        h = self._h
+        h = self._p
         if dim is None:
             return tuple(_unpack(_strides(h), _ndim(h)))
         s = lib.tl_tensor_stride(h, dim)
@@ -96,79 +115,79 @@ class Tensor(_TensorOps):
 
     @property
     def dtype(self) -> _dt.dtype:
-        return _DTYPES[_dtype_of(self._h)]
+        return _DTYPES[_dtype_of(self._p)]
 
     @property
     def device(self) -> _dev.device:
-        return _dev._BY_ID[_device_of(self._h)]
+        return _dev._BY_ID[_device_of(self._p)]
 
     @property
     def is_meta(self) -> bool:
-        return _device_of(self._h) == lib.TL_META
+        return _device_of(self._p) == lib.TL_META
 
     @property
     def is_cpu(self) -> bool:
-        return _device_of(self._h) == lib.TL_CPU
+        return _device_of(self._p) == lib.TL_CPU
 
     @property
     def is_cuda(self) -> bool:
-        return _device_of(self._h) == lib.TL_CUDA
+        return _device_of(self._p) == lib.TL_CUDA
 
     @property
     def ndim(self) -> int:
-        return _ndim(self._h)
+        return _ndim(self._p)
 
     def dim(self) -> int:
-        return _ndim(self._h)
+        return _ndim(self._p)
 
     def ndimension(self) -> int:
-        return _ndim(self._h)
+        return _ndim(self._p)
 
     def numel(self) -> int:
-        return lib.tl_tensor_numel(self._h)
+        return lib.tl_tensor_numel(self._p)
 
     nelement = numel
 
     def element_size(self) -> int:
-        return lib.tl_tensor_itemsize(self._h)
+        return lib.tl_tensor_itemsize(self._p)
 
     @property
     def itemsize(self) -> int:
-        return lib.tl_tensor_itemsize(self._h)
+        return lib.tl_tensor_itemsize(self._p)
 
     @property
     def nbytes(self) -> int:
-        h = self._h
+        h = self._p
         return lib.tl_tensor_numel(h) * lib.tl_tensor_itemsize(h)
 
     def is_contiguous(self) -> bool:
-        return bool(lib.tl_tensor_is_contiguous(self._h))
+        return bool(lib.tl_tensor_is_contiguous(self._p))
 
     def is_floating_point(self) -> bool:
-        return bool(lib.tl_dtype_is_floating(_dtype_of(self._h)))
+        return bool(lib.tl_dtype_is_floating(_dtype_of(self._p)))
 
     def storage_offset(self) -> int:
-        return lib.tl_tensor_storage_offset(self._h)
+        return lib.tl_tensor_storage_offset(self._p)
 
     def data_ptr(self) -> int:
-        return int(ffi.cast("uintptr_t", lib.tl_tensor_data_ptr(self._h)))
+        return int(ffi.cast("uintptr_t", lib.tl_tensor_data_ptr(self._p)))
 
     def _version_counter(self) -> int:
-        return lib.tl_tensor_version(self._h)
+        return lib.tl_tensor_version(self._p)
 
     @property
     def _version(self) -> int:
-        return lib.tl_tensor_version(self._h)
+        return lib.tl_tensor_version(self._p)
 
     def __len__(self):
-        h = self._h
+        h = self._p
         if _ndim(h) == 0:
             raise TypeError("len() of a 0-d tensor")
         return _sizes(h)[0]
 
     # ---------------------------------------------------------------- numpy
     def _check_host(self, what):
-        dev = _device_of(self._h)
+        dev = _device_of(self._p)
         if dev != lib.TL_CPU:
             name = _dev._BY_ID[dev].type
             raise TypeError(f"can't convert {name} device type tensor to {what}: it has no host data "
@@ -177,7 +196,7 @@ class Tensor(_TensorOps):
                             f"can't convert meta device type tensor to {what}: meta tensors have no data")
 
     def _interface(self, typestr):
-        h = self._h
+        h = self._p
         nd = _ndim(h)
         isz = lib.tl_tensor_itemsize(h)
         shape = tuple(_unpack(_sizes(h), nd))
@@ -188,7 +207,7 @@ class Tensor(_TensorOps):
     @property
     def __array_interface__(self):
         self._check_host("numpy")
-        d = _DTYPES[_dtype_of(self._h)]
+        d = _DTYPES[_dtype_of(self._p)]
         if d is _dt.bfloat16:
             # numpy cannot describe bfloat16 here; __array__ returns an ml_dtypes view
             raise AttributeError("__array_interface__")
@@ -205,7 +224,7 @@ class Tensor(_TensorOps):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A numpy array sharing this tensor's memory (it keeps the tensor alive)."""
         self._check_host("numpy")
-        d = _DTYPES[_dtype_of(self._h)]
+        d = _DTYPES[_dtype_of(self._p)]
         if d is _dt.bfloat16:
             if _dt._NP_BFLOAT16 is None:
                 raise TypeError("Got unsupported ScalarType BFloat16 (install ml_dtypes for bfloat16 numpy interop)")
@@ -216,7 +235,7 @@ class Tensor(_TensorOps):
 
     def tolist(self):
         self._check_host("a list")
-        d = _DTYPES[_dtype_of(self._h)]
+        d = _DTYPES[_dtype_of(self._p)]
         if d is _dt.bfloat16:
             from . import _rt
             return _rt.to(self, _dt.float32).numpy().tolist()
@@ -224,7 +243,7 @@ class Tensor(_TensorOps):
 
     def item(self):
         out = ffi.new("tl_scalar *")
-        check(lib.tl_tensor_item(self._h, out))
+        check(lib.tl_tensor_item(self._p, out))
         k = out.kind
         if k == lib.TL_SCALAR_DOUBLE:
             return out.d
@@ -233,7 +252,7 @@ class Tensor(_TensorOps):
         return out.i
 
     def __bool__(self):
-        if lib.tl_tensor_numel(self._h) != 1:
+        if lib.tl_tensor_numel(self._p) != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
@@ -244,7 +263,7 @@ class Tensor(_TensorOps):
         return float(self.item())
 
     def __index__(self):
-        if self.is_floating_point() or _ndim(self._h) != 0 and lib.tl_tensor_numel(self._h) != 1:
+        if self.is_floating_point() or _ndim(self._p) != 0 and lib.tl_tensor_numel(self._p) != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -279,7 +298,7 @@ def _wrap(h) -> Tensor:
     if not h:
         raise pending_error()
     t = _new(Tensor)
-    t._h = _gc(h, _release)
+    t._p = h
     return t
 
 

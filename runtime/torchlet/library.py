@@ -89,7 +89,7 @@ def _from_ivalue(v):
 
 def _push(stack, x) -> int:
     if isinstance(x, Tensor):
-        return lib.tl_stack_push_tensor(stack, x._h)
+        return lib.tl_stack_push_tensor(stack, x._p)
     if x is None:
         return lib.tl_stack_push_none(stack)
     if isinstance(x, bool):
@@ -99,7 +99,7 @@ def _push(stack, x) -> int:
     if isinstance(x, float):
         return lib.tl_stack_push_double(stack, x)
     if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
-        return lib.tl_stack_push_tensor_list(stack, [t._h for t in x], len(x))
+        return lib.tl_stack_push_tensor_list(stack, [t._p for t in x], len(x))
     if isinstance(x, (list, tuple)) and all(type(i) is int for i in x):
         return lib.tl_stack_push_int_list(stack, list(x), len(x))
     if isinstance(x, _dt.dtype):

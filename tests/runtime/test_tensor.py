@@ -306,7 +306,7 @@ def test_refcounts_and_storage_sharing():
     assert lib.tl_storage_refcount(st) == 1
     v = _rt.slice(t, 0, 1)
     assert lib.tl_storage_refcount(st) == 2
-    assert lib.tl_tensor_refcount(t._h) == 1
+    assert lib.tl_tensor_refcount(t._p) == 1  # the Tensor owns exactly one reference
     del v
     gc.collect()
     assert lib.tl_storage_refcount(st) == 1
