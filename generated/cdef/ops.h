@@ -101,6 +101,12 @@ tl_tensor *tl_ops_select_int(tl_tensor *self, int64_t dim, int64_t index);
 /* slice */
 tl_tensor *tl_ops_slice_Tensor(tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
 
+/* slice_backward */
+tl_tensor *tl_ops_slice_backward(tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t start, int64_t end, int64_t step);
+
+/* select_backward */
+tl_tensor *tl_ops_select_backward(tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t index);
+
 /* as_strided */
 tl_tensor *tl_ops_as_strided(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
 
@@ -170,5 +176,8 @@ tl_tensor *tl_ops_fill__Scalar(tl_tensor *self, tl_scalar value);
 
 /* zero */
 tl_tensor *tl_ops_zero_(tl_tensor *self);
+
+/* threshold_backward */
+tl_tensor *tl_ops_threshold_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
 
 #endif

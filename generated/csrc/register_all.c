@@ -28,6 +28,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_unsqueeze() != 0) return -1;
     if (tl_ops_register_select() != 0) return -1;
     if (tl_ops_register_slice() != 0) return -1;
+    if (tl_ops_register_slice_backward() != 0) return -1;
+    if (tl_ops_register_select_backward() != 0) return -1;
     if (tl_ops_register_as_strided() != 0) return -1;
     if (tl_ops_register_alias() != 0) return -1;
     if (tl_ops_register_contiguous() != 0) return -1;
@@ -49,6 +51,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_full_like() != 0) return -1;
     if (tl_ops_register_fill() != 0) return -1;
     if (tl_ops_register_zero() != 0) return -1;
+    if (tl_ops_register_threshold_backward() != 0) return -1;
     done = 1;
     return 0;
 }

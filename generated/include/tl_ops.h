@@ -410,6 +410,26 @@ tl_tensor *tl_ops_slice_Tensor_redispatch(tl_keyset ks, tl_tensor *self, int64_t
 int tl_ops_slice_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_slice(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
 
+/* ---------------------------------------------------------------- slice_backward */
+int tl_ops_register_slice_backward(void);
+/* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor */
+extern tl_operator *tl_ops_slice_backward_op;
+typedef tl_tensor *(*tl_ops_slice_backward_fn)(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t start, int64_t end, int64_t step);
+tl_tensor *tl_ops_slice_backward(tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t start, int64_t end, int64_t step);
+tl_tensor *tl_ops_slice_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t start, int64_t end, int64_t step);
+int tl_ops_slice_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_slice_backward(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t start, int64_t end, int64_t step);
+
+/* ---------------------------------------------------------------- select_backward */
+int tl_ops_register_select_backward(void);
+/* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor */
+extern tl_operator *tl_ops_select_backward_op;
+typedef tl_tensor *(*tl_ops_select_backward_fn)(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t index);
+tl_tensor *tl_ops_select_backward(tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t index);
+tl_tensor *tl_ops_select_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t index);
+int tl_ops_select_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_select_backward(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t dim, int64_t index);
+
 /* ---------------------------------------------------------------- as_strided */
 int tl_ops_register_as_strided(void);
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
@@ -668,5 +688,15 @@ tl_tensor *tl_ops_zero_(tl_tensor *self);
 tl_tensor *tl_ops_zero__redispatch(tl_keyset ks, tl_tensor *self);
 int tl_ops_zero__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_zero_(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- threshold_backward */
+int tl_ops_register_threshold_backward(void);
+/* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
+extern tl_operator *tl_ops_threshold_backward_op;
+typedef tl_tensor *(*tl_ops_threshold_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
+tl_tensor *tl_ops_threshold_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
+tl_tensor *tl_ops_threshold_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
+int tl_ops_threshold_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_threshold_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
 
 #endif

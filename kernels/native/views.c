@@ -118,3 +118,47 @@ tl_tensor *tl_native_alias(tl_keyset ks, tl_tensor *self) {
     (void)ks;
     return tl_alias(self);
 }
+
+/* Backward helpers of slice / select: the gradient scattered into zeros of the
+ * input's shape. Composed of entry points (zeros, slice / select, copy_) so
+ * that autograd records them under create_graph. */
+static tl_tensor *scatter_into_zeros(tl_tensor *grad, const int64_t *sizes, int64_t ndim, tl_tensor *(*view)(tl_tensor *, void *),
+                                     void *ctx) {
+    tl_tensor *gi = tl_ops_zeros(sizes, ndim, tl_tensor_dtype(grad), -1, (int)tl_tensor_device(grad), false, false);
+    if (!gi) return NULL;
+    tl_tensor *v = view(gi, ctx);
+    tl_tensor *r = v ? tl_ops_copy_(v, grad, false) : NULL;
+    tl_tensor_release(v);
+    if (!r) {
+        tl_tensor_release(gi);
+        return NULL;
+    }
+    tl_tensor_release(r);
+    return gi;
+}
+
+typedef struct { int64_t dim, start, end, step; } slice_args;
+
+static tl_tensor *slice_view(tl_tensor *t, void *ctx) {
+    slice_args *a = (slice_args *)ctx;
+    return tl_ops_slice_Tensor(t, a->dim, a->start, true, a->end, true, a->step);
+}
+
+static tl_tensor *select_view(tl_tensor *t, void *ctx) {
+    int64_t *a = (int64_t *)ctx;
+    return tl_ops_select_int(t, a[0], a[1]);
+}
+
+tl_tensor *tl_native_slice_backward(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes,
+                                    int64_t input_sizes_len, int64_t dim, int64_t start, int64_t end, int64_t step) {
+    (void)ks;
+    slice_args a = {dim, start, end, step};
+    return scatter_into_zeros(grad_output, input_sizes, input_sizes_len, slice_view, &a);
+}
+
+tl_tensor *tl_native_select_backward(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes,
+                                     int64_t input_sizes_len, int64_t dim, int64_t index) {
+    (void)ks;
+    int64_t a[2] = {dim, index};
+    return scatter_into_zeros(grad_output, input_sizes, input_sizes_len, select_view, a);
+}

@@ -438,3 +438,19 @@ def test_boxed_call_agrees_with_unboxed():
         lib.tl_clear_error()
     finally:
         lib.tl_stack_free(st)
+
+
+def test_slice_and_select_backward():
+    g = T(np.arange(6, dtype=np.float32).reshape(2, 3))
+    p, n = ints([2, 7])
+    r = call(lib.tl_ops_slice_backward(g._h, p, n, 1, 1, 7, 2))
+    want = np.zeros((2, 7), np.float32)
+    want[:, 1:7:2] = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(N(r), want)
+    g1 = T(np.arange(3, dtype=np.float64))
+    p, n = ints([4, 3])
+    r = call(lib.tl_ops_select_backward(g1._h, p, n, 0, -1))
+    want = np.zeros((4, 3))
+    want[-1] = np.arange(3)
+    np.testing.assert_array_equal(N(r), want)
+    assert r.dtype == tl.float64
