@@ -31,6 +31,7 @@ from ..schema import SchemaKind
 from . import EmitContext
 
 PY_COMMENT = ("", "# ", "")
+C_COMMENT = ("/*", " * ", " */")
 
 _TWO_PARAM = {"opt_int", "opt_double", "opt_bool", "tensor_list", "opt_tensor_list", "int_list",
               "opt_int_list", "double_list", "opt_double_list"}
@@ -117,6 +118,87 @@ def _pred(a: PyArg, x: str) -> str:
     return f"_cv_{k}({x}) is not _BAD"
 
 
+@dataclass(frozen=True)
+class Shim:
+    """A generated C helper of the Python ABI (generated/csrc/python_abi.c):
+    one cffi call instead of several.
+
+    ``number_arg``: a Tensor parameter that arrives as a Python number; the
+    shim takes a ``tl_scalar`` there and makes the wrapped-number tensor in C.
+    ``release``: an in-place / out= call; the shim drops the returned
+    reference to the Python-owned tensor and returns 0, -1 (error) or 1 (a
+    warning is pending, e.g. out= was resized)."""
+
+    func: object  # FunctionSchema
+    number_arg: str | None
+    release: bool
+
+    @property
+    def name(self) -> str:
+        n = f"tl_pyabi_{api_c.unambiguous_name(self.func)}"
+        if self.number_arg:
+            n += f"_n_{self.number_arg}"
+        if self.release:
+            n += "_r"
+        return n
+
+    @property
+    def py(self) -> str:
+        return "_P_" + self.name[len("tl_pyabi_"):]
+
+    def params(self) -> list:
+        ps = []
+        for a in api_c.c_args(self.func):
+            if a.arg.name == self.number_arg:
+                ps.append(api_c.CParam(a.name, "tl_scalar"))
+            else:
+                ps.extend(a.params)
+        return ps
+
+    def c_lines(self) -> list[str]:
+        ps = self.params()
+        ret = "int" if self.release else "tl_tensor *"
+        sep = "" if ret.endswith("*") else " "
+        head = f"{ret}{sep}{self.name}({api_c.c_param_decls(ps)})"
+        call_args = []
+        for a in api_c.c_args(self.func):
+            if a.arg.name == self.number_arg:
+                call_args.append(f"{a.name}_t")
+            else:
+                call_args.extend(p.name for p in a.params)
+        body = [f"/* {self.func} */", head + " {"]
+        if self.number_arg:
+            n = api_c.c_ident(self.number_arg)
+            body.append(f"    tl_tensor *{n}_t = tl_wrapped_scalar({n});")
+            body.append(f"    if (!{n}_t) return {'-1' if self.release else 'NULL'};")
+        body.append(f"    tl_tensor *r = {api_c.c_entry_name(self.func)}({', '.join(call_args)});")
+        if self.number_arg:
+            body.append(f"    tl_tensor_release({api_c.c_ident(self.number_arg)}_t);")
+        if self.release:
+            body.append("    if (!r) return -1;")
+            body.append("    tl_tensor_release(r);")
+            body.append("    return tl_has_warning() ? 1 : 0;")
+        else:
+            body.append("    return r;")
+        body.append("}")
+        return body
+
+    def prototype(self) -> str:
+        ps = self.params()
+        ret = "int" if self.release else "tl_tensor *"
+        sep = "" if ret.endswith("*") else " "
+        return f"{ret}{sep}{self.name}({api_c.c_param_decls(ps)});"
+
+
+SHIMS: dict[str, Shim] = {}  # filled while the bindings are emitted (reset per run)
+
+
+def _shim(func, number_arg: str | None, release: bool) -> Shim:
+    sh = Shim(func, number_arg, release)
+    SHIMS.setdefault(sh.name, sh)
+    return sh
+
+
 class _Body:
     """Statements converting one signature's arguments and calling C."""
 
@@ -127,6 +209,10 @@ class _Body:
         self.lines: list[str] = []
         self.cexpr: dict[str, list[str]] = {}
         self.consts = consts or {}  # arguments fixed to their default (dunders)
+        nums = [a for a in sig.args if a.numbers_ok]
+        # one Tensor parameter that takes numbers: the number crosses as a
+        # tl_scalar and a C shim wraps it (no Python wrapped-number object)
+        self.num: PyArg | None = nums[0] if len(nums) == 1 else None
 
     def fail(self, a: PyArg, indent: str) -> None:
         if self.notimpl:
@@ -146,8 +232,16 @@ class _Body:
             self.cexpr[a.schema_name] = [f"{v}._p"]
             return
         if k == "tensor":
+            if a is self.num:
+                L.append(f"    {v}_n = None")
             L.append(f"    if {v}.__class__ is not _Tensor:")
-            if a.numbers_ok:
+            if a is self.num:
+                L.append(f"        if {v}.__class__ in _NUMBERS:")
+                L.append(f"            {v}_n = _SC_INT.get({v}) if {v}.__class__ is int else None")
+                L.append(f"            if {v}_n is None:")
+                L.append(f"                {v}_n = _cv_scalar({v})")
+                L.append(f"        elif not isinstance({v}, _Tensor):")
+            elif a.numbers_ok:
                 L.append(f"        if {v}.__class__ in _NUMBERS:")
                 L.append(f"            {v} = _wrapped({v})")
                 L.append(f"        elif not isinstance({v}, _Tensor):")
@@ -182,14 +276,29 @@ class _Body:
         self.fail(a, "        ")
         self.cexpr[a.schema_name] = [f"{c}[0]", f"{c}[1]"] if k in _TWO_PARAM else [c]
 
-    def call(self, func, extra: list[str]) -> str:
+    def call(self, func, extra: list[str], number: bool = False, release: bool = False) -> str:
+        """The C call; ``number``: the numbers-as-tensor argument is a
+        tl_scalar (``<name>_n``); ``release``: through a releasing shim."""
         args: list[str] = []
         for x in func.arguments.flat_all:
             if x in func.arguments.out:
                 continue
-            args.extend(self.cexpr[x.name])
+            if number and self.num is not None and x.name == self.num.schema_name:
+                args.append(f"{self.num.name}_n")
+            else:
+                args.extend(self.cexpr[x.name])
         args.extend(extra)
+        if number or release:
+            sh = _shim(func, self.num.schema_name if number and self.num else None, release)
+            return f"{sh.py}({', '.join(args)})"
         return f"_C_{api_c.unambiguous_name(func)}({', '.join(args)})"
+
+    def any_call(self, func, extra: list[str], release: bool = False) -> str:
+        """The call, choosing the number shim when a number was given."""
+        plain = self.call(func, extra, False, release)
+        if self.num is None:
+            return plain
+        return f"({plain} if {self.num.name}_n is None else {self.call(func, extra, True, release)})"
 
     def result(self, func, indent: str, returns_var: str | None, out_call: bool) -> None:
         L = self.lines
@@ -197,13 +306,14 @@ class _Body:
         outs = ["out._p"] if out_call else []
         if r.kind == "tensor":
             if returns_var is not None:
-                L.append(f"{indent}_done({self.call(func, outs)})")
-                if out_call:
-                    L.append(f"{indent}_flush()")
+                # in-place / out=: one C call that also drops the returned reference
+                L.append(f"{indent}rc_ = {self.any_call(func, outs, release=True)}")
+                L.append(f"{indent}if rc_:")
+                L.append(f"{indent}    _after(rc_)")
                 L.append(f"{indent}return {returns_var}")
             else:
                 # the result object, inlined (_wrap): it owns the new reference
-                L.append(f"{indent}h_ = {self.call(func, outs)}")
+                L.append(f"{indent}h_ = {self.any_call(func, outs)}")
                 L.append(f"{indent}if not h_:")
                 L.append(f"{indent}    raise _pending_error()")
                 sa = func.arguments.self_arg
@@ -519,6 +629,7 @@ def stub_defs(b: Binding, name: str, indent: str) -> list[str]:
 
 
 def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
+    SHIMS.clear()
     functions, methods, skipped = collect(ctx)
     funcs = [emit_binding(ctx, b) for b in functions.values()]
     meths = [emit_binding(ctx, b) for b in methods.values()]
@@ -539,6 +650,7 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         "py_ops.py.j2",
         PY_COMMENT,
         c_names=c_names,
+        shim_names=[(SHIMS[k].py, SHIMS[k].name) for k in sorted(SHIMS)],
         functions=funcs,
         methods=meths,
         method_names=[(b.name, f"_m_{b.name}") for b in methods.values()],
@@ -557,4 +669,8 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         all_names=[b.name for b in functions.values()],
     )
     init = ctx.render("py_init.py.j2", PY_COMMENT)
-    return {"python/_ops.py": text, "python/_ops.pyi": stub, "python/__init__.py": init}
+    shims = [SHIMS[k] for k in sorted(SHIMS)]
+    abi_c = ctx.render("py_abi.c.j2", C_COMMENT, shims=[sh.c_lines() for sh in shims])
+    abi_h = ctx.render("py_abi.h.j2", C_COMMENT, prototypes=[sh.prototype() for sh in shims])
+    return {"python/_ops.py": text, "python/_ops.pyi": stub, "python/__init__.py": init,
+            "csrc/python_abi.c": abi_c, "cdef/python_abi.h": abi_h}

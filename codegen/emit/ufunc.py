@@ -10,10 +10,12 @@ float and rounded once), a per-dtype loop table compiled once per CPU
 capability, its kernel stub, and the structured impl ``tl_impl_<kernel>`` that
 runs the table over the iterator the meta function built.
 
-Formulas that no structured operator references (relu: PyTorch has no
-``relu.out``) can still be expanded: their header carries a line
-``ufunc_inner_loop: Generic: relu (All, BFloat16, Half)`` and the hand-written
-kernel calls the generated ``tl_ufunc_<name>_loop(dtype)``.
+Standalone kernels, for operators that cannot be structured ufunc operators
+(relu: PyTorch has no ``relu.out``; div's rounding modes: a ``str`` argument
+picks the formula): a header ``kernels/ufunc/<kernel>.h`` declares the loops
+in comment lines of the same syntax, ``ufunc_inner_loop: Generic: relu (All,
+BFloat16, Half)`` (several lines may name several formulas), and the
+hand-written kernel calls the generated ``tl_ufunc_<kernel>_run(it, ...)``.
 
 docs/UFUNC.md documents the field, the dtype-set names and the expansion.
 """
@@ -197,7 +199,7 @@ def _render(ctx: EmitContext, op: str, sources: list[str], formulas: dict[str, F
         tensor_args=tensor_args,
         impl=impl,
         dtypes=", ".join(d for d in (x.scalar_name for x in DTYPES) if d in per_dtype),
-        not_implemented=_not_implemented_message(impl["kernel"] if impl else f"ufunc_{op}"),
+        not_implemented=_not_implemented_message(impl["kernel"] if impl else op),
     )
     return {
         f"kernels/ufunc_{op}.h": ctx.render("ufunc_kernel.h.j2", C_COMMENT, **slots),
@@ -233,7 +235,6 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
     formulas = read_formulas()
     errors: list[Diagnostic] = []
     files: dict[str, str] = {}
-    used: set[str] = set()
     for f in m.functions:
         if not f.ufunc_inner_loop:
             continue
@@ -251,7 +252,6 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
                                          f"({', '.join(tensors + scalars)})"))
         if errors:
             continue
-        used.update(per_dtype.values())
         kernel = m.kernels(f)["CPU"].kernel
         op = f.root_name
         g = m.group_of(f)
@@ -260,17 +260,19 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         impl = {"kernel": kernel, "name": api_c.impl_name(kernel), "params": api_c.c_param_decls(params),
                 "unused": [p.name for p in params if p.name != "s" and p.name not in scalars],
                 "call_args": [_as_scalar(f, a) for a in scalars]}
-        sources = [f"{ctx.inputs[0]}:{f.pos.line}: {f.func}"]
+        sources = [f"{ctx.inputs[0]}: {f.func}"]
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl))
-    # standalone formulas (no structured operator): dtypes declared in the header
-    for name, fm in sorted(formulas.items()):
-        if name in used:
-            continue
-        text = (ROOT / fm.path).read_text()
-        marks = [mk for mk in _MARKER_RE.finditer(text) if mk.group(2) == name]
+    # standalone kernels (no structured operator): a header in kernels/ufunc
+    # whose comment lines declare `ufunc_inner_loop: KEY: formula (dtypes)`;
+    # the kernel is named after the file and may use several formulas
+    for path in sorted(FORMULA_DIR.glob("*.h")) if FORMULA_DIR.is_dir() else ():
+        text = path.read_text()
+        marks = list(_MARKER_RE.finditer(text))
         if not marks:
             continue
-        where = Pos(fm.path, 1, 1)
+        op = path.stem
+        rel = path.relative_to(ROOT).as_posix()
+        where = Pos(rel, 1, 1)
         loops = []
         for mk in marks:
             try:
@@ -278,14 +280,27 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
             except ValueError:
                 errors.append(Diagnostic.at(where, f"unknown ufunc key '{mk.group(1)}'"))
                 continue
-            loops.append(UfuncInnerLoop(key, name, tuple(x.strip() for x in mk.group(3).split(","))))
+            if mk.group(2) not in formulas:
+                errors.append(Diagnostic.at(where, f"no ufunc formula '{mk.group(2)}'",
+                                            f"define TL_UFUNC_{mk.group(2)}(...) in kernels/ufunc/"))
+                continue
+            loops.append(UfuncInnerLoop(key, mk.group(2), tuple(x.strip() for x in mk.group(3).split(","))))
+        if f"kernels/ufunc_{op}.c" in files:
+            errors.append(Diagnostic.at(where, f"standalone ufunc kernel '{op}' has the name of a structured ufunc operator"))
+            continue
         per_dtype = dtype_formulas(tuple(loops), where, errors)
         sm = _SCALARS_RE.search(text)
         scalar_names = [x.strip() for x in sm.group(1).split(",")] if sm else []
-        tensors = [p for p in fm.params if p not in scalar_names]
-        scalars = [p for p in fm.params if p in scalar_names]
-        sources = [f"{fm.path}: " + " ".join(mk.group(0) for mk in marks) + " (standalone formula)"]
-        files.update(_render(ctx, name, sources, formulas, per_dtype, tensors, scalars, None))
+        params = [formulas[n].params for n in sorted(set(per_dtype.values()))]
+        if not params or errors:
+            continue
+        if any(len(p) != len(params[0]) for p in params):
+            errors.append(Diagnostic.at(where, f"the formulas of standalone ufunc kernel '{op}' differ in arity"))
+            continue
+        tensors = [p for p in params[0] if p not in scalar_names]
+        scalars = [p for p in params[0] if p in scalar_names]
+        sources = [f"{rel}: " + "; ".join(mk.group(0) for mk in marks) + " (standalone kernel)"]
+        files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None))
     if errors:
         raise CodegenError(errors)
     return files

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: yaml/native_functions.yaml:134: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+ * from: yaml/native_functions.yaml: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/div_true.h
  * dtypes: Half, BFloat16, Float, Double
  */

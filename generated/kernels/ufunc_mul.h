@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: yaml/native_functions.yaml:100: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+ * from: yaml/native_functions.yaml: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/mul.h
  * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: yaml/native_functions.yaml:168: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+ * from: yaml/native_functions.yaml: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/neg.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/relu.h: ufunc_inner_loop: Generic: relu (All, BFloat16, Half) (standalone formula)
+ * from: kernels/ufunc/relu.h: ufunc_inner_loop: Generic: relu (All, BFloat16, Half) (standalone kernel)
  * formula: kernels/ufunc/relu.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */
@@ -228,7 +228,7 @@ int tl_ufunc_relu_run(tl_iter *it) {
     const tl_dtype dt = tl_iter_common_dtype(it);
     const tl_loop_fn loop = tl_ufunc_relu_loop(dt);
     if (!loop)
-        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_relu_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"relu_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     return tl_iter_for_each(it, loop, 0);
 }

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/relu.h: ufunc_inner_loop: Generic: relu (All, BFloat16, Half) (standalone formula)
+ * from: kernels/ufunc/relu.h: ufunc_inner_loop: Generic: relu (All, BFloat16, Half) (standalone kernel)
  * formula: kernels/ufunc/relu.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: yaml/native_functions.yaml:40: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * from: yaml/native_functions.yaml: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/sub.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */

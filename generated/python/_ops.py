@@ -26,6 +26,7 @@ from torchlet._pyargs import (
     BAD as _BAD,
     NUMBERS as _NUMBERS,
     SC_INT as _SC_INT,
+    after as _after,
     arg_error as _arg_error,
     check_rc as _check_rc,
     cv_bool as _cv_bool,
@@ -193,6 +194,46 @@ _C_zero_ = getattr(_lib, "tl_ops_zero_", None) or _missing_c("tl_ops_zero_")
 _C_zeros = getattr(_lib, "tl_ops_zeros", None) or _missing_c("tl_ops_zeros")
 _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_zeros_like")
 
+# C shims of the Python ABI (generated/csrc/python_abi.c): a number given for
+# a Tensor parameter crosses as a tl_scalar (_n_<arg>); in-place / out= calls
+# drop the returned reference in C (_r) and return 0, -1 or 1 (warning)
+_P_add_Tensor_n_other = getattr(_lib, "tl_pyabi_add_Tensor_n_other", None) or _missing_c("tl_pyabi_add_Tensor_n_other")
+_P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None) or _missing_c("tl_pyabi_add__Tensor_n_other_r")
+_P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
+_P_add_out_n_other_r = getattr(_lib, "tl_pyabi_add_out_n_other_r", None) or _missing_c("tl_pyabi_add_out_n_other_r")
+_P_add_out_r = getattr(_lib, "tl_pyabi_add_out_r", None) or _missing_c("tl_pyabi_add_out_r")
+_P_copy__n_src_r = getattr(_lib, "tl_pyabi_copy__n_src_r", None) or _missing_c("tl_pyabi_copy__n_src_r")
+_P_copy__r = getattr(_lib, "tl_pyabi_copy__r", None) or _missing_c("tl_pyabi_copy__r")
+_P_div_Tensor_mode_n_other = getattr(_lib, "tl_pyabi_div_Tensor_mode_n_other", None) or _missing_c("tl_pyabi_div_Tensor_mode_n_other")
+_P_div_Tensor_n_other = getattr(_lib, "tl_pyabi_div_Tensor_n_other", None) or _missing_c("tl_pyabi_div_Tensor_n_other")
+_P_div__Scalar_mode_r = getattr(_lib, "tl_pyabi_div__Scalar_mode_r", None) or _missing_c("tl_pyabi_div__Scalar_mode_r")
+_P_div__Tensor_mode_n_other_r = getattr(_lib, "tl_pyabi_div__Tensor_mode_n_other_r", None) or _missing_c("tl_pyabi_div__Tensor_mode_n_other_r")
+_P_div__Tensor_mode_r = getattr(_lib, "tl_pyabi_div__Tensor_mode_r", None) or _missing_c("tl_pyabi_div__Tensor_mode_r")
+_P_div__Tensor_n_other_r = getattr(_lib, "tl_pyabi_div__Tensor_n_other_r", None) or _missing_c("tl_pyabi_div__Tensor_n_other_r")
+_P_div__Tensor_r = getattr(_lib, "tl_pyabi_div__Tensor_r", None) or _missing_c("tl_pyabi_div__Tensor_r")
+_P_div_out_mode_n_other_r = getattr(_lib, "tl_pyabi_div_out_mode_n_other_r", None) or _missing_c("tl_pyabi_div_out_mode_n_other_r")
+_P_div_out_mode_r = getattr(_lib, "tl_pyabi_div_out_mode_r", None) or _missing_c("tl_pyabi_div_out_mode_r")
+_P_div_out_n_other_r = getattr(_lib, "tl_pyabi_div_out_n_other_r", None) or _missing_c("tl_pyabi_div_out_n_other_r")
+_P_div_out_r = getattr(_lib, "tl_pyabi_div_out_r", None) or _missing_c("tl_pyabi_div_out_r")
+_P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
+_P_mm_out_r = getattr(_lib, "tl_pyabi_mm_out_r", None) or _missing_c("tl_pyabi_mm_out_r")
+_P_mul_Tensor_n_other = getattr(_lib, "tl_pyabi_mul_Tensor_n_other", None) or _missing_c("tl_pyabi_mul_Tensor_n_other")
+_P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None) or _missing_c("tl_pyabi_mul__Tensor_n_other_r")
+_P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("tl_pyabi_mul__Tensor_r")
+_P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
+_P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
+_P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
+_P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
+_P_relu__r = getattr(_lib, "tl_pyabi_relu__r", None) or _missing_c("tl_pyabi_relu__r")
+_P_sub_Tensor_n_other = getattr(_lib, "tl_pyabi_sub_Tensor_n_other", None) or _missing_c("tl_pyabi_sub_Tensor_n_other")
+_P_sub__Tensor_n_other_r = getattr(_lib, "tl_pyabi_sub__Tensor_n_other_r", None) or _missing_c("tl_pyabi_sub__Tensor_n_other_r")
+_P_sub__Tensor_r = getattr(_lib, "tl_pyabi_sub__Tensor_r", None) or _missing_c("tl_pyabi_sub__Tensor_r")
+_P_sub_out_n_other_r = getattr(_lib, "tl_pyabi_sub_out_n_other_r", None) or _missing_c("tl_pyabi_sub_out_n_other_r")
+_P_sub_out_r = getattr(_lib, "tl_pyabi_sub_out_r", None) or _missing_c("tl_pyabi_sub_out_r")
+_P_sum_IntList_out_r = getattr(_lib, "tl_pyabi_sum_IntList_out_r", None) or _missing_c("tl_pyabi_sum_IntList_out_r")
+_P_to_other_n_other = getattr(_lib, "tl_pyabi_to_other_n_other", None) or _missing_c("tl_pyabi_to_other_n_other")
+_P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zero__r")
+
 # ----------------------------------------------------------------- functions
 
 
@@ -245,9 +286,12 @@ def add(input, other, *, alpha=1, out=None):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('add', 'input', 1, 'Tensor', input)
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('add', 'other', 2, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -256,7 +300,7 @@ def add(input, other, *, alpha=1, out=None):
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
     if out is None:
-        h_ = _C_add_Tensor(input._p, other._p, alpha_c)
+        h_ = (_C_add_Tensor(input._p, other._p, alpha_c) if other_n is None else _P_add_Tensor_n_other(input._p, other_n, alpha_c))
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
@@ -264,8 +308,9 @@ def add(input, other, *, alpha=1, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('add', 'out', 0, 'Tensor', out)
-    _done(_C_add_out(input._p, other._p, alpha_c, out._p))
-    _flush()
+    rc_ = (_P_add_out_r(input._p, other._p, alpha_c, out._p) if other_n is None else _P_add_out_n_other_r(input._p, other_n, alpha_c, out._p))
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -491,13 +536,16 @@ def _impldiv_0(input, other, *, out=None):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('div', 'input', 1, 'Tensor', input)
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     if out is None:
-        h_ = _C_div_Tensor(input._p, other._p)
+        h_ = (_C_div_Tensor(input._p, other._p) if other_n is None else _P_div_Tensor_n_other(input._p, other_n))
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
@@ -505,8 +553,9 @@ def _impldiv_0(input, other, *, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('div', 'out', 0, 'Tensor', out)
-    _done(_C_div_out(input._p, other._p, out._p))
-    _flush()
+    rc_ = (_P_div_out_r(input._p, other._p, out._p) if other_n is None else _P_div_out_n_other_r(input._p, other_n, out._p))
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -515,16 +564,19 @@ def _impldiv_1(input, other, *, rounding_mode, out=None):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('div', 'input', 1, 'Tensor', input)
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     rounding_mode_c = _cv_str(rounding_mode, True)
     if rounding_mode_c is _BAD:
         raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
     if out is None:
-        h_ = _C_div_Tensor_mode(input._p, other._p, rounding_mode_c)
+        h_ = (_C_div_Tensor_mode(input._p, other._p, rounding_mode_c) if other_n is None else _P_div_Tensor_mode_n_other(input._p, other_n, rounding_mode_c))
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
@@ -532,8 +584,9 @@ def _impldiv_1(input, other, *, rounding_mode, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('div', 'out', 0, 'Tensor', out)
-    _done(_C_div_out_mode(input._p, other._p, rounding_mode_c, out._p))
-    _flush()
+    rc_ = (_P_div_out_mode_r(input._p, other._p, rounding_mode_c, out._p) if other_n is None else _P_div_out_mode_n_other_r(input._p, other_n, rounding_mode_c, out._p))
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -699,7 +752,9 @@ def fill_(input, value):
         value_c = _cv_scalar(value)
         if value_c is _BAD:
             raise _arg_error('fill_', 'value', 2, 'Number', value)
-    _done(_C_fill__Scalar(input._p, value_c))
+    rc_ = _P_fill__Scalar_r(input._p, value_c)
+    if rc_:
+        _after(rc_)
     return input
 
 
@@ -806,8 +861,9 @@ def mm(input, mat2, *, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mm', 'out', 0, 'Tensor', out)
-    _done(_C_mm_out(input._p, mat2._p, out._p))
-    _flush()
+    rc_ = _P_mm_out_r(input._p, mat2._p, out._p)
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -823,13 +879,16 @@ def mul(input, other, *, out=None):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mul', 'input', 1, 'Tensor', input)
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 2, 'Tensor', other)
     if out is None:
-        h_ = _C_mul_Tensor(input._p, other._p)
+        h_ = (_C_mul_Tensor(input._p, other._p) if other_n is None else _P_mul_Tensor_n_other(input._p, other_n))
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
@@ -837,8 +896,9 @@ def mul(input, other, *, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mul', 'out', 0, 'Tensor', out)
-    _done(_C_mul_out(input._p, other._p, out._p))
-    _flush()
+    rc_ = (_P_mul_out_r(input._p, other._p, out._p) if other_n is None else _P_mul_out_n_other_r(input._p, other_n, out._p))
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -863,8 +923,9 @@ def neg(input, *, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('neg', 'out', 0, 'Tensor', out)
-    _done(_C_neg_out(input._p, out._p))
-    _flush()
+    rc_ = _P_neg_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -879,7 +940,9 @@ def neg_(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('neg_', 'input', 1, 'Tensor', input)
-    _done(_C_neg_(input._p))
+    rc_ = _P_neg__r(input._p)
+    if rc_:
+        _after(rc_)
     return input
 
 
@@ -1186,7 +1249,9 @@ def relu_(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu_', 'input', 1, 'Tensor', input)
-    _done(_C_relu_(input._p))
+    rc_ = _P_relu__r(input._p)
+    if rc_:
+        _after(rc_)
     return input
 
 
@@ -1460,9 +1525,12 @@ def sub(input, other, *, alpha=1, out=None):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sub', 'input', 1, 'Tensor', input)
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('sub', 'other', 2, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -1471,7 +1539,7 @@ def sub(input, other, *, alpha=1, out=None):
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
     if out is None:
-        h_ = _C_sub_Tensor(input._p, other._p, alpha_c)
+        h_ = (_C_sub_Tensor(input._p, other._p, alpha_c) if other_n is None else _P_sub_Tensor_n_other(input._p, other_n, alpha_c))
         if not h_:
             raise _pending_error()
         r_ = _new(_Tensor)
@@ -1479,8 +1547,9 @@ def sub(input, other, *, alpha=1, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sub', 'out', 0, 'Tensor', out)
-    _done(_C_sub_out(input._p, other._p, alpha_c, out._p))
-    _flush()
+    rc_ = (_P_sub_out_r(input._p, other._p, alpha_c, out._p) if other_n is None else _P_sub_out_n_other_r(input._p, other_n, alpha_c, out._p))
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -1534,8 +1603,9 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sum', 'out', 0, 'Tensor', out)
-    _done(_C_sum_IntList_out(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p))
-    _flush()
+    rc_ = _P_sum_IntList_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
     return out
 
 
@@ -1662,7 +1732,9 @@ def zero_(input):
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zero_', 'input', 1, 'Tensor', input)
-    _done(_C_zero_(input._p))
+    rc_ = _P_zero__r(input._p)
+    if rc_:
+        _after(rc_)
     return input
 
 
@@ -1750,9 +1822,12 @@ _SIGS__m_add = (
 
 def _m_add(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('add', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -1760,7 +1835,7 @@ def _m_add(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
-    h_ = _C_add_Tensor(self._p, other._p, alpha_c)
+    h_ = (_C_add_Tensor(self._p, other._p, alpha_c) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, alpha_c))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -1776,9 +1851,12 @@ _SIGS__m_add_ = (
 
 def _m_add_(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('add_', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -1786,7 +1864,9 @@ def _m_add_(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('add_', 'alpha', 0, 'Number', alpha)
-    _done(_C_add__Tensor(self._p, other._p, alpha_c))
+    rc_ = (_P_add__Tensor_r(self._p, other._p, alpha_c) if other_n is None else _P_add__Tensor_n_other_r(self._p, other_n, alpha_c))
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -1886,15 +1966,20 @@ _SIGS__m_copy_ = (
 
 def _m_copy_(self, src, non_blocking=False):
     '(Tensor src, bool non_blocking = False)'
+    src_n = None
     if src.__class__ is not _Tensor:
         if src.__class__ in _NUMBERS:
-            src = _wrapped(src)
+            src_n = _SC_INT.get(src) if src.__class__ is int else None
+            if src_n is None:
+                src_n = _cv_scalar(src)
         elif not isinstance(src, _Tensor):
             raise _arg_error('copy_', 'src', 1, 'Tensor', src)
     non_blocking_c = _cv_bool(non_blocking)
     if non_blocking_c is _BAD:
         raise _arg_error('copy_', 'non_blocking', 2, 'bool', non_blocking)
-    _done(_C_copy_(self._p, src._p, non_blocking_c))
+    rc_ = (_P_copy__r(self._p, src._p, non_blocking_c) if src_n is None else _P_copy__n_src_r(self._p, src_n, non_blocking_c))
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -1913,12 +1998,15 @@ _KW__m_div_2 = {'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv
 
 def _impl_m_div_0(self, other):
     '(Tensor other)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
-    h_ = _C_div_Tensor(self._p, other._p)
+    h_ = (_C_div_Tensor(self._p, other._p) if other_n is None else _P_div_Tensor_n_other(self._p, other_n))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -1928,15 +2016,18 @@ def _impl_m_div_0(self, other):
 
 def _impl_m_div_1(self, other, *, rounding_mode):
     '(Tensor other, *, str rounding_mode)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
     rounding_mode_c = _cv_str(rounding_mode, True)
     if rounding_mode_c is _BAD:
         raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
-    h_ = _C_div_Tensor_mode(self._p, other._p, rounding_mode_c)
+    h_ = (_C_div_Tensor_mode(self._p, other._p, rounding_mode_c) if other_n is None else _P_div_Tensor_mode_n_other(self._p, other_n, rounding_mode_c))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -1989,26 +2080,36 @@ _KW__m_div__2 = {'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _c
 
 def _impl_m_div__0(self, other):
     '(Tensor other)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div_', 'other', 1, 'Tensor', other)
-    _done(_C_div__Tensor(self._p, other._p))
+    rc_ = (_P_div__Tensor_r(self._p, other._p) if other_n is None else _P_div__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
     return self
 
 
 def _impl_m_div__1(self, other, *, rounding_mode):
     '(Tensor other, *, str rounding_mode)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div_', 'other', 1, 'Tensor', other)
     rounding_mode_c = _cv_str(rounding_mode, True)
     if rounding_mode_c is _BAD:
         raise _arg_error('div_', 'rounding_mode', 0, 'str', rounding_mode)
-    _done(_C_div__Tensor_mode(self._p, other._p, rounding_mode_c))
+    rc_ = (_P_div__Tensor_mode_r(self._p, other._p, rounding_mode_c) if other_n is None else _P_div__Tensor_mode_n_other_r(self._p, other_n, rounding_mode_c))
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2022,7 +2123,9 @@ def _impl_m_div__2(self, other, *, rounding_mode):
     rounding_mode_c = _cv_str(rounding_mode, True)
     if rounding_mode_c is _BAD:
         raise _arg_error('div_', 'rounding_mode', 0, 'str', rounding_mode)
-    _done(_C_div__Scalar_mode(self._p, other_c, rounding_mode_c))
+    rc_ = _P_div__Scalar_mode_r(self._p, other_c, rounding_mode_c)
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2081,7 +2184,9 @@ def _m_fill_(self, value):
         value_c = _cv_scalar(value)
         if value_c is _BAD:
             raise _arg_error('fill_', 'value', 1, 'Number', value)
-    _done(_C_fill__Scalar(self._p, value_c))
+    rc_ = _P_fill__Scalar_r(self._p, value_c)
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2112,12 +2217,15 @@ _SIGS__m_mul = (
 
 def _m_mul(self, other):
     '(Tensor other)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 1, 'Tensor', other)
-    h_ = _C_mul_Tensor(self._p, other._p)
+    h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2133,12 +2241,17 @@ _SIGS__m_mul_ = (
 
 def _m_mul_(self, other):
     '(Tensor other)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul_', 'other', 1, 'Tensor', other)
-    _done(_C_mul__Tensor(self._p, other._p))
+    rc_ = (_P_mul__Tensor_r(self._p, other._p) if other_n is None else _P_mul__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2166,7 +2279,9 @@ _SIGS__m_neg_ = (
 
 def _m_neg_(self):
     '()'
-    _done(_C_neg_(self._p))
+    rc_ = _P_neg__r(self._p)
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2221,7 +2336,9 @@ _SIGS__m_relu_ = (
 
 def _m_relu_(self):
     '()'
-    _done(_C_relu_(self._p))
+    rc_ = _P_relu__r(self._p)
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2391,9 +2508,12 @@ _SIGS__m_sub = (
 
 def _m_sub(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('sub', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -2401,7 +2521,7 @@ def _m_sub(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
-    h_ = _C_sub_Tensor(self._p, other._p, alpha_c)
+    h_ = (_C_sub_Tensor(self._p, other._p, alpha_c) if other_n is None else _P_sub_Tensor_n_other(self._p, other_n, alpha_c))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2417,9 +2537,12 @@ _SIGS__m_sub_ = (
 
 def _m_sub_(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('sub_', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -2427,7 +2550,9 @@ def _m_sub_(self, other, *, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('sub_', 'alpha', 0, 'Number', alpha)
-    _done(_C_sub__Tensor(self._p, other._p, alpha_c))
+    rc_ = (_P_sub__Tensor_r(self._p, other._p, alpha_c) if other_n is None else _P_sub__Tensor_n_other_r(self._p, other_n, alpha_c))
+    if rc_:
+        _after(rc_)
     return self
 
 
@@ -2554,9 +2679,12 @@ def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None):
     '(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)'
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('to', 'other', 1, 'Tensor', other)
     non_blocking_c = _cv_bool(non_blocking)
@@ -2568,7 +2696,7 @@ def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
-    h_ = _C_to_other(self._p, other._p, non_blocking_c, copy_c, memory_format_c)
+    h_ = (_C_to_other(self._p, other._p, non_blocking_c, copy_c, memory_format_c) if other_n is None else _P_to_other_n_other(self._p, other_n, non_blocking_c, copy_c, memory_format_c))
     if not h_:
         raise _pending_error()
     if h_ == self._p:
@@ -2728,7 +2856,9 @@ _SIGS__m_zero_ = (
 
 def _m_zero_(self):
     '()'
-    _done(_C_zero_(self._p))
+    rc_ = _P_zero__r(self._p)
+    if rc_:
+        _after(rc_)
     return self
 
 # ------------------------------------------------------------------- dunders
@@ -2784,12 +2914,15 @@ def _m_zero_(self):
 
 
 def _d__add__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_add_Tensor(self._p, other._p, _SC_INT[1])
+    h_ = (_C_add_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, _SC_INT[1]))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2798,12 +2931,15 @@ def _d__add__(self, other):
 
 
 def _d__radd__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_add_Tensor(self._p, other._p, _SC_INT[1])
+    h_ = (_C_add_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, _SC_INT[1]))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2812,22 +2948,30 @@ def _d__radd__(self, other):
 
 
 def _d__iadd__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_add__Tensor(self._p, other._p, _SC_INT[1]))
+    rc_ = (_P_add__Tensor_r(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add__Tensor_n_other_r(self._p, other_n, _SC_INT[1]))
+    if rc_:
+        _after(rc_)
     return self
 
 
 def _d__sub__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_sub_Tensor(self._p, other._p, _SC_INT[1])
+    h_ = (_C_sub_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_sub_Tensor_n_other(self._p, other_n, _SC_INT[1]))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2846,22 +2990,30 @@ def _d__rsub__(self, other):
 
 
 def _d__isub__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_sub__Tensor(self._p, other._p, _SC_INT[1]))
+    rc_ = (_P_sub__Tensor_r(self._p, other._p, _SC_INT[1]) if other_n is None else _P_sub__Tensor_n_other_r(self._p, other_n, _SC_INT[1]))
+    if rc_:
+        _after(rc_)
     return self
 
 
 def _d__mul__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_mul_Tensor(self._p, other._p)
+    h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2870,12 +3022,15 @@ def _d__mul__(self, other):
 
 
 def _d__rmul__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_mul_Tensor(self._p, other._p)
+    h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2884,22 +3039,30 @@ def _d__rmul__(self, other):
 
 
 def _d__imul__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_mul__Tensor(self._p, other._p))
+    rc_ = (_P_mul__Tensor_r(self._p, other._p) if other_n is None else _P_mul__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
     return self
 
 
 def _d__truediv__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    h_ = _C_div_Tensor(self._p, other._p)
+    h_ = (_C_div_Tensor(self._p, other._p) if other_n is None else _P_div_Tensor_n_other(self._p, other_n))
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -2918,12 +3081,17 @@ def _d__rtruediv__(self, other):
 
 
 def _d__itruediv__(self, other):
+    other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
-            other = _wrapped(other)
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
-    _done(_C_div__Tensor(self._p, other._p))
+    rc_ = (_P_div__Tensor_r(self._p, other._p) if other_n is None else _P_div__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
     return self
 
 

@@ -6,10 +6,15 @@
  * generated tl_impl_ufunc_<op> runs over the iterator these meta functions
  * build. Checks and messages are PyTorch's (BinaryOps.cpp, UnaryOps.cpp).
  */
+#include <string.h>
+
 #include "tl_error.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
+#include "ufunc_div.h"
+#include "ufunc_div_floor.h"
+#include "ufunc_div_trunc.h"
 
 /* PyTorch's alpha_check, on the iterator's common dtype */
 static int alpha_check(tl_dtype dt, tl_scalar alpha) {
@@ -112,4 +117,61 @@ tl_tensor *tl_native_div_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) 
 tl_tensor *tl_native_div__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     (void)ks;
     TL_WITH_WRAPPED(other, tl_ops_div__Tensor(self, w_));
+}
+
+/* ---- div with rounding_mode (None / "trunc" / "floor") */
+static int rounding_kind(const char *mode) {
+    if (!mode) return 0;
+    if (strcmp(mode, "trunc") == 0) return 1;
+    if (strcmp(mode, "floor") == 0) return 2;
+    return tl_set_error(TL_ERR_RUNTIME,
+                        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", mode);
+}
+
+int tl_meta_div_Tensor_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
+    const int k = rounding_kind(rounding_mode);
+    if (k < 0) return -1;
+    if (k == 0) return tl_structured_build_binary_float_op(s, self, other);
+    return tl_structured_build_borrowing_binary_op(s, self, other);
+}
+
+int tl_impl_div_out_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode,
+                         tl_tensor *out) {
+    (void)self;
+    (void)out;
+    const int k = rounding_kind(rounding_mode);
+    if (k < 0) return -1;
+    if (k == 0) return tl_ufunc_div_run(s->iter);
+    const tl_dtype dt = tl_iter_common_dtype(s->iter);
+    if (tl_dtype_is_integral(dt, 0) && tl_iter_numel(s->iter) > 0) {
+        /* ZeroDivisionError before any element is written (PyTorch's check) */
+        tl_tensor *z = tl_to_dtype(other, dt, 0);
+        if (!z) return -1;
+        tl_tensor *c = tl_contiguous(z);
+        tl_tensor_release(z);
+        if (!c) return -1;
+        const int64_t n = tl_tensor_numel(c), isz = tl_tensor_itemsize(c);
+        const char *p = tl_tensor_data_ptr(c);
+        int zero = 0;
+        for (int64_t i = 0; i < n && !zero; i++) {
+            switch (isz) {
+            case 1: zero = ((const uint8_t *)p)[i] == 0; break;
+            case 2: zero = ((const int16_t *)p)[i] == 0; break;
+            case 4: zero = ((const int32_t *)p)[i] == 0; break;
+            default: zero = ((const int64_t *)p)[i] == 0; break;
+            }
+        }
+        tl_tensor_release(c);
+        if (zero) return tl_set_error(TL_ERR_RUNTIME, "ZeroDivisionError");
+    }
+    return k == 1 ? tl_ufunc_div_trunc_run(s->iter) : tl_ufunc_div_floor_run(s->iter);
+}
+
+tl_tensor *tl_native_div_Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_div_Tensor_mode(self, w_, rounding_mode));
+}
+tl_tensor *tl_native_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_div__Tensor_mode(self, w_, rounding_mode));
 }

@@ -15,6 +15,7 @@
 #include "tl_ops.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
+#include "tl_ufunc.h"
 
 enum { MAXD = 64 };
 
@@ -72,27 +73,28 @@ int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *di
 
 #define TL_SUM_BLOCK 4096
 
-/* float run: n elements of type T at p, stride st (elements), summed in double */
-#define TL_DEF_FRUN(NAME, T, LOAD)                                                    \
+TL_DEFINE_STUB(tl_sum_leaf_stub, tl_sum_leaf_table)
+
+/* float run: n elements of type T at p, stride st (elements), summed in
+ * double; contiguous runs go pairwise over leaves of TL_SUM_BLOCK elements
+ * summed by the per-ISA leaf kernel (kernels/cpu/sum_kernel.c) */
+#define TL_DEF_FRUN(NAME, T, LOAD, DT)                                               \
     static double frun_##NAME(const T *p, int64_t st, int64_t n) {                   \
         if (n > TL_SUM_BLOCK) {                                                      \
             const int64_t h = (n / 2 + TL_SUM_BLOCK - 1) / TL_SUM_BLOCK * TL_SUM_BLOCK; \
             return frun_##NAME(p, st, h) + frun_##NAME(p + h * st, st, n - h);       \
         }                                                                            \
-        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
-        int64_t k = 0;                                                               \
-        if (st == 1) {                                                               \
-            for (; k + 8 <= n; k += 8)                                               \
-                for (int j = 0; j < 8; j++) a[j] += (double)LOAD(p[k + j]);          \
-        }                                                                            \
-        for (; k < n; k++) a[0] += (double)LOAD(p[k * st]);                          \
-        return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));     \
+        if (st == 1) return TL_SUM_LEAF(DT)(p, n);                                   \
+        double a = 0;                                                                \
+        for (int64_t k = 0; k < n; k++) a += (double)LOAD(p[k * st]);                \
+        return a;                                                                    \
     }
+#define TL_SUM_LEAF(dt) ((*(const tl_sum_leaf_table_t *)tl_sum_leaf_stub.current)[dt])
 #define TL_ID(x) (x)
-TL_DEF_FRUN(f32, float, TL_ID)
-TL_DEF_FRUN(f64, double, TL_ID)
-TL_DEF_FRUN(f16, uint16_t, tl_f16_to_f32)
-TL_DEF_FRUN(bf16, uint16_t, tl_bf16_to_f32)
+TL_DEF_FRUN(f32, float, TL_ID, TL_FLOAT32)
+TL_DEF_FRUN(f64, double, TL_ID, TL_FLOAT64)
+TL_DEF_FRUN(f16, uint16_t, tl_f16_to_f32, TL_FLOAT16)
+TL_DEF_FRUN(bf16, uint16_t, tl_bf16_to_f32, TL_BFLOAT16)
 
 /* the reduction walk: dims ordered outer..inner by |stride|; acc[j] for output j */
 typedef struct {

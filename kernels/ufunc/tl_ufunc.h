@@ -89,6 +89,15 @@ static inline void tl_f32_to_bf16_n(uint16_t *restrict out, const float *restric
     }
 }
 
+/* ---- reductions: per-capability leaf sums (kernels/cpu/sum_kernel.c), used
+ * by sum (kernels/native/reduce_ops.c): n contiguous elements of a floating
+ * dtype summed in double (at most a few thousand per call; the caller sums
+ * leaves pairwise) */
+typedef double (*tl_sum_leaf_fn)(const void *p, int64_t n);
+typedef tl_sum_leaf_fn tl_sum_leaf_table_t[TL_NUM_DTYPES];
+extern const tl_sum_leaf_table_t tl_sum_leaf_table_DEFAULT, tl_sum_leaf_table_AVX2, tl_sum_leaf_table_AVX512;
+extern tl_kernel_stub tl_sum_leaf_stub;
+
 /* helpers formulas may use */
 #define TL_UFUNC_MAX(a, b) ((a) > (b) ? (a) : (b))
 

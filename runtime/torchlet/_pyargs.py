@@ -135,7 +135,7 @@ def flush() -> None:
     """Re-raise a warning recorded by the runtime (an out= tensor resized)."""
     if _has_warning():
         from ._errors import flush_warnings
-        flush_warnings(stacklevel=4)
+        flush_warnings(stacklevel=5)
 
 
 def value_result(p, kind):
@@ -465,3 +465,11 @@ def missing_c(name: str):
     def fail(*args):
         raise NotImplementedError(f"torchlet._C has no {name}: rebuild the extension (make build)")
     return fail
+
+
+def after(rc) -> None:
+    """After a releasing shim returned non-zero: -1 raises the error, 1
+    re-raises the pending warning."""
+    if rc < 0:
+        raise pending_error()
+    flush()

@@ -57,7 +57,7 @@ def test_expansion(tmp_path):
     files = _emit(tmp_path, ADD.format(dtypes="Float, Half, Bool"))
     c = files["kernels/ufunc_add.c"]
     h = files["kernels/ufunc_add.h"]
-    assert "from: native_functions.yaml:4: add.out(" in c
+    assert "from: native_functions.yaml: add.out(" in c
     assert "formula: kernels/ufunc/add.h" in c
     # one loop per listed dtype, NULL elsewhere in the table
     assert "TL_KNAME(ufunc_add_f32)" in c and "TL_KNAME(ufunc_add_f16)" in c and "TL_KNAME(ufunc_add_b)" in c
@@ -78,7 +78,9 @@ def test_standalone_formula_relu(tmp_path):
     files = _emit(tmp_path, ADD.format(dtypes="Float"))
     assert "kernels/ufunc_relu.c" in files
     c = files["kernels/ufunc_relu.c"]
-    assert "standalone formula" in c and "tl_impl_" not in c and "ufunc_relu_bf16" in c
+    assert "standalone kernel" in c and "tl_impl_" not in c and "ufunc_relu_bf16" in c
+    d = files["kernels/ufunc_div_floor.c"]
+    assert "TL_UFUNC_div_floor_int" in d and "TL_UFUNC_div_floor(" in d and "ufunc_div_floor_b)" not in d
 
 
 def test_errors(tmp_path):

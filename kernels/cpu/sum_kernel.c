@@ -1,0 +1,73 @@
+/* Leaf sums for sum (kernels/native/reduce_ops.c): n contiguous elements of a
+ * floating dtype added in double, 16 independent accumulators (GCC
+ * vectorizes the float->double conversion and the adds for the variant's
+ * ISA). float16/bfloat16 go through float in chunks (bulk conversions).
+ * Compiled once per CPU capability like every file in kernels/cpu. */
+#include <stdint.h>
+
+#include "tl_half.h"
+#include "tl_kernel.h"
+#include "tl_ufunc.h"
+
+#define LANES 16
+
+static inline double combine(const double *a) {
+    double s[LANES];
+    for (int j = 0; j < LANES; j++) s[j] = a[j];
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) s[j] += s[j + w];
+    return s[0];
+}
+
+static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
+    const float *restrict p = (const float *)p_;
+    double a[LANES] = {0};
+    int64_t k = 0;
+    for (; k + LANES <= n; k += LANES)
+        for (int j = 0; j < LANES; j++) a[j] += (double)p[k + j];
+    double tail = 0;
+    for (; k < n; k++) tail += (double)p[k];
+    return combine(a) + tail;
+}
+
+static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
+    const double *restrict p = (const double *)p_;
+    double a[LANES] = {0};
+    int64_t k = 0;
+    for (; k + LANES <= n; k += LANES)
+        for (int j = 0; j < LANES; j++) a[j] += p[k + j];
+    double tail = 0;
+    for (; k < n; k++) tail += p[k];
+    return combine(a) + tail;
+}
+
+static double TL_KNAME(leaf_f16)(const void *p_, int64_t n) {
+    const uint16_t *p = (const uint16_t *)p_;
+    float buf[TL_UFUNC_CHUNK];
+    double s = 0;
+    for (int64_t b = 0; b < n; b += TL_UFUNC_CHUNK) {
+        const int64_t m = n - b < TL_UFUNC_CHUNK ? n - b : TL_UFUNC_CHUNK;
+        tl_f16_to_f32_n(buf, p + b, m);
+        s += TL_KNAME(leaf_f32)(buf, m);
+    }
+    return s;
+}
+
+static double TL_KNAME(leaf_bf16)(const void *p_, int64_t n) {
+    const uint16_t *p = (const uint16_t *)p_;
+    float buf[TL_UFUNC_CHUNK];
+    double s = 0;
+    for (int64_t b = 0; b < n; b += TL_UFUNC_CHUNK) {
+        const int64_t m = n - b < TL_UFUNC_CHUNK ? n - b : TL_UFUNC_CHUNK;
+        tl_bf16_to_f32_n(buf, p + b, m);
+        s += TL_KNAME(leaf_f32)(buf, m);
+    }
+    return s;
+}
+
+const tl_sum_leaf_table_t TL_KNAME(tl_sum_leaf_table) = {
+    [TL_FLOAT16] = TL_KNAME(leaf_f16),
+    [TL_BFLOAT16] = TL_KNAME(leaf_bf16),
+    [TL_FLOAT32] = TL_KNAME(leaf_f32),
+    [TL_FLOAT64] = TL_KNAME(leaf_f64),
+};
