@@ -14,6 +14,8 @@
 #include "tl_half.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
+#include "tl_internal.h"
+#include "tl_runtime.h"
 #include "tl_tensor.h"
 #include "tl_ufunc.h"
 
@@ -89,12 +91,54 @@ TL_DEFINE_STUB(tl_sum_leaf_stub, tl_sum_leaf_table)
         for (int64_t k = 0; k < n; k++) a += (double)LOAD(p[k * st]);                \
         return a;                                                                    \
     }
+/* Long contiguous runs (a full reduction) are split across threads without
+ * changing the result: the pairwise tree above is cut at depth TL_SUM_PAR_DEPTH,
+ * its subtrees are summed in parallel and recombined in the same order, so the
+ * bits do not depend on the thread count. */
+#define TL_SUM_PAR_DEPTH 5
+#define TL_SUM_PAR_MIN (1 << 18)
+#define TL_DEF_PRUN(NAME, T)                                                          \
+    typedef struct { const T *p; int64_t off[1 << TL_SUM_PAR_DEPTH], len[1 << TL_SUM_PAR_DEPTH]; \
+                     double res[1 << TL_SUM_PAR_DEPTH]; int count; } prun_ctx_##NAME;  \
+    static void prun_split_##NAME(prun_ctx_##NAME *c, int64_t off, int64_t n, int depth) { \
+        if (depth == 0 || n <= TL_SUM_BLOCK) {                                         \
+            c->off[c->count] = off; c->len[c->count] = n; c->count++; return;          \
+        }                                                                              \
+        const int64_t h = (n / 2 + TL_SUM_BLOCK - 1) / TL_SUM_BLOCK * TL_SUM_BLOCK;    \
+        prun_split_##NAME(c, off, h, depth - 1);                                       \
+        prun_split_##NAME(c, off + h, n - h, depth - 1);                               \
+    }                                                                                  \
+    static double prun_join_##NAME(const prun_ctx_##NAME *c, int64_t n, int depth, int *i) { \
+        if (depth == 0 || n <= TL_SUM_BLOCK) return c->res[(*i)++];                    \
+        const int64_t h = (n / 2 + TL_SUM_BLOCK - 1) / TL_SUM_BLOCK * TL_SUM_BLOCK;    \
+        const double a = prun_join_##NAME(c, h, depth - 1, i);                         \
+        return a + prun_join_##NAME(c, n - h, depth - 1, i);                           \
+    }                                                                                  \
+    static void prun_body_##NAME(int64_t b, int64_t e, void *ctx) {                    \
+        prun_ctx_##NAME *c = ctx;                                                      \
+        for (int64_t j = b; j < e; j++) c->res[j] = frun_##NAME(c->p + c->off[j], 1, c->len[j]); \
+    }                                                                                  \
+    static double prun_##NAME(const T *p, int64_t st, int64_t n) {                    \
+        if (st != 1 || n < TL_SUM_PAR_MIN || tl_get_num_threads() < 2 || tl__in_parallel_region()) \
+            return frun_##NAME(p, st, n);                                              \
+        prun_ctx_##NAME c;                                                             \
+        c.p = p; c.count = 0;                                                          \
+        prun_split_##NAME(&c, 0, n, TL_SUM_PAR_DEPTH);                                 \
+        tl_parallel_for(c.count, 1, prun_body_##NAME, &c);                             \
+        int i = 0;                                                                     \
+        return prun_join_##NAME(&c, n, TL_SUM_PAR_DEPTH, &i);                          \
+    }
+
 #define TL_SUM_LEAF(dt) ((*(const tl_sum_leaf_table_t *)tl_sum_leaf_stub.current)[dt])
 #define TL_ID(x) (x)
 TL_DEF_FRUN(f32, float, TL_ID, TL_FLOAT32)
 TL_DEF_FRUN(f64, double, TL_ID, TL_FLOAT64)
 TL_DEF_FRUN(f16, uint16_t, tl_f16_to_f32, TL_FLOAT16)
 TL_DEF_FRUN(bf16, uint16_t, tl_bf16_to_f32, TL_BFLOAT16)
+TL_DEF_PRUN(f32, float)
+TL_DEF_PRUN(f64, double)
+TL_DEF_PRUN(f16, uint16_t)
+TL_DEF_PRUN(bf16, uint16_t)
 
 /* the reduction walk: dims ordered outer..inner by |stride|; acc[j] for output j */
 typedef struct {
@@ -124,10 +168,10 @@ typedef struct {
         }                                                                               \
     }
 
-TL_DEF_WALK(f32, float, double, frun_f32(p, st, n), (double)p[k * st])
-TL_DEF_WALK(f64, double, double, frun_f64(p, st, n), p[k * st])
-TL_DEF_WALK(f16, uint16_t, double, frun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]))
-TL_DEF_WALK(bf16, uint16_t, double, frun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]))
+TL_DEF_WALK(f32, float, double, prun_f32(p, st, n), (double)p[k * st])
+TL_DEF_WALK(f64, double, double, prun_f64(p, st, n), p[k * st])
+TL_DEF_WALK(f16, uint16_t, double, prun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]))
+TL_DEF_WALK(bf16, uint16_t, double, prun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]))
 
 static uint64_t irun_sum(const void *p, tl_dtype dt, int64_t st, int64_t n) {
     uint64_t s = 0;

@@ -368,12 +368,30 @@ def test_sum_errors():
         _sum(t, (0, -2))
 
 
-def test_sum_accuracy_float32():
+def test_sum_accuracy_float32(cpu_capability):
     rng = np.random.default_rng(7)
     a = (rng.random(1 << 21) * 1000 + 1).astype(np.float32)
     got = float(_sum(tl.from_numpy(a)).numpy())
     exact = float(np.sum(a.astype(np.float64)))
     assert abs(got - exact) / exact < 1e-6
+    for dt in (tl.float16, tl.bfloat16):
+        h = _rt.to(tl.from_numpy(a[:5000] / 100), dtype=dt)
+        ref = float(np.sum(np_of(h).astype(np.float64)))
+        assert abs(float(np_of(_rt.to(_sum(h), dtype=tl.float64))) - ref) / ref < 2e-2
+
+
+def test_sum_same_bits_at_any_thread_count():
+    a = np.random.default_rng(13).standard_normal((1 << 20) + 17).astype(np.float32)
+    t = tl.from_numpy(a)
+    before = tl.get_num_threads()
+    try:
+        tl.set_num_threads(1)
+        one = _sum(t).numpy().tobytes()
+        tl.set_num_threads(2)
+        two = _sum(t).numpy().tobytes()
+    finally:
+        tl.set_num_threads(before)
+    assert one == two
 
 
 # ---------------------------------------------------------------- mm
