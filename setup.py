@@ -170,7 +170,9 @@ class BuildExt(build_ext):
         ext.sources = []
         ext.extra_objects = [str(j.obj) for j in all_jobs]
         ext.depends = list(ext.depends) + ext.extra_objects
-        link = ["-fopenmp", "-lmvec", "-lm"]
+        # -Bsymbolic-functions: calls between the library's own functions (entry
+        # point -> dispatcher -> kernel -> runtime) skip the PLT
+        link = ["-fopenmp", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
         if ASAN:
             link = ["-fsanitize=address"] + link
         ext.extra_link_args = list(ext.extra_link_args or []) + [a for a in link if a not in (ext.extra_link_args or [])]
