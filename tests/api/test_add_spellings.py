@@ -140,3 +140,33 @@ def test_other_ops_via_bindings(rng):
     np.testing.assert_allclose(ta.sum(dim=1, dtype=tl.float64).numpy(), a.sum(1), rtol=1e-5)
     r = tl.relu_(ta)
     assert r is ta
+
+
+def test_numbers_through_c_shims_and_identity():
+    """Numbers for Tensor parameters cross as tl_scalar (wrapped in C) on every path."""
+    a = tl.tensor([1.0, 2.0])
+    assert a.add_(1).tolist() == [2.0, 3.0]
+    c = tl.empty(2)
+    assert tl.add(a, 2, alpha=3, out=c) is c and c.tolist() == [8.0, 9.0]
+    i = tl.tensor([1, 2], dtype=tl.int32)
+    assert (i * 2).dtype is tl.int32 and (i / 2).dtype is tl.float32
+    assert (i - 1).tolist() == [0, 1] and (1 - i).tolist() == [0, -1]
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        i - True                                  # as in PyTorch
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.add_(1.5)
+    x = tl.ones(2, 3)
+    assert x.contiguous() is x and x.to(tl.float32) is x
+    assert x.t().contiguous() is not x
+
+
+def test_factories_dtype_device():
+    assert tl.zeros(2, 3, dtype=tl.int64).dtype is tl.int64
+    assert tl.ones((2,), device="meta").is_meta
+    assert tl.full((2,), 7).dtype is tl.int64 and tl.full((2,), 1.5).dtype is tl.float32
+    assert tl.full((2,), True).dtype is tl.bool
+    assert tl.arange(5).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(NotImplementedError, match="requires_grad"):
+        tl.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
+        tl.zeros(2, size=(2,))
