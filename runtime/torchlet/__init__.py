@@ -99,6 +99,8 @@ from ._tensor import _gen_ops  # noqa: E402
 
 if hasattr(_lib, "tl_ops_register_all"):
     _check(_lib.tl_ops_register_all())
+if hasattr(_lib, "tl_autograd_register_all"):  # generated autograd kernels (docs/AUTOGRAD.md)
+    _check(_lib.tl_autograd_register_all())
 if _gen_ops is not None:
     from ._generated._ops import *  # noqa: E402,F401,F403
     from . import _indexing  # noqa: E402
@@ -107,3 +109,18 @@ if _gen_ops is not None:
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from . import library  # noqa: E402,F401
+
+# ------------------------------------------------------------------ autograd
+# (runtime/torchlet/autograd: backward/grad over the C engine, grad modes,
+# gradcheck; Tensor.requires_grad / grad / grad_fn / backward ...)
+from . import autograd  # noqa: E402
+from .autograd import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+autograd._install(Tensor)
