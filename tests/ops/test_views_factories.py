@@ -454,3 +454,41 @@ def test_slice_and_select_backward():
     want[-1] = np.arange(3)
     np.testing.assert_array_equal(N(r), want)
     assert r.dtype == tl.float64
+
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
+
+TL_DT = {"float32": lib.TL_FLOAT32, "int64": lib.TL_INT64, "float64": lib.TL_FLOAT64, "int32": lib.TL_INT32}
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "sa, sb, transpose_a, da, db",
+    [
+        ((4, 1, 3), (2, 1), False, "float32", "int64"),
+        ((5, 3), (3, 5), True, "float32", "float32"),
+        ((3, 5), (3,), True, "int32", "float64"),
+        ((), (2, 3), False, "int64", "float32"),
+        ((0, 3), (1, 3), False, "float32", "float32"),
+    ],
+)
+def test_meta_add_matches_torch_meta(sa, sb, transpose_a, da, db):
+    a, b = meta(list(sa), TL_DT[da]), meta(list(sb), TL_DT[db])
+    ta = torch.empty(sa, dtype=getattr(torch, da), device="meta")
+    tb = torch.empty(sb, dtype=getattr(torch, db), device="meta")
+    if transpose_a:
+        a, ta = call(lib.tl_ops_t(a._h)), ta.t()
+    r, tr = call(lib.tl_ops_add_Tensor(a._h, b._h, sc(1))), ta + tb
+    assert r.shape == tuple(tr.shape) and r.stride() == tr.stride() and str(r.dtype).split(".")[-1] == str(tr.dtype).split(".")[-1]
+
+
+@needs_torch
+def test_factory_dtypes_match_torch():
+    for v in (True, 3, 2.5):
+        f = call(lib.tl_ops_full(*ints([2]), sc(v), U, NONE, NONE, False, False))
+        assert str(f.dtype).split(".")[-1] == str(torch.full((2,), v).dtype).split(".")[-1]
+    for args in [(5,), (1.0, 4), (0, 5, 2), (0, 1, 0.25)]:
+        t = tl.arange(*args) if hasattr(tl, "arange") else None
+        if t is not None:
+            assert str(t.dtype).split(".")[-1] == str(torch.arange(*args).dtype).split(".")[-1]
+            np.testing.assert_allclose(N(t), torch.arange(*args).numpy())
