@@ -492,3 +492,38 @@ def test_factory_dtypes_match_torch():
         if t is not None:
             assert str(t.dtype).split(".")[-1] == str(torch.arange(*args).dtype).split(".")[-1]
             np.testing.assert_allclose(N(t), torch.arange(*args).numpy())
+
+
+def test_boxing_wrapper_runs_python_kernels_from_c():
+    """An unboxed C call whose kernel is a boxed Python function goes through
+    the generated boxing wrapper: arguments arrive in schema order, optionals
+    as None, and the returned tensor comes back to C."""
+    from torchlet.library import Library
+
+    seen = []
+    x = T(np.arange(10, dtype=np.float32))
+
+    def my_slice(self, dim, start, end, step):
+        seen.append(("slice", dim, start, end, step))
+        return call(lib.tl_alias(self._h if hasattr(self, "_h") else self._p))
+
+    def my_full(size, fill_value, dtype, layout, device, pin_memory):
+        seen.append(("full", size, fill_value, dtype, layout, device, pin_memory))
+        return T(np.full(size, 7, np.float32))
+
+    lib_ = Library("aten", "IMPL")
+    try:
+        lib_.impl("slice.Tensor", my_slice, "CPU")
+        lib_.impl("full", my_full, "CPU")
+        r = call(lib.tl_ops_slice_Tensor(x._h, 0, 0, False, 5, True, 2))
+        assert r.shape == (10,)
+        r = call(lib.tl_ops_full(*ints([2, 3]), sc(1.5), lib.TL_FLOAT64, NONE, NONE, False, False))
+        assert (N(r) == 7).all() and r.shape == (2, 3)
+        assert seen[0] == ("slice", 0, None, 5, 2)
+        assert seen[1][:3] == ("full", [2, 3], 1.5) and seen[1][4:] == (None, None, None)
+        assert str(seen[1][3]).endswith("float64")
+    finally:
+        lib_._destroy()
+    # the generated kernels are back
+    r = call(lib.tl_ops_slice_Tensor(x._h, 0, 0, False, 5, True, 2))
+    np.testing.assert_array_equal(N(r), np.arange(10, dtype=np.float32)[:5:2])
