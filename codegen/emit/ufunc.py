@@ -95,6 +95,7 @@ _SCALAR_ARG_TYPES = (BaseTy.Scalar, BaseTy.float, BaseTy.int, BaseTy.bool)
 _DEFINE_RE = re.compile(r"^\s*#\s*define\s+TL_UFUNC_(\w+)\s*\(([^)]*)\)", re.M)
 _MARKER_RE = re.compile(r"ufunc_inner_loop:\s*(\w+)\s*:\s*(\w+)\s*\(([^)]*)\)")
 _SCALARS_RE = re.compile(r"ufunc_scalar_args:\s*([\w ,]+)")
+_RESULT_RE = re.compile(r"ufunc_result_dtype:\s*(\w+)")
 
 
 @dataclass(frozen=True)
@@ -102,15 +103,29 @@ class Formula:
     name: str
     params: tuple[str, ...]
     path: str  # relative to the repository root
+    #: dtype every loop of this formula stores (``ufunc_result_dtype: Bool`` in
+    #: its header: comparisons, predicates); None: the loop's own dtype
+    result: str | None = None
 
 
-def read_formulas(directory: Path = FORMULA_DIR) -> dict[str, Formula]:
+def _rel(p: Path) -> str:
+    return p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
+
+
+def read_formulas(directory: Path | None = None) -> dict[str, Formula]:
+    directory = FORMULA_DIR if directory is None else directory
     formulas = {}
     if directory.is_dir():
         for p in sorted(directory.glob("*.h")):
-            for m in _DEFINE_RE.finditer(p.read_text()):
+            text = p.read_text()
+            rm = _RESULT_RE.search(text)
+            result = rm.group(1) if rm else None
+            if result is not None and result not in BY_NAME:
+                raise CodegenError([Diagnostic.at(Pos(_rel(p), 1, 1), f"unknown ufunc_result_dtype '{result}'",
+                                                  "use a ScalarType name: " + ", ".join(BY_NAME))])
+            for m in _DEFINE_RE.finditer(text):
                 params = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
-                formulas[m.group(1)] = Formula(m.group(1), params, p.relative_to(ROOT).as_posix())
+                formulas[m.group(1)] = Formula(m.group(1), params, _rel(p), result)
     return formulas
 
 
@@ -139,14 +154,17 @@ def dtype_formulas(loops: tuple[UfuncInnerLoop, ...], where: Pos, errors: list[D
 # ------------------------------------------------------------------ loop text
 
 
-def _loop_cases(nin: int, dt: DType) -> list[dict[str, object]]:
+def _loop_cases(nin: int, dt: DType, out: DType) -> list[dict[str, object]]:
     """The fast paths of one loop: all contiguous, then each input a broadcast
     scalar (stride 0) with the others contiguous."""
     size = f"(int64_t)sizeof({dt.storage})"
-    cases = [{"cond": " && ".join(f"strides[{i}] == {size}" for i in range(nin + 1)), "scalars": []}]
+    osize = f"(int64_t)sizeof({out.storage})"
+    cases = [{"cond": " && ".join([f"strides[0] == {osize}"] + [f"strides[{i}] == {size}" for i in range(1, nin + 1)]),
+              "scalars": []}]
     if nin >= 2:
         for s in range(1, nin + 1):
-            cond = " && ".join(f"strides[{i}] == {'0' if i == s else size}" for i in range(nin + 1))
+            cond = " && ".join([f"strides[0] == {osize}"] +
+                               [f"strides[{i}] == {'0' if i == s else size}" for i in range(1, nin + 1)])
             cases.append({"cond": cond, "scalars": [s]})
     return cases
 
@@ -154,15 +172,18 @@ def _loop_cases(nin: int, dt: DType) -> list[dict[str, object]]:
 def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_args: list[str]) -> dict[str, object]:
     nin = len(tensor_args)
     call = f"TL_UFUNC_{formula.name}(" + ", ".join([f"x{i}" for i in range(1, nin + 1)] + scalar_args) + ")"
+    out = BY_NAME[formula.result] if formula.result else dt
     return {
         "name": f"ufunc_{op}_{dt.suffix}",
         "dtype": dt,
+        "out": out,
+        "same_out": out is dt,
         "formula": formula.name,
         "nin": nin,
         "inputs": list(range(1, nin + 1)),
-        "cases": _loop_cases(nin, dt),
+        "cases": _loop_cases(nin, dt, out),
         "call": call,
-        "store": dt.store.format(v=call),
+        "store": out.store.format(v=call),
         "load": {i: dt.load.format(x=f"p{i}[k]") for i in range(1, nin + 1)},
         "load_scalar": {i: dt.load.format(x=f"*(const {dt.storage} *)data[{i}]") for i in range(1, nin + 1)},
         "load_strided": {i: dt.load.format(x=f"*(const {dt.storage} *)(data[{i}] + k * strides[{i}])")
@@ -271,7 +292,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         if not marks:
             continue
         op = path.stem
-        rel = path.relative_to(ROOT).as_posix()
+        rel = _rel(path)
         where = Pos(rel, 1, 1)
         loops = []
         for mk in marks:

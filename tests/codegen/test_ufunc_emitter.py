@@ -106,3 +106,41 @@ def test_repository_kernels_current():
     root = Path(U.__file__).resolve().parents[2]
     names = sorted(p.name for p in (root / "generated" / "kernels").glob("ufunc_*.c"))
     assert {"ufunc_add.c", "ufunc_sub.c", "ufunc_mul.c", "ufunc_div.c", "ufunc_neg.c", "ufunc_relu.c"} <= set(names)
+
+
+def test_result_dtype_compiles(tmp_path, monkeypatch):
+    """A comparison-style formula (issue 6): inputs in the loop's dtype, a
+    bool result (`ufunc_result_dtype: Bool`); the generated file compiles
+    warning-free for every capability."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(U.__file__).resolve().parents[2]
+    fdir = tmp_path / "ufunc"
+    fdir.mkdir()
+    shutil.copy(root / "kernels" / "ufunc" / "tl_ufunc.h", fdir)
+    (fdir / "lt.h").write_text(
+        "/* ufunc_inner_loop: Generic: lt (All, BFloat16, Half, Bool)\n"
+        " * ufunc_result_dtype: Bool */\n"
+        "#define TL_UFUNC_lt(self, other) ((self) < (other))\n")
+    monkeypatch.setattr(U, "FORMULA_DIR", fdir)
+    files = _emit(tmp_path, "- func: relu(Tensor self) -> Tensor\n")
+    c = files["kernels/ufunc_lt.c"]
+    assert "/* Half: TL_UFUNC_lt in float, stored as Bool */" in c
+    assert "uint8_t *restrict o = (uint8_t *)data[0];" in c
+    assert "strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(float)" in c
+    assert "o[base + k] = (uint8_t)((TL_UFUNC_lt(x1, x2)) != 0);" in c
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    for name, text in files.items():
+        (gen / Path(name).name).write_text(text)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    for cap, flags in (("DEFAULT", []), ("AVX2", ["-mavx2", "-mfma", "-mf16c"]),
+                       ("AVX512", ["-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq", "-mf16c", "-mfma"])):
+        r = subprocess.run([cc, "-std=gnu11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-fwrapv",
+                            f"-DCPU_CAPABILITY={cap}", *flags, f"-I{root / 'runtime' / 'include'}", f"-I{fdir}",
+                            f"-I{gen}", str(gen / "ufunc_lt.c")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
