@@ -49,12 +49,13 @@ Emitter = Callable[[EmitContext], dict[str, str]]
 
 
 def _emitters() -> tuple[Emitter, ...]:
+    from .c_autograd import emit_c_autograd
     from .c_ops import emit_c_ops
     from .docs import emit_ops_reference
     from .python import emit_python_bindings
     from .ufunc import emit_ufunc_kernels
 
-    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_python_bindings)
+    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_python_bindings)
 
 
 def emit_all(ctx: EmitContext) -> dict[str, str]:
