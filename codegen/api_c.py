@@ -181,9 +181,18 @@ _C_KEYWORDS = frozenset(
 )
 
 
+# names the generated code uses for its own parameters and locals
+_GLUE_NAMES = frozenset({"ks", "st", "s", "k_", "st_", "rc_", "r_", "s_", "op_", "ret", "ret_len"})
+
+
 def c_ident(name: str) -> str:
-    """An argument name as a C identifier (C keywords get a trailing ``_``)."""
-    return name + "_" if name in _C_KEYWORDS else name
+    """An argument name as a C identifier: C keywords get a trailing ``_``,
+    names the generated glue uses itself (``ks``, ``st``, ``s`` ...) ``_arg``."""
+    if name in _C_KEYWORDS:
+        return name + "_"
+    if name in _GLUE_NAMES or (name.startswith("ret") and name[3:].isdigit()):
+        return name + "_arg"
+    return name
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ SMALL = textwrap.dedent(
       dispatch:
         CPU, CUDA: foo_out
 
-    - func: bar(Tensor self, int[1]? dim=None, Scalar? s=None, float? f=None, str? mode=None) -> Tensor
+    - func: bar(Tensor self, int[1]? dim=None, Scalar? sc=None, float? f=None, str? mode=None) -> Tensor
       dispatch:
         CPU, Meta: bar_k
 
@@ -134,6 +134,11 @@ def test_returns_and_keywords():
     assert api_c.c_return(parse_schema("op(Tensor self) -> ()")).ctype == "int"
     assert api_c.c_signature(parse_schema("op(Tensor self) -> int")) == "int tl_ops_op(tl_tensor *self, int64_t *ret)"
     assert api_c.c_signature(parse_schema("op(Tensor self) -> Tensor[]")).endswith("tl_tensor ***ret, int64_t *ret_len)")
+    # names the glue uses itself are renamed
+    f = parse_schema("op(Tensor s, int ks, Scalar? st, Tensor ret0) -> Tensor")
+    assert api_c.c_param_decls(api_c.c_params(f, with_ks=True)) == (
+        "tl_keyset ks, tl_tensor *s_arg, int64_t ks_arg, const tl_scalar *st_arg, tl_tensor *ret0_arg"
+    )
     with pytest.raises(api_c.UnsupportedCType, match="Dimname"):
         api_c.c_params(parse_schema("op(Tensor self, Dimname d) -> Tensor"))
 
@@ -181,7 +186,7 @@ def test_boxing(small):
         """\
             if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
             if (rc_ == 0) rc_ = tl_glue_push_opt_int_list(&st_, dim, dim_len);
-            if (rc_ == 0) rc_ = tl_glue_push_opt_scalar(&st_, s);
+            if (rc_ == 0) rc_ = tl_glue_push_opt_scalar(&st_, sc);
             if (rc_ == 0) rc_ = tl_glue_push_opt_double(&st_, f, f_has);
             if (rc_ == 0) rc_ = tl_stack_push_string(&st_, mode);
             if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_bar_op, ks, &st_);
@@ -193,11 +198,11 @@ def test_boxing(small):
         """\
             if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &mode_iv);
             if (rc_ == 0) rc_ = tl_glue_pop_opt_double(st, &f, &f_has);
-            if (rc_ == 0) rc_ = tl_glue_pop_opt_scalar(st, &s_v, &s);
+            if (rc_ == 0) rc_ = tl_glue_pop_opt_scalar(st, &sc_v, &sc);
             if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 1, &dim_iv);
             if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
             if (rc_ == 0) {
-                tl_tensor *r_ = ((tl_ops_bar_fn)k_->unboxed)(ks, self, dim_iv.u.ints.data, dim_iv.u.ints.len, s, f, f_has, mode_iv.u.s);
+                tl_tensor *r_ = ((tl_ops_bar_fn)k_->unboxed)(ks, self, dim_iv.u.ints.data, dim_iv.u.ints.len, sc, f, f_has, mode_iv.u.s);
                 rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
             }
             tl_tensor_release(self);
@@ -268,7 +273,7 @@ def test_native_and_backend_select_registrations(small):
     assert "TL_KEY_BACKEND_SELECT, (void *)tl_ops_zeros_backend_select," in zeros
     h = small["include/tl_ops.h"]
     assert "TL_WEAK tl_tensor *tl_native_bar_k(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, " \
-           "const tl_scalar *s, double f, bool f_has, const char *mode);" in h
+           "const tl_scalar *sc, double f, bool f_has, const char *mode);" in h
     assert h.count("tl_native_bar_k(") == 1  # CPU and Meta share one prototype
     reg = small["csrc/register_all.c"]
     assert "    if (tl_ops_register_foo() != 0) return -1;\n    if (tl_ops_register_bar() != 0) return -1;\n" in reg
