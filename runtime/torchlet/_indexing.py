@@ -14,7 +14,11 @@ import operator
 
 from . import _device as _dev
 from . import _dtype as _dt
+from ._C import lib
 from ._tensor import Tensor
+
+_new = Tensor.__new__
+_select = getattr(lib, "tl_ops_select_int", None) or (lambda p, d, i: lib.tl_select(p, d, i))
 
 
 def _as_int(x):
@@ -60,8 +64,18 @@ def _expand(idx):
 
 
 def getitem(self, idx):
+    if idx.__class__ is int:  # fast path: x[i] is select(0, i), one C call
+        h = _select(self._p, 0, idx)
+        if h:
+            t = _new(Tensor)
+            t._p = h
+            return t
+        lib.tl_clear_error()  # the general path below raises PyTorch's message
     items, specified = _expand(idx)
     nd = self.dim()
+    if nd == 0 and specified > 0:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     if specified > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     result = self

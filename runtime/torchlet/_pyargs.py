@@ -261,7 +261,15 @@ def _int_elems(seq):
 def cv_int_list(v, size=0):
     """``int[]`` / ``int[N]``: a sequence of ints (``N`` given: one int too)."""
     c = v.__class__
-    if c is tuple or c is list or (Tensor is None or not isinstance(v, Tensor)) and isinstance(v, (tuple, list)):
+    if c is tuple or c is list:
+        for x in v:
+            if x.__class__ is not int:
+                break
+        else:  # the common case: cffi takes the tuple / list of ints as it is
+            return (v, len(v))
+        out = _int_elems(v)
+        return BAD if out is BAD else (out, len(out))
+    if isinstance(v, (tuple, list)):
         out = _int_elems(v)
         return BAD if out is BAD else (out, len(out))
     if size:

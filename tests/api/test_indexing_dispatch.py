@@ -186,3 +186,9 @@ def test_errors_map_to_exception_types():
         a + tl.empty(2, 3, device="meta")
     with pytest.raises(IndexError):
         a.select(5, 0)
+
+
+def test_zero_dim_index_error():
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        tl.tensor(1.0)[0]
+    assert tl.arange(3)[-1].item() == 2
