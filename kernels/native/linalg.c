@@ -1,14 +1,18 @@
 /* mm: structured meta (PyTorch's checks and messages) and a cache-blocked C
  * impl (a vendor BLAS replaces it in a later issue). Inputs are converted to a
  * contiguous compute dtype (float32 for float16/bfloat16/float32, float64,
- * int64 for integers, wrapping like PyTorch's integer matmul), multiplied with
- * an i-k-j loop over blocks (the j loop vectorizes), and copied into out. */
+ * int64 for integers, wrapping like PyTorch's integer matmul), multiplied by
+ * the per-ISA blocked kernel of kernels/cpu/mm_kernel.c (rows split across
+ * threads), and copied into out. */
 #include <string.h>
 
 #include "tl_error.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
+#include "tl_internal.h"
+#include "tl_kernel.h"
 #include "tl_tensor.h"
+#include "tl_ufunc.h"
 
 int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2) {
     if (tl_tensor_ndim(self) != 2) return tl_set_error(TL_ERR_RUNTIME, "self must be a matrix");
@@ -30,32 +34,19 @@ int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2) {
     return tl_structured_set_output(s, 0, 2, shape, NULL, da);
 }
 
-enum { MM_BK = 256, MM_BJ = 512 };
+TL_DEFINE_STUB(tl_mm_gemm_stub, tl_mm_gemm_table)
 
-#define TL_DEF_GEMM(NAME, T)                                                                  \
-    static void gemm_##NAME(int64_t M, int64_t N, int64_t K, const T *restrict A,             \
-                            const T *restrict B, T *restrict C) {                             \
-        memset(C, 0, (size_t)(M * N) * sizeof(T));                                             \
-        for (int64_t j0 = 0; j0 < N; j0 += MM_BJ) {                                           \
-            const int64_t j1 = j0 + MM_BJ < N ? j0 + MM_BJ : N;                               \
-            for (int64_t k0 = 0; k0 < K; k0 += MM_BK) {                                       \
-                const int64_t k1 = k0 + MM_BK < K ? k0 + MM_BK : K;                           \
-                for (int64_t i = 0; i < M; i++) {                                             \
-                    T *restrict c = C + i * N;                                                \
-                    for (int64_t k = k0; k < k1; k++) {                                       \
-                        const T a = A[i * K + k];                                             \
-                        const T *restrict b = B + k * N;                                      \
-                        for (int64_t j = j0; j < j1; j++) c[j] += a * b[j];                   \
-                    }                                                                         \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-    }
-TL_DEF_GEMM(f32, float)
-TL_DEF_GEMM(f64, double)
-/* integers wrap (the build compiles with -fwrapv semantics only for kernels:
- * go through uint64 here so the C is free of signed overflow) */
-TL_DEF_GEMM(u64, uint64_t)
+typedef struct {
+    tl_mm_gemm_fn fn;
+    int64_t N, K;
+    const void *A, *B;
+    void *C;
+} mm_ctx;
+
+static void mm_rows(int64_t b, int64_t e, void *ctx) {
+    const mm_ctx *c = ctx;
+    c->fn(b, e, c->N, c->K, c->A, c->B, c->C);
+}
 
 int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     (void)s;
@@ -75,16 +66,14 @@ int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_te
         rc = tl_zero_(out);
         goto done;
     }
-    switch (ct) {
-    case TL_FLOAT32:
-        gemm_f32(M, N, K, tl_tensor_data_ptr(ac), tl_tensor_data_ptr(bc), tl_tensor_data_ptr(c));
-        break;
-    case TL_FLOAT64:
-        gemm_f64(M, N, K, tl_tensor_data_ptr(ac), tl_tensor_data_ptr(bc), tl_tensor_data_ptr(c));
-        break;
-    default:
-        gemm_u64(M, N, K, tl_tensor_data_ptr(ac), tl_tensor_data_ptr(bc), tl_tensor_data_ptr(c));
-        break;
+    {
+        mm_ctx mc = {(*(const tl_mm_gemm_table_t *)tl_mm_gemm_stub.current)[ct], N, K, tl_tensor_data_ptr(ac),
+                     tl_tensor_data_ptr(bc), tl_tensor_data_ptr(c)};
+        /* rows across threads when there is enough work (M*N*K multiply-adds) */
+        const int64_t work = N * K > 0 ? N * K : 1;
+        int64_t grain = (1 << 20) / work;
+        if (grain < 1) grain = 1;
+        tl_parallel_for(M, grain, mm_rows, &mc);
     }
     rc = tl_copy_(out, c);
 done:

@@ -98,6 +98,14 @@ typedef tl_sum_leaf_fn tl_sum_leaf_table_t[TL_NUM_DTYPES];
 extern const tl_sum_leaf_table_t tl_sum_leaf_table_DEFAULT, tl_sum_leaf_table_AVX2, tl_sum_leaf_table_AVX512;
 extern tl_kernel_stub tl_sum_leaf_stub;
 
+/* ---- mm: per-capability blocked kernels (kernels/cpu/mm_kernel.c) over
+ * contiguous operands in the compute dtype (FLOAT32, FLOAT64, INT64 slots),
+ * rows [i0, i1) of C */
+typedef void (*tl_mm_gemm_fn)(int64_t i0, int64_t i1, int64_t N, int64_t K, const void *A, const void *B, void *C);
+typedef tl_mm_gemm_fn tl_mm_gemm_table_t[TL_NUM_DTYPES];
+extern const tl_mm_gemm_table_t tl_mm_gemm_table_DEFAULT, tl_mm_gemm_table_AVX2, tl_mm_gemm_table_AVX512;
+extern tl_kernel_stub tl_mm_gemm_stub;
+
 /* helpers formulas may use */
 #define TL_UFUNC_MAX(a, b) ((a) > (b) ? (a) : (b))
 

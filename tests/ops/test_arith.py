@@ -333,7 +333,7 @@ def _sum(t, dims=None, keepdim=False, dtype=None, out=None):
                                         ((2, 3, 4), (-1,)), ((), None), ((0, 3), (0,)), ((0, 3), (1,)),
                                         ((3, 1, 9000), (2,)), ((4100, 3), (0,))])
 @pytest.mark.parametrize("keepdim", [False, True])
-def test_sum(dt, shape, dims, keepdim):
+def test_sum(cpu_capability, dt, shape, dims, keepdim):
     rng = np.random.default_rng(6)
     a = rand(rng, shape, dt)
     t = torch_of(a, dt)
@@ -398,7 +398,7 @@ def test_sum_same_bits_at_any_thread_count():
 @needs_torch
 @pytest.mark.parametrize("dt", ALL[1:])
 @pytest.mark.parametrize("mnk", [(2, 3, 4), (1, 1, 1), (17, 33, 65), (0, 3, 2), (3, 0, 2), (2, 3, 0), (70, 600, 300)])
-def test_mm(dt, mnk):
+def test_mm(cpu_capability, dt, mnk):
     m, n, k = mnk
     if dt in (tl.float16, tl.bfloat16) and m * n * k > 10000:
         pytest.skip("reduced-precision accumulation order differs on long dot products")
