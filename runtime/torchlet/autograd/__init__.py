@@ -125,6 +125,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     outputs = _as_tensors(outputs, "outputs")
     inputs_t = _as_tensors(inputs, "inputs")
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_grads(grad_outputs, len(outputs), "grad_outputs")
     if retain_graph is None:
         retain_graph = create_graph
