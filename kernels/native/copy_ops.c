@@ -20,7 +20,9 @@ tl_tensor *tl_native_contiguous(tl_keyset ks, tl_tensor *self, int memory_format
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet supports only torch.contiguous_format and torch.preserve_format");
         return NULL;
     }
-    return tl_contiguous(self);
+    /* CompositeImplicitAutograd: self, or clone through the dispatcher (autograd records CloneBackward0) */
+    if (tl_tensor_is_contiguous(self)) return retained(self);
+    return tl_ops_clone(self, TL_CONTIGUOUS_FORMAT);
 }
 
 tl_tensor *tl_native_clone(tl_keyset ks, tl_tensor *self, int memory_format) {

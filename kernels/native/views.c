@@ -11,10 +11,22 @@ tl_tensor *tl_native_view(tl_keyset ks, tl_tensor *self, const int64_t *size, in
     return tl_view(self, size_len, size);
 }
 
-/* CompositeImplicitAutograd: a view when the strides allow it, else a copy */
+/* CompositeImplicitAutograd: a view when the strides allow it, else a copy.
+ * It decomposes through the entry points (view, or clone then view) so that
+ * autograd records its parts (ViewBackward0 / CloneBackward0), as PyTorch's. */
 tl_tensor *tl_native_reshape(tl_keyset ks, tl_tensor *self, const int64_t *shape, int64_t shape_len) {
     (void)ks;
-    return tl_reshape(self, shape_len, shape);
+    tl_tensor *probe = tl_view(self, shape_len, shape); /* metadata only: can it be a view? */
+    if (probe) {
+        tl_tensor_release(probe);
+        return tl_ops_view(self, shape, shape_len);
+    }
+    tl_clear_error();
+    tl_tensor *c = tl_ops_clone(self, TL_CONTIGUOUS_FORMAT);
+    if (!c) return NULL;
+    tl_tensor *r = tl_ops_view(c, shape, shape_len);
+    tl_tensor_release(c);
+    return r;
 }
 
 tl_tensor *tl_native_transpose(tl_keyset ks, tl_tensor *self, int64_t dim0, int64_t dim1) {

@@ -303,3 +303,18 @@ def test_memory_flat():
         backward(y)
         del a, b, y
     assert t._lib.tl_autograd_live_nodes() == base
+
+
+@pytest.mark.parametrize(
+    "arrays, fn, name",
+    [
+        ([rn(2, 6)], lambda a: a.reshape(3, 4), "ViewBackward0"),
+        ([rn(3, 4)], lambda a: a.t().reshape(12), "ViewBackward0"),  # a copy, then a view
+        ([rn(3, 4)], lambda a: a.t().contiguous(), "CloneBackward0"),
+        ([rn(3, 4)], lambda a: a.to(torchlet.float64, copy=True), "ToCopyBackward0"),
+    ],
+)
+def test_composite_implicit_decompositions(arrays, fn, name):
+    """CompositeImplicitAutograd operators differentiate through their parts"""
+    assert grad_fn_name(fn(leaf(arrays[0]))) == name
+    assert gradcheck(fn, arrays)
