@@ -84,6 +84,8 @@ def _ret_pops(r: api_c.CReturn, where: str) -> list[str]:
         ct = r.out_params[0].ctype
         pop = {"int64_t *": "tl_stack_pop_int", "double *": "tl_stack_pop_double", "bool *": "tl_glue_pop_bool", "tl_scalar *": "tl_stack_pop_scalar"}[ct]
         return [f"{pop}(&st_, ret)"]
+    if r.kind == "tensor_list":
+        return ["tl_glue_pop_tensor_list_ret(&st_, ret, ret_len)"]
     raise api_c.UnsupportedCType(f"{where}: boxing of '{r.kind}' returns is not supported yet")
 
 
@@ -106,6 +108,16 @@ def _call_lines(f: NativeFunction, r: api_c.CReturn, args: list[api_c.CArg]) -> 
         ct = r.out_params[0].ctype[:-2]
         push = {"int64_t": "tl_stack_push_int", "double": "tl_stack_push_double", "bool": "tl_stack_push_bool", "tl_scalar": "tl_stack_push_scalar"}[ct]
         return [f"{ct} r_;", f"rc_ = {fn}({call_args}, &r_);", f"if (rc_ == 0) rc_ = {push}(st, r_);"]
+    if r.kind == "tensor_list":
+        return [
+            "tl_tensor **r_ = NULL;",
+            "int64_t rn_ = 0;",
+            f"rc_ = {fn}({call_args}, &r_, &rn_);",
+            "if (rc_ == 0) {",
+            "    rc_ = tl_stack_push_tensor_list(st, r_, rn_);",
+            "    tl_tensor_list_free(r_, rn_);",
+            "}",
+        ]
     raise api_c.UnsupportedCType(f"{f.func.name}: boxing of '{r.kind}' returns is not supported yet")
 
 

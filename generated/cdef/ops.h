@@ -13,6 +13,8 @@
 int tl_ops_register_all(void);
 /* "aten::relu: CPU (tl_native_relu)\n" for every kernel the build lacks */
 int64_t tl_ops_missing_kernels(char *buf, size_t n);
+/* frees a Tensor[] return (ret, ret_len) */
+void tl_tensor_list_free(tl_tensor **list, int64_t n);
 
 /* add */
 tl_tensor *tl_ops_add_Tensor(tl_tensor *self, tl_tensor *other, tl_scalar alpha);

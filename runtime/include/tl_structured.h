@@ -151,6 +151,12 @@ void tl_glue_note_missing(const char *op, const char *key, const char *names);
  * tl_dispatch.h: at most n bytes with the NUL, returns the full length) */
 int64_t tl_ops_missing_kernels(char *buf, size_t n);
 
+/* Tensor[] returns: pops a TENSOR_LIST and hands its array (malloc'ed, owned
+ * references) to *ret / *ret_len */
+int tl_glue_pop_tensor_list_ret(tl_stack *st, tl_tensor ***ret, int64_t *ret_len);
+/* frees a Tensor[] return: releases every tensor and the array */
+void tl_tensor_list_free(tl_tensor **list, int64_t n);
+
 /* OR of the keysets of the non-NULL tensors of a list */
 tl_keyset tl_glue_list_keyset(tl_tensor *const *v, int64_t n);
 

@@ -401,3 +401,17 @@ int64_t tl_ops_missing_kernels(char *buf, size_t n) {
     }
     return (int64_t)missing_len;
 }
+
+int tl_glue_pop_tensor_list_ret(tl_stack *st, tl_tensor ***ret, int64_t *ret_len) {
+    tl_ivalue v;
+    if (tl_glue_pop_list(st, TL_IV_TENSOR_LIST, 0, &v) != 0) return -1;
+    *ret = v.u.tensors.data;
+    *ret_len = v.u.tensors.len;
+    return 0;
+}
+
+void tl_tensor_list_free(tl_tensor **list, int64_t n) {
+    if (!list) return;
+    for (int64_t i = 0; i < n; i++) tl_tensor_release(list[i]);
+    free(list);
+}
