@@ -65,6 +65,32 @@ static double TL_KNAME(leaf_bf16)(const void *p_, int64_t n) {
     return s;
 }
 
+/* row accumulation (a kept dimension innermost, e.g. sum(x, 0)):
+ * acc[k] += p[k] for n contiguous elements; floats into double, integers and
+ * bool into wrapping 64-bit */
+#define TL_DEF_ROWACC(NAME, T, ACC, LOAD)                                                  \
+    static void TL_KNAME(rowacc_##NAME)(void *acc_, const void *p_, int64_t n) {          \
+        ACC *restrict acc = (ACC *)acc_;                                                  \
+        const T *restrict p = (const T *)p_;                                              \
+        for (int64_t k = 0; k < n; k++) acc[k] += (ACC)LOAD(p[k]);                        \
+    }
+#define ID(x) (x)
+#define I64(x) ((int64_t)(x))
+TL_DEF_ROWACC(f32, float, double, ID)
+TL_DEF_ROWACC(f64, double, double, ID)
+TL_DEF_ROWACC(f16, uint16_t, double, tl_f16_to_f32)
+TL_DEF_ROWACC(bf16, uint16_t, double, tl_bf16_to_f32)
+TL_DEF_ROWACC(u8, uint8_t, uint64_t, I64)
+TL_DEF_ROWACC(i8, int8_t, uint64_t, I64)
+TL_DEF_ROWACC(i16, int16_t, uint64_t, I64)
+TL_DEF_ROWACC(i32, int32_t, uint64_t, I64)
+TL_DEF_ROWACC(i64, int64_t, uint64_t, I64)
+
+const tl_sum_rowacc_table_t TL_KNAME(tl_sum_rowacc_table) = {
+    TL_KNAME(rowacc_u8), TL_KNAME(rowacc_u8), TL_KNAME(rowacc_i8), TL_KNAME(rowacc_i16), TL_KNAME(rowacc_i32),
+    TL_KNAME(rowacc_i64), TL_KNAME(rowacc_f16), TL_KNAME(rowacc_bf16), TL_KNAME(rowacc_f32), TL_KNAME(rowacc_f64),
+};
+
 const tl_sum_leaf_table_t TL_KNAME(tl_sum_leaf_table) = {
     [TL_FLOAT16] = TL_KNAME(leaf_f16),
     [TL_BFLOAT16] = TL_KNAME(leaf_bf16),

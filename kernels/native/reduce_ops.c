@@ -76,6 +76,8 @@ int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *di
 #define TL_SUM_BLOCK 4096
 
 TL_DEFINE_STUB(tl_sum_leaf_stub, tl_sum_leaf_table)
+TL_DEFINE_STUB(tl_sum_rowacc_stub, tl_sum_rowacc_table)
+#define TL_SUM_ROWACC(dt) ((*(const tl_sum_rowacc_table_t *)tl_sum_rowacc_stub.current)[dt])
 
 /* float run: n elements of type T at p, stride st (elements), summed in
  * double; contiguous runs go pairwise over leaves of TL_SUM_BLOCK elements
@@ -146,7 +148,7 @@ typedef struct {
     int64_t size[MAXD], st[MAXD], ast[MAXD]; /* input stride (elements), acc stride (0: reduced) */
 } walk;
 
-#define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR)                                   \
+#define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR, DT)                               \
     static void walk_##NAME(const walk *w, const T *base, ACC *acc) {                 \
         int64_t idx[MAXD] = {0};                                                        \
         const int64_t nd = w->nd, n = w->size[nd - 1], st = w->st[nd - 1], as = w->ast[nd - 1]; \
@@ -156,6 +158,8 @@ typedef struct {
             for (int64_t d = 0; d < nd - 1; d++) { p += idx[d] * w->st[d]; a += idx[d] * w->ast[d]; } \
             if (as == 0) {                                                              \
                 *a = (ACC)(*a + (RUN_EXPR));                                            \
+            } else if (as == 1 && st == 1) {                                            \
+                TL_SUM_ROWACC(DT)(a, p, n);                                             \
             } else {                                                                    \
                 for (int64_t k = 0; k < n; k++) a[k * as] = (ACC)(a[k * as] + (ADD_EXPR)); \
             }                                                                           \
@@ -168,10 +172,10 @@ typedef struct {
         }                                                                               \
     }
 
-TL_DEF_WALK(f32, float, double, prun_f32(p, st, n), (double)p[k * st])
-TL_DEF_WALK(f64, double, double, prun_f64(p, st, n), p[k * st])
-TL_DEF_WALK(f16, uint16_t, double, prun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]))
-TL_DEF_WALK(bf16, uint16_t, double, prun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]))
+TL_DEF_WALK(f32, float, double, prun_f32(p, st, n), (double)p[k * st], TL_FLOAT32)
+TL_DEF_WALK(f64, double, double, prun_f64(p, st, n), p[k * st], TL_FLOAT64)
+TL_DEF_WALK(f16, uint16_t, double, prun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]), TL_FLOAT16)
+TL_DEF_WALK(bf16, uint16_t, double, prun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]), TL_BFLOAT16)
 
 static uint64_t irun_sum(const void *p, tl_dtype dt, int64_t st, int64_t n) {
     uint64_t s = 0;
@@ -201,6 +205,7 @@ static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
         uint64_t *a = acc;
         for (int64_t d = 0; d < nd - 1; d++) { p += idx[d] * w->st[d] * isz; a += idx[d] * w->ast[d]; }
         if (as == 0) *a += irun_sum(p, dt, st, n);
+        else if (as == 1 && st == 1) TL_SUM_ROWACC(dt)(a, p, n);
         else
             for (int64_t k = 0; k < n; k++) a[k * as] += (uint64_t)iload(p + k * st * isz, dt);
         int64_t d = nd - 2;
