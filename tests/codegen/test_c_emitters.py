@@ -423,4 +423,4 @@ def test_pytorch_corpus_gives_diagnostics_not_tracebacks():
         emit_c_ops(ctx)
     diags = e.value.diagnostics
     assert all("not supported" in d.message or "no convention" in d.message for d in diags)
-    assert len(diags) < 0.1 * len(model.functions)  # > 90% of PyTorch's operators generate
+    assert len(diags) < 0.07 * len(model.functions)  # > 93% of PyTorch's operators generate (178 of 3,101 do not)
