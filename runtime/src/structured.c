@@ -365,18 +365,19 @@ tl_keyset tl_glue_list_keyset(tl_tensor *const *v, int64_t n) {
 }
 
 tl_keyset tl_glue_backend_select_keyset(tl_keyset ks, int device) {
-    int key;
+    tl_keyset backend;
     switch (device) {
     case -1:
-    case TL_CPU: key = TL_KEY_CPU; break;
-    case TL_CUDA: key = TL_KEY_CUDA; break;
-    case TL_META: key = TL_KEY_META; break;
+    case TL_CPU: backend = TL_KEYSET_CPU_BITS; break;
+    case TL_CUDA: backend = TL_KEYSET_CUDA_BITS; break;
+    case TL_META: backend = TL_KEYSET_META_BITS; break;
     default:
         tl_set_error(TL_ERR_RUNTIME, "Expected a valid device, got device type %d", device);
         return 0;
     }
-    return (tl_keyset_below(ks, TL_KEY_BACKEND_SELECT) | tl_dispatch_backend_tensor_keyset(key)) &
-           ~tl_tls_get_excluded();
+    /* the keys below BackendSelect, plus what a tensor of that backend carries */
+    ks &= ((tl_keyset)1 << TL_KEY_BACKEND_SELECT) - 1;
+    return (ks | backend) & ~tl_tls_get_excluded();
 }
 
 /* missing kernels: written once at registration (under the import lock) */
