@@ -436,6 +436,9 @@ def _guard(sig: PySignature, kwname: str) -> str:
                 conds.append(f"({p} if n > {i} else {a.name!r} in kwargs)")
             else:
                 conds.append(f"(n <= {i} or {p})")
+    for a in sig.kwonly:
+        if a.required:  # a keyword-only parameter without default must be given
+            conds.append(f"{a.name!r} in kwargs")
     conds.append(f"(not kwargs or _kw_ok(kwargs, {kwname}))")
     return " and ".join(conds)
 

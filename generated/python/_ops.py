@@ -616,9 +616,9 @@ def div(*args, **kwargs):
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
         return _impldiv_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
         return _impldiv_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
         return _impldiv_2(*args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS_div)
 
@@ -1125,7 +1125,7 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
 def rand(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     n = len(args)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
         return _implrand_0(*args, **kwargs)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_rand_1)):
         return _implrand_1(*args, **kwargs)
@@ -1212,7 +1212,7 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
 def randn(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     n = len(args)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
         return _implrandn_0(*args, **kwargs)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1)):
         return _implrandn_1(*args, **kwargs)
@@ -2058,9 +2058,9 @@ def _m_div(self, *args, **kwargs):
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
         return _impl_m_div_0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
         return _impl_m_div_1(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_2)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_2)):
         return _impl_m_div_2(self, *args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS__m_div)
 
@@ -2134,9 +2134,9 @@ def _m_div_(self, *args, **kwargs):
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
         return _impl_m_div__0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
         return _impl_m_div__1(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
         return _impl_m_div__2(self, *args, **kwargs)
     raise _invalid_combination('div_', args, kwargs, _SIGS__m_div_)
 

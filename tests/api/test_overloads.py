@@ -175,3 +175,23 @@ def test_python_signature_conventions():
     assert s.args[1].default == "(1, 1)" and s.args[1].default_doc == "1"
     m = make_signature(parse_schema("view(Tensor(a) self, SymInt[] size) -> Tensor(a)"), None, True)
     assert m.varargs and m.signature_str() == "(tuple of ints size)"
+
+
+def test_required_keyword_only_selects_overload():
+    """rand(size) vs rand.generator(size, *, generator): the generator overload
+    sorts first but needs its keyword-only argument."""
+    assert tl.rand(2, 3).shape == (2, 3)
+    g1, g2 = tl.Generator().manual_seed(7), tl.Generator().manual_seed(7)
+    assert tl.rand((3,), generator=g1).tolist() == tl.rand(3, generator=g2).tolist()
+    assert tl.randn(4, dtype=tl.float64).dtype is tl.float64
+
+
+def test_more_overloads():
+    x = tl.ones(1, 3, 1)
+    assert x.squeeze().shape == (3,) and x.squeeze(0).shape == (3, 1) and x.squeeze((0, 2)).shape == (3,)
+    assert tl.arange(1, 5, 2).tolist() == [1, 3] and tl.arange(5.0).dtype is tl.float32
+    a = tl.tensor([7, -7])
+    assert tl.div(a, 2, rounding_mode="floor").tolist() == [3, -4]
+    assert a.div(2, rounding_mode="trunc").tolist() == [3, -3]
+    b = tl.ones(2)
+    assert b.copy_(5).tolist() == [5.0, 5.0]            # copy_ takes numbers as tensors, like PyTorch
