@@ -135,6 +135,18 @@ def test_gradcheck(name):
         assert gradcheck(fn, arrays, DIFF.get(name), **kw)
 
 
+@pytest.mark.parametrize("name", differentiable_ops())
+def test_torchlet_autograd_gradcheck(name):
+    """the same cases through the project's own torchlet.autograd.gradcheck"""
+    gc = getattr(getattr(torchlet, "autograd", None), "gradcheck", None)
+    if gc is None:
+        pytest.skip("torchlet.autograd.gradcheck not available")
+    diff = DIFF.get(name)
+    for arrays, fn in CASES[name]:
+        inputs = [leaf(a, diff is None or i in diff) for i, a in enumerate(arrays)]
+        assert gc(fn, inputs)
+
+
 @pytest.mark.parametrize(
     "name, arrays, fn",
     [
