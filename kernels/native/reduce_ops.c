@@ -230,7 +230,8 @@ int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64
     if (!x) return -1;
     const int floating = tl_dtype_is_floating(rt);
     const int64_t nd = tl_tensor_ndim(x);
-    void *accbuf = calloc((size_t)onumel, 8);
+    uint64_t small[16] = {0};   /* most reductions have few outputs: no heap buffer */
+    void *accbuf = onumel <= 16 ? (void *)small : calloc((size_t)onumel, 8);
     if (!accbuf) {
         tl_tensor_release(x);
         return tl_set_error(TL_ERR_MEMORY, "sum: out of memory");
@@ -275,9 +276,18 @@ int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64
         }
     }
     tl_tensor_release(x);
-    /* results into a contiguous temporary of the output's shape, then copied */
-    tl_tensor *tmp = tl_empty(tl_tensor_ndim(out), tl_tensor_sizes(out), floating ? TL_FLOAT64 : TL_INT64, TL_CPU);
     int rc = -1;
+    if (tl_tensor_is_contiguous(out) && (rt == TL_FLOAT32 || rt == TL_FLOAT64 || rt == TL_INT64)) {
+        /* the common case: convert straight into out */
+        void *d = tl_tensor_data_ptr(out);
+        if (rt == TL_FLOAT64 || rt == TL_INT64) memcpy(d, accbuf, (size_t)onumel * 8);
+        else
+            for (int64_t i = 0; i < onumel; i++) ((float *)d)[i] = (float)((const double *)accbuf)[i];
+        if (accbuf != small) free(accbuf);
+        return 0;
+    }
+    /* otherwise into a contiguous temporary of the output's shape, then copied */
+    tl_tensor *tmp = tl_empty(tl_tensor_ndim(out), tl_tensor_sizes(out), floating ? TL_FLOAT64 : TL_INT64, TL_CPU);
     if (tmp) {
         if (floating) memcpy(tl_tensor_data_ptr(tmp), accbuf, (size_t)onumel * 8);
         else if (rt == TL_BOOL) {
@@ -287,7 +297,7 @@ int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64
         rc = tl_copy_(out, tmp);
         tl_tensor_release(tmp);
     }
-    free(accbuf);
+    if (accbuf != small) free(accbuf);
     return rc;
 }
 
