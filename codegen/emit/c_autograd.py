@@ -64,6 +64,7 @@ class Val:
 
     kinds: tensor (``c`` = one ``tl_tensor *`` expression; ``temp`` names an
     owned temporary), scalar, int, double, bool, dtype, device, layout,
+    optstr (``const char *`` or NULL),
     intlist (data, len), optintlist (data or NULL, len), optint (value, has),
     options (dtype, device), info (sizes, len, dtype, device), none, number
     (a literal that converts to int/double/scalar/bool).
@@ -104,8 +105,13 @@ _HELPERS: dict[str, list[tuple[tuple[str, ...], str]]] = {
     "div_tensor_self_backward": [
         (("tensor", "tensor", "dtype"), "tl_ag_div_tensor_self_backward"),
         (("tensor", "scalar", "dtype"), "tl_ag_div_tensor_self_backward_scalar"),
+        (("tensor", "tensor", "dtype", "optstr"), "tl_ag_div_tensor_self_backward_mode"),
+        (("tensor", "scalar", "dtype", "optstr"), "tl_ag_div_tensor_self_backward_scalar_mode"),
     ],
-    "div_tensor_other_backward": [(("tensor", "tensor", "tensor"), "tl_ag_div_tensor_other_backward")],
+    "div_tensor_other_backward": [
+        (("tensor", "tensor", "tensor"), "tl_ag_div_tensor_other_backward"),
+        (("tensor", "tensor", "tensor", "optstr"), "tl_ag_div_tensor_other_backward_mode"),
+    ],
     "sum_backward": [(("tensor", "intlist", "optintlist", "bool"), "tl_ag_sum_backward")],
     "mm_mat1_backward": [(("tensor", "tensor", "intlist", "intlist", "layout", "scalar"), "tl_ag_mm_mat1_backward")],
     "mm_mat2_backward": [(("tensor", "tensor", "intlist", "intlist", "layout", "scalar"), "tl_ag_mm_mat2_backward")],
@@ -257,6 +263,10 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
             f = _int_list_field(n, "optintlist", p[0], p[1])
             f.val = Val("optintlist", (f"(n_->{n}.has ? n_->{n}.data : NULL)", f"n_->{n}.len"))
             return f
+        if k == "str":  # only str? arguments such as rounding_mode: None or a short name
+            return Field(n, "optstr", [f"char {n}[32];", f"bool {n}_has;"],
+                         [f"n_->{n}_has = {p[0]} != NULL;", f"if ({p[0]}) snprintf(n_->{n}, sizeof n_->{n}, \"%s\", {p[0]});"],
+                         Val("optstr", (f"(n_->{n}_has ? n_->{n} : NULL)",)))  # fmt: skip
         if k in ("device", "enum"):
             return Field(n, "int", [f"int {n};"], [f"n_->{n} = {p[0]};"], Val("layout" if k == "enum" else "device", (f"n_->{n}",)))
         raise UnsupportedFormula(f"saved argument '{n}' of kind '{k}'")

@@ -8,6 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   div.Tensor(Tensor self, Tensor other) -> Tensor
  *   div.Scalar(Tensor self, Scalar other) -> Tensor
+ *   div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+ *   div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -24,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
@@ -131,6 +134,111 @@ static void DivBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable DivBackward1_vtable = {
     "DivBackward1", DivBackward1_apply, DivBackward1_release_saved_variables, DivBackward1_destroy,
 };
+/* ======================================================================
+ * DivBackward2: the backward node of (yaml/derivatives.yaml)
+ *   div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+ * ====================================================================== */
+
+typedef struct DivBackward2 {
+    tl_node base;
+    tl_dtype self_scalar_type;
+    tl_saved_variable other_;
+    char rounding_mode[32];
+    bool rounding_mode_has;
+    tl_saved_variable self_;
+} DivBackward2;
+
+static int DivBackward2_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    DivBackward2 *n_ = (DivBackward2 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *other = NULL;
+    tl_tensor *self = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: div_tensor_self_backward(grad, other, self.scalar_type(), rounding_mode) */
+        if (!other && tl_saved_variable_unpack(&n_->other_, node_, &other) < 0) goto done;
+        t0_ = tl_ag_div_tensor_self_backward_mode(grad, other, n_->self_scalar_type, (n_->rounding_mode_has ? n_->rounding_mode : NULL));
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* other: div_tensor_other_backward(grad, self, other, rounding_mode) */
+        if (!other && tl_saved_variable_unpack(&n_->other_, node_, &other) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t1_ = tl_ag_div_tensor_other_backward_mode(grad, self, other, (n_->rounding_mode_has ? n_->rounding_mode : NULL));
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(other);
+    tl_tensor_release(self);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void DivBackward2_release_saved_variables(tl_node *node_) {
+    DivBackward2 *n_ = (DivBackward2 *)node_;
+    tl_saved_variable_release(&n_->other_);
+    tl_saved_variable_release(&n_->self_);
+}
+
+static void DivBackward2_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable DivBackward2_vtable = {
+    "DivBackward2", DivBackward2_apply, DivBackward2_release_saved_variables, DivBackward2_destroy,
+};
+/* ======================================================================
+ * DivBackward3: the backward node of (yaml/derivatives.yaml)
+ *   div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+ * ====================================================================== */
+
+typedef struct DivBackward3 {
+    tl_node base;
+    tl_dtype self_scalar_type;
+    tl_scalar other;
+    char rounding_mode[32];
+    bool rounding_mode_has;
+} DivBackward3;
+
+static int DivBackward3_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    DivBackward3 *n_ = (DivBackward3 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: div_tensor_self_backward(grad, other, self.scalar_type(), rounding_mode) */
+        t0_ = tl_ag_div_tensor_self_backward_scalar_mode(grad, n_->other, n_->self_scalar_type, (n_->rounding_mode_has ? n_->rounding_mode : NULL));
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void DivBackward3_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void DivBackward3_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable DivBackward3_vtable = {
+    "DivBackward3", DivBackward3_apply, DivBackward3_release_saved_variables, DivBackward3_destroy,
+};
 /* ----------------------------------------------------------------------
  * div.Tensor: div.Tensor(Tensor self, Tensor other) -> Tensor
  * records DivBackward0
@@ -224,29 +332,85 @@ static tl_tensor *tl_autograd_div_out(tl_keyset ks, tl_tensor *self, tl_tensor *
 }
 /* ----------------------------------------------------------------------
  * div.Tensor_mode: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records DivBackward2
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_div_Tensor_mode(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, other };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'div' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_div_Tensor_mode_redispatch(below_, self, other, rounding_mode);
+    DivBackward2 *n_ = (DivBackward2 *)tl_node_new(&DivBackward2_vtable, sizeof(DivBackward2), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
     }
-    return tl_ops_div_Tensor_mode_redispatch(below_, self, other, rounding_mode);
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_saved_variable_save(&n_->other_, other, 0) < 0) goto fail;
+        n_->rounding_mode_has = rounding_mode != NULL;
+        if (rounding_mode) snprintf(n_->rounding_mode, sizeof n_->rounding_mode, "%s", rounding_mode);
+    }
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_div_Tensor_mode_redispatch(below_, self, other, rounding_mode);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* ----------------------------------------------------------------------
  * div_.Tensor_mode: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records DivBackward2 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_div__Tensor_mode(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
     tl_tensor *ins_[2] = { self, other };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'div_' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_div__Tensor_mode_redispatch(below_, self, other, rounding_mode);
+    DivBackward2 *n_ = (DivBackward2 *)tl_node_new(&DivBackward2_vtable, sizeof(DivBackward2), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
     }
-    return tl_ops_div__Tensor_mode_redispatch(below_, self, other, rounding_mode);
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_saved_variable_save(&n_->other_, other, 0) < 0) goto fail;
+        n_->rounding_mode_has = rounding_mode != NULL;
+        if (rounding_mode) snprintf(n_->rounding_mode, sizeof n_->rounding_mode, "%s", rounding_mode);
+    }
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        /* self is overwritten: save a copy taken before the op (PyTorch's original_self) */
+        { tl_tensor *c_ = tl_ops_clone(self, -1);
+          if (!c_) goto fail;
+          int rc_ = tl_saved_variable_save(&n_->self_, c_, 0);
+          tl_tensor_release(c_);
+          if (rc_ < 0) goto fail; }
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_div__Tensor_mode_redispatch(below_, self, other, rounding_mode);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* ----------------------------------------------------------------------
  * div.out_mode: div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
@@ -326,29 +490,70 @@ fail:
 }
 /* ----------------------------------------------------------------------
  * div.Scalar_mode: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records DivBackward3
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_div_Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'div' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_div_Scalar_mode_redispatch(below_, self, other, rounding_mode);
+    DivBackward3 *n_ = (DivBackward3 *)tl_node_new(&DivBackward3_vtable, sizeof(DivBackward3), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
+        n_->other = other;
+        n_->rounding_mode_has = rounding_mode != NULL;
+        if (rounding_mode) snprintf(n_->rounding_mode, sizeof n_->rounding_mode, "%s", rounding_mode);
     }
-    return tl_ops_div_Scalar_mode_redispatch(below_, self, other, rounding_mode);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_div_Scalar_mode_redispatch(below_, self, other, rounding_mode);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* ----------------------------------------------------------------------
  * div_.Scalar_mode: div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records DivBackward3 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'div_' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_div__Scalar_mode_redispatch(below_, self, other, rounding_mode);
+    DivBackward3 *n_ = (DivBackward3 *)tl_node_new(&DivBackward3_vtable, sizeof(DivBackward3), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
+        n_->other = other;
+        n_->rounding_mode_has = rounding_mode != NULL;
+        if (rounding_mode) snprintf(n_->rounding_mode, sizeof n_->rounding_mode, "%s", rounding_mode);
     }
-    return tl_ops_div__Scalar_mode_redispatch(below_, self, other, rounding_mode);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_div__Scalar_mode_redispatch(below_, self, other, rounding_mode);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_div(void) {

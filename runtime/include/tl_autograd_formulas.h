@@ -58,6 +58,12 @@ tl_tensor *tl_ag_mul_tensor_backward_scalar(tl_tensor *grad, tl_scalar other, tl
 tl_tensor *tl_ag_div_tensor_self_backward(tl_tensor *grad, tl_tensor *other, tl_dtype self_st);
 tl_tensor *tl_ag_div_tensor_self_backward_scalar(tl_tensor *grad, tl_scalar other, tl_dtype self_st);
 tl_tensor *tl_ag_div_tensor_other_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *other);
+/* div with rounding_mode (NULL: true division): a rounded quotient is piecewise
+ * constant, so its gradient is zero (PyTorch's) */
+tl_tensor *tl_ag_div_tensor_self_backward_mode(tl_tensor *grad, tl_tensor *other, tl_dtype self_st, const char *mode);
+tl_tensor *tl_ag_div_tensor_self_backward_scalar_mode(tl_tensor *grad, tl_scalar other, tl_dtype self_st,
+                                                      const char *mode);
+tl_tensor *tl_ag_div_tensor_other_backward_mode(tl_tensor *grad, tl_tensor *self, tl_tensor *other, const char *mode);
 
 /* sum.dim_IntList: unsqueeze the reduced dims (keepdim=False), expand to sizes;
  * dims NULL or empty: every dim */

@@ -125,6 +125,26 @@ done:
     return r;
 }
 
+static tl_tensor *zeros_of(tl_tensor *grad, tl_dtype dt) {
+    return tl_ops_zeros_like(grad, dt, -1, -1, false, false, -1);
+}
+
+tl_tensor *tl_ag_div_tensor_self_backward_mode(tl_tensor *grad, tl_tensor *other, tl_dtype self_st, const char *mode) {
+    if (mode) return zeros_of(grad, self_st);
+    return tl_ag_div_tensor_self_backward(grad, other, self_st);
+}
+
+tl_tensor *tl_ag_div_tensor_self_backward_scalar_mode(tl_tensor *grad, tl_scalar other, tl_dtype self_st,
+                                                      const char *mode) {
+    if (mode) return zeros_of(grad, self_st);
+    return tl_ag_div_tensor_self_backward_scalar(grad, other, self_st);
+}
+
+tl_tensor *tl_ag_div_tensor_other_backward_mode(tl_tensor *grad, tl_tensor *self, tl_tensor *other, const char *mode) {
+    if (mode) return zeros_of(grad, tl_tensor_dtype(other));
+    return tl_ag_div_tensor_other_backward(grad, self, other);
+}
+
 tl_tensor *tl_ag_sum_backward(tl_tensor *grad, const int64_t *sizes, int64_t ndim, const int64_t *dims,
                               int64_t ndims, bool keepdim) {
     if (keepdim || ndim == 0 || dims == NULL || ndims == 0) return tl_ops_expand(grad, sizes, ndim, false);
