@@ -105,7 +105,7 @@ def _pred(a: PyArg, x: str) -> str:
     opt = "True" if a.type.is_nullable() else "False"
     if k == "tensor":
         if a.numbers_ok:
-            return f"({x}.__class__ in _NUMBERS or isinstance({x}, _Tensor))"
+            return f"({x}.__class__ in _NUMBERS or isinstance({x}, _Tensor) or _is_number({x}))"
         return f"isinstance({x}, _Tensor)"
     if k == "opt_tensor":
         return f"({x} is None or isinstance({x}, _Tensor))"
@@ -240,9 +240,11 @@ class _Body:
                 L.append(f"            {v}_n = _SC_INT.get({v}) if {v}.__class__ is int else None")
                 L.append(f"            if {v}_n is None:")
                 L.append(f"                {v}_n = _cv_scalar({v})")
+                L.append(f"        elif _is_number({v}):  # numpy scalars and other numbers")
+                L.append(f"            {v}_n = _cv_scalar({v})")
                 L.append(f"        elif not isinstance({v}, _Tensor):")
             elif a.numbers_ok:
-                L.append(f"        if {v}.__class__ in _NUMBERS:")
+                L.append(f"        if {v}.__class__ in _NUMBERS or _is_number({v}):")
                 L.append(f"            {v} = _wrapped({v})")
                 L.append(f"        elif not isinstance({v}, _Tensor):")
             else:
@@ -547,7 +549,7 @@ def emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], fu
     if form == "reflect":
         L.append(f"def {pyname}(self, other):")
         L.append(f"    # {dunder}: other {op} self, with the number as a wrapped 0-dim tensor")
-        L.append("    if other.__class__ not in _NUMBERS:")
+        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other):")
         L.append("        return NotImplemented")
         L.append("    try:")
         L.append(f"        return _m_{op}(_wrapped(other), self)")

@@ -52,6 +52,7 @@ from torchlet._pyargs import (
     done as _done,
     flush as _flush,
     invalid_combination as _invalid_combination,
+    is_number as _is_number,
     is_scalar as _is_scalar,
     kw_ok as _kw_ok,
     missing_c as _missing_c,
@@ -277,7 +278,7 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_add = (
-    ('(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
@@ -292,6 +293,8 @@ def add(input, other, *, alpha=1, out=None):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('add', 'other', 2, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -522,12 +525,12 @@ def clone(input, *, memory_format=None):
 # yaml/native_functions.yaml: div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
 _SIGS_div = (
-    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
     ('(Tensor input, Number other, *, str rounding_mode)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
 )
-_KW_div_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_div_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_div_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_div_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 _KW_div_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 
 
@@ -542,6 +545,8 @@ def _impldiv_0(input, other, *, out=None):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     if out is None:
@@ -570,6 +575,8 @@ def _impldiv_1(input, other, *, rounding_mode, out=None):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     rounding_mode_c = _cv_str(rounding_mode, True)
@@ -614,9 +621,9 @@ def _impldiv_2(input, other, *, rounding_mode):
 def div(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Tensor other, *, str rounding_mode, Tensor out = None) | (Tensor input, Number other, *, str rounding_mode)'
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
         return _impldiv_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor)) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
         return _impldiv_1(*args, **kwargs)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
         return _impldiv_2(*args, **kwargs)
@@ -870,7 +877,7 @@ def mm(input, mat2, *, out=None):
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_mul = (
-    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
@@ -885,6 +892,8 @@ def mul(input, other, *, out=None):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 2, 'Tensor', other)
     if out is None:
@@ -1516,7 +1525,7 @@ def squeeze(*args, **kwargs):
 # yaml/native_functions.yaml: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_sub = (
-    ('(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
@@ -1531,6 +1540,8 @@ def sub(input, other, *, alpha=1, out=None):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('sub', 'other', 2, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -1816,7 +1827,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
 
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 _SIGS__m_add = (
-    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
+    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
 
 
@@ -1828,6 +1839,8 @@ def _m_add(self, other, *, alpha=1):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('add', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -1845,7 +1858,7 @@ def _m_add(self, other, *, alpha=1):
 
 # yaml/native_functions.yaml: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
 _SIGS__m_add_ = (
-    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
+    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
 
 
@@ -1857,6 +1870,8 @@ def _m_add_(self, other, *, alpha=1):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('add_', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -1960,7 +1975,7 @@ def _m_contiguous(self, *, memory_format='contiguous_format'):
 
 # yaml/native_functions.yaml: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 _SIGS__m_copy_ = (
-    ('(Tensor src, bool non_blocking = False)', (('src', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor src, bool non_blocking = False)', (('src', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD),), (), False),
 )
 
 
@@ -1972,6 +1987,8 @@ def _m_copy_(self, src, non_blocking=False):
             src_n = _SC_INT.get(src) if src.__class__ is int else None
             if src_n is None:
                 src_n = _cv_scalar(src)
+        elif _is_number(src):  # numpy scalars and other numbers
+            src_n = _cv_scalar(src)
         elif not isinstance(src, _Tensor):
             raise _arg_error('copy_', 'src', 1, 'Tensor', src)
     non_blocking_c = _cv_bool(non_blocking)
@@ -1987,12 +2004,12 @@ def _m_copy_(self, src, non_blocking=False):
 # yaml/native_functions.yaml: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 # yaml/native_functions.yaml: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
 _SIGS__m_div = (
-    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
-    ('(Tensor other, *, str rounding_mode)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Tensor other, *, str rounding_mode)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
     ('(Number other, *, str rounding_mode)', (('other', lambda x: _is_scalar(x)),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
 )
-_KW__m_div_0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))}
-_KW__m_div_1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
+_KW__m_div_0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_div_1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 _KW__m_div_2 = {'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 
 
@@ -2004,6 +2021,8 @@ def _impl_m_div_0(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
     h_ = (_C_div_Tensor(self._p, other._p) if other_n is None else _P_div_Tensor_n_other(self._p, other_n))
@@ -2022,6 +2041,8 @@ def _impl_m_div_1(self, other, *, rounding_mode):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
     rounding_mode_c = _cv_str(rounding_mode, True)
@@ -2056,9 +2077,9 @@ def _impl_m_div_2(self, other, *, rounding_mode):
 def _m_div(self, *args, **kwargs):
     '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
         return _impl_m_div_0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
         return _impl_m_div_1(self, *args, **kwargs)
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_2)):
         return _impl_m_div_2(self, *args, **kwargs)
@@ -2069,12 +2090,12 @@ def _m_div(self, *args, **kwargs):
 # yaml/native_functions.yaml: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
 # yaml/native_functions.yaml: div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
 _SIGS__m_div_ = (
-    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
-    ('(Tensor other, *, str rounding_mode)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Tensor other, *, str rounding_mode)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
     ('(Number other, *, str rounding_mode)', (('other', lambda x: _is_scalar(x)),), (('rounding_mode', lambda x: _cv_str(x, True) is not _BAD),), False),
 )
-_KW__m_div__0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))}
-_KW__m_div__1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
+_KW__m_div__0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_div__1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 _KW__m_div__2 = {'other': lambda x: _is_scalar(x), 'rounding_mode': lambda x: _cv_str(x, True) is not _BAD}
 
 
@@ -2086,6 +2107,8 @@ def _impl_m_div__0(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div_', 'other', 1, 'Tensor', other)
     rc_ = (_P_div__Tensor_r(self._p, other._p) if other_n is None else _P_div__Tensor_n_other_r(self._p, other_n))
@@ -2102,6 +2125,8 @@ def _impl_m_div__1(self, other, *, rounding_mode):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('div_', 'other', 1, 'Tensor', other)
     rounding_mode_c = _cv_str(rounding_mode, True)
@@ -2132,9 +2157,9 @@ def _impl_m_div__2(self, other, *, rounding_mode):
 def _m_div_(self, *args, **kwargs):
     '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
         return _impl_m_div__0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
         return _impl_m_div__1(self, *args, **kwargs)
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
         return _impl_m_div__2(self, *args, **kwargs)
@@ -2211,7 +2236,7 @@ def _m_mm(self, mat2):
 
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_mul = (
-    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
 )
 
 
@@ -2223,6 +2248,8 @@ def _m_mul(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 1, 'Tensor', other)
     h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
@@ -2235,7 +2262,7 @@ def _m_mul(self, other):
 
 # yaml/native_functions.yaml: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 _SIGS__m_mul_ = (
-    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
 )
 
 
@@ -2247,6 +2274,8 @@ def _m_mul_(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul_', 'other', 1, 'Tensor', other)
     rc_ = (_P_mul__Tensor_r(self._p, other._p) if other_n is None else _P_mul__Tensor_n_other_r(self._p, other_n))
@@ -2502,7 +2531,7 @@ def _m_squeeze(self, *args, **kwargs):
 
 # yaml/native_functions.yaml: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 _SIGS__m_sub = (
-    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
+    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
 
 
@@ -2514,6 +2543,8 @@ def _m_sub(self, other, *, alpha=1):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('sub', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -2531,7 +2562,7 @@ def _m_sub(self, other, *, alpha=1):
 
 # yaml/native_functions.yaml: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
 _SIGS__m_sub_ = (
-    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))),), (('alpha', lambda x: _is_scalar(x)),), False),
+    ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)),), False),
 )
 
 
@@ -2543,6 +2574,8 @@ def _m_sub_(self, other, *, alpha=1):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('sub_', 'other', 1, 'Tensor', other)
     alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
@@ -2633,12 +2666,12 @@ def _m_t(self):
 # yaml/native_functions.yaml: to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 _SIGS__m_to = (
     ('(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
-    ('(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
+    ('(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
     ('(torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('device', lambda x: _cv_device(x, False) is not _BAD), ('dtype', lambda x: _cv_dtype(x, False) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
     ('(torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)', (('dtype', lambda x: _cv_dtype(x, False) is not _BAD), ('non_blocking', lambda x: _cv_bool(x) is not _BAD), ('copy', lambda x: _cv_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), (), False),
 )
 _KW__m_to_0 = {'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
-_KW__m_to_1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor)), 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
+_KW__m_to_1 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 _KW__m_to_2 = {'device': lambda x: _cv_device(x, False) is not _BAD, 'dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 _KW__m_to_3 = {'dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'non_blocking': lambda x: _cv_bool(x) is not _BAD, 'copy': lambda x: _cv_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD}
 
@@ -2685,6 +2718,8 @@ def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             raise _arg_error('to', 'other', 1, 'Tensor', other)
     non_blocking_c = _cv_bool(non_blocking)
@@ -2765,7 +2800,7 @@ def _m_to(self, *args, **kwargs):
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0)):
         return _impl_m_to_0(self, *args, **kwargs)
-    if n <= 4 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor)) if n > 0 else 'other' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_1)):
+    if n <= 4 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_1)):
         return _impl_m_to_1(self, *args, **kwargs)
     if n <= 5 and (_cv_device(args[0], False) is not _BAD if n > 0 else 'device' in kwargs) and (_cv_dtype(args[1], False) is not _BAD if n > 1 else 'dtype' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_enum(args[4], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_2)):
         return _impl_m_to_2(self, *args, **kwargs)
@@ -2920,6 +2955,8 @@ def _d__add__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_add_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, _SC_INT[1]))
@@ -2937,6 +2974,8 @@ def _d__radd__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_add_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, _SC_INT[1]))
@@ -2954,6 +2993,8 @@ def _d__iadd__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     rc_ = (_P_add__Tensor_r(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add__Tensor_n_other_r(self._p, other_n, _SC_INT[1]))
@@ -2969,6 +3010,8 @@ def _d__sub__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_sub_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_sub_Tensor_n_other(self._p, other_n, _SC_INT[1]))
@@ -2981,7 +3024,7 @@ def _d__sub__(self, other):
 
 def _d__rsub__(self, other):
     # __rsub__: other sub self, with the number as a wrapped 0-dim tensor
-    if other.__class__ not in _NUMBERS:
+    if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
         return _m_sub(_wrapped(other), self)
@@ -2996,6 +3039,8 @@ def _d__isub__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     rc_ = (_P_sub__Tensor_r(self._p, other._p, _SC_INT[1]) if other_n is None else _P_sub__Tensor_n_other_r(self._p, other_n, _SC_INT[1]))
@@ -3011,6 +3056,8 @@ def _d__mul__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
@@ -3028,6 +3075,8 @@ def _d__rmul__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
@@ -3045,6 +3094,8 @@ def _d__imul__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     rc_ = (_P_mul__Tensor_r(self._p, other._p) if other_n is None else _P_mul__Tensor_n_other_r(self._p, other_n))
@@ -3060,6 +3111,8 @@ def _d__truediv__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_div_Tensor(self._p, other._p) if other_n is None else _P_div_Tensor_n_other(self._p, other_n))
@@ -3072,7 +3125,7 @@ def _d__truediv__(self, other):
 
 def _d__rtruediv__(self, other):
     # __rtruediv__: other div self, with the number as a wrapped 0-dim tensor
-    if other.__class__ not in _NUMBERS:
+    if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
         return _m_div(_wrapped(other), self)
@@ -3087,6 +3140,8 @@ def _d__itruediv__(self, other):
             other_n = _SC_INT.get(other) if other.__class__ is int else None
             if other_n is None:
                 other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
         elif not isinstance(other, _Tensor):
             return NotImplemented
     rc_ = (_P_div__Tensor_r(self._p, other._p) if other_n is None else _P_div__Tensor_n_other_r(self._p, other_n))

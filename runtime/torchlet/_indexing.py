@@ -148,6 +148,8 @@ def make_to(generated_to):
 
 
 def install():
+    # numpy defers binary operators to Tensor (np.float32(2) + t is a Tensor), like PyTorch
+    Tensor.__array_priority__ = 1000
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
     gen_to = getattr(Tensor, "to", None)

@@ -16,7 +16,10 @@ are bound by ``bind()`` when torchlet._tensor has defined them.
 """
 from __future__ import annotations
 
+import numbers as _numbers
 import operator
+
+import numpy as _np
 
 from . import _device as _dev
 from . import _dtype as _dt
@@ -176,12 +179,22 @@ def wrapped(v):
     return _wrap(_wrapped_scalar(s))
 
 
+def is_number(v) -> bool:
+    """A number that is not a Python bool/int/float: numpy scalars (PyTorch
+    takes them as Python numbers), other numbers.Real / Integral objects."""
+    if isinstance(v, (_np.generic, _numbers.Real)) and not isinstance(v, (str, bytes)):
+        return not isinstance(v, _np.ndarray) and (not isinstance(v, _np.generic) or v.dtype.kind in "biuf")
+    return False
+
+
 def is_scalar(v) -> bool:
-    """What a ``Scalar`` parameter accepts: Python numbers and 0-dim tensors."""
+    """What a ``Scalar`` parameter accepts: numbers and 0-dim tensors."""
     c = v.__class__
     if c in NUMBERS:
         return True
-    return isinstance(v, Tensor) and v.dim() == 0 and not v.is_meta
+    if isinstance(v, Tensor):
+        return v.dim() == 0 and not v.is_meta
+    return is_number(v)
 
 
 def cv_scalar(v):
@@ -201,8 +214,10 @@ def cv_scalar(v):
         if v.dim() != 0 or v.is_meta:
             return BAD
         return cv_scalar(v.item())
-    if isinstance(v, bool):
+    if isinstance(v, (bool, _np.bool_)):
         return SC_TRUE if v else SC_FALSE
+    if isinstance(v, _np.floating):
+        return _from_double(float(v))
     if hasattr(v, "__index__") and not isinstance(v, float):
         return cv_scalar(operator.index(v))
     if hasattr(v, "__float__") and not isinstance(v, (str, bytes)):

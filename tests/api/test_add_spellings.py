@@ -170,3 +170,16 @@ def test_factories_dtype_device():
         tl.zeros(2, requires_grad=True)
     with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
         tl.zeros(2, size=(2,))
+
+
+@pytest.mark.parametrize("num", [np.float32(2.5), np.float64(2), np.int64(3), np.int32(-2), np.bool_(True)])
+def test_numpy_scalars_are_numbers(num):
+    """PyTorch takes numpy scalars as Python numbers (both operand orders)."""
+    for dt in (tl.float32, tl.int32):
+        x = tl.ones(2, dtype=dt)
+        for got, want in ((x + num, 1 + num.item()), (num + x, num.item() + 1), (x * num, num.item())):
+            assert isinstance(got, tl.Tensor)
+            assert got.tolist() == [want, want]
+            if torch is not None and not isinstance(num, np.bool_):  # (PyTorch makes np.bool_ a float)
+                ref = torch.ones(2, dtype=getattr(torch, repr(dt).split(".")[1])) + num
+                assert repr((x + num).dtype).split(".")[1] == str(ref.dtype).split(".")[1]
