@@ -195,7 +195,7 @@ def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
         "enum": enum,
         "fn": fn,
         "debug": f"{fn} registered at generated/{path}",
-        "needs": " || ".join(f"!(void *){n}" for n in needed),
+        "needs": " || ".join(f"TL_KERNEL_MISSING({n})" for n in needed),
         "needed": ", ".join(needed),
     }
 

@@ -86,7 +86,7 @@ int tl_ops__to_copy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset
 int tl_ops_register__to_copy(void) {
     tl_ops__to_copy_op = tl_op_define("aten::_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops__to_copy_op) return -1;
-    if (!(void *)tl_native__to_copy)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native__to_copy))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::_to_copy", "CompositeExplicitAutograd", "tl_native__to_copy");
     else if (tl_op_register_kernel(tl_ops__to_copy_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native__to_copy, tl_ops__to_copy_boxed, NULL,
                                    "tl_native__to_copy registered at generated/csrc/ops__to_copy.c") < 0)

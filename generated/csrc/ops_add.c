@@ -395,12 +395,12 @@ int tl_ops_add__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 int tl_ops_register_add(void) {
     tl_ops_add_Tensor_op = tl_op_define("aten::add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
     if (!tl_ops_add_Tensor_op) return -1;
-    if (!(void *)tl_meta_add_Tensor || !(void *)tl_impl_ufunc_add)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_add_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::add.Tensor", "CPU", "tl_meta_add_Tensor, tl_impl_ufunc_add");
     else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_CPU, (void *)tl_structured_add_Tensor_CPU, tl_ops_add_Tensor_boxed, NULL,
                                    "tl_structured_add_Tensor_CPU registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    if (!(void *)tl_meta_add_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_add_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::add.Tensor", "Meta", "tl_meta_add_Tensor");
     else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_META, (void *)tl_structured_add_Tensor_Meta, tl_ops_add_Tensor_boxed, NULL,
                                    "tl_structured_add_Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
@@ -408,12 +408,12 @@ int tl_ops_register_add(void) {
     /* not registered: CUDA: ufunc_add (no CUDA backend in the runtime) */
     tl_ops_add__Tensor_op = tl_op_define("aten::add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
     if (!tl_ops_add__Tensor_op) return -1;
-    if (!(void *)tl_meta_add_Tensor || !(void *)tl_impl_ufunc_add)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_add_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::add_.Tensor", "CPU", "tl_meta_add_Tensor, tl_impl_ufunc_add");
     else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_CPU, (void *)tl_structured_add__Tensor_CPU, tl_ops_add__Tensor_boxed, NULL,
                                    "tl_structured_add__Tensor_CPU registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    if (!(void *)tl_meta_add_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_add_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::add_.Tensor", "Meta", "tl_meta_add_Tensor");
     else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_META, (void *)tl_structured_add__Tensor_Meta, tl_ops_add__Tensor_boxed, NULL,
                                    "tl_structured_add__Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
@@ -421,12 +421,12 @@ int tl_ops_register_add(void) {
     /* not registered: CUDA: ufunc_add (no CUDA backend in the runtime) */
     tl_ops_add_out_op = tl_op_define("aten::add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_add_out_op) return -1;
-    if (!(void *)tl_meta_add_Tensor || !(void *)tl_impl_ufunc_add)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_add_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::add.out", "CPU", "tl_meta_add_Tensor, tl_impl_ufunc_add");
     else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_CPU, (void *)tl_structured_add_out_CPU, tl_ops_add_out_boxed, NULL,
                                    "tl_structured_add_out_CPU registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    if (!(void *)tl_meta_add_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_add_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::add.out", "Meta", "tl_meta_add_Tensor");
     else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_META, (void *)tl_structured_add_out_Meta, tl_ops_add_out_boxed, NULL,
                                    "tl_structured_add_out_Meta registered at generated/csrc/ops_add.c") < 0)
@@ -434,14 +434,14 @@ int tl_ops_register_add(void) {
     /* not registered: CUDA: ufunc_add (no CUDA backend in the runtime) */
     tl_ops_add_Scalar_op = tl_op_define("aten::add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
     if (!tl_ops_add_Scalar_op) return -1;
-    if (!(void *)tl_native_add_Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_add_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::add.Scalar", "CompositeExplicitAutograd", "tl_native_add_Scalar");
     else if (tl_op_register_kernel(tl_ops_add_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_add_Scalar, tl_ops_add_Scalar_boxed, NULL,
                                    "tl_native_add_Scalar registered at generated/csrc/ops_add.c") < 0)
         return -1;
     tl_ops_add__Scalar_op = tl_op_define("aten::add_.Scalar", "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)");
     if (!tl_ops_add__Scalar_op) return -1;
-    if (!(void *)tl_native_add__Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_add__Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::add_.Scalar", "CompositeExplicitAutograd", "tl_native_add__Scalar");
     else if (tl_op_register_kernel(tl_ops_add__Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_add__Scalar, tl_ops_add__Scalar_boxed, NULL,
                                    "tl_native_add__Scalar registered at generated/csrc/ops_add.c") < 0)

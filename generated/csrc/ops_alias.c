@@ -67,7 +67,7 @@ int tl_ops_alias_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 int tl_ops_register_alias(void) {
     tl_ops_alias_op = tl_op_define("aten::alias", "alias(Tensor(a) self) -> Tensor(a)");
     if (!tl_ops_alias_op) return -1;
-    if (!(void *)tl_native_alias)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_alias))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::alias", "CompositeExplicitAutograd", "tl_native_alias");
     else if (tl_op_register_kernel(tl_ops_alias_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_alias, tl_ops_alias_boxed, NULL,
                                    "tl_native_alias registered at generated/csrc/ops_alias.c") < 0)

@@ -239,7 +239,7 @@ static tl_tensor *tl_ops_arange_start_step_backend_select(tl_keyset ks, tl_scala
 int tl_ops_register_arange(void) {
     tl_ops_arange_op = tl_op_define("aten::arange", "arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_arange_op) return -1;
-    if (!(void *)tl_native_arange)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_arange))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::arange", "CompositeExplicitAutograd", "tl_native_arange");
     else if (tl_op_register_kernel(tl_ops_arange_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange, tl_ops_arange_boxed, NULL,
                                    "tl_native_arange registered at generated/csrc/ops_arange.c") < 0)
@@ -249,7 +249,7 @@ int tl_ops_register_arange(void) {
         return -1;
     tl_ops_arange_start_op = tl_op_define("aten::arange.start", "arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_arange_start_op) return -1;
-    if (!(void *)tl_native_arange_start)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_arange_start))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::arange.start", "CompositeExplicitAutograd", "tl_native_arange_start");
     else if (tl_op_register_kernel(tl_ops_arange_start_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_start, tl_ops_arange_start_boxed, NULL,
                                    "tl_native_arange_start registered at generated/csrc/ops_arange.c") < 0)
@@ -259,7 +259,7 @@ int tl_ops_register_arange(void) {
         return -1;
     tl_ops_arange_start_step_op = tl_op_define("aten::arange.start_step", "arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_arange_start_step_op) return -1;
-    if (!(void *)tl_native_arange_start_step)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_arange_start_step))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::arange.start_step", "CompositeExplicitAutograd", "tl_native_arange_start_step");
     else if (tl_op_register_kernel(tl_ops_arange_start_step_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_start_step, tl_ops_arange_start_step_boxed, NULL,
                                    "tl_native_arange_start_step registered at generated/csrc/ops_arange.c") < 0)

@@ -79,12 +79,12 @@ int tl_ops_as_strided_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
 int tl_ops_register_as_strided(void) {
     tl_ops_as_strided_op = tl_op_define("aten::as_strided", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)");
     if (!tl_ops_as_strided_op) return -1;
-    if (!(void *)tl_native_as_strided_tensorimpl)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_as_strided_tensorimpl))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::as_strided", "CPU", "tl_native_as_strided_tensorimpl");
     else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_CPU, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
                                    "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
         return -1;
-    if (!(void *)tl_native_as_strided_tensorimpl)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_as_strided_tensorimpl))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::as_strided", "Meta", "tl_native_as_strided_tensorimpl");
     else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_META, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
                                    "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)

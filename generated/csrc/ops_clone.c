@@ -70,7 +70,7 @@ int tl_ops_clone_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 int tl_ops_register_clone(void) {
     tl_ops_clone_op = tl_op_define("aten::clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops_clone_op) return -1;
-    if (!(void *)tl_native_clone)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_clone))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::clone", "CompositeExplicitAutograd", "tl_native_clone");
     else if (tl_op_register_kernel(tl_ops_clone_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_clone, tl_ops_clone_boxed, NULL,
                                    "tl_native_clone registered at generated/csrc/ops_clone.c") < 0)

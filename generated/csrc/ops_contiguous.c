@@ -70,7 +70,7 @@ int tl_ops_contiguous_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
 int tl_ops_register_contiguous(void) {
     tl_ops_contiguous_op = tl_op_define("aten::contiguous", "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)");
     if (!tl_ops_contiguous_op) return -1;
-    if (!(void *)tl_native_contiguous)  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_contiguous))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
         tl_glue_note_missing("aten::contiguous", "CompositeImplicitAutograd", "tl_native_contiguous");
     else if (tl_op_register_kernel(tl_ops_contiguous_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_contiguous, tl_ops_contiguous_boxed, NULL,
                                    "tl_native_contiguous registered at generated/csrc/ops_contiguous.c") < 0)

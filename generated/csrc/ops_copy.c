@@ -74,7 +74,7 @@ int tl_ops_copy__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 int tl_ops_register_copy(void) {
     tl_ops_copy__op = tl_op_define("aten::copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)");
     if (!tl_ops_copy__op) return -1;
-    if (!(void *)tl_native_copy_)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_copy_))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::copy_", "CompositeExplicitAutograd", "tl_native_copy_");
     else if (tl_op_register_kernel(tl_ops_copy__op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_copy_, tl_ops_copy__boxed, NULL,
                                    "tl_native_copy_ registered at generated/csrc/ops_copy.c") < 0)

@@ -766,12 +766,12 @@ int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, t
 int tl_ops_register_div(void) {
     tl_ops_div_Tensor_op = tl_op_define("aten::div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_div_Tensor_op) return -1;
-    if (!(void *)tl_meta_div_Tensor || !(void *)tl_impl_ufunc_div)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div.Tensor", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
     else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_CPU, (void *)tl_structured_div_Tensor_CPU, tl_ops_div_Tensor_boxed, NULL,
                                    "tl_structured_div_Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (!(void *)tl_meta_div_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div.Tensor", "Meta", "tl_meta_div_Tensor");
     else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_META, (void *)tl_structured_div_Tensor_Meta, tl_ops_div_Tensor_boxed, NULL,
                                    "tl_structured_div_Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
@@ -779,12 +779,12 @@ int tl_ops_register_div(void) {
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
     tl_ops_div__Tensor_op = tl_op_define("aten::div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_div__Tensor_op) return -1;
-    if (!(void *)tl_meta_div_Tensor || !(void *)tl_impl_ufunc_div)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div_.Tensor", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
     else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_CPU, (void *)tl_structured_div__Tensor_CPU, tl_ops_div__Tensor_boxed, NULL,
                                    "tl_structured_div__Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (!(void *)tl_meta_div_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div_.Tensor", "Meta", "tl_meta_div_Tensor");
     else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_META, (void *)tl_structured_div__Tensor_Meta, tl_ops_div__Tensor_boxed, NULL,
                                    "tl_structured_div__Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
@@ -792,12 +792,12 @@ int tl_ops_register_div(void) {
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
     tl_ops_div_out_op = tl_op_define("aten::div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_div_out_op) return -1;
-    if (!(void *)tl_meta_div_Tensor || !(void *)tl_impl_ufunc_div)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div.out", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
     else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_CPU, (void *)tl_structured_div_out_CPU, tl_ops_div_out_boxed, NULL,
                                    "tl_structured_div_out_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (!(void *)tl_meta_div_Tensor)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div.out", "Meta", "tl_meta_div_Tensor");
     else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_META, (void *)tl_structured_div_out_Meta, tl_ops_div_out_boxed, NULL,
                                    "tl_structured_div_out_Meta registered at generated/csrc/ops_div.c") < 0)
@@ -805,64 +805,64 @@ int tl_ops_register_div(void) {
     /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
     tl_ops_div_Tensor_mode_op = tl_op_define("aten::div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
     if (!tl_ops_div_Tensor_mode_op) return -1;
-    if (!(void *)tl_meta_div_Tensor_mode || !(void *)tl_impl_div_out_mode)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode) || TL_KERNEL_MISSING(tl_impl_div_out_mode))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div.Tensor_mode", "CPU", "tl_meta_div_Tensor_mode, tl_impl_div_out_mode");
     else if (tl_op_register_kernel(tl_ops_div_Tensor_mode_op, TL_KEY_CPU, (void *)tl_structured_div_Tensor_mode_CPU, tl_ops_div_Tensor_mode_boxed, NULL,
                                    "tl_structured_div_Tensor_mode_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (!(void *)tl_meta_div_Tensor_mode)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div.Tensor_mode", "Meta", "tl_meta_div_Tensor_mode");
     else if (tl_op_register_kernel(tl_ops_div_Tensor_mode_op, TL_KEY_META, (void *)tl_structured_div_Tensor_mode_Meta, tl_ops_div_Tensor_mode_boxed, NULL,
                                    "tl_structured_div_Tensor_mode_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div__Tensor_mode_op = tl_op_define("aten::div_.Tensor_mode", "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)");
     if (!tl_ops_div__Tensor_mode_op) return -1;
-    if (!(void *)tl_meta_div_Tensor_mode || !(void *)tl_impl_div_out_mode)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode) || TL_KERNEL_MISSING(tl_impl_div_out_mode))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div_.Tensor_mode", "CPU", "tl_meta_div_Tensor_mode, tl_impl_div_out_mode");
     else if (tl_op_register_kernel(tl_ops_div__Tensor_mode_op, TL_KEY_CPU, (void *)tl_structured_div__Tensor_mode_CPU, tl_ops_div__Tensor_mode_boxed, NULL,
                                    "tl_structured_div__Tensor_mode_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (!(void *)tl_meta_div_Tensor_mode)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div_.Tensor_mode", "Meta", "tl_meta_div_Tensor_mode");
     else if (tl_op_register_kernel(tl_ops_div__Tensor_mode_op, TL_KEY_META, (void *)tl_structured_div__Tensor_mode_Meta, tl_ops_div__Tensor_mode_boxed, NULL,
                                    "tl_structured_div__Tensor_mode_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div_out_mode_op = tl_op_define("aten::div.out_mode", "div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_div_out_mode_op) return -1;
-    if (!(void *)tl_meta_div_Tensor_mode || !(void *)tl_impl_div_out_mode)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode) || TL_KERNEL_MISSING(tl_impl_div_out_mode))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::div.out_mode", "CPU", "tl_meta_div_Tensor_mode, tl_impl_div_out_mode");
     else if (tl_op_register_kernel(tl_ops_div_out_mode_op, TL_KEY_CPU, (void *)tl_structured_div_out_mode_CPU, tl_ops_div_out_mode_boxed, NULL,
                                    "tl_structured_div_out_mode_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (!(void *)tl_meta_div_Tensor_mode)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::div.out_mode", "Meta", "tl_meta_div_Tensor_mode");
     else if (tl_op_register_kernel(tl_ops_div_out_mode_op, TL_KEY_META, (void *)tl_structured_div_out_mode_Meta, tl_ops_div_out_mode_boxed, NULL,
                                    "tl_structured_div_out_mode_Meta registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div_Scalar_op = tl_op_define("aten::div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor");
     if (!tl_ops_div_Scalar_op) return -1;
-    if (!(void *)tl_native_div_Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_div_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::div.Scalar", "CompositeExplicitAutograd", "tl_native_div_Scalar");
     else if (tl_op_register_kernel(tl_ops_div_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div_Scalar, tl_ops_div_Scalar_boxed, NULL,
                                    "tl_native_div_Scalar registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div__Scalar_op = tl_op_define("aten::div_.Scalar", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
     if (!tl_ops_div__Scalar_op) return -1;
-    if (!(void *)tl_native_div__Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_div__Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::div_.Scalar", "CompositeExplicitAutograd", "tl_native_div__Scalar");
     else if (tl_op_register_kernel(tl_ops_div__Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div__Scalar, tl_ops_div__Scalar_boxed, NULL,
                                    "tl_native_div__Scalar registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div_Scalar_mode_op = tl_op_define("aten::div.Scalar_mode", "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor");
     if (!tl_ops_div_Scalar_mode_op) return -1;
-    if (!(void *)tl_native_div_Scalar_mode)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_div_Scalar_mode))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::div.Scalar_mode", "CompositeExplicitAutograd", "tl_native_div_Scalar_mode");
     else if (tl_op_register_kernel(tl_ops_div_Scalar_mode_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div_Scalar_mode, tl_ops_div_Scalar_mode_boxed, NULL,
                                    "tl_native_div_Scalar_mode registered at generated/csrc/ops_div.c") < 0)
         return -1;
     tl_ops_div__Scalar_mode_op = tl_op_define("aten::div_.Scalar_mode", "div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)");
     if (!tl_ops_div__Scalar_mode_op) return -1;
-    if (!(void *)tl_native_div__Scalar_mode)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_div__Scalar_mode))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::div_.Scalar_mode", "CompositeExplicitAutograd", "tl_native_div__Scalar_mode");
     else if (tl_op_register_kernel(tl_ops_div__Scalar_mode_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_div__Scalar_mode, tl_ops_div__Scalar_mode_boxed, NULL,
                                    "tl_native_div__Scalar_mode registered at generated/csrc/ops_div.c") < 0)

@@ -90,12 +90,12 @@ static tl_tensor *tl_ops_empty_memory_format_backend_select(tl_keyset ks, const 
 int tl_ops_register_empty(void) {
     tl_ops_empty_memory_format_op = tl_op_define("aten::empty.memory_format", "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops_empty_memory_format_op) return -1;
-    if (!(void *)tl_native_empty_memory_format)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_empty_memory_format))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::empty.memory_format", "CPU", "tl_native_empty_memory_format");
     else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_CPU, (void *)tl_native_empty_memory_format, tl_ops_empty_memory_format_boxed, NULL,
                                    "tl_native_empty_memory_format registered at generated/csrc/ops_empty.c") < 0)
         return -1;
-    if (!(void *)tl_native_empty_memory_format)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_empty_memory_format))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::empty.memory_format", "Meta", "tl_native_empty_memory_format");
     else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_META, (void *)tl_native_empty_memory_format, tl_ops_empty_memory_format_boxed, NULL,
                                    "tl_native_empty_memory_format registered at generated/csrc/ops_empty.c") < 0)

@@ -83,7 +83,7 @@ int tl_ops_empty_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
 int tl_ops_register_empty_like(void) {
     tl_ops_empty_like_op = tl_op_define("aten::empty_like", "empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops_empty_like_op) return -1;
-    if (!(void *)tl_native_empty_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_empty_like))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::empty_like", "CompositeExplicitAutograd", "tl_native_empty_like");
     else if (tl_op_register_kernel(tl_ops_empty_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_empty_like, tl_ops_empty_like_boxed, NULL,
                                    "tl_native_empty_like registered at generated/csrc/ops_empty_like.c") < 0)

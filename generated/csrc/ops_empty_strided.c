@@ -91,12 +91,12 @@ static tl_tensor *tl_ops_empty_strided_backend_select(tl_keyset ks, const int64_
 int tl_ops_register_empty_strided(void) {
     tl_ops_empty_strided_op = tl_op_define("aten::empty_strided", "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_empty_strided_op) return -1;
-    if (!(void *)tl_native_empty_strided)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_empty_strided))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::empty_strided", "CPU", "tl_native_empty_strided");
     else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_CPU, (void *)tl_native_empty_strided, tl_ops_empty_strided_boxed, NULL,
                                    "tl_native_empty_strided registered at generated/csrc/ops_empty_strided.c") < 0)
         return -1;
-    if (!(void *)tl_native_empty_strided)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_empty_strided))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::empty_strided", "Meta", "tl_native_empty_strided");
     else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_META, (void *)tl_native_empty_strided, tl_ops_empty_strided_boxed, NULL,
                                    "tl_native_empty_strided registered at generated/csrc/ops_empty_strided.c") < 0)

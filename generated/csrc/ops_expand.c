@@ -74,7 +74,7 @@ int tl_ops_expand_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset k
 int tl_ops_register_expand(void) {
     tl_ops_expand_op = tl_op_define("aten::expand", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
     if (!tl_ops_expand_op) return -1;
-    if (!(void *)tl_native_expand)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_expand))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::expand", "CompositeExplicitAutograd", "tl_native_expand");
     else if (tl_op_register_kernel(tl_ops_expand_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_expand, tl_ops_expand_boxed, NULL,
                                    "tl_native_expand registered at generated/csrc/ops_expand.c") < 0)

@@ -70,12 +70,12 @@ int tl_ops_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
 int tl_ops_register_fill(void) {
     tl_ops_fill__Scalar_op = tl_op_define("aten::fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)");
     if (!tl_ops_fill__Scalar_op) return -1;
-    if (!(void *)tl_native_fill_)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_fill_))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::fill_.Scalar", "CPU", "tl_native_fill_");
     else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_CPU, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
                                    "tl_native_fill_ registered at generated/csrc/ops_fill.c") < 0)
         return -1;
-    if (!(void *)tl_native_fill_)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_fill_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::fill_.Scalar", "Meta", "tl_native_fill_");
     else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_META, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
                                    "tl_native_fill_ registered at generated/csrc/ops_fill.c") < 0)

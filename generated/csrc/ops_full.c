@@ -90,7 +90,7 @@ static tl_tensor *tl_ops_full_backend_select(tl_keyset ks, const int64_t *size, 
 int tl_ops_register_full(void) {
     tl_ops_full_op = tl_op_define("aten::full", "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_full_op) return -1;
-    if (!(void *)tl_native_full)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_full))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::full", "CompositeExplicitAutograd", "tl_native_full");
     else if (tl_op_register_kernel(tl_ops_full_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_full, tl_ops_full_boxed, NULL,
                                    "tl_native_full registered at generated/csrc/ops_full.c") < 0)

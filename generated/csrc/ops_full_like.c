@@ -86,7 +86,7 @@ int tl_ops_full_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyse
 int tl_ops_register_full_like(void) {
     tl_ops_full_like_op = tl_op_define("aten::full_like", "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops_full_like_op) return -1;
-    if (!(void *)tl_native_full_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_full_like))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::full_like", "CompositeExplicitAutograd", "tl_native_full_like");
     else if (tl_op_register_kernel(tl_ops_full_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_full_like, tl_ops_full_like_boxed, NULL,
                                    "tl_native_full_like registered at generated/csrc/ops_full_like.c") < 0)

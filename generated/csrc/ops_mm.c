@@ -184,24 +184,24 @@ fail:
 int tl_ops_register_mm(void) {
     tl_ops_mm_op = tl_op_define("aten::mm", "mm(Tensor self, Tensor mat2) -> Tensor");
     if (!tl_ops_mm_op) return -1;
-    if (!(void *)tl_meta_mm || !(void *)tl_impl_mm_out_cpu)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_mm) || TL_KERNEL_MISSING(tl_impl_mm_out_cpu))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::mm", "CPU", "tl_meta_mm, tl_impl_mm_out_cpu");
     else if (tl_op_register_kernel(tl_ops_mm_op, TL_KEY_CPU, (void *)tl_structured_mm_CPU, tl_ops_mm_boxed, NULL,
                                    "tl_structured_mm_CPU registered at generated/csrc/ops_mm.c") < 0)
         return -1;
-    if (!(void *)tl_meta_mm)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_mm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mm", "Meta", "tl_meta_mm");
     else if (tl_op_register_kernel(tl_ops_mm_op, TL_KEY_META, (void *)tl_structured_mm_Meta, tl_ops_mm_boxed, NULL,
                                    "tl_structured_mm_Meta registered at generated/csrc/ops_mm.c") < 0)
         return -1;
     tl_ops_mm_out_op = tl_op_define("aten::mm.out", "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_mm_out_op) return -1;
-    if (!(void *)tl_meta_mm || !(void *)tl_impl_mm_out_cpu)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_mm) || TL_KERNEL_MISSING(tl_impl_mm_out_cpu))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::mm.out", "CPU", "tl_meta_mm, tl_impl_mm_out_cpu");
     else if (tl_op_register_kernel(tl_ops_mm_out_op, TL_KEY_CPU, (void *)tl_structured_mm_out_CPU, tl_ops_mm_out_boxed, NULL,
                                    "tl_structured_mm_out_CPU registered at generated/csrc/ops_mm.c") < 0)
         return -1;
-    if (!(void *)tl_meta_mm)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_mm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mm.out", "Meta", "tl_meta_mm");
     else if (tl_op_register_kernel(tl_ops_mm_out_op, TL_KEY_META, (void *)tl_structured_mm_out_Meta, tl_ops_mm_out_boxed, NULL,
                                    "tl_structured_mm_out_Meta registered at generated/csrc/ops_mm.c") < 0)

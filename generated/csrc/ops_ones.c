@@ -87,7 +87,7 @@ static tl_tensor *tl_ops_ones_backend_select(tl_keyset ks, const int64_t *size, 
 int tl_ops_register_ones(void) {
     tl_ops_ones_op = tl_op_define("aten::ones", "ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_ones_op) return -1;
-    if (!(void *)tl_native_ones)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_ones))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::ones", "CompositeExplicitAutograd", "tl_native_ones");
     else if (tl_op_register_kernel(tl_ops_ones_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ones, tl_ops_ones_boxed, NULL,
                                    "tl_native_ones registered at generated/csrc/ops_ones.c") < 0)

@@ -83,7 +83,7 @@ int tl_ops_ones_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyse
 int tl_ops_register_ones_like(void) {
     tl_ops_ones_like_op = tl_op_define("aten::ones_like", "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops_ones_like_op) return -1;
-    if (!(void *)tl_native_ones_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_ones_like))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::ones_like", "CompositeExplicitAutograd", "tl_native_ones_like");
     else if (tl_op_register_kernel(tl_ops_ones_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ones_like, tl_ops_ones_like_boxed, NULL,
                                    "tl_native_ones_like registered at generated/csrc/ops_ones_like.c") < 0)

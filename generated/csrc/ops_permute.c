@@ -71,7 +71,7 @@ int tl_ops_permute_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
 int tl_ops_register_permute(void) {
     tl_ops_permute_op = tl_op_define("aten::permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)");
     if (!tl_ops_permute_op) return -1;
-    if (!(void *)tl_native_permute)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_permute))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::permute", "CompositeExplicitAutograd", "tl_native_permute");
     else if (tl_op_register_kernel(tl_ops_permute_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_permute, tl_ops_permute_boxed, NULL,
                                    "tl_native_permute registered at generated/csrc/ops_permute.c") < 0)

@@ -163,7 +163,7 @@ static tl_tensor *tl_ops_rand_generator_backend_select(tl_keyset ks, const int64
 int tl_ops_register_rand(void) {
     tl_ops_rand_op = tl_op_define("aten::rand", "rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_rand_op) return -1;
-    if (!(void *)tl_native_rand)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_rand))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::rand", "CompositeExplicitAutograd", "tl_native_rand");
     else if (tl_op_register_kernel(tl_ops_rand_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rand, tl_ops_rand_boxed, NULL,
                                    "tl_native_rand registered at generated/csrc/ops_rand.c") < 0)
@@ -173,7 +173,7 @@ int tl_ops_register_rand(void) {
         return -1;
     tl_ops_rand_generator_op = tl_op_define("aten::rand.generator", "rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_rand_generator_op) return -1;
-    if (!(void *)tl_native_rand_generator)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_rand_generator))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::rand.generator", "CompositeExplicitAutograd", "tl_native_rand_generator");
     else if (tl_op_register_kernel(tl_ops_rand_generator_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rand_generator, tl_ops_rand_generator_boxed, NULL,
                                    "tl_native_rand_generator registered at generated/csrc/ops_rand.c") < 0)

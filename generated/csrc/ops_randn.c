@@ -163,7 +163,7 @@ static tl_tensor *tl_ops_randn_generator_backend_select(tl_keyset ks, const int6
 int tl_ops_register_randn(void) {
     tl_ops_randn_op = tl_op_define("aten::randn", "randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_randn_op) return -1;
-    if (!(void *)tl_native_randn)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_randn))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::randn", "CompositeExplicitAutograd", "tl_native_randn");
     else if (tl_op_register_kernel(tl_ops_randn_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_randn, tl_ops_randn_boxed, NULL,
                                    "tl_native_randn registered at generated/csrc/ops_randn.c") < 0)
@@ -173,7 +173,7 @@ int tl_ops_register_randn(void) {
         return -1;
     tl_ops_randn_generator_op = tl_op_define("aten::randn.generator", "randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
     if (!tl_ops_randn_generator_op) return -1;
-    if (!(void *)tl_native_randn_generator)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_randn_generator))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::randn.generator", "CompositeExplicitAutograd", "tl_native_randn_generator");
     else if (tl_op_register_kernel(tl_ops_randn_generator_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_randn_generator, tl_ops_randn_generator_boxed, NULL,
                                    "tl_native_randn_generator registered at generated/csrc/ops_randn.c") < 0)

@@ -120,24 +120,24 @@ int tl_ops_relu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 int tl_ops_register_relu(void) {
     tl_ops_relu_op = tl_op_define("aten::relu", "relu(Tensor self) -> Tensor");
     if (!tl_ops_relu_op) return -1;
-    if (!(void *)tl_native_relu)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_relu))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::relu", "CPU", "tl_native_relu");
     else if (tl_op_register_kernel(tl_ops_relu_op, TL_KEY_CPU, (void *)tl_native_relu, tl_ops_relu_boxed, NULL,
                                    "tl_native_relu registered at generated/csrc/ops_relu.c") < 0)
         return -1;
-    if (!(void *)tl_native_relu)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::relu", "Meta", "tl_native_relu");
     else if (tl_op_register_kernel(tl_ops_relu_op, TL_KEY_META, (void *)tl_native_relu, tl_ops_relu_boxed, NULL,
                                    "tl_native_relu registered at generated/csrc/ops_relu.c") < 0)
         return -1;
     tl_ops_relu__op = tl_op_define("aten::relu_", "relu_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_relu__op) return -1;
-    if (!(void *)tl_native_relu_)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_relu_))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::relu_", "CPU", "tl_native_relu_");
     else if (tl_op_register_kernel(tl_ops_relu__op, TL_KEY_CPU, (void *)tl_native_relu_, tl_ops_relu__boxed, NULL,
                                    "tl_native_relu_ registered at generated/csrc/ops_relu.c") < 0)
         return -1;
-    if (!(void *)tl_native_relu_)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_relu_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::relu_", "Meta", "tl_native_relu_");
     else if (tl_op_register_kernel(tl_ops_relu__op, TL_KEY_META, (void *)tl_native_relu_, tl_ops_relu__boxed, NULL,
                                    "tl_native_relu_ registered at generated/csrc/ops_relu.c") < 0)

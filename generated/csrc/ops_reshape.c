@@ -71,7 +71,7 @@ int tl_ops_reshape_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
 int tl_ops_register_reshape(void) {
     tl_ops_reshape_op = tl_op_define("aten::reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)");
     if (!tl_ops_reshape_op) return -1;
-    if (!(void *)tl_native_reshape)  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_reshape))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
         tl_glue_note_missing("aten::reshape", "CompositeImplicitAutograd", "tl_native_reshape");
     else if (tl_op_register_kernel(tl_ops_reshape_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_reshape, tl_ops_reshape_boxed, NULL,
                                    "tl_native_reshape registered at generated/csrc/ops_reshape.c") < 0)

@@ -133,14 +133,14 @@ int tl_ops_rsub_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 int tl_ops_register_rsub(void) {
     tl_ops_rsub_Tensor_op = tl_op_define("aten::rsub.Tensor", "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
     if (!tl_ops_rsub_Tensor_op) return -1;
-    if (!(void *)tl_native_rsub_Tensor)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_rsub_Tensor))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::rsub.Tensor", "CompositeExplicitAutograd", "tl_native_rsub_Tensor");
     else if (tl_op_register_kernel(tl_ops_rsub_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rsub_Tensor, tl_ops_rsub_Tensor_boxed, NULL,
                                    "tl_native_rsub_Tensor registered at generated/csrc/ops_rsub.c") < 0)
         return -1;
     tl_ops_rsub_Scalar_op = tl_op_define("aten::rsub.Scalar", "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
     if (!tl_ops_rsub_Scalar_op) return -1;
-    if (!(void *)tl_native_rsub_Scalar)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_rsub_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::rsub.Scalar", "CompositeExplicitAutograd", "tl_native_rsub_Scalar");
     else if (tl_op_register_kernel(tl_ops_rsub_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_rsub_Scalar, tl_ops_rsub_Scalar_boxed, NULL,
                                    "tl_native_rsub_Scalar registered at generated/csrc/ops_rsub.c") < 0)

@@ -73,7 +73,7 @@ int tl_ops_select_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
 int tl_ops_register_select(void) {
     tl_ops_select_int_op = tl_op_define("aten::select.int", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
     if (!tl_ops_select_int_op) return -1;
-    if (!(void *)tl_native_select)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_select))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::select.int", "CompositeExplicitAutograd", "tl_native_select");
     else if (tl_op_register_kernel(tl_ops_select_int_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_select, tl_ops_select_int_boxed, NULL,
                                    "tl_native_select registered at generated/csrc/ops_select.c") < 0)

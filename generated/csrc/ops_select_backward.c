@@ -77,7 +77,7 @@ int tl_ops_select_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl
 int tl_ops_register_select_backward(void) {
     tl_ops_select_backward_op = tl_op_define("aten::select_backward", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor");
     if (!tl_ops_select_backward_op) return -1;
-    if (!(void *)tl_native_select_backward)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_select_backward))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::select_backward", "CompositeExplicitAutograd", "tl_native_select_backward");
     else if (tl_op_register_kernel(tl_ops_select_backward_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_select_backward, tl_ops_select_backward_boxed, NULL,
                                    "tl_native_select_backward registered at generated/csrc/ops_select_backward.c") < 0)

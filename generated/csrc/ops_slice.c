@@ -81,7 +81,7 @@ int tl_ops_slice_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
 int tl_ops_register_slice(void) {
     tl_ops_slice_Tensor_op = tl_op_define("aten::slice.Tensor", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)");
     if (!tl_ops_slice_Tensor_op) return -1;
-    if (!(void *)tl_native_slice)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_slice))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::slice.Tensor", "CompositeExplicitAutograd", "tl_native_slice");
     else if (tl_op_register_kernel(tl_ops_slice_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_slice, tl_ops_slice_Tensor_boxed, NULL,
                                    "tl_native_slice registered at generated/csrc/ops_slice.c") < 0)

@@ -83,7 +83,7 @@ int tl_ops_slice_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_
 int tl_ops_register_slice_backward(void) {
     tl_ops_slice_backward_op = tl_op_define("aten::slice_backward", "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor");
     if (!tl_ops_slice_backward_op) return -1;
-    if (!(void *)tl_native_slice_backward)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_slice_backward))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::slice_backward", "CompositeExplicitAutograd", "tl_native_slice_backward");
     else if (tl_op_register_kernel(tl_ops_slice_backward_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_slice_backward, tl_ops_slice_backward_boxed, NULL,
                                    "tl_native_slice_backward registered at generated/csrc/ops_slice_backward.c") < 0)

@@ -180,21 +180,21 @@ int tl_ops_squeeze_dims_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
 int tl_ops_register_squeeze(void) {
     tl_ops_squeeze_op = tl_op_define("aten::squeeze", "squeeze(Tensor(a) self) -> Tensor(a)");
     if (!tl_ops_squeeze_op) return -1;
-    if (!(void *)tl_native_squeeze)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_squeeze))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::squeeze", "CompositeExplicitAutograd", "tl_native_squeeze");
     else if (tl_op_register_kernel(tl_ops_squeeze_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_squeeze, tl_ops_squeeze_boxed, NULL,
                                    "tl_native_squeeze registered at generated/csrc/ops_squeeze.c") < 0)
         return -1;
     tl_ops_squeeze_dim_op = tl_op_define("aten::squeeze.dim", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
     if (!tl_ops_squeeze_dim_op) return -1;
-    if (!(void *)tl_native_squeeze_dim)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_squeeze_dim))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::squeeze.dim", "CompositeExplicitAutograd", "tl_native_squeeze_dim");
     else if (tl_op_register_kernel(tl_ops_squeeze_dim_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_squeeze_dim, tl_ops_squeeze_dim_boxed, NULL,
                                    "tl_native_squeeze_dim registered at generated/csrc/ops_squeeze.c") < 0)
         return -1;
     tl_ops_squeeze_dims_op = tl_op_define("aten::squeeze.dims", "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
     if (!tl_ops_squeeze_dims_op) return -1;
-    if (!(void *)tl_native_squeeze_dims)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_squeeze_dims))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::squeeze.dims", "CompositeExplicitAutograd", "tl_native_squeeze_dims");
     else if (tl_op_register_kernel(tl_ops_squeeze_dims_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_squeeze_dims, tl_ops_squeeze_dims_boxed, NULL,
                                    "tl_native_squeeze_dims registered at generated/csrc/ops_squeeze.c") < 0)

@@ -252,31 +252,31 @@ fail:
 int tl_ops_register_sum(void) {
     tl_ops_sum_op = tl_op_define("aten::sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
     if (!tl_ops_sum_op) return -1;
-    if (!(void *)tl_native_sum)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_sum))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::sum", "CompositeExplicitAutograd", "tl_native_sum");
     else if (tl_op_register_kernel(tl_ops_sum_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_sum, tl_ops_sum_boxed, NULL,
                                    "tl_native_sum registered at generated/csrc/ops_sum.c") < 0)
         return -1;
     tl_ops_sum_dim_IntList_op = tl_op_define("aten::sum.dim_IntList", "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
     if (!tl_ops_sum_dim_IntList_op) return -1;
-    if (!(void *)tl_meta_sum_dim_IntList || !(void *)tl_impl_sum_out)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList) || TL_KERNEL_MISSING(tl_impl_sum_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::sum.dim_IntList", "CPU", "tl_meta_sum_dim_IntList, tl_impl_sum_out");
     else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_CPU, (void *)tl_structured_sum_dim_IntList_CPU, tl_ops_sum_dim_IntList_boxed, NULL,
                                    "tl_structured_sum_dim_IntList_CPU registered at generated/csrc/ops_sum.c") < 0)
         return -1;
-    if (!(void *)tl_meta_sum_dim_IntList)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::sum.dim_IntList", "Meta", "tl_meta_sum_dim_IntList");
     else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_META, (void *)tl_structured_sum_dim_IntList_Meta, tl_ops_sum_dim_IntList_boxed, NULL,
                                    "tl_structured_sum_dim_IntList_Meta registered at generated/csrc/ops_sum.c") < 0)
         return -1;
     tl_ops_sum_IntList_out_op = tl_op_define("aten::sum.IntList_out", "sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_sum_IntList_out_op) return -1;
-    if (!(void *)tl_meta_sum_dim_IntList || !(void *)tl_impl_sum_out)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList) || TL_KERNEL_MISSING(tl_impl_sum_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::sum.IntList_out", "CPU", "tl_meta_sum_dim_IntList, tl_impl_sum_out");
     else if (tl_op_register_kernel(tl_ops_sum_IntList_out_op, TL_KEY_CPU, (void *)tl_structured_sum_IntList_out_CPU, tl_ops_sum_IntList_out_boxed, NULL,
                                    "tl_structured_sum_IntList_out_CPU registered at generated/csrc/ops_sum.c") < 0)
         return -1;
-    if (!(void *)tl_meta_sum_dim_IntList)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::sum.IntList_out", "Meta", "tl_meta_sum_dim_IntList");
     else if (tl_op_register_kernel(tl_ops_sum_IntList_out_op, TL_KEY_META, (void *)tl_structured_sum_IntList_out_Meta, tl_ops_sum_IntList_out_boxed, NULL,
                                    "tl_structured_sum_IntList_out_Meta registered at generated/csrc/ops_sum.c") < 0)

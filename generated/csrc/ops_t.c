@@ -67,7 +67,7 @@ int tl_ops_t_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl
 int tl_ops_register_t(void) {
     tl_ops_t_op = tl_op_define("aten::t", "t(Tensor(a) self) -> Tensor(a)");
     if (!tl_ops_t_op) return -1;
-    if (!(void *)tl_native_t)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_t))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::t", "CompositeExplicitAutograd", "tl_native_t");
     else if (tl_op_register_kernel(tl_ops_t_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_t, tl_ops_t_boxed, NULL,
                                    "tl_native_t registered at generated/csrc/ops_t.c") < 0)

@@ -74,12 +74,12 @@ int tl_ops_threshold_backward_boxed(const tl_kernel *k_, const tl_operator *op_,
 int tl_ops_register_threshold_backward(void) {
     tl_ops_threshold_backward_op = tl_op_define("aten::threshold_backward", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor");
     if (!tl_ops_threshold_backward_op) return -1;
-    if (!(void *)tl_native_threshold_backward)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_threshold_backward))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::threshold_backward", "CPU", "tl_native_threshold_backward");
     else if (tl_op_register_kernel(tl_ops_threshold_backward_op, TL_KEY_CPU, (void *)tl_native_threshold_backward, tl_ops_threshold_backward_boxed, NULL,
                                    "tl_native_threshold_backward registered at generated/csrc/ops_threshold_backward.c") < 0)
         return -1;
-    if (!(void *)tl_native_threshold_backward)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_threshold_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::threshold_backward", "Meta", "tl_native_threshold_backward");
     else if (tl_op_register_kernel(tl_ops_threshold_backward_op, TL_KEY_META, (void *)tl_native_threshold_backward, tl_ops_threshold_backward_boxed, NULL,
                                    "tl_native_threshold_backward registered at generated/csrc/ops_threshold_backward.c") < 0)

@@ -288,28 +288,28 @@ int tl_ops_to_other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset
 int tl_ops_register_to(void) {
     tl_ops_to_dtype_layout_op = tl_op_define("aten::to.dtype_layout", "to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
     if (!tl_ops_to_dtype_layout_op) return -1;
-    if (!(void *)tl_native_to_dtype_layout)  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_to_dtype_layout))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
         tl_glue_note_missing("aten::to.dtype_layout", "CompositeImplicitAutograd", "tl_native_to_dtype_layout");
     else if (tl_op_register_kernel(tl_ops_to_dtype_layout_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_to_dtype_layout, tl_ops_to_dtype_layout_boxed, NULL,
                                    "tl_native_to_dtype_layout registered at generated/csrc/ops_to.c") < 0)
         return -1;
     tl_ops_to_device_op = tl_op_define("aten::to.device", "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
     if (!tl_ops_to_device_op) return -1;
-    if (!(void *)tl_native_to_device)  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_to_device))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
         tl_glue_note_missing("aten::to.device", "CompositeImplicitAutograd", "tl_native_to_device");
     else if (tl_op_register_kernel(tl_ops_to_device_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_to_device, tl_ops_to_device_boxed, NULL,
                                    "tl_native_to_device registered at generated/csrc/ops_to.c") < 0)
         return -1;
     tl_ops_to_dtype_op = tl_op_define("aten::to.dtype", "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
     if (!tl_ops_to_dtype_op) return -1;
-    if (!(void *)tl_native_to_dtype)  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_to_dtype))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
         tl_glue_note_missing("aten::to.dtype", "CompositeImplicitAutograd", "tl_native_to_dtype");
     else if (tl_op_register_kernel(tl_ops_to_dtype_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_to_dtype, tl_ops_to_dtype_boxed, NULL,
                                    "tl_native_to_dtype registered at generated/csrc/ops_to.c") < 0)
         return -1;
     tl_ops_to_other_op = tl_op_define("aten::to.other", "to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
     if (!tl_ops_to_other_op) return -1;
-    if (!(void *)tl_native_to_other)  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_to_other))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
         tl_glue_note_missing("aten::to.other", "CompositeImplicitAutograd", "tl_native_to_other");
     else if (tl_op_register_kernel(tl_ops_to_other_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_to_other, tl_ops_to_other_boxed, NULL,
                                    "tl_native_to_other registered at generated/csrc/ops_to.c") < 0)

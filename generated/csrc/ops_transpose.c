@@ -73,7 +73,7 @@ int tl_ops_transpose_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 int tl_ops_register_transpose(void) {
     tl_ops_transpose_int_op = tl_op_define("aten::transpose.int", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
     if (!tl_ops_transpose_int_op) return -1;
-    if (!(void *)tl_native_transpose)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_transpose))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::transpose.int", "CompositeExplicitAutograd", "tl_native_transpose");
     else if (tl_op_register_kernel(tl_ops_transpose_int_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_transpose, tl_ops_transpose_int_boxed, NULL,
                                    "tl_native_transpose registered at generated/csrc/ops_transpose.c") < 0)

@@ -70,7 +70,7 @@ int tl_ops_unsqueeze_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyse
 int tl_ops_register_unsqueeze(void) {
     tl_ops_unsqueeze_op = tl_op_define("aten::unsqueeze", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
     if (!tl_ops_unsqueeze_op) return -1;
-    if (!(void *)tl_native_unsqueeze)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_unsqueeze))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::unsqueeze", "CompositeExplicitAutograd", "tl_native_unsqueeze");
     else if (tl_op_register_kernel(tl_ops_unsqueeze_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_unsqueeze, tl_ops_unsqueeze_boxed, NULL,
                                    "tl_native_unsqueeze registered at generated/csrc/ops_unsqueeze.c") < 0)

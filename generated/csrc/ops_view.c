@@ -71,12 +71,12 @@ int tl_ops_view_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks,
 int tl_ops_register_view(void) {
     tl_ops_view_op = tl_op_define("aten::view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)");
     if (!tl_ops_view_op) return -1;
-    if (!(void *)tl_native_view)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_view))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::view", "CPU", "tl_native_view");
     else if (tl_op_register_kernel(tl_ops_view_op, TL_KEY_CPU, (void *)tl_native_view, tl_ops_view_boxed, NULL,
                                    "tl_native_view registered at generated/csrc/ops_view.c") < 0)
         return -1;
-    if (!(void *)tl_native_view)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_view))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::view", "Meta", "tl_native_view");
     else if (tl_op_register_kernel(tl_ops_view_op, TL_KEY_META, (void *)tl_native_view, tl_ops_view_boxed, NULL,
                                    "tl_native_view registered at generated/csrc/ops_view.c") < 0)

@@ -67,12 +67,12 @@ int tl_ops_zero__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 int tl_ops_register_zero(void) {
     tl_ops_zero__op = tl_op_define("aten::zero_", "zero_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_zero__op) return -1;
-    if (!(void *)tl_native_zero_)  /* a hand-written kernel is missing: no CPU kernel */
+    if (TL_KERNEL_MISSING(tl_native_zero_))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::zero_", "CPU", "tl_native_zero_");
     else if (tl_op_register_kernel(tl_ops_zero__op, TL_KEY_CPU, (void *)tl_native_zero_, tl_ops_zero__boxed, NULL,
                                    "tl_native_zero_ registered at generated/csrc/ops_zero.c") < 0)
         return -1;
-    if (!(void *)tl_native_zero_)  /* a hand-written kernel is missing: no Meta kernel */
+    if (TL_KERNEL_MISSING(tl_native_zero_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::zero_", "Meta", "tl_native_zero_");
     else if (tl_op_register_kernel(tl_ops_zero__op, TL_KEY_META, (void *)tl_native_zero_, tl_ops_zero__boxed, NULL,
                                    "tl_native_zero_ registered at generated/csrc/ops_zero.c") < 0)

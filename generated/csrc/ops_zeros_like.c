@@ -83,7 +83,7 @@ int tl_ops_zeros_like_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
 int tl_ops_register_zeros_like(void) {
     tl_ops_zeros_like_op = tl_op_define("aten::zeros_like", "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
     if (!tl_ops_zeros_like_op) return -1;
-    if (!(void *)tl_native_zeros_like)  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+    if (TL_KERNEL_MISSING(tl_native_zeros_like))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
         tl_glue_note_missing("aten::zeros_like", "CompositeExplicitAutograd", "tl_native_zeros_like");
     else if (tl_op_register_kernel(tl_ops_zeros_like_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_zeros_like, tl_ops_zeros_like_boxed, NULL,
                                    "tl_native_zeros_like registered at generated/csrc/ops_zeros_like.c") < 0)

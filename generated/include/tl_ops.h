@@ -12,7 +12,17 @@
 
 #include "tl_structured.h"
 
+/* Hand-written kernels are weak symbols: a missing one is skipped at
+ * registration and listed by tl_ops_missing_kernels(). Compile with
+ * -DTL_STRICT_KERNELS to make them ordinary declarations instead (a missing
+ * kernel is then an undefined symbol). */
+#ifdef TL_STRICT_KERNELS
+#define TL_WEAK
+#define TL_KERNEL_MISSING(f) 0
+#else
 #define TL_WEAK __attribute__((weak))
+#define TL_KERNEL_MISSING(f) (!(void *)(f))
+#endif
 
 int tl_ops_register_all(void);
 

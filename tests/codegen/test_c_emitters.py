@@ -262,7 +262,7 @@ def test_structured_glue(small):
     # registrations: CPU and Meta per variant; CUDA left out with a reason
     assert body(
         """\
-            if (!(void *)tl_meta_foo_Tensor || !(void *)tl_impl_foo_out)  /* a hand-written kernel is missing: no CPU kernel */
+            if (TL_KERNEL_MISSING(tl_meta_foo_Tensor) || TL_KERNEL_MISSING(tl_impl_foo_out))  /* a hand-written kernel is missing: no CPU kernel */
                 tl_glue_note_missing("aten::foo.out", "CPU", "tl_meta_foo_Tensor, tl_impl_foo_out");
             else if (tl_op_register_kernel(tl_ops_foo_out_op, TL_KEY_CPU, (void *)tl_structured_foo_out_CPU, tl_ops_foo_out_boxed, NULL,
                                            "tl_structured_foo_out_CPU registered at generated/csrc/ops_foo.c") < 0)
@@ -373,8 +373,9 @@ def test_generated_tree_compiles_warning_free():
     srcs = sorted((REPO / "generated/csrc").glob("*.c")) + [REPO / "runtime/src/structured.c"]
     srcs += [REPO / "kernels/native" / n for n in ("views.c", "factories.c", "copy_ops.c")]
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
-    r = subprocess.run(cmd + [str(s) for s in srcs], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
+    for strict in ([], ["-DTL_STRICT_KERNELS"]):
+        r = subprocess.run(cmd + strict + [str(s) for s in srcs], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-4000:]
 
 
 def test_unsupported_types_are_diagnostics(tmp_path):
@@ -404,8 +405,9 @@ def test_small_set_compiles_warning_free(small, tmp_path):
     incs = [REPO / "runtime/include", tmp_path / "include", tmp_path / "cdef"]
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
     srcs = sorted((tmp_path / "csrc").glob("*.c"))
-    r = subprocess.run(cmd + [str(s) for s in srcs], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
+    for strict in ([], ["-DTL_STRICT_KERNELS"]):
+        r = subprocess.run(cmd + strict + [str(s) for s in srcs], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-4000:]
 
 
 CORPUS = REPO.parent / "shared/reference/pytorch-2.13"
