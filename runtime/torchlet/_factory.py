@@ -85,7 +85,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dev.type != "cpu":
         t = _wrap(check_ptr(lib.tl_to_device(t._p, dev._id, 0)))
     if requires_grad:
-        raise NotImplementedError("requires_grad=True: autograd is not available yet")
+        from .autograd import _factory_requires_grad
+        _factory_requires_grad(t)
     return t
 
 

@@ -125,4 +125,9 @@ def tensor_repr(t) -> str:
     elif dev.type == "meta" or (t.numel() == 0 and dt is not D.get_default_dtype()):
         if dt is not D.get_default_dtype():
             suffixes.append(f"dtype={dt!r}")
+    fn = t.grad_fn if hasattr(type(t), "grad_fn") else None  # autograd (torchlet.autograd)
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn.name()}>")
+    elif getattr(t, "requires_grad", False):
+        suffixes.append("requires_grad=True")
     return prefix + ", ".join([body] + suffixes) + ")"

@@ -558,6 +558,23 @@ def test_requires_grad_flags_and_errors():
         y.requires_grad = True
     assert str(ei.value) == "you can only change requires_grad flags of leaf variables."
     assert y.requires_grad_() is y  # True on a non-leaf: no-op
+    with pytest.raises(RuntimeError) as ei:
+        i.requires_grad_()
+    assert str(ei.value) == "only Tensors of floating point dtype can require gradients"
+
+
+def test_factory_requires_grad_and_repr():
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    assert a.requires_grad and a.is_leaf
+    with pytest.raises(RuntimeError) as ei:
+        T.tensor([1, 2], requires_grad=True)
+    assert str(ei.value) == "Only Tensors of floating point and complex dtype can require gradients"
+    assert repr(a) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(a * 2) == "tensor([2., 4.], grad_fn=<MulBackward0>)"
+    assert repr((a * 2).sum()) == "tensor(6., grad_fn=<SumBackward0>)"
+    d = T.tensor([1.0], dtype=T.float64, requires_grad=True) + 1
+    assert repr(d) == "tensor([2.], dtype=torchlet.float64, grad_fn=<AddBackward0>)"
+    assert repr(a.detach()) == "tensor([1., 2.])"
 
 
 def test_grad_setter_checks():
