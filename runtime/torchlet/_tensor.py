@@ -11,6 +11,7 @@ numpy interop, tolist/item, repr.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,17 +47,20 @@ class Size(tuple):
         return n
 
 
-try:  # the generated operator methods and dunders (generated/python/_ops.py)
-    from ._generated import _ops as _gen_ops
-except ModuleNotFoundError as _e:  # a tree where `make generate` has not run yet
-    if _e.name not in ("torchlet._generated", "torchlet._generated._ops"):
-        raise
-    _gen_ops = None
-
-    class _TensorOps:
-        __slots__ = ()
+if TYPE_CHECKING:  # type checkers read the generated stub (_ops.pyi)
+    from ._generated._ops import _TensorOps
 else:
-    _TensorOps = _gen_ops._TensorOps
+    try:  # the generated operator methods and dunders (generated/python/_ops.py)
+        from ._generated import _ops as _gen_ops
+    except ModuleNotFoundError as _e:  # a tree where `make generate` has not run yet
+        if _e.name not in ("torchlet._generated", "torchlet._generated._ops"):
+            raise
+        _gen_ops = None
+
+        class _TensorOps:
+            __slots__ = ()
+    else:
+        _TensorOps = _gen_ops._TensorOps
 
 
 class Tensor(_TensorOps):

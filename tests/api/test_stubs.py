@@ -63,3 +63,33 @@ def test_stub_compiles_and_names_torchlet_types():
     text = STUB.read_text()
     compile(text, str(STUB), "exec")
     assert "def add(input: Tensor, other: Tensor | Number, *, alpha: Number = ..., out: Tensor | None = ...) -> Tensor" in text
+
+
+def test_type_checker_uses_the_stubs(tmp_path):
+    """mypy (when installed) sees generated functions, methods and dunders and
+    flags bad calls, through the package layout a wheel installs."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("mypy") is None:
+        import pytest
+        pytest.skip("mypy is not installed")
+    repo = Path(__file__).resolve().parents[2]
+    pkg = tmp_path / "torchlet"
+    shutil.copytree(repo / "runtime/torchlet", pkg, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    shutil.copytree(repo / "generated/python", pkg / "_generated", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "use.py").write_text(
+        "import torchlet\n"
+        "a = torchlet.ones(2, 3)\n"
+        "b: torchlet.Tensor = torchlet.add(a, a, alpha=2)\n"
+        "c = a.add_(b) + 2\n"
+        "d = a.sum(0, keepdim=True)[0]\n"
+        "bad = torchlet.add(a, 'x')\n"
+        "bad2 = a.relu(3)\n")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--no-site-packages", "--no-incremental",
+                        "--follow-imports=silent", "use.py"], cwd=tmp_path, capture_output=True, text=True,
+                       env={"MYPYPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    errors = [ln for ln in r.stdout.splitlines() if ln.startswith("use.py")]
+    assert [ln.split(":")[1] for ln in errors] == ["6", "7"], r.stdout
