@@ -121,6 +121,11 @@ DUNDERS: tuple[tuple[str, str, str], ...] = (
 
 TENSOR_OPTION_NAMES = ("dtype", "layout", "device", "pin_memory")
 
+#: Operators that return their input itself when there is nothing to do
+#: (``x.contiguous() is x``, ``x.to(x.dtype) is x`` in PyTorch): their
+#: bindings return the same Python object when C returns the same tensor.
+RETURNS_SELF_WHEN_UNCHANGED = frozenset({"contiguous", "to"})
+
 # ---------------------------------------------------------------------------
 # argument kinds: the C convention of api_c (tensor, opt_tensor, int_list,
 # scalar, dtype, enum, ...), which also fixes the Python check and conversion

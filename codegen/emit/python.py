@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .. import api_c
 from ..api_python import (
     DUNDERS,
+    RETURNS_SELF_WHEN_UNCHANGED,
     SKIP_PYTHON_FUNCTIONS,
     SKIP_PYTHON_OVERLOADS,
     PyArg,
@@ -321,7 +322,8 @@ class _Body:
                 sa = func.arguments.self_arg
                 ra = func.returns[0].annotation
                 if sa is not None and ra is not None and sa.annotation is not None \
-                        and ra.alias_set == sa.annotation.alias_set:
+                        and ra.alias_set == sa.annotation.alias_set \
+                        and str(func.name.name) in RETURNS_SELF_WHEN_UNCHANGED:
                     # Tensor(a) returned as self itself (x.contiguous(), x.to(x.dtype)): same object
                     me = "self" if self.sig.method else "input"
                     L.append(f"{indent}if h_ == {me}._p:")
@@ -386,7 +388,10 @@ def signature_body(fname: str, sig: PySignature, notimpl: bool = False, bound: d
         L.append(f"    {name} = {expr}")
     if sig.varargs:
         a = sig.positional[0]
-        L.append(f"    {a.name} = _varargs(_args, {a.name})")
+        L.append(f"    if _args and {a.name} is None and _args[0].__class__ is int:")
+        L.append(f"        {a.name} = _args  # f(2, 3): the common case")
+        L.append("    else:")
+        L.append(f"        {a.name} = _varargs(_args, {a.name})")
         L.append(f"    if {a.name} is None:")
         L.append(f"        raise _missing_error({fname!r}, {a.name!r})")
         L.append(f"    if {a.name} is _BAD:")

@@ -331,9 +331,6 @@ def alias(input):
     h_ = _C_alias(input._p)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -489,9 +486,6 @@ def as_strided(input, size, stride, storage_offset=None):
     h_ = _C_as_strided(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -638,7 +632,10 @@ _SIGS_empty = (
 
 def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('empty', 'size')
     if size is _BAD:
@@ -963,7 +960,10 @@ _SIGS_ones = (
 
 def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('ones', 'size')
     if size is _BAD:
@@ -1046,9 +1046,6 @@ def permute(input, dims):
     h_ = _C_permute(input._p, dims_c[0], dims_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1066,7 +1063,10 @@ _KW_rand_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda 
 
 def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('rand', 'size')
     if size is _BAD:
@@ -1101,7 +1101,10 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
 
 def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('rand', 'size')
     if size is _BAD:
@@ -1153,7 +1156,10 @@ _KW_randn_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda
 
 def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('randn', 'size')
     if size is _BAD:
@@ -1188,7 +1194,10 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
 
 def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('randn', 'size')
     if size is _BAD:
@@ -1281,9 +1290,6 @@ def reshape(input, shape):
     h_ = _C_reshape(input._p, shape_c[0], shape_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1373,9 +1379,6 @@ def select(input, dim, index):
     h_ = _C_select_int(input._p, dim_c, index_c)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1464,9 +1467,6 @@ def _implsqueeze_0(input):
     h_ = _C_squeeze(input._p)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1483,9 +1483,6 @@ def _implsqueeze_1(input, dim):
     h_ = _C_squeeze_dim(input._p, dim_c)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1502,9 +1499,6 @@ def _implsqueeze_2(input, dim):
     h_ = _C_squeeze_dims(input._p, dim_c[0], dim_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1644,9 +1638,6 @@ def t(input):
     h_ = _C_t(input._p)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1699,9 +1690,6 @@ def transpose(input, dim0, dim1):
     h_ = _C_transpose_int(input._p, dim0_c, dim1_c)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1724,9 +1712,6 @@ def unsqueeze(input, dim):
     h_ = _C_unsqueeze(input._p, dim_c)
     if not h_:
         raise _pending_error()
-    if h_ == input._p:
-        _release(h_)
-        return input
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1757,7 +1742,10 @@ _SIGS_zeros = (
 
 def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('zeros', 'size')
     if size is _BAD:
@@ -1896,9 +1884,6 @@ def _m_alias(self):
     h_ = _C_alias(self._p)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1924,9 +1909,6 @@ def _m_as_strided(self, size, stride, storage_offset=None):
     h_ = _C_as_strided(self._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2174,7 +2156,10 @@ _SIGS__m_expand = (
 
 def _m_expand(self, *_args, size=None, implicit=False):
     '(tuple of ints size, *, bool implicit = False)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('expand', 'size')
     if size is _BAD:
@@ -2188,9 +2173,6 @@ def _m_expand(self, *_args, size=None, implicit=False):
     h_ = _C_expand(self._p, size_c[0], size_c[1], implicit_c)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2322,7 +2304,10 @@ _SIGS__m_permute = (
 
 def _m_permute(self, *_args, dims=None):
     '(tuple of ints dims)'
-    dims = _varargs(_args, dims)
+    if _args and dims is None and _args[0].__class__ is int:
+        dims = _args  # f(2, 3): the common case
+    else:
+        dims = _varargs(_args, dims)
     if dims is None:
         raise _missing_error('permute', 'dims')
     if dims is _BAD:
@@ -2333,9 +2318,6 @@ def _m_permute(self, *_args, dims=None):
     h_ = _C_permute(self._p, dims_c[0], dims_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2379,7 +2361,10 @@ _SIGS__m_reshape = (
 
 def _m_reshape(self, *_args, shape=None):
     '(tuple of ints shape)'
-    shape = _varargs(_args, shape)
+    if _args and shape is None and _args[0].__class__ is int:
+        shape = _args  # f(2, 3): the common case
+    else:
+        shape = _varargs(_args, shape)
     if shape is None:
         raise _missing_error('reshape', 'shape')
     if shape is _BAD:
@@ -2390,9 +2375,6 @@ def _m_reshape(self, *_args, shape=None):
     h_ = _C_reshape(self._p, shape_c[0], shape_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2415,9 +2397,6 @@ def _m_select(self, dim, index):
     h_ = _C_select_int(self._p, dim_c, index_c)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2446,9 +2425,6 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     h_ = _C_slice_Tensor(self._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2472,9 +2448,6 @@ def _impl_m_squeeze_0(self):
     h_ = _C_squeeze(self._p)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2488,9 +2461,6 @@ def _impl_m_squeeze_1(self, dim):
     h_ = _C_squeeze_dim(self._p, dim_c)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2498,7 +2468,10 @@ def _impl_m_squeeze_1(self, dim):
 
 def _impl_m_squeeze_2(self, *_args, dim=None):
     '(tuple of ints dim)'
-    dim = _varargs(_args, dim)
+    if _args and dim is None and _args[0].__class__ is int:
+        dim = _args  # f(2, 3): the common case
+    else:
+        dim = _varargs(_args, dim)
     if dim is None:
         raise _missing_error('squeeze', 'dim')
     if dim is _BAD:
@@ -2509,9 +2482,6 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
     h_ = _C_squeeze_dims(self._p, dim_c[0], dim_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2652,9 +2622,6 @@ def _m_t(self):
     h_ = _C_t(self._p)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2826,9 +2793,6 @@ def _m_transpose(self, dim0, dim1):
     h_ = _C_transpose_int(self._p, dim0_c, dim1_c)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2848,9 +2812,6 @@ def _m_unsqueeze(self, dim):
     h_ = _C_unsqueeze(self._p, dim_c)
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2864,7 +2825,10 @@ _SIGS__m_view = (
 
 def _m_view(self, *_args, size=None):
     '(tuple of ints size)'
-    size = _varargs(_args, size)
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
     if size is None:
         raise _missing_error('view', 'size')
     if size is _BAD:
@@ -2875,9 +2839,6 @@ def _m_view(self, *_args, size=None):
     h_ = _C_view(self._p, size_c[0], size_c[1])
     if not h_:
         raise _pending_error()
-    if h_ == self._p:
-        _release(h_)
-        return self
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
