@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/div_floor.h: ufunc_inner_loop: Generic: div_floor (Floating, BFloat16, Half); ufunc_inner_loop: ScalarOnly: div_floor_int (Integral) (standalone kernel)
+ * from: kernels/ufunc/div_floor.h: ufunc_inner_loop: Generic: div_floor (Floating, BFloat16, Half); ufunc_inner_loop: ScalarOnly: div_floor_int (Char, Short, Int, Long); ufunc_inner_loop: ScalarOnly: div_floor_uint (Byte) (standalone kernel)
  * formula: kernels/ufunc/div_floor.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */

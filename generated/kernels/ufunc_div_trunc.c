@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/div_trunc.h: ufunc_inner_loop: Generic: div_trunc (Floating, BFloat16, Half); ufunc_inner_loop: ScalarOnly: div_trunc_int (Integral) (standalone kernel)
+ * from: kernels/ufunc/div_trunc.h: ufunc_inner_loop: Generic: div_trunc (Floating, BFloat16, Half); ufunc_inner_loop: ScalarOnly: div_trunc_int (Char, Short, Int, Long); ufunc_inner_loop: ScalarOnly: div_trunc_uint (Byte) (standalone kernel)
  * formula: kernels/ufunc/div_trunc.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */
@@ -20,7 +20,7 @@
 #include "ufunc_div_trunc.h"
 #include "div_trunc.h"
 
-/* Byte: TL_UFUNC_div_trunc_int in uint8_t */
+/* Byte: TL_UFUNC_div_trunc_uint in uint8_t */
 static void TL_KNAME(ufunc_div_trunc_u8)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
     (void)ctx_;
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == (int64_t)sizeof(uint8_t)) {
@@ -30,7 +30,7 @@ static void TL_KNAME(ufunc_div_trunc_u8)(char **data, const int64_t *strides, in
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
-            o[k] = (uint8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            o[k] = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
         }
         return;
     }
@@ -40,7 +40,7 @@ static void TL_KNAME(ufunc_div_trunc_u8)(char **data, const int64_t *strides, in
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
-            o[k] = (uint8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            o[k] = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
         }
         return;
     }
@@ -50,7 +50,7 @@ static void TL_KNAME(ufunc_div_trunc_u8)(char **data, const int64_t *strides, in
         const uint8_t x2 = *(const uint8_t *)data[2];
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
-            o[k] = (uint8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            o[k] = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
         }
         return;
     }
@@ -58,7 +58,7 @@ static void TL_KNAME(ufunc_div_trunc_u8)(char **data, const int64_t *strides, in
     for (int64_t k = 0; k < n; k++) {
         const uint8_t x1 = *(const uint8_t *)(data[1] + k * strides[1]);
         const uint8_t x2 = *(const uint8_t *)(data[2] + k * strides[2]);
-        *(uint8_t *)(data[0] + k * strides[0]) = (uint8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+        *(uint8_t *)(data[0] + k * strides[0]) = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
     }
 }
 

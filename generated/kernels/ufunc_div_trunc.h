@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/div_trunc.h: ufunc_inner_loop: Generic: div_trunc (Floating, BFloat16, Half); ufunc_inner_loop: ScalarOnly: div_trunc_int (Integral) (standalone kernel)
+ * from: kernels/ufunc/div_trunc.h: ufunc_inner_loop: Generic: div_trunc (Floating, BFloat16, Half); ufunc_inner_loop: ScalarOnly: div_trunc_int (Char, Short, Int, Long); ufunc_inner_loop: ScalarOnly: div_trunc_uint (Byte) (standalone kernel)
  * formula: kernels/ufunc/div_trunc.h
  * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
  */

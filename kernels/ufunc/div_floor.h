@@ -2,7 +2,8 @@
  * (Python's //). Standalone kernel, like div_trunc.h:
  *
  * ufunc_inner_loop: Generic: div_floor (Floating, BFloat16, Half)
- * ufunc_inner_loop: ScalarOnly: div_floor_int (Integral)
+ * ufunc_inner_loop: ScalarOnly: div_floor_int (Char, Short, Int, Long)
+ * ufunc_inner_loop: ScalarOnly: div_floor_uint (Byte)
  *
  * Floats follow PyTorch's div_floor_floating (fmod based, so the result is the
  * floor of the exact quotient, not of the rounded one); b == 0 gives a / b.
@@ -28,3 +29,5 @@
 TL__DIV_FLOOR_FP(tl_ufunc_div_floor_f, float)
 TL__DIV_FLOOR_FP(tl_ufunc_div_floor_d, double)
 #define tl_ufunc_div_floor_fp(a, b) _Generic((a), double: tl_ufunc_div_floor_d, default: tl_ufunc_div_floor_f)((a), (b))
+/* unsigned: rounding toward zero is the floor, and there is no -1 */
+#define TL_UFUNC_div_floor_uint(self, other) ((self) / (other))
