@@ -54,7 +54,7 @@ def test_index_errors(x):
     with pytest.raises(ValueError, match="step must be greater than zero"):
         x[::-1]
     with pytest.raises(NotImplementedError):
-        x[tl.tensor([0, 1])]
+        x[1, :, [3]]                      # int and tensor index apart: dims move to the front
 
 
 def test_meta_indexing():
@@ -192,3 +192,39 @@ def test_zero_dim_index_error():
     with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
         tl.tensor(1.0)[0]
     assert tl.arange(3)[-1].item() == 2
+
+
+ADV = [[1, 0], (slice(None), [2, 0, 2]), (Ellipsis, [[0, 1], [3, 3]]), "mask", (0, "mask0"),
+       (slice(None), np.array([True, False, True])), ([-1],), (1, [0, 2]), ([1], slice(1, None))]
+
+
+@pytest.mark.parametrize("idx", ADV, ids=repr)
+def test_advanced_getitem_like_numpy(idx):
+    n = np.arange(24.0).reshape(2, 3, 4)
+    special = {"mask": n > 10, "mask0": n[0] > 5}
+    np_idx = tuple(special.get(e, e) if isinstance(e, str) else e for e in idx) if isinstance(idx, tuple) \
+        else special.get(idx, idx) if isinstance(idx, str) else idx
+    conv = lambda e: tl.tensor(e) if isinstance(e, np.ndarray) else e  # noqa: E731
+    tl_idx = tuple(conv(e) for e in np_idx) if isinstance(np_idx, tuple) else conv(np_idx)
+    got = tl.tensor(n)[tl_idx]
+    want = n[np_idx]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_advanced_setitem_meta_and_errors():
+    n = np.arange(12.0).reshape(3, 4)
+    x = tl.tensor(n)
+    x[tl.tensor(n > 6)] = 0.0
+    n[n > 6] = 0.0
+    x[:, [0, 2]] = tl.tensor([7.0, 8.0, 9.0])[:, None]
+    n[:, [0, 2]] = np.array([7.0, 8.0, 9.0])[:, None]
+    np.testing.assert_array_equal(x.numpy(), n)
+    m = tl.empty(3, 4, device="meta")
+    assert m[tl.tensor([0, 2])].shape == (2, 4) and m[:, [1, 1, 1]].is_meta
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        x[[5]]
+    with pytest.raises(NotImplementedError):
+        x[[0], [1]]
+    with pytest.raises(IndexError, match="tensors used as indices must be long"):
+        x[tl.tensor([0.5])]
