@@ -64,7 +64,7 @@ class Val:
 
     kinds: tensor (``c`` = one ``tl_tensor *`` expression; ``temp`` names an
     owned temporary), scalar, int, double, bool, dtype, device, layout,
-    optstr (``const char *`` or NULL),
+    optstr (``const char *`` or NULL), geometry (sizes, strides, storage offset),
     intlist (data, len), optintlist (data or NULL, len), optint (value, has),
     options (dtype, device), info (sizes, len, dtype, device), none, number
     (a literal that converts to int/double/scalar/bool).
@@ -123,6 +123,7 @@ _HELPERS: dict[str, list[tuple[tuple[str, ...], str]]] = {
     ],
     "slice_backward_wrapper": [(("tensor", "intlist", "int", "optint", "optint", "int"), "tl_ag_slice_backward_wrapper")],
     "_to_copy_backward": [(("tensor", "options"), "tl_ag_to_copy_backward")],
+    "as_strided_backward": [(("tensor", "geometry", "intlist", "intlist", "optint"), "tl_ag_as_strided_backward")],
 }
 
 # schema argument kind (api_c) -> the value kinds that can be passed to it
@@ -298,6 +299,13 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
                      [f"if (tl_ag_int_list_set(&n_->{n}_sizes, tl_tensor_sizes({x}), tl_tensor_ndim({x})) < 0) goto fail;",
                       f"n_->{n}_dtype = tl_tensor_dtype({x});", f"n_->{n}_device = (int)tl_tensor_device({x});"],
                      Val("info", (f"n_->{n}_sizes.data", f"n_->{n}_sizes.len", f"n_->{n}_dtype", f"n_->{n}_device")))  # fmt: skip
+    if suffix == "_geometry":
+        return Field(n, "geometry", [f"tl_ag_int_list {n}_sizes;", f"tl_ag_int_list {n}_strides;", f"int64_t {n}_offset;"],
+                     [f"if (tl_ag_int_list_set(&n_->{n}_sizes, tl_tensor_sizes({x}), tl_tensor_ndim({x})) < 0) goto fail;",
+                      f"if (tl_ag_int_list_set(&n_->{n}_strides, tl_tensor_strides({x}), tl_tensor_ndim({x})) < 0) goto fail;",
+                      f"n_->{n}_offset = tl_tensor_storage_offset({x});"],
+                     Val("geometry", (f"n_->{n}_sizes.data", f"n_->{n}_sizes.len", f"n_->{n}_strides.data",
+                                      f"n_->{n}_strides.len", f"n_->{n}_offset")))  # fmt: skip
     if suffix == "_conjugate":
         return Field(n, "bool", [f"bool {n};"], [f"n_->{n} = false;"], Val("bool", (f"n_->{n}",)))
     raise UnsupportedFormula(f"saved metadata '{n}'")

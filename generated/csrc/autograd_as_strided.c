@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
  */
@@ -17,18 +21,91 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+/* ======================================================================
+ * AsStridedBackward0: the backward node of (yaml/derivatives.yaml)
+ *   as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+ * ====================================================================== */
+
+typedef struct AsStridedBackward0 {
+    tl_node base;
+    tl_ag_int_list self_geometry_sizes;
+    tl_ag_int_list self_geometry_strides;
+    int64_t self_geometry_offset;
+    tl_ag_int_list size;
+    tl_ag_int_list stride;
+    int64_t storage_offset;
+    bool storage_offset_has;
+} AsStridedBackward0;
+
+static int AsStridedBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    AsStridedBackward0 *n_ = (AsStridedBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset) */
+        t0_ = tl_ag_as_strided_backward(grad, n_->self_geometry_sizes.data, n_->self_geometry_sizes.len, n_->self_geometry_strides.data, n_->self_geometry_strides.len, n_->self_geometry_offset, n_->size.data, n_->size.len, n_->stride.data, n_->stride.len, n_->storage_offset, n_->storage_offset_has);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void AsStridedBackward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void AsStridedBackward0_destroy(tl_node *node_) {
+    AsStridedBackward0 *n_ = (AsStridedBackward0 *)node_;
+    tl_ag_int_list_free(&n_->self_geometry_sizes);
+    tl_ag_int_list_free(&n_->self_geometry_strides);
+    tl_ag_int_list_free(&n_->size);
+    tl_ag_int_list_free(&n_->stride);
+}
+
+static const tl_node_vtable AsStridedBackward0_vtable = {
+    "AsStridedBackward0", AsStridedBackward0_apply, AsStridedBackward0_release_saved_variables, AsStridedBackward0_destroy,
+};
 /* ----------------------------------------------------------------------
  * as_strided: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records AsStridedBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_as_strided(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'as_strided' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_as_strided_redispatch(below_, self, size, size_len, stride, stride_len, storage_offset, storage_offset_has);
+    AsStridedBackward0 *n_ = (AsStridedBackward0 *)tl_node_new(&AsStridedBackward0_vtable, sizeof(AsStridedBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->self_geometry_sizes, tl_tensor_sizes(self), tl_tensor_ndim(self)) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->self_geometry_strides, tl_tensor_strides(self), tl_tensor_ndim(self)) < 0) goto fail;
+        n_->self_geometry_offset = tl_tensor_storage_offset(self);
+        if (tl_ag_int_list_set(&n_->size, size, size_len) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->stride, stride, stride_len) < 0) goto fail;
+        n_->storage_offset = storage_offset;
+        n_->storage_offset_has = storage_offset_has;
     }
-    return tl_ops_as_strided_redispatch(below_, self, size, size_len, stride, stride_len, storage_offset, storage_offset_has);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_as_strided_redispatch(below_, self, size, size_len, stride, stride_len, storage_offset, storage_offset_has);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_as_strided(void) {

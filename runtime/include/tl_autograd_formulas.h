@@ -87,6 +87,15 @@ tl_tensor *tl_ag_slice_backward_wrapper(tl_tensor *grad, const int64_t *sizes, i
                                         int64_t step);
 /* _to_copy: the gradient back in the input's dtype and device */
 tl_tensor *tl_ag_to_copy_backward(tl_tensor *grad, tl_dtype dtype, int device);
+/* as_strided: the gradient scattered (summed) into the storage positions the
+ * output covered, gathered back with the input's geometry (divided by the
+ * number of input elements sharing a position when the input overlaps).
+ * Computed directly in C: not differentiable again (an error under
+ * create_graph when grad requires grad). */
+tl_tensor *tl_ag_as_strided_backward(tl_tensor *grad, const int64_t *in_sizes, int64_t in_nd,
+                                     const int64_t *in_strides, int64_t in_ns, int64_t in_offset,
+                                     const int64_t *sizes, int64_t nd, const int64_t *strides, int64_t ns,
+                                     int64_t offset, bool offset_has);
 /* zeros_like(x) from the saved TypeAndSize of x (x_info.zeros()) */
 tl_tensor *tl_ag_zeros_info(const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device);
 

@@ -262,6 +262,79 @@ tl_tensor *tl_ag_zeros_info(const int64_t *sizes, int64_t ndim, tl_dtype dtype, 
     return tl_ops_zeros(sizes, ndim, dtype, -1, device, false, false);
 }
 
+/* storage positions [lo, hi] a geometry touches; 0 when it has no element */
+static int geometry_extent(const int64_t *sizes, const int64_t *strides, int64_t nd, int64_t offset, int64_t *lo,
+                           int64_t *hi) {
+    *lo = *hi = offset;
+    for (int64_t k = 0; k < nd; k++) {
+        if (sizes[k] == 0) return 0;
+        int64_t span = (sizes[k] - 1) * strides[k];
+        if (span < 0) *lo += span;
+        else *hi += span;
+    }
+    return 1;
+}
+
+/* calls fn(i, position) for every element i (row-major) of a geometry */
+#define FOR_EACH_POSITION(sizes, strides, nd, offset, i, pos, body)                   \
+    do {                                                                              \
+        int64_t idx_[TL_MAX_DIMS] = {0};                                              \
+        int64_t numel_ = 1;                                                           \
+        for (int64_t k_ = 0; k_ < (nd); k_++) numel_ *= (sizes)[k_];                  \
+        int64_t pos = (offset);                                                       \
+        for (int64_t i = 0; i < numel_; i++) {                                        \
+            body;                                                                     \
+            for (int64_t k_ = (nd) - 1; k_ >= 0; k_--) {                              \
+                if (++idx_[k_] < (sizes)[k_]) { pos += (strides)[k_]; break; }        \
+                pos -= (strides)[k_] * ((sizes)[k_] - 1);                             \
+                idx_[k_] = 0;                                                         \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
+
+tl_tensor *tl_ag_as_strided_backward(tl_tensor *grad, const int64_t *in_sizes, int64_t in_nd,
+                                     const int64_t *in_strides, int64_t in_ns, int64_t in_offset,
+                                     const int64_t *sizes, int64_t nd, const int64_t *strides, int64_t ns,
+                                     int64_t offset, bool offset_has) {
+    if (in_nd != in_ns || nd != ns || nd > TL_MAX_DIMS || in_nd > TL_MAX_DIMS) {
+        tl_set_error(TL_ERR_RUNTIME, "as_strided_backward: mismatch in length of strides and shape");
+        return NULL;
+    }
+    if (tl_autograd_requires_grad(grad) && tl_grad_mode_is_enabled()) {
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'as_strided_backward' is not implemented.");
+        return NULL;
+    }
+    int64_t out_offset = offset_has ? offset : in_offset;
+    int64_t ilo, ihi, olo, ohi;
+    int in_any = geometry_extent(in_sizes, in_strides, in_nd, in_offset, &ilo, &ihi);
+    int out_any = geometry_extent(sizes, strides, nd, out_offset, &olo, &ohi);
+    tl_dtype dt = tl_tensor_dtype(grad);
+    if (!in_any || !out_any) return tl_ops_zeros(in_sizes, in_nd, dt, -1, (int)tl_tensor_device(grad), false, false);
+    int64_t lo = ilo < olo ? ilo : olo, hi = ihi > ohi ? ihi : ohi, n = hi - lo + 1;
+    double *buf = calloc((size_t)n, sizeof(double));
+    int64_t *count = calloc((size_t)n, sizeof(int64_t));
+    tl_tensor *g64 = NULL, *gc = NULL, *r64 = NULL, *r = NULL;
+    if (!buf || !count) {
+        tl_set_error(TL_ERR_MEMORY, "as_strided_backward: out of memory");
+        goto done;
+    }
+    if (!(g64 = tl_to_dtype(grad, TL_FLOAT64, 0)) || !(gc = tl_contiguous(g64))) goto done;
+    const double *g = tl_tensor_data_ptr(gc);
+    FOR_EACH_POSITION(sizes, strides, nd, out_offset, i, pos, buf[pos - lo] += g[i]);
+    FOR_EACH_POSITION(in_sizes, in_strides, in_nd, in_offset, i, pos, count[pos - lo] += 1);
+    if (!(r64 = tl_empty(in_nd, in_sizes, TL_FLOAT64, tl_tensor_device(grad)))) goto done;
+    double *out = tl_tensor_data_ptr(r64);
+    FOR_EACH_POSITION(in_sizes, in_strides, in_nd, in_offset, i, pos, out[i] = buf[pos - lo] / (double)count[pos - lo]);
+    r = tl_to_dtype(r64, dt, 0);
+done:
+    free(buf);
+    free(count);
+    tl_tensor_release(g64);
+    tl_tensor_release(gc);
+    tl_tensor_release(r64);
+    return r;
+}
+
 /* ------------------------------------------------------------------ kernels */
 
 /* threshold_backward: grad_output where self > threshold, else 0 */

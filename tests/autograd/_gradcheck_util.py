@@ -15,7 +15,10 @@ L, ffi = torchlet._lib, torchlet._ffi
 
 
 def err() -> str:
-    return ffi.string(L.tl_error_message()).decode()
+    """the pending error's message, cleared (as the Python bindings do)"""
+    msg = ffi.string(L.tl_error_message()).decode()
+    L.tl_clear_error()
+    return msg
 
 
 def leaf(a: np.ndarray, requires_grad: bool = True):

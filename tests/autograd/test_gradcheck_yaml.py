@@ -118,6 +118,10 @@ CASES = {
     "unsqueeze": [([rn(2, 3)], lambda a: a.unsqueeze(1)), ([rn(2, 3)], lambda a: a.unsqueeze(-1))],
     "select.int": [([rn(3, 4)], lambda a: a.select(1, 2)), ([rn(3, 4)], lambda a: a.select(0, -1))],
     "slice.Tensor": [([rn(5, 4)], lambda a: a[1:4]), ([rn(3, 7)], lambda a: a[:, 1::2])],
+    "as_strided": [([rn(6)], lambda a: torchlet.as_strided(a, (2, 2), (1, 2))),
+                   ([rn(6)], lambda a: torchlet.as_strided(a, (3, 2), (1, 1), 1)),  # overlapping output
+                   ([rn(3, 2)], lambda a: torchlet.as_strided(T(a), (2, 2), (2, 1))),
+                   ([rn(3)], lambda a: torchlet.as_strided(a.expand(2, 3), (3,), (1,)))],  # overlapping input
     "alias": [([rn(2, 3)], lambda a: torchlet.alias(a))],
     "clone": [([rn(2, 3)], lambda a: torchlet.clone(T(a)))],
     "_to_copy": [([rn(2, 3)], lambda a: torchlet._to_copy(a))],  # dtype casts: test_mixed_dtypes_cast_back
@@ -271,10 +275,17 @@ def test_version_check():
         backward(y.sum())
 
 
-def test_not_implemented_derivative():
-    a = leaf(rn(4))
-    with pytest.raises(NotImplementedError, match="the derivative for 'as_strided' is not implemented."):
-        torchlet.as_strided(a, (2,), (1,))
+def test_as_strided_double_backward_is_refused():
+    """as_strided's backward is computed in C: refused when it would have to be differentiated"""
+    from _gradcheck_util import grad
+
+    a = leaf(rn(6))
+    y = torchlet.as_strided(a * 1.0, (2, 2), (1, 2))
+    (g,) = grad([y], [a], [leaf(np.ones((2, 2)), False)], create_graph=True)
+    np.testing.assert_allclose(g.numpy(), [1, 1, 1, 1, 0, 0])
+    y = torchlet.as_strided(a * 1.0, (2, 2), (1, 2))
+    with pytest.raises(RuntimeError, match="the derivative for 'as_strided_backward' is not implemented."):
+        grad([y], [a], [leaf(np.ones((2, 2)), True)], create_graph=True)
 
 
 def test_mixed_dtypes_cast_back():

@@ -123,9 +123,29 @@ def test_kernels_kinds(files):
     # registration at the Autograd alias key with the operator's boxed adapter
     assert ("tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_add_Tensor, "
             "tl_ops_add_Tensor_boxed, NULL,") in t
-    # no derivative and explicit kernels: NotImplementedError when an input requires grad
-    s = files["csrc/autograd_as_strided.c"]
-    assert "the derivative for 'as_strided' is not implemented." in s and "TL_ERR_NOT_IMPLEMENTED" in s
+
+
+def test_not_implemented_kernel(tmp_path):
+    """an explicit kernel and no derivatives.yaml entry: NotImplementedError when an input requires grad"""
+    nf = tmp_path / "native_functions.yaml"
+    nf.write_text(textwrap.dedent(
+        """\
+        - func: foo(Tensor self) -> Tensor
+          dispatch:
+            CPU: foo
+
+        - func: zeros_like(Tensor self, *, ScalarType? dtype=None) -> Tensor
+          dispatch:
+            CPU: zeros_like
+        """
+    ))
+    d = tmp_path / "derivatives.yaml"
+    d.write_text("[]\n")
+    m = load_model(Inputs(str(nf), str(d)))
+    out = emit_c_autograd(EmitContext(m, make_environment(), ("native_functions.yaml",), "test"))
+    s = out["csrc/autograd_foo.c"]
+    assert 'tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for \'foo\' is not implemented.");' in s
+    assert "csrc/autograd_zeros_like.c" not in out  # PyTorch's DONT_REQUIRE_DERIVATIVE
 
 
 def test_no_kernels_for_composite_implicit_and_factories(files):
