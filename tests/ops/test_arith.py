@@ -530,3 +530,102 @@ def test_public_api_operators():
     check(i / 2, pi / 2)
     check(i * 2.5, pi * 2.5)
     check(i + True, pi + True)
+
+
+# ---------------------------------------------------------------- numpy oracle (runs without torch)
+NPT = {tl.bool: np.bool_, tl.uint8: np.uint8, tl.int8: np.int8, tl.int16: np.int16, tl.int32: np.int32,
+       tl.int64: np.int64, tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}
+
+
+def _np_ref(op, a, b, dt):
+    """numpy's answer for same-dtype operands (bfloat16 computed in float32 and rounded)"""
+    if dt is tl.bfloat16:
+        r = _np_ref(op, a.astype(np.float32), b.astype(np.float32), tl.float32)
+        return r.astype(BF16).astype(np.float32)
+    with np.errstate(all="ignore"):
+        if op == "add":
+            return np.logical_or(a, b) if dt is tl.bool else a + b
+        if op == "sub":
+            return a - b
+        if op == "mul":
+            return np.logical_and(a, b) if dt is tl.bool else a * b
+        if dt in FLOATS:
+            return a / b
+        return (a.astype(np.float32) / b.astype(np.float32)).astype(np.float32)
+
+
+def _close(got, want, dt):
+    g = np_of(got)
+    assert g.shape == want.shape
+    if g.dtype.kind == "f":
+        tol = {tl.float16: 1e-3, tl.bfloat16: 1e-2}.get(dt, 1e-6)
+        np.testing.assert_allclose(g, want.astype(g.dtype), rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@pytest.mark.parametrize("dt", ALL)
+def test_binary_vs_numpy(cpu_capability, op, dt):
+    if dt is tl.bfloat16 and BF16 is None:
+        pytest.skip("ml_dtypes not installed")
+    if op == "sub" and dt is tl.bool:
+        pytest.skip("refused (tested above)")
+    rng = np.random.default_rng(20)
+    a, b = rand(rng, (4, 67), dt), rand(rng, (67,), dt)
+    if op == "div" and dt is not tl.bool:
+        b = np.where(b == 0, 1, b).astype(b.dtype)
+    ta, tb = T(a, dt), T(b, dt)
+    an, bn = (a, b) if dt is not tl.bfloat16 else (a.astype(np.float32), b.astype(np.float32))
+    want = _np_ref(op, an, bn, dt)
+    _close(BINARY[op][0](ta, tb), want, dt)
+    # broadcast scalar on either side, transposed and stepped views
+    _close(BINARY[op][0](_rt.unsqueeze(_rt.select(ta, 1, 3), 1), tb), _np_ref(op, an[:, 3:4], bn, dt), dt)
+    _close(BINARY[op][0](_rt.transpose(ta, 0, 1), _rt.slice(tb, 0, 0, 67, 17)),
+           _np_ref(op, an.T, bn[::17], dt), dt)
+
+
+@pytest.mark.parametrize("dt", ALL[1:])
+def test_unary_vs_numpy(cpu_capability, dt):
+    if dt is tl.bfloat16 and BF16 is None:
+        pytest.skip("ml_dtypes not installed")
+    rng = np.random.default_rng(21)
+    a = rand(rng, (3, 45), dt)
+    an = a if dt is not tl.bfloat16 else a.astype(np.float32)
+    with np.errstate(all="ignore"):
+        _close(call(lib.tl_ops_neg, T(a, dt)._h), -an, dt)
+        _close(call(lib.tl_ops_relu, T(a, dt)._h), np.where(an > 0, an, 0).astype(an.dtype), dt)
+
+
+@pytest.mark.parametrize("dt", ALL)
+@pytest.mark.parametrize("dims", [None, (0,), (1,), (0, 2)])
+def test_sum_vs_numpy(cpu_capability, dt, dims):
+    if dt is tl.bfloat16 and BF16 is None:
+        pytest.skip("ml_dtypes not installed")
+    rng = np.random.default_rng(22)
+    a = rand(rng, (5, 130, 3), dt)
+    an = a if dt is not tl.bfloat16 else a.astype(np.float32)
+    got = _sum(T(a, dt), dims)
+    if dt in FLOATS:
+        want = an.astype(np.float64).sum(axis=dims)
+        np.testing.assert_allclose(np_of(got).astype(np.float64), want,
+                                   rtol={tl.float16: 2e-3, tl.bfloat16: 1e-2}.get(dt, 1e-6), atol=1e-2)
+        assert got.dtype is dt
+    else:
+        assert got.dtype is tl.int64
+        np.testing.assert_array_equal(np_of(got), an.astype(np.int64).sum(axis=dims))
+
+
+@pytest.mark.parametrize("dt", [tl.float32, tl.float64, tl.int32, tl.int64, tl.float16, tl.uint8])
+def test_mm_vs_numpy(cpu_capability, dt):
+    rng = np.random.default_rng(23)
+    a, b = rand(rng, (13, 70), dt), rand(rng, (70, 9), dt)
+    got = call(lib.tl_ops_mm, T(a, dt)._h, T(b, dt)._h)
+    if dt in FLOATS:
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        np.testing.assert_allclose(np_of(got).astype(np.float64), want, rtol=1e-2 if dt is tl.float16 else 1e-5,
+                                   atol=0.5 if dt is tl.float16 else 1e-4)
+    else:
+        with np.errstate(all="ignore"):
+            want = (a.astype(np.int64) @ b.astype(np.int64)).astype(NPT[dt])
+        np.testing.assert_array_equal(np_of(got), want)
