@@ -361,6 +361,16 @@ class FormulaCompiler:
                     return Val("number", (), text="-" + v.text)
                 if v.kind in ("int", "double"):
                     return Val(v.kind, (f"(-{v.c[0]})",))
+            if e.op == "!":
+                v = self.compile(e.operand)
+                if v.kind == "dtype":  # an optional ScalarType: "is None"
+                    return Val("bool", (f"({v.c[0]} == TL_DTYPE_UNDEFINED)",))
+                if v.kind == "bool":
+                    return Val("bool", (f"(!{v.c[0]})",))
+            if e.op == "*":
+                v = self.compile(e.operand)
+                if v.kind == "dtype":  # the value of an optional ScalarType
+                    return v
             raise UnsupportedFormula(f"unary '{e.op}' in '{to_source(e)}'")
         if isinstance(e, Binary):
             return self._binary(e)
@@ -384,6 +394,8 @@ class FormulaCompiler:
     def _binary(self, e: Binary) -> Val:
         a = self.compile(e.left)
         b = self.compile(e.right)
+        if e.op in ("||", "&&") and a.kind == "bool" and b.kind == "bool":
+            return Val("bool", (f"({a.c[0]} {e.op} {b.c[0]})",))
         if a.kind == "tensor" and b.kind == "tensor":
             op = {"+": "add", "-": "sub", "*": "mul", "/": "div"}.get(e.op)
             if op:
@@ -412,6 +424,8 @@ class FormulaCompiler:
         if isinstance(f, Name):
             key = "::".join(f.parts)
             args = [self.compile(a) for a in e.args]
+            if key == "isDifferentiableType" and len(args) == 1 and args[0].kind == "dtype":
+                return Val("bool", (f"tl_ag_is_differentiable_type({args[0].c[0]})",))
             if key in _HELPERS:
                 return self._helper(key, args, to_source(e))
             base = key[4:] if key.startswith("at::") else key
@@ -654,8 +668,27 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
                 saves_after.append({"cond": cond, "lines": lines})
             else:
                 saves_before.append({"cond": cond, "lines": lines})
+    condition = None
+    if info.output_differentiability_conditions:
+        env = {}
+        for a in args:
+            if a.kind == "dtype":
+                env[a.arg.name] = Val("dtype", (a.name,))
+            elif a.kind == "bool":
+                env[a.arg.name] = Val("bool", (a.name,))
+        comp = FormulaCompiler(m, env)
+        conds = []
+        for text in info.output_differentiability_conditions:
+            from ..formula import parse_formula
+
+            v = comp.compile(parse_formula(text))
+            if v.kind != "bool" or comp.lines:
+                raise UnsupportedFormula(f"output_differentiability condition '{text}'")
+            conds.append(v.c[0])
+        condition = " && ".join(conds)
     return {
         **common,
+        "condition": condition,
         "comment": f"records {node.name}" + (" (in place: self's history is rebased onto it)" if inplace else ""),
         "kind": "inplace" if inplace else "functional",
         "node": node.name,

@@ -69,7 +69,8 @@ static const tl_node_vtable ToCopyBackward0_vtable = {
 static tl_tensor *tl_autograd__to_copy(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, bool non_blocking, int memory_format) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (!tl_autograd_compute_requires_grad(ins_, 1))
+    /* output_differentiability: ((dtype == TL_DTYPE_UNDEFINED) || tl_ag_is_differentiable_type(dtype)) */
+    if (!(((dtype == TL_DTYPE_UNDEFINED) || tl_ag_is_differentiable_type(dtype))) || !tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops__to_copy_redispatch(below_, self, dtype, layout, device, pin_memory, pin_memory_has, non_blocking, memory_format);
     ToCopyBackward0 *n_ = (ToCopyBackward0 *)tl_node_new(&ToCopyBackward0_vtable, sizeof(ToCopyBackward0), 1, 1);
     if (!n_) return NULL;

@@ -226,9 +226,14 @@ def test_no_requires_grad_records_nothing():
 
 
 def test_integer_outputs_have_no_history():
+    """_to_copy's output_differentiability condition: no node for an integer dtype"""
+    import torchlet as t
+
     a = leaf(rn(2, 3))
+    before = t._lib.tl_autograd_live_nodes()
     y = a.to(torchlet.int64)
     assert not requires_grad(y) and grad_fn_name(y) is None
+    assert t._lib.tl_autograd_live_nodes() == before
 
 
 def test_out_variant_errors():

@@ -148,6 +148,12 @@ def test_not_implemented_kernel(tmp_path):
     assert "csrc/autograd_zeros_like.c" not in out  # PyTorch's DONT_REQUIRE_DERIVATIVE
 
 
+def test_output_differentiability_condition(files):
+    t = files["csrc/autograd__to_copy.c"]
+    assert ("if (!(((dtype == TL_DTYPE_UNDEFINED) || tl_ag_is_differentiable_type(dtype))) "
+            "|| !tl_autograd_compute_requires_grad(ins_, 1))") in t
+
+
 def test_no_kernels_for_composite_implicit_and_factories(files):
     assert "csrc/autograd_reshape.c" not in files  # CompositeImplicitAutograd: its decomposition records
     assert "csrc/autograd_contiguous.c" not in files
