@@ -144,3 +144,19 @@ def test_result_dtype_compiles(tmp_path, monkeypatch):
                             f"-DCPU_CAPABILITY={cap}", *flags, f"-I{root / 'runtime' / 'include'}", f"-I{fdir}",
                             f"-I{gen}", str(gen / "ufunc_lt.c")], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+def test_editing_one_entry_changes_only_its_files(tmp_path):
+    two = ADD.format(dtypes="Float, Int") + """
+- func: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  structured_delegate: mul.out
+- func: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  ufunc_inner_loop:
+    Generic: mul (Float)
+"""
+    before = _emit(tmp_path, two)
+    # add a dtype to add, and push mul down the file (its line numbers change)
+    after = _emit(tmp_path, "\n\n" + two.replace("add (Float, Int)", "add (Float, Int, Long)"))
+    changed = sorted(k for k in before if before[k] != after.get(k))
+    assert changed == ["kernels/ufunc_add.c", "kernels/ufunc_add.h"]
