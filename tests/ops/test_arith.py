@@ -629,3 +629,22 @@ def test_mm_vs_numpy(cpu_capability, dt):
         with np.errstate(all="ignore"):
             want = (a.astype(np.int64) @ b.astype(np.int64)).astype(NPT[dt])
         np.testing.assert_array_equal(np_of(got), want)
+
+
+def test_kernels_under_threads():
+    """the loops, sum's split and mm's row split with more than one thread"""
+    rng = np.random.default_rng(24)
+    a = rng.standard_normal((300, 700)).astype(np.float32)
+    b = rng.standard_normal((700, 90)).astype(np.float32)
+    before = tl.get_num_threads()
+    try:
+        tl.set_num_threads(2)
+        ta, tb = tl.from_numpy(a), tl.from_numpy(b)
+        np.testing.assert_array_equal(call(lib.tl_ops_add_Tensor, ta._h, ta._h, S(1)).numpy(), a + a)
+        np.testing.assert_array_equal(call(lib.tl_ops_neg, ta._h).numpy(), -a)
+        np.testing.assert_array_equal(call(lib.tl_ops_mul_Tensor, _rt.transpose(ta, 0, 1)._h, tl.from_numpy(a.T.copy())._h)
+                                      .numpy(), a.T * a.T)
+        np.testing.assert_allclose(call(lib.tl_ops_mm, ta._h, tb._h).numpy(), a @ b, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(float(_sum(ta).numpy()), a.astype(np.float64).sum(), rtol=1e-6)
+    finally:
+        tl.set_num_threads(before)
