@@ -55,6 +55,15 @@ def interleaved(fns: dict) -> dict:
     return best
 
 
+class _GcHolder:
+    """The result design before this issue: a __slots__ object holding an ffi.gc cdata."""
+
+    __slots__ = ("_h",)
+
+    def __init__(self, h):
+        self._h = h
+
+
 def main():
     tl.set_num_threads(1)
     T = torch is not None
@@ -112,7 +121,7 @@ def main():
         "cffi call, 1 pointer (tl_tensor_ndim)": lambda: ndim(ah),
         "cffi tl_tensor_release(tl_alias(h))": lambda: release(alias(ah)),
         "cffi tl_alias + Tensor object (+__del__)": wrap_alias,
-        "cffi tl_alias + ffi.gc cdata (the old result design)": lambda: (new(Tensor), ffi.gc(alias(ah), release)),
+        "cffi tl_alias + object + ffi.gc (old design)": lambda: _GcHolder(ffi.gc(alias(ah), release)),
         "cffi tl_ops_add_Tensor + release": lambda: release(entry(ah, bh, one)),
         "C test hook: TensorIterator add + release": lambda: release(lib.tl_test_binary_add(ffi.NULL, ah, bh)),
         "cffi tl_empty(1) + release": lambda: release(lib.tl_empty(1, [1], lib.TL_FLOAT32, lib.TL_CPU)),
