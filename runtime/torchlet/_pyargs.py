@@ -158,8 +158,11 @@ def value_result(p, kind):
 def tensor_list_result(p, n):
     """Adopt the tensors of a ``tl_tensor ***ret, int64_t *ret_len`` result."""
     arr, k = p[0], n[0]
-    out = [_wrap(arr[i]) for i in range(k)]
-    lib.free(arr) if hasattr(lib, "free") else None
+    out = []
+    for i in range(k):
+        lib.tl_tensor_retain(arr[i])  # the Tensor's own reference
+        out.append(_wrap(arr[i]))
+    lib.tl_tensor_list_free(arr, k)  # drops the list's references and the array
     return out
 
 
