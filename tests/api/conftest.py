@@ -1,16 +1,13 @@
-"""Fixtures of the Python-binding tests: numpy / torch oracles."""
+"""Fixtures of the Python-binding tests (helpers: api_helpers.py)."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
-try:
-    import torch
-except ImportError:  # torch is optional: oracle tests skip
-    torch = None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
-
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed (make torch)")

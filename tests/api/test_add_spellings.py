@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import torchlet as tl
-from conftest import needs_torch, torch
+from api_helpers import needs_torch, torch
 
 SHAPES = [((), ()), ((0,), (0,)), ((1,), (5,)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((7, 5), ()), ((5,), (2, 5))]
 DTYPES = [np.float32, np.float64, np.int64, np.int32, np.uint8, np.bool_]

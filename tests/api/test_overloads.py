@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import torchlet as tl
-from conftest import needs_torch, torch
+from api_helpers import needs_torch, torch
 from torchlet._generated import _ops
 
 
