@@ -39,6 +39,12 @@
  *
  * In-place op (self mutated): before the op, tl_autograd_check_inplace(self)
  * (the leaf error); after it, tl_autograd_rebase_history(self, node, 0).
+ * Views: an output of tl_autograd_set_history that shares storage with the
+ * first input given to tl_node_set_next_edges is recorded as a view of that
+ * input's base; an in-place op on such a view rebases the base's history onto
+ * a CopySlices node (PyTorch's), and the view's grad_fn becomes an
+ * AsStridedBackward0 of the base (regenerated whenever the shared version
+ * counter moved since the view's history was set).
  * A saved `self` of an in-place op must be a clone taken before the op (or
  * the result, saved with is_output = 1 after rebase_history): saving the
  * mutated tensor itself as an input would be both wrong and a cycle.
@@ -100,6 +106,8 @@ struct tl_node {
     tl_input_meta *input_meta;        /* num_inputs entries: shape/dtype of each forward output */
     tl_node *pending_free;            /* private: deferred destruction list */
     void *retained;                   /* private: retain_grad() targets */
+    tl_tensor *view_hint;             /* private: inputs[0] while the kernel records (weak) */
+    uint32_t flags;                   /* private */
 };
 
 /* ------------------------------------------------------------------ nodes */

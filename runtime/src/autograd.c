@@ -1,6 +1,8 @@
 /* torchlet runtime: autograd nodes, per-tensor metadata, saved variables,
  * grad mode / inference mode (see runtime/include/tl_autograd.h and
  * docs/AUTOGRAD.md). The engine is in autograd_engine.c. */
+#define _GNU_SOURCE 1
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,12 +162,14 @@ int tl_node_set_next_edges(tl_node *node, tl_tensor *const *inputs, int32_t n) {
         node->next[i] = e;                       /* takes the new reference */
         tl_node_release(old);
     }
+    node->view_hint = n > 0 ? inputs[0] : NULL;  /* weak; read by set_history */
     return 0;
 }
 
 int tl_node_should_compute_output(const tl_node *node, int32_t i) {
     if (!node || i < 0 || i >= node->num_next) return 0;
     const tl_node *nx = node->next[i].node;
+    if (i == 0 && (node->flags & AG_NODE_OUTPUT0_WANTED)) return nx != NULL;
     return nx != NULL && ag_engine_wants(nx);
 }
 
@@ -265,6 +269,7 @@ static void ag_meta_free(void *p) {
     ag_meta *m = p;
     /* the tensor is dying: no AccumulateGrad can exist (it would own it) */
     if (m->retains_grad) retained_remove(m->grad_fn, m->owner);
+    tl_tensor_release(m->base);
     tl_tensor_release(m->grad);
     tl_node_release(m->grad_fn);
     free(m);
@@ -281,6 +286,14 @@ ag_meta *ag_meta_get_or_create(tl_tensor *t) {
     m->owner = t;
     tl_tensor_set_autograd_meta(t, m, ag_meta_free);
     return m;
+}
+
+static int regenerate_view_grad_fn(tl_tensor *view, ag_meta *m);
+
+/* a view whose shared version counter moved since its history was set gets a
+ * fresh AsStridedBackward0 of its base (PyTorch's lazy view grad_fn) */
+static inline int view_is_stale(const tl_tensor *t, const ag_meta *m) {
+    return m->is_view && m->grad_fn && m->attr_version != tl_tensor_version(t);
 }
 
 int tl_autograd_requires_grad(const tl_tensor *t) {
@@ -326,6 +339,7 @@ int tl_autograd_set_requires_grad(tl_tensor *t, int requires_grad) {
 
 tl_node *tl_autograd_grad_fn(const tl_tensor *t) {
     ag_meta *m = ag_meta_of(t);
+    if (m && view_is_stale(t, m) && regenerate_view_grad_fn((tl_tensor *)t, m) < 0) tl_clear_error();
     if (!m || !m->grad_fn) return NULL;
     tl_node_retain(m->grad_fn);
     return m->grad_fn;
@@ -437,7 +451,7 @@ static void accumulate_grad_destroy(tl_node *node) {
 }
 
 static const tl_node_vtable accumulate_grad_vtable = {
-    "AccumulateGrad", accumulate_grad_apply, NULL, accumulate_grad_destroy,
+    "torch::autograd::AccumulateGrad", accumulate_grad_apply, NULL, accumulate_grad_destroy,
 };
 
 tl_tensor *tl_node_variable(const tl_node *n) {
@@ -468,6 +482,7 @@ static tl_edge gradient_edge(tl_tensor *t, int create) {
     tl_edge e = {NULL, 0};
     ag_meta *m = ag_meta_of(t);
     if (!m) return e;
+    if (view_is_stale(t, m) && regenerate_view_grad_fn(t, m) < 0) return e;
     if (m->grad_fn) {
         tl_node_retain(m->grad_fn);
         e.node = m->grad_fn;
@@ -495,31 +510,235 @@ static int set_grad_fn(tl_tensor *t, ag_meta *m, tl_node *node, int32_t output_n
     tl_node *old = m->grad_fn;
     m->grad_fn = node;
     m->output_nr = output_nr;
+    if (m->is_view) m->attr_version = tl_tensor_version(t);
     tl_node_release(old);
     return 0;
 }
 
 int tl_autograd_set_history(tl_tensor *out, tl_node *node, int32_t output_nr) {
     if (!out || !node) return 0;
+    tl_tensor *hint = node->view_hint;
+    node->view_hint = NULL;
     if (!tl_dtype_is_floating(out->dtype)) return 0;
     if (record_input_meta(node, output_nr, out) < 0) return -1;
     ag_meta *m = ag_meta_get_or_create(out);
     if (!m) return -1;
+    if (hint && hint != out && output_nr == 0 && hint->storage == out->storage && !m->is_view) {
+        /* the output aliases the first input: a view of that input's base */
+        ag_meta *hm = ag_meta_of(hint);
+        tl_tensor *base = hm && hm->is_view && hm->base ? hm->base : hint;
+        tl_tensor_retain(base);
+        m->base = base;
+        m->is_view = 1;
+    }
     return set_grad_fn(out, m, node, output_nr);
+}
+
+/* ------------------------------------------------------- views: CopySlices */
+typedef struct {
+    int64_t ndim, offset;
+    int64_t *sizes, *strides;   /* one block: sizes then strides */
+} geometry;
+
+static int geometry_init(geometry *g, const tl_tensor *t) {
+    g->ndim = t->ndim;
+    g->offset = t->storage_offset;
+    g->sizes = malloc((size_t)(2 * t->ndim + 1) * sizeof(int64_t));
+    if (!g->sizes) return tl_set_error(TL_ERR_MEMORY, "autograd: out of memory");
+    g->strides = g->sizes + t->ndim;
+    if (t->ndim) {
+        memcpy(g->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t));
+        memcpy(g->strides, t->strides, (size_t)t->ndim * sizeof(int64_t));
+    }
+    return 0;
+}
+
+/* grad laid out over a zero (or given) tensor with the base's geometry: the
+ * view's region of it, as a view (new ref) */
+static tl_tensor *region_of(tl_tensor *full, const geometry *b, const geometry *v) {
+    return tl_as_strided(full, v->ndim, v->sizes, v->strides, v->offset - b->offset);
+}
+
+typedef struct {
+    tl_node base;
+    tl_node *fn;                /* the in-place op's node (strong) */
+    geometry base_g, view_g;
+} copy_slices_node;
+
+/* PyTorch's CopySlices: the gradient of the base after an in-place op on one
+ * of its views = the incoming gradient, with the view's region replaced by
+ * what the in-place op's backward makes of that region. */
+static int copy_slices_apply(tl_node *node, tl_tensor *const *grads_in, tl_tensor **grads_out) {
+    copy_slices_node *c = (copy_slices_node *)node;
+    tl_tensor *grad = grads_in[0];
+    tl_tensor *result = NULL, *slice = NULL, **fin = NULL, **fout = NULL;
+    int rc = -1;
+    int32_t nin = c->fn->num_inputs, nout = c->fn->num_next;
+    result = tl_empty_strided(c->base_g.ndim, c->base_g.sizes, c->base_g.strides, grad->dtype, grad->device);
+    if (!result || tl_copy_(result, grad) < 0) goto done;
+    if (!(slice = region_of(result, &c->base_g, &c->view_g))) goto done;
+    fin = calloc((size_t)(nin ? nin : 1), sizeof(tl_tensor *));
+    fout = calloc((size_t)(nout ? nout : 1), sizeof(tl_tensor *));
+    if (!fin || !fout) {
+        tl_set_error(TL_ERR_MEMORY, "autograd: out of memory");
+        goto done;
+    }
+    if (!(fin[0] = tl_clone(slice))) goto done;
+    if (c->fn->vt->apply(c->fn, fin, fout) < 0) goto done;
+    for (int32_t i = 0; i < nout && i < node->num_next; i++) {
+        if (!tl_node_should_compute_output(node, i)) continue;
+        if (i == 0) {
+            if (fout[0] ? tl_copy_(slice, fout[0]) < 0 : tl_zero_(slice) < 0) goto done;
+            tl_tensor_retain(result);
+            grads_out[0] = result;
+        } else {
+            grads_out[i] = fout[i];
+            fout[i] = NULL;
+        }
+    }
+    rc = 0;
+done:
+    for (int32_t i = 0; fout && i < nout; i++) tl_tensor_release(fout[i]);
+    for (int32_t i = 0; fin && i < nin; i++) tl_tensor_release(fin[i]);
+    free(fin);
+    free(fout);
+    tl_tensor_release(slice);
+    tl_tensor_release(result);
+    return rc;
+}
+
+static void copy_slices_release_saved(tl_node *node) {
+    copy_slices_node *c = (copy_slices_node *)node;
+    if (c->fn && c->fn->vt->release_saved_variables) c->fn->vt->release_saved_variables(c->fn);
+}
+
+static void copy_slices_destroy(tl_node *node) {
+    copy_slices_node *c = (copy_slices_node *)node;
+    free(c->base_g.sizes);
+    free(c->view_g.sizes);
+    tl_node_release(c->fn);
+    c->fn = NULL;
+}
+
+static const tl_node_vtable copy_slices_vtable = {
+    "torch::autograd::CopySlices", copy_slices_apply, copy_slices_release_saved, copy_slices_destroy,
+};
+
+typedef struct {
+    tl_node base;
+    geometry base_g, view_g;
+} as_strided_node;
+
+/* the regenerated history of a view: its gradient scattered into zeros of
+ * the base's geometry */
+static int as_strided_apply(tl_node *node, tl_tensor *const *grads_in, tl_tensor **grads_out) {
+    as_strided_node *a = (as_strided_node *)node;
+    if (!tl_node_should_compute_output(node, 0)) return 0;
+    tl_tensor *grad = grads_in[0];
+    tl_tensor *result = tl_empty_strided(a->base_g.ndim, a->base_g.sizes, a->base_g.strides, grad->dtype,
+                                         grad->device);
+    if (!result || tl_zero_(result) < 0) {
+        tl_tensor_release(result);
+        return -1;
+    }
+    tl_tensor *slice = region_of(result, &a->base_g, &a->view_g);
+    if (!slice || tl_copy_(slice, grad) < 0) {
+        tl_tensor_release(slice);
+        tl_tensor_release(result);
+        return -1;
+    }
+    tl_tensor_release(slice);
+    grads_out[0] = result;
+    return 0;
+}
+
+static void as_strided_destroy(tl_node *node) {
+    as_strided_node *a = (as_strided_node *)node;
+    free(a->base_g.sizes);
+    free(a->view_g.sizes);
+}
+
+static const tl_node_vtable as_strided_vtable = {
+    "AsStridedBackward0", as_strided_apply, NULL, as_strided_destroy,
+};
+
+static int regenerate_view_grad_fn(tl_tensor *view, ag_meta *m) {
+    tl_edge e = tl_autograd_gradient_edge(m->base);
+    if (!e.node) {
+        if (tl_error_kind_get() != TL_OK) return -1;
+        return set_grad_fn(view, m, NULL, 0);     /* the base left the graph */
+    }
+    tl_node *n = tl_node_new(&as_strided_vtable, sizeof(as_strided_node), 1, 1);
+    if (!n) {
+        tl_node_release(e.node);
+        return -1;
+    }
+    n->next[0] = e;
+    as_strided_node *a = (as_strided_node *)n;
+    int rc = -1;
+    if (geometry_init(&a->base_g, m->base) == 0 && geometry_init(&a->view_g, view) == 0 &&
+        record_input_meta(n, 0, view) == 0)
+        rc = set_grad_fn(view, m, n, 0);
+    tl_node_release(n);
+    return rc;
+}
+
+/* in-place op `fn` ran on `view`: the base's history becomes CopySlices(fn),
+ * the view's an AsStridedBackward0 of the base */
+static int rebase_view_history(tl_tensor *view, ag_meta *m, tl_node *fn, int32_t output_nr) {
+    tl_tensor *base = m->base;
+    ag_meta *bm = ag_meta_get_or_create(base);
+    if (!bm) return -1;
+    if (output_nr != 0 || fn->num_next < 1)
+        return tl_set_error(TL_ERR_RUNTIME, "autograd: in-place op on a view with output_nr %d", (int)output_nr);
+    tl_node *cs = tl_node_new(&copy_slices_vtable, sizeof(copy_slices_node), 1, fn->num_next);
+    if (!cs) return -1;
+    copy_slices_node *c = (copy_slices_node *)cs;
+    int rc = -1;
+    tl_edge be = tl_autograd_gradient_edge(base);   /* the base's history so far */
+    if (!be.node && tl_error_kind_get() != TL_OK) goto done;
+    cs->next[0] = be;
+    for (int32_t i = 1; i < fn->num_next; i++) {
+        cs->next[i] = fn->next[i];
+        tl_node_retain(fn->next[i].node);
+    }
+    /* fn's edge 0 stays the view's old history (its shape is the region's);
+     * fn runs only inside CopySlices, which always wants that gradient */
+    fn->flags |= AG_NODE_OUTPUT0_WANTED;
+    tl_node_retain(fn);
+    c->fn = fn;
+    if (geometry_init(&c->base_g, base) < 0 || geometry_init(&c->view_g, view) < 0) goto done;
+    if (record_input_meta(fn, 0, view) < 0 || record_input_meta(cs, 0, base) < 0) goto done;
+    if (set_grad_fn(base, bm, cs, 0) < 0) goto done;
+    if (bm->is_view) bm->attr_version = tl_tensor_version(base);
+    rc = regenerate_view_grad_fn(view, m);
+done:
+    tl_node_release(cs);
+    return rc;
 }
 
 int tl_autograd_check_inplace(const tl_tensor *self) {
     ag_meta *m = ag_meta_of(self);
-    if (m && m->requires_grad && !m->grad_fn && tl_grad_mode_is_enabled())
+    if (!m || !tl_grad_mode_is_enabled()) return 0;
+    if (m->requires_grad && !m->grad_fn)
         return tl_set_error(TL_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (m->is_view && m->base) {
+        ag_meta *bm = ag_meta_of(m->base);
+        if (bm && bm->requires_grad && !bm->grad_fn)
+            return tl_set_error(TL_ERR_RUNTIME,
+                                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    }
     return 0;
 }
 
 int tl_autograd_rebase_history(tl_tensor *self, tl_node *node, int32_t output_nr) {
     if (!self || !node) return 0;
+    node->view_hint = NULL;
     ag_meta *m = ag_meta_of(self);
     if (m && m->requires_grad && !m->grad_fn)
         return tl_set_error(TL_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (m && m->is_view && m->base && tl_dtype_is_floating(self->dtype))
+        return rebase_view_history(self, m, node, output_nr);
     if (record_input_meta(node, output_nr, self) < 0) return -1;
     if (!m && !(m = ag_meta_get_or_create(self))) return -1;
     return set_grad_fn(self, m, node, output_nr);
@@ -538,6 +757,12 @@ tl_tensor *tl_autograd_detach(const tl_tensor *t) {
 int tl_autograd_detach_(tl_tensor *t) {
     ag_meta *m = ag_meta_of(t);
     if (!m) return 0;
+    if (m->is_view)
+        return tl_set_error(TL_ERR_RUNTIME, "Can't detach views in-place. Use detach() instead. If you are using "
+                            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                            "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                            "function in torch/optim/optimizer.py as the solution.");
     if (set_grad_fn(t, m, NULL, 0) < 0) return -1;
     m->requires_grad = 0;
     return 0;
@@ -570,8 +795,22 @@ static tl_tensor *clone_like(tl_tensor *g, const tl_tensor *v) {
     return tl_clone(g);
 }
 
+/* one lock for every leaf's .grad: two threads running backward over graphs
+ * that share a leaf accumulate one after the other (PyTorch locks per
+ * AccumulateGrad); recursive in case a kernel re-enters autograd */
+static pthread_mutex_t g_accumulate_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static int accumulate_grad_locked(tl_tensor *leaf, tl_tensor *grad);
+
 int tl_autograd_accumulate_grad(tl_tensor *leaf, tl_tensor *grad) {
     if (!leaf || !grad) return 0;
+    pthread_mutex_lock(&g_accumulate_lock);
+    int rc = accumulate_grad_locked(leaf, grad);
+    pthread_mutex_unlock(&g_accumulate_lock);
+    return rc;
+}
+
+static int accumulate_grad_locked(tl_tensor *leaf, tl_tensor *grad) {
     ag_meta *m = ag_meta_get_or_create(leaf);
     if (!m) return -1;
     int grad_mode = tl_grad_mode_is_enabled();

@@ -12,10 +12,16 @@ typedef struct ag_meta {
     tl_tensor *grad;             /* strong */
     tl_node *grad_accumulator;   /* weak: the leaf's AccumulateGrad (it owns the tensor) */
     tl_tensor *owner;            /* weak: the tensor this meta belongs to */
+    tl_tensor *base;             /* strong: views only, the root base */
+    int64_t attr_version;        /* views: version when grad_fn was set */
     int32_t output_nr;
     uint8_t requires_grad;       /* leaf flag */
     uint8_t retains_grad;
+    uint8_t is_view;
 } ag_meta;
+
+/* tl_node.flags */
+#define AG_NODE_OUTPUT0_WANTED 1u   /* an in-place node wrapped by CopySlices */
 
 #define AG_INLINE_DIMS 5
 struct tl_input_meta {

@@ -126,7 +126,7 @@ def test_sequence_numbers_and_accumulate_grad_priority():
     assert lib.tl_node_sequence_nr(b) > lib.tl_node_sequence_nr(a)
     x = T.ones(1).requires_grad_()
     e = lib.tl_autograd_gradient_edge(x._p)
-    assert ffi.string(lib.tl_node_name(e.node)) == b"AccumulateGrad"
+    assert ffi.string(lib.tl_node_name(e.node)) == b"torch::autograd::AccumulateGrad"
     assert lib.tl_node_sequence_nr(e.node) == 2**64 - 1
     # the leaf keeps its AccumulateGrad weakly: the same node while someone holds it
     e2 = lib.tl_autograd_gradient_edge(x._p)
@@ -249,7 +249,8 @@ def test_grad_fn_names_and_next_functions():
     nf = fn.next_functions
     assert len(nf) == 2 and nf[1] == (None, 0)
     acc, nr = nf[0]
-    assert acc.name() == "AccumulateGrad" and nr == 0
+    assert acc.name() == "torch::autograd::AccumulateGrad" and nr == 0
+    assert type(acc).__name__ == "AccumulateGrad" and repr(acc).startswith("<AccumulateGrad object at 0x")
     assert acc.variable._p == a._p
     assert y.grad_fn is fn  # the same C node -> the same Python object
     assert (a + b).grad_fn.name() == "AddBackward0"
@@ -642,3 +643,92 @@ def test_memory_flat_over_many_steps():
     assert live_nodes() == base
     assert grown < 4.0, f"RSS grew by {grown:.1f} MiB over 1e5 steps"
     np.testing.assert_allclose(npy(a.grad), [102_000.0] * 3)
+
+
+# ================================================================ views
+def test_in_place_on_view_of_leaf_is_an_error():
+    a = leaf(2, 3)
+    with pytest.raises(RuntimeError) as ei:
+        a[0].mul_(2)
+    assert str(ei.value) == "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    with T.no_grad():
+        a[0].mul_(2)  # fine without grad mode
+
+
+def _views_case(lib_, a0, x0):
+    """in-place ops on views of a non-leaf: base history goes through CopySlices"""
+    a = lib_.from_numpy(a0.copy()).requires_grad_()
+    x = lib_.from_numpy(x0.copy()).requires_grad_()
+    b = a * 1
+    b[0].mul_(3)                 # select view
+    b.t()[1].mul_(x[:2] * 2)     # transposed view, in-place with a grad-requiring operand
+    v2 = b[1]                    # a view taken after the in-place ops
+    y = (b * b).sum() + (v2 * 5).sum()
+    y.backward()
+    return npy(a.grad) if lib_ is T else a.grad.numpy(), npy(x.grad) if lib_ is T else x.grad.numpy(), \
+        b.grad_fn.name()
+
+
+def test_in_place_on_views_matches_reference():
+    a0 = rng.standard_normal((2, 3))
+    x0 = rng.standard_normal(3)
+    ga, gx, name = _views_case(T, a0, x0)
+    assert name == "torch::autograd::CopySlices"
+    # reference by hand: b = a with row 0 * 3 and column 1 * (2 x[:2]) elementwise over rows
+    s = np.ones((2, 3))
+    s[0] *= 3
+    s[:, 1] *= 2 * x0[:2]
+    b = a0 * s
+    gb = 2 * b
+    gb[1] += 5
+    np.testing.assert_allclose(ga, gb * s)
+    gx_ref = np.zeros(3)
+    gx_ref[:2] = (gb[:, 1] * (b[:, 1] / (2 * x0[:2]))) * 2
+    np.testing.assert_allclose(gx, gx_ref)
+    if torch is not None:
+        tga, tgx, tname = _views_case(torch, a0, x0)
+        np.testing.assert_allclose(ga, tga)
+        np.testing.assert_allclose(gx, tgx)
+        assert tname == name
+
+
+def test_view_grad_fn_regenerated_after_in_place():
+    a = leaf(2, 3)
+    b = a * 1
+    v1, v2 = b[0], b[1]
+    assert v2.grad_fn.name() == "SelectBackward0"
+    v1.mul_(2)
+    assert v1.grad_fn.name() == "AsStridedBackward0"
+    assert v2.grad_fn.name() == "AsStridedBackward0"  # the shared version counter moved
+    assert b.grad_fn.name() == "torch::autograd::CopySlices" and type(b.grad_fn).__name__ == "CopySlices"
+    (v2 * 5).sum().backward()
+    np.testing.assert_allclose(npy(a.grad), [[0.0] * 3, [5.0] * 3])
+
+
+def test_view_graphs_leave_no_nodes_behind():
+    base = live_nodes()
+    for _ in range(50):
+        a = leaf(2, 3)
+        b = a * 1
+        b[0].mul_(2)
+        b.t()[1].add_(b[1][:2].detach())
+        (b * b).sum().backward()
+    del a, b
+    assert live_nodes() == base
+
+
+def test_concurrent_backward_into_a_shared_leaf():
+    import threading
+
+    a = T.ones(3, dtype=T.float64).requires_grad_()
+
+    def work():
+        for _ in range(300):
+            (a * 2).sum().backward()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_allclose(npy(a.grad), [4 * 300 * 2.0] * 3)

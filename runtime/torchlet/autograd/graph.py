@@ -66,7 +66,7 @@ class Node:
         return lib.tl_node_num_inputs(self._n)
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 _classes: dict = {}
@@ -89,7 +89,8 @@ def _node(p):
     if obj is not None:
         _node_release(p)  # the cached object already owns one
         return obj
-    obj = object.__new__(_class_for(ffi.string(lib.tl_node_name(p)).decode()))
+    # PyTorch: name() "torch::autograd::AccumulateGrad", class AccumulateGrad
+    obj = object.__new__(_class_for(ffi.string(lib.tl_node_name(p)).decode().rsplit("::", 1)[-1]))
     obj._n = p
     _cache[key] = obj
     return obj
