@@ -264,3 +264,16 @@ def test_generated_autograd_compiles_warning_free():
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
     r = subprocess.run(cmd + [str(s) for s in srcs], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_one_entry_edit_is_local(tmp_path, files):
+    """editing one derivatives.yaml entry changes one generated autograd file"""
+    text = (REPO / "yaml/derivatives.yaml").read_text()
+    old = "  self: grad.neg()\n"
+    assert old in text
+    d = tmp_path / "derivatives.yaml"
+    d.write_text("# a comment that shifts every line\n" + text.replace(old, "  self: -grad\n"))
+    m = load_model(Inputs(str(REPO / "yaml/native_functions.yaml"), str(d)))
+    ctx = EmitContext(m, make_environment(), ("yaml/native_functions.yaml", "yaml/derivatives.yaml"), "test")
+    changed = {p for p, t in emit_c_autograd(ctx).items() if files.get(p) != t}
+    assert changed == {"csrc/autograd_neg.c"}
