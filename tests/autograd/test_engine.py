@@ -732,3 +732,20 @@ def test_concurrent_backward_into_a_shared_leaf():
     for t in threads:
         t.join()
     np.testing.assert_allclose(npy(a.grad), [4 * 300 * 2.0] * 3)
+
+
+def test_gradcheck_edge_cases():
+    scalar = T.from_numpy(np.array(1.5)).requires_grad_()
+    empty = T.from_numpy(np.zeros((0, 3))).requires_grad_()
+    assert T.autograd.gradcheck(lambda a: a * a, (scalar,))
+    assert T.autograd.gradgradcheck(lambda a: a * a, (scalar,))
+    assert T.autograd.gradcheck(lambda a: a * 2, (empty,))
+    x = leaf(3)
+    assert T.autograd.gradcheck(lambda a: (a * 2, (a * a).sum()), (x,))  # several outputs
+    assert T.autograd.gradcheck(lambda a, b: a * b, (x, T.ones(3, dtype=T.float64)))  # b: no grad
+    with pytest.raises(T.autograd.GradcheckError, match="has a dimension with stride 0"):
+        T.autograd.gradcheck(lambda a: a * 1, (x.detach().expand(2, 3).requires_grad_(),))
+    with pytest.warns(UserWarning, match="is not a double precision floating point"):
+        T.autograd.gradcheck(lambda a: a * 2, (T.ones(2).requires_grad_(),), eps=1e-2, atol=1e-2, rtol=1e-2)
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        T.autograd.gradcheck(lambda a: a * 2, (T.ones(2, dtype=T.float64),))

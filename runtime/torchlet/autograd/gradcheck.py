@@ -56,7 +56,7 @@ def _check_inputs(diff, raise_exception: bool) -> bool:
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
                           "This check will likely fail if all the inputs are not of double precision "
                           "floating point. ", UserWarning, stacklevel=3)
-        for d in range(t.dim()):
+        for d in range(t.dim() if t.numel() else 0):
             if t.stride(d) == 0 and t.size(d) > 1:
                 return _fail(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs "
                              "that are non-overlapping to be able to compute the numerical gradients "
