@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * ToCopyBackward0: the backward node of (yaml/derivatives.yaml)
  *   _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
@@ -62,6 +63,7 @@ static void ToCopyBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable ToCopyBackward0_vtable = {
     "ToCopyBackward0", ToCopyBackward0_apply, ToCopyBackward0_release_saved_variables, ToCopyBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * _to_copy: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
  * records ToCopyBackward0

@@ -26,6 +26,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * AddBackward0: the backward node of (yaml/derivatives.yaml)
  *   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -82,6 +83,7 @@ static void AddBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable AddBackward0_vtable = {
     "AddBackward0", AddBackward0_apply, AddBackward0_release_saved_variables, AddBackward0_destroy,
 };
+
 /* ======================================================================
  * AddBackward1: the backward node of (yaml/derivatives.yaml)
  *   add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -122,6 +124,7 @@ static void AddBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable AddBackward1_vtable = {
     "AddBackward1", AddBackward1_apply, AddBackward1_release_saved_variables, AddBackward1_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * add.Tensor: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * records AddBackward0
@@ -156,6 +159,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * add_.Tensor: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * records AddBackward0 (in place: self's history is rebased onto it)
@@ -191,6 +195,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * add.out: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable
@@ -204,6 +209,7 @@ static tl_tensor *tl_autograd_add_out(tl_keyset ks, tl_tensor *self, tl_tensor *
     }
     return tl_ops_add_out_redispatch(below_, self, other, alpha, out);
 }
+
 /* ----------------------------------------------------------------------
  * add.Scalar: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * records AddBackward1
@@ -234,6 +240,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * add_.Scalar: add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  * records AddBackward1 (in place: self's history is rebased onto it)

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * AliasBackward0: the backward node of (yaml/derivatives.yaml)
  *   alias(Tensor(a) self) -> Tensor(a)
@@ -55,6 +56,7 @@ static void AliasBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable AliasBackward0_vtable = {
     "AliasBackward0", AliasBackward0_apply, AliasBackward0_release_saved_variables, AliasBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * alias: alias(Tensor(a) self) -> Tensor(a)
  * records AliasBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * AsStridedBackward0: the backward node of (yaml/derivatives.yaml)
  *   as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
@@ -71,6 +72,7 @@ static void AsStridedBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable AsStridedBackward0_vtable = {
     "AsStridedBackward0", AsStridedBackward0_apply, AsStridedBackward0_release_saved_variables, AsStridedBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * as_strided: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
  * records AsStridedBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * CloneBackward0: the backward node of (yaml/derivatives.yaml)
  *   clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
@@ -55,6 +56,7 @@ static void CloneBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable CloneBackward0_vtable = {
     "CloneBackward0", CloneBackward0_apply, CloneBackward0_release_saved_variables, CloneBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * clone: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
  * records CloneBackward0

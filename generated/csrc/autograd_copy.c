@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * CopyBackward0: the backward node of (yaml/derivatives.yaml)
  *   copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
@@ -64,6 +65,7 @@ static void CopyBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable CopyBackward0_vtable = {
     "CopyBackward0", CopyBackward0_apply, CopyBackward0_release_saved_variables, CopyBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * copy_: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
  * records CopyBackward0 (in place: self's history is rebased onto it)

@@ -33,6 +33,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * DivBackward0: the backward node of (yaml/derivatives.yaml)
  *   div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -93,6 +94,7 @@ static void DivBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable DivBackward0_vtable = {
     "DivBackward0", DivBackward0_apply, DivBackward0_release_saved_variables, DivBackward0_destroy,
 };
+
 /* ======================================================================
  * DivBackward1: the backward node of (yaml/derivatives.yaml)
  *   div.Scalar(Tensor self, Scalar other) -> Tensor
@@ -134,6 +136,7 @@ static void DivBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable DivBackward1_vtable = {
     "DivBackward1", DivBackward1_apply, DivBackward1_release_saved_variables, DivBackward1_destroy,
 };
+
 /* ======================================================================
  * DivBackward2: the backward node of (yaml/derivatives.yaml)
  *   div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
@@ -196,6 +199,7 @@ static void DivBackward2_destroy(tl_node *node_) {
 static const tl_node_vtable DivBackward2_vtable = {
     "DivBackward2", DivBackward2_apply, DivBackward2_release_saved_variables, DivBackward2_destroy,
 };
+
 /* ======================================================================
  * DivBackward3: the backward node of (yaml/derivatives.yaml)
  *   div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
@@ -239,6 +243,7 @@ static void DivBackward3_destroy(tl_node *node_) {
 static const tl_node_vtable DivBackward3_vtable = {
     "DivBackward3", DivBackward3_apply, DivBackward3_release_saved_variables, DivBackward3_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * div.Tensor: div.Tensor(Tensor self, Tensor other) -> Tensor
  * records DivBackward0
@@ -275,6 +280,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div_.Tensor: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * records DivBackward0 (in place: self's history is rebased onto it)
@@ -317,6 +323,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div.out: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable
@@ -330,6 +337,7 @@ static tl_tensor *tl_autograd_div_out(tl_keyset ks, tl_tensor *self, tl_tensor *
     }
     return tl_ops_div_out_redispatch(below_, self, other, out);
 }
+
 /* ----------------------------------------------------------------------
  * div.Tensor_mode: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
  * records DivBackward2
@@ -368,6 +376,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div_.Tensor_mode: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
  * records DivBackward2 (in place: self's history is rebased onto it)
@@ -412,6 +421,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div.out_mode: div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable
@@ -425,6 +435,7 @@ static tl_tensor *tl_autograd_div_out_mode(tl_keyset ks, tl_tensor *self, tl_ten
     }
     return tl_ops_div_out_mode_redispatch(below_, self, other, rounding_mode, out);
 }
+
 /* ----------------------------------------------------------------------
  * div.Scalar: div.Scalar(Tensor self, Scalar other) -> Tensor
  * records DivBackward1
@@ -456,6 +467,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div_.Scalar: div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * records DivBackward1 (in place: self's history is rebased onto it)
@@ -488,6 +500,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div.Scalar_mode: div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
  * records DivBackward3
@@ -521,6 +534,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * div_.Scalar_mode: div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
  * records DivBackward3 (in place: self's history is rebased onto it)

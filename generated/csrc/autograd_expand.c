@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * ExpandBackward0: the backward node of (yaml/derivatives.yaml)
  *   expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
@@ -62,6 +63,7 @@ static void ExpandBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable ExpandBackward0_vtable = {
     "ExpandBackward0", ExpandBackward0_apply, ExpandBackward0_release_saved_variables, ExpandBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * expand: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
  * records ExpandBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * FillBackward0: the backward node of (yaml/derivatives.yaml)
  *   fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -59,6 +60,7 @@ static void FillBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable FillBackward0_vtable = {
     "FillBackward0", FillBackward0_apply, FillBackward0_release_saved_variables, FillBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * fill_.Scalar: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
  * records FillBackward0 (in place: self's history is rebased onto it)

@@ -22,6 +22,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * MmBackward0: the backward node of (yaml/derivatives.yaml)
  *   mm(Tensor self, Tensor mat2) -> Tensor
@@ -90,6 +91,7 @@ static void MmBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable MmBackward0_vtable = {
     "MmBackward0", MmBackward0_apply, MmBackward0_release_saved_variables, MmBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * mm: mm(Tensor self, Tensor mat2) -> Tensor
  * records MmBackward0
@@ -129,6 +131,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * mm.out: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable

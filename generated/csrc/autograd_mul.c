@@ -26,6 +26,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * MulBackward0: the backward node of (yaml/derivatives.yaml)
  *   mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -86,6 +87,7 @@ static void MulBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable MulBackward0_vtable = {
     "MulBackward0", MulBackward0_apply, MulBackward0_release_saved_variables, MulBackward0_destroy,
 };
+
 /* ======================================================================
  * MulBackward1: the backward node of (yaml/derivatives.yaml)
  *   mul.Scalar(Tensor self, Scalar other) -> Tensor
@@ -127,6 +129,7 @@ static void MulBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable MulBackward1_vtable = {
     "MulBackward1", MulBackward1_apply, MulBackward1_release_saved_variables, MulBackward1_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * mul.Tensor: mul.Tensor(Tensor self, Tensor other) -> Tensor
  * records MulBackward0
@@ -162,6 +165,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * mul_.Tensor: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  * records MulBackward0 (in place: self's history is rebased onto it)
@@ -203,6 +207,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * mul.out: mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable
@@ -216,6 +221,7 @@ static tl_tensor *tl_autograd_mul_out(tl_keyset ks, tl_tensor *self, tl_tensor *
     }
     return tl_ops_mul_out_redispatch(below_, self, other, out);
 }
+
 /* ----------------------------------------------------------------------
  * mul.Scalar: mul.Scalar(Tensor self, Scalar other) -> Tensor
  * records MulBackward1
@@ -247,6 +253,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * mul_.Scalar: mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * records MulBackward1 (in place: self's history is rebased onto it)

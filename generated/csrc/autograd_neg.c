@@ -23,6 +23,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * NegBackward0: the backward node of (yaml/derivatives.yaml)
  *   neg(Tensor self) -> Tensor
@@ -61,6 +62,7 @@ static void NegBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable NegBackward0_vtable = {
     "NegBackward0", NegBackward0_apply, NegBackward0_release_saved_variables, NegBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * neg: neg(Tensor self) -> Tensor
  * records NegBackward0
@@ -88,6 +90,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * neg_: neg_(Tensor(a!) self) -> Tensor(a!)
  * records NegBackward0 (in place: self's history is rebased onto it)
@@ -116,6 +119,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * neg.out: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable

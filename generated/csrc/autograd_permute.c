@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * PermuteBackward0: the backward node of (yaml/derivatives.yaml)
  *   permute(Tensor(a) self, int[] dims) -> Tensor(a)
@@ -62,6 +63,7 @@ static void PermuteBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable PermuteBackward0_vtable = {
     "PermuteBackward0", PermuteBackward0_apply, PermuteBackward0_release_saved_variables, PermuteBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * permute: permute(Tensor(a) self, int[] dims) -> Tensor(a)
  * records PermuteBackward0

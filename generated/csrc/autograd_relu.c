@@ -22,6 +22,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * ReluBackward0: the backward node of (yaml/derivatives.yaml)
  *   relu(Tensor self) -> Tensor
@@ -66,6 +67,7 @@ static void ReluBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable ReluBackward0_vtable = {
     "ReluBackward0", ReluBackward0_apply, ReluBackward0_release_saved_variables, ReluBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * relu: relu(Tensor self) -> Tensor
  * records ReluBackward0
@@ -96,6 +98,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * relu_: relu_(Tensor(a!) self) -> Tensor(a!)
  * records ReluBackward0 (in place: self's history is rebased onto it)

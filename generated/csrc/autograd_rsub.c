@@ -23,6 +23,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * RsubBackward0: the backward node of (yaml/derivatives.yaml)
  *   rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -84,6 +85,7 @@ static void RsubBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable RsubBackward0_vtable = {
     "RsubBackward0", RsubBackward0_apply, RsubBackward0_release_saved_variables, RsubBackward0_destroy,
 };
+
 /* ======================================================================
  * RsubBackward1: the backward node of (yaml/derivatives.yaml)
  *   rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -135,6 +137,7 @@ static void RsubBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable RsubBackward1_vtable = {
     "RsubBackward1", RsubBackward1_apply, RsubBackward1_release_saved_variables, RsubBackward1_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * rsub.Tensor: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * records RsubBackward0
@@ -169,6 +172,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * rsub.Scalar: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * records RsubBackward1

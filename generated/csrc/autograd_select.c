@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SelectBackward0: the backward node of (yaml/derivatives.yaml)
  *   select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
@@ -64,6 +65,7 @@ static void SelectBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SelectBackward0_vtable = {
     "SelectBackward0", SelectBackward0_apply, SelectBackward0_release_saved_variables, SelectBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * select.int: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
  * records SelectBackward0

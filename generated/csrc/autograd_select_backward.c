@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SelectBackwardBackward0: the backward node of (yaml/derivatives.yaml)
  *   select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
@@ -62,6 +63,7 @@ static void SelectBackwardBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SelectBackwardBackward0_vtable = {
     "SelectBackwardBackward0", SelectBackwardBackward0_apply, SelectBackwardBackward0_release_saved_variables, SelectBackwardBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * select_backward: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
  * records SelectBackwardBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SliceBackward0: the backward node of (yaml/derivatives.yaml)
  *   slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
@@ -68,6 +69,7 @@ static void SliceBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SliceBackward0_vtable = {
     "SliceBackward0", SliceBackward0_apply, SliceBackward0_release_saved_variables, SliceBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * slice.Tensor: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
  * records SliceBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SliceBackwardBackward0: the backward node of (yaml/derivatives.yaml)
  *   slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
@@ -64,6 +65,7 @@ static void SliceBackwardBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SliceBackwardBackward0_vtable = {
     "SliceBackwardBackward0", SliceBackwardBackward0_apply, SliceBackwardBackward0_release_saved_variables, SliceBackwardBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * slice_backward: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
  * records SliceBackwardBackward0

@@ -25,6 +25,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SqueezeBackward0: the backward node of (yaml/derivatives.yaml)
  *   squeeze(Tensor(a) self) -> Tensor(a)
@@ -66,6 +67,7 @@ static void SqueezeBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SqueezeBackward0_vtable = {
     "SqueezeBackward0", SqueezeBackward0_apply, SqueezeBackward0_release_saved_variables, SqueezeBackward0_destroy,
 };
+
 /* ======================================================================
  * SqueezeBackward1: the backward node of (yaml/derivatives.yaml)
  *   squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
@@ -108,6 +110,7 @@ static void SqueezeBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable SqueezeBackward1_vtable = {
     "SqueezeBackward1", SqueezeBackward1_apply, SqueezeBackward1_release_saved_variables, SqueezeBackward1_destroy,
 };
+
 /* ======================================================================
  * SqueezeBackward2: the backward node of (yaml/derivatives.yaml)
  *   squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
@@ -151,6 +154,7 @@ static void SqueezeBackward2_destroy(tl_node *node_) {
 static const tl_node_vtable SqueezeBackward2_vtable = {
     "SqueezeBackward2", SqueezeBackward2_apply, SqueezeBackward2_release_saved_variables, SqueezeBackward2_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * squeeze: squeeze(Tensor(a) self) -> Tensor(a)
  * records SqueezeBackward0
@@ -181,6 +185,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * squeeze.dim: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
  * records SqueezeBackward1
@@ -212,6 +217,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * squeeze.dims: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
  * records SqueezeBackward2

@@ -26,6 +26,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SubBackward0: the backward node of (yaml/derivatives.yaml)
  *   sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -87,6 +88,7 @@ static void SubBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SubBackward0_vtable = {
     "SubBackward0", SubBackward0_apply, SubBackward0_release_saved_variables, SubBackward0_destroy,
 };
+
 /* ======================================================================
  * SubBackward1: the backward node of (yaml/derivatives.yaml)
  *   sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -127,6 +129,7 @@ static void SubBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable SubBackward1_vtable = {
     "SubBackward1", SubBackward1_apply, SubBackward1_release_saved_variables, SubBackward1_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * sub.out: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable
@@ -140,6 +143,7 @@ static tl_tensor *tl_autograd_sub_out(tl_keyset ks, tl_tensor *self, tl_tensor *
     }
     return tl_ops_sub_out_redispatch(below_, self, other, alpha, out);
 }
+
 /* ----------------------------------------------------------------------
  * sub.Tensor: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * records SubBackward0
@@ -174,6 +178,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * sub_.Tensor: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * records SubBackward0 (in place: self's history is rebased onto it)
@@ -209,6 +214,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * sub.Scalar: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * records SubBackward1
@@ -239,6 +245,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * sub_.Scalar: sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  * records SubBackward1 (in place: self's history is rebased onto it)

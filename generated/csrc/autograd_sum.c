@@ -24,6 +24,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * SumBackward0: the backward node of (yaml/derivatives.yaml)
  *   sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -65,6 +66,7 @@ static void SumBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable SumBackward0_vtable = {
     "SumBackward0", SumBackward0_apply, SumBackward0_release_saved_variables, SumBackward0_destroy,
 };
+
 /* ======================================================================
  * SumBackward1: the backward node of (yaml/derivatives.yaml)
  *   sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -109,6 +111,7 @@ static void SumBackward1_destroy(tl_node *node_) {
 static const tl_node_vtable SumBackward1_vtable = {
     "SumBackward1", SumBackward1_apply, SumBackward1_release_saved_variables, SumBackward1_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * sum: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
  * records SumBackward0
@@ -139,6 +142,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * sum.dim_IntList: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
  * records SumBackward1
@@ -171,6 +175,7 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
 /* ----------------------------------------------------------------------
  * sum.IntList_out: sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * TBackward0: the backward node of (yaml/derivatives.yaml)
  *   t(Tensor(a) self) -> Tensor(a)
@@ -59,6 +60,7 @@ static void TBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable TBackward0_vtable = {
     "TBackward0", TBackward0_apply, TBackward0_release_saved_variables, TBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * t: t(Tensor(a) self) -> Tensor(a)
  * records TBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * ThresholdBackwardBackward0: the backward node of (yaml/derivatives.yaml)
  *   threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
@@ -75,6 +76,7 @@ static void ThresholdBackwardBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable ThresholdBackwardBackward0_vtable = {
     "ThresholdBackwardBackward0", ThresholdBackwardBackward0_apply, ThresholdBackwardBackward0_release_saved_variables, ThresholdBackwardBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * threshold_backward: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
  * records ThresholdBackwardBackward0

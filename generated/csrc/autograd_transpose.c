@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * TransposeBackward0: the backward node of (yaml/derivatives.yaml)
  *   transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
@@ -62,6 +63,7 @@ static void TransposeBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable TransposeBackward0_vtable = {
     "TransposeBackward0", TransposeBackward0_apply, TransposeBackward0_release_saved_variables, TransposeBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * transpose.int: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
  * records TransposeBackward0

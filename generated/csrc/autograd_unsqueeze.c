@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * UnsqueezeBackward0: the backward node of (yaml/derivatives.yaml)
  *   unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -61,6 +62,7 @@ static void UnsqueezeBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable UnsqueezeBackward0_vtable = {
     "UnsqueezeBackward0", UnsqueezeBackward0_apply, UnsqueezeBackward0_release_saved_variables, UnsqueezeBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * unsqueeze: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
  * records UnsqueezeBackward0

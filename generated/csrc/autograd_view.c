@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * ViewBackward0: the backward node of (yaml/derivatives.yaml)
  *   view(Tensor(a) self, SymInt[] size) -> Tensor(a)
@@ -62,6 +63,7 @@ static void ViewBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable ViewBackward0_vtable = {
     "ViewBackward0", ViewBackward0_apply, ViewBackward0_release_saved_variables, ViewBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * view: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
  * records ViewBackward0

@@ -21,6 +21,7 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
 /* ======================================================================
  * ZeroBackward0: the backward node of (yaml/derivatives.yaml)
  *   zero_(Tensor(a!) self) -> Tensor(a!)
@@ -59,6 +60,7 @@ static void ZeroBackward0_destroy(tl_node *node_) {
 static const tl_node_vtable ZeroBackward0_vtable = {
     "ZeroBackward0", ZeroBackward0_apply, ZeroBackward0_release_saved_variables, ZeroBackward0_destroy,
 };
+
 /* ----------------------------------------------------------------------
  * zero_: zero_(Tensor(a!) self) -> Tensor(a!)
  * records ZeroBackward0 (in place: self's history is rebased onto it)
