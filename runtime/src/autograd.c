@@ -520,6 +520,7 @@ int tl_autograd_set_history(tl_tensor *out, tl_node *node, int32_t output_nr) {
     tl_tensor *hint = node->view_hint;
     node->view_hint = NULL;
     if (!tl_dtype_is_floating(out->dtype)) return 0;
+    if (out == hint) return 0;   /* an op that returned its input itself: no new history */
     if (record_input_meta(node, output_nr, out) < 0) return -1;
     ag_meta *m = ag_meta_get_or_create(out);
     if (!m) return -1;

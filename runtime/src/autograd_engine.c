@@ -515,7 +515,10 @@ static int run_engine(const run_args *a) {
         for (int32_t j = 0; j < nnext; j++) outs[j] = NULL;
         int any = 0;
         for (int32_t k = 0; k < nin; k++) any |= buf[k] != NULL;
-        int arc = any ? node->vt->apply(node, buf, outs) : 0;
+        int arc = 0;
+        if (any)
+            arc = node->vt->apply ? node->vt->apply(node, buf, outs)
+                                  : tl_set_error(TL_ERR_RUNTIME, "autograd: node %s has no apply", tl_node_name(node));
         for (int32_t k = 0; k < nin; k++) {
             tl_tensor_release(buf[k]);
             buf[k] = NULL;
@@ -536,7 +539,7 @@ static int run_engine(const run_args *a) {
                 continue;
             }
             if (g) {
-                g = validate_grad(node->vt->name, j, g, e);
+                g = validate_grad(tl_node_name(node), j, g, e);
                 if (!g || buffer_add(&entry_buf(ne)[e.input_nr], g) < 0) {
                     arc = -1;
                     break;
