@@ -313,6 +313,10 @@ class _Body:
                 L.append(f"{indent}rc_ = {self.any_call(func, outs, release=True)}")
                 L.append(f"{indent}if rc_:")
                 L.append(f"{indent}    _after(rc_)")
+                if self.sig.factory:  # requires_grad=True on out=
+                    L.append(f"{indent}if requires_grad:")
+                    L.append(f"{indent}    from torchlet.autograd import _factory_requires_grad")
+                    L.append(f"{indent}    _factory_requires_grad({returns_var})")
                 L.append(f"{indent}return {returns_var}")
             else:
                 # the result object, inlined (_wrap): it owns the new reference
@@ -331,6 +335,10 @@ class _Body:
                     L.append(f"{indent}    return {me}")
                 L.append(f"{indent}r_ = _new(_Tensor)")
                 L.append(f"{indent}r_._p = h_")
+                if self.sig.factory:  # requires_grad=True: a leaf (torchlet.autograd)
+                    L.append(f"{indent}if requires_grad:")
+                    L.append(f"{indent}    from torchlet.autograd import _factory_requires_grad")
+                    L.append(f"{indent}    _factory_requires_grad(r_)")
                 L.append(f"{indent}return r_")
         elif r.kind == "none":
             L.append(f"{indent}_check_rc({self.call(func, outs)})")
@@ -396,9 +404,6 @@ def signature_body(fname: str, sig: PySignature, notimpl: bool = False, bound: d
         L.append(f"        raise _missing_error({fname!r}, {a.name!r})")
         L.append(f"    if {a.name} is _BAD:")
         L.append(f"        raise TypeError(\"{fname}() got multiple values for argument '{a.name}'\")")
-    if sig.factory:
-        L.append("    if requires_grad:")
-        L.append("        raise NotImplementedError('requires_grad=True: autograd is not available yet')")
     if sig.self_arg is not None:
         b.convert(sig.self_arg)
     out = None

@@ -351,8 +351,6 @@ _KW_arange_2 = {'start': lambda x: _is_scalar(x), 'end': lambda x: _is_scalar(x)
 
 def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     end_c = _SC_INT.get(end) if end.__class__ is int else None
     if end_c is None:
         end_c = _cv_scalar(end)
@@ -375,13 +373,14 @@ def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None,
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
 def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     start_c = _SC_INT.get(start) if start.__class__ is int else None
     if start_c is None:
         start_c = _cv_scalar(start)
@@ -409,13 +408,14 @@ def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memor
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
 def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     start_c = _SC_INT.get(start) if start.__class__ is int else None
     if start_c is None:
         start_c = _cv_scalar(start)
@@ -448,6 +448,9 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -640,8 +643,6 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
         raise _missing_error('empty', 'size')
     if size is _BAD:
         raise TypeError("empty() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('empty', 'size', 1, 'tuple of ints', size)
@@ -665,6 +666,9 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -676,8 +680,6 @@ _SIGS_empty_like = (
 
 def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('empty_like', 'input', 1, 'Tensor', input)
@@ -701,6 +703,9 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -712,8 +717,6 @@ _SIGS_empty_strided = (
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('empty_strided', 'size', 1, 'tuple of ints', size)
@@ -737,6 +740,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -770,8 +776,6 @@ _SIGS_full = (
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('full', 'size', 1, 'tuple of ints', size)
@@ -797,6 +801,9 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -808,8 +815,6 @@ _SIGS_full_like = (
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('full_like', 'input', 1, 'Tensor', input)
@@ -838,6 +843,9 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -968,8 +976,6 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         raise _missing_error('ones', 'size')
     if size is _BAD:
         raise TypeError("ones() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('ones', 'size', 1, 'tuple of ints', size)
@@ -990,6 +996,9 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1001,8 +1010,6 @@ _SIGS_ones_like = (
 
 def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ones_like', 'input', 1, 'Tensor', input)
@@ -1026,6 +1033,9 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1071,8 +1081,6 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
         raise _missing_error('rand', 'size')
     if size is _BAD:
         raise TypeError("rand() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('rand', 'size', 1, 'tuple of ints', size)
@@ -1096,6 +1104,9 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1109,8 +1120,6 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
         raise _missing_error('rand', 'size')
     if size is _BAD:
         raise TypeError("rand() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('rand', 'size', 1, 'tuple of ints', size)
@@ -1131,6 +1140,9 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1164,8 +1176,6 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
         raise _missing_error('randn', 'size')
     if size is _BAD:
         raise TypeError("randn() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('randn', 'size', 1, 'tuple of ints', size)
@@ -1189,6 +1199,9 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1202,8 +1215,6 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
         raise _missing_error('randn', 'size')
     if size is _BAD:
         raise TypeError("randn() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('randn', 'size', 1, 'tuple of ints', size)
@@ -1224,6 +1235,9 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1750,8 +1764,6 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
         raise _missing_error('zeros', 'size')
     if size is _BAD:
         raise TypeError("zeros() got multiple values for argument 'size'")
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('zeros', 'size', 1, 'tuple of ints', size)
@@ -1772,6 +1784,9 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 
@@ -1783,8 +1798,6 @@ _SIGS_zeros_like = (
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
-    if requires_grad:
-        raise NotImplementedError('requires_grad=True: autograd is not available yet')
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zeros_like', 'input', 1, 'Tensor', input)
@@ -1808,6 +1821,9 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
     return r_
 
 # ------------------------------------------------------------------- methods

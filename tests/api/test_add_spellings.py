@@ -166,8 +166,10 @@ def test_factories_dtype_device():
     assert tl.full((2,), 7).dtype is tl.int64 and tl.full((2,), 1.5).dtype is tl.float32
     assert tl.full((2,), True).dtype is tl.bool
     assert tl.arange(5).tolist() == [0, 1, 2, 3, 4]
-    with pytest.raises(NotImplementedError, match="requires_grad"):
-        tl.zeros(2, requires_grad=True)
+    z = tl.zeros(2, requires_grad=True)  # a leaf that requires grad (torchlet.autograd)
+    assert z.requires_grad and z.is_leaf
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can require gradients"):
+        tl.zeros(2, dtype=tl.int64, requires_grad=True)
     with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
         tl.zeros(2, size=(2,))
 
