@@ -56,6 +56,14 @@ enum {
     TL_TF_NON_OVERLAPPING_DENSE = 4
 };
 
+/* ---- hot dtype queries, inlined inside the library (the exported
+ * tl_dtype_* functions of dtype.c stay for the cdef and for other callers;
+ * a call per query cost ~10% of a 1-element `a + b` in C) */
+extern const int64_t tl__k_itemsize[TL_NUM_DTYPES];
+static inline int tl__dtype_valid(int dt) { return (unsigned)dt < (unsigned)TL_NUM_DTYPES; }
+static inline int64_t tl__itemsize(tl_dtype dt) { return tl__dtype_valid((int)dt) ? tl__k_itemsize[dt] : 0; }
+static inline int tl__dtype_is_floating(tl_dtype dt) { return dt >= TL_FLOAT16 && dt <= TL_FLOAT64; }
+
 /* ---- tensor internals (tensor.c) */
 tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const int64_t *sizes,
                             const int64_t *strides, tl_dtype dtype); /* takes a ref on s */
@@ -67,7 +75,7 @@ int tl__contiguous_strides(int64_t ndim, const int64_t *sizes, int64_t *strides)
 int64_t tl__wrap_dim(int64_t dim, int64_t ndim, int scalar_ok); /* -1 + IndexError */
 static inline char *tl__data(const tl_tensor *t) {
     if (!t->storage->data) return NULL;
-    return (char *)t->storage->data + t->storage_offset * tl_dtype_itemsize(t->dtype);
+    return (char *)t->storage->data + t->storage_offset * tl__itemsize(t->dtype);
 }
 uint64_t tl__keyset_for_device(tl_device_type d);
 const char *tl__device_name(tl_device_type d);

@@ -4,7 +4,7 @@
 #include "tl_half.h"
 #include "tl_internal.h"
 
-static const int64_t k_itemsize[TL_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+const int64_t tl__k_itemsize[TL_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
 static const char *const k_name[TL_NUM_DTYPES] = {
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
 static const char *const k_scalar_name[TL_NUM_DTYPES] = {
@@ -14,7 +14,7 @@ static tl_dtype g_default_dtype = TL_FLOAT32;
 
 int tl_dtype_valid(int dt) { return dt >= 0 && dt < TL_NUM_DTYPES; }
 
-int64_t tl_dtype_itemsize(tl_dtype dt) { return tl_dtype_valid(dt) ? k_itemsize[dt] : 0; }
+int64_t tl_dtype_itemsize(tl_dtype dt) { return tl_dtype_valid(dt) ? tl__k_itemsize[dt] : 0; }
 
 const char *tl_dtype_name(tl_dtype dt) { return tl_dtype_valid(dt) ? k_name[dt] : "undefined"; }
 
@@ -46,16 +46,16 @@ tl_dtype tl_promote_types(tl_dtype a, tl_dtype b) {
     if (fa && fb) {
         if ((a == TL_FLOAT16 && b == TL_BFLOAT16) || (a == TL_BFLOAT16 && b == TL_FLOAT16))
             return TL_FLOAT32;
-        return k_itemsize[a] >= k_itemsize[b] ? a : b;
+        return tl__k_itemsize[a] >= tl__k_itemsize[b] ? a : b;
     }
     if (fa) return a;
     if (fb) return b;
     /* both integral, not bool */
     if (a == TL_UINT8 || b == TL_UINT8) {
         tl_dtype other = a == TL_UINT8 ? b : a;     /* signed */
-        return k_itemsize[other] > 1 ? other : TL_INT16;
+        return tl__k_itemsize[other] > 1 ? other : TL_INT16;
     }
-    return k_itemsize[a] >= k_itemsize[b] ? a : b;
+    return tl__k_itemsize[a] >= tl__k_itemsize[b] ? a : b;
 }
 
 int tl_can_cast(tl_dtype from, tl_dtype to) {

@@ -99,13 +99,13 @@ int tl_iter_add_input(tl_iter *it, const tl_tensor *in) {
 }
 
 int tl_iter_set_common_dtype(tl_iter *it, tl_dtype dt) {
-    if (!tl_dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
+    if (!tl__dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
     it->forced_common = dt;
     return 0;
 }
 
 int tl_iter_set_output_dtype(tl_iter *it, tl_dtype dt) {
-    if (!tl_dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
+    if (!tl__dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
     it->output_dtype = dt;
     return 0;
 }
@@ -118,7 +118,7 @@ static int is_cpu_scalar(const tl_tensor *t) { return t->ndim == 0 && t->device 
 static void update_state(result_state *st, const tl_tensor *t) {
     tl_dtype cur = t->dtype;
     if (tl_tensor_is_wrapped_number(t)) {
-        if (tl_dtype_is_floating(cur)) cur = tl_get_default_dtype();
+        if (tl__dtype_is_floating(cur)) cur = tl_get_default_dtype();
         st->wrapped = tl_promote_types(st->wrapped, cur);
     } else if (t->ndim == 0) {
         st->zero = tl_promote_types(st->zero, cur);
@@ -128,8 +128,8 @@ static void update_state(result_state *st, const tl_tensor *t) {
 }
 
 static tl_dtype combine_categories(tl_dtype higher, tl_dtype lower) {
-    if (tl_dtype_is_floating(higher)) return higher;
-    if (higher == TL_BOOL || tl_dtype_is_floating(lower)) return tl_promote_types(higher, lower);
+    if (tl__dtype_is_floating(higher)) return higher;
+    if (higher == TL_BOOL || tl__dtype_is_floating(lower)) return tl_promote_types(higher, lower);
     if ((int)higher != TL_DTYPE_UNDEFINED) return higher;
     return lower;
 }
@@ -245,7 +245,7 @@ static int compute_types(tl_iter *it) {
             }
         }
     }
-    if ((f & TL_ITER_INT_TO_FLOAT) && tl_dtype_valid(common) && tl_dtype_is_integral(common, 1))
+    if ((f & TL_ITER_INT_TO_FLOAT) && tl__dtype_valid(common) && tl_dtype_is_integral(common, 1))
         common = tl_get_default_dtype();
     it->common_dtype = common;
 
@@ -253,14 +253,14 @@ static int compute_types(tl_iter *it) {
         tl_iter_op *op = &it->ops[i];
         tl_dtype want = (int)it->output_dtype != TL_DTYPE_UNDEFINED ? it->output_dtype : common;
         if (!op->tensor) {
-            if (!tl_dtype_valid(want))
+            if (!tl__dtype_valid(want))
                 return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: cannot infer the output dtype");
             op->target_dtype = want;
             op->will_resize = 1;
             continue;
         }
         op->target_dtype = op->tensor->dtype;
-        if ((f & TL_ITER_SAFE_CASTING) && tl_dtype_valid(want) && !tl_can_cast(want, op->tensor->dtype))
+        if ((f & TL_ITER_SAFE_CASTING) && tl__dtype_valid(want) && !tl_can_cast(want, op->tensor->dtype))
             return tl_set_error(TL_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
                                 tl_dtype_scalar_name(want), tl_dtype_scalar_name(op->tensor->dtype));
         /* shape */
@@ -297,7 +297,7 @@ static int overlap_status(const tl_tensor *a, const tl_tensor *b) {
     if (a->numel == 0 || b->numel == 0) return 0;
     if (a->storage != b->storage || !a->storage->data) return 0;
     if (!tl_tensor_is_non_overlapping_and_dense(a) || !tl_tensor_is_non_overlapping_and_dense(b)) return 3;
-    int64_t ia = tl_dtype_itemsize(a->dtype), ib = tl_dtype_itemsize(b->dtype);
+    int64_t ia = tl__itemsize(a->dtype), ib = tl__itemsize(b->dtype);
     char *sa = tl__data(a), *sb = tl__data(b);
     char *ea = sa + a->numel * ia, *eb = sb + b->numel * ib;
     if (sa < eb && sb < ea) {
@@ -345,7 +345,7 @@ static void compute_strides(tl_iter *it) {
         for (int64_t d = 0; d < nd; d++) op->strides[d] = 0;
         if (!op->tensor || op->will_resize) continue;
         tl_tensor *t = op->tensor;
-        int64_t isz = tl_dtype_itemsize(t->dtype), off = nd - t->ndim;
+        int64_t isz = tl__itemsize(t->dtype), off = nd - t->ndim;
         for (int64_t k = 0; k < t->ndim; k++) {
             int64_t d = nd - 1 - (k + off);   /* iterator dim */
             op->strides[d] = t->sizes[k] == 1 ? 0 : t->strides[k] * isz;
@@ -404,7 +404,7 @@ static int allocate_outputs(tl_iter *it) {
         tl_iter_op *op = &it->ops[i];
         if (!op->will_resize) continue;
         tl_dtype dt = op->target_dtype;
-        int64_t isz = tl_dtype_itemsize(dt);
+        int64_t isz = tl__itemsize(dt);
         /* strides compatible with the iteration order */
         int64_t st_iter[TL_MAX_DIMS], sizes[TL_MAX_DIMS], strides[TL_MAX_DIMS];
         int64_t s = 1;
@@ -437,7 +437,7 @@ static int allocate_outputs(tl_iter *it) {
 static int cast_operands(tl_iter *it) {
     uint32_t f = it->flags;
     tl_dtype common = it->common_dtype;
-    if (!tl_dtype_valid(common)) return 0;
+    if (!tl__dtype_valid(common)) return 0;
     for (int i = 0; i < it->nops; i++) {
         tl_iter_op *op = &it->ops[i];
         tl_tensor *t = op->tensor;
@@ -504,9 +504,11 @@ static void coalesce_dimensions(tl_iter *it) {
 /* ATen's fast_set_up: every defined operand is contiguous, of the result
  * shape and of the common dtype (the common case of `a + b`): allocate outputs
  * contiguous and iterate one flat dimension, skipping reorder and coalescing. */
+static int fast_finish(tl_iter *it);
+
 static int try_fast_setup(tl_iter *it) {
     tl_dtype common = it->common_dtype;
-    if (!tl_dtype_valid(common) || it->compute_only) return 0;
+    if (!tl__dtype_valid(common) || it->compute_only) return 0;
     int64_t nd = it->result_ndim;
     for (int i = 0; i < it->nops; i++) {
         tl_iter_op *op = &it->ops[i];
@@ -520,6 +522,13 @@ static int try_fast_setup(tl_iter *it) {
             memcmp(t->sizes, it->result_shape, sizeof(int64_t) * (size_t)nd) != 0)
             return 0;
     }
+    return fast_finish(it);
+}
+
+/* the flat layout of the fast setup: missing outputs allocated contiguous */
+static int fast_finish(tl_iter *it) {
+    tl_dtype common = it->common_dtype;
+    int64_t nd = it->result_ndim;
     for (int i = 0; i < it->nout; i++) {
         tl_iter_op *op = &it->ops[i];
         if (!op->tensor) {
@@ -528,7 +537,7 @@ static int try_fast_setup(tl_iter *it) {
             op->will_resize = 0;
         }
     }
-    int64_t isz = tl_dtype_itemsize(common);
+    int64_t isz = tl__itemsize(common);
     for (int i = 0; i < it->nops; i++) {
         it->ops[i].data = tl__data(it->ops[i].tensor);
         it->ops[i].strides[0] = isz;
@@ -541,9 +550,51 @@ static int try_fast_setup(tl_iter *it) {
     return 1;
 }
 
+/* Before the general stages: when every operand already agrees (one device,
+ * one dtype, one shape, contiguous, no wrapped numbers; outputs missing or
+ * alike), the stages would conclude exactly that: the device is theirs, the
+ * broadcast shape theirs, one dtype promotes to itself, out= needs no resize
+ * and no cast. So skip them (the 1-element `a + b`, `a.add_(b)`, `relu(a)`
+ * spent about a third of their C time there) and go to the fast setup; only
+ * the overlap check still runs. 1: built, 0: general path, -1: error. */
+static int try_quick_build(tl_iter *it) {
+    if (it->compute_only || it->nin == 0 || (int)it->forced_common != TL_DTYPE_UNDEFINED) return 0;
+    const tl_tensor *ref = it->ops[it->nout].tensor;
+    tl_dtype dt = ref->dtype;
+    tl_device_type dev = ref->device;
+    int64_t nd = ref->ndim;
+    if (dev == TL_CUDA) return 0;                                    /* the general path's error */
+    if ((it->flags & TL_ITER_INT_TO_FLOAT) && !tl__dtype_is_floating(dt)) return 0;  /* casts */
+    if ((int)it->output_dtype != TL_DTYPE_UNDEFINED && it->output_dtype != dt) return 0;
+    for (int i = 0; i < it->nops; i++) {
+        const tl_tensor *t = it->ops[i].tensor;
+        if (!t) continue;                                            /* an output to allocate */
+        if (t->dtype != dt || t->device != dev || t->ndim != nd ||
+            (t->flags & (TL_TF_CONTIGUOUS | TL_TF_WRAPPED_NUMBER)) != TL_TF_CONTIGUOUS)
+            return 0;
+        if (t != ref)
+            for (int64_t k = 0; k < nd; k++)
+                if (t->sizes[k] != ref->sizes[k]) return 0;
+    }
+    it->device = dev;
+    it->is_meta = dev == TL_META;
+    it->result_ndim = nd;
+    memcpy(it->result_shape, ref->sizes, sizeof(int64_t) * (size_t)nd);
+    it->numel = ref->numel;
+    it->common_dtype = dt;
+    for (int i = 0; i < it->nout; i++) {
+        it->ops[i].target_dtype = dt;
+        it->ops[i].will_resize = it->ops[i].tensor == NULL;
+    }
+    if (check_overlap(it) != 0) return -1;
+    return fast_finish(it) < 0 ? -1 : 1;
+}
+
 static int iter_build(tl_iter *it) {
     if (it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: already built");
     if (it->nops == 0) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: no operands");
+    int quick = try_quick_build(it);
+    if (quick != 0) return quick < 0 ? -1 : 0;
     if (compute_devices(it) != 0) return -1;
     if (compute_shape(it) != 0) return -1;
     if (compute_types(it) != 0) return -1;
@@ -563,7 +614,7 @@ static int iter_build(tl_iter *it) {
         for (int64_t d = 0; d < nd; d++) inv[d] = it->perm[d];
         for (int i = 0; i < it->nops; i++) {
             tl_tensor *t = it->ops[i].tensor;
-            int64_t isz = tl_dtype_itemsize(t->dtype), off = nd - t->ndim;
+            int64_t isz = tl__itemsize(t->dtype), off = nd - t->ndim;
             for (int64_t d = 0; d < nd; d++) {
                 int64_t r = inv[d], k = r - off;
                 it->ops[i].strides[d] = (k < 0 || t->sizes[k] == 1) ? 0 : t->strides[k] * isz;
@@ -615,7 +666,7 @@ int tl_iter_is_meta(const tl_iter *it) { return it->is_meta; }
 int tl_iter_is_contiguous(const tl_iter *it) {
     if (it->ndim > 1) return 0;
     for (int i = 0; i < it->nops; i++)
-        if (it->ndim == 1 && it->ops[i].strides[0] != tl_dtype_itemsize(it->ops[i].tensor->dtype)) return 0;
+        if (it->ndim == 1 && it->ops[i].strides[0] != tl__itemsize(it->ops[i].tensor->dtype)) return 0;
     return 1;
 }
 
@@ -711,7 +762,7 @@ static void tile_fn(int64_t begin, int64_t end, void *p) {
 static int pick_tile_dim(const tl_iter *it) {
     if (it->ndim < 2 || it->shape[0] < 16) return 0;
     for (int i = 0; i < it->nops; i++) {
-        int64_t isz = tl_dtype_itemsize(it->ops[i].tensor->dtype);
+        int64_t isz = tl__itemsize(it->ops[i].tensor->dtype);
         int64_t s0 = it->ops[i].strides[0];
         if (s0 == isz || s0 == 0) continue;
         for (int64_t d = 1; d < it->ndim; d++) {
@@ -726,6 +777,18 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->is_meta && it->numel > 0) {
         run_ctx rc = {it, loop, ctx, 0, 0, 0, 0, 0, 0};
         int64_t grain = parallel ? tl_get_grain_size() : INT64_MAX;
+        if (it->ndim <= 1 && it->numel < grain) {
+            /* one flat run below the grain size (small tensors, the fast
+             * setup): a single loop call, no thread split, no index walk */
+            char *ptrs[TL_ITER_MAX_OPERANDS];
+            int64_t inner[TL_ITER_MAX_OPERANDS];
+            for (int i = 0; i < it->nops; i++) {
+                ptrs[i] = it->ops[i].data;
+                inner[i] = it->ndim ? it->ops[i].strides[0] : 0;
+            }
+            loop(ptrs, inner, it->numel, ctx);
+            goto copy_back;
+        }
         rc.tile_dim = pick_tile_dim(it);
         if (rc.tile_dim) {
             int k = rc.tile_dim;
@@ -743,6 +806,7 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
             tl_parallel_for(it->numel, grain, range_fn, &rc);
         }
     }
+copy_back:
     /* results computed in a temporary of the common dtype go to the out= tensors */
     for (int i = 0; i < it->nout; i++) {
         tl_iter_op *op = &it->ops[i];

@@ -131,7 +131,7 @@ int tl_structured_set_output(tl_structured *s, int i, int64_t ndim, const int64_
         return tl_set_error(TL_ERR_RUNTIME, "structured kernel: output index %d out of range", i);
     if (ndim < 0 || ndim > TL_MAX_DIMS || (ndim && !sizes))
         return tl_set_error(TL_ERR_RUNTIME, "structured kernel: bad output rank %lld", (long long)ndim);
-    if (!tl_dtype_valid(dtype)) return tl_set_error(TL_ERR_RUNTIME, "structured kernel: bad output dtype");
+    if (!tl__dtype_valid(dtype)) return tl_set_error(TL_ERR_RUNTIME, "structured kernel: bad output dtype");
     if (s->noutputs <= i) s->noutputs = i + 1;
     if (s->kind == TL_STRUCTURED_FUNCTIONAL) {
         tl_tensor *t = tl_empty_strided(ndim, sizes, strides, dtype, (tl_device_type)s->device);

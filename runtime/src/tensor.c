@@ -285,6 +285,35 @@ tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const i
     return t;
 }
 
+/* tl_empty's common case (a fresh contiguous result of few dims): the
+ * tensor takes over the caller's reference to s (no retain + release pair of
+ * atomics) and its flags are known (no geometry pass) */
+static tl_tensor *tensor_adopt_contiguous(tl_storage *s, int64_t ndim, const int64_t *sizes,
+                                          const int64_t *strides, int64_t numel, tl_dtype dtype) {
+    tl_tensor *t = malloc(sizeof *t);
+    if (!t) {
+        tl_storage_release(s);
+        tl_set_error(TL_ERR_MEMORY, "out of memory allocating a tensor");
+        return NULL;
+    }
+    t->refcount = 1;
+    t->storage = s;
+    t->storage_offset = 0;
+    t->ndim = ndim;
+    t->numel = numel;
+    t->sizes = t->inline_dims;
+    t->strides = t->inline_dims + ndim;
+    memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    t->dtype = dtype;
+    t->device = s->device;
+    t->flags = TL_TF_CONTIGUOUS | TL_TF_NON_OVERLAPPING_DENSE;
+    t->key_set = tl__keyset_for_device(s->device);
+    t->autograd_meta = NULL;
+    t->autograd_meta_deleter = NULL;
+    return t;
+}
+
 void tl_tensor_retain(tl_tensor *t) {
     if (t) __atomic_add_fetch(&t->refcount, 1, __ATOMIC_RELAXED);
 }
@@ -316,7 +345,7 @@ static int check_in_bounds(const tl_storage *s, int64_t offset, int64_t ndim, co
         }
     }
     if (numel == 0) return 0;
-    int64_t need = offset + 1, itemsize = tl_dtype_itemsize(dtype), bytes;
+    int64_t need = offset + 1, itemsize = tl__itemsize(dtype), bytes;
     int ovf = 0;
     for (int64_t i = 0; i < ndim; i++) {
         int64_t span;
@@ -339,7 +368,7 @@ static int check_in_bounds(const tl_storage *s, int64_t offset, int64_t ndim, co
 
 tl_tensor *tl_tensor_new_with_storage(tl_storage *s, int64_t storage_offset, int64_t ndim,
                                       const int64_t *sizes, const int64_t *strides, tl_dtype dtype) {
-    if (!tl_dtype_valid(dtype)) { tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dtype); return NULL; }
+    if (!tl__dtype_valid(dtype)) { tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dtype); return NULL; }
     if (tl__check_sizes(ndim, sizes, NULL) != 0) return NULL;
     int64_t st[TL_MAX_DIMS];
     if (!strides) { tl__contiguous_strides(ndim, sizes, st); strides = st; }
@@ -364,7 +393,7 @@ int64_t tl_tensor_stride(const tl_tensor *t, int64_t dim) {
 int64_t tl_tensor_numel(const tl_tensor *t) { return t->numel; }
 tl_dtype tl_tensor_dtype(const tl_tensor *t) { return t->dtype; }
 tl_device_type tl_tensor_device(const tl_tensor *t) { return t->device; }
-int64_t tl_tensor_itemsize(const tl_tensor *t) { return tl_dtype_itemsize(t->dtype); }
+int64_t tl_tensor_itemsize(const tl_tensor *t) { return tl__itemsize(t->dtype); }
 int64_t tl_tensor_storage_offset(const tl_tensor *t) { return t->storage_offset; }
 tl_storage *tl_tensor_storage(const tl_tensor *t) { return t->storage; }
 void *tl_tensor_data_ptr(const tl_tensor *t) { return tl__data(t); }
@@ -403,7 +432,7 @@ void tl_tensor_bump_version(tl_tensor *t) { __atomic_add_fetch(&t->storage->vers
 
 /* --------------------------------------------------------------- factories */
 static int check_factory(tl_dtype dtype, tl_device_type device) {
-    if (!tl_dtype_valid(dtype)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dtype);
+    if (!tl__dtype_valid(dtype)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dtype);
     if (device == TL_CUDA) return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
     if (device != TL_CPU && device != TL_META) return tl_set_error(TL_ERR_VALUE, "invalid device %d", (int)device);
     return 0;
@@ -431,7 +460,7 @@ tl_tensor *tl_empty_strided(int64_t ndim, const int64_t *sizes, const int64_t *s
         ovf |= tl__mul_overflow(sizes[i] - 1, strides[i], &span);
         ovf |= tl__add_overflow(nelem, span, &nelem);
     }
-    ovf |= tl__mul_overflow(nelem, tl_dtype_itemsize(dtype), &nbytes);
+    ovf |= tl__mul_overflow(nelem, tl__itemsize(dtype), &nbytes);
     if (ovf) {
         char buf[512];
         format_list(buf, sizeof buf, ndim, sizes);
@@ -440,6 +469,7 @@ tl_tensor *tl_empty_strided(int64_t ndim, const int64_t *sizes, const int64_t *s
     }
     tl_storage *s = tl_storage_new(nbytes, device);
     if (!s) return NULL;
+    if (strides == st && ndim <= TL_INLINE_DIMS) return tensor_adopt_contiguous(s, ndim, sizes, st, numel, dtype);
     tl_tensor *t = tl__tensor_alloc(s, 0, ndim, sizes, strides, dtype);
     tl_storage_release(s);
     return t;
@@ -470,7 +500,7 @@ tl_tensor *tl_arange(int64_t n, tl_dtype dtype, tl_device_type device) {
     tl_tensor *t = tl_empty(1, &n, dtype, device);
     if (!t || device == TL_META) return t;
     char *p = tl__data(t);
-    int64_t isz = tl_dtype_itemsize(dtype);
+    int64_t isz = tl__itemsize(dtype);
     for (int64_t i = 0; i < n; i++) tl_scalar_store(tl_scalar_from_int(i), dtype, p + i * isz);
     return t;
 }
@@ -492,7 +522,7 @@ tl_tensor *tl_wrapped_scalar(tl_scalar s) {
 tl_tensor *tl_tensor_from_buffer(const void *data, int64_t ndim, const int64_t *sizes, tl_dtype dtype) {
     tl_tensor *t = tl_empty(ndim, sizes, dtype, TL_CPU);
     if (!t) return NULL;
-    if (t->numel) memcpy(tl__data(t), data, (size_t)(t->numel * tl_dtype_itemsize(dtype)));
+    if (t->numel) memcpy(tl__data(t), data, (size_t)(t->numel * tl__itemsize(dtype)));
     return t;
 }
 
