@@ -241,6 +241,9 @@ void tl_autograd_mode_guard_exit(uint64_t previous);
 int tl_autograd_backward(tl_tensor *const *tensors, int64_t n, tl_tensor *const *grad_tensors,
                          int retain_graph, int create_graph,
                          tl_tensor *const *inputs, int64_t n_inputs);
+/* Tensor.backward(gradient) for one tensor: tl_autograd_backward(&tensor, 1,
+ * grad ? &grad : NULL, ...) without building arrays (the common call). */
+int tl_autograd_backward1(tl_tensor *tensor, tl_tensor *grad, int retain_graph, int create_graph);
 /* torchlet.autograd.grad: out[0..n_inputs) receive the gradients of
  * outputs w.r.t. inputs (new refs; NULL for an unused input when
  * allow_unused, else the "appears to not have been used" error). .grad is

@@ -594,6 +594,11 @@ int tl_autograd_backward(tl_tensor *const *tensors, int64_t n, tl_tensor *const 
     return rc;
 }
 
+int tl_autograd_backward1(tl_tensor *tensor, tl_tensor *grad, int retain_graph, int create_graph) {
+    tl_tensor *roots[1] = {tensor}, *grads[1] = {grad};
+    return tl_autograd_backward(roots, 1, grads, retain_graph, create_graph, NULL, 0);
+}
+
 int tl_autograd_grad(tl_tensor *const *outputs, int64_t n, tl_tensor *const *grad_outputs,
                      tl_tensor *const *inputs, int64_t n_inputs, int retain_graph, int create_graph,
                      int allow_unused, tl_tensor **out) {

@@ -42,9 +42,15 @@ __all__ = [
 _NULL = ffi.NULL
 
 
+_TensorClass = None
+
+
 def _Tensor():
-    from .._tensor import Tensor
-    return Tensor
+    global _TensorClass
+    if _TensorClass is None:
+        from .._tensor import Tensor
+        _TensorClass = Tensor
+    return _TensorClass
 
 
 def _as_tensors(x, what: str) -> tuple:
@@ -248,8 +254,18 @@ def _install(Tensor) -> None:
     def _get_data(self):
         return _wrap(lib.tl_autograd_detach(self._p))
 
+    _backward1 = lib.tl_autograd_backward1
+
     def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves (see torchlet.autograd.backward)."""
+        if inputs is None and (gradient is None or gradient.__class__ is Tensor):
+            # the common call, straight to C (one root, no arrays to build)
+            if retain_graph is None:
+                retain_graph = create_graph
+            if _backward1(self._p, _NULL if gradient is None else gradient._p, bool(retain_graph),
+                          bool(create_graph)) < 0:
+                raise pending_error()
+            return
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     Tensor.requires_grad = property(_get_requires_grad, _put_requires_grad,
