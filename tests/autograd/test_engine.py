@@ -595,6 +595,8 @@ def test_grad_setter_checks():
         a.grad = T.ones(2, 3)
     del a.grad
     assert a.grad is None
+    (a * 2).sum().backward()
+    assert a.grad is a.grad  # one Python object per C gradient tensor
 
 
 def test_retain_grad_and_non_leaf_grad_warning():

@@ -197,8 +197,22 @@ def _install(Tensor) -> None:
             raise pending_error()
         return self
 
+    import weakref
+
+    grads = weakref.WeakValueDictionary()  # C grad tensor -> its Python object: `a.grad is a.grad`
+    addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+
     def _get_grad(self):
         h = lib.tl_autograd_get_grad(self._p)
+        if h != _NULL:
+            key = addr(h)
+            g = grads.get(key)
+            if g is not None:
+                lib.tl_tensor_release(h)  # the cached object holds its own reference
+                return g
+            g = _wrap(h)
+            grads[key] = g
+            return g
         if h == _NULL:
             if not lib.tl_autograd_is_leaf(self._p) and not lib.tl_autograd_retains_grad(self._p):
                 import warnings
@@ -209,7 +223,6 @@ def _install(Tensor) -> None:
                     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
                     "instead.", UserWarning, stacklevel=2)
             return None
-        return _wrap(h)
 
     def _put_grad(self, value):
         if value is None:
