@@ -165,6 +165,13 @@ tl_edge tl_autograd_gradient_edge(tl_tensor *t);
  * Outputs of a non-differentiable dtype (integers, bool) get no history.
  * NULL out is ignored. Returns 0 / -1. */
 int tl_autograd_set_history(tl_tensor *out, tl_node *node, int32_t output_nr);
+/* Records `view` (an output sharing storage with `input`) as a view of
+ * input's base without recording history: for view operators called when no
+ * input requires grad (PyTorch's ADInplaceOrView), so that a later in-place
+ * op on the view with an operand that requires grad gives the base a
+ * CopySlices history. (With a node, tl_autograd_set_history does this
+ * itself.) Returns 0 / -1. */
+int tl_autograd_track_view(tl_tensor *view, tl_tensor *input);
 /* In-place ops, before running: with grad mode on, a leaf that requires grad
  * is an error: RuntimeError "a leaf Variable that requires grad is being used
  * in an in-place operation.". Returns 0 / -1. */

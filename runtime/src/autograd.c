@@ -535,6 +535,21 @@ int tl_autograd_set_history(tl_tensor *out, tl_node *node, int32_t output_nr) {
     return set_grad_fn(out, m, node, output_nr);
 }
 
+int tl_autograd_track_view(tl_tensor *view, tl_tensor *input) {
+    if (!view || !input || view == input || view->storage != input->storage) return 0;
+    if (!tl_dtype_is_floating(view->dtype)) return 0;
+    ag_meta *m = ag_meta_get_or_create(view);
+    if (!m) return -1;
+    if (m->is_view) return 0;
+    ag_meta *hm = ag_meta_of(input);
+    tl_tensor *base = hm && hm->is_view && hm->base ? hm->base : input;
+    tl_tensor_retain(base);
+    m->base = base;
+    m->is_view = 1;
+    m->attr_version = tl_tensor_version(view);
+    return 0;
+}
+
 /* ------------------------------------------------------- views: CopySlices */
 typedef struct {
     int64_t ndim, offset;

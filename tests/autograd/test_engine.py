@@ -751,3 +751,16 @@ def test_gradcheck_edge_cases():
         T.autograd.gradcheck(lambda a: a * 2, (T.ones(2).requires_grad_(),), eps=1e-2, atol=1e-2, rtol=1e-2)
     with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
         T.autograd.gradcheck(lambda a: a * 2, (T.ones(2, dtype=T.float64),))
+
+
+def test_tracked_view_of_a_tensor_without_grad():
+    # views taken while nothing required grad (tl_autograd_track_view, for view kernels that record no node)
+    plain = T.zeros(2, 3, dtype=T.float64)
+    w = leaf(3)
+    v = plain[1]
+    assert v.grad_fn is None
+    assert lib.tl_autograd_track_view(v._p, plain._p) == 0
+    v.add_(w * 2)
+    assert plain.grad_fn.name() == "torch::autograd::CopySlices" and plain.requires_grad
+    (plain * plain).sum().backward()
+    np.testing.assert_allclose(npy(w.grad), 2 * 2 * npy(plain)[1])
