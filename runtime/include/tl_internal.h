@@ -29,6 +29,7 @@ struct tl_storage {
     tl_device_type device;
     int owns_data;             /* 1: tl_free(data, nbytes) on release (0 for inline small data) */
     int external;              /* wraps memory the runtime does not own (not resizable) */
+    int small_block;           /* a block of the small class (tensor.c's per-thread spare) */
     tl_deleter_fn deleter;     /* external memory */
     void *deleter_ctx;
 };

@@ -40,6 +40,37 @@ const char *tl__device_name(tl_device_type d) {
     return "unknown";
 }
 
+/* ------------------------------------------------------------ spare blocks */
+/* One spare block per thread for a tensor and one for a storage of at most
+ * TL_SMALL_DATA bytes: a 1-element `a + b` allocates and frees one of each
+ * per call, and glibc's malloc + free cost ~130 instructions a pair (a spare:
+ * ~5). A block freed on another thread goes to that thread's spare. Off under
+ * AddressSanitizer, which should see every use after free. An exiting thread
+ * leaves its spares allocated (two blocks at most). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_USE_SPARES 0
+#else
+#define TL_USE_SPARES 1
+#endif
+#define TL_SMALL_DATA 64
+#define TL_SMALL_STORAGE_BLOCK (sizeof(tl_storage) + (TL_ALIGNMENT - 1) + TL_SMALL_DATA)
+static _Thread_local void *g_spare_tensor __attribute__((tls_model("initial-exec"))) = NULL;
+static _Thread_local void *g_spare_storage __attribute__((tls_model("initial-exec"))) = NULL;
+
+static inline tl_tensor *tensor_block_alloc(void) {
+    if (TL_USE_SPARES && g_spare_tensor) {
+        tl_tensor *t = g_spare_tensor;
+        g_spare_tensor = NULL;
+        return t;
+    }
+    return malloc(sizeof(tl_tensor));
+}
+
+static inline void tensor_block_free(tl_tensor *t) {
+    if (TL_USE_SPARES && !g_spare_tensor) g_spare_tensor = t;
+    else free(t);
+}
+
 /* ------------------------------------------------------------------ storage */
 static tl_storage *storage_alloc(void) {
     tl_storage *s = calloc(1, sizeof *s);
@@ -64,7 +95,14 @@ tl_storage *tl_storage_new(int64_t nbytes, tl_device_type device) {
     if (device == TL_CPU && nbytes > 0 && nbytes <= TL_INLINE_STORAGE_MAX) {
         /* small: the data lives in the same block as the storage (one malloc,
          * no posix_memalign, which costs ~90 ns), still 64-byte aligned */
-        tl_storage *s = malloc(sizeof(tl_storage) + (TL_ALIGNMENT - 1) + (size_t)nbytes);
+        int small = nbytes <= TL_SMALL_DATA;
+        tl_storage *s = NULL;
+        if (TL_USE_SPARES && small && g_spare_storage) {
+            s = g_spare_storage;
+            g_spare_storage = NULL;
+        } else {
+            s = malloc(small ? TL_SMALL_STORAGE_BLOCK : sizeof(tl_storage) + (TL_ALIGNMENT - 1) + (size_t)nbytes);
+        }
         if (!s) {
             tl_set_error(TL_ERR_MEMORY, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
                          (long long)nbytes);
@@ -74,6 +112,7 @@ tl_storage *tl_storage_new(int64_t nbytes, tl_device_type device) {
         s->refcount = 1;
         s->nbytes = nbytes;
         s->device = device;
+        s->small_block = small;
         s->data = (void *)(((uintptr_t)(s + 1) + (TL_ALIGNMENT - 1)) & ~(uintptr_t)(TL_ALIGNMENT - 1));
         return s;
     }
@@ -115,7 +154,8 @@ void tl_storage_release(tl_storage *s) {
     if (__atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
     if (s->owns_data) tl_free(s->data, s->nbytes);
     if (s->deleter) s->deleter(s->deleter_ctx);
-    free(s);
+    if (TL_USE_SPARES && s->small_block && !g_spare_storage) g_spare_storage = s;
+    else free(s);
 }
 
 void *tl_storage_data(const tl_storage *s) { return s->data; }
@@ -262,7 +302,7 @@ int tl__tensor_set_geometry(tl_tensor *t, int64_t ndim, const int64_t *sizes, co
 
 tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const int64_t *sizes,
                             const int64_t *strides, tl_dtype dtype) {
-    tl_tensor *t = malloc(sizeof *t);
+    tl_tensor *t = tensor_block_alloc();
     if (!t) {
         tl_set_error(TL_ERR_MEMORY, "out of memory allocating a tensor");
         return NULL;
@@ -278,7 +318,7 @@ tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const i
     t->autograd_meta_deleter = NULL;
     t->sizes = NULL;
     if (tl__tensor_set_geometry(t, ndim, sizes, strides) != 0) {
-        free(t);
+        tensor_block_free(t);
         return NULL;
     }
     tl_storage_retain(s);
@@ -290,7 +330,7 @@ tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const i
  * atomics) and its flags are known (no geometry pass) */
 static tl_tensor *tensor_adopt_contiguous(tl_storage *s, int64_t ndim, const int64_t *sizes,
                                           const int64_t *strides, int64_t numel, tl_dtype dtype) {
-    tl_tensor *t = malloc(sizeof *t);
+    tl_tensor *t = tensor_block_alloc();
     if (!t) {
         tl_storage_release(s);
         tl_set_error(TL_ERR_MEMORY, "out of memory allocating a tensor");
@@ -324,7 +364,7 @@ void tl_tensor_release(tl_tensor *t) {
     if (t->autograd_meta && t->autograd_meta_deleter) t->autograd_meta_deleter(t->autograd_meta);
     tl_storage_release(t->storage);
     if (t->sizes != t->inline_dims) free(t->sizes);
-    free(t);
+    tensor_block_free(t);
 }
 
 int64_t tl_tensor_refcount(const tl_tensor *t) { return __atomic_load_n(&t->refcount, __ATOMIC_RELAXED); }
