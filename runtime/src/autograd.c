@@ -720,7 +720,7 @@ static int rebase_view_history(tl_tensor *view, ag_meta *m, tl_node *fn, int32_t
     }
     /* fn's edge 0 stays the view's old history (its shape is the region's);
      * fn runs only inside CopySlices, which always wants that gradient */
-    fn->flags |= AG_NODE_OUTPUT0_WANTED;
+    __atomic_fetch_or(&fn->flags, AG_NODE_OUTPUT0_WANTED, __ATOMIC_RELAXED);
     tl_node_retain(fn);
     c->fn = fn;
     if (geometry_init(&c->base_g, base) < 0 || geometry_init(&c->view_g, view) < 0) goto done;

@@ -16,6 +16,7 @@
  * Saved variables are released as nodes run unless retain_graph. Formulas run
  * with grad mode = create_graph.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,15 @@ static int64_t heap_pop(graph_task *t) {
     if (n) t->heap[i] = last;
     return top;
 }
+
+/* Two threads running backward over one graph: a node's apply and the
+ * release of its saved variables happen under its lock (PyTorch's per-node
+ * mutex), so one of them sees the released state, never freed memory. */
+static void node_lock(tl_node *n) {
+    while (__atomic_fetch_or(&n->flags, AG_NODE_LOCK, __ATOMIC_ACQUIRE) & AG_NODE_LOCK) sched_yield();
+}
+
+static void node_unlock(tl_node *n) { __atomic_fetch_and(&n->flags, ~AG_NODE_LOCK, __ATOMIC_RELEASE); }
 
 int ag_engine_wants(const tl_node *node) {
     graph_task *t = g_current_task;
@@ -516,14 +526,16 @@ static int run_engine(const run_args *a) {
         int any = 0;
         for (int32_t k = 0; k < nin; k++) any |= buf[k] != NULL;
         int arc = 0;
+        node_lock(node);
         if (any)
             arc = node->vt->apply ? node->vt->apply(node, buf, outs)
                                   : tl_set_error(TL_ERR_RUNTIME, "autograd: node %s has no apply", tl_node_name(node));
+        if (!a->retain_graph && node->vt->release_saved_variables) node->vt->release_saved_variables(node);
+        node_unlock(node);
         for (int32_t k = 0; k < nin; k++) {
             tl_tensor_release(buf[k]);
             buf[k] = NULL;
         }
-        if (!a->retain_graph && node->vt->release_saved_variables) node->vt->release_saved_variables(node);
         for (int32_t j = 0; arc == 0 && j < nnext; j++) {
             tl_edge e = node->next[j];
             tl_tensor *g = outs[j];

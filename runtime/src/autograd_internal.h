@@ -22,6 +22,7 @@ typedef struct ag_meta {
 
 /* tl_node.flags */
 #define AG_NODE_OUTPUT0_WANTED 1u   /* an in-place node wrapped by CopySlices */
+#define AG_NODE_LOCK 0x80000000u    /* held while the engine runs the node (apply + release) */
 
 #define AG_INLINE_DIMS 5
 struct tl_input_meta {

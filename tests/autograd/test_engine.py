@@ -764,3 +764,35 @@ def test_tracked_view_of_a_tensor_without_grad():
     assert plain.grad_fn.name() == "torch::autograd::CopySlices" and plain.requires_grad
     (plain * plain).sum().backward()
     np.testing.assert_allclose(npy(w.grad), 2 * 2 * npy(plain)[1])
+
+
+def test_two_threads_backward_through_one_graph():
+    import threading
+
+    a, b = leaf(3), leaf(3)
+    errors = []
+
+    def run(y, retain):
+        try:
+            y.backward(retain_graph=retain)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    y = (a * b).sum()
+    ts = [threading.Thread(target=run, args=(y, True)) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+    np.testing.assert_allclose(npy(a.grad), 2 * npy(b))
+    # without retain_graph one of the two finds the saved tensors released (never freed memory)
+    a.grad = None
+    y = (a * b).sum()
+    ts = [threading.Thread(target=run, args=(y, False)) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == [BACKWARD_TWICE]
+    np.testing.assert_allclose(npy(a.grad), npy(b))
