@@ -89,6 +89,10 @@ static inline int tl__add_overflow(int64_t a, int64_t b, int64_t *r) {
     return __builtin_add_overflow(a, b, r);
 }
 
+/* ---- TensorIterator (iter.c): an input the caller keeps alive until
+ * tl_iter_free (no reference taken) */
+int tl__iter_add_input_borrowed(tl_iter *it, const tl_tensor *in);
+
 /* ---- warnings (error.c) */
 void tl__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -14,6 +14,7 @@ typedef struct tl_iter_op {
     tl_tensor *original;      /* out= tensor to copy the result into, when tensor is a temporary */
     int is_output;
     int will_resize;          /* output NULL or of another shape */
+    int borrowed;             /* input held by the caller for the iterator's life: no reference taken */
     tl_dtype target_dtype;    /* outputs to allocate: their dtype */
     char *data;
     int64_t strides[TL_MAX_DIMS];  /* bytes, iterator order */
@@ -68,7 +69,7 @@ tl_iter *tl_iter_new(uint32_t flags) {
 void tl_iter_free(tl_iter *it) {
     if (!it) return;
     for (int i = 0; i < it->nops; i++) {
-        tl_tensor_release(it->ops[i].tensor);
+        if (!it->ops[i].borrowed) tl_tensor_release(it->ops[i].tensor);
         tl_tensor_release(it->ops[i].original);
     }
     if (!g_spare) g_spare = it;
@@ -87,16 +88,24 @@ int tl_iter_add_output(tl_iter *it, tl_tensor *out) {
     return 0;
 }
 
-int tl_iter_add_input(tl_iter *it, const tl_tensor *in) {
+static int add_input(tl_iter *it, const tl_tensor *in, int borrow) {
     if (!in) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: undefined input tensor");
     if (it->nops >= TL_ITER_MAX_OPERANDS) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: too many operands");
     tl_iter_op *op = &it->ops[it->nops++];
     memset(op, 0, offsetof(tl_iter_op, strides));
     op->tensor = (tl_tensor *)in;
-    tl_tensor_retain(op->tensor);
+    op->borrowed = borrow;
+    if (!borrow) tl_tensor_retain(op->tensor);
     it->nin++;
     return 0;
 }
+
+int tl_iter_add_input(tl_iter *it, const tl_tensor *in) { return add_input(it, in, 0); }
+
+/* ATen's borrowing TensorIterator: the caller keeps `in` alive until
+ * tl_iter_free (structured kernels: their arguments), so no retain / release
+ * pair of atomics per input */
+int tl__iter_add_input_borrowed(tl_iter *it, const tl_tensor *in) { return add_input(it, in, 1); }
 
 int tl_iter_set_common_dtype(tl_iter *it, tl_dtype dt) {
     if (!tl__dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
@@ -468,7 +477,8 @@ static int cast_operands(tl_iter *it) {
             }
             if (!c) return -1;
             if (tl_tensor_is_wrapped_number(t)) tl_tensor_set_wrapped_number(c, 1);
-            tl_tensor_release(t);
+            if (!op->borrowed) tl_tensor_release(t);
+            op->borrowed = 0;
             op->tensor = c;
         }
     }

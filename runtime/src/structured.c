@@ -77,7 +77,7 @@ int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_
     }
     if (tl_iter_add_output(it, out) != 0) goto fail;
     for (int i = 0; i < ninputs; i++)
-        if (tl_iter_add_input(it, inputs[i]) != 0) goto fail;
+        if (tl__iter_add_input_borrowed(it, inputs[i]) != 0) goto fail;   /* the kernel's arguments */
     if (out_dtype != TL_DTYPE_UNDEFINED && tl_iter_set_output_dtype(it, out_dtype) != 0) goto fail;
     if (tl_iter_build(it) != 0) goto fail;
     if (s->kind == TL_STRUCTURED_FUNCTIONAL) {
