@@ -785,7 +785,6 @@ static int pick_tile_dim(const tl_iter *it) {
 static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");
     if (!it->is_meta && it->numel > 0) {
-        run_ctx rc = {it, loop, ctx, 0, 0, 0, 0, 0, 0};
         int64_t grain = parallel ? tl_get_grain_size() : INT64_MAX;
         if (it->ndim <= 1 && it->numel < grain) {
             /* one flat run below the grain size (small tensors, the fast
@@ -799,6 +798,7 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
             loop(ptrs, inner, it->numel, ctx);
             goto copy_back;
         }
+        run_ctx rc = {it, loop, ctx, 0, 0, 0, 0, 0, 0};
         rc.tile_dim = pick_tile_dim(it);
         if (rc.tile_dim) {
             int k = rc.tile_dim;

@@ -479,6 +479,24 @@ static int check_factory(tl_dtype dtype, tl_device_type device) {
 }
 
 tl_tensor *tl_empty(int64_t ndim, const int64_t *sizes, tl_dtype dtype, tl_device_type device) {
+    /* few dims (every iterator result): numel, strides and byte count in one
+     * pass; a negative size or an overflow takes the checked path below for
+     * its error message */
+    if (ndim >= 0 && ndim <= TL_INLINE_DIMS && tl__dtype_valid(dtype) && (device == TL_CPU || device == TL_META)) {
+        int64_t st[TL_INLINE_DIMS], numel = 1, s = 1, nbytes;
+        int ok = 1;
+        for (int64_t i = ndim - 1; i >= 0 && ok; i--) {
+            int64_t sz = sizes[i];
+            st[i] = s;
+            ok = sz >= 0 && !tl__mul_overflow(s, sz > 1 ? sz : 1, &s);
+            numel *= ok ? sz : 1;   /* numel <= s: no overflow when s has none */
+        }
+        if (ok && !tl__mul_overflow(numel, tl__itemsize(dtype), &nbytes)) {
+            tl_storage *stg = tl_storage_new(nbytes, device);
+            if (!stg) return NULL;
+            return tensor_adopt_contiguous(stg, ndim, sizes, st, numel, dtype);
+        }
+    }
     return tl_empty_strided(ndim, sizes, NULL, dtype, device);
 }
 
