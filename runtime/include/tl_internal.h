@@ -92,6 +92,8 @@ static inline int tl__add_overflow(int64_t a, int64_t b, int64_t *r) {
 /* ---- TensorIterator (iter.c): an input the caller keeps alive until
  * tl_iter_free (no reference taken) */
 int tl__iter_add_input_borrowed(tl_iter *it, const tl_tensor *in);
+/* output i with the iterator's reference (which it gives up) */
+tl_tensor *tl__iter_take_output(tl_iter *it, int i);
 
 /* ---- warnings (error.c) */
 void tl__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -70,7 +70,7 @@ void tl_iter_free(tl_iter *it) {
     if (!it) return;
     for (int i = 0; i < it->nops; i++) {
         if (!it->ops[i].borrowed) tl_tensor_release(it->ops[i].tensor);
-        tl_tensor_release(it->ops[i].original);
+        if (it->ops[i].original) tl_tensor_release(it->ops[i].original);
     }
     if (!g_spare) g_spare = it;
     else free(it);
@@ -667,6 +667,14 @@ tl_tensor *tl_iter_output(const tl_iter *it, int i) {
     tl_tensor *t = op->original ? op->original : op->tensor;
     tl_tensor_retain(t);
     return t;
+}
+/* hands the iterator's own reference to output i to the caller, who keeps it
+ * alive until tl_iter_free (no retain now, no release then); a temporary
+ * standing in for an out= tensor is not handed over (plain retain) */
+tl_tensor *tl__iter_take_output(tl_iter *it, int i) {
+    if (i < 0 || i >= it->nout || it->ops[i].original || it->ops[i].borrowed) return tl_iter_output(it, i);
+    it->ops[i].borrowed = 1;
+    return it->ops[i].tensor;
 }
 tl_dtype tl_iter_operand_dtype(const tl_iter *it, int i) {
     if (i < 0 || i >= it->nops || !it->ops[i].tensor) return TL_DTYPE_UNDEFINED;

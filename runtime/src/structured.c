@@ -81,7 +81,7 @@ int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_
     if (out_dtype != TL_DTYPE_UNDEFINED && tl_iter_set_output_dtype(it, out_dtype) != 0) goto fail;
     if (tl_iter_build(it) != 0) goto fail;
     if (s->kind == TL_STRUCTURED_FUNCTIONAL) {
-        tl_tensor *o = tl_iter_output(it, 0);
+        tl_tensor *o = tl__iter_take_output(it, 0);   /* one reference, no atomics */
         if (!o) goto fail;
         tl_tensor_release(s->outputs[0]);
         s->outputs[0] = o;
