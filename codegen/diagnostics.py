@@ -65,6 +65,18 @@ class Diagnostic:
         return text
 
 
+class TextParseError(Exception):
+    """A malformed piece of embedded text (a schema, a formula): ``message``
+    about the character at ``offset`` of that text, with an optional hint.
+    The caller turns it into a Diagnostic at the text's position in the YAML."""
+
+    def __init__(self, message: str, offset: int = 0, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.hint = hint
+
+
 class CodegenError(Exception):
     """All author errors of one run, raised once at the end of a phase."""
 

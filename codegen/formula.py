@@ -22,13 +22,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterator, NamedTuple, Union
 
+from .diagnostics import TextParseError
 
-class FormulaParseError(Exception):
-    def __init__(self, message: str, offset: int, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.hint = hint
+
+class FormulaParseError(TextParseError):
+    """A malformed derivative formula: ``message`` about the character at ``offset``."""
 
 
 # --------------------------------------------------------------------------

@@ -26,17 +26,11 @@ from typing import Callable, Iterator, TypeVar, Union
 
 T = TypeVar("T")
 
-from .diagnostics import did_you_mean
+from .diagnostics import TextParseError, did_you_mean
 
 
-class SchemaParseError(Exception):
+class SchemaParseError(TextParseError):
     """A malformed schema: ``message`` about the character at ``offset``."""
-
-    def __init__(self, message: str, offset: int = 0, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.hint = hint
 
 
 # --------------------------------------------------------------------------

@@ -46,6 +46,7 @@ typedef struct tl_scalar {
 int64_t tl_dtype_itemsize(tl_dtype dt);       /* 0 for an invalid dtype */
 const char *tl_dtype_name(tl_dtype dt);       /* "float32" */
 const char *tl_dtype_scalar_name(tl_dtype dt);/* PyTorch's ScalarType name: "Float" */
+const char *tl_dtype_caffe2_name(tl_dtype dt);/* PyTorch's TypeMeta name: "float", "long int" */
 int tl_dtype_is_floating(tl_dtype dt);
 int tl_dtype_is_integral(tl_dtype dt, int include_bool);
 int tl_dtype_is_signed(tl_dtype dt);

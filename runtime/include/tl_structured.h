@@ -109,9 +109,6 @@ tl_tensor *tl_structured_finish(tl_structured *s);
 /* Failure: releases everything (the error stays set). */
 void tl_structured_cleanup(tl_structured *s);
 
-/* PyTorch's TypeMeta names used in out= messages: "float", "long int", "c10::Half" ... */
-const char *tl_dtype_caffe2_name(tl_dtype dt);
-
 /* ------------------------------------------------------------------ boxing */
 int tl_glue_push_opt_int(tl_stack *st, int64_t v, bool has);
 int tl_glue_push_opt_double(tl_stack *st, double v, bool has);

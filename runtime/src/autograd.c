@@ -365,23 +365,6 @@ static void format_sizes(char *buf, size_t n, int64_t ndim, const int64_t *sizes
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-/* C++ type names PyTorch prints for a dtype (caffe2::TypeMeta::name) */
-static const char *cpp_type_name(tl_dtype dt) {
-    switch (dt) {
-    case TL_BOOL: return "bool";
-    case TL_UINT8: return "unsigned char";
-    case TL_INT8: return "signed char";
-    case TL_INT16: return "short int";
-    case TL_INT32: return "int";
-    case TL_INT64: return "long int";
-    case TL_FLOAT16: return "c10::Half";
-    case TL_BFLOAT16: return "c10::BFloat16";
-    case TL_FLOAT32: return "float";
-    case TL_FLOAT64: return "double";
-    default: return "unknown";
-    }
-}
-
 static const char *device_type_name(tl_device_type d) {
     return d == TL_CPU ? "cpu" : d == TL_META ? "meta" : d == TL_CUDA ? "cuda" : "unknown";
 }
@@ -408,7 +391,7 @@ int tl_autograd_set_grad(tl_tensor *t, tl_tensor *g) {
                             "set the tensor's grad_dtype attribute with a specific dtype, or None to allow any "
                             "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
                             "may break downstream systems that assume they match.",
-                            cpp_type_name(g->dtype), tl_dtype_scalar_name(t->dtype));
+                            tl_dtype_caffe2_name(g->dtype), tl_dtype_scalar_name(t->dtype));
     if (g->ndim != t->ndim || (t->ndim && memcmp(g->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)))) {
         char gs[512], ts[512];
         format_sizes(gs, sizeof gs, g->ndim, g->sizes);

@@ -22,6 +22,23 @@ const char *tl_dtype_scalar_name(tl_dtype dt) {
     return tl_dtype_valid(dt) ? k_scalar_name[dt] : "Undefined";
 }
 
+/* PyTorch's TypeMeta (C++ type) names, used in out= and autograd messages */
+const char *tl_dtype_caffe2_name(tl_dtype dt) {
+    switch (dt) {
+    case TL_BOOL: return "bool";
+    case TL_UINT8: return "unsigned char";
+    case TL_INT8: return "signed char";
+    case TL_INT16: return "short int";
+    case TL_INT32: return "int";
+    case TL_INT64: return "long int";
+    case TL_FLOAT16: return "c10::Half";
+    case TL_BFLOAT16: return "c10::BFloat16";
+    case TL_FLOAT32: return "float";
+    case TL_FLOAT64: return "double";
+    default: return "undefined";
+    }
+}
+
 int tl_dtype_is_floating(tl_dtype dt) {
     return dt == TL_FLOAT16 || dt == TL_BFLOAT16 || dt == TL_FLOAT32 || dt == TL_FLOAT64;
 }

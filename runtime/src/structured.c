@@ -8,22 +8,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-const char *tl_dtype_caffe2_name(tl_dtype dt) {
-    switch (dt) {
-    case TL_BOOL: return "bool";
-    case TL_UINT8: return "unsigned char";
-    case TL_INT8: return "signed char";
-    case TL_INT16: return "short int";
-    case TL_INT32: return "int";
-    case TL_INT64: return "long int";
-    case TL_FLOAT16: return "c10::Half";
-    case TL_BFLOAT16: return "c10::BFloat16";
-    case TL_FLOAT32: return "float";
-    case TL_FLOAT64: return "double";
-    default: return "undefined";
-    }
-}
-
 /* "[2, 3]" into buf (truncated with "...]" when long) */
 static const char *shape_str(char *buf, size_t n, int64_t ndim, const int64_t *sizes) {
     size_t k = 0;
