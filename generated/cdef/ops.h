@@ -182,4 +182,46 @@ tl_tensor *tl_ops_zero_(tl_tensor *self);
 /* threshold_backward */
 tl_tensor *tl_ops_threshold_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
 
+/* eq */
+tl_tensor *tl_ops_eq_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_eq_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_eq__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_eq_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_eq__Scalar(tl_tensor *self, tl_scalar other);
+
+/* ne */
+tl_tensor *tl_ops_ne_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ne_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ne__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ne_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ne__Scalar(tl_tensor *self, tl_scalar other);
+
+/* lt */
+tl_tensor *tl_ops_lt_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_lt_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lt__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lt_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_lt__Scalar(tl_tensor *self, tl_scalar other);
+
+/* le */
+tl_tensor *tl_ops_le_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_le_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_le__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_le_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_le__Scalar(tl_tensor *self, tl_scalar other);
+
+/* gt */
+tl_tensor *tl_ops_gt_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_gt_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gt__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gt_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_gt__Scalar(tl_tensor *self, tl_scalar other);
+
+/* ge */
+tl_tensor *tl_ops_ge_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ge_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ge__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ge_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ge__Scalar(tl_tensor *self, tl_scalar other);
+
 #endif

@@ -40,6 +40,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_fill() != 0) return -1;
     if (tl_autograd_register_zero() != 0) return -1;
     if (tl_autograd_register_threshold_backward() != 0) return -1;
+    if (tl_autograd_register_eq() != 0) return -1;
+    if (tl_autograd_register_ne() != 0) return -1;
+    if (tl_autograd_register_lt() != 0) return -1;
+    if (tl_autograd_register_le() != 0) return -1;
+    if (tl_autograd_register_gt() != 0) return -1;
+    if (tl_autograd_register_ge() != 0) return -1;
     done = 1;
     return 0;
 }

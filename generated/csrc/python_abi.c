@@ -185,9 +185,129 @@ int tl_pyabi_div_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_eq_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_eq_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_eq__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_eq__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_eq__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_eq__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
     tl_tensor *r = tl_ops_fill__Scalar(self, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ge_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ge_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_ge__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_ge__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_ge__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_ge__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_gt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_gt_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_gt__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_gt__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_gt__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_gt__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_le_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_le_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_le__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_le__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_le__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_le__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_lt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_lt_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_lt__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_lt__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_lt__Tensor(self, other);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -243,6 +363,30 @@ int tl_pyabi_mul_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out)
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_mul_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ne_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ne_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_ne__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_ne__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_ne__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_ne__Tensor(self, other);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -36,5 +36,11 @@ int tl_autograd_register__to_copy(void);
 int tl_autograd_register_fill(void);
 int tl_autograd_register_zero(void);
 int tl_autograd_register_threshold_backward(void);
+int tl_autograd_register_eq(void);
+int tl_autograd_register_ne(void);
+int tl_autograd_register_lt(void);
+int tl_autograd_register_le(void);
+int tl_autograd_register_gt(void);
+int tl_autograd_register_ge(void);
 
 #endif

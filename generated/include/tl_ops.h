@@ -709,4 +709,226 @@ tl_tensor *tl_ops_threshold_backward_redispatch(tl_keyset ks, tl_tensor *grad_ou
 int tl_ops_threshold_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_threshold_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
 
+/* ---------------------------------------------------------------- eq */
+int tl_ops_register_eq(void);
+/* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_eq_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_eq_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_eq_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_eq_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_eq_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* eq.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_eq_Tensor_op;
+typedef tl_tensor *(*tl_ops_eq_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_eq_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_eq_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_eq_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_eq__Tensor_op;
+typedef tl_tensor *(*tl_ops_eq__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_eq__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_eq__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_eq__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_eq_Scalar_op;
+typedef tl_tensor *(*tl_ops_eq_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_eq_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_eq_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_eq_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_eq_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_eq__Scalar_op;
+typedef tl_tensor *(*tl_ops_eq__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_eq__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_eq__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_eq__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_eq__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+TL_WEAK int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_eq(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- ne */
+int tl_ops_register_ne(void);
+/* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ne_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_ne_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ne_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ne_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_ne_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ne.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_ne_Tensor_op;
+typedef tl_tensor *(*tl_ops_ne_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ne_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ne_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_ne_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_ne__Tensor_op;
+typedef tl_tensor *(*tl_ops_ne__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ne__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ne__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_ne__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_ne_Scalar_op;
+typedef tl_tensor *(*tl_ops_ne_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ne_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ne_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_ne_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ne_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_ne__Scalar_op;
+typedef tl_tensor *(*tl_ops_ne__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ne__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ne__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_ne__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ne__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+TL_WEAK int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_ne(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- lt */
+int tl_ops_register_lt(void);
+/* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_lt_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_lt_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_lt_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_lt_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_lt_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lt.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_lt_Tensor_op;
+typedef tl_tensor *(*tl_ops_lt_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lt_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lt_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_lt_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_lt__Tensor_op;
+typedef tl_tensor *(*tl_ops_lt__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lt__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lt__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_lt__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_lt_Scalar_op;
+typedef tl_tensor *(*tl_ops_lt_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_lt_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_lt_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_lt_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_lt_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_lt__Scalar_op;
+typedef tl_tensor *(*tl_ops_lt__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_lt__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_lt__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_lt__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_lt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+TL_WEAK int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_lt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- le */
+int tl_ops_register_le(void);
+/* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_le_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_le_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_le_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_le_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_le_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* le.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_le_Tensor_op;
+typedef tl_tensor *(*tl_ops_le_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_le_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_le_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_le_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_le__Tensor_op;
+typedef tl_tensor *(*tl_ops_le__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_le__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_le__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_le__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* le.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_le_Scalar_op;
+typedef tl_tensor *(*tl_ops_le_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_le_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_le_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_le_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_le_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_le__Scalar_op;
+typedef tl_tensor *(*tl_ops_le__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_le__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_le__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_le__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_le__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+TL_WEAK int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_le(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- gt */
+int tl_ops_register_gt(void);
+/* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_gt_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_gt_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_gt_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_gt_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_gt_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gt.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_gt_Tensor_op;
+typedef tl_tensor *(*tl_ops_gt_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gt_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gt_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_gt_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_gt__Tensor_op;
+typedef tl_tensor *(*tl_ops_gt__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gt__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gt__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_gt__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_gt_Scalar_op;
+typedef tl_tensor *(*tl_ops_gt_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_gt_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_gt_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_gt_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_gt_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_gt__Scalar_op;
+typedef tl_tensor *(*tl_ops_gt__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_gt__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_gt__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_gt__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_gt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+TL_WEAK int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_gt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- ge */
+int tl_ops_register_ge(void);
+/* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ge_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_ge_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ge_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ge_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_ge_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ge.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_ge_Tensor_op;
+typedef tl_tensor *(*tl_ops_ge_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ge_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ge_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_ge_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_ge__Tensor_op;
+typedef tl_tensor *(*tl_ops_ge__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ge__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ge__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_ge__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_ge_Scalar_op;
+typedef tl_tensor *(*tl_ops_ge_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ge_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ge_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_ge_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ge_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_ge__Scalar_op;
+typedef tl_tensor *(*tl_ops_ge__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ge__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ge__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_ge__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ge__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+TL_WEAK int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_ge(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
 #endif

@@ -75,11 +75,17 @@ __all__ = [
     "empty",
     "empty_like",
     "empty_strided",
+    "eq",
     "fill_",
     "full",
     "full_like",
+    "ge",
+    "gt",
+    "le",
+    "lt",
     "mm",
     "mul",
+    "ne",
     "neg",
     "neg_",
     "ones",
@@ -145,15 +151,45 @@ _C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_o
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
+_C_eq_Scalar = getattr(_lib, "tl_ops_eq_Scalar", None) or _missing_c("tl_ops_eq_Scalar")
+_C_eq_Tensor = getattr(_lib, "tl_ops_eq_Tensor", None) or _missing_c("tl_ops_eq_Tensor")
+_C_eq_Tensor_out = getattr(_lib, "tl_ops_eq_Tensor_out", None) or _missing_c("tl_ops_eq_Tensor_out")
+_C_eq__Scalar = getattr(_lib, "tl_ops_eq__Scalar", None) or _missing_c("tl_ops_eq__Scalar")
+_C_eq__Tensor = getattr(_lib, "tl_ops_eq__Tensor", None) or _missing_c("tl_ops_eq__Tensor")
 _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
 _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_ops_fill__Scalar")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
 _C_full_like = getattr(_lib, "tl_ops_full_like", None) or _missing_c("tl_ops_full_like")
+_C_ge_Scalar = getattr(_lib, "tl_ops_ge_Scalar", None) or _missing_c("tl_ops_ge_Scalar")
+_C_ge_Tensor = getattr(_lib, "tl_ops_ge_Tensor", None) or _missing_c("tl_ops_ge_Tensor")
+_C_ge_Tensor_out = getattr(_lib, "tl_ops_ge_Tensor_out", None) or _missing_c("tl_ops_ge_Tensor_out")
+_C_ge__Scalar = getattr(_lib, "tl_ops_ge__Scalar", None) or _missing_c("tl_ops_ge__Scalar")
+_C_ge__Tensor = getattr(_lib, "tl_ops_ge__Tensor", None) or _missing_c("tl_ops_ge__Tensor")
+_C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
+_C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
+_C_gt_Tensor_out = getattr(_lib, "tl_ops_gt_Tensor_out", None) or _missing_c("tl_ops_gt_Tensor_out")
+_C_gt__Scalar = getattr(_lib, "tl_ops_gt__Scalar", None) or _missing_c("tl_ops_gt__Scalar")
+_C_gt__Tensor = getattr(_lib, "tl_ops_gt__Tensor", None) or _missing_c("tl_ops_gt__Tensor")
+_C_le_Scalar = getattr(_lib, "tl_ops_le_Scalar", None) or _missing_c("tl_ops_le_Scalar")
+_C_le_Tensor = getattr(_lib, "tl_ops_le_Tensor", None) or _missing_c("tl_ops_le_Tensor")
+_C_le_Tensor_out = getattr(_lib, "tl_ops_le_Tensor_out", None) or _missing_c("tl_ops_le_Tensor_out")
+_C_le__Scalar = getattr(_lib, "tl_ops_le__Scalar", None) or _missing_c("tl_ops_le__Scalar")
+_C_le__Tensor = getattr(_lib, "tl_ops_le__Tensor", None) or _missing_c("tl_ops_le__Tensor")
+_C_lt_Scalar = getattr(_lib, "tl_ops_lt_Scalar", None) or _missing_c("tl_ops_lt_Scalar")
+_C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_Tensor")
+_C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
+_C_lt__Scalar = getattr(_lib, "tl_ops_lt__Scalar", None) or _missing_c("tl_ops_lt__Scalar")
+_C_lt__Tensor = getattr(_lib, "tl_ops_lt__Tensor", None) or _missing_c("tl_ops_lt__Tensor")
 _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
+_C_ne_Scalar = getattr(_lib, "tl_ops_ne_Scalar", None) or _missing_c("tl_ops_ne_Scalar")
+_C_ne_Tensor = getattr(_lib, "tl_ops_ne_Tensor", None) or _missing_c("tl_ops_ne_Tensor")
+_C_ne_Tensor_out = getattr(_lib, "tl_ops_ne_Tensor_out", None) or _missing_c("tl_ops_ne_Tensor_out")
+_C_ne__Scalar = getattr(_lib, "tl_ops_ne__Scalar", None) or _missing_c("tl_ops_ne__Scalar")
+_C_ne__Tensor = getattr(_lib, "tl_ops_ne__Tensor", None) or _missing_c("tl_ops_ne__Tensor")
 _C_neg = getattr(_lib, "tl_ops_neg", None) or _missing_c("tl_ops_neg")
 _C_neg_ = getattr(_lib, "tl_ops_neg_", None) or _missing_c("tl_ops_neg_")
 _C_neg_out = getattr(_lib, "tl_ops_neg_out", None) or _missing_c("tl_ops_neg_out")
@@ -216,13 +252,31 @@ _P_div_out_mode_n_other_r = getattr(_lib, "tl_pyabi_div_out_mode_n_other_r", Non
 _P_div_out_mode_r = getattr(_lib, "tl_pyabi_div_out_mode_r", None) or _missing_c("tl_pyabi_div_out_mode_r")
 _P_div_out_n_other_r = getattr(_lib, "tl_pyabi_div_out_n_other_r", None) or _missing_c("tl_pyabi_div_out_n_other_r")
 _P_div_out_r = getattr(_lib, "tl_pyabi_div_out_r", None) or _missing_c("tl_pyabi_div_out_r")
+_P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
+_P_eq__Scalar_r = getattr(_lib, "tl_pyabi_eq__Scalar_r", None) or _missing_c("tl_pyabi_eq__Scalar_r")
+_P_eq__Tensor_r = getattr(_lib, "tl_pyabi_eq__Tensor_r", None) or _missing_c("tl_pyabi_eq__Tensor_r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
+_P_ge_Tensor_out_r = getattr(_lib, "tl_pyabi_ge_Tensor_out_r", None) or _missing_c("tl_pyabi_ge_Tensor_out_r")
+_P_ge__Scalar_r = getattr(_lib, "tl_pyabi_ge__Scalar_r", None) or _missing_c("tl_pyabi_ge__Scalar_r")
+_P_ge__Tensor_r = getattr(_lib, "tl_pyabi_ge__Tensor_r", None) or _missing_c("tl_pyabi_ge__Tensor_r")
+_P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
+_P_gt__Scalar_r = getattr(_lib, "tl_pyabi_gt__Scalar_r", None) or _missing_c("tl_pyabi_gt__Scalar_r")
+_P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl_pyabi_gt__Tensor_r")
+_P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
+_P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
+_P_le__Tensor_r = getattr(_lib, "tl_pyabi_le__Tensor_r", None) or _missing_c("tl_pyabi_le__Tensor_r")
+_P_lt_Tensor_out_r = getattr(_lib, "tl_pyabi_lt_Tensor_out_r", None) or _missing_c("tl_pyabi_lt_Tensor_out_r")
+_P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl_pyabi_lt__Scalar_r")
+_P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
 _P_mm_out_r = getattr(_lib, "tl_pyabi_mm_out_r", None) or _missing_c("tl_pyabi_mm_out_r")
 _P_mul_Tensor_n_other = getattr(_lib, "tl_pyabi_mul_Tensor_n_other", None) or _missing_c("tl_pyabi_mul_Tensor_n_other")
 _P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None) or _missing_c("tl_pyabi_mul__Tensor_n_other_r")
 _P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("tl_pyabi_mul__Tensor_r")
 _P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
 _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
+_P_ne_Tensor_out_r = getattr(_lib, "tl_pyabi_ne_Tensor_out_r", None) or _missing_c("tl_pyabi_ne_Tensor_out_r")
+_P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl_pyabi_ne__Scalar_r")
+_P_ne__Tensor_r = getattr(_lib, "tl_pyabi_ne__Tensor_r", None) or _missing_c("tl_pyabi_ne__Tensor_r")
 _P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
 _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
 _P_relu__r = getattr(_lib, "tl_pyabi_relu__r", None) or _missing_c("tl_pyabi_relu__r")
@@ -746,6 +800,68 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     return r_
 
 
+# yaml/native_functions.yaml: eq.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: eq.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_eq = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_eq_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_eq_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _impleq_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('eq', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('eq', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_eq_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('eq', 'out', 0, 'Tensor', out)
+    rc_ = _P_eq_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impleq_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('eq', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('eq', 'other', 2, 'Number', other)
+    h_ = _C_eq_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def eq(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0)):
+        return _impleq_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_1)):
+        return _impleq_1(*args, **kwargs)
+    raise _invalid_combination('eq', args, kwargs, _SIGS_eq)
+
+
 # yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 _SIGS_fill_ = (
     ('(Tensor input, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
@@ -849,6 +965,254 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     return r_
 
 
+# yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: ge.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_ge = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_ge_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_ge_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _implge_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ge', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ge', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_ge_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ge', 'out', 0, 'Tensor', out)
+    rc_ = _P_ge_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implge_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ge', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('ge', 'other', 2, 'Number', other)
+    h_ = _C_ge_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def ge(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0)):
+        return _implge_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_1)):
+        return _implge_1(*args, **kwargs)
+    raise _invalid_combination('ge', args, kwargs, _SIGS_ge)
+
+
+# yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: gt.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_gt = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_gt_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_gt_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _implgt_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gt', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gt', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_gt_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('gt', 'out', 0, 'Tensor', out)
+    rc_ = _P_gt_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implgt_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gt', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('gt', 'other', 2, 'Number', other)
+    h_ = _C_gt_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def gt(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0)):
+        return _implgt_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_1)):
+        return _implgt_1(*args, **kwargs)
+    raise _invalid_combination('gt', args, kwargs, _SIGS_gt)
+
+
+# yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_le = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_le_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_le_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _implle_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('le', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('le', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_le_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('le', 'out', 0, 'Tensor', out)
+    rc_ = _P_le_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implle_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('le', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('le', 'other', 2, 'Number', other)
+    h_ = _C_le_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def le(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0)):
+        return _implle_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1)):
+        return _implle_1(*args, **kwargs)
+    raise _invalid_combination('le', args, kwargs, _SIGS_le)
+
+
+# yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: lt.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_lt = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_lt_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_lt_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _impllt_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lt', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lt', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_lt_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('lt', 'out', 0, 'Tensor', out)
+    rc_ = _P_lt_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impllt_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lt', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('lt', 'other', 2, 'Number', other)
+    h_ = _C_lt_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def lt(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0)):
+        return _impllt_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_1)):
+        return _impllt_1(*args, **kwargs)
+    raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
+
+
 # yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
 # yaml/native_functions.yaml: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_mm = (
@@ -914,6 +1278,68 @@ def mul(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: ne.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_ne = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_ne_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_ne_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _implne_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ne', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ne', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_ne_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ne', 'out', 0, 'Tensor', out)
+    rc_ = _P_ne_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implne_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ne', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('ne', 'other', 2, 'Number', other)
+    h_ = _C_ne_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def ne(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0)):
+        return _implne_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_1)):
+        return _implne_1(*args, **kwargs)
+    raise _invalid_combination('ne', args, kwargs, _SIGS_ne)
 
 
 # yaml/native_functions.yaml: neg(Tensor self) -> Tensor
@@ -2164,6 +2590,98 @@ def _m_div_(self, *args, **kwargs):
     raise _invalid_combination('div_', args, kwargs, _SIGS__m_div_)
 
 
+# yaml/native_functions.yaml: eq.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: eq.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_eq = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_eq_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_eq_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_eq_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('eq', 'other', 1, 'Tensor', other)
+    h_ = _C_eq_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_eq_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('eq', 'other', 1, 'Number', other)
+    h_ = _C_eq_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_eq(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0)):
+        return _impl_m_eq_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_1)):
+        return _impl_m_eq_1(self, *args, **kwargs)
+    raise _invalid_combination('eq', args, kwargs, _SIGS__m_eq)
+
+
+# yaml/native_functions.yaml: eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_eq_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_eq__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_eq__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_eq__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('eq_', 'other', 1, 'Tensor', other)
+    rc_ = _P_eq__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_eq__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('eq_', 'other', 1, 'Number', other)
+    rc_ = _P_eq__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_eq_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0)):
+        return _impl_m_eq__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__1)):
+        return _impl_m_eq__1(self, *args, **kwargs)
+    raise _invalid_combination('eq_', args, kwargs, _SIGS__m_eq_)
+
+
 # yaml/native_functions.yaml: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 _SIGS__m_expand = (
     ('(tuple of ints size, *, bool implicit = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('implicit', lambda x: _cv_bool(x) is not _BAD),), True),
@@ -2211,6 +2729,374 @@ def _m_fill_(self, value):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: ge.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_ge = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_ge_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_ge_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_ge_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ge', 'other', 1, 'Tensor', other)
+    h_ = _C_ge_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_ge_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('ge', 'other', 1, 'Number', other)
+    h_ = _C_ge_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_ge(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0)):
+        return _impl_m_ge_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_1)):
+        return _impl_m_ge_1(self, *args, **kwargs)
+    raise _invalid_combination('ge', args, kwargs, _SIGS__m_ge)
+
+
+# yaml/native_functions.yaml: ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_ge_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_ge__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_ge__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_ge__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ge_', 'other', 1, 'Tensor', other)
+    rc_ = _P_ge__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_ge__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('ge_', 'other', 1, 'Number', other)
+    rc_ = _P_ge__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_ge_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0)):
+        return _impl_m_ge__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__1)):
+        return _impl_m_ge__1(self, *args, **kwargs)
+    raise _invalid_combination('ge_', args, kwargs, _SIGS__m_ge_)
+
+
+# yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: gt.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_gt = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_gt_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_gt_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_gt_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gt', 'other', 1, 'Tensor', other)
+    h_ = _C_gt_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_gt_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('gt', 'other', 1, 'Number', other)
+    h_ = _C_gt_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_gt(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0)):
+        return _impl_m_gt_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_1)):
+        return _impl_m_gt_1(self, *args, **kwargs)
+    raise _invalid_combination('gt', args, kwargs, _SIGS__m_gt)
+
+
+# yaml/native_functions.yaml: gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_gt_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_gt__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_gt__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_gt__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gt_', 'other', 1, 'Tensor', other)
+    rc_ = _P_gt__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_gt__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('gt_', 'other', 1, 'Number', other)
+    rc_ = _P_gt__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_gt_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0)):
+        return _impl_m_gt__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__1)):
+        return _impl_m_gt__1(self, *args, **kwargs)
+    raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
+
+
+# yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_le = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_le_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_le_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_le_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('le', 'other', 1, 'Tensor', other)
+    h_ = _C_le_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_le_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('le', 'other', 1, 'Number', other)
+    h_ = _C_le_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_le(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0)):
+        return _impl_m_le_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_1)):
+        return _impl_m_le_1(self, *args, **kwargs)
+    raise _invalid_combination('le', args, kwargs, _SIGS__m_le)
+
+
+# yaml/native_functions.yaml: le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_le_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_le__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_le__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_le__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('le_', 'other', 1, 'Tensor', other)
+    rc_ = _P_le__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_le__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('le_', 'other', 1, 'Number', other)
+    rc_ = _P_le__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_le_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0)):
+        return _impl_m_le__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1)):
+        return _impl_m_le__1(self, *args, **kwargs)
+    raise _invalid_combination('le_', args, kwargs, _SIGS__m_le_)
+
+
+# yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: lt.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_lt = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_lt_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_lt_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_lt_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lt', 'other', 1, 'Tensor', other)
+    h_ = _C_lt_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_lt_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('lt', 'other', 1, 'Number', other)
+    h_ = _C_lt_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_lt(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0)):
+        return _impl_m_lt_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_1)):
+        return _impl_m_lt_1(self, *args, **kwargs)
+    raise _invalid_combination('lt', args, kwargs, _SIGS__m_lt)
+
+
+# yaml/native_functions.yaml: lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_lt_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_lt__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_lt__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_lt__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lt_', 'other', 1, 'Tensor', other)
+    rc_ = _P_lt__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_lt__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('lt_', 'other', 1, 'Number', other)
+    rc_ = _P_lt__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_lt_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0)):
+        return _impl_m_lt__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__1)):
+        return _impl_m_lt__1(self, *args, **kwargs)
+    raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
 
 # yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
@@ -2280,6 +3166,98 @@ def _m_mul_(self, other):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: ne.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_ne = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_ne_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_ne_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_ne_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ne', 'other', 1, 'Tensor', other)
+    h_ = _C_ne_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_ne_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('ne', 'other', 1, 'Number', other)
+    h_ = _C_ne_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_ne(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0)):
+        return _impl_m_ne_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_1)):
+        return _impl_m_ne_1(self, *args, **kwargs)
+    raise _invalid_combination('ne', args, kwargs, _SIGS__m_ne)
+
+
+# yaml/native_functions.yaml: ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_ne_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_ne__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_ne__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_ne__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ne_', 'other', 1, 'Tensor', other)
+    rc_ = _P_ne__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_ne__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('ne_', 'other', 1, 'Number', other)
+    rc_ = _P_ne__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_ne_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0)):
+        return _impl_m_ne__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__1)):
+        return _impl_m_ne__1(self, *args, **kwargs)
+    raise _invalid_combination('ne_', args, kwargs, _SIGS__m_ne_)
 
 
 # yaml/native_functions.yaml: neg(Tensor self) -> Tensor
@@ -2914,12 +3892,12 @@ def _m_zero_(self):
 #   __rshift__ bitwise_right_shift forward (not declared)
 #   __rrshift__ bitwise_right_shift reflect (not declared)
 #   __irshift__ bitwise_right_shift_ inplace (not declared)
-#   __eq__ eq forward (not declared)
-#   __ne__ ne forward (not declared)
-#   __lt__ lt forward (not declared)
-#   __le__ le forward (not declared)
-#   __gt__ gt forward (not declared)
-#   __ge__ ge forward (not declared)
+#   __eq__ eq forward
+#   __ne__ ne forward
+#   __lt__ lt forward
+#   __le__ le forward
+#   __gt__ gt forward
+#   __ge__ ge forward
 #   __neg__ neg unary
 #   __abs__ abs unary (not declared)
 #   __invert__ bitwise_not unary (not declared)
@@ -3127,6 +4105,162 @@ def _d__itruediv__(self, other):
     return self
 
 
+def _d__eq__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_eq_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_eq_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__ne__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_ne_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_ne_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__lt__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_lt_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_lt_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__le__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_le_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_le_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__gt__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_gt_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_gt_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__ge__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_ge_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_ge_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
 def _d__neg__(self):
     h_ = _C_neg(self._p)
     if not h_:
@@ -3150,11 +4284,23 @@ class _TensorOps:
     copy_ = _m_copy_
     div = _m_div
     div_ = _m_div_
+    eq = _m_eq
+    eq_ = _m_eq_
     expand = _m_expand
     fill_ = _m_fill_
+    ge = _m_ge
+    ge_ = _m_ge_
+    gt = _m_gt
+    gt_ = _m_gt_
+    le = _m_le
+    le_ = _m_le_
+    lt = _m_lt
+    lt_ = _m_lt_
     mm = _m_mm
     mul = _m_mul
     mul_ = _m_mul_
+    ne = _m_ne
+    ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
     permute = _m_permute
@@ -3185,6 +4331,12 @@ class _TensorOps:
     __truediv__ = _d__truediv__
     __rtruediv__ = _d__rtruediv__
     __itruediv__ = _d__itruediv__
+    __eq__ = _d__eq__
+    __ne__ = _d__ne__
+    __lt__ = _d__lt__
+    __le__ = _d__le__
+    __gt__ = _d__gt__
+    __ge__ = _d__ge__
     __neg__ = _d__neg__
 
 
@@ -3224,6 +4376,10 @@ SIGNATURES = {
     ("function", "empty_strided"): (
         "(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "eq"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
     ("function", "fill_"): (
         "(Tensor input, Number value)",
     ),
@@ -3233,11 +4389,31 @@ SIGNATURES = {
     ("function", "full_like"): (
         "(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "ge"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
+    ("function", "gt"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
+    ("function", "le"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
+    ("function", "lt"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "ne"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
     ),
     ("function", "neg"): (
         "(Tensor input, *, Tensor out = None)",
@@ -3348,11 +4524,51 @@ SIGNATURES = {
         "(Tensor other, *, str rounding_mode)",
         "(Number other, *, str rounding_mode)",
     ),
+    ("method", "eq"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "eq_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
     ("method", "expand"): (
         "(tuple of ints size, *, bool implicit = False)",
     ),
     ("method", "fill_"): (
         "(Number value)",
+    ),
+    ("method", "ge"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "ge_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "gt"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "gt_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "le"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "le_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "lt"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "lt_"): (
+        "(Tensor other)",
+        "(Number other)",
     ),
     ("method", "mm"): (
         "(Tensor mat2)",
@@ -3362,6 +4578,14 @@ SIGNATURES = {
     ),
     ("method", "mul_"): (
         "(Tensor other)",
+    ),
+    ("method", "ne"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "ne_"): (
+        "(Tensor other)",
+        "(Number other)",
     ),
     ("method", "neg"): (
         "()",

@@ -175,3 +175,72 @@ tl_tensor *tl_native_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar o
     (void)ks;
     TL_WITH_WRAPPED(other, tl_ops_div__Tensor_mode(self, w_, rounding_mode));
 }
+
+/* ---- comparisons (eq ne lt le gt ge): bool results; out= / in-place tensors of
+ * another dtype get 1/0 through a bool temporary (tl_structured_build_comparison_op) */
+int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_comparison_op(s, self, other);
+}
+tl_tensor *tl_native_eq_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_eq_Tensor(self, w_));
+}
+tl_tensor *tl_native_eq__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_eq__Tensor(self, w_));
+}
+int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_comparison_op(s, self, other);
+}
+tl_tensor *tl_native_ne_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_ne_Tensor(self, w_));
+}
+tl_tensor *tl_native_ne__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_ne__Tensor(self, w_));
+}
+int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_comparison_op(s, self, other);
+}
+tl_tensor *tl_native_lt_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_lt_Tensor(self, w_));
+}
+tl_tensor *tl_native_lt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_lt__Tensor(self, w_));
+}
+int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_comparison_op(s, self, other);
+}
+tl_tensor *tl_native_le_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_le_Tensor(self, w_));
+}
+tl_tensor *tl_native_le__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_le__Tensor(self, w_));
+}
+int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_comparison_op(s, self, other);
+}
+tl_tensor *tl_native_gt_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_gt_Tensor(self, w_));
+}
+tl_tensor *tl_native_gt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_gt__Tensor(self, w_));
+}
+int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_comparison_op(s, self, other);
+}
+tl_tensor *tl_native_ge_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_ge_Tensor(self, w_));
+}
+tl_tensor *tl_native_ge__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    TL_WITH_WRAPPED(other, tl_ops_ge__Tensor(self, w_));
+}

@@ -450,20 +450,23 @@ static int cast_operands(tl_iter *it) {
     for (int i = 0; i < it->nops; i++) {
         tl_iter_op *op = &it->ops[i];
         tl_tensor *t = op->tensor;
-        if (t->dtype == common) continue;
         if (op->is_output) {
+            /* a static output dtype (comparisons: bool) is what the loop stores:
+             * an out= of another dtype gets a temporary of that dtype */
+            const tl_dtype tdt = (int)it->output_dtype != TL_DTYPE_UNDEFINED ? it->output_dtype : common;
+            if (t->dtype == tdt) continue;
             if (!(f & TL_ITER_CAST_TO_OUTPUTS)) continue;
-            if ((int)it->output_dtype != TL_DTYPE_UNDEFINED) continue;
-            tl_tensor *tmp = tl_empty_strided(t->ndim, t->sizes, t->strides, common, t->device);
+            tl_tensor *tmp = tl_empty_strided(t->ndim, t->sizes, t->strides, tdt, t->device);
             if (!tmp) return -1;
             if (!tl_tensor_is_non_overlapping_and_dense(t)) {
                 tl_tensor_release(tmp);
-                tmp = tl_empty(t->ndim, t->sizes, common, t->device);
+                tmp = tl_empty(t->ndim, t->sizes, tdt, t->device);
                 if (!tmp) return -1;
             }
             op->original = t;
             op->tensor = tmp;
         } else {
+            if (t->dtype == common) continue;
             if (!(f & TL_ITER_PROMOTE_INPUTS)) continue;
             tl_tensor *c;
             if (t->ndim == 0 && t->device == TL_CPU && t->storage->data) {
@@ -519,16 +522,18 @@ static int fast_finish(tl_iter *it);
 static int try_fast_setup(tl_iter *it) {
     tl_dtype common = it->common_dtype;
     if (!tl__dtype_valid(common) || it->compute_only) return 0;
+    /* outputs: the static output dtype when set (comparisons store bool) */
+    const tl_dtype out_dt = (int)it->output_dtype != TL_DTYPE_UNDEFINED ? it->output_dtype : common;
     int64_t nd = it->result_ndim;
     for (int i = 0; i < it->nops; i++) {
         tl_iter_op *op = &it->ops[i];
         tl_tensor *t = op->tensor;
         if (op->is_output && op->will_resize) {
             if (t) return 0;                    /* resize of an out=: general path */
-            if (op->target_dtype != common) return 0;
+            if (op->target_dtype != out_dt) return 0;
             continue;
         }
-        if (t->dtype != common || !(t->flags & TL_TF_CONTIGUOUS) || t->ndim != nd ||
+        if (t->dtype != (op->is_output ? out_dt : common) || !(t->flags & TL_TF_CONTIGUOUS) || t->ndim != nd ||
             memcmp(t->sizes, it->result_shape, sizeof(int64_t) * (size_t)nd) != 0)
             return 0;
     }
@@ -537,20 +542,18 @@ static int try_fast_setup(tl_iter *it) {
 
 /* the flat layout of the fast setup: missing outputs allocated contiguous */
 static int fast_finish(tl_iter *it) {
-    tl_dtype common = it->common_dtype;
     int64_t nd = it->result_ndim;
     for (int i = 0; i < it->nout; i++) {
         tl_iter_op *op = &it->ops[i];
         if (!op->tensor) {
-            op->tensor = tl_empty(nd, it->result_shape, common, it->device);
+            op->tensor = tl_empty(nd, it->result_shape, op->target_dtype, it->device);
             if (!op->tensor) return -1;
             op->will_resize = 0;
         }
     }
-    int64_t isz = tl__itemsize(common);
     for (int i = 0; i < it->nops; i++) {
         it->ops[i].data = tl__data(it->ops[i].tensor);
-        it->ops[i].strides[0] = isz;
+        it->ops[i].strides[0] = tl__itemsize(it->ops[i].tensor->dtype);   /* bool outputs of comparisons */
     }
     for (int64_t d = 0; d < nd; d++) it->perm[d] = nd - 1 - d;
     it->perm_ndim = nd;

@@ -133,6 +133,20 @@ CASES = {
     "threshold_backward": [([rn(3, 4), away(3, 4)], lambda g, x: torchlet.threshold_backward(g, x, 0.0))],
     "select_backward": [([rn(4)], lambda g: torchlet.select_backward(g, [3, 4], 0, 1))],
     "slice_backward": [([rn(2, 4)], lambda g: torchlet.slice_backward(g, [5, 4], 0, 1, 5, 2))],
+    # comparisons (binary/comparison slice): the in-place forms keep self's dtype and
+    # have zero gradients; the result times a differentiable term checks they are zeros
+    "eq_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().eq_(b) * a + b)],
+    "eq_.Scalar": [([rn(2, 3)], lambda a: a.clone().eq_(0.25) * a)],
+    "ne_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().ne_(b) * a + b)],
+    "ne_.Scalar": [([rn(2, 3)], lambda a: a.clone().ne_(0.25) * a)],
+    "lt_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().lt_(b) * a + b)],
+    "lt_.Scalar": [([rn(2, 3)], lambda a: a.clone().lt_(0.25) * a)],
+    "le_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().le_(b) * a + b)],
+    "le_.Scalar": [([rn(2, 3)], lambda a: a.clone().le_(0.25) * a)],
+    "gt_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().gt_(b) * a + b)],
+    "gt_.Scalar": [([rn(2, 3)], lambda a: a.clone().gt_(0.25) * a)],
+    "ge_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().ge_(b) * a + b)],
+    "ge_.Scalar": [([rn(2, 3)], lambda a: a.clone().ge_(0.25) * a)],
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0]}

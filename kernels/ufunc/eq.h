@@ -1,0 +1,6 @@
+/* eq: self == other  (eq.Tensor_out; eq.Scalar wraps the number and calls it).
+ * Inputs are read in the iterator's common (promoted) dtype; the loop stores
+ * a bool.
+ * ufunc_result_dtype: Bool
+ */
+#define TL_UFUNC_eq(self, other) ((self) == (other))

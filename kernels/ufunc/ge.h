@@ -1,0 +1,6 @@
+/* ge: self >= other  (ge.Tensor_out; ge.Scalar wraps the number and calls it).
+ * Inputs are read in the iterator's common (promoted) dtype; the loop stores
+ * a bool.
+ * ufunc_result_dtype: Bool
+ */
+#define TL_UFUNC_ge(self, other) ((self) >= (other))

@@ -1,0 +1,6 @@
+/* le: self <= other  (le.Tensor_out; le.Scalar wraps the number and calls it).
+ * Inputs are read in the iterator's common (promoted) dtype; the loop stores
+ * a bool.
+ * ufunc_result_dtype: Bool
+ */
+#define TL_UFUNC_le(self, other) ((self) <= (other))

@@ -1,0 +1,6 @@
+/* lt: self < other  (lt.Tensor_out; lt.Scalar wraps the number and calls it).
+ * Inputs are read in the iterator's common (promoted) dtype; the loop stores
+ * a bool.
+ * ufunc_result_dtype: Bool
+ */
+#define TL_UFUNC_lt(self, other) ((self) < (other))
