@@ -224,4 +224,12 @@ tl_tensor *tl_ops_ge__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_ge_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_ge__Scalar(tl_tensor *self, tl_scalar other);
 
+/* maximum */
+tl_tensor *tl_ops_maximum(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_maximum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* minimum */
+tl_tensor *tl_ops_minimum(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_minimum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
 #endif

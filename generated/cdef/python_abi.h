@@ -44,6 +44,8 @@ int tl_pyabi_le__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_lt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_lt__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_maximum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_minimum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_mm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 tl_tensor *tl_pyabi_mul_Tensor_n_other(tl_tensor *self, tl_scalar other);
 int tl_pyabi_mul__Tensor_n_other_r(tl_tensor *self, tl_scalar other);

@@ -46,6 +46,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_le() != 0) return -1;
     if (tl_autograd_register_gt() != 0) return -1;
     if (tl_autograd_register_ge() != 0) return -1;
+    if (tl_autograd_register_maximum() != 0) return -1;
+    if (tl_autograd_register_minimum() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -313,6 +313,22 @@ int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_maximum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_maximum_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_minimum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_minimum_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_mm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     tl_tensor *r = tl_ops_mm_out(self, mat2, out);

@@ -42,5 +42,7 @@ int tl_autograd_register_lt(void);
 int tl_autograd_register_le(void);
 int tl_autograd_register_gt(void);
 int tl_autograd_register_ge(void);
+int tl_autograd_register_maximum(void);
+int tl_autograd_register_minimum(void);
 
 #endif

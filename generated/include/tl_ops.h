@@ -931,4 +931,38 @@ TL_WEAK tl_tensor *tl_native_ge__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar
 TL_WEAK int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ge(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
+/* ---------------------------------------------------------------- maximum */
+int tl_ops_register_maximum(void);
+/* maximum(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_maximum_op;
+typedef tl_tensor *(*tl_ops_maximum_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_maximum(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_maximum_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_maximum_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_maximum_out_op;
+typedef tl_tensor *(*tl_ops_maximum_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_maximum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_maximum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_maximum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- minimum */
+int tl_ops_register_minimum(void);
+/* minimum(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_minimum_op;
+typedef tl_tensor *(*tl_ops_minimum_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_minimum(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_minimum_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_minimum_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_minimum_out_op;
+typedef tl_tensor *(*tl_ops_minimum_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_minimum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_minimum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_minimum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
 #endif

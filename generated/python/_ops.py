@@ -83,6 +83,8 @@ __all__ = [
     "gt",
     "le",
     "lt",
+    "maximum",
+    "minimum",
     "mm",
     "mul",
     "ne",
@@ -180,6 +182,10 @@ _C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_
 _C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
 _C_lt__Scalar = getattr(_lib, "tl_ops_lt__Scalar", None) or _missing_c("tl_ops_lt__Scalar")
 _C_lt__Tensor = getattr(_lib, "tl_ops_lt__Tensor", None) or _missing_c("tl_ops_lt__Tensor")
+_C_maximum = getattr(_lib, "tl_ops_maximum", None) or _missing_c("tl_ops_maximum")
+_C_maximum_out = getattr(_lib, "tl_ops_maximum_out", None) or _missing_c("tl_ops_maximum_out")
+_C_minimum = getattr(_lib, "tl_ops_minimum", None) or _missing_c("tl_ops_minimum")
+_C_minimum_out = getattr(_lib, "tl_ops_minimum_out", None) or _missing_c("tl_ops_minimum_out")
 _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
@@ -268,6 +274,8 @@ _P_le__Tensor_r = getattr(_lib, "tl_pyabi_le__Tensor_r", None) or _missing_c("tl
 _P_lt_Tensor_out_r = getattr(_lib, "tl_pyabi_lt_Tensor_out_r", None) or _missing_c("tl_pyabi_lt_Tensor_out_r")
 _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl_pyabi_lt__Scalar_r")
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
+_P_maximum_out_r = getattr(_lib, "tl_pyabi_maximum_out_r", None) or _missing_c("tl_pyabi_maximum_out_r")
+_P_minimum_out_r = getattr(_lib, "tl_pyabi_minimum_out_r", None) or _missing_c("tl_pyabi_minimum_out_r")
 _P_mm_out_r = getattr(_lib, "tl_pyabi_mm_out_r", None) or _missing_c("tl_pyabi_mm_out_r")
 _P_mul_Tensor_n_other = getattr(_lib, "tl_pyabi_mul_Tensor_n_other", None) or _missing_c("tl_pyabi_mul_Tensor_n_other")
 _P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None) or _missing_c("tl_pyabi_mul__Tensor_n_other_r")
@@ -1211,6 +1219,66 @@ def lt(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_1)):
         return _impllt_1(*args, **kwargs)
     raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
+
+
+# yaml/native_functions.yaml: maximum(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_maximum = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def maximum(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('maximum', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('maximum', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_maximum(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('maximum', 'out', 0, 'Tensor', out)
+    rc_ = _P_maximum_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: minimum(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_minimum = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def minimum(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('minimum', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('minimum', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_minimum(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('minimum', 'out', 0, 'Tensor', out)
+    rc_ = _P_minimum_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
@@ -3099,6 +3167,44 @@ def _m_lt_(self, *args, **kwargs):
     raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
 
+# yaml/native_functions.yaml: maximum(Tensor self, Tensor other) -> Tensor
+_SIGS__m_maximum = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_maximum(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('maximum', 'other', 1, 'Tensor', other)
+    h_ = _C_maximum(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: minimum(Tensor self, Tensor other) -> Tensor
+_SIGS__m_minimum = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_minimum(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('minimum', 'other', 1, 'Tensor', other)
+    h_ = _C_minimum(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
 _SIGS__m_mm = (
     ('(Tensor mat2)', (('mat2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -4296,6 +4402,8 @@ class _TensorOps:
     le_ = _m_le_
     lt = _m_lt
     lt_ = _m_lt_
+    maximum = _m_maximum
+    minimum = _m_minimum
     mm = _m_mm
     mul = _m_mul
     mul_ = _m_mul_
@@ -4404,6 +4512,12 @@ SIGNATURES = {
     ("function", "lt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
+    ),
+    ("function", "maximum"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "minimum"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
@@ -4569,6 +4683,12 @@ SIGNATURES = {
     ("method", "lt_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "maximum"): (
+        "(Tensor other)",
+    ),
+    ("method", "minimum"): (
+        "(Tensor other)",
     ),
     ("method", "mm"): (
         "(Tensor mat2)",

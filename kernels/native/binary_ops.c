@@ -244,3 +244,11 @@ tl_tensor *tl_native_ge__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) 
     (void)ks;
     TL_WITH_WRAPPED(other, tl_ops_ge__Tensor(self, w_));
 }
+
+/* ---- maximum / minimum: common dtype (PyTorch's build_borrowing_binary_op) */
+int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_borrowing_binary_op(s, self, other);
+}
+int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_borrowing_binary_op(s, self, other);
+}

@@ -147,6 +147,10 @@ CASES = {
     "gt_.Scalar": [([rn(2, 3)], lambda a: a.clone().gt_(0.25) * a)],
     "ge_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().ge_(b) * a + b)],
     "ge_.Scalar": [([rn(2, 3)], lambda a: a.clone().ge_(0.25) * a)],
+    "maximum": [([rn(2, 3), rn(3)], lambda a, b: torchlet.maximum(a, b)),
+                ([rn(3, 2), rn(2, 3)], lambda a, b: torchlet.maximum(T(a), b))],
+    "minimum": [([rn(2, 3), rn(3)], lambda a, b: torchlet.minimum(a, b)),
+                ([rn(), rn(2)], lambda a, b: torchlet.minimum(a, b))],
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0]}

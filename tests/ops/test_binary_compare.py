@@ -269,3 +269,60 @@ def test_no_grad_through_comparisons():
     y = (x * (x > 1.5)).sum()
     y.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 1.0])
+
+
+# ------------------------------------------------------------ maximum / minimum
+MM = {"maximum": np.maximum, "minimum": np.minimum}
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+@pytest.mark.parametrize("da", ALL, ids=lambda d: NAMES[d])
+def test_maximum_minimum_dtype_pairs(op, da, cpu_capability):
+    rng = np.random.default_rng(7)
+    for db in ALL:
+        a, b = rand(rng, (5, 7), da), rand(rng, (7,), db)
+        r = getattr(tl, op)(T(a, da), T(b, db))
+        if torch is not None:
+            t = getattr(torch, op)(TT(a, da), TT(b, db))
+            assert NAMES[r.dtype] == str(t.dtype).split(".")[-1]
+            np.testing.assert_array_equal(np_of(r), t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy())
+        else:
+            np.testing.assert_array_equal(np_of(r).astype(np.float64), MM[op](a.astype(np.float64),
+                                                                              b.astype(np.float64)))
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+@pytest.mark.parametrize("dt", [tl.float16, tl.bfloat16, tl.float32, tl.float64], ids=lambda d: NAMES[d])
+def test_maximum_minimum_nan_long_strided(op, dt, cpu_capability):
+    rng = np.random.default_rng(8)
+    n = 1037
+    a, b = rand(rng, (n,), dt), rand(rng, (n,), dt)
+    a[::7] = np.nan
+    b[::5] = np.nan
+    ta, tb = T(a, dt), T(b, dt)
+    np.testing.assert_array_equal(np_of(getattr(tl, op)(ta, tb)), MM[op](a, b))
+    np.testing.assert_array_equal(np_of(getattr(tl, op)(ta[::3], tb[1::3])), MM[op](a[::3], b[1::3]))
+    np.testing.assert_array_equal(np_of(getattr(tl, op)(ta, tb[2:3])), MM[op](a, b[2:3]))
+    np.testing.assert_array_equal(np_of(getattr(ta, op)(tb)), MM[op](a, b))   # method
+
+
+def test_maximum_minimum_out_meta_empty_0dim():
+    a, b = np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.5, 4.0])
+    out = _rt.empty(0, dtype=tl.float64)
+    tl.maximum(T(a, tl.float64), T(b, tl.float64), out=out)
+    np.testing.assert_array_equal(np_of(out), np.maximum(a, b))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        tl.minimum(T(a, tl.float64), T(b, tl.float64), out=_rt.empty(3, dtype=tl.int64))
+    m = tl.maximum(_rt.empty(4, 1, device="meta"), _rt.empty(3, dtype=tl.float64, device="meta"))
+    assert tuple(m.shape) == (4, 3) and m.dtype is tl.float64 and str(m.device) == "meta"
+    assert tuple(tl.minimum(_rt.empty(0, 2), _rt.empty(2)).shape) == (0, 2)
+    z = tl.maximum(tl.tensor(2), tl.tensor(3.5))
+    assert tuple(z.shape) == () and float(np_of(z)) == 3.5
+
+
+def test_maximum_minimum_grad_ties_split():
+    x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = tl.tensor([2.0, 2.0, 1.0], requires_grad=True)
+    tl.maximum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 0.5, 0.0])
