@@ -232,4 +232,124 @@ tl_tensor *tl_ops_maximum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out)
 tl_tensor *tl_ops_minimum(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_minimum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
+/* exp */
+tl_tensor *tl_ops_exp(tl_tensor *self);
+tl_tensor *tl_ops_exp_(tl_tensor *self);
+tl_tensor *tl_ops_exp_out(tl_tensor *self, tl_tensor *out);
+
+/* exp2 */
+tl_tensor *tl_ops_exp2(tl_tensor *self);
+tl_tensor *tl_ops_exp2_(tl_tensor *self);
+tl_tensor *tl_ops_exp2_out(tl_tensor *self, tl_tensor *out);
+
+/* expm1 */
+tl_tensor *tl_ops_expm1(tl_tensor *self);
+tl_tensor *tl_ops_expm1_(tl_tensor *self);
+tl_tensor *tl_ops_expm1_out(tl_tensor *self, tl_tensor *out);
+
+/* log */
+tl_tensor *tl_ops_log(tl_tensor *self);
+tl_tensor *tl_ops_log_(tl_tensor *self);
+tl_tensor *tl_ops_log_out(tl_tensor *self, tl_tensor *out);
+
+/* log2 */
+tl_tensor *tl_ops_log2(tl_tensor *self);
+tl_tensor *tl_ops_log2_(tl_tensor *self);
+tl_tensor *tl_ops_log2_out(tl_tensor *self, tl_tensor *out);
+
+/* log10 */
+tl_tensor *tl_ops_log10(tl_tensor *self);
+tl_tensor *tl_ops_log10_(tl_tensor *self);
+tl_tensor *tl_ops_log10_out(tl_tensor *self, tl_tensor *out);
+
+/* log1p */
+tl_tensor *tl_ops_log1p(tl_tensor *self);
+tl_tensor *tl_ops_log1p_(tl_tensor *self);
+tl_tensor *tl_ops_log1p_out(tl_tensor *self, tl_tensor *out);
+
+/* sqrt */
+tl_tensor *tl_ops_sqrt(tl_tensor *self);
+tl_tensor *tl_ops_sqrt_(tl_tensor *self);
+tl_tensor *tl_ops_sqrt_out(tl_tensor *self, tl_tensor *out);
+
+/* rsqrt */
+tl_tensor *tl_ops_rsqrt(tl_tensor *self);
+tl_tensor *tl_ops_rsqrt_(tl_tensor *self);
+tl_tensor *tl_ops_rsqrt_out(tl_tensor *self, tl_tensor *out);
+
+/* sin */
+tl_tensor *tl_ops_sin(tl_tensor *self);
+tl_tensor *tl_ops_sin_(tl_tensor *self);
+tl_tensor *tl_ops_sin_out(tl_tensor *self, tl_tensor *out);
+
+/* cos */
+tl_tensor *tl_ops_cos(tl_tensor *self);
+tl_tensor *tl_ops_cos_(tl_tensor *self);
+tl_tensor *tl_ops_cos_out(tl_tensor *self, tl_tensor *out);
+
+/* tan */
+tl_tensor *tl_ops_tan(tl_tensor *self);
+tl_tensor *tl_ops_tan_(tl_tensor *self);
+tl_tensor *tl_ops_tan_out(tl_tensor *self, tl_tensor *out);
+
+/* tanh */
+tl_tensor *tl_ops_tanh(tl_tensor *self);
+tl_tensor *tl_ops_tanh_(tl_tensor *self);
+tl_tensor *tl_ops_tanh_out(tl_tensor *self, tl_tensor *out);
+
+/* sigmoid */
+tl_tensor *tl_ops_sigmoid(tl_tensor *self);
+tl_tensor *tl_ops_sigmoid_(tl_tensor *self);
+tl_tensor *tl_ops_sigmoid_out(tl_tensor *self, tl_tensor *out);
+
+/* reciprocal */
+tl_tensor *tl_ops_reciprocal(tl_tensor *self);
+tl_tensor *tl_ops_reciprocal_(tl_tensor *self);
+tl_tensor *tl_ops_reciprocal_out(tl_tensor *self, tl_tensor *out);
+
+/* erf */
+tl_tensor *tl_ops_erf(tl_tensor *self);
+tl_tensor *tl_ops_erf_(tl_tensor *self);
+tl_tensor *tl_ops_erf_out(tl_tensor *self, tl_tensor *out);
+
+/* erfc */
+tl_tensor *tl_ops_erfc(tl_tensor *self);
+tl_tensor *tl_ops_erfc_(tl_tensor *self);
+tl_tensor *tl_ops_erfc_out(tl_tensor *self, tl_tensor *out);
+
+/* abs */
+tl_tensor *tl_ops_abs(tl_tensor *self);
+tl_tensor *tl_ops_abs_(tl_tensor *self);
+tl_tensor *tl_ops_abs_out(tl_tensor *self, tl_tensor *out);
+
+/* sign */
+tl_tensor *tl_ops_sign(tl_tensor *self);
+tl_tensor *tl_ops_sign_(tl_tensor *self);
+tl_tensor *tl_ops_sign_out(tl_tensor *self, tl_tensor *out);
+
+/* floor */
+tl_tensor *tl_ops_floor(tl_tensor *self);
+tl_tensor *tl_ops_floor_(tl_tensor *self);
+tl_tensor *tl_ops_floor_out(tl_tensor *self, tl_tensor *out);
+
+/* ceil */
+tl_tensor *tl_ops_ceil(tl_tensor *self);
+tl_tensor *tl_ops_ceil_(tl_tensor *self);
+tl_tensor *tl_ops_ceil_out(tl_tensor *self, tl_tensor *out);
+
+/* trunc */
+tl_tensor *tl_ops_trunc(tl_tensor *self);
+tl_tensor *tl_ops_trunc_(tl_tensor *self);
+tl_tensor *tl_ops_trunc_out(tl_tensor *self, tl_tensor *out);
+
+/* frac */
+tl_tensor *tl_ops_frac(tl_tensor *self);
+tl_tensor *tl_ops_frac_(tl_tensor *self);
+tl_tensor *tl_ops_frac_out(tl_tensor *self, tl_tensor *out);
+
+/* silu */
+tl_tensor *tl_ops_silu(tl_tensor *self);
+tl_tensor *tl_ops_silu_(tl_tensor *self);
+tl_tensor *tl_ops_silu_out(tl_tensor *self, tl_tensor *out);
+
 #endif

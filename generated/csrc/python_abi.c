@@ -17,6 +17,22 @@
 #include "python_abi.h"
 #include "ops.h"
 
+/* abs_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_abs__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_abs_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_abs_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_abs_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tl_tensor *tl_pyabi_add_Tensor_n_other(tl_tensor *self, tl_scalar other, tl_scalar alpha) {
     tl_tensor *other_t = tl_wrapped_scalar(other);
@@ -64,6 +80,22 @@ int tl_pyabi_add_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_te
     return tl_has_warning() ? 1 : 0;
 }
 
+/* ceil_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_ceil__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_ceil_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ceil_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 int tl_pyabi_copy__n_src_r(tl_tensor *self, tl_scalar src, bool non_blocking) {
     tl_tensor *src_t = tl_wrapped_scalar(src);
@@ -78,6 +110,22 @@ int tl_pyabi_copy__n_src_r(tl_tensor *self, tl_scalar src, bool non_blocking) {
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 int tl_pyabi_copy__r(tl_tensor *self, tl_tensor *src, bool non_blocking) {
     tl_tensor *r = tl_ops_copy_(self, src, non_blocking);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cos_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_cos__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_cos_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cos_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cos_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -209,9 +257,121 @@ int tl_pyabi_eq__Tensor_r(tl_tensor *self, tl_tensor *other) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_erf__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_erf_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_erf_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_erf_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* erfc_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_erfc__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_erfc_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_erfc_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_erfc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* exp2_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_exp2__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_exp2_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_exp2_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_exp2_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_exp__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_exp_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_exp_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_exp_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_expm1__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_expm1_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_expm1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_expm1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
     tl_tensor *r = tl_ops_fill__Scalar(self, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* floor_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_floor__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_floor_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_floor_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_floor_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* frac_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_frac__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_frac_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_frac_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_frac_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -284,6 +444,70 @@ int tl_pyabi_le__Scalar_r(tl_tensor *self, tl_scalar other) {
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_le__Tensor_r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_le__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log10_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_log10__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_log10_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_log10_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_log10_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_log1p__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_log1p_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_log1p_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_log1p_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log2_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_log2__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_log2_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_log2_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_log2_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_log__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_log_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_log_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -424,9 +648,121 @@ int tl_pyabi_neg_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* reciprocal_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_reciprocal__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_reciprocal_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_reciprocal_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_reciprocal_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_relu__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_relu_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_rsqrt__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_rsqrt_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_rsqrt_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_rsqrt_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sigmoid__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sigmoid_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sigmoid_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sigmoid_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sign_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sign__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sign_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sign_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sign_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_silu__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_silu_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_silu_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_silu_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sin_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sin__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sin_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sin_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sin_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sqrt_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sqrt__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sqrt_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sqrt_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -487,6 +823,38 @@ int tl_pyabi_sum_IntList_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_
     return tl_has_warning() ? 1 : 0;
 }
 
+/* tan_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_tan__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_tan_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_tan_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_tan_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* tanh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_tanh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_tanh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_tanh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 tl_tensor *tl_pyabi_to_other_n_other(tl_tensor *self, tl_scalar other, bool non_blocking, bool copy, int memory_format) {
     tl_tensor *other_t = tl_wrapped_scalar(other);
@@ -494,6 +862,22 @@ tl_tensor *tl_pyabi_to_other_n_other(tl_tensor *self, tl_scalar other, bool non_
     tl_tensor *r = tl_ops_to_other(self, other_t, non_blocking, copy, memory_format);
     tl_tensor_release(other_t);
     return r;
+}
+
+/* trunc_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_trunc__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_trunc_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_trunc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!) */

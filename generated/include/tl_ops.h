@@ -965,4 +965,556 @@ int tl_ops_minimum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 TL_WEAK int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
+/* ---------------------------------------------------------------- exp */
+int tl_ops_register_exp(void);
+/* exp(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_exp_op;
+typedef tl_tensor *(*tl_ops_exp_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_exp(tl_tensor *self);
+tl_tensor *tl_ops_exp_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_exp_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_exp__op;
+typedef tl_tensor *(*tl_ops_exp__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_exp_(tl_tensor *self);
+tl_tensor *tl_ops_exp__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_exp__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_exp_out_op;
+typedef tl_tensor *(*tl_ops_exp_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_exp_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_exp_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_exp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_exp(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_exp(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- exp2 */
+int tl_ops_register_exp2(void);
+/* exp2(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_exp2_op;
+typedef tl_tensor *(*tl_ops_exp2_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_exp2(tl_tensor *self);
+tl_tensor *tl_ops_exp2_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_exp2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* exp2_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_exp2__op;
+typedef tl_tensor *(*tl_ops_exp2__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_exp2_(tl_tensor *self);
+tl_tensor *tl_ops_exp2__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_exp2__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_exp2_out_op;
+typedef tl_tensor *(*tl_ops_exp2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_exp2_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_exp2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_exp2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_exp2(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_exp2(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- expm1 */
+int tl_ops_register_expm1(void);
+/* expm1(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_expm1_op;
+typedef tl_tensor *(*tl_ops_expm1_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_expm1(tl_tensor *self);
+tl_tensor *tl_ops_expm1_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_expm1_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* expm1_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_expm1__op;
+typedef tl_tensor *(*tl_ops_expm1__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_expm1_(tl_tensor *self);
+tl_tensor *tl_ops_expm1__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_expm1__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_expm1_out_op;
+typedef tl_tensor *(*tl_ops_expm1_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_expm1_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_expm1_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_expm1_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_expm1(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_expm1(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- log */
+int tl_ops_register_log(void);
+/* log(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_log_op;
+typedef tl_tensor *(*tl_ops_log_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log(tl_tensor *self);
+tl_tensor *tl_ops_log_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_log__op;
+typedef tl_tensor *(*tl_ops_log__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log_(tl_tensor *self);
+tl_tensor *tl_ops_log__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_log_out_op;
+typedef tl_tensor *(*tl_ops_log_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_log_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_log(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_log(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- log2 */
+int tl_ops_register_log2(void);
+/* log2(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_log2_op;
+typedef tl_tensor *(*tl_ops_log2_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log2(tl_tensor *self);
+tl_tensor *tl_ops_log2_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log2_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_log2__op;
+typedef tl_tensor *(*tl_ops_log2__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log2_(tl_tensor *self);
+tl_tensor *tl_ops_log2__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log2__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_log2_out_op;
+typedef tl_tensor *(*tl_ops_log2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log2_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_log2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_log2(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_log2(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- log10 */
+int tl_ops_register_log10(void);
+/* log10(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_log10_op;
+typedef tl_tensor *(*tl_ops_log10_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log10(tl_tensor *self);
+tl_tensor *tl_ops_log10_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log10_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log10_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_log10__op;
+typedef tl_tensor *(*tl_ops_log10__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log10_(tl_tensor *self);
+tl_tensor *tl_ops_log10__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log10__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_log10_out_op;
+typedef tl_tensor *(*tl_ops_log10_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log10_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log10_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_log10_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_log10(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_log10(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- log1p */
+int tl_ops_register_log1p(void);
+/* log1p(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_log1p_op;
+typedef tl_tensor *(*tl_ops_log1p_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log1p(tl_tensor *self);
+tl_tensor *tl_ops_log1p_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log1p_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log1p_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_log1p__op;
+typedef tl_tensor *(*tl_ops_log1p__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log1p_(tl_tensor *self);
+tl_tensor *tl_ops_log1p__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log1p__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_log1p_out_op;
+typedef tl_tensor *(*tl_ops_log1p_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log1p_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_log1p_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_log1p_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_log1p(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_log1p(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- sqrt */
+int tl_ops_register_sqrt(void);
+/* sqrt(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_sqrt_op;
+typedef tl_tensor *(*tl_ops_sqrt_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sqrt(tl_tensor *self);
+tl_tensor *tl_ops_sqrt_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sqrt_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sqrt_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_sqrt__op;
+typedef tl_tensor *(*tl_ops_sqrt__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sqrt_(tl_tensor *self);
+tl_tensor *tl_ops_sqrt__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sqrt__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_sqrt_out_op;
+typedef tl_tensor *(*tl_ops_sqrt_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sqrt_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_sqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_sqrt(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_sqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- rsqrt */
+int tl_ops_register_rsqrt(void);
+/* rsqrt(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_rsqrt_op;
+typedef tl_tensor *(*tl_ops_rsqrt_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_rsqrt(tl_tensor *self);
+tl_tensor *tl_ops_rsqrt_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_rsqrt_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_rsqrt__op;
+typedef tl_tensor *(*tl_ops_rsqrt__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_rsqrt_(tl_tensor *self);
+tl_tensor *tl_ops_rsqrt__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_rsqrt__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_rsqrt_out_op;
+typedef tl_tensor *(*tl_ops_rsqrt_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_rsqrt_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_rsqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_rsqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_rsqrt(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_rsqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- sin */
+int tl_ops_register_sin(void);
+/* sin(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_sin_op;
+typedef tl_tensor *(*tl_ops_sin_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sin(tl_tensor *self);
+tl_tensor *tl_ops_sin_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sin_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sin_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_sin__op;
+typedef tl_tensor *(*tl_ops_sin__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sin_(tl_tensor *self);
+tl_tensor *tl_ops_sin__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sin__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_sin_out_op;
+typedef tl_tensor *(*tl_ops_sin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sin_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_sin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_sin(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_sin(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- cos */
+int tl_ops_register_cos(void);
+/* cos(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_cos_op;
+typedef tl_tensor *(*tl_ops_cos_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_cos(tl_tensor *self);
+tl_tensor *tl_ops_cos_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_cos_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cos_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_cos__op;
+typedef tl_tensor *(*tl_ops_cos__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_cos_(tl_tensor *self);
+tl_tensor *tl_ops_cos__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_cos__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cos_out_op;
+typedef tl_tensor *(*tl_ops_cos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_cos_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_cos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_cos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_cos(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_cos(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- tan */
+int tl_ops_register_tan(void);
+/* tan(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_tan_op;
+typedef tl_tensor *(*tl_ops_tan_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_tan(tl_tensor *self);
+tl_tensor *tl_ops_tan_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_tan_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* tan_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_tan__op;
+typedef tl_tensor *(*tl_ops_tan__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_tan_(tl_tensor *self);
+tl_tensor *tl_ops_tan__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_tan__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_tan_out_op;
+typedef tl_tensor *(*tl_ops_tan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_tan_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_tan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_tan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_tan(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_tan(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- tanh */
+int tl_ops_register_tanh(void);
+/* tanh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_tanh_op;
+typedef tl_tensor *(*tl_ops_tanh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_tanh(tl_tensor *self);
+tl_tensor *tl_ops_tanh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_tanh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* tanh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_tanh__op;
+typedef tl_tensor *(*tl_ops_tanh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_tanh_(tl_tensor *self);
+tl_tensor *tl_ops_tanh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_tanh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_tanh_out_op;
+typedef tl_tensor *(*tl_ops_tanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_tanh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_tanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_tanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_tanh(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_tanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- sigmoid */
+int tl_ops_register_sigmoid(void);
+/* sigmoid(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_sigmoid_op;
+typedef tl_tensor *(*tl_ops_sigmoid_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sigmoid(tl_tensor *self);
+tl_tensor *tl_ops_sigmoid_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sigmoid_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_sigmoid__op;
+typedef tl_tensor *(*tl_ops_sigmoid__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sigmoid_(tl_tensor *self);
+tl_tensor *tl_ops_sigmoid__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sigmoid__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_sigmoid_out_op;
+typedef tl_tensor *(*tl_ops_sigmoid_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sigmoid_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sigmoid_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_sigmoid_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_sigmoid(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_sigmoid(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- reciprocal */
+int tl_ops_register_reciprocal(void);
+/* reciprocal(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_reciprocal_op;
+typedef tl_tensor *(*tl_ops_reciprocal_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_reciprocal(tl_tensor *self);
+tl_tensor *tl_ops_reciprocal_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_reciprocal_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* reciprocal_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_reciprocal__op;
+typedef tl_tensor *(*tl_ops_reciprocal__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_reciprocal_(tl_tensor *self);
+tl_tensor *tl_ops_reciprocal__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_reciprocal__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_reciprocal_out_op;
+typedef tl_tensor *(*tl_ops_reciprocal_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_reciprocal_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_reciprocal_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_reciprocal_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_reciprocal(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_reciprocal(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- erf */
+int tl_ops_register_erf(void);
+/* erf(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_erf_op;
+typedef tl_tensor *(*tl_ops_erf_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_erf(tl_tensor *self);
+tl_tensor *tl_ops_erf_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_erf_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* erf_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_erf__op;
+typedef tl_tensor *(*tl_ops_erf__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_erf_(tl_tensor *self);
+tl_tensor *tl_ops_erf__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_erf__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_erf_out_op;
+typedef tl_tensor *(*tl_ops_erf_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_erf_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_erf_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_erf_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_erf(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_erf(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- erfc */
+int tl_ops_register_erfc(void);
+/* erfc(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_erfc_op;
+typedef tl_tensor *(*tl_ops_erfc_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_erfc(tl_tensor *self);
+tl_tensor *tl_ops_erfc_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_erfc_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* erfc_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_erfc__op;
+typedef tl_tensor *(*tl_ops_erfc__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_erfc_(tl_tensor *self);
+tl_tensor *tl_ops_erfc__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_erfc__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_erfc_out_op;
+typedef tl_tensor *(*tl_ops_erfc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_erfc_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_erfc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_erfc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_erfc(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_erfc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- abs */
+int tl_ops_register_abs(void);
+/* abs(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_abs_op;
+typedef tl_tensor *(*tl_ops_abs_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_abs(tl_tensor *self);
+tl_tensor *tl_ops_abs_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_abs_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* abs_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_abs__op;
+typedef tl_tensor *(*tl_ops_abs__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_abs_(tl_tensor *self);
+tl_tensor *tl_ops_abs__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_abs__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_abs_out_op;
+typedef tl_tensor *(*tl_ops_abs_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_abs_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_abs_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_abs_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_abs(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_abs(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- sign */
+int tl_ops_register_sign(void);
+/* sign(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_sign_op;
+typedef tl_tensor *(*tl_ops_sign_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sign(tl_tensor *self);
+tl_tensor *tl_ops_sign_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sign_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sign_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_sign__op;
+typedef tl_tensor *(*tl_ops_sign__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sign_(tl_tensor *self);
+tl_tensor *tl_ops_sign__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sign__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_sign_out_op;
+typedef tl_tensor *(*tl_ops_sign_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sign_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sign_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_sign_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_sign(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_sign(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- floor */
+int tl_ops_register_floor(void);
+/* floor(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_floor_op;
+typedef tl_tensor *(*tl_ops_floor_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_floor(tl_tensor *self);
+tl_tensor *tl_ops_floor_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_floor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* floor_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_floor__op;
+typedef tl_tensor *(*tl_ops_floor__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_floor_(tl_tensor *self);
+tl_tensor *tl_ops_floor__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_floor__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_floor_out_op;
+typedef tl_tensor *(*tl_ops_floor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_floor_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_floor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_floor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_floor(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_floor(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- ceil */
+int tl_ops_register_ceil(void);
+/* ceil(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_ceil_op;
+typedef tl_tensor *(*tl_ops_ceil_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_ceil(tl_tensor *self);
+tl_tensor *tl_ops_ceil_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_ceil_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ceil_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_ceil__op;
+typedef tl_tensor *(*tl_ops_ceil__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_ceil_(tl_tensor *self);
+tl_tensor *tl_ops_ceil__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_ceil__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ceil_out_op;
+typedef tl_tensor *(*tl_ops_ceil_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_ceil_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_ceil_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_ceil_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_ceil(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_ceil(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- trunc */
+int tl_ops_register_trunc(void);
+/* trunc(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_trunc_op;
+typedef tl_tensor *(*tl_ops_trunc_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_trunc(tl_tensor *self);
+tl_tensor *tl_ops_trunc_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_trunc_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* trunc_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_trunc__op;
+typedef tl_tensor *(*tl_ops_trunc__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_trunc_(tl_tensor *self);
+tl_tensor *tl_ops_trunc__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_trunc__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_trunc_out_op;
+typedef tl_tensor *(*tl_ops_trunc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_trunc_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_trunc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_trunc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_trunc(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_trunc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- frac */
+int tl_ops_register_frac(void);
+/* frac(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_frac_op;
+typedef tl_tensor *(*tl_ops_frac_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_frac(tl_tensor *self);
+tl_tensor *tl_ops_frac_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_frac_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* frac_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_frac__op;
+typedef tl_tensor *(*tl_ops_frac__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_frac_(tl_tensor *self);
+tl_tensor *tl_ops_frac__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_frac__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_frac_out_op;
+typedef tl_tensor *(*tl_ops_frac_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_frac_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_frac_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_frac_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_frac(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_frac(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- silu */
+int tl_ops_register_silu(void);
+/* silu(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_silu_op;
+typedef tl_tensor *(*tl_ops_silu_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_silu(tl_tensor *self);
+tl_tensor *tl_ops_silu_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_silu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_silu__op;
+typedef tl_tensor *(*tl_ops_silu__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_silu_(tl_tensor *self);
+tl_tensor *tl_ops_silu__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_silu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_silu_out_op;
+typedef tl_tensor *(*tl_ops_silu_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_silu_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_silu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_silu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_silu(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_silu(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
 #endif

@@ -66,22 +66,50 @@ from torchlet._pyargs import (
 
 __all__ = [
     "_to_copy",
+    "abs",
+    "abs_",
     "add",
     "alias",
     "arange",
     "as_strided",
+    "ceil",
+    "ceil_",
     "clone",
+    "cos",
+    "cos_",
     "div",
     "empty",
     "empty_like",
     "empty_strided",
     "eq",
+    "erf",
+    "erf_",
+    "erfc",
+    "erfc_",
+    "exp",
+    "exp2",
+    "exp2_",
+    "exp_",
+    "expm1",
+    "expm1_",
     "fill_",
+    "floor",
+    "floor_",
+    "frac",
+    "frac_",
     "full",
     "full_like",
     "ge",
     "gt",
     "le",
+    "log",
+    "log10",
+    "log10_",
+    "log1p",
+    "log1p_",
+    "log2",
+    "log2_",
+    "log_",
     "lt",
     "maximum",
     "minimum",
@@ -95,19 +123,39 @@ __all__ = [
     "permute",
     "rand",
     "randn",
+    "reciprocal",
+    "reciprocal_",
     "relu",
     "relu_",
     "reshape",
+    "rsqrt",
+    "rsqrt_",
     "rsub",
     "select",
     "select_backward",
+    "sigmoid",
+    "sigmoid_",
+    "sign",
+    "sign_",
+    "silu",
+    "silu_",
+    "sin",
+    "sin_",
     "slice_backward",
+    "sqrt",
+    "sqrt_",
     "squeeze",
     "sub",
     "sum",
     "t",
+    "tan",
+    "tan_",
+    "tanh",
+    "tanh_",
     "threshold_backward",
     "transpose",
+    "trunc",
+    "trunc_",
     "unsqueeze",
     "zero_",
     "zeros",
@@ -131,6 +179,9 @@ def bind(tensor_cls, wrap):
 
 # the C entry points (docs/OPERATOR_ABI.md)
 _C__to_copy = getattr(_lib, "tl_ops__to_copy", None) or _missing_c("tl_ops__to_copy")
+_C_abs = getattr(_lib, "tl_ops_abs", None) or _missing_c("tl_ops_abs")
+_C_abs_ = getattr(_lib, "tl_ops_abs_", None) or _missing_c("tl_ops_abs_")
+_C_abs_out = getattr(_lib, "tl_ops_abs_out", None) or _missing_c("tl_ops_abs_out")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
@@ -139,9 +190,15 @@ _C_arange = getattr(_lib, "tl_ops_arange", None) or _missing_c("tl_ops_arange")
 _C_arange_start = getattr(_lib, "tl_ops_arange_start", None) or _missing_c("tl_ops_arange_start")
 _C_arange_start_step = getattr(_lib, "tl_ops_arange_start_step", None) or _missing_c("tl_ops_arange_start_step")
 _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_as_strided")
+_C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
+_C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
+_C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
+_C_cos = getattr(_lib, "tl_ops_cos", None) or _missing_c("tl_ops_cos")
+_C_cos_ = getattr(_lib, "tl_ops_cos_", None) or _missing_c("tl_ops_cos_")
+_C_cos_out = getattr(_lib, "tl_ops_cos_out", None) or _missing_c("tl_ops_cos_out")
 _C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
 _C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
@@ -158,8 +215,29 @@ _C_eq_Tensor = getattr(_lib, "tl_ops_eq_Tensor", None) or _missing_c("tl_ops_eq_
 _C_eq_Tensor_out = getattr(_lib, "tl_ops_eq_Tensor_out", None) or _missing_c("tl_ops_eq_Tensor_out")
 _C_eq__Scalar = getattr(_lib, "tl_ops_eq__Scalar", None) or _missing_c("tl_ops_eq__Scalar")
 _C_eq__Tensor = getattr(_lib, "tl_ops_eq__Tensor", None) or _missing_c("tl_ops_eq__Tensor")
+_C_erf = getattr(_lib, "tl_ops_erf", None) or _missing_c("tl_ops_erf")
+_C_erf_ = getattr(_lib, "tl_ops_erf_", None) or _missing_c("tl_ops_erf_")
+_C_erf_out = getattr(_lib, "tl_ops_erf_out", None) or _missing_c("tl_ops_erf_out")
+_C_erfc = getattr(_lib, "tl_ops_erfc", None) or _missing_c("tl_ops_erfc")
+_C_erfc_ = getattr(_lib, "tl_ops_erfc_", None) or _missing_c("tl_ops_erfc_")
+_C_erfc_out = getattr(_lib, "tl_ops_erfc_out", None) or _missing_c("tl_ops_erfc_out")
+_C_exp = getattr(_lib, "tl_ops_exp", None) or _missing_c("tl_ops_exp")
+_C_exp2 = getattr(_lib, "tl_ops_exp2", None) or _missing_c("tl_ops_exp2")
+_C_exp2_ = getattr(_lib, "tl_ops_exp2_", None) or _missing_c("tl_ops_exp2_")
+_C_exp2_out = getattr(_lib, "tl_ops_exp2_out", None) or _missing_c("tl_ops_exp2_out")
+_C_exp_ = getattr(_lib, "tl_ops_exp_", None) or _missing_c("tl_ops_exp_")
+_C_exp_out = getattr(_lib, "tl_ops_exp_out", None) or _missing_c("tl_ops_exp_out")
 _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
+_C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
+_C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
+_C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
 _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_ops_fill__Scalar")
+_C_floor = getattr(_lib, "tl_ops_floor", None) or _missing_c("tl_ops_floor")
+_C_floor_ = getattr(_lib, "tl_ops_floor_", None) or _missing_c("tl_ops_floor_")
+_C_floor_out = getattr(_lib, "tl_ops_floor_out", None) or _missing_c("tl_ops_floor_out")
+_C_frac = getattr(_lib, "tl_ops_frac", None) or _missing_c("tl_ops_frac")
+_C_frac_ = getattr(_lib, "tl_ops_frac_", None) or _missing_c("tl_ops_frac_")
+_C_frac_out = getattr(_lib, "tl_ops_frac_out", None) or _missing_c("tl_ops_frac_out")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
 _C_full_like = getattr(_lib, "tl_ops_full_like", None) or _missing_c("tl_ops_full_like")
 _C_ge_Scalar = getattr(_lib, "tl_ops_ge_Scalar", None) or _missing_c("tl_ops_ge_Scalar")
@@ -177,6 +255,18 @@ _C_le_Tensor = getattr(_lib, "tl_ops_le_Tensor", None) or _missing_c("tl_ops_le_
 _C_le_Tensor_out = getattr(_lib, "tl_ops_le_Tensor_out", None) or _missing_c("tl_ops_le_Tensor_out")
 _C_le__Scalar = getattr(_lib, "tl_ops_le__Scalar", None) or _missing_c("tl_ops_le__Scalar")
 _C_le__Tensor = getattr(_lib, "tl_ops_le__Tensor", None) or _missing_c("tl_ops_le__Tensor")
+_C_log = getattr(_lib, "tl_ops_log", None) or _missing_c("tl_ops_log")
+_C_log10 = getattr(_lib, "tl_ops_log10", None) or _missing_c("tl_ops_log10")
+_C_log10_ = getattr(_lib, "tl_ops_log10_", None) or _missing_c("tl_ops_log10_")
+_C_log10_out = getattr(_lib, "tl_ops_log10_out", None) or _missing_c("tl_ops_log10_out")
+_C_log1p = getattr(_lib, "tl_ops_log1p", None) or _missing_c("tl_ops_log1p")
+_C_log1p_ = getattr(_lib, "tl_ops_log1p_", None) or _missing_c("tl_ops_log1p_")
+_C_log1p_out = getattr(_lib, "tl_ops_log1p_out", None) or _missing_c("tl_ops_log1p_out")
+_C_log2 = getattr(_lib, "tl_ops_log2", None) or _missing_c("tl_ops_log2")
+_C_log2_ = getattr(_lib, "tl_ops_log2_", None) or _missing_c("tl_ops_log2_")
+_C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_out")
+_C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
+_C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
 _C_lt_Scalar = getattr(_lib, "tl_ops_lt_Scalar", None) or _missing_c("tl_ops_lt_Scalar")
 _C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_Tensor")
 _C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
@@ -206,15 +296,36 @@ _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
 _C_randn_generator = getattr(_lib, "tl_ops_randn_generator", None) or _missing_c("tl_ops_randn_generator")
+_C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
+_C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
+_C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
 _C_relu = getattr(_lib, "tl_ops_relu", None) or _missing_c("tl_ops_relu")
 _C_relu_ = getattr(_lib, "tl_ops_relu_", None) or _missing_c("tl_ops_relu_")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
+_C_rsqrt = getattr(_lib, "tl_ops_rsqrt", None) or _missing_c("tl_ops_rsqrt")
+_C_rsqrt_ = getattr(_lib, "tl_ops_rsqrt_", None) or _missing_c("tl_ops_rsqrt_")
+_C_rsqrt_out = getattr(_lib, "tl_ops_rsqrt_out", None) or _missing_c("tl_ops_rsqrt_out")
 _C_rsub_Scalar = getattr(_lib, "tl_ops_rsub_Scalar", None) or _missing_c("tl_ops_rsub_Scalar")
 _C_rsub_Tensor = getattr(_lib, "tl_ops_rsub_Tensor", None) or _missing_c("tl_ops_rsub_Tensor")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
+_C_sigmoid = getattr(_lib, "tl_ops_sigmoid", None) or _missing_c("tl_ops_sigmoid")
+_C_sigmoid_ = getattr(_lib, "tl_ops_sigmoid_", None) or _missing_c("tl_ops_sigmoid_")
+_C_sigmoid_out = getattr(_lib, "tl_ops_sigmoid_out", None) or _missing_c("tl_ops_sigmoid_out")
+_C_sign = getattr(_lib, "tl_ops_sign", None) or _missing_c("tl_ops_sign")
+_C_sign_ = getattr(_lib, "tl_ops_sign_", None) or _missing_c("tl_ops_sign_")
+_C_sign_out = getattr(_lib, "tl_ops_sign_out", None) or _missing_c("tl_ops_sign_out")
+_C_silu = getattr(_lib, "tl_ops_silu", None) or _missing_c("tl_ops_silu")
+_C_silu_ = getattr(_lib, "tl_ops_silu_", None) or _missing_c("tl_ops_silu_")
+_C_silu_out = getattr(_lib, "tl_ops_silu_out", None) or _missing_c("tl_ops_silu_out")
+_C_sin = getattr(_lib, "tl_ops_sin", None) or _missing_c("tl_ops_sin")
+_C_sin_ = getattr(_lib, "tl_ops_sin_", None) or _missing_c("tl_ops_sin_")
+_C_sin_out = getattr(_lib, "tl_ops_sin_out", None) or _missing_c("tl_ops_sin_out")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
+_C_sqrt = getattr(_lib, "tl_ops_sqrt", None) or _missing_c("tl_ops_sqrt")
+_C_sqrt_ = getattr(_lib, "tl_ops_sqrt_", None) or _missing_c("tl_ops_sqrt_")
+_C_sqrt_out = getattr(_lib, "tl_ops_sqrt_out", None) or _missing_c("tl_ops_sqrt_out")
 _C_squeeze = getattr(_lib, "tl_ops_squeeze", None) or _missing_c("tl_ops_squeeze")
 _C_squeeze_dim = getattr(_lib, "tl_ops_squeeze_dim", None) or _missing_c("tl_ops_squeeze_dim")
 _C_squeeze_dims = getattr(_lib, "tl_ops_squeeze_dims", None) or _missing_c("tl_ops_squeeze_dims")
@@ -225,12 +336,21 @@ _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
+_C_tan = getattr(_lib, "tl_ops_tan", None) or _missing_c("tl_ops_tan")
+_C_tan_ = getattr(_lib, "tl_ops_tan_", None) or _missing_c("tl_ops_tan_")
+_C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out")
+_C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
+_C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
+_C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
 _C_to_device = getattr(_lib, "tl_ops_to_device", None) or _missing_c("tl_ops_to_device")
 _C_to_dtype = getattr(_lib, "tl_ops_to_dtype", None) or _missing_c("tl_ops_to_dtype")
 _C_to_dtype_layout = getattr(_lib, "tl_ops_to_dtype_layout", None) or _missing_c("tl_ops_to_dtype_layout")
 _C_to_other = getattr(_lib, "tl_ops_to_other", None) or _missing_c("tl_ops_to_other")
 _C_transpose_int = getattr(_lib, "tl_ops_transpose_int", None) or _missing_c("tl_ops_transpose_int")
+_C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
+_C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
+_C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_zero_ = getattr(_lib, "tl_ops_zero_", None) or _missing_c("tl_ops_zero_")
@@ -240,13 +360,19 @@ _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_z
 # C shims of the Python ABI (generated/csrc/python_abi.c): a number given for
 # a Tensor parameter crosses as a tl_scalar (_n_<arg>); in-place / out= calls
 # drop the returned reference in C (_r) and return 0, -1 or 1 (warning)
+_P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__r")
+_P_abs_out_r = getattr(_lib, "tl_pyabi_abs_out_r", None) or _missing_c("tl_pyabi_abs_out_r")
 _P_add_Tensor_n_other = getattr(_lib, "tl_pyabi_add_Tensor_n_other", None) or _missing_c("tl_pyabi_add_Tensor_n_other")
 _P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None) or _missing_c("tl_pyabi_add__Tensor_n_other_r")
 _P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
 _P_add_out_n_other_r = getattr(_lib, "tl_pyabi_add_out_n_other_r", None) or _missing_c("tl_pyabi_add_out_n_other_r")
 _P_add_out_r = getattr(_lib, "tl_pyabi_add_out_r", None) or _missing_c("tl_pyabi_add_out_r")
+_P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
+_P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
 _P_copy__n_src_r = getattr(_lib, "tl_pyabi_copy__n_src_r", None) or _missing_c("tl_pyabi_copy__n_src_r")
 _P_copy__r = getattr(_lib, "tl_pyabi_copy__r", None) or _missing_c("tl_pyabi_copy__r")
+_P_cos__r = getattr(_lib, "tl_pyabi_cos__r", None) or _missing_c("tl_pyabi_cos__r")
+_P_cos_out_r = getattr(_lib, "tl_pyabi_cos_out_r", None) or _missing_c("tl_pyabi_cos_out_r")
 _P_div_Tensor_mode_n_other = getattr(_lib, "tl_pyabi_div_Tensor_mode_n_other", None) or _missing_c("tl_pyabi_div_Tensor_mode_n_other")
 _P_div_Tensor_n_other = getattr(_lib, "tl_pyabi_div_Tensor_n_other", None) or _missing_c("tl_pyabi_div_Tensor_n_other")
 _P_div__Scalar_mode_r = getattr(_lib, "tl_pyabi_div__Scalar_mode_r", None) or _missing_c("tl_pyabi_div__Scalar_mode_r")
@@ -261,7 +387,21 @@ _P_div_out_r = getattr(_lib, "tl_pyabi_div_out_r", None) or _missing_c("tl_pyabi
 _P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
 _P_eq__Scalar_r = getattr(_lib, "tl_pyabi_eq__Scalar_r", None) or _missing_c("tl_pyabi_eq__Scalar_r")
 _P_eq__Tensor_r = getattr(_lib, "tl_pyabi_eq__Tensor_r", None) or _missing_c("tl_pyabi_eq__Tensor_r")
+_P_erf__r = getattr(_lib, "tl_pyabi_erf__r", None) or _missing_c("tl_pyabi_erf__r")
+_P_erf_out_r = getattr(_lib, "tl_pyabi_erf_out_r", None) or _missing_c("tl_pyabi_erf_out_r")
+_P_erfc__r = getattr(_lib, "tl_pyabi_erfc__r", None) or _missing_c("tl_pyabi_erfc__r")
+_P_erfc_out_r = getattr(_lib, "tl_pyabi_erfc_out_r", None) or _missing_c("tl_pyabi_erfc_out_r")
+_P_exp2__r = getattr(_lib, "tl_pyabi_exp2__r", None) or _missing_c("tl_pyabi_exp2__r")
+_P_exp2_out_r = getattr(_lib, "tl_pyabi_exp2_out_r", None) or _missing_c("tl_pyabi_exp2_out_r")
+_P_exp__r = getattr(_lib, "tl_pyabi_exp__r", None) or _missing_c("tl_pyabi_exp__r")
+_P_exp_out_r = getattr(_lib, "tl_pyabi_exp_out_r", None) or _missing_c("tl_pyabi_exp_out_r")
+_P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_expm1__r")
+_P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
+_P_floor__r = getattr(_lib, "tl_pyabi_floor__r", None) or _missing_c("tl_pyabi_floor__r")
+_P_floor_out_r = getattr(_lib, "tl_pyabi_floor_out_r", None) or _missing_c("tl_pyabi_floor_out_r")
+_P_frac__r = getattr(_lib, "tl_pyabi_frac__r", None) or _missing_c("tl_pyabi_frac__r")
+_P_frac_out_r = getattr(_lib, "tl_pyabi_frac_out_r", None) or _missing_c("tl_pyabi_frac_out_r")
 _P_ge_Tensor_out_r = getattr(_lib, "tl_pyabi_ge_Tensor_out_r", None) or _missing_c("tl_pyabi_ge_Tensor_out_r")
 _P_ge__Scalar_r = getattr(_lib, "tl_pyabi_ge__Scalar_r", None) or _missing_c("tl_pyabi_ge__Scalar_r")
 _P_ge__Tensor_r = getattr(_lib, "tl_pyabi_ge__Tensor_r", None) or _missing_c("tl_pyabi_ge__Tensor_r")
@@ -271,6 +411,14 @@ _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl
 _P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
 _P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
 _P_le__Tensor_r = getattr(_lib, "tl_pyabi_le__Tensor_r", None) or _missing_c("tl_pyabi_le__Tensor_r")
+_P_log10__r = getattr(_lib, "tl_pyabi_log10__r", None) or _missing_c("tl_pyabi_log10__r")
+_P_log10_out_r = getattr(_lib, "tl_pyabi_log10_out_r", None) or _missing_c("tl_pyabi_log10_out_r")
+_P_log1p__r = getattr(_lib, "tl_pyabi_log1p__r", None) or _missing_c("tl_pyabi_log1p__r")
+_P_log1p_out_r = getattr(_lib, "tl_pyabi_log1p_out_r", None) or _missing_c("tl_pyabi_log1p_out_r")
+_P_log2__r = getattr(_lib, "tl_pyabi_log2__r", None) or _missing_c("tl_pyabi_log2__r")
+_P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pyabi_log2_out_r")
+_P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
+_P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
 _P_lt_Tensor_out_r = getattr(_lib, "tl_pyabi_lt_Tensor_out_r", None) or _missing_c("tl_pyabi_lt_Tensor_out_r")
 _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl_pyabi_lt__Scalar_r")
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
@@ -287,14 +435,34 @@ _P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl
 _P_ne__Tensor_r = getattr(_lib, "tl_pyabi_ne__Tensor_r", None) or _missing_c("tl_pyabi_ne__Tensor_r")
 _P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
 _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
+_P_reciprocal__r = getattr(_lib, "tl_pyabi_reciprocal__r", None) or _missing_c("tl_pyabi_reciprocal__r")
+_P_reciprocal_out_r = getattr(_lib, "tl_pyabi_reciprocal_out_r", None) or _missing_c("tl_pyabi_reciprocal_out_r")
 _P_relu__r = getattr(_lib, "tl_pyabi_relu__r", None) or _missing_c("tl_pyabi_relu__r")
+_P_rsqrt__r = getattr(_lib, "tl_pyabi_rsqrt__r", None) or _missing_c("tl_pyabi_rsqrt__r")
+_P_rsqrt_out_r = getattr(_lib, "tl_pyabi_rsqrt_out_r", None) or _missing_c("tl_pyabi_rsqrt_out_r")
+_P_sigmoid__r = getattr(_lib, "tl_pyabi_sigmoid__r", None) or _missing_c("tl_pyabi_sigmoid__r")
+_P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("tl_pyabi_sigmoid_out_r")
+_P_sign__r = getattr(_lib, "tl_pyabi_sign__r", None) or _missing_c("tl_pyabi_sign__r")
+_P_sign_out_r = getattr(_lib, "tl_pyabi_sign_out_r", None) or _missing_c("tl_pyabi_sign_out_r")
+_P_silu__r = getattr(_lib, "tl_pyabi_silu__r", None) or _missing_c("tl_pyabi_silu__r")
+_P_silu_out_r = getattr(_lib, "tl_pyabi_silu_out_r", None) or _missing_c("tl_pyabi_silu_out_r")
+_P_sin__r = getattr(_lib, "tl_pyabi_sin__r", None) or _missing_c("tl_pyabi_sin__r")
+_P_sin_out_r = getattr(_lib, "tl_pyabi_sin_out_r", None) or _missing_c("tl_pyabi_sin_out_r")
+_P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
+_P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
 _P_sub_Tensor_n_other = getattr(_lib, "tl_pyabi_sub_Tensor_n_other", None) or _missing_c("tl_pyabi_sub_Tensor_n_other")
 _P_sub__Tensor_n_other_r = getattr(_lib, "tl_pyabi_sub__Tensor_n_other_r", None) or _missing_c("tl_pyabi_sub__Tensor_n_other_r")
 _P_sub__Tensor_r = getattr(_lib, "tl_pyabi_sub__Tensor_r", None) or _missing_c("tl_pyabi_sub__Tensor_r")
 _P_sub_out_n_other_r = getattr(_lib, "tl_pyabi_sub_out_n_other_r", None) or _missing_c("tl_pyabi_sub_out_n_other_r")
 _P_sub_out_r = getattr(_lib, "tl_pyabi_sub_out_r", None) or _missing_c("tl_pyabi_sub_out_r")
 _P_sum_IntList_out_r = getattr(_lib, "tl_pyabi_sum_IntList_out_r", None) or _missing_c("tl_pyabi_sum_IntList_out_r")
+_P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__r")
+_P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
+_P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
+_P_tanh_out_r = getattr(_lib, "tl_pyabi_tanh_out_r", None) or _missing_c("tl_pyabi_tanh_out_r")
 _P_to_other_n_other = getattr(_lib, "tl_pyabi_to_other_n_other", None) or _missing_c("tl_pyabi_to_other_n_other")
+_P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
+_P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
 _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zero__r")
 
 # ----------------------------------------------------------------- functions
@@ -335,6 +503,50 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: abs(Tensor self) -> Tensor
+# yaml/native_functions.yaml: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_abs = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def abs(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('abs', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_abs(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('abs', 'out', 0, 'Tensor', out)
+    rc_ = _P_abs_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: abs_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_abs_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def abs_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('abs_', 'input', 1, 'Tensor', input)
+    rc_ = _P_abs__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -556,6 +768,50 @@ def as_strided(input, size, stride, storage_offset=None):
     return r_
 
 
+# yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
+# yaml/native_functions.yaml: ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_ceil = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def ceil(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ceil', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_ceil(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ceil', 'out', 0, 'Tensor', out)
+    rc_ = _P_ceil_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: ceil_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_ceil_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def ceil_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ceil_', 'input', 1, 'Tensor', input)
+    rc_ = _P_ceil__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 _SIGS_clone = (
     ('(Tensor input, *, torchlet.memory_format memory_format = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
@@ -576,6 +832,50 @@ def clone(input, *, memory_format=None):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: cos(Tensor self) -> Tensor
+# yaml/native_functions.yaml: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_cos = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def cos(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cos', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_cos(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cos', 'out', 0, 'Tensor', out)
+    rc_ = _P_cos_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: cos_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_cos_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def cos_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cos_', 'input', 1, 'Tensor', input)
+    rc_ = _P_cos__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -870,6 +1170,226 @@ def eq(*args, **kwargs):
     raise _invalid_combination('eq', args, kwargs, _SIGS_eq)
 
 
+# yaml/native_functions.yaml: erf(Tensor self) -> Tensor
+# yaml/native_functions.yaml: erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_erf = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def erf(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('erf', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_erf(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('erf', 'out', 0, 'Tensor', out)
+    rc_ = _P_erf_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: erf_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_erf_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def erf_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('erf_', 'input', 1, 'Tensor', input)
+    rc_ = _P_erf__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: erfc(Tensor self) -> Tensor
+# yaml/native_functions.yaml: erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_erfc = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def erfc(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('erfc', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_erfc(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('erfc', 'out', 0, 'Tensor', out)
+    rc_ = _P_erfc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: erfc_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_erfc_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def erfc_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('erfc_', 'input', 1, 'Tensor', input)
+    rc_ = _P_erfc__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: exp(Tensor self) -> Tensor
+# yaml/native_functions.yaml: exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_exp = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def exp(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('exp', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_exp(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('exp', 'out', 0, 'Tensor', out)
+    rc_ = _P_exp_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: exp2(Tensor self) -> Tensor
+# yaml/native_functions.yaml: exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_exp2 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def exp2(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('exp2', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_exp2(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('exp2', 'out', 0, 'Tensor', out)
+    rc_ = _P_exp2_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: exp2_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_exp2_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def exp2_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('exp2_', 'input', 1, 'Tensor', input)
+    rc_ = _P_exp2__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: exp_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_exp_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def exp_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('exp_', 'input', 1, 'Tensor', input)
+    rc_ = _P_exp__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: expm1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_expm1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def expm1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('expm1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_expm1(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('expm1', 'out', 0, 'Tensor', out)
+    rc_ = _P_expm1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: expm1_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_expm1_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def expm1_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('expm1_', 'input', 1, 'Tensor', input)
+    rc_ = _P_expm1__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 _SIGS_fill_ = (
     ('(Tensor input, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
@@ -887,6 +1407,94 @@ def fill_(input, value):
         if value_c is _BAD:
             raise _arg_error('fill_', 'value', 2, 'Number', value)
     rc_ = _P_fill__Scalar_r(input._p, value_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: floor(Tensor self) -> Tensor
+# yaml/native_functions.yaml: floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_floor = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def floor(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('floor', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_floor(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('floor', 'out', 0, 'Tensor', out)
+    rc_ = _P_floor_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: floor_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_floor_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def floor_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('floor_', 'input', 1, 'Tensor', input)
+    rc_ = _P_floor__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: frac(Tensor self) -> Tensor
+# yaml/native_functions.yaml: frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_frac = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def frac(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('frac', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_frac(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('frac', 'out', 0, 'Tensor', out)
+    rc_ = _P_frac_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: frac_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_frac_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def frac_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('frac_', 'input', 1, 'Tensor', input)
+    rc_ = _P_frac__r(input._p)
     if rc_:
         _after(rc_)
     return input
@@ -1157,6 +1765,182 @@ def le(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1)):
         return _implle_1(*args, **kwargs)
     raise _invalid_combination('le', args, kwargs, _SIGS_le)
+
+
+# yaml/native_functions.yaml: log(Tensor self) -> Tensor
+# yaml/native_functions.yaml: log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_log = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def log(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_log(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('log', 'out', 0, 'Tensor', out)
+    rc_ = _P_log_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: log10(Tensor self) -> Tensor
+# yaml/native_functions.yaml: log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_log10 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def log10(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log10', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_log10(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('log10', 'out', 0, 'Tensor', out)
+    rc_ = _P_log10_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: log10_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_log10_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def log10_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log10_', 'input', 1, 'Tensor', input)
+    rc_ = _P_log10__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: log1p(Tensor self) -> Tensor
+# yaml/native_functions.yaml: log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_log1p = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def log1p(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log1p', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_log1p(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('log1p', 'out', 0, 'Tensor', out)
+    rc_ = _P_log1p_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: log1p_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_log1p_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def log1p_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log1p_', 'input', 1, 'Tensor', input)
+    rc_ = _P_log1p__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: log2(Tensor self) -> Tensor
+# yaml/native_functions.yaml: log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_log2 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def log2(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log2', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_log2(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('log2', 'out', 0, 'Tensor', out)
+    rc_ = _P_log2_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: log2_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_log2_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def log2_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log2_', 'input', 1, 'Tensor', input)
+    rc_ = _P_log2__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: log_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_log_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def log_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log_', 'input', 1, 'Tensor', input)
+    rc_ = _P_log__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1745,6 +2529,50 @@ def randn(*args, **kwargs):
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
 
 
+# yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
+# yaml/native_functions.yaml: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_reciprocal = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def reciprocal(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reciprocal', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_reciprocal(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('reciprocal', 'out', 0, 'Tensor', out)
+    rc_ = _P_reciprocal_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: reciprocal_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_reciprocal_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def reciprocal_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reciprocal_', 'input', 1, 'Tensor', input)
+    rc_ = _P_reciprocal__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: relu(Tensor self) -> Tensor
 _SIGS_relu = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -1801,6 +2629,50 @@ def reshape(input, shape):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: rsqrt(Tensor self) -> Tensor
+# yaml/native_functions.yaml: rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_rsqrt = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def rsqrt(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rsqrt', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_rsqrt(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('rsqrt', 'out', 0, 'Tensor', out)
+    rc_ = _P_rsqrt_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: rsqrt_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_rsqrt_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def rsqrt_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rsqrt_', 'input', 1, 'Tensor', input)
+    rc_ = _P_rsqrt__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -1920,6 +2792,182 @@ def select_backward(grad_output, input_sizes, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sigmoid = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sigmoid(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sigmoid', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sigmoid(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sigmoid', 'out', 0, 'Tensor', out)
+    rc_ = _P_sigmoid_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: sigmoid_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_sigmoid_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def sigmoid_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sigmoid_', 'input', 1, 'Tensor', input)
+    rc_ = _P_sigmoid__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: sign(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sign = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sign(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sign', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sign(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sign', 'out', 0, 'Tensor', out)
+    rc_ = _P_sign_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: sign_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_sign_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def sign_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sign_', 'input', 1, 'Tensor', input)
+    rc_ = _P_sign__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: silu(Tensor self) -> Tensor
+# yaml/native_functions.yaml: silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_silu = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def silu(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('silu', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_silu(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('silu', 'out', 0, 'Tensor', out)
+    rc_ = _P_silu_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: silu_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_silu_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def silu_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('silu_', 'input', 1, 'Tensor', input)
+    rc_ = _P_silu__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: sin(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sin = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sin(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sin', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sin(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sin', 'out', 0, 'Tensor', out)
+    rc_ = _P_sin_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: sin_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_sin_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def sin_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sin_', 'input', 1, 'Tensor', input)
+    rc_ = _P_sin__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 _SIGS_slice_backward = (
     ('(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('end', lambda x: _cv_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -1952,6 +3000,50 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: sqrt(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sqrt = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sqrt(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sqrt', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sqrt(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sqrt', 'out', 0, 'Tensor', out)
+    rc_ = _P_sqrt_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: sqrt_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_sqrt_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def sqrt_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sqrt_', 'input', 1, 'Tensor', input)
+    rc_ = _P_sqrt__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: squeeze(Tensor(a) self) -> Tensor(a)
@@ -2151,6 +3243,94 @@ def t(input):
     return r_
 
 
+# yaml/native_functions.yaml: tan(Tensor self) -> Tensor
+# yaml/native_functions.yaml: tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_tan = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def tan(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tan', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_tan(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('tan', 'out', 0, 'Tensor', out)
+    rc_ = _P_tan_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: tan_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_tan_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def tan_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tan_', 'input', 1, 'Tensor', input)
+    rc_ = _P_tan__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: tanh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_tanh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def tanh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tanh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_tanh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('tanh', 'out', 0, 'Tensor', out)
+    rc_ = _P_tanh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: tanh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_tanh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def tanh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tanh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_tanh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 _SIGS_threshold_backward = (
     ('(Tensor grad_output, Tensor input, Number threshold)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('threshold', lambda x: _is_scalar(x)),), (), False),
@@ -2201,6 +3381,50 @@ def transpose(input, dim0, dim1):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
+# yaml/native_functions.yaml: trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_trunc = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def trunc(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('trunc', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_trunc(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('trunc', 'out', 0, 'Tensor', out)
+    rc_ = _P_trunc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: trunc_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_trunc_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def trunc_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('trunc_', 'input', 1, 'Tensor', input)
+    rc_ = _P_trunc__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -2323,6 +3547,36 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
 # ------------------------------------------------------------------- methods
 
 
+# yaml/native_functions.yaml: abs(Tensor self) -> Tensor
+_SIGS__m_abs = (
+    ('()', (), (), False),
+)
+
+
+def _m_abs(self):
+    '()'
+    h_ = _C_abs(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: abs_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_abs_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_abs_(self):
+    '()'
+    rc_ = _P_abs__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 _SIGS__m_add = (
     ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)),), False),
@@ -2424,6 +3678,36 @@ def _m_as_strided(self, size, stride, storage_offset=None):
     return r_
 
 
+# yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
+_SIGS__m_ceil = (
+    ('()', (), (), False),
+)
+
+
+def _m_ceil(self):
+    '()'
+    h_ = _C_ceil(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: ceil_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_ceil_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_ceil_(self):
+    '()'
+    rc_ = _P_ceil__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 _SIGS__m_clone = (
     ('(*, torchlet.memory_format memory_format = None)', (), (('memory_format', lambda x: _cv_enum(x, True) is not _BAD),), False),
@@ -2487,6 +3771,36 @@ def _m_copy_(self, src, non_blocking=False):
     if non_blocking_c is _BAD:
         raise _arg_error('copy_', 'non_blocking', 2, 'bool', non_blocking)
     rc_ = (_P_copy__r(self._p, src._p, non_blocking_c) if src_n is None else _P_copy__n_src_r(self._p, src_n, non_blocking_c))
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: cos(Tensor self) -> Tensor
+_SIGS__m_cos = (
+    ('()', (), (), False),
+)
+
+
+def _m_cos(self):
+    '()'
+    h_ = _C_cos(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: cos_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_cos_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_cos_(self):
+    '()'
+    rc_ = _P_cos__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -2750,6 +4064,126 @@ def _m_eq_(self, *args, **kwargs):
     raise _invalid_combination('eq_', args, kwargs, _SIGS__m_eq_)
 
 
+# yaml/native_functions.yaml: erf(Tensor self) -> Tensor
+_SIGS__m_erf = (
+    ('()', (), (), False),
+)
+
+
+def _m_erf(self):
+    '()'
+    h_ = _C_erf(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: erf_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_erf_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_erf_(self):
+    '()'
+    rc_ = _P_erf__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: erfc(Tensor self) -> Tensor
+_SIGS__m_erfc = (
+    ('()', (), (), False),
+)
+
+
+def _m_erfc(self):
+    '()'
+    h_ = _C_erfc(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: erfc_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_erfc_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_erfc_(self):
+    '()'
+    rc_ = _P_erfc__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: exp(Tensor self) -> Tensor
+_SIGS__m_exp = (
+    ('()', (), (), False),
+)
+
+
+def _m_exp(self):
+    '()'
+    h_ = _C_exp(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: exp2(Tensor self) -> Tensor
+_SIGS__m_exp2 = (
+    ('()', (), (), False),
+)
+
+
+def _m_exp2(self):
+    '()'
+    h_ = _C_exp2(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: exp2_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_exp2_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_exp2_(self):
+    '()'
+    rc_ = _P_exp2__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: exp_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_exp_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_exp_(self):
+    '()'
+    rc_ = _P_exp__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 _SIGS__m_expand = (
     ('(tuple of ints size, *, bool implicit = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('implicit', lambda x: _cv_bool(x) is not _BAD),), True),
@@ -2780,6 +4214,36 @@ def _m_expand(self, *_args, size=None, implicit=False):
     return r_
 
 
+# yaml/native_functions.yaml: expm1(Tensor self) -> Tensor
+_SIGS__m_expm1 = (
+    ('()', (), (), False),
+)
+
+
+def _m_expm1(self):
+    '()'
+    h_ = _C_expm1(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: expm1_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_expm1_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_expm1_(self):
+    '()'
+    rc_ = _P_expm1__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 _SIGS__m_fill_ = (
     ('(Number value)', (('value', lambda x: _is_scalar(x)),), (), False),
@@ -2794,6 +4258,66 @@ def _m_fill_(self, value):
         if value_c is _BAD:
             raise _arg_error('fill_', 'value', 1, 'Number', value)
     rc_ = _P_fill__Scalar_r(self._p, value_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: floor(Tensor self) -> Tensor
+_SIGS__m_floor = (
+    ('()', (), (), False),
+)
+
+
+def _m_floor(self):
+    '()'
+    h_ = _C_floor(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: floor_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_floor_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_floor_(self):
+    '()'
+    rc_ = _P_floor__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: frac(Tensor self) -> Tensor
+_SIGS__m_frac = (
+    ('()', (), (), False),
+)
+
+
+def _m_frac(self):
+    '()'
+    h_ = _C_frac(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: frac_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_frac_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_frac_(self):
+    '()'
+    rc_ = _P_frac__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -3073,6 +4597,126 @@ def _m_le_(self, *args, **kwargs):
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1)):
         return _impl_m_le__1(self, *args, **kwargs)
     raise _invalid_combination('le_', args, kwargs, _SIGS__m_le_)
+
+
+# yaml/native_functions.yaml: log(Tensor self) -> Tensor
+_SIGS__m_log = (
+    ('()', (), (), False),
+)
+
+
+def _m_log(self):
+    '()'
+    h_ = _C_log(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: log10(Tensor self) -> Tensor
+_SIGS__m_log10 = (
+    ('()', (), (), False),
+)
+
+
+def _m_log10(self):
+    '()'
+    h_ = _C_log10(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: log10_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_log10_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_log10_(self):
+    '()'
+    rc_ = _P_log10__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: log1p(Tensor self) -> Tensor
+_SIGS__m_log1p = (
+    ('()', (), (), False),
+)
+
+
+def _m_log1p(self):
+    '()'
+    h_ = _C_log1p(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: log1p_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_log1p_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_log1p_(self):
+    '()'
+    rc_ = _P_log1p__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: log2(Tensor self) -> Tensor
+_SIGS__m_log2 = (
+    ('()', (), (), False),
+)
+
+
+def _m_log2(self):
+    '()'
+    h_ = _C_log2(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: log2_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_log2_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_log2_(self):
+    '()'
+    rc_ = _P_log2__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: log_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_log_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_log_(self):
+    '()'
+    rc_ = _P_log__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3423,6 +5067,36 @@ def _m_permute(self, *_args, dims=None):
     return r_
 
 
+# yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
+_SIGS__m_reciprocal = (
+    ('()', (), (), False),
+)
+
+
+def _m_reciprocal(self):
+    '()'
+    h_ = _C_reciprocal(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: reciprocal_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_reciprocal_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_reciprocal_(self):
+    '()'
+    rc_ = _P_reciprocal__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: relu(Tensor self) -> Tensor
 _SIGS__m_relu = (
     ('()', (), (), False),
@@ -3480,6 +5154,36 @@ def _m_reshape(self, *_args, shape=None):
     return r_
 
 
+# yaml/native_functions.yaml: rsqrt(Tensor self) -> Tensor
+_SIGS__m_rsqrt = (
+    ('()', (), (), False),
+)
+
+
+def _m_rsqrt(self):
+    '()'
+    h_ = _C_rsqrt(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: rsqrt_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_rsqrt_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_rsqrt_(self):
+    '()'
+    rc_ = _P_rsqrt__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 _SIGS__m_select = (
     ('(int dim, int index)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -3500,6 +5204,96 @@ def _m_select(self, dim, index):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
+_SIGS__m_sigmoid = (
+    ('()', (), (), False),
+)
+
+
+def _m_sigmoid(self):
+    '()'
+    h_ = _C_sigmoid(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: sigmoid_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sigmoid_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sigmoid_(self):
+    '()'
+    rc_ = _P_sigmoid__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: sign(Tensor self) -> Tensor
+_SIGS__m_sign = (
+    ('()', (), (), False),
+)
+
+
+def _m_sign(self):
+    '()'
+    h_ = _C_sign(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: sign_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sign_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sign_(self):
+    '()'
+    rc_ = _P_sign__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: sin(Tensor self) -> Tensor
+_SIGS__m_sin = (
+    ('()', (), (), False),
+)
+
+
+def _m_sin(self):
+    '()'
+    h_ = _C_sin(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: sin_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sin_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sin_(self):
+    '()'
+    rc_ = _P_sin__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
@@ -3528,6 +5322,36 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: sqrt(Tensor self) -> Tensor
+_SIGS__m_sqrt = (
+    ('()', (), (), False),
+)
+
+
+def _m_sqrt(self):
+    '()'
+    h_ = _C_sqrt(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: sqrt_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sqrt_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sqrt_(self):
+    '()'
+    rc_ = _P_sqrt__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: squeeze(Tensor(a) self) -> Tensor(a)
@@ -3727,6 +5551,66 @@ def _m_t(self):
     return r_
 
 
+# yaml/native_functions.yaml: tan(Tensor self) -> Tensor
+_SIGS__m_tan = (
+    ('()', (), (), False),
+)
+
+
+def _m_tan(self):
+    '()'
+    h_ = _C_tan(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: tan_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_tan_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_tan_(self):
+    '()'
+    rc_ = _P_tan__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: tanh(Tensor self) -> Tensor
+_SIGS__m_tanh = (
+    ('()', (), (), False),
+)
+
+
+def _m_tanh(self):
+    '()'
+    h_ = _C_tanh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: tanh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_tanh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_tanh_(self):
+    '()'
+    rc_ = _P_tanh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 # yaml/native_functions.yaml: to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 # yaml/native_functions.yaml: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
@@ -3898,6 +5782,36 @@ def _m_transpose(self, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
+_SIGS__m_trunc = (
+    ('()', (), (), False),
+)
+
+
+def _m_trunc(self):
+    '()'
+    h_ = _C_trunc(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: trunc_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_trunc_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_trunc_(self):
+    '()'
+    rc_ = _P_trunc__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS__m_unsqueeze = (
     ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -4005,7 +5919,7 @@ def _m_zero_(self):
 #   __gt__ gt forward
 #   __ge__ ge forward
 #   __neg__ neg unary
-#   __abs__ abs unary (not declared)
+#   __abs__ abs unary
 #   __invert__ bitwise_not unary (not declared)
 
 
@@ -4376,30 +6290,67 @@ def _d__neg__(self):
     return r_
 
 
+def _d__abs__(self):
+    h_ = _C_abs(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 class _TensorOps:
     """Operator methods and dunders of torchlet.Tensor (its base class)."""
 
     __slots__ = ()
     __hash__ = object.__hash__
+    abs = _m_abs
+    abs_ = _m_abs_
     add = _m_add
     add_ = _m_add_
     alias = _m_alias
     as_strided = _m_as_strided
+    ceil = _m_ceil
+    ceil_ = _m_ceil_
     clone = _m_clone
     contiguous = _m_contiguous
     copy_ = _m_copy_
+    cos = _m_cos
+    cos_ = _m_cos_
     div = _m_div
     div_ = _m_div_
     eq = _m_eq
     eq_ = _m_eq_
+    erf = _m_erf
+    erf_ = _m_erf_
+    erfc = _m_erfc
+    erfc_ = _m_erfc_
+    exp = _m_exp
+    exp2 = _m_exp2
+    exp2_ = _m_exp2_
+    exp_ = _m_exp_
     expand = _m_expand
+    expm1 = _m_expm1
+    expm1_ = _m_expm1_
     fill_ = _m_fill_
+    floor = _m_floor
+    floor_ = _m_floor_
+    frac = _m_frac
+    frac_ = _m_frac_
     ge = _m_ge
     ge_ = _m_ge_
     gt = _m_gt
     gt_ = _m_gt_
     le = _m_le
     le_ = _m_le_
+    log = _m_log
+    log10 = _m_log10
+    log10_ = _m_log10_
+    log1p = _m_log1p
+    log1p_ = _m_log1p_
+    log2 = _m_log2
+    log2_ = _m_log2_
+    log_ = _m_log_
     lt = _m_lt
     lt_ = _m_lt_
     maximum = _m_maximum
@@ -4412,18 +6363,36 @@ class _TensorOps:
     neg = _m_neg
     neg_ = _m_neg_
     permute = _m_permute
+    reciprocal = _m_reciprocal
+    reciprocal_ = _m_reciprocal_
     relu = _m_relu
     relu_ = _m_relu_
     reshape = _m_reshape
+    rsqrt = _m_rsqrt
+    rsqrt_ = _m_rsqrt_
     select = _m_select
+    sigmoid = _m_sigmoid
+    sigmoid_ = _m_sigmoid_
+    sign = _m_sign
+    sign_ = _m_sign_
+    sin = _m_sin
+    sin_ = _m_sin_
     slice = _m_slice
+    sqrt = _m_sqrt
+    sqrt_ = _m_sqrt_
     squeeze = _m_squeeze
     sub = _m_sub
     sub_ = _m_sub_
     sum = _m_sum
     t = _m_t
+    tan = _m_tan
+    tan_ = _m_tan_
+    tanh = _m_tanh
+    tanh_ = _m_tanh_
     to = _m_to
     transpose = _m_transpose
+    trunc = _m_trunc
+    trunc_ = _m_trunc_
     unsqueeze = _m_unsqueeze
     view = _m_view
     zero_ = _m_zero_
@@ -4446,12 +6415,19 @@ class _TensorOps:
     __gt__ = _d__gt__
     __ge__ = _d__ge__
     __neg__ = _d__neg__
+    __abs__ = _d__abs__
 
 
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
     ("function", "_to_copy"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)",
+    ),
+    ("function", "abs"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "abs_"): (
+        "(Tensor input)",
     ),
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
@@ -4467,8 +6443,20 @@ SIGNATURES = {
     ("function", "as_strided"): (
         "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
     ),
+    ("function", "ceil"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "ceil_"): (
+        "(Tensor input)",
+    ),
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
+    ),
+    ("function", "cos"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "cos_"): (
+        "(Tensor input)",
     ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -4488,8 +6476,50 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
     ),
+    ("function", "erf"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "erf_"): (
+        "(Tensor input)",
+    ),
+    ("function", "erfc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "erfc_"): (
+        "(Tensor input)",
+    ),
+    ("function", "exp"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "exp2"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "exp2_"): (
+        "(Tensor input)",
+    ),
+    ("function", "exp_"): (
+        "(Tensor input)",
+    ),
+    ("function", "expm1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "expm1_"): (
+        "(Tensor input)",
+    ),
     ("function", "fill_"): (
         "(Tensor input, Number value)",
+    ),
+    ("function", "floor"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "floor_"): (
+        "(Tensor input)",
+    ),
+    ("function", "frac"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "frac_"): (
+        "(Tensor input)",
     ),
     ("function", "full"): (
         "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -4508,6 +6538,30 @@ SIGNATURES = {
     ("function", "le"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
+    ),
+    ("function", "log"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "log10"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "log10_"): (
+        "(Tensor input)",
+    ),
+    ("function", "log1p"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "log1p_"): (
+        "(Tensor input)",
+    ),
+    ("function", "log2"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "log2_"): (
+        "(Tensor input)",
+    ),
+    ("function", "log_"): (
+        "(Tensor input)",
     ),
     ("function", "lt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -4552,6 +6606,12 @@ SIGNATURES = {
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "reciprocal"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "reciprocal_"): (
+        "(Tensor input)",
+    ),
     ("function", "relu"): (
         "(Tensor input)",
     ),
@@ -4560,6 +6620,12 @@ SIGNATURES = {
     ),
     ("function", "reshape"): (
         "(Tensor input, tuple of ints shape)",
+    ),
+    ("function", "rsqrt"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "rsqrt_"): (
+        "(Tensor input)",
     ),
     ("function", "rsub"): (
         "(Tensor input, Tensor other, *, Number alpha = 1)",
@@ -4571,8 +6637,38 @@ SIGNATURES = {
     ("function", "select_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int index)",
     ),
+    ("function", "sigmoid"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "sigmoid_"): (
+        "(Tensor input)",
+    ),
+    ("function", "sign"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "sign_"): (
+        "(Tensor input)",
+    ),
+    ("function", "silu"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "silu_"): (
+        "(Tensor input)",
+    ),
+    ("function", "sin"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "sin_"): (
+        "(Tensor input)",
+    ),
     ("function", "slice_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
+    ),
+    ("function", "sqrt"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "sqrt_"): (
+        "(Tensor input)",
     ),
     ("function", "squeeze"): (
         "(Tensor input)",
@@ -4589,11 +6685,29 @@ SIGNATURES = {
     ("function", "t"): (
         "(Tensor input)",
     ),
+    ("function", "tan"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "tan_"): (
+        "(Tensor input)",
+    ),
+    ("function", "tanh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "tanh_"): (
+        "(Tensor input)",
+    ),
     ("function", "threshold_backward"): (
         "(Tensor grad_output, Tensor input, Number threshold)",
     ),
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
+    ),
+    ("function", "trunc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "trunc_"): (
+        "(Tensor input)",
     ),
     ("function", "unsqueeze"): (
         "(Tensor input, int dim)",
@@ -4607,6 +6721,12 @@ SIGNATURES = {
     ("function", "zeros_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("method", "abs"): (
+        "()",
+    ),
+    ("method", "abs_"): (
+        "()",
+    ),
     ("method", "add"): (
         "(Tensor other, *, Number alpha = 1)",
     ),
@@ -4619,6 +6739,12 @@ SIGNATURES = {
     ("method", "as_strided"): (
         "(tuple of ints size, tuple of ints stride, int storage_offset = None)",
     ),
+    ("method", "ceil"): (
+        "()",
+    ),
+    ("method", "ceil_"): (
+        "()",
+    ),
     ("method", "clone"): (
         "(*, torchlet.memory_format memory_format = None)",
     ),
@@ -4627,6 +6753,12 @@ SIGNATURES = {
     ),
     ("method", "copy_"): (
         "(Tensor src, bool non_blocking = False)",
+    ),
+    ("method", "cos"): (
+        "()",
+    ),
+    ("method", "cos_"): (
+        "()",
     ),
     ("method", "div"): (
         "(Tensor other)",
@@ -4646,11 +6778,53 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "erf"): (
+        "()",
+    ),
+    ("method", "erf_"): (
+        "()",
+    ),
+    ("method", "erfc"): (
+        "()",
+    ),
+    ("method", "erfc_"): (
+        "()",
+    ),
+    ("method", "exp"): (
+        "()",
+    ),
+    ("method", "exp2"): (
+        "()",
+    ),
+    ("method", "exp2_"): (
+        "()",
+    ),
+    ("method", "exp_"): (
+        "()",
+    ),
     ("method", "expand"): (
         "(tuple of ints size, *, bool implicit = False)",
     ),
+    ("method", "expm1"): (
+        "()",
+    ),
+    ("method", "expm1_"): (
+        "()",
+    ),
     ("method", "fill_"): (
         "(Number value)",
+    ),
+    ("method", "floor"): (
+        "()",
+    ),
+    ("method", "floor_"): (
+        "()",
+    ),
+    ("method", "frac"): (
+        "()",
+    ),
+    ("method", "frac_"): (
+        "()",
     ),
     ("method", "ge"): (
         "(Tensor other)",
@@ -4675,6 +6849,30 @@ SIGNATURES = {
     ("method", "le_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "log"): (
+        "()",
+    ),
+    ("method", "log10"): (
+        "()",
+    ),
+    ("method", "log10_"): (
+        "()",
+    ),
+    ("method", "log1p"): (
+        "()",
+    ),
+    ("method", "log1p_"): (
+        "()",
+    ),
+    ("method", "log2"): (
+        "()",
+    ),
+    ("method", "log2_"): (
+        "()",
+    ),
+    ("method", "log_"): (
+        "()",
     ),
     ("method", "lt"): (
         "(Tensor other)",
@@ -4716,6 +6914,12 @@ SIGNATURES = {
     ("method", "permute"): (
         "(tuple of ints dims)",
     ),
+    ("method", "reciprocal"): (
+        "()",
+    ),
+    ("method", "reciprocal_"): (
+        "()",
+    ),
     ("method", "relu"): (
         "()",
     ),
@@ -4725,11 +6929,41 @@ SIGNATURES = {
     ("method", "reshape"): (
         "(tuple of ints shape)",
     ),
+    ("method", "rsqrt"): (
+        "()",
+    ),
+    ("method", "rsqrt_"): (
+        "()",
+    ),
     ("method", "select"): (
         "(int dim, int index)",
     ),
+    ("method", "sigmoid"): (
+        "()",
+    ),
+    ("method", "sigmoid_"): (
+        "()",
+    ),
+    ("method", "sign"): (
+        "()",
+    ),
+    ("method", "sign_"): (
+        "()",
+    ),
+    ("method", "sin"): (
+        "()",
+    ),
+    ("method", "sin_"): (
+        "()",
+    ),
     ("method", "slice"): (
         "(int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
+    ("method", "sqrt"): (
+        "()",
+    ),
+    ("method", "sqrt_"): (
+        "()",
     ),
     ("method", "squeeze"): (
         "()",
@@ -4749,6 +6983,18 @@ SIGNATURES = {
     ("method", "t"): (
         "()",
     ),
+    ("method", "tan"): (
+        "()",
+    ),
+    ("method", "tan_"): (
+        "()",
+    ),
+    ("method", "tanh"): (
+        "()",
+    ),
+    ("method", "tanh_"): (
+        "()",
+    ),
     ("method", "to"): (
         "(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
@@ -4757,6 +7003,12 @@ SIGNATURES = {
     ),
     ("method", "transpose"): (
         "(int dim0, int dim1)",
+    ),
+    ("method", "trunc"): (
+        "()",
+    ),
+    ("method", "trunc_"): (
+        "()",
     ),
     ("method", "unsqueeze"): (
         "(int dim)",

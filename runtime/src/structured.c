@@ -100,6 +100,12 @@ int tl_structured_build_comparison_op(tl_structured *s, const tl_tensor *a, cons
 
 int tl_structured_build_unary_op(tl_structured *s, const tl_tensor *a) {
     const tl_tensor *in[1] = {a};
+    /* PyTorch's unary_op config checks all operands have the same dtype
+     * (check_all_same_dtype): abs(float32, out=float64) is refused */
+    const tl_tensor *o = s->kind == TL_STRUCTURED_FUNCTIONAL ? NULL : s->outputs[0];
+    if (o && a && o->dtype != a->dtype)
+        return tl_set_error(TL_ERR_RUNTIME, "Found dtype %s but expected %s", tl_dtype_scalar_name(o->dtype),
+                            tl_dtype_scalar_name(a->dtype));
     return tl_structured_build(s, TL_ITER_UNARY_OP, 1, in, TL_DTYPE_UNDEFINED);
 }
 

@@ -64,8 +64,37 @@ def T(x):
     return x.t()
 
 
+# unary math and activations (issue 6, unary math slice): their own generator,
+# so adding them leaves the other cases' random inputs unchanged
+RU = np.random.default_rng(606)
+
+
+def _un(*shape, lo=None, hi=None, away_int=False):
+    if lo is not None:
+        return RU.uniform(lo, hi, shape)
+    x = RU.standard_normal(shape) * 1.5
+    if away_int:  # floor/ceil/trunc/frac/sign: no integer (kink) within reach of the finite differences
+        x = np.floor(x) + RU.uniform(0.2, 0.8, shape)
+    return x
+
+
+UNARY_CASES = {}
+for _op, _kw in {
+    "exp": {}, "exp2": {}, "expm1": {}, "log": {"lo": 0.3, "hi": 3}, "log2": {"lo": 0.3, "hi": 3},
+    "log10": {"lo": 0.3, "hi": 3}, "log1p": {"lo": -0.7, "hi": 3}, "sqrt": {"lo": 0.3, "hi": 3},
+    "rsqrt": {"lo": 0.3, "hi": 3}, "sin": {}, "cos": {}, "tan": {"lo": -1.2, "hi": 1.2}, "tanh": {},
+    "sigmoid": {}, "reciprocal": {"lo": 0.4, "hi": 2}, "erf": {}, "erfc": {}, "abs": {"away_int": True},
+    "sign": {"away_int": True}, "floor": {"away_int": True}, "ceil": {"away_int": True},
+    "trunc": {"away_int": True}, "frac": {"away_int": True}, "silu": {},
+}.items():
+    UNARY_CASES[_op] = [([_un(2, 3, **_kw)], lambda a, _op=_op: getattr(torchlet, _op)(T(a))),  # non-contiguous
+                        ([_un(**_kw)], lambda a, _op=_op: getattr(torchlet, _op)(a))]            # 0-dim
+    UNARY_CASES[_op + "_"] = [([_un(3, 2, **_kw)], lambda a, _op=_op: getattr(a.clone(), _op + "_")()
+                               if _op != "silu" else torchlet.silu_(a.clone()))]
+
 # name -> list of (builder arrays, fn); fn gets leaf tensors in order
 CASES = {
+    **UNARY_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),
@@ -191,6 +220,17 @@ def test_torchlet_autograd_gradcheck(name):
         ("mm", [rn(2, 3), rn(3, 2)], lambda a, b: torchlet.mm(a, b)),
         ("mm-sq", [rn(2, 2)], lambda a: torchlet.mm(a, a)),
         ("div", [rn(2, 3), away(3)], lambda a, b: a / b),
+        # unary math slice: formulas built from differentiable operators
+        ("exp", [_un(2, 3)], lambda a: torchlet.exp(a)),
+        ("log", [_un(2, 3, lo=0.3, hi=3)], lambda a: torchlet.log(a)),
+        ("sqrt", [_un(2, 3, lo=0.3, hi=3)], lambda a: torchlet.sqrt(a)),
+        ("rsqrt", [_un(2, 3, lo=0.3, hi=3)], lambda a: torchlet.rsqrt(a)),
+        ("sin", [_un(2, 3)], lambda a: torchlet.sin(a)),
+        ("tanh", [_un(2, 3)], lambda a: torchlet.tanh(a)),
+        ("sigmoid", [_un(2, 3)], lambda a: torchlet.sigmoid(a)),
+        ("erf", [_un(2, 3)], lambda a: torchlet.erf(a)),
+        ("silu", [_un(2, 3)], lambda a: torchlet.silu(a)),
+        ("abs", [_un(2, 3, away_int=True)], lambda a: torchlet.abs(a) * a),
     ],
     ids=lambda x: x if isinstance(x, str) else "",
 )

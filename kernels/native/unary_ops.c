@@ -1,0 +1,49 @@
+/* Meta functions of the unary pointwise math and activation operators
+ * (issue 6, unary math slice): exp ... erfc, abs, sign, floor/ceil/trunc,
+ * frac, silu. The arithmetic is generated from kernels/ufunc/<op>.h
+ * (docs/UFUNC.md); these only configure the iterator, as PyTorch's
+ * TORCH_META_FUNC(op) do (UnaryOps.cpp, Activation.cpp):
+ *
+ *  - float-valued ops (exp, log, sqrt, sin, sigmoid, reciprocal, erf, ...):
+ *    build_borrowing_unary_float_op -- bool and integer inputs compute in the
+ *    default float dtype (torch.exp(int_tensor) is float32);
+ *  - abs, sign, floor, ceil, trunc, frac, silu: build_borrowing_unary_op --
+ *    the input's dtype; the dtypes a formula has no loop for (abs/floor of
+ *    bool, frac/silu of integers) are refused by the generated runner
+ *    ("ufunc_abs_cpu" not implemented for 'Bool').
+ */
+#include "tl_error.h"
+#include "tl_ops.h"
+#include "tl_structured.h"
+#include "tl_tensor.h"
+
+#define TL_UNARY_FLOAT_META(op) \
+    int tl_meta_##op(tl_structured *s, tl_tensor *self) { return tl_structured_build_unary_float_op(s, self); }
+#define TL_UNARY_META(op) \
+    int tl_meta_##op(tl_structured *s, tl_tensor *self) { return tl_structured_build_unary_op(s, self); }
+
+TL_UNARY_FLOAT_META(exp)
+TL_UNARY_FLOAT_META(exp2)
+TL_UNARY_FLOAT_META(expm1)
+TL_UNARY_FLOAT_META(log)
+TL_UNARY_FLOAT_META(log2)
+TL_UNARY_FLOAT_META(log10)
+TL_UNARY_FLOAT_META(log1p)
+TL_UNARY_FLOAT_META(sqrt)
+TL_UNARY_FLOAT_META(rsqrt)
+TL_UNARY_FLOAT_META(sin)
+TL_UNARY_FLOAT_META(cos)
+TL_UNARY_FLOAT_META(tan)
+TL_UNARY_FLOAT_META(tanh)
+TL_UNARY_FLOAT_META(sigmoid)
+TL_UNARY_FLOAT_META(reciprocal)
+TL_UNARY_FLOAT_META(erf)
+TL_UNARY_FLOAT_META(erfc)
+
+TL_UNARY_META(abs)
+TL_UNARY_META(sign)
+TL_UNARY_META(floor)
+TL_UNARY_META(ceil)
+TL_UNARY_META(trunc)
+TL_UNARY_META(frac)
+TL_UNARY_META(silu)

@@ -1,0 +1,3 @@
+/* log (unary math slice): natural log */
+#include "tl_umath.h"
+#define TL_UFUNC_log(self) (TL_UMATH(log, self))

@@ -1,0 +1,3 @@
+/* sigmoid (unary math slice): 1 / (1 + e^-self) */
+#include "tl_umath.h"
+#define TL_UFUNC_sigmoid(self) (1 / (1 + TL_UMATH(exp, -(self))))
