@@ -298,19 +298,26 @@ static int buffer_add(tl_tensor **slot, tl_tensor *g) {
 }
 
 /* ------------------------------------------------------------- discovery */
+/* pushes v on a stack that starts in stack_inline and moves to the heap
+ * (doubling) when full; -1 when out of memory */
+static int push_index(int64_t **stack, int64_t *stack_inline, int64_t *sp, int64_t *cap, int64_t v) {
+    if (*sp == *cap) {
+        int64_t *ns = malloc((size_t)*cap * 2 * sizeof(int64_t));
+        if (!ns) return -1;
+        memcpy(ns, *stack, (size_t)*sp * sizeof(int64_t));
+        if (*stack != stack_inline) free(*stack);
+        *stack = ns;
+        *cap *= 2;
+    }
+    (*stack)[(*sp)++] = v;
+    return 0;
+}
+
 static int discover(graph_task *t, int64_t first_new) {
     /* entries [first_new, n) are unexplored: explore depth-first */
     int64_t stack_inline[64], *stack = stack_inline, sp = 0, scap = 64;
     for (int64_t i = first_new; i < t->n; i++) {
-        if (sp == scap) {
-            int64_t *ns = malloc((size_t)scap * 2 * sizeof(int64_t));
-            if (!ns) goto oom;
-            memcpy(ns, stack, (size_t)sp * sizeof(int64_t));
-            if (stack != stack_inline) free(stack);
-            stack = ns;
-            scap *= 2;
-        }
-        stack[sp++] = i;
+        if (push_index(&stack, stack_inline, &sp, &scap, i)) goto oom;
     }
     while (sp) {
         tl_node *node = t->e[stack[--sp]].node;
@@ -322,15 +329,7 @@ static int discover(graph_task *t, int64_t first_new) {
             if (idx < 0) goto fail;
             t->e[idx].deps++;
             if (is_new) {
-                if (sp == scap) {
-                    int64_t *ns = malloc((size_t)scap * 2 * sizeof(int64_t));
-                    if (!ns) goto oom;
-                    memcpy(ns, stack, (size_t)sp * sizeof(int64_t));
-                    if (stack != stack_inline) free(stack);
-                    stack = ns;
-                    scap *= 2;
-                }
-                stack[sp++] = idx;
+                if (push_index(&stack, stack_inline, &sp, &scap, idx)) goto oom;
             }
         }
     }

@@ -796,3 +796,14 @@ def test_two_threads_backward_through_one_graph():
         t.join()
     assert errors == [BACKWARD_TWICE]
     np.testing.assert_allclose(npy(a.grad), npy(b))
+
+
+def test_right_deep_graph_grows_the_discovery_stack():
+    # x0*2 + (x1*2 + (... + x299)): depth-first discovery keeps one pending
+    # AccumulateGrad per level, past the engine's 64-entry inline stack
+    xs = [T.tensor([float(i)], requires_grad=True) for i in range(300)]
+    y = xs[-1]
+    for x in reversed(xs[:-1]):
+        y = x * 2.0 + y
+    y.sum().backward()
+    assert [x.grad.item() for x in xs] == [2.0] * 299 + [1.0]
