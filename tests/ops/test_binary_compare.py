@@ -13,20 +13,8 @@ import pytest
 import torchlet as tl
 from torchlet import _rt
 
-try:
-    import ml_dtypes
-    BF16 = np.dtype(ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover
-    BF16 = None
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
+from ops_helpers import ALL, BF16, FLOATS, NAMES, needs_torch, torch
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
-
-ALL = [tl.bool, tl.uint8, tl.int8, tl.int16, tl.int32, tl.int64, tl.float16, tl.bfloat16, tl.float32, tl.float64]
-NAMES = {d: str(d).split(".")[-1] for d in ALL}
 OPS = ["eq", "ne", "lt", "le", "gt", "ge"]
 NP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
       "ge": np.greater_equal}
