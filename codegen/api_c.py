@@ -122,9 +122,11 @@ def backend_select_name(f: FuncLike) -> str:
     return f"tl_ops_{unambiguous_name(f)}_backend_select"
 
 
-def register_fn_name(op_base: str) -> str:
-    """The registration function of every overload of one operator name."""
-    return f"tl_ops_register_{op_base}"
+def register_fn_name(op_base: str, prefix: str = "tl_ops_register_") -> str:
+    """The registration function of every overload of one operator name
+    (``aten::all`` gets ``..._all_op``: ``tl_ops_register_all`` /
+    ``tl_autograd_register_all`` register everything)."""
+    return f"{prefix}{op_base}" + ("_op" if op_base == "all" else "")
 
 
 REGISTER_ALL = "tl_ops_register_all"

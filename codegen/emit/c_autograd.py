@@ -753,7 +753,7 @@ def emit_c_autograd(ctx: EmitContext) -> dict[str, str]:
         kernels = kernels_by_base.get(base, [])
         for k in kernels:
             k["debug"] = f"{k['name']} registered at generated/{path}"
-        register = f"tl_autograd_register_{base}"
+        register = api_c.register_fn_name(base, "tl_autograd_register_")
         out[path] = ctx.render(
             "c_autograd.c.j2", C_COMMENT, name=base, nodes=nodes_by_base.get(base, []), kernels=kernels,
             register=register, entries=entries_by_base.get(base, []),

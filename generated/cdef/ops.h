@@ -67,9 +67,151 @@ tl_tensor *tl_ops_sum(tl_tensor *self, tl_dtype dtype);
 tl_tensor *tl_ops_sum_dim_IntList(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 tl_tensor *tl_ops_sum_IntList_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
+/* mean */
+tl_tensor *tl_ops_mean(tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_mean_dtype_out(tl_tensor *self, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_mean_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_mean_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* prod */
+tl_tensor *tl_ops_prod(tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_prod_dim_int(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_prod_int_out(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* amax */
+tl_tensor *tl_ops_amax(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_amax_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* amin */
+tl_tensor *tl_ops_amin(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_amin_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* max */
+tl_tensor *tl_ops_max(tl_tensor *self);
+tl_tensor *tl_ops_max_unary_out(tl_tensor *self, tl_tensor *out);
+int tl_ops_max_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim_max(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1);
+tl_tensor *tl_ops_max_other(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_max_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* min */
+tl_tensor *tl_ops_min(tl_tensor *self);
+tl_tensor *tl_ops_min_unary_out(tl_tensor *self, tl_tensor *out);
+int tl_ops_min_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim_min(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices, tl_tensor **ret0, tl_tensor **ret1);
+tl_tensor *tl_ops_min_other(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_min_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* argmax */
+tl_tensor *tl_ops_argmax(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+tl_tensor *tl_ops_argmax_out(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+
+/* argmin */
+tl_tensor *tl_ops_argmin(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+tl_tensor *tl_ops_argmin_out(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+
+/* var */
+tl_tensor *tl_ops_var(tl_tensor *self, bool unbiased);
+tl_tensor *tl_ops_var_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+tl_tensor *tl_ops_var_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ops_var_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_var_correction_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+
+/* std */
+tl_tensor *tl_ops_std(tl_tensor *self, bool unbiased);
+tl_tensor *tl_ops_std_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+tl_tensor *tl_ops_std_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ops_std_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_std_correction_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+
+/* var_mean */
+int tl_ops_var_mean(tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+
+/* std_mean */
+int tl_ops_std_mean(tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+
+/* logsumexp */
+tl_tensor *tl_ops_logsumexp(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_logsumexp_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* linalg_vector_norm */
+tl_tensor *tl_ops_linalg_vector_norm(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_vector_norm_out(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* all */
+tl_tensor *tl_ops_all(tl_tensor *self);
+tl_tensor *tl_ops_all_all_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_all_dim(tl_tensor *self, int64_t dim, bool keepdim);
+tl_tensor *tl_ops_all_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_all_out(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_all_dims_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* any */
+tl_tensor *tl_ops_any(tl_tensor *self);
+tl_tensor *tl_ops_any_all_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_any_dim(tl_tensor *self, int64_t dim, bool keepdim);
+tl_tensor *tl_ops_any_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_any_out(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_any_dims_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* cumsum */
+tl_tensor *tl_ops_cumsum(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumsum_(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumsum_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+
+/* cumprod */
+tl_tensor *tl_ops_cumprod(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumprod_(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumprod_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+
+/* flip */
+tl_tensor *tl_ops_flip(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
 /* mm */
 tl_tensor *tl_ops_mm(tl_tensor *self, tl_tensor *mat2);
 tl_tensor *tl_ops_mm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+
+/* bmm */
+tl_tensor *tl_ops_bmm(tl_tensor *self, tl_tensor *mat2);
+tl_tensor *tl_ops_bmm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+
+/* addmm */
+tl_tensor *tl_ops_addmm_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmm(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+
+/* baddbmm */
+tl_tensor *tl_ops_baddbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+
+/* mv */
+tl_tensor *tl_ops_mv(tl_tensor *self, tl_tensor *vec);
+tl_tensor *tl_ops_mv_out(tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+
+/* dot */
+tl_tensor *tl_ops_dot(tl_tensor *self, tl_tensor *tensor);
+tl_tensor *tl_ops_dot_out(tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+
+/* matmul */
+tl_tensor *tl_ops_matmul(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_matmul_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* linear */
+tl_tensor *tl_ops_linear(tl_tensor *input, tl_tensor *weight, tl_tensor *bias);
+tl_tensor *tl_ops_linear_out(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
+
+/* outer */
+tl_tensor *tl_ops_outer(tl_tensor *self, tl_tensor *vec2);
+tl_tensor *tl_ops_outer_out(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+
+/* ger */
+tl_tensor *tl_ops_ger(tl_tensor *self, tl_tensor *vec2);
+tl_tensor *tl_ops_ger_out(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 
 /* view */
 tl_tensor *tl_ops_view(tl_tensor *self, const int64_t *size, int64_t size_len);
@@ -351,5 +493,448 @@ tl_tensor *tl_ops_frac_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_silu(tl_tensor *self);
 tl_tensor *tl_ops_silu_(tl_tensor *self);
 tl_tensor *tl_ops_silu_out(tl_tensor *self, tl_tensor *out);
+
+/* addcmul */
+tl_tensor *tl_ops_addcmul_out(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_addcmul(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcmul_(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+
+/* addcdiv */
+tl_tensor *tl_ops_addcdiv_out(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_addcdiv(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcdiv_(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+
+/* where */
+tl_tensor *tl_ops_where_self_out(tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_where_self(tl_tensor *condition, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_where_ScalarSelf(tl_tensor *condition, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_where_ScalarOther(tl_tensor *condition, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_where_Scalar(tl_tensor *condition, tl_scalar self, tl_scalar other);
+
+/* lerp */
+tl_tensor *tl_ops_lerp_Scalar_out(tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
+tl_tensor *tl_ops_lerp_Tensor_out(tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
+tl_tensor *tl_ops_lerp_Scalar(tl_tensor *self, tl_tensor *end, tl_scalar weight);
+tl_tensor *tl_ops_lerp_Tensor(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+tl_tensor *tl_ops_lerp__Scalar(tl_tensor *self, tl_tensor *end, tl_scalar weight);
+tl_tensor *tl_ops_lerp__Tensor(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+
+/* clamp */
+tl_tensor *tl_ops_clamp_out(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_Tensor_out(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clamp_Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clamp_(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clamp__Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+
+/* clamp_max */
+tl_tensor *tl_ops_clamp_max_out(tl_tensor *self, tl_scalar max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_max_Tensor_out(tl_tensor *self, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_max(tl_tensor *self, tl_scalar max);
+tl_tensor *tl_ops_clamp_max_Tensor(tl_tensor *self, tl_tensor *max);
+tl_tensor *tl_ops_clamp_max_(tl_tensor *self, tl_scalar max);
+tl_tensor *tl_ops_clamp_max__Tensor(tl_tensor *self, tl_tensor *max);
+
+/* clamp_min */
+tl_tensor *tl_ops_clamp_min_out(tl_tensor *self, tl_scalar min, tl_tensor *out);
+tl_tensor *tl_ops_clamp_min_Tensor_out(tl_tensor *self, tl_tensor *min, tl_tensor *out);
+tl_tensor *tl_ops_clamp_min(tl_tensor *self, tl_scalar min);
+tl_tensor *tl_ops_clamp_min_Tensor(tl_tensor *self, tl_tensor *min);
+tl_tensor *tl_ops_clamp_min_(tl_tensor *self, tl_scalar min);
+tl_tensor *tl_ops_clamp_min__Tensor(tl_tensor *self, tl_tensor *min);
+
+/* clip */
+tl_tensor *tl_ops_clip(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clip_Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clip_(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clip__Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clip_out(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+tl_tensor *tl_ops_clip_Tensor_out(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+
+/* pow */
+tl_tensor *tl_ops_pow_Tensor_Tensor_out(tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Tensor_Tensor(tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow_Scalar_out(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Scalar(tl_scalar self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow_Tensor_Scalar_out(tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Tensor_Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_pow__Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_pow__Tensor(tl_tensor *self, tl_tensor *exponent);
+
+/* floor_divide */
+tl_tensor *tl_ops_floor_divide(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_floor_divide__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_floor_divide_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_floor_divide_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_floor_divide__Scalar(tl_tensor *self, tl_scalar other);
+
+/* remainder */
+tl_tensor *tl_ops_remainder_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_remainder_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_remainder__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_remainder_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_remainder_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_remainder__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_remainder_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+
+/* fmod */
+tl_tensor *tl_ops_fmod_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_fmod_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_fmod__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_fmod_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmod_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmod__Tensor(tl_tensor *self, tl_tensor *other);
+
+/* atan2 */
+tl_tensor *tl_ops_atan2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_atan2_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_atan2(tl_tensor *self, tl_tensor *other);
+
+/* asin */
+tl_tensor *tl_ops_asin(tl_tensor *self);
+tl_tensor *tl_ops_asin_(tl_tensor *self);
+tl_tensor *tl_ops_asin_out(tl_tensor *self, tl_tensor *out);
+
+/* acos */
+tl_tensor *tl_ops_acos(tl_tensor *self);
+tl_tensor *tl_ops_acos_(tl_tensor *self);
+tl_tensor *tl_ops_acos_out(tl_tensor *self, tl_tensor *out);
+
+/* atan */
+tl_tensor *tl_ops_atan(tl_tensor *self);
+tl_tensor *tl_ops_atan_(tl_tensor *self);
+tl_tensor *tl_ops_atan_out(tl_tensor *self, tl_tensor *out);
+
+/* sinh */
+tl_tensor *tl_ops_sinh(tl_tensor *self);
+tl_tensor *tl_ops_sinh_(tl_tensor *self);
+tl_tensor *tl_ops_sinh_out(tl_tensor *self, tl_tensor *out);
+
+/* cosh */
+tl_tensor *tl_ops_cosh(tl_tensor *self);
+tl_tensor *tl_ops_cosh_(tl_tensor *self);
+tl_tensor *tl_ops_cosh_out(tl_tensor *self, tl_tensor *out);
+
+/* round */
+tl_tensor *tl_ops_round(tl_tensor *self);
+tl_tensor *tl_ops_round_(tl_tensor *self);
+tl_tensor *tl_ops_round_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_round_decimals(tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_round__decimals(tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_round_decimals_out(tl_tensor *self, int64_t decimals, tl_tensor *out);
+
+/* logit */
+tl_tensor *tl_ops_logit(tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit_(tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit_out(tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+
+/* logit_backward */
+tl_tensor *tl_ops_logit_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_logit_backward(tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has);
+
+/* nan_to_num */
+tl_tensor *tl_ops_nan_to_num(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+tl_tensor *tl_ops_nan_to_num_(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+tl_tensor *tl_ops_nan_to_num_out(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+
+/* isnan */
+tl_tensor *tl_ops_isnan(tl_tensor *self);
+
+/* isinf */
+tl_tensor *tl_ops_isinf(tl_tensor *self);
+
+/* isfinite */
+tl_tensor *tl_ops_isfinite(tl_tensor *self);
+
+/* logical_not */
+tl_tensor *tl_ops_logical_not(tl_tensor *self);
+tl_tensor *tl_ops_logical_not_(tl_tensor *self);
+tl_tensor *tl_ops_logical_not_out(tl_tensor *self, tl_tensor *out);
+
+/* logical_xor */
+tl_tensor *tl_ops_logical_xor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_xor_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_xor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* logical_and */
+tl_tensor *tl_ops_logical_and(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_and_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_and_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* logical_or */
+tl_tensor *tl_ops_logical_or(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_or_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_or_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* bitwise_not */
+tl_tensor *tl_ops_bitwise_not(tl_tensor *self);
+tl_tensor *tl_ops_bitwise_not_(tl_tensor *self);
+tl_tensor *tl_ops_bitwise_not_out(tl_tensor *self, tl_tensor *out);
+
+/* bitwise_and */
+tl_tensor *tl_ops_bitwise_and_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_and_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_and__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+
+/* bitwise_or */
+tl_tensor *tl_ops_bitwise_or_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_or_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_or__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+
+/* bitwise_xor */
+tl_tensor *tl_ops_bitwise_xor_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_xor__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+
+/* bitwise_left_shift */
+tl_tensor *tl_ops_bitwise_left_shift_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_left_shift__Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+
+/* bitwise_right_shift */
+tl_tensor *tl_ops_bitwise_right_shift_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_right_shift__Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+
+/* leaky_relu */
+tl_tensor *tl_ops_leaky_relu_out(tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+tl_tensor *tl_ops_leaky_relu(tl_tensor *self, tl_scalar negative_slope);
+tl_tensor *tl_ops_leaky_relu_(tl_tensor *self, tl_scalar negative_slope);
+
+/* leaky_relu_backward */
+tl_tensor *tl_ops_leaky_relu_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+tl_tensor *tl_ops_leaky_relu_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
+
+/* elu */
+tl_tensor *tl_ops_elu_out(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+tl_tensor *tl_ops_elu(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+tl_tensor *tl_ops_elu_(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+
+/* elu_backward */
+tl_tensor *tl_ops_elu_backward_grad_input(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+tl_tensor *tl_ops_elu_backward(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
+
+/* gelu */
+tl_tensor *tl_ops_gelu_out(tl_tensor *self, const char *approximate, tl_tensor *out);
+tl_tensor *tl_ops_gelu_(tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu(tl_tensor *self, const char *approximate);
+
+/* gelu_backward */
+tl_tensor *tl_ops_gelu_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
+tl_tensor *tl_ops_gelu_backward(tl_tensor *grad_output, tl_tensor *self, const char *approximate);
+
+/* mish */
+tl_tensor *tl_ops_mish(tl_tensor *self);
+tl_tensor *tl_ops_mish_(tl_tensor *self);
+tl_tensor *tl_ops_mish_out(tl_tensor *self, tl_tensor *out);
+
+/* mish_backward */
+tl_tensor *tl_ops_mish_backward(tl_tensor *grad_output, tl_tensor *self);
+
+/* softplus */
+tl_tensor *tl_ops_softplus_out(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+tl_tensor *tl_ops_softplus(tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+
+/* softplus_backward */
+tl_tensor *tl_ops_softplus_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+tl_tensor *tl_ops_softplus_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+
+/* hardtanh */
+tl_tensor *tl_ops_hardtanh_out(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+tl_tensor *tl_ops_hardtanh(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh_(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+
+/* hardtanh_backward */
+tl_tensor *tl_ops_hardtanh_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardtanh_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+
+/* relu6 */
+tl_tensor *tl_ops_relu6(tl_tensor *self);
+tl_tensor *tl_ops_relu6_(tl_tensor *self);
+
+/* cat */
+tl_tensor *tl_ops_cat(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+tl_tensor *tl_ops_cat_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+
+/* stack */
+tl_tensor *tl_ops_stack(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+tl_tensor *tl_ops_stack_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+
+/* hstack */
+tl_tensor *tl_ops_hstack(tl_tensor *const *tensors, int64_t tensors_len);
+
+/* vstack */
+tl_tensor *tl_ops_vstack(tl_tensor *const *tensors, int64_t tensors_len);
+
+/* split */
+int tl_ops_split_Tensor(tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_sizes(tl_tensor *self, const int64_t *split_size, int64_t split_size_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* split_with_sizes */
+int tl_ops_split_with_sizes(tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* chunk */
+int tl_ops_chunk(tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* unbind */
+int tl_ops_unbind_int(tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* flatten */
+tl_tensor *tl_ops_flatten_using_ints(tl_tensor *self, int64_t start_dim, int64_t end_dim);
+
+/* unflatten */
+tl_tensor *tl_ops_unflatten_int(tl_tensor *self, int64_t dim, const int64_t *sizes, int64_t sizes_len);
+
+/* narrow */
+tl_tensor *tl_ops_narrow(tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+
+/* index_select */
+tl_tensor *tl_ops_index_select_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+tl_tensor *tl_ops_index_select(tl_tensor *self, int64_t dim, tl_tensor *index);
+
+/* index_select_backward */
+tl_tensor *tl_ops_index_select_backward(tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
+
+/* gather */
+tl_tensor *tl_ops_gather_out(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+tl_tensor *tl_ops_gather(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+
+/* gather_backward */
+tl_tensor *tl_ops_gather_backward(tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+
+/* scatter */
+tl_tensor *tl_ops_scatter_src(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter__src(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_src_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+tl_tensor *tl_ops_scatter_value(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_scatter__value(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_scatter_value_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_scatter_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+tl_tensor *tl_ops_scatter__reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+tl_tensor *tl_ops_scatter_reduce_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
+tl_tensor *tl_ops_scatter_value_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+tl_tensor *tl_ops_scatter__value_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+tl_tensor *tl_ops_scatter_value_reduce_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+
+/* scatter_add */
+tl_tensor *tl_ops_scatter_add(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_add_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_add_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+
+/* masked_fill */
+tl_tensor *tl_ops_masked_fill__Scalar(tl_tensor *self, tl_tensor *mask, tl_scalar value);
+tl_tensor *tl_ops_masked_fill_Scalar(tl_tensor *self, tl_tensor *mask, tl_scalar value);
+tl_tensor *tl_ops_masked_fill__Tensor(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+tl_tensor *tl_ops_masked_fill_Tensor(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+
+/* embedding */
+tl_tensor *tl_ops_embedding(tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+
+/* embedding_backward */
+tl_tensor *tl_ops_embedding_backward(tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+
+/* embedding_dense_backward */
+tl_tensor *tl_ops_embedding_dense_backward(tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+
+/* tril */
+tl_tensor *tl_ops_tril_(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_tril_out(tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_ops_tril(tl_tensor *self, int64_t diagonal);
+
+/* triu */
+tl_tensor *tl_ops_triu_(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_triu_out(tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_ops_triu(tl_tensor *self, int64_t diagonal);
+
+/* _softmax */
+tl_tensor *tl_ops__softmax(tl_tensor *self, int64_t dim, bool half_to_float);
+tl_tensor *tl_ops__softmax_out(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+
+/* _softmax_backward_data */
+tl_tensor *tl_ops__softmax_backward_data(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+tl_tensor *tl_ops__softmax_backward_data_out(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
+
+/* _log_softmax */
+tl_tensor *tl_ops__log_softmax(tl_tensor *self, int64_t dim, bool half_to_float);
+tl_tensor *tl_ops__log_softmax_out(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+
+/* _log_softmax_backward_data */
+tl_tensor *tl_ops__log_softmax_backward_data(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+tl_tensor *tl_ops__log_softmax_backward_data_out(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
+
+/* softmax */
+tl_tensor *tl_ops_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* log_softmax */
+tl_tensor *tl_ops_log_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* native_layer_norm */
+int tl_ops_native_layer_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* layer_norm */
+tl_tensor *tl_ops_layer_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enable);
+
+/* rms_norm */
+tl_tensor *tl_ops_rms_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, double eps, bool eps_has);
+
+/* dropout */
+tl_tensor *tl_ops_dropout(tl_tensor *input, double p, bool train);
+
+/* native_dropout */
+int tl_ops_native_dropout(tl_tensor *input, double p, bool train, bool train_has, tl_tensor **ret0, tl_tensor **ret1);
+
+/* native_dropout_backward */
+tl_tensor *tl_ops_native_dropout_backward(tl_tensor *grad_output, tl_tensor *mask, double scale);
+
+/* nll_loss_forward */
+int tl_ops_nll_loss_forward(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+
+/* nll_loss_backward */
+tl_tensor *tl_ops_nll_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
+tl_tensor *tl_ops_nll_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight);
+
+/* nll_loss */
+tl_tensor *tl_ops_nll_loss(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+
+/* nll_loss_nd */
+tl_tensor *tl_ops_nll_loss_nd(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+
+/* cross_entropy_loss */
+tl_tensor *tl_ops_cross_entropy_loss(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing);
+
+/* mse_loss */
+tl_tensor *tl_ops_mse_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_mse_loss_out(tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *out);
+
+/* mse_loss_backward */
+tl_tensor *tl_ops_mse_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* scaled_dot_product_attention */
+tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
 
 #endif

@@ -17,6 +17,38 @@
 #include "python_abi.h"
 #include "ops.h"
 
+/* _log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__log_softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops__log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    tl_tensor *r = tl_ops__log_softmax_out(self, dim, half_to_float, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops__softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    tl_tensor *r = tl_ops__softmax_out(self, dim, half_to_float, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_abs__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_abs_(self);
@@ -28,6 +60,22 @@ int tl_pyabi_abs__r(tl_tensor *self) {
 /* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_abs_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_abs_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* acos_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_acos__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_acos_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_acos_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_acos_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -80,6 +128,430 @@ int tl_pyabi_add_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_te
     return tl_has_warning() ? 1 : 0;
 }
 
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+int tl_pyabi_addcdiv__r(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    tl_tensor *r = tl_ops_addcdiv_(self, tensor1, tensor2, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addcdiv_out_r(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addcdiv_out(self, tensor1, tensor2, value, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+int tl_pyabi_addcmul__r(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    tl_tensor *r = tl_ops_addcmul_(self, tensor1, tensor2, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addcmul_out_r(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addcmul_out(self, tensor1, tensor2, value, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+int tl_pyabi_addmm__r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_addmm_(self, mat1, mat2, beta, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addmm_out_r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addmm_out(self, mat1, mat2, beta, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_all_all_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_all_all_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_all_dims_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_all_dims_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_all_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_all_out(self, dim, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_amax_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_amax_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_amin_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_amin_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_any_all_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_any_all_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_any_dims_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_any_dims_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_any_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_any_out(self, dim, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_argmax_out_r(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_argmax_out(self, dim, dim_has, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_argmin_out_r(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_argmin_out(self, dim, dim_has, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* asin_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_asin__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_asin_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_asin_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_asin_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_atan2__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_atan2_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_atan2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_atan2_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* atan_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_atan__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_atan_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_atan_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_atan_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+int tl_pyabi_baddbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_baddbmm_(self, batch1, batch2, beta, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_baddbmm_out(self, batch1, batch2, beta, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_and_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_and_Scalar_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_and_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_and_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_and_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_and_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_bitwise_and__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_bitwise_and__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_bitwise_and__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_bitwise_and__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_left_shift_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_left_shift_Scalar_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_left_shift_Tensor_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_left_shift_Tensor_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_left_shift_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_left_shift_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_bitwise_left_shift__Tensor_Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_bitwise_left_shift__Tensor_Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_bitwise_left_shift__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_bitwise_left_shift__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_not_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_bitwise_not__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_bitwise_not_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_not_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_not_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_or_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_or_Scalar_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_or_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_or_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_or_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_or_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_bitwise_or__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_bitwise_or__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_bitwise_or__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_bitwise_or__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_right_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_right_shift_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_right_shift_Scalar_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_right_shift_Tensor_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_right_shift_Tensor_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_right_shift_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_right_shift_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_bitwise_right_shift__Tensor_Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_bitwise_right_shift__Tensor_Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_bitwise_right_shift__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_bitwise_right_shift__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_xor_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_xor_Scalar_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_xor_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_xor_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bitwise_xor_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bitwise_xor_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_bitwise_xor__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_bitwise_xor__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_bitwise_xor__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_bitwise_xor__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bmm_out(self, mat2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cat_out(tensors, tensors_len, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ceil_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_ceil__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_ceil_(self);
@@ -91,6 +563,134 @@ int tl_pyabi_ceil__r(tl_tensor *self) {
 /* ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_ceil_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clamp_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clamp_Tensor_out(self, min, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
+int tl_pyabi_clamp__Tensor_r(tl_tensor *self, tl_tensor *min, tl_tensor *max) {
+    tl_tensor *r = tl_ops_clamp__Tensor(self, min, max);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
+int tl_pyabi_clamp__r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max) {
+    tl_tensor *r = tl_ops_clamp_(self, min, max);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clamp_max_Tensor_out_r(tl_tensor *self, tl_tensor *max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clamp_max_Tensor_out(self, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!) */
+int tl_pyabi_clamp_max__Tensor_r(tl_tensor *self, tl_tensor *max) {
+    tl_tensor *r = tl_ops_clamp_max__Tensor(self, max);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+int tl_pyabi_clamp_max__r(tl_tensor *self, tl_scalar max) {
+    tl_tensor *r = tl_ops_clamp_max_(self, max);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clamp_max_out_r(tl_tensor *self, tl_scalar max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clamp_max_out(self, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clamp_min_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clamp_min_Tensor_out(self, min, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!) */
+int tl_pyabi_clamp_min__Tensor_r(tl_tensor *self, tl_tensor *min) {
+    tl_tensor *r = tl_ops_clamp_min__Tensor(self, min);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+int tl_pyabi_clamp_min__r(tl_tensor *self, tl_scalar min) {
+    tl_tensor *r = tl_ops_clamp_min_(self, min);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clamp_min_out_r(tl_tensor *self, tl_scalar min, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clamp_min_out(self, min, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clamp_out_r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clamp_out(self, min, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clip.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clip_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clip_Tensor_out(self, min, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
+int tl_pyabi_clip__Tensor_r(tl_tensor *self, tl_tensor *min, tl_tensor *max) {
+    tl_tensor *r = tl_ops_clip__Tensor(self, min, max);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
+int tl_pyabi_clip__r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max) {
+    tl_tensor *r = tl_ops_clip_(self, min, max);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_clip_out_r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_clip_out(self, min, max, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -126,6 +726,54 @@ int tl_pyabi_cos__r(tl_tensor *self) {
 /* cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_cos_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_cos_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cosh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_cosh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_cosh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cosh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cosh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+int tl_pyabi_cumprod__r(tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    tl_tensor *r = tl_ops_cumprod_(self, dim, dtype);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cumprod_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cumprod_out(self, dim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+int tl_pyabi_cumsum__r(tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    tl_tensor *r = tl_ops_cumsum_(self, dim, dtype);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cumsum_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cumsum_out(self, dim, dtype, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -228,6 +876,38 @@ int tl_pyabi_div_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out)
 /* div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_div_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_div_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_dot_out_r(tl_tensor *self, tl_tensor *tensor, tl_tensor *out) {
+    tl_tensor *r = tl_ops_dot_out(self, tensor, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+int tl_pyabi_elu__r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
+    tl_tensor *r = tl_ops_elu_(self, alpha, scale, input_scale);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_elu_backward_grad_input_r(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_elu_backward_grad_input(grad_output, alpha, scale, input_scale, is_result, self_or_result, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out) {
+    tl_tensor *r = tl_ops_elu_out(self, alpha, scale, input_scale, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -353,9 +1033,96 @@ int tl_pyabi_floor__r(tl_tensor *self) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_floor_divide__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_floor_divide__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_floor_divide__Tensor_n_other_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *other_t = tl_wrapped_scalar(other);
+    if (!other_t) return -1;
+    tl_tensor *r = tl_ops_floor_divide__Tensor(self, other_t);
+    tl_tensor_release(other_t);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_floor_divide__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_floor_divide__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+tl_tensor *tl_pyabi_floor_divide_n_other(tl_tensor *self, tl_scalar other) {
+    tl_tensor *other_t = tl_wrapped_scalar(other);
+    if (!other_t) return NULL;
+    tl_tensor *r = tl_ops_floor_divide(self, other_t);
+    tl_tensor_release(other_t);
+    return r;
+}
+
+/* floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_floor_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *other_t = tl_wrapped_scalar(other);
+    if (!other_t) return -1;
+    tl_tensor *r = tl_ops_floor_divide_out(self, other_t, out);
+    tl_tensor_release(other_t);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_floor_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_floor_divide_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_floor_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_floor_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_fmod_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_fmod_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_fmod_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_fmod_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_fmod__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_fmod__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_fmod__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_fmod__Tensor(self, other);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -372,6 +1139,14 @@ int tl_pyabi_frac__r(tl_tensor *self) {
 /* frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_frac_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_frac_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_gather_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out) {
+    tl_tensor *r = tl_ops_gather_out(self, dim, index, sparse_grad, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -401,6 +1176,38 @@ int tl_pyabi_ge__Tensor_r(tl_tensor *self, tl_tensor *other) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+int tl_pyabi_gelu__r(tl_tensor *self, const char *approximate) {
+    tl_tensor *r = tl_ops_gelu_(self, approximate);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_gelu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_gelu_backward_grad_input(grad_output, self, approximate, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_gelu_out_r(tl_tensor *self, const char *approximate, tl_tensor *out) {
+    tl_tensor *r = tl_ops_gelu_out(self, approximate, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ger_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ger_out(self, vec2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_gt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_gt_Tensor_out(self, other, out);
@@ -425,6 +1232,38 @@ int tl_pyabi_gt__Tensor_r(tl_tensor *self, tl_tensor *other) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+int tl_pyabi_hardtanh__r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
+    tl_tensor *r = tl_ops_hardtanh_(self, min_val, max_val);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_hardtanh_backward_grad_input(grad_output, self, min_val, max_val, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out) {
+    tl_tensor *r = tl_ops_hardtanh_out(self, min_val, max_val, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
+    tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_le_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_le_Tensor_out(self, other, out);
@@ -444,6 +1283,78 @@ int tl_pyabi_le__Scalar_r(tl_tensor *self, tl_scalar other) {
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_le__Tensor_r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_le__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+int tl_pyabi_leaky_relu__r(tl_tensor *self, tl_scalar negative_slope) {
+    tl_tensor *r = tl_ops_leaky_relu_(self, negative_slope);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_leaky_relu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_leaky_relu_backward_grad_input(grad_output, self, negative_slope, self_is_result, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_leaky_relu_out_r(tl_tensor *self, tl_scalar negative_slope, tl_tensor *out) {
+    tl_tensor *r = tl_ops_leaky_relu_out(self, negative_slope, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_lerp_Scalar_out_r(tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out) {
+    tl_tensor *r = tl_ops_lerp_Scalar_out(self, end, weight, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_lerp_Tensor_out_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out) {
+    tl_tensor *r = tl_ops_lerp_Tensor_out(self, end, weight, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+int tl_pyabi_lerp__Scalar_r(tl_tensor *self, tl_tensor *end, tl_scalar weight) {
+    tl_tensor *r = tl_ops_lerp__Scalar(self, end, weight);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!) */
+int tl_pyabi_lerp__Tensor_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight) {
+    tl_tensor *r = tl_ops_lerp__Tensor(self, end, weight);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_linalg_vector_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_linalg_vector_norm_out(self, ord, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_linear_out_r(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out) {
+    tl_tensor *r = tl_ops_linear_out(input, weight, bias, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -513,6 +1424,102 @@ int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_logical_and_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logical_and_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logical_and_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_not_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_logical_not__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_logical_not_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logical_not_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logical_not_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_logical_or__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_logical_or_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logical_or_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logical_or_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_logical_xor__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_logical_xor_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logical_xor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logical_xor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!) */
+int tl_pyabi_logit__r(tl_tensor *self, double eps, bool eps_has) {
+    tl_tensor *r = tl_ops_logit_(self, eps, eps_has);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_logit_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_logit_backward_grad_input(grad_output, self, eps, eps_has, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logit_out_r(tl_tensor *self, double eps, bool eps_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logit_out(self, eps, eps_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logsumexp_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_lt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_lt_Tensor_out(self, other, out);
@@ -537,9 +1544,81 @@ int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar value) {
+    tl_tensor *r = tl_ops_masked_fill__Scalar(self, mask, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
+int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
+    tl_tensor *r = tl_ops_masked_fill__Tensor(self, mask, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_matmul_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_max_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_max_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_max_unary_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_max_unary_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_maximum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_maximum_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mean_dtype_out_r(tl_tensor *self, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mean_dtype_out(self, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mean_out(self, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_min_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_min_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_min_unary_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_min_unary_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -553,9 +1632,33 @@ int tl_pyabi_minimum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_mish__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_mish_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mish_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mish_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_mm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     tl_tensor *r = tl_ops_mm_out(self, mat2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mse_loss_out_r(tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mse_loss_out(self, target, reduction, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -608,6 +1711,30 @@ int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mv_out(self, vec, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!) */
+int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has) {
+    tl_tensor *r = tl_ops_nan_to_num_(self, nan, nan_has, posinf, posinf_has, neginf, neginf_has);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nan_to_num_out(self, nan, nan_has, posinf, posinf_has, neginf, neginf_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ne_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_ne_Tensor_out(self, other, out);
@@ -648,6 +1775,70 @@ int tl_pyabi_neg_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_nll_loss_backward_grad_input(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_outer_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
+    tl_tensor *r = tl_ops_outer_out(self, vec2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_pow_Scalar_out_r(tl_scalar self, tl_tensor *exponent, tl_tensor *out) {
+    tl_tensor *r = tl_ops_pow_Scalar_out(self, exponent, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_pow_Tensor_Scalar_out_r(tl_tensor *self, tl_scalar exponent, tl_tensor *out) {
+    tl_tensor *r = tl_ops_pow_Tensor_Scalar_out(self, exponent, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_pow_Tensor_Tensor_out_r(tl_tensor *self, tl_tensor *exponent, tl_tensor *out) {
+    tl_tensor *r = tl_ops_pow_Tensor_Tensor_out(self, exponent, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
+int tl_pyabi_pow__Scalar_r(tl_tensor *self, tl_scalar exponent) {
+    tl_tensor *r = tl_ops_pow__Scalar(self, exponent);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
+int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent) {
+    tl_tensor *r = tl_ops_pow__Tensor(self, exponent);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_prod_int_out(self, dim, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* reciprocal_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_reciprocal__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_reciprocal_(self);
@@ -664,9 +1855,81 @@ int tl_pyabi_reciprocal_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* relu6_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_relu6__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_relu6_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_relu__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_relu_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_remainder_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_remainder_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_remainder_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_remainder_Tensor_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_remainder__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_remainder__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_remainder__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_remainder__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!) */
+int tl_pyabi_round__decimals_r(tl_tensor *self, int64_t decimals) {
+    tl_tensor *r = tl_ops_round__decimals(self, decimals);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* round_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_round__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_round_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_round_decimals_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out) {
+    tl_tensor *r = tl_ops_round_decimals_out(self, decimals, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_round_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_round_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -683,6 +1946,86 @@ int tl_pyabi_rsqrt__r(tl_tensor *self) {
 /* rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_rsqrt_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_rsqrt_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+int tl_pyabi_scatter__reduce_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce) {
+    tl_tensor *r = tl_ops_scatter__reduce(self, dim, index, src, reduce);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+int tl_pyabi_scatter__src_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    tl_tensor *r = tl_ops_scatter__src(self, dim, index, src);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+int tl_pyabi_scatter__value_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    tl_tensor *r = tl_ops_scatter__value(self, dim, index, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+int tl_pyabi_scatter__value_reduce_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce) {
+    tl_tensor *r = tl_ops_scatter__value_reduce(self, dim, index, value, reduce);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+int tl_pyabi_scatter_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    tl_tensor *r = tl_ops_scatter_add_(self, dim, index, src);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_scatter_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
+    tl_tensor *r = tl_ops_scatter_add_out(self, dim, index, src, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_scatter_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out) {
+    tl_tensor *r = tl_ops_scatter_reduce_out(self, dim, index, src, reduce, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_scatter_src_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
+    tl_tensor *r = tl_ops_scatter_src_out(self, dim, index, src, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out) {
+    tl_tensor *r = tl_ops_scatter_value_out(self, dim, index, value, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out) {
+    tl_tensor *r = tl_ops_scatter_value_reduce_out(self, dim, index, value, reduce, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -752,6 +2095,38 @@ int tl_pyabi_sin_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* sinh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sinh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sinh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sinh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sinh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_softplus_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_softplus_backward_grad_input(grad_output, self, beta, threshold, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_softplus_out_r(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out) {
+    tl_tensor *r = tl_ops_softplus_out(self, beta, threshold, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_sqrt__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_sqrt_(self);
@@ -763,6 +2138,30 @@ int tl_pyabi_sqrt__r(tl_tensor *self) {
 /* sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_sqrt_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_stack_out(tensors, tensors_len, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_std_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_std_correction_out(self, dim, dim_len, correction, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_std_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_std_out(self, dim, dim_len, unbiased, keepdim, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -864,6 +2263,38 @@ tl_tensor *tl_pyabi_to_other_n_other(tl_tensor *self, tl_scalar other, bool non_
     return r;
 }
 
+/* tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!) */
+int tl_pyabi_tril__r(tl_tensor *self, int64_t diagonal) {
+    tl_tensor *r = tl_ops_tril_(self, diagonal);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_tril_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out) {
+    tl_tensor *r = tl_ops_tril_out(self, diagonal, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!) */
+int tl_pyabi_triu__r(tl_tensor *self, int64_t diagonal) {
+    tl_tensor *r = tl_ops_triu_(self, diagonal);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_triu_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out) {
+    tl_tensor *r = tl_ops_triu_out(self, diagonal, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* trunc_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_trunc__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_trunc_(self);
@@ -875,6 +2306,30 @@ int tl_pyabi_trunc__r(tl_tensor *self) {
 /* trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_trunc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_var_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_var_correction_out(self, dim, dim_len, correction, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_var_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_var_out(self, dim, dim_len, unbiased, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_where_self_out_r(tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_where_self_out(condition, self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -289,6 +289,523 @@ int tl_ops_sum_IntList_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl
 TL_WEAK int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 TL_WEAK int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
+/* ---------------------------------------------------------------- mean */
+int tl_ops_register_mean(void);
+/* mean(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_mean_op;
+typedef tl_tensor *(*tl_ops_mean_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_mean(tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_mean_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+int tl_ops_mean_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mean(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+/* mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mean_dtype_out_op;
+typedef tl_tensor *(*tl_ops_mean_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_mean_dtype_out(tl_tensor *self, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_mean_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype, tl_tensor *out);
+int tl_ops_mean_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mean_dtype_out(tl_keyset ks, tl_tensor *self, tl_dtype dtype, tl_tensor *out);
+/* mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_mean_dim_op;
+typedef tl_tensor *(*tl_ops_mean_dim_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_mean_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_mean_dim_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+int tl_ops_mean_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mean_out_op;
+typedef tl_tensor *(*tl_ops_mean_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_mean_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_mean_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_mean_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_mean_dim(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+TL_WEAK int tl_impl_mean_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- prod */
+int tl_ops_register_prod(void);
+/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_prod_op;
+typedef tl_tensor *(*tl_ops_prod_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_prod(tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_prod_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+int tl_ops_prod_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+/* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_prod_dim_int_op;
+typedef tl_tensor *(*tl_ops_prod_dim_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_prod_dim_int(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_prod_dim_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype);
+int tl_ops_prod_dim_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_prod_int_out_op;
+typedef tl_tensor *(*tl_ops_prod_int_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_prod_int_out(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_prod_int_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_prod_int_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype);
+TL_WEAK int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- amax */
+int tl_ops_register_amax(void);
+/* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_amax_op;
+typedef tl_tensor *(*tl_ops_amax_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_amax(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_amax_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+int tl_ops_amax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_amax_out_op;
+typedef tl_tensor *(*tl_ops_amax_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_amax_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_amax_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_ops_amax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_amax(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+TL_WEAK int tl_impl_amax_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- amin */
+int tl_ops_register_amin(void);
+/* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_amin_op;
+typedef tl_tensor *(*tl_ops_amin_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_amin(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_amin_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+int tl_ops_amin_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_amin_out_op;
+typedef tl_tensor *(*tl_ops_amin_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_amin_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_amin_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_ops_amin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_amin(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+TL_WEAK int tl_impl_amin_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- max */
+int tl_ops_register_max(void);
+/* max(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_max_op;
+typedef tl_tensor *(*tl_ops_max_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_max(tl_tensor *self);
+tl_tensor *tl_ops_max_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_max_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_max(tl_keyset ks, tl_tensor *self);
+/* max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_max_unary_out_op;
+typedef tl_tensor *(*tl_ops_max_unary_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_max_unary_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_max_unary_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_max_unary_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_max_unary_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+extern tl_operator *tl_ops_max_dim_op;
+typedef int (*tl_ops_max_dim_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_max_dim(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+/* max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices) */
+extern tl_operator *tl_ops_max_dim_max_op;
+typedef int (*tl_ops_max_dim_max_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim_max(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim_max_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_dim_max_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_max_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1);
+/* max.other(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_max_other_op;
+typedef tl_tensor *(*tl_ops_max_other_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_max_other(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_max_other_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_max_other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_max_other(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_max_out_op;
+typedef tl_tensor *(*tl_ops_max_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_max_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_max_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_max_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_max_out_other(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- min */
+int tl_ops_register_min(void);
+/* min(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_min_op;
+typedef tl_tensor *(*tl_ops_min_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_min(tl_tensor *self);
+tl_tensor *tl_ops_min_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_min_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_min(tl_keyset ks, tl_tensor *self);
+/* min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_min_unary_out_op;
+typedef tl_tensor *(*tl_ops_min_unary_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_min_unary_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_min_unary_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_min_unary_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_min_unary_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+extern tl_operator *tl_ops_min_dim_op;
+typedef int (*tl_ops_min_dim_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_min_dim(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+/* min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices) */
+extern tl_operator *tl_ops_min_dim_min_op;
+typedef int (*tl_ops_min_dim_min_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim_min(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim_min_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_min_dim_min_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_min_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices, tl_tensor **ret0, tl_tensor **ret1);
+/* min.other(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_min_other_op;
+typedef tl_tensor *(*tl_ops_min_other_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_min_other(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_min_other_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_min_other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_min_other(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_min_out_op;
+typedef tl_tensor *(*tl_ops_min_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_min_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_min_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_min_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_min_out_other(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- argmax */
+int tl_ops_register_argmax(void);
+/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_argmax_op;
+typedef tl_tensor *(*tl_ops_argmax_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+tl_tensor *tl_ops_argmax(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+tl_tensor *tl_ops_argmax_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+int tl_ops_argmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_argmax_out_op;
+typedef tl_tensor *(*tl_ops_argmax_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_argmax_out(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_argmax_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+int tl_ops_argmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_argmax(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+TL_WEAK int tl_impl_argmax_out(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- argmin */
+int tl_ops_register_argmin(void);
+/* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_argmin_op;
+typedef tl_tensor *(*tl_ops_argmin_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+tl_tensor *tl_ops_argmin(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+tl_tensor *tl_ops_argmin_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+int tl_ops_argmin_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_argmin_out_op;
+typedef tl_tensor *(*tl_ops_argmin_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_argmin_out(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_argmin_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+int tl_ops_argmin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_argmin(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
+TL_WEAK int tl_impl_argmin_out(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- var */
+int tl_ops_register_var(void);
+/* var(Tensor self, bool unbiased=True) -> Tensor */
+extern tl_operator *tl_ops_var_op;
+typedef tl_tensor *(*tl_ops_var_fn)(tl_keyset ks, tl_tensor *self, bool unbiased);
+tl_tensor *tl_ops_var(tl_tensor *self, bool unbiased);
+tl_tensor *tl_ops_var_redispatch(tl_keyset ks, tl_tensor *self, bool unbiased);
+int tl_ops_var_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_var_unbiased(tl_keyset ks, tl_tensor *self, bool unbiased);
+/* var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_var_dim_op;
+typedef tl_tensor *(*tl_ops_var_dim_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+tl_tensor *tl_ops_var_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+tl_tensor *tl_ops_var_dim_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+int tl_ops_var_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_var_dim(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+/* var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_var_correction_op;
+typedef tl_tensor *(*tl_ops_var_correction_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ops_var_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ops_var_correction_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+int tl_ops_var_correction_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_var(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+/* var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_var_out_op;
+typedef tl_tensor *(*tl_ops_var_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_var_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_var_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+int tl_ops_var_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_var_out_unbiased(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+/* var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_var_correction_out_op;
+typedef tl_tensor *(*tl_ops_var_correction_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_var_correction_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_var_correction_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+int tl_ops_var_correction_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_var_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- std */
+int tl_ops_register_std(void);
+/* std(Tensor self, bool unbiased=True) -> Tensor */
+extern tl_operator *tl_ops_std_op;
+typedef tl_tensor *(*tl_ops_std_fn)(tl_keyset ks, tl_tensor *self, bool unbiased);
+tl_tensor *tl_ops_std(tl_tensor *self, bool unbiased);
+tl_tensor *tl_ops_std_redispatch(tl_keyset ks, tl_tensor *self, bool unbiased);
+int tl_ops_std_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_std_unbiased(tl_keyset ks, tl_tensor *self, bool unbiased);
+/* std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_std_dim_op;
+typedef tl_tensor *(*tl_ops_std_dim_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+tl_tensor *tl_ops_std_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+tl_tensor *tl_ops_std_dim_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+int tl_ops_std_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_std_dim(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim);
+/* std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_std_correction_op;
+typedef tl_tensor *(*tl_ops_std_correction_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ops_std_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ops_std_correction_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+int tl_ops_std_correction_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_std(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim);
+/* std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_std_out_op;
+typedef tl_tensor *(*tl_ops_std_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_std_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_std_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+int tl_ops_std_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_std_out_unbiased(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
+/* std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_std_correction_out_op;
+typedef tl_tensor *(*tl_ops_std_correction_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_std_correction_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_std_correction_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+int tl_ops_std_correction_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_std_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- var_mean */
+int tl_ops_register_var_mean(void);
+/* var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_var_mean_op;
+typedef int (*tl_ops_var_mean_fn)(tl_keyset ks, tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean(tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_redispatch(tl_keyset ks, tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_var_mean_unbiased(tl_keyset ks, tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+/* var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_var_mean_dim_op;
+typedef int (*tl_ops_var_mean_dim_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_dim_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_var_mean_dim(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+/* var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_var_mean_correction_op;
+typedef int (*tl_ops_var_mean_correction_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_correction_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_var_mean_correction_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_var_mean(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- std_mean */
+int tl_ops_register_std_mean(void);
+/* std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_std_mean_op;
+typedef int (*tl_ops_std_mean_fn)(tl_keyset ks, tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean(tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_redispatch(tl_keyset ks, tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_std_mean_unbiased(tl_keyset ks, tl_tensor *self, bool unbiased, tl_tensor **ret0, tl_tensor **ret1);
+/* std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_std_mean_dim_op;
+typedef int (*tl_ops_std_mean_dim_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_dim(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_dim_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_std_mean_dim(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+/* std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_std_mean_correction_op;
+typedef int (*tl_ops_std_mean_correction_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_correction(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_correction_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_std_mean_correction_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_std_mean(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- logsumexp */
+int tl_ops_register_logsumexp(void);
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_logsumexp_op;
+typedef tl_tensor *(*tl_ops_logsumexp_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_logsumexp(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_logsumexp_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+int tl_ops_logsumexp_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logsumexp(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+/* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logsumexp_out_op;
+typedef tl_tensor *(*tl_ops_logsumexp_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_logsumexp_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_logsumexp_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_ops_logsumexp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logsumexp_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- linalg_vector_norm */
+int tl_ops_register_linalg_vector_norm(void);
+/* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_linalg_vector_norm_op;
+typedef tl_tensor *(*tl_ops_linalg_vector_norm_fn)(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_vector_norm(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_vector_norm_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+int tl_ops_linalg_vector_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_vector_norm_out_op;
+typedef tl_tensor *(*tl_ops_linalg_vector_norm_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_vector_norm_out(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_vector_norm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_linalg_vector_norm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_linalg_vector_norm(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+TL_WEAK int tl_impl_linalg_vector_norm_out(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- all */
+int tl_ops_register_all_op(void);
+/* all(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_all_op;
+typedef tl_tensor *(*tl_ops_all_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_all(tl_tensor *self);
+tl_tensor *tl_ops_all_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_all_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_all_all_out_op;
+typedef tl_tensor *(*tl_ops_all_all_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_all_all_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_all_all_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_all_all_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_all_dim_op;
+typedef tl_tensor *(*tl_ops_all_dim_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim);
+tl_tensor *tl_ops_all_dim(tl_tensor *self, int64_t dim, bool keepdim);
+tl_tensor *tl_ops_all_dim_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim);
+int tl_ops_all_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_all_dims_op;
+typedef tl_tensor *(*tl_ops_all_dims_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_all_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_all_dims_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+int tl_ops_all_dims_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_all_out_op;
+typedef tl_tensor *(*tl_ops_all_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_all_out(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_all_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+int tl_ops_all_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_all_dims_out_op;
+typedef tl_tensor *(*tl_ops_all_dims_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_all_dims_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_all_dims_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_ops_all_dims_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_all(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_all_all_out(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_meta_all_dim(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim);
+TL_WEAK int tl_impl_all_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+TL_WEAK int tl_meta_all_dims(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+TL_WEAK int tl_impl_all_dims_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- any */
+int tl_ops_register_any(void);
+/* any(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_any_op;
+typedef tl_tensor *(*tl_ops_any_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_any(tl_tensor *self);
+tl_tensor *tl_ops_any_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_any_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_any_all_out_op;
+typedef tl_tensor *(*tl_ops_any_all_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_any_all_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_any_all_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_any_all_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_any_dim_op;
+typedef tl_tensor *(*tl_ops_any_dim_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim);
+tl_tensor *tl_ops_any_dim(tl_tensor *self, int64_t dim, bool keepdim);
+tl_tensor *tl_ops_any_dim_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim);
+int tl_ops_any_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_any_dims_op;
+typedef tl_tensor *(*tl_ops_any_dims_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_any_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_any_dims_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+int tl_ops_any_dims_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_any_out_op;
+typedef tl_tensor *(*tl_ops_any_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_any_out(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_any_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+int tl_ops_any_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_any_dims_out_op;
+typedef tl_tensor *(*tl_ops_any_dims_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_any_dims_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_any_dims_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_ops_any_dims_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_any(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_any_all_out(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_meta_any_dim(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim);
+TL_WEAK int tl_impl_any_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+TL_WEAK int tl_meta_any_dims(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+TL_WEAK int tl_impl_any_dims_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- cumsum */
+int tl_ops_register_cumsum(void);
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_cumsum_op;
+typedef tl_tensor *(*tl_ops_cumsum_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumsum(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumsum_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_cumsum_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_cumsum__op;
+typedef tl_tensor *(*tl_ops_cumsum__fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumsum_(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumsum__redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_cumsum__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cumsum_out_op;
+typedef tl_tensor *(*tl_ops_cumsum_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_cumsum_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_cumsum_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_cumsum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_cumsum(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype);
+TL_WEAK int tl_impl_cumsum_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- cumprod */
+int tl_ops_register_cumprod(void);
+/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_cumprod_op;
+typedef tl_tensor *(*tl_ops_cumprod_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumprod(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumprod_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_cumprod_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_cumprod__op;
+typedef tl_tensor *(*tl_ops_cumprod__fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumprod_(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_cumprod__redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_cumprod__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cumprod_out_op;
+typedef tl_tensor *(*tl_ops_cumprod_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_cumprod_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_cumprod_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_cumprod_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_cumprod(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype);
+TL_WEAK int tl_impl_cumprod_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- flip */
+int tl_ops_register_flip(void);
+/* flip(Tensor self, int[] dims) -> Tensor */
+extern tl_operator *tl_ops_flip_op;
+typedef tl_tensor *(*tl_ops_flip_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_flip(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_flip_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+int tl_ops_flip_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_flip(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
 /* ---------------------------------------------------------------- mm */
 int tl_ops_register_mm(void);
 /* mm(Tensor self, Tensor mat2) -> Tensor */
@@ -305,6 +822,171 @@ tl_tensor *tl_ops_mm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *ma
 int tl_ops_mm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bmm */
+int tl_ops_register_bmm(void);
+/* bmm(Tensor self, Tensor mat2) -> Tensor */
+extern tl_operator *tl_ops_bmm_op;
+typedef tl_tensor *(*tl_ops_bmm_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2);
+tl_tensor *tl_ops_bmm(tl_tensor *self, tl_tensor *mat2);
+tl_tensor *tl_ops_bmm_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2);
+int tl_ops_bmm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bmm_out_op;
+typedef tl_tensor *(*tl_ops_bmm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+tl_tensor *tl_ops_bmm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+tl_tensor *tl_ops_bmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+int tl_ops_bmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_bmm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
+TL_WEAK int tl_impl_bmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+
+/* ---------------------------------------------------------------- addmm */
+int tl_ops_register_addmm(void);
+/* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addmm_out_op;
+typedef tl_tensor *(*tl_ops_addmm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmm_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_addmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+extern tl_operator *tl_ops_addmm_op;
+typedef tl_tensor *(*tl_ops_addmm_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+int tl_ops_addmm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_addmm__op;
+typedef tl_tensor *(*tl_ops_addmm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+int tl_ops_addmm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_addmm(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+TL_WEAK int tl_impl_addmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+
+/* ---------------------------------------------------------------- baddbmm */
+int tl_ops_register_baddbmm(void);
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+extern tl_operator *tl_ops_baddbmm_op;
+typedef tl_tensor *(*tl_ops_baddbmm_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+int tl_ops_baddbmm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_baddbmm__op;
+typedef tl_tensor *(*tl_ops_baddbmm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+int tl_ops_baddbmm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_baddbmm_out_op;
+typedef tl_tensor *(*tl_ops_baddbmm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_baddbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_baddbmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_baddbmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_baddbmm(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+TL_WEAK int tl_impl_baddbmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+
+/* ---------------------------------------------------------------- mv */
+int tl_ops_register_mv(void);
+/* mv(Tensor self, Tensor vec) -> Tensor */
+extern tl_operator *tl_ops_mv_op;
+typedef tl_tensor *(*tl_ops_mv_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec);
+tl_tensor *tl_ops_mv(tl_tensor *self, tl_tensor *vec);
+tl_tensor *tl_ops_mv_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec);
+int tl_ops_mv_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mv(tl_keyset ks, tl_tensor *self, tl_tensor *vec);
+/* mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mv_out_op;
+typedef tl_tensor *(*tl_ops_mv_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+tl_tensor *tl_ops_mv_out(tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+tl_tensor *tl_ops_mv_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+int tl_ops_mv_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mv_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+
+/* ---------------------------------------------------------------- dot */
+int tl_ops_register_dot(void);
+/* dot(Tensor self, Tensor tensor) -> Tensor */
+extern tl_operator *tl_ops_dot_op;
+typedef tl_tensor *(*tl_ops_dot_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor);
+tl_tensor *tl_ops_dot(tl_tensor *self, tl_tensor *tensor);
+tl_tensor *tl_ops_dot_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor);
+int tl_ops_dot_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_dot(tl_keyset ks, tl_tensor *self, tl_tensor *tensor);
+/* dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_dot_out_op;
+typedef tl_tensor *(*tl_ops_dot_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+tl_tensor *tl_ops_dot_out(tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+tl_tensor *tl_ops_dot_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+int tl_ops_dot_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_dot_out(tl_keyset ks, tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+
+/* ---------------------------------------------------------------- matmul */
+int tl_ops_register_matmul(void);
+/* matmul(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_matmul_op;
+typedef tl_tensor *(*tl_ops_matmul_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_matmul(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_matmul_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_matmul_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_matmul(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_matmul_out_op;
+typedef tl_tensor *(*tl_ops_matmul_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_matmul_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_matmul_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_matmul_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_matmul_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- linear */
+int tl_ops_register_linear(void);
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+extern tl_operator *tl_ops_linear_op;
+typedef tl_tensor *(*tl_ops_linear_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias);
+tl_tensor *tl_ops_linear(tl_tensor *input, tl_tensor *weight, tl_tensor *bias);
+tl_tensor *tl_ops_linear_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias);
+int tl_ops_linear_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linear(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias);
+/* linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linear_out_op;
+typedef tl_tensor *(*tl_ops_linear_out_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
+tl_tensor *tl_ops_linear_out(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
+tl_tensor *tl_ops_linear_out_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
+int tl_ops_linear_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linear_out(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
+
+/* ---------------------------------------------------------------- outer */
+int tl_ops_register_outer(void);
+/* outer(Tensor self, Tensor vec2) -> Tensor */
+extern tl_operator *tl_ops_outer_op;
+typedef tl_tensor *(*tl_ops_outer_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec2);
+tl_tensor *tl_ops_outer(tl_tensor *self, tl_tensor *vec2);
+tl_tensor *tl_ops_outer_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec2);
+int tl_ops_outer_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_outer(tl_keyset ks, tl_tensor *self, tl_tensor *vec2);
+/* outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_outer_out_op;
+typedef tl_tensor *(*tl_ops_outer_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+tl_tensor *tl_ops_outer_out(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+tl_tensor *tl_ops_outer_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+int tl_ops_outer_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_outer_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+
+/* ---------------------------------------------------------------- ger */
+int tl_ops_register_ger(void);
+/* ger(Tensor self, Tensor vec2) -> Tensor */
+extern tl_operator *tl_ops_ger_op;
+typedef tl_tensor *(*tl_ops_ger_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec2);
+tl_tensor *tl_ops_ger(tl_tensor *self, tl_tensor *vec2);
+tl_tensor *tl_ops_ger_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec2);
+int tl_ops_ger_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ger(tl_keyset ks, tl_tensor *self, tl_tensor *vec2);
+/* ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ger_out_op;
+typedef tl_tensor *(*tl_ops_ger_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+tl_tensor *tl_ops_ger_out(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+tl_tensor *tl_ops_ger_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+int tl_ops_ger_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ger_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 
 /* ---------------------------------------------------------------- view */
 int tl_ops_register_view(void);
@@ -1516,5 +2198,2061 @@ tl_tensor *tl_ops_silu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_silu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_silu(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- addcmul */
+int tl_ops_register_addcmul(void);
+/* addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addcmul_out_op;
+typedef tl_tensor *(*tl_ops_addcmul_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_addcmul_out(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_addcmul_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+int tl_ops_addcmul_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+extern tl_operator *tl_ops_addcmul_op;
+typedef tl_tensor *(*tl_ops_addcmul_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcmul(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcmul_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+int tl_ops_addcmul_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_addcmul__op;
+typedef tl_tensor *(*tl_ops_addcmul__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcmul_(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcmul__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+int tl_ops_addcmul__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_addcmul(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+TL_WEAK int tl_impl_ufunc_addcmul(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+
+/* ---------------------------------------------------------------- addcdiv */
+int tl_ops_register_addcdiv(void);
+/* addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addcdiv_out_op;
+typedef tl_tensor *(*tl_ops_addcdiv_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_addcdiv_out(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_addcdiv_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+int tl_ops_addcdiv_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+extern tl_operator *tl_ops_addcdiv_op;
+typedef tl_tensor *(*tl_ops_addcdiv_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcdiv(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcdiv_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+int tl_ops_addcdiv_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_addcdiv__op;
+typedef tl_tensor *(*tl_ops_addcdiv__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcdiv_(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+tl_tensor *tl_ops_addcdiv__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+int tl_ops_addcdiv__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_addcdiv(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
+TL_WEAK int tl_impl_ufunc_addcdiv(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+
+/* ---------------------------------------------------------------- where */
+int tl_ops_register_where(void);
+/* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_where_self_out_op;
+typedef tl_tensor *(*tl_ops_where_self_out_fn)(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_where_self_out(tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_where_self_out_redispatch(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_where_self_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_where_self_op;
+typedef tl_tensor *(*tl_ops_where_self_fn)(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_where_self(tl_tensor *condition, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_where_self_redispatch(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other);
+int tl_ops_where_self_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_where_ScalarSelf_op;
+typedef tl_tensor *(*tl_ops_where_ScalarSelf_fn)(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_where_ScalarSelf(tl_tensor *condition, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_where_ScalarSelf_redispatch(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_tensor *other);
+int tl_ops_where_ScalarSelf_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_where_ScalarSelf(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_tensor *other);
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_where_ScalarOther_op;
+typedef tl_tensor *(*tl_ops_where_ScalarOther_fn)(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_where_ScalarOther(tl_tensor *condition, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_where_ScalarOther_redispatch(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_scalar other);
+int tl_ops_where_ScalarOther_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_where_ScalarOther(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_scalar other);
+/* where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_where_Scalar_op;
+typedef tl_tensor *(*tl_ops_where_Scalar_fn)(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_scalar other);
+tl_tensor *tl_ops_where_Scalar(tl_tensor *condition, tl_scalar self, tl_scalar other);
+tl_tensor *tl_ops_where_Scalar_redispatch(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_scalar other);
+int tl_ops_where_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_where_Scalar(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_scalar other);
+TL_WEAK int tl_meta_where_self(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_where(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- lerp */
+int tl_ops_register_lerp(void);
+/* lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_lerp_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_lerp_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
+tl_tensor *tl_ops_lerp_Scalar_out(tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
+tl_tensor *tl_ops_lerp_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
+int tl_ops_lerp_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_lerp_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_lerp_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
+tl_tensor *tl_ops_lerp_Tensor_out(tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
+tl_tensor *tl_ops_lerp_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
+int tl_ops_lerp_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+extern tl_operator *tl_ops_lerp_Scalar_op;
+typedef tl_tensor *(*tl_ops_lerp_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+tl_tensor *tl_ops_lerp_Scalar(tl_tensor *self, tl_tensor *end, tl_scalar weight);
+tl_tensor *tl_ops_lerp_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+int tl_ops_lerp_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
+extern tl_operator *tl_ops_lerp_Tensor_op;
+typedef tl_tensor *(*tl_ops_lerp_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+tl_tensor *tl_ops_lerp_Tensor(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+tl_tensor *tl_ops_lerp_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+int tl_ops_lerp_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+extern tl_operator *tl_ops_lerp__Scalar_op;
+typedef tl_tensor *(*tl_ops_lerp__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+tl_tensor *tl_ops_lerp__Scalar(tl_tensor *self, tl_tensor *end, tl_scalar weight);
+tl_tensor *tl_ops_lerp__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+int tl_ops_lerp__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!) */
+extern tl_operator *tl_ops_lerp__Tensor_op;
+typedef tl_tensor *(*tl_ops_lerp__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+tl_tensor *tl_ops_lerp__Tensor(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+tl_tensor *tl_ops_lerp__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+int tl_ops_lerp__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+TL_WEAK int tl_impl_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
+TL_WEAK int tl_meta_lerp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+TL_WEAK int tl_impl_lerp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
+
+/* ---------------------------------------------------------------- clamp */
+int tl_ops_register_clamp(void);
+/* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_out_op;
+typedef tl_tensor *(*tl_ops_clamp_out_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_out(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_out_redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+int tl_ops_clamp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_clamp_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_Tensor_out(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+int tl_ops_clamp_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+extern tl_operator *tl_ops_clamp_op;
+typedef tl_tensor *(*tl_ops_clamp_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clamp(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clamp_redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+int tl_ops_clamp_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
+extern tl_operator *tl_ops_clamp_Tensor_op;
+typedef tl_tensor *(*tl_ops_clamp_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clamp_Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clamp_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+int tl_ops_clamp_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp__op;
+typedef tl_tensor *(*tl_ops_clamp__fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clamp_(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clamp__redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+int tl_ops_clamp__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp__Tensor_op;
+typedef tl_tensor *(*tl_ops_clamp__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clamp__Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clamp__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+int tl_ops_clamp__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_clamp(tl_structured *s, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+TL_WEAK int tl_impl_clamp_out(tl_structured *s, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+TL_WEAK int tl_meta_clamp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+TL_WEAK int tl_impl_clamp_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+
+/* ---------------------------------------------------------------- clamp_max */
+int tl_ops_register_clamp_max(void);
+/* clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_max_out_op;
+typedef tl_tensor *(*tl_ops_clamp_max_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_max_out(tl_tensor *self, tl_scalar max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_max_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar max, tl_tensor *out);
+int tl_ops_clamp_max_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_max_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_clamp_max_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_max_Tensor_out(tl_tensor *self, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clamp_max_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *max, tl_tensor *out);
+int tl_ops_clamp_max_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_max(Tensor self, Scalar max) -> Tensor */
+extern tl_operator *tl_ops_clamp_max_op;
+typedef tl_tensor *(*tl_ops_clamp_max_fn)(tl_keyset ks, tl_tensor *self, tl_scalar max);
+tl_tensor *tl_ops_clamp_max(tl_tensor *self, tl_scalar max);
+tl_tensor *tl_ops_clamp_max_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar max);
+int tl_ops_clamp_max_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_max.Tensor(Tensor self, Tensor max) -> Tensor */
+extern tl_operator *tl_ops_clamp_max_Tensor_op;
+typedef tl_tensor *(*tl_ops_clamp_max_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *max);
+tl_tensor *tl_ops_clamp_max_Tensor(tl_tensor *self, tl_tensor *max);
+tl_tensor *tl_ops_clamp_max_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *max);
+int tl_ops_clamp_max_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_max__op;
+typedef tl_tensor *(*tl_ops_clamp_max__fn)(tl_keyset ks, tl_tensor *self, tl_scalar max);
+tl_tensor *tl_ops_clamp_max_(tl_tensor *self, tl_scalar max);
+tl_tensor *tl_ops_clamp_max__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar max);
+int tl_ops_clamp_max__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_max__Tensor_op;
+typedef tl_tensor *(*tl_ops_clamp_max__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *max);
+tl_tensor *tl_ops_clamp_max__Tensor(tl_tensor *self, tl_tensor *max);
+tl_tensor *tl_ops_clamp_max__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *max);
+int tl_ops_clamp_max__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_clamp_max(tl_structured *s, tl_tensor *self, tl_scalar max);
+TL_WEAK int tl_impl_clamp_max_out(tl_structured *s, tl_tensor *self, tl_scalar max, tl_tensor *out);
+TL_WEAK int tl_meta_clamp_max_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *max);
+TL_WEAK int tl_impl_clamp_max_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *max, tl_tensor *out);
+
+/* ---------------------------------------------------------------- clamp_min */
+int tl_ops_register_clamp_min(void);
+/* clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_min_out_op;
+typedef tl_tensor *(*tl_ops_clamp_min_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar min, tl_tensor *out);
+tl_tensor *tl_ops_clamp_min_out(tl_tensor *self, tl_scalar min, tl_tensor *out);
+tl_tensor *tl_ops_clamp_min_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar min, tl_tensor *out);
+int tl_ops_clamp_min_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_min_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_clamp_min_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *out);
+tl_tensor *tl_ops_clamp_min_Tensor_out(tl_tensor *self, tl_tensor *min, tl_tensor *out);
+tl_tensor *tl_ops_clamp_min_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *out);
+int tl_ops_clamp_min_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_min(Tensor self, Scalar min) -> Tensor */
+extern tl_operator *tl_ops_clamp_min_op;
+typedef tl_tensor *(*tl_ops_clamp_min_fn)(tl_keyset ks, tl_tensor *self, tl_scalar min);
+tl_tensor *tl_ops_clamp_min(tl_tensor *self, tl_scalar min);
+tl_tensor *tl_ops_clamp_min_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar min);
+int tl_ops_clamp_min_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_min.Tensor(Tensor self, Tensor min) -> Tensor */
+extern tl_operator *tl_ops_clamp_min_Tensor_op;
+typedef tl_tensor *(*tl_ops_clamp_min_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min);
+tl_tensor *tl_ops_clamp_min_Tensor(tl_tensor *self, tl_tensor *min);
+tl_tensor *tl_ops_clamp_min_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min);
+int tl_ops_clamp_min_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_min__op;
+typedef tl_tensor *(*tl_ops_clamp_min__fn)(tl_keyset ks, tl_tensor *self, tl_scalar min);
+tl_tensor *tl_ops_clamp_min_(tl_tensor *self, tl_scalar min);
+tl_tensor *tl_ops_clamp_min__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar min);
+int tl_ops_clamp_min__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!) */
+extern tl_operator *tl_ops_clamp_min__Tensor_op;
+typedef tl_tensor *(*tl_ops_clamp_min__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min);
+tl_tensor *tl_ops_clamp_min__Tensor(tl_tensor *self, tl_tensor *min);
+tl_tensor *tl_ops_clamp_min__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min);
+int tl_ops_clamp_min__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_clamp_min(tl_structured *s, tl_tensor *self, tl_scalar min);
+TL_WEAK int tl_impl_clamp_min_out(tl_structured *s, tl_tensor *self, tl_scalar min, tl_tensor *out);
+TL_WEAK int tl_meta_clamp_min_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min);
+TL_WEAK int tl_impl_clamp_min_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *min, tl_tensor *out);
+
+/* ---------------------------------------------------------------- clip */
+int tl_ops_register_clip(void);
+/* clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+extern tl_operator *tl_ops_clip_op;
+typedef tl_tensor *(*tl_ops_clip_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clip(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clip_redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+int tl_ops_clip_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clip(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+/* clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
+extern tl_operator *tl_ops_clip_Tensor_op;
+typedef tl_tensor *(*tl_ops_clip_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clip_Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clip_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+int tl_ops_clip_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clip_Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+/* clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_clip__op;
+typedef tl_tensor *(*tl_ops_clip__fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clip_(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ops_clip__redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+int tl_ops_clip__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clip_(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+/* clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_clip__Tensor_op;
+typedef tl_tensor *(*tl_ops_clip__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clip__Tensor(tl_tensor *self, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ops_clip__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+int tl_ops_clip__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clip__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+/* clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clip_out_op;
+typedef tl_tensor *(*tl_ops_clip_out_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+tl_tensor *tl_ops_clip_out(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+tl_tensor *tl_ops_clip_out_redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+int tl_ops_clip_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clip_out(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+/* clip.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_clip_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_clip_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clip_Tensor_out(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+tl_tensor *tl_ops_clip_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+int tl_ops_clip_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_clip_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
+
+/* ---------------------------------------------------------------- pow */
+int tl_ops_register_pow(void);
+/* pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_pow_Tensor_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_pow_Tensor_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Tensor_Tensor_out(tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Tensor_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+int tl_ops_pow_Tensor_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
+extern tl_operator *tl_ops_pow_Tensor_Tensor_op;
+typedef tl_tensor *(*tl_ops_pow_Tensor_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow_Tensor_Tensor(tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow_Tensor_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+int tl_ops_pow_Tensor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_pow_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_pow_Scalar_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Scalar_out(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Scalar_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+int tl_ops_pow_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow.Scalar(Scalar self, Tensor exponent) -> Tensor */
+extern tl_operator *tl_ops_pow_Scalar_op;
+typedef tl_tensor *(*tl_ops_pow_Scalar_fn)(tl_keyset ks, tl_scalar self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow_Scalar(tl_scalar self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow_Scalar_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *exponent);
+int tl_ops_pow_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_pow_Tensor_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_pow_Tensor_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Tensor_Scalar_out(tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+tl_tensor *tl_ops_pow_Tensor_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+int tl_ops_pow_Tensor_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
+extern tl_operator *tl_ops_pow_Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_pow_Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_pow_Tensor_Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_pow_Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+int tl_ops_pow_Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
+extern tl_operator *tl_ops_pow__Scalar_op;
+typedef tl_tensor *(*tl_ops_pow__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_pow__Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_pow__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+int tl_ops_pow__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
+extern tl_operator *tl_ops_pow__Tensor_op;
+typedef tl_tensor *(*tl_ops_pow__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow__Tensor(tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_pow__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+int tl_ops_pow__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent);
+TL_WEAK int tl_impl_ufunc_pow(tl_structured *s, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+TL_WEAK int tl_meta_pow_Scalar(tl_structured *s, tl_scalar self, tl_tensor *exponent);
+TL_WEAK int tl_impl_pow_Scalar_out(tl_structured *s, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+TL_WEAK int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent);
+TL_WEAK int tl_impl_pow_Tensor_Scalar_out(tl_structured *s, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+
+/* ---------------------------------------------------------------- floor_divide */
+int tl_ops_register_floor_divide(void);
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_floor_divide_op;
+typedef tl_tensor *(*tl_ops_floor_divide_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_floor_divide(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_floor_divide_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_floor_divide_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_floor_divide(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_floor_divide__Tensor_op;
+typedef tl_tensor *(*tl_ops_floor_divide__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_floor_divide__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_floor_divide__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_floor_divide__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_floor_divide__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_floor_divide_out_op;
+typedef tl_tensor *(*tl_ops_floor_divide_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_floor_divide_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_floor_divide_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_floor_divide_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_floor_divide_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_floor_divide_Scalar_op;
+typedef tl_tensor *(*tl_ops_floor_divide_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_floor_divide_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_floor_divide_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_floor_divide_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_floor_divide_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_floor_divide__Scalar_op;
+typedef tl_tensor *(*tl_ops_floor_divide__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_floor_divide__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_floor_divide__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_floor_divide__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_floor_divide__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+
+/* ---------------------------------------------------------------- remainder */
+int tl_ops_register_remainder(void);
+/* remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_remainder_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_remainder_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_remainder_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_remainder_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_remainder_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_remainder_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_remainder_Scalar_op;
+typedef tl_tensor *(*tl_ops_remainder_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_remainder_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_remainder_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_remainder_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_remainder_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_remainder__Scalar_op;
+typedef tl_tensor *(*tl_ops_remainder__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_remainder__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_remainder__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_remainder__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_remainder__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_remainder_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_remainder_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_remainder_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_remainder_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_remainder_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* remainder.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_remainder_Tensor_op;
+typedef tl_tensor *(*tl_ops_remainder_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_remainder_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_remainder_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_remainder_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_remainder__Tensor_op;
+typedef tl_tensor *(*tl_ops_remainder__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_remainder__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_remainder__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_remainder__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_remainder_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_remainder_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_remainder_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_remainder_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_remainder_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_remainder_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
+TL_WEAK int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_remainder(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- fmod */
+int tl_ops_register_fmod(void);
+/* fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_fmod_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_fmod_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_fmod_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_fmod_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_fmod_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fmod_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* fmod.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_fmod_Scalar_op;
+typedef tl_tensor *(*tl_ops_fmod_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_fmod_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_fmod_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_fmod_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fmod_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_fmod__Scalar_op;
+typedef tl_tensor *(*tl_ops_fmod__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_fmod__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_fmod__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_fmod__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fmod__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_fmod_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_fmod_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmod_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmod_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_fmod_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* fmod.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_fmod_Tensor_op;
+typedef tl_tensor *(*tl_ops_fmod_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmod_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmod_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_fmod_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_fmod__Tensor_op;
+typedef tl_tensor *(*tl_ops_fmod__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmod__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmod__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_fmod__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_fmod_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_fmod(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- atan2 */
+int tl_ops_register_atan2(void);
+/* atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_atan2_out_op;
+typedef tl_tensor *(*tl_ops_atan2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_atan2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_atan2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_atan2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_atan2__op;
+typedef tl_tensor *(*tl_ops_atan2__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_atan2_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_atan2__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_atan2__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* atan2(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_atan2_op;
+typedef tl_tensor *(*tl_ops_atan2_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_atan2(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_atan2_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_atan2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- asin */
+int tl_ops_register_asin(void);
+/* asin(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_asin_op;
+typedef tl_tensor *(*tl_ops_asin_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_asin(tl_tensor *self);
+tl_tensor *tl_ops_asin_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_asin_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* asin_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_asin__op;
+typedef tl_tensor *(*tl_ops_asin__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_asin_(tl_tensor *self);
+tl_tensor *tl_ops_asin__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_asin__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_asin_out_op;
+typedef tl_tensor *(*tl_ops_asin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_asin_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_asin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_asin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_asin(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_asin(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- acos */
+int tl_ops_register_acos(void);
+/* acos(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_acos_op;
+typedef tl_tensor *(*tl_ops_acos_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_acos(tl_tensor *self);
+tl_tensor *tl_ops_acos_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_acos_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* acos_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_acos__op;
+typedef tl_tensor *(*tl_ops_acos__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_acos_(tl_tensor *self);
+tl_tensor *tl_ops_acos__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_acos__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_acos_out_op;
+typedef tl_tensor *(*tl_ops_acos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_acos_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_acos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_acos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_acos(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_acos(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- atan */
+int tl_ops_register_atan(void);
+/* atan(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_atan_op;
+typedef tl_tensor *(*tl_ops_atan_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atan(tl_tensor *self);
+tl_tensor *tl_ops_atan_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atan_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* atan_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_atan__op;
+typedef tl_tensor *(*tl_ops_atan__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atan_(tl_tensor *self);
+tl_tensor *tl_ops_atan__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atan__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_atan_out_op;
+typedef tl_tensor *(*tl_ops_atan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_atan_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_atan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_atan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_atan(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_atan(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- sinh */
+int tl_ops_register_sinh(void);
+/* sinh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_sinh_op;
+typedef tl_tensor *(*tl_ops_sinh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sinh(tl_tensor *self);
+tl_tensor *tl_ops_sinh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sinh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sinh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_sinh__op;
+typedef tl_tensor *(*tl_ops_sinh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sinh_(tl_tensor *self);
+tl_tensor *tl_ops_sinh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sinh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_sinh_out_op;
+typedef tl_tensor *(*tl_ops_sinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sinh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_sinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_sinh(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_sinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- cosh */
+int tl_ops_register_cosh(void);
+/* cosh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_cosh_op;
+typedef tl_tensor *(*tl_ops_cosh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_cosh(tl_tensor *self);
+tl_tensor *tl_ops_cosh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_cosh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cosh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_cosh__op;
+typedef tl_tensor *(*tl_ops_cosh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_cosh_(tl_tensor *self);
+tl_tensor *tl_ops_cosh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_cosh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cosh_out_op;
+typedef tl_tensor *(*tl_ops_cosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_cosh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_cosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_cosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_cosh(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_cosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- round */
+int tl_ops_register_round(void);
+/* round(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_round_op;
+typedef tl_tensor *(*tl_ops_round_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_round(tl_tensor *self);
+tl_tensor *tl_ops_round_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_round_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* round_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_round__op;
+typedef tl_tensor *(*tl_ops_round__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_round_(tl_tensor *self);
+tl_tensor *tl_ops_round__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_round__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_round_out_op;
+typedef tl_tensor *(*tl_ops_round_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_round_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_round_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_round_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* round.decimals(Tensor self, *, int decimals) -> Tensor */
+extern tl_operator *tl_ops_round_decimals_op;
+typedef tl_tensor *(*tl_ops_round_decimals_fn)(tl_keyset ks, tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_round_decimals(tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_round_decimals_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals);
+int tl_ops_round_decimals_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!) */
+extern tl_operator *tl_ops_round__decimals_op;
+typedef tl_tensor *(*tl_ops_round__decimals_fn)(tl_keyset ks, tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_round__decimals(tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_round__decimals_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals);
+int tl_ops_round__decimals_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_round_decimals_out_op;
+typedef tl_tensor *(*tl_ops_round_decimals_out_fn)(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
+tl_tensor *tl_ops_round_decimals_out(tl_tensor *self, int64_t decimals, tl_tensor *out);
+tl_tensor *tl_ops_round_decimals_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
+int tl_ops_round_decimals_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_round(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_round(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals);
+TL_WEAK int tl_impl_round_decimals_out(tl_structured *s, tl_tensor *self, int64_t decimals, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logit */
+int tl_ops_register_logit(void);
+/* logit(Tensor self, float? eps=None) -> Tensor */
+extern tl_operator *tl_ops_logit_op;
+typedef tl_tensor *(*tl_ops_logit_fn)(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit(tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit_redispatch(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+int tl_ops_logit_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logit(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+/* logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_logit__op;
+typedef tl_tensor *(*tl_ops_logit__fn)(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit_(tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit__redispatch(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+int tl_ops_logit__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logit_(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+/* logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logit_out_op;
+typedef tl_tensor *(*tl_ops_logit_out_fn)(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+tl_tensor *tl_ops_logit_out(tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+tl_tensor *tl_ops_logit_out_redispatch(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+int tl_ops_logit_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logit_out(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logit_backward */
+int tl_ops_register_logit_backward(void);
+/* logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_logit_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_logit_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_logit_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_logit_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has, tl_tensor *grad_input);
+int tl_ops_logit_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor */
+extern tl_operator *tl_ops_logit_backward_op;
+typedef tl_tensor *(*tl_ops_logit_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit_backward(tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_logit_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has);
+int tl_ops_logit_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_logit_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has);
+TL_WEAK int tl_impl_logit_backward_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- nan_to_num */
+int tl_ops_register_nan_to_num(void);
+/* nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor */
+extern tl_operator *tl_ops_nan_to_num_op;
+typedef tl_tensor *(*tl_ops_nan_to_num_fn)(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+tl_tensor *tl_ops_nan_to_num(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+tl_tensor *tl_ops_nan_to_num_redispatch(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+int tl_ops_nan_to_num_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nan_to_num(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+/* nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_nan_to_num__op;
+typedef tl_tensor *(*tl_ops_nan_to_num__fn)(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+tl_tensor *tl_ops_nan_to_num_(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+tl_tensor *tl_ops_nan_to_num__redispatch(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+int tl_ops_nan_to_num__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nan_to_num_(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
+/* nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_nan_to_num_out_op;
+typedef tl_tensor *(*tl_ops_nan_to_num_out_fn)(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+tl_tensor *tl_ops_nan_to_num_out(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+tl_tensor *tl_ops_nan_to_num_out_redispatch(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+int tl_ops_nan_to_num_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nan_to_num_out(tl_keyset ks, tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+
+/* ---------------------------------------------------------------- isnan */
+int tl_ops_register_isnan(void);
+/* isnan(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_isnan_op;
+typedef tl_tensor *(*tl_ops_isnan_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_isnan(tl_tensor *self);
+tl_tensor *tl_ops_isnan_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_isnan_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_isnan(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- isinf */
+int tl_ops_register_isinf(void);
+/* isinf(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_isinf_op;
+typedef tl_tensor *(*tl_ops_isinf_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_isinf(tl_tensor *self);
+tl_tensor *tl_ops_isinf_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_isinf_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_isinf(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- isfinite */
+int tl_ops_register_isfinite(void);
+/* isfinite(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_isfinite_op;
+typedef tl_tensor *(*tl_ops_isfinite_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_isfinite(tl_tensor *self);
+tl_tensor *tl_ops_isfinite_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_isfinite_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_isfinite(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- logical_not */
+int tl_ops_register_logical_not(void);
+/* logical_not(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_logical_not_op;
+typedef tl_tensor *(*tl_ops_logical_not_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_logical_not(tl_tensor *self);
+tl_tensor *tl_ops_logical_not_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_logical_not_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_not_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_not__op;
+typedef tl_tensor *(*tl_ops_logical_not__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_logical_not_(tl_tensor *self);
+tl_tensor *tl_ops_logical_not__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_logical_not__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_not_out_op;
+typedef tl_tensor *(*tl_ops_logical_not_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_logical_not_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_logical_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_logical_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_logical_not(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_logical_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logical_xor */
+int tl_ops_register_logical_xor(void);
+/* logical_xor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_logical_xor_op;
+typedef tl_tensor *(*tl_ops_logical_xor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_xor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_xor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logical_xor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_xor__op;
+typedef tl_tensor *(*tl_ops_logical_xor__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_xor_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_xor__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logical_xor__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_xor_out_op;
+typedef tl_tensor *(*tl_ops_logical_xor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logical_xor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logical_xor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_logical_xor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logical_and */
+int tl_ops_register_logical_and(void);
+/* logical_and(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_logical_and_op;
+typedef tl_tensor *(*tl_ops_logical_and_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_and(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_and_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logical_and_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_and__op;
+typedef tl_tensor *(*tl_ops_logical_and__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_and_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_and__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logical_and__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_and_out_op;
+typedef tl_tensor *(*tl_ops_logical_and_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logical_and_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logical_and_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_logical_and_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logical_or */
+int tl_ops_register_logical_or(void);
+/* logical_or(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_logical_or_op;
+typedef tl_tensor *(*tl_ops_logical_or_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_or(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_or_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logical_or_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_or__op;
+typedef tl_tensor *(*tl_ops_logical_or__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_or_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logical_or__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logical_or__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logical_or_out_op;
+typedef tl_tensor *(*tl_ops_logical_or_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logical_or_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logical_or_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_logical_or_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bitwise_not */
+int tl_ops_register_bitwise_not(void);
+/* bitwise_not(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_bitwise_not_op;
+typedef tl_tensor *(*tl_ops_bitwise_not_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_bitwise_not(tl_tensor *self);
+tl_tensor *tl_ops_bitwise_not_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_bitwise_not_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_not_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_not__op;
+typedef tl_tensor *(*tl_ops_bitwise_not__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_bitwise_not_(tl_tensor *self);
+tl_tensor *tl_ops_bitwise_not__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_bitwise_not__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_not_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_not_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_not_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_bitwise_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_bitwise_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bitwise_and */
+int tl_ops_register_bitwise_and(void);
+/* bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_and_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_and_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_and_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_and_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_and_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_bitwise_and_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_and_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_and_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_and_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_and_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_and_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_and_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_and_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_bitwise_and_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_and_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_and_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_and_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_and__Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_and__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_and__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_and__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_and__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_and__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_and__Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_and__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_and__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_and__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_and_Scalar_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_and_Scalar_Tensor_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_and_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_bitwise_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bitwise_or */
+int tl_ops_register_bitwise_or(void);
+/* bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_or_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_or_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_or_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_or_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_or_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_bitwise_or_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_or_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_or_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_or_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_or_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_or_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_or_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_or_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_bitwise_or_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_or_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_or_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_or_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_or__Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_or__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_or__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_or__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_or__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_or__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_or__Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_or__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_or__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_or__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_or_Scalar_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_or_Scalar_Tensor_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_or_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_bitwise_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bitwise_xor */
+int tl_ops_register_bitwise_xor(void);
+/* bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_xor_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_xor_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_xor_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_bitwise_xor_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_xor_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_xor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_xor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_xor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_xor_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_bitwise_xor_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_xor_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_xor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_xor__Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_xor__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_xor__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_xor__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_xor__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_xor__Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_xor__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_xor__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_xor_Scalar_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_xor_Scalar_Tensor_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_xor_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_meta_bitwise_xor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_bitwise_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bitwise_left_shift */
+int tl_ops_register_bitwise_left_shift(void);
+/* bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_left_shift_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_left_shift_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_left_shift__Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_left_shift__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_left_shift_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_left_shift_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_left_shift_Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift_Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_left_shift_Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_left_shift__Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift__Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_left_shift__Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_left_shift__Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_left_shift__Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_left_shift__Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_left_shift_Tensor_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift_Tensor_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Tensor_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_bitwise_left_shift_Tensor_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Tensor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_left_shift_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_bitwise_left_shift_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_left_shift_Scalar_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_left_shift_Scalar_Tensor_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_left_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_meta_bitwise_left_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_bitwise_left_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- bitwise_right_shift */
+int tl_ops_register_bitwise_right_shift(void);
+/* bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_right_shift_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_right_shift_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_right_shift__Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_bitwise_right_shift__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_right_shift_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_right_shift_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_right_shift_Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift_Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_right_shift_Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_right_shift__Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift__Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_right_shift__Tensor_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_bitwise_right_shift__Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_bitwise_right_shift__Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_right_shift__Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_right_shift_Tensor_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift_Tensor_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Tensor_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_bitwise_right_shift_Tensor_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Tensor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+/* bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_bitwise_right_shift_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_bitwise_right_shift_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* bitwise_right_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bitwise_right_shift_Scalar_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_bitwise_right_shift_Scalar_Tensor_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_bitwise_right_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_bitwise_right_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- leaky_relu */
+int tl_ops_register_leaky_relu(void);
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_leaky_relu_out_op;
+typedef tl_tensor *(*tl_ops_leaky_relu_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+tl_tensor *tl_ops_leaky_relu_out(tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+tl_tensor *tl_ops_leaky_relu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+int tl_ops_leaky_relu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+extern tl_operator *tl_ops_leaky_relu_op;
+typedef tl_tensor *(*tl_ops_leaky_relu_fn)(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope);
+tl_tensor *tl_ops_leaky_relu(tl_tensor *self, tl_scalar negative_slope);
+tl_tensor *tl_ops_leaky_relu_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope);
+int tl_ops_leaky_relu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+extern tl_operator *tl_ops_leaky_relu__op;
+typedef tl_tensor *(*tl_ops_leaky_relu__fn)(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope);
+tl_tensor *tl_ops_leaky_relu_(tl_tensor *self, tl_scalar negative_slope);
+tl_tensor *tl_ops_leaky_relu__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope);
+int tl_ops_leaky_relu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope);
+TL_WEAK int tl_impl_ufunc_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+
+/* ---------------------------------------------------------------- leaky_relu_backward */
+int tl_ops_register_leaky_relu_backward(void);
+/* leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_leaky_relu_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_leaky_relu_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+tl_tensor *tl_ops_leaky_relu_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+tl_tensor *tl_ops_leaky_relu_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+int tl_ops_leaky_relu_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
+extern tl_operator *tl_ops_leaky_relu_backward_op;
+typedef tl_tensor *(*tl_ops_leaky_relu_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
+tl_tensor *tl_ops_leaky_relu_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
+tl_tensor *tl_ops_leaky_relu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
+int tl_ops_leaky_relu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
+TL_WEAK int tl_impl_ufunc_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- elu */
+int tl_ops_register_elu(void);
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_elu_out_op;
+typedef tl_tensor *(*tl_ops_elu_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+tl_tensor *tl_ops_elu_out(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+tl_tensor *tl_ops_elu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+int tl_ops_elu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+extern tl_operator *tl_ops_elu_op;
+typedef tl_tensor *(*tl_ops_elu_fn)(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+tl_tensor *tl_ops_elu(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+tl_tensor *tl_ops_elu_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+int tl_ops_elu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_elu__op;
+typedef tl_tensor *(*tl_ops_elu__fn)(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+tl_tensor *tl_ops_elu_(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+tl_tensor *tl_ops_elu__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+int tl_ops_elu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
+TL_WEAK int tl_impl_ufunc_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+
+/* ---------------------------------------------------------------- elu_backward */
+int tl_ops_register_elu_backward(void);
+/* elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_elu_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_elu_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+tl_tensor *tl_ops_elu_backward_grad_input(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+tl_tensor *tl_ops_elu_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+int tl_ops_elu_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+extern tl_operator *tl_ops_elu_backward_op;
+typedef tl_tensor *(*tl_ops_elu_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
+tl_tensor *tl_ops_elu_backward(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
+tl_tensor *tl_ops_elu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
+int tl_ops_elu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
+TL_WEAK int tl_impl_ufunc_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- gelu */
+int tl_ops_register_gelu(void);
+/* gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_gelu_out_op;
+typedef tl_tensor *(*tl_ops_gelu_out_fn)(tl_keyset ks, tl_tensor *self, const char *approximate, tl_tensor *out);
+tl_tensor *tl_ops_gelu_out(tl_tensor *self, const char *approximate, tl_tensor *out);
+tl_tensor *tl_ops_gelu_out_redispatch(tl_keyset ks, tl_tensor *self, const char *approximate, tl_tensor *out);
+int tl_ops_gelu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
+extern tl_operator *tl_ops_gelu__op;
+typedef tl_tensor *(*tl_ops_gelu__fn)(tl_keyset ks, tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu_(tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu__redispatch(tl_keyset ks, tl_tensor *self, const char *approximate);
+int tl_ops_gelu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gelu(Tensor self, *, str approximate='none') -> Tensor */
+extern tl_operator *tl_ops_gelu_op;
+typedef tl_tensor *(*tl_ops_gelu_fn)(tl_keyset ks, tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu(tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu_redispatch(tl_keyset ks, tl_tensor *self, const char *approximate);
+int tl_ops_gelu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_gelu(tl_structured *s, tl_tensor *self, const char *approximate);
+TL_WEAK int tl_impl_gelu_out_cpu(tl_structured *s, tl_tensor *self, const char *approximate, tl_tensor *out);
+
+/* ---------------------------------------------------------------- gelu_backward */
+int tl_ops_register_gelu_backward(void);
+/* gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_gelu_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_gelu_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
+tl_tensor *tl_ops_gelu_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
+tl_tensor *tl_ops_gelu_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
+int tl_ops_gelu_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+extern tl_operator *tl_ops_gelu_backward_op;
+typedef tl_tensor *(*tl_ops_gelu_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu_backward(tl_tensor *grad_output, tl_tensor *self, const char *approximate);
+tl_tensor *tl_ops_gelu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const char *approximate);
+int tl_ops_gelu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_gelu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const char *approximate);
+TL_WEAK int tl_impl_gelu_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- mish */
+int tl_ops_register_mish(void);
+/* mish(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_mish_op;
+typedef tl_tensor *(*tl_ops_mish_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_mish(tl_tensor *self);
+tl_tensor *tl_ops_mish_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_mish_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_mish__op;
+typedef tl_tensor *(*tl_ops_mish__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_mish_(tl_tensor *self);
+tl_tensor *tl_ops_mish__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_mish__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mish_out_op;
+typedef tl_tensor *(*tl_ops_mish_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_mish_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_mish_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_mish_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_mish(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_mish(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- mish_backward */
+int tl_ops_register_mish_backward(void);
+/* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
+extern tl_operator *tl_ops_mish_backward_op;
+typedef tl_tensor *(*tl_ops_mish_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_mish_backward(tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_mish_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+int tl_ops_mish_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_math_mish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+
+/* ---------------------------------------------------------------- softplus */
+int tl_ops_register_softplus(void);
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_softplus_out_op;
+typedef tl_tensor *(*tl_ops_softplus_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+tl_tensor *tl_ops_softplus_out(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+tl_tensor *tl_ops_softplus_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+int tl_ops_softplus_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+extern tl_operator *tl_ops_softplus_op;
+typedef tl_tensor *(*tl_ops_softplus_fn)(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+tl_tensor *tl_ops_softplus(tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+tl_tensor *tl_ops_softplus_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+int tl_ops_softplus_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+TL_WEAK int tl_impl_ufunc_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+
+/* ---------------------------------------------------------------- softplus_backward */
+int tl_ops_register_softplus_backward(void);
+/* softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_softplus_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_softplus_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+tl_tensor *tl_ops_softplus_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+tl_tensor *tl_ops_softplus_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+int tl_ops_softplus_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+extern tl_operator *tl_ops_softplus_backward_op;
+typedef tl_tensor *(*tl_ops_softplus_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+tl_tensor *tl_ops_softplus_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+tl_tensor *tl_ops_softplus_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+int tl_ops_softplus_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
+TL_WEAK int tl_impl_ufunc_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- hardtanh */
+int tl_ops_register_hardtanh(void);
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardtanh_out_op;
+typedef tl_tensor *(*tl_ops_hardtanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+tl_tensor *tl_ops_hardtanh_out(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+tl_tensor *tl_ops_hardtanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+int tl_ops_hardtanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+extern tl_operator *tl_ops_hardtanh_op;
+typedef tl_tensor *(*tl_ops_hardtanh_fn)(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+int tl_ops_hardtanh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardtanh__op;
+typedef tl_tensor *(*tl_ops_hardtanh__fn)(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh_(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+int tl_ops_hardtanh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+TL_WEAK int tl_impl_ufunc_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+
+/* ---------------------------------------------------------------- hardtanh_backward */
+int tl_ops_register_hardtanh_backward(void);
+/* hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardtanh_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_hardtanh_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardtanh_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardtanh_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+int tl_ops_hardtanh_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+extern tl_operator *tl_ops_hardtanh_backward_op;
+typedef tl_tensor *(*tl_ops_hardtanh_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+tl_tensor *tl_ops_hardtanh_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+int tl_ops_hardtanh_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
+TL_WEAK int tl_impl_ufunc_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- relu6 */
+int tl_ops_register_relu6(void);
+/* relu6(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_relu6_op;
+typedef tl_tensor *(*tl_ops_relu6_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_relu6(tl_tensor *self);
+tl_tensor *tl_ops_relu6_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_relu6_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_relu6(tl_keyset ks, tl_tensor *self);
+/* relu6_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_relu6__op;
+typedef tl_tensor *(*tl_ops_relu6__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_relu6_(tl_tensor *self);
+tl_tensor *tl_ops_relu6__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_relu6__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_relu6_(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- cat */
+int tl_ops_register_cat(void);
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+extern tl_operator *tl_ops_cat_op;
+typedef tl_tensor *(*tl_ops_cat_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+tl_tensor *tl_ops_cat(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+tl_tensor *tl_ops_cat_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+int tl_ops_cat_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cat_out_op;
+typedef tl_tensor *(*tl_ops_cat_out_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+tl_tensor *tl_ops_cat_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+tl_tensor *tl_ops_cat_out_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+int tl_ops_cat_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_cat(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+TL_WEAK int tl_impl_cat_out_cpu(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- stack */
+int tl_ops_register_stack(void);
+/* stack(Tensor[] tensors, int dim=0) -> Tensor */
+extern tl_operator *tl_ops_stack_op;
+typedef tl_tensor *(*tl_ops_stack_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+tl_tensor *tl_ops_stack(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+tl_tensor *tl_ops_stack_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+int tl_ops_stack_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_stack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
+/* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_stack_out_op;
+typedef tl_tensor *(*tl_ops_stack_out_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+tl_tensor *tl_ops_stack_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+tl_tensor *tl_ops_stack_out_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+int tl_ops_stack_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_stack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- hstack */
+int tl_ops_register_hstack(void);
+/* hstack(Tensor[] tensors) -> Tensor */
+extern tl_operator *tl_ops_hstack_op;
+typedef tl_tensor *(*tl_ops_hstack_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_hstack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_hstack_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+int tl_ops_hstack_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_hstack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+
+/* ---------------------------------------------------------------- vstack */
+int tl_ops_register_vstack(void);
+/* vstack(Tensor[] tensors) -> Tensor */
+extern tl_operator *tl_ops_vstack_op;
+typedef tl_tensor *(*tl_ops_vstack_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_vstack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_vstack_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+int tl_ops_vstack_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_vstack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+
+/* ---------------------------------------------------------------- split */
+int tl_ops_register_split(void);
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
+extern tl_operator *tl_ops_split_Tensor_op;
+typedef int (*tl_ops_split_Tensor_fn)(tl_keyset ks, tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_Tensor(tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_Tensor_redispatch(tl_keyset ks, tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_split(tl_keyset ks, tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+/* split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[] */
+extern tl_operator *tl_ops_split_sizes_op;
+typedef int (*tl_ops_split_sizes_fn)(tl_keyset ks, tl_tensor *self, const int64_t *split_size, int64_t split_size_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_sizes(tl_tensor *self, const int64_t *split_size, int64_t split_size_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_sizes_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *split_size, int64_t split_size_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_sizes_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_split_sizes(tl_keyset ks, tl_tensor *self, const int64_t *split_size, int64_t split_size_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- split_with_sizes */
+int tl_ops_register_split_with_sizes(void);
+/* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
+extern tl_operator *tl_ops_split_with_sizes_op;
+typedef int (*tl_ops_split_with_sizes_fn)(tl_keyset ks, tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_with_sizes(tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_with_sizes_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_split_with_sizes_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_split_with_sizes(tl_keyset ks, tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- chunk */
+int tl_ops_register_chunk(void);
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[] */
+extern tl_operator *tl_ops_chunk_op;
+typedef int (*tl_ops_chunk_fn)(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_chunk(tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_chunk_redispatch(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_chunk_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_chunk(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- unbind */
+int tl_ops_register_unbind(void);
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
+extern tl_operator *tl_ops_unbind_int_op;
+typedef int (*tl_ops_unbind_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_unbind_int(tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_unbind_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_unbind_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_unbind(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- flatten */
+int tl_ops_register_flatten(void);
+/* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a) */
+extern tl_operator *tl_ops_flatten_using_ints_op;
+typedef tl_tensor *(*tl_ops_flatten_using_ints_fn)(tl_keyset ks, tl_tensor *self, int64_t start_dim, int64_t end_dim);
+tl_tensor *tl_ops_flatten_using_ints(tl_tensor *self, int64_t start_dim, int64_t end_dim);
+tl_tensor *tl_ops_flatten_using_ints_redispatch(tl_keyset ks, tl_tensor *self, int64_t start_dim, int64_t end_dim);
+int tl_ops_flatten_using_ints_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_flatten(tl_keyset ks, tl_tensor *self, int64_t start_dim, int64_t end_dim);
+
+/* ---------------------------------------------------------------- unflatten */
+int tl_ops_register_unflatten(void);
+/* unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a) */
+extern tl_operator *tl_ops_unflatten_int_op;
+typedef tl_tensor *(*tl_ops_unflatten_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, const int64_t *sizes, int64_t sizes_len);
+tl_tensor *tl_ops_unflatten_int(tl_tensor *self, int64_t dim, const int64_t *sizes, int64_t sizes_len);
+tl_tensor *tl_ops_unflatten_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, const int64_t *sizes, int64_t sizes_len);
+int tl_ops_unflatten_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_unflatten(tl_keyset ks, tl_tensor *self, int64_t dim, const int64_t *sizes, int64_t sizes_len);
+
+/* ---------------------------------------------------------------- narrow */
+int tl_ops_register_narrow(void);
+/* narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a) */
+extern tl_operator *tl_ops_narrow_op;
+typedef tl_tensor *(*tl_ops_narrow_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+tl_tensor *tl_ops_narrow(tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+tl_tensor *tl_ops_narrow_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+int tl_ops_narrow_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_narrow(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+
+/* ---------------------------------------------------------------- index_select */
+int tl_ops_register_index_select(void);
+/* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_select_out_op;
+typedef tl_tensor *(*tl_ops_index_select_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+tl_tensor *tl_ops_index_select_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+tl_tensor *tl_ops_index_select_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+int tl_ops_index_select_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_select_out_cpu(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+extern tl_operator *tl_ops_index_select_op;
+typedef tl_tensor *(*tl_ops_index_select_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
+tl_tensor *tl_ops_index_select(tl_tensor *self, int64_t dim, tl_tensor *index);
+tl_tensor *tl_ops_index_select_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
+int tl_ops_index_select_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_select_cpu(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
+
+/* ---------------------------------------------------------------- index_select_backward */
+int tl_ops_register_index_select_backward(void);
+/* index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor */
+extern tl_operator *tl_ops_index_select_backward_op;
+typedef tl_tensor *(*tl_ops_index_select_backward_fn)(tl_keyset ks, tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
+tl_tensor *tl_ops_index_select_backward(tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
+tl_tensor *tl_ops_index_select_backward_redispatch(tl_keyset ks, tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
+int tl_ops_index_select_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_select_backward(tl_keyset ks, tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
+
+/* ---------------------------------------------------------------- gather */
+int tl_ops_register_gather(void);
+/* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_gather_out_op;
+typedef tl_tensor *(*tl_ops_gather_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+tl_tensor *tl_ops_gather_out(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+tl_tensor *tl_ops_gather_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+int tl_ops_gather_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
+extern tl_operator *tl_ops_gather_op;
+typedef tl_tensor *(*tl_ops_gather_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+tl_tensor *tl_ops_gather(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+tl_tensor *tl_ops_gather_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+int tl_ops_gather_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_gather(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+TL_WEAK int tl_impl_gather_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+
+/* ---------------------------------------------------------------- gather_backward */
+int tl_ops_register_gather_backward(void);
+/* gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor */
+extern tl_operator *tl_ops_gather_backward_op;
+typedef tl_tensor *(*tl_ops_gather_backward_fn)(tl_keyset ks, tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+tl_tensor *tl_ops_gather_backward(tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+tl_tensor *tl_ops_gather_backward_redispatch(tl_keyset ks, tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+int tl_ops_gather_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_gather_backward(tl_keyset ks, tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
+
+/* ---------------------------------------------------------------- scatter */
+int tl_ops_register_scatter(void);
+/* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+extern tl_operator *tl_ops_scatter_src_op;
+typedef tl_tensor *(*tl_ops_scatter_src_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_src(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_src_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+int tl_ops_scatter_src_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter__src_op;
+typedef tl_tensor *(*tl_ops_scatter__src_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter__src(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter__src_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+int tl_ops_scatter__src_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter_src_out_op;
+typedef tl_tensor *(*tl_ops_scatter_src_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+tl_tensor *tl_ops_scatter_src_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+tl_tensor *tl_ops_scatter_src_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+int tl_ops_scatter_src_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+extern tl_operator *tl_ops_scatter_value_op;
+typedef tl_tensor *(*tl_ops_scatter_value_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_scatter_value(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_scatter_value_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+int tl_ops_scatter_value_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter__value_op;
+typedef tl_tensor *(*tl_ops_scatter__value_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_scatter__value(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_scatter__value_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+int tl_ops_scatter__value_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter_value_out_op;
+typedef tl_tensor *(*tl_ops_scatter_value_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_scatter_value_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_scatter_value_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
+int tl_ops_scatter_value_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
+extern tl_operator *tl_ops_scatter_reduce_op;
+typedef tl_tensor *(*tl_ops_scatter_reduce_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+tl_tensor *tl_ops_scatter_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+tl_tensor *tl_ops_scatter_reduce_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+int tl_ops_scatter_reduce_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter__reduce_op;
+typedef tl_tensor *(*tl_ops_scatter__reduce_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+tl_tensor *tl_ops_scatter__reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+tl_tensor *tl_ops_scatter__reduce_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+int tl_ops_scatter__reduce_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter_reduce_out_op;
+typedef tl_tensor *(*tl_ops_scatter_reduce_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
+tl_tensor *tl_ops_scatter_reduce_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
+tl_tensor *tl_ops_scatter_reduce_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
+int tl_ops_scatter_reduce_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
+extern tl_operator *tl_ops_scatter_value_reduce_op;
+typedef tl_tensor *(*tl_ops_scatter_value_reduce_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+tl_tensor *tl_ops_scatter_value_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+tl_tensor *tl_ops_scatter_value_reduce_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+int tl_ops_scatter_value_reduce_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter__value_reduce_op;
+typedef tl_tensor *(*tl_ops_scatter__value_reduce_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+tl_tensor *tl_ops_scatter__value_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+tl_tensor *tl_ops_scatter__value_reduce_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+int tl_ops_scatter__value_reduce_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter_value_reduce_out_op;
+typedef tl_tensor *(*tl_ops_scatter_value_reduce_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+tl_tensor *tl_ops_scatter_value_reduce_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+tl_tensor *tl_ops_scatter_value_reduce_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+int tl_ops_scatter_value_reduce_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_scatter_src(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+TL_WEAK int tl_impl_scatter_src_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+TL_WEAK int tl_meta_scatter_value(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+TL_WEAK int tl_impl_scatter_value_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_meta_scatter_reduce(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
+TL_WEAK int tl_impl_scatter_reduce_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
+TL_WEAK int tl_meta_scatter_value_reduce(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
+TL_WEAK int tl_impl_scatter_value_reduce_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+
+/* ---------------------------------------------------------------- scatter_add */
+int tl_ops_register_scatter_add(void);
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+extern tl_operator *tl_ops_scatter_add_op;
+typedef tl_tensor *(*tl_ops_scatter_add_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_add(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_add_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+int tl_ops_scatter_add_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter_add__op;
+typedef tl_tensor *(*tl_ops_scatter_add__fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_add_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+tl_tensor *tl_ops_scatter_add__redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+int tl_ops_scatter_add__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_scatter_add_out_op;
+typedef tl_tensor *(*tl_ops_scatter_add_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+tl_tensor *tl_ops_scatter_add_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+tl_tensor *tl_ops_scatter_add_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+int tl_ops_scatter_add_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_scatter_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+TL_WEAK int tl_impl_scatter_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+
+/* ---------------------------------------------------------------- masked_fill */
+int tl_ops_register_masked_fill(void);
+/* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+extern tl_operator *tl_ops_masked_fill__Scalar_op;
+typedef tl_tensor *(*tl_ops_masked_fill__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+tl_tensor *tl_ops_masked_fill__Scalar(tl_tensor *self, tl_tensor *mask, tl_scalar value);
+tl_tensor *tl_ops_masked_fill__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+int tl_ops_masked_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_masked_fill__scalar_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+/* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
+extern tl_operator *tl_ops_masked_fill_Scalar_op;
+typedef tl_tensor *(*tl_ops_masked_fill_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+tl_tensor *tl_ops_masked_fill_Scalar(tl_tensor *self, tl_tensor *mask, tl_scalar value);
+tl_tensor *tl_ops_masked_fill_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+int tl_ops_masked_fill_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_masked_fill_scalar(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+/* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
+extern tl_operator *tl_ops_masked_fill__Tensor_op;
+typedef tl_tensor *(*tl_ops_masked_fill__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+tl_tensor *tl_ops_masked_fill__Tensor(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+tl_tensor *tl_ops_masked_fill__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+int tl_ops_masked_fill__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_masked_fill__tensor_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+/* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
+extern tl_operator *tl_ops_masked_fill_Tensor_op;
+typedef tl_tensor *(*tl_ops_masked_fill_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+tl_tensor *tl_ops_masked_fill_Tensor(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+tl_tensor *tl_ops_masked_fill_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+int tl_ops_masked_fill_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_masked_fill_tensor(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+
+/* ---------------------------------------------------------------- embedding */
+int tl_ops_register_embedding(void);
+/* embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
+extern tl_operator *tl_ops_embedding_op;
+typedef tl_tensor *(*tl_ops_embedding_fn)(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+tl_tensor *tl_ops_embedding(tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+tl_tensor *tl_ops_embedding_redispatch(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+int tl_ops_embedding_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_embedding(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+
+/* ---------------------------------------------------------------- embedding_backward */
+int tl_ops_register_embedding_backward(void);
+/* embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor */
+extern tl_operator *tl_ops_embedding_backward_op;
+typedef tl_tensor *(*tl_ops_embedding_backward_fn)(tl_keyset ks, tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+tl_tensor *tl_ops_embedding_backward(tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+tl_tensor *tl_ops_embedding_backward_redispatch(tl_keyset ks, tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+int tl_ops_embedding_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_embedding_backward(tl_keyset ks, tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
+
+/* ---------------------------------------------------------------- embedding_dense_backward */
+int tl_ops_register_embedding_dense_backward(void);
+/* embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
+extern tl_operator *tl_ops_embedding_dense_backward_op;
+typedef tl_tensor *(*tl_ops_embedding_dense_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+tl_tensor *tl_ops_embedding_dense_backward(tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+tl_tensor *tl_ops_embedding_dense_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+int tl_ops_embedding_dense_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_embedding_dense_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+
+/* ---------------------------------------------------------------- tril */
+int tl_ops_register_tril(void);
+/* tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!) */
+extern tl_operator *tl_ops_tril__op;
+typedef tl_tensor *(*tl_ops_tril__fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_tril_(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_tril__redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+int tl_ops_tril__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_tril_out_op;
+typedef tl_tensor *(*tl_ops_tril_out_fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_ops_tril_out(tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_ops_tril_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal, tl_tensor *out);
+int tl_ops_tril_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* tril(Tensor self, SymInt diagonal=0) -> Tensor */
+extern tl_operator *tl_ops_tril_op;
+typedef tl_tensor *(*tl_ops_tril_fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_tril(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_tril_redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+int tl_ops_tril_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_tril(tl_structured *s, tl_tensor *self, int64_t diagonal);
+TL_WEAK int tl_impl_tril_cpu(tl_structured *s, tl_tensor *self, int64_t diagonal, tl_tensor *out);
+
+/* ---------------------------------------------------------------- triu */
+int tl_ops_register_triu(void);
+/* triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!) */
+extern tl_operator *tl_ops_triu__op;
+typedef tl_tensor *(*tl_ops_triu__fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_triu_(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_triu__redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+int tl_ops_triu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_triu_out_op;
+typedef tl_tensor *(*tl_ops_triu_out_fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_ops_triu_out(tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_ops_triu_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal, tl_tensor *out);
+int tl_ops_triu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* triu(Tensor self, SymInt diagonal=0) -> Tensor */
+extern tl_operator *tl_ops_triu_op;
+typedef tl_tensor *(*tl_ops_triu_fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_triu(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_triu_redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+int tl_ops_triu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_triu(tl_structured *s, tl_tensor *self, int64_t diagonal);
+TL_WEAK int tl_impl_triu_cpu(tl_structured *s, tl_tensor *self, int64_t diagonal, tl_tensor *out);
+
+/* ---------------------------------------------------------------- _softmax */
+int tl_ops_register__softmax(void);
+/* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
+extern tl_operator *tl_ops__softmax_op;
+typedef tl_tensor *(*tl_ops__softmax_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float);
+tl_tensor *tl_ops__softmax(tl_tensor *self, int64_t dim, bool half_to_float);
+tl_tensor *tl_ops__softmax_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float);
+int tl_ops__softmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__softmax_out_op;
+typedef tl_tensor *(*tl_ops__softmax_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+tl_tensor *tl_ops__softmax_out(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+tl_tensor *tl_ops__softmax_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+int tl_ops__softmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta__softmax(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float);
+TL_WEAK int tl_impl_softmax_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+
+/* ---------------------------------------------------------------- _softmax_backward_data */
+int tl_ops_register__softmax_backward_data(void);
+/* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
+extern tl_operator *tl_ops__softmax_backward_data_op;
+typedef tl_tensor *(*tl_ops__softmax_backward_data_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+tl_tensor *tl_ops__softmax_backward_data(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+tl_tensor *tl_ops__softmax_backward_data_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+int tl_ops__softmax_backward_data_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops__softmax_backward_data_out_op;
+typedef tl_tensor *(*tl_ops__softmax_backward_data_out_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
+tl_tensor *tl_ops__softmax_backward_data_out(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
+tl_tensor *tl_ops__softmax_backward_data_out_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
+int tl_ops__softmax_backward_data_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta__softmax_backward_data(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+TL_WEAK int tl_impl_softmax_backward_cpu_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- _log_softmax */
+int tl_ops_register__log_softmax(void);
+/* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
+extern tl_operator *tl_ops__log_softmax_op;
+typedef tl_tensor *(*tl_ops__log_softmax_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float);
+tl_tensor *tl_ops__log_softmax(tl_tensor *self, int64_t dim, bool half_to_float);
+tl_tensor *tl_ops__log_softmax_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float);
+int tl_ops__log_softmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__log_softmax_out_op;
+typedef tl_tensor *(*tl_ops__log_softmax_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+tl_tensor *tl_ops__log_softmax_out(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+tl_tensor *tl_ops__log_softmax_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+int tl_ops__log_softmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta__log_softmax(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float);
+TL_WEAK int tl_impl_log_softmax_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+
+/* ---------------------------------------------------------------- _log_softmax_backward_data */
+int tl_ops_register__log_softmax_backward_data(void);
+/* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
+extern tl_operator *tl_ops__log_softmax_backward_data_op;
+typedef tl_tensor *(*tl_ops__log_softmax_backward_data_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+tl_tensor *tl_ops__log_softmax_backward_data(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+tl_tensor *tl_ops__log_softmax_backward_data_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+int tl_ops__log_softmax_backward_data_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* _log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__log_softmax_backward_data_out_op;
+typedef tl_tensor *(*tl_ops__log_softmax_backward_data_out_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
+tl_tensor *tl_ops__log_softmax_backward_data_out(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
+tl_tensor *tl_ops__log_softmax_backward_data_out_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
+int tl_ops__log_softmax_backward_data_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta__log_softmax_backward_data(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
+TL_WEAK int tl_impl_log_softmax_backward_cpu_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- softmax */
+int tl_ops_register_softmax(void);
+/* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_softmax_int_op;
+typedef tl_tensor *(*tl_ops_softmax_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_softmax_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_softmax_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_softmax_int(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* ---------------------------------------------------------------- log_softmax */
+int tl_ops_register_log_softmax(void);
+/* log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_log_softmax_int_op;
+typedef tl_tensor *(*tl_ops_log_softmax_int_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_log_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_log_softmax_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_log_softmax_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_log_softmax_int(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* ---------------------------------------------------------------- native_layer_norm */
+int tl_ops_register_native_layer_norm(void);
+/* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_native_layer_norm_op;
+typedef int (*tl_ops_native_layer_norm_fn)(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_layer_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_layer_norm_redispatch(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_layer_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_layer_norm_cpu(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- layer_norm */
+int tl_ops_register_layer_norm(void);
+/* layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor */
+extern tl_operator *tl_ops_layer_norm_op;
+typedef tl_tensor *(*tl_ops_layer_norm_fn)(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enable);
+tl_tensor *tl_ops_layer_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enable);
+tl_tensor *tl_ops_layer_norm_redispatch(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enable);
+int tl_ops_layer_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_layer_norm_symint(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enable);
+
+/* ---------------------------------------------------------------- rms_norm */
+int tl_ops_register_rms_norm(void);
+/* rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor */
+extern tl_operator *tl_ops_rms_norm_op;
+typedef tl_tensor *(*tl_ops_rms_norm_fn)(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, double eps, bool eps_has);
+tl_tensor *tl_ops_rms_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, double eps, bool eps_has);
+tl_tensor *tl_ops_rms_norm_redispatch(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, double eps, bool eps_has);
+int tl_ops_rms_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rms_norm_symint(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, double eps, bool eps_has);
+
+/* ---------------------------------------------------------------- dropout */
+int tl_ops_register_dropout(void);
+/* dropout(Tensor input, float p, bool train) -> Tensor */
+extern tl_operator *tl_ops_dropout_op;
+typedef tl_tensor *(*tl_ops_dropout_fn)(tl_keyset ks, tl_tensor *input, double p, bool train);
+tl_tensor *tl_ops_dropout(tl_tensor *input, double p, bool train);
+tl_tensor *tl_ops_dropout_redispatch(tl_keyset ks, tl_tensor *input, double p, bool train);
+int tl_ops_dropout_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_dropout(tl_keyset ks, tl_tensor *input, double p, bool train);
+
+/* ---------------------------------------------------------------- native_dropout */
+int tl_ops_register_native_dropout(void);
+/* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_native_dropout_op;
+typedef int (*tl_ops_native_dropout_fn)(tl_keyset ks, tl_tensor *input, double p, bool train, bool train_has, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_native_dropout(tl_tensor *input, double p, bool train, bool train_has, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_native_dropout_redispatch(tl_keyset ks, tl_tensor *input, double p, bool train, bool train_has, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_native_dropout_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_native_dropout_cpu(tl_keyset ks, tl_tensor *input, double p, bool train, bool train_has, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- native_dropout_backward */
+int tl_ops_register_native_dropout_backward(void);
+/* native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor */
+extern tl_operator *tl_ops_native_dropout_backward_op;
+typedef tl_tensor *(*tl_ops_native_dropout_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *mask, double scale);
+tl_tensor *tl_ops_native_dropout_backward(tl_tensor *grad_output, tl_tensor *mask, double scale);
+tl_tensor *tl_ops_native_dropout_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *mask, double scale);
+int tl_ops_native_dropout_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_native_dropout_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *mask, double scale);
+
+/* ---------------------------------------------------------------- nll_loss_forward */
+int tl_ops_register_nll_loss_forward(void);
+/* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight) */
+extern tl_operator *tl_ops_nll_loss_forward_op;
+typedef int (*tl_ops_nll_loss_forward_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_nll_loss_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- nll_loss_backward */
+int tl_ops_register_nll_loss_backward(void);
+/* nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_nll_loss_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_nll_loss_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
+tl_tensor *tl_ops_nll_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
+tl_tensor *tl_ops_nll_loss_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
+int tl_ops_nll_loss_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor */
+extern tl_operator *tl_ops_nll_loss_backward_op;
+typedef tl_tensor *(*tl_ops_nll_loss_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight);
+tl_tensor *tl_ops_nll_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight);
+tl_tensor *tl_ops_nll_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight);
+int tl_ops_nll_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_nll_loss_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight);
+TL_WEAK int tl_impl_nll_loss_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- nll_loss */
+int tl_ops_register_nll_loss(void);
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor */
+extern tl_operator *tl_ops_nll_loss_op;
+typedef tl_tensor *(*tl_ops_nll_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+tl_tensor *tl_ops_nll_loss(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+tl_tensor *tl_ops_nll_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+int tl_ops_nll_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nll_loss_symint(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+
+/* ---------------------------------------------------------------- nll_loss_nd */
+int tl_ops_register_nll_loss_nd(void);
+/* nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor */
+extern tl_operator *tl_ops_nll_loss_nd_op;
+typedef tl_tensor *(*tl_ops_nll_loss_nd_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+tl_tensor *tl_ops_nll_loss_nd(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+tl_tensor *tl_ops_nll_loss_nd_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+int tl_ops_nll_loss_nd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nll_loss_nd_symint(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+
+/* ---------------------------------------------------------------- cross_entropy_loss */
+int tl_ops_register_cross_entropy_loss(void);
+/* cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor */
+extern tl_operator *tl_ops_cross_entropy_loss_op;
+typedef tl_tensor *(*tl_ops_cross_entropy_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing);
+tl_tensor *tl_ops_cross_entropy_loss(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing);
+tl_tensor *tl_ops_cross_entropy_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing);
+int tl_ops_cross_entropy_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_cross_entropy_loss_symint(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, double label_smoothing);
+
+/* ---------------------------------------------------------------- mse_loss */
+int tl_ops_register_mse_loss(void);
+/* mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
+extern tl_operator *tl_ops_mse_loss_op;
+typedef tl_tensor *(*tl_ops_mse_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_mse_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_mse_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+int tl_ops_mse_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mse_loss_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+/* mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mse_loss_out_op;
+typedef tl_tensor *(*tl_ops_mse_loss_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *out);
+tl_tensor *tl_ops_mse_loss_out(tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *out);
+tl_tensor *tl_ops_mse_loss_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *out);
+int tl_ops_mse_loss_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mse_loss_out_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *out);
+
+/* ---------------------------------------------------------------- mse_loss_backward */
+int tl_ops_register_mse_loss_backward(void);
+/* mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor */
+extern tl_operator *tl_ops_mse_loss_backward_op;
+typedef tl_tensor *(*tl_ops_mse_loss_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_mse_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_mse_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+int tl_ops_mse_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mse_loss_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* ---------------------------------------------------------------- scaled_dot_product_attention */
+int tl_ops_register_scaled_dot_product_attention(void);
+/* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor */
+extern tl_operator *tl_ops_scaled_dot_product_attention_op;
+typedef tl_tensor *(*tl_ops_scaled_dot_product_attention_fn)(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
+tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
+tl_tensor *tl_ops_scaled_dot_product_attention_redispatch(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
+int tl_ops_scaled_dot_product_attention_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_scaled_dot_product_attention(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
 
 #endif

@@ -65,19 +65,66 @@ from torchlet._pyargs import (
 )
 
 __all__ = [
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "_softmax",
+    "_softmax_backward_data",
     "_to_copy",
     "abs",
     "abs_",
+    "acos",
+    "acos_",
     "add",
+    "addcdiv",
+    "addcmul",
+    "addmm",
     "alias",
+    "all",
+    "amax",
+    "amin",
+    "any",
     "arange",
+    "argmax",
+    "argmin",
     "as_strided",
+    "asin",
+    "asin_",
+    "atan",
+    "atan2",
+    "atan_",
+    "baddbmm",
+    "bitwise_and",
+    "bitwise_left_shift",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "bmm",
+    "cat",
     "ceil",
     "ceil_",
+    "chunk",
+    "clamp",
+    "clamp_",
+    "clamp_max",
+    "clamp_max_",
+    "clamp_min",
+    "clamp_min_",
+    "clip",
+    "clip_",
     "clone",
     "cos",
     "cos_",
+    "cosh",
+    "cosh_",
+    "cumprod",
+    "cumsum",
     "div",
+    "dot",
+    "dropout",
+    "embedding",
+    "embedding_backward",
+    "embedding_dense_backward",
     "empty",
     "empty_like",
     "empty_strided",
@@ -93,15 +140,31 @@ __all__ = [
     "expm1",
     "expm1_",
     "fill_",
+    "flatten",
+    "flip",
     "floor",
     "floor_",
+    "floor_divide",
+    "fmod",
     "frac",
     "frac_",
     "full",
     "full_like",
+    "gather",
+    "gather_backward",
     "ge",
+    "ger",
     "gt",
+    "hstack",
+    "index_select",
+    "index_select_backward",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "layer_norm",
     "le",
+    "lerp",
+    "linalg_vector_norm",
     "log",
     "log10",
     "log10_",
@@ -110,41 +173,77 @@ __all__ = [
     "log2",
     "log2_",
     "log_",
+    "log_softmax",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logit",
+    "logit_",
+    "logit_backward",
+    "logsumexp",
     "lt",
+    "masked_fill",
+    "matmul",
+    "max",
     "maximum",
+    "mean",
+    "min",
     "minimum",
     "mm",
     "mul",
+    "mv",
+    "nan_to_num",
+    "nan_to_num_",
+    "narrow",
+    "native_dropout",
+    "native_dropout_backward",
+    "native_layer_norm",
     "ne",
     "neg",
     "neg_",
     "ones",
     "ones_like",
+    "outer",
     "permute",
+    "pow",
+    "prod",
     "rand",
     "randn",
     "reciprocal",
     "reciprocal_",
     "relu",
     "relu_",
+    "remainder",
     "reshape",
+    "rms_norm",
+    "round",
+    "round_",
     "rsqrt",
     "rsqrt_",
     "rsub",
+    "scatter",
+    "scatter_add",
     "select",
     "select_backward",
     "sigmoid",
     "sigmoid_",
     "sign",
     "sign_",
-    "silu",
-    "silu_",
     "sin",
     "sin_",
+    "sinh",
+    "sinh_",
     "slice_backward",
+    "softmax",
+    "split",
+    "split_with_sizes",
     "sqrt",
     "sqrt_",
     "squeeze",
+    "stack",
+    "std",
+    "std_mean",
     "sub",
     "sum",
     "t",
@@ -154,9 +253,17 @@ __all__ = [
     "tanh_",
     "threshold_backward",
     "transpose",
+    "tril",
+    "triu",
     "trunc",
     "trunc_",
+    "unbind",
+    "unflatten",
     "unsqueeze",
+    "var",
+    "var_mean",
+    "vstack",
+    "where",
     "zero_",
     "zeros",
     "zeros_like",
@@ -178,27 +285,161 @@ def bind(tensor_cls, wrap):
 
 
 # the C entry points (docs/OPERATOR_ABI.md)
+_C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_ops__log_softmax")
+_C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
+_C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
+_C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__softmax = getattr(_lib, "tl_ops__softmax", None) or _missing_c("tl_ops__softmax")
+_C__softmax_backward_data = getattr(_lib, "tl_ops__softmax_backward_data", None) or _missing_c("tl_ops__softmax_backward_data")
+_C__softmax_backward_data_out = getattr(_lib, "tl_ops__softmax_backward_data_out", None) or _missing_c("tl_ops__softmax_backward_data_out")
+_C__softmax_out = getattr(_lib, "tl_ops__softmax_out", None) or _missing_c("tl_ops__softmax_out")
 _C__to_copy = getattr(_lib, "tl_ops__to_copy", None) or _missing_c("tl_ops__to_copy")
 _C_abs = getattr(_lib, "tl_ops_abs", None) or _missing_c("tl_ops_abs")
 _C_abs_ = getattr(_lib, "tl_ops_abs_", None) or _missing_c("tl_ops_abs_")
 _C_abs_out = getattr(_lib, "tl_ops_abs_out", None) or _missing_c("tl_ops_abs_out")
+_C_acos = getattr(_lib, "tl_ops_acos", None) or _missing_c("tl_ops_acos")
+_C_acos_ = getattr(_lib, "tl_ops_acos_", None) or _missing_c("tl_ops_acos_")
+_C_acos_out = getattr(_lib, "tl_ops_acos_out", None) or _missing_c("tl_ops_acos_out")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
+_C_addcdiv = getattr(_lib, "tl_ops_addcdiv", None) or _missing_c("tl_ops_addcdiv")
+_C_addcdiv_ = getattr(_lib, "tl_ops_addcdiv_", None) or _missing_c("tl_ops_addcdiv_")
+_C_addcdiv_out = getattr(_lib, "tl_ops_addcdiv_out", None) or _missing_c("tl_ops_addcdiv_out")
+_C_addcmul = getattr(_lib, "tl_ops_addcmul", None) or _missing_c("tl_ops_addcmul")
+_C_addcmul_ = getattr(_lib, "tl_ops_addcmul_", None) or _missing_c("tl_ops_addcmul_")
+_C_addcmul_out = getattr(_lib, "tl_ops_addcmul_out", None) or _missing_c("tl_ops_addcmul_out")
+_C_addmm = getattr(_lib, "tl_ops_addmm", None) or _missing_c("tl_ops_addmm")
+_C_addmm_ = getattr(_lib, "tl_ops_addmm_", None) or _missing_c("tl_ops_addmm_")
+_C_addmm_out = getattr(_lib, "tl_ops_addmm_out", None) or _missing_c("tl_ops_addmm_out")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
+_C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
+_C_all_all_out = getattr(_lib, "tl_ops_all_all_out", None) or _missing_c("tl_ops_all_all_out")
+_C_all_dim = getattr(_lib, "tl_ops_all_dim", None) or _missing_c("tl_ops_all_dim")
+_C_all_dims = getattr(_lib, "tl_ops_all_dims", None) or _missing_c("tl_ops_all_dims")
+_C_all_dims_out = getattr(_lib, "tl_ops_all_dims_out", None) or _missing_c("tl_ops_all_dims_out")
+_C_all_out = getattr(_lib, "tl_ops_all_out", None) or _missing_c("tl_ops_all_out")
+_C_amax = getattr(_lib, "tl_ops_amax", None) or _missing_c("tl_ops_amax")
+_C_amax_out = getattr(_lib, "tl_ops_amax_out", None) or _missing_c("tl_ops_amax_out")
+_C_amin = getattr(_lib, "tl_ops_amin", None) or _missing_c("tl_ops_amin")
+_C_amin_out = getattr(_lib, "tl_ops_amin_out", None) or _missing_c("tl_ops_amin_out")
+_C_any = getattr(_lib, "tl_ops_any", None) or _missing_c("tl_ops_any")
+_C_any_all_out = getattr(_lib, "tl_ops_any_all_out", None) or _missing_c("tl_ops_any_all_out")
+_C_any_dim = getattr(_lib, "tl_ops_any_dim", None) or _missing_c("tl_ops_any_dim")
+_C_any_dims = getattr(_lib, "tl_ops_any_dims", None) or _missing_c("tl_ops_any_dims")
+_C_any_dims_out = getattr(_lib, "tl_ops_any_dims_out", None) or _missing_c("tl_ops_any_dims_out")
+_C_any_out = getattr(_lib, "tl_ops_any_out", None) or _missing_c("tl_ops_any_out")
 _C_arange = getattr(_lib, "tl_ops_arange", None) or _missing_c("tl_ops_arange")
 _C_arange_start = getattr(_lib, "tl_ops_arange_start", None) or _missing_c("tl_ops_arange_start")
 _C_arange_start_step = getattr(_lib, "tl_ops_arange_start_step", None) or _missing_c("tl_ops_arange_start_step")
+_C_argmax = getattr(_lib, "tl_ops_argmax", None) or _missing_c("tl_ops_argmax")
+_C_argmax_out = getattr(_lib, "tl_ops_argmax_out", None) or _missing_c("tl_ops_argmax_out")
+_C_argmin = getattr(_lib, "tl_ops_argmin", None) or _missing_c("tl_ops_argmin")
+_C_argmin_out = getattr(_lib, "tl_ops_argmin_out", None) or _missing_c("tl_ops_argmin_out")
 _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_as_strided")
+_C_asin = getattr(_lib, "tl_ops_asin", None) or _missing_c("tl_ops_asin")
+_C_asin_ = getattr(_lib, "tl_ops_asin_", None) or _missing_c("tl_ops_asin_")
+_C_asin_out = getattr(_lib, "tl_ops_asin_out", None) or _missing_c("tl_ops_asin_out")
+_C_atan = getattr(_lib, "tl_ops_atan", None) or _missing_c("tl_ops_atan")
+_C_atan2 = getattr(_lib, "tl_ops_atan2", None) or _missing_c("tl_ops_atan2")
+_C_atan2_ = getattr(_lib, "tl_ops_atan2_", None) or _missing_c("tl_ops_atan2_")
+_C_atan2_out = getattr(_lib, "tl_ops_atan2_out", None) or _missing_c("tl_ops_atan2_out")
+_C_atan_ = getattr(_lib, "tl_ops_atan_", None) or _missing_c("tl_ops_atan_")
+_C_atan_out = getattr(_lib, "tl_ops_atan_out", None) or _missing_c("tl_ops_atan_out")
+_C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
+_C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
+_C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
+_C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
+_C_bitwise_and_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor")
+_C_bitwise_and_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor_out")
+_C_bitwise_and_Scalar_out = getattr(_lib, "tl_ops_bitwise_and_Scalar_out", None) or _missing_c("tl_ops_bitwise_and_Scalar_out")
+_C_bitwise_and_Tensor = getattr(_lib, "tl_ops_bitwise_and_Tensor", None) or _missing_c("tl_ops_bitwise_and_Tensor")
+_C_bitwise_and_Tensor_out = getattr(_lib, "tl_ops_bitwise_and_Tensor_out", None) or _missing_c("tl_ops_bitwise_and_Tensor_out")
+_C_bitwise_and__Scalar = getattr(_lib, "tl_ops_bitwise_and__Scalar", None) or _missing_c("tl_ops_bitwise_and__Scalar")
+_C_bitwise_and__Tensor = getattr(_lib, "tl_ops_bitwise_and__Tensor", None) or _missing_c("tl_ops_bitwise_and__Tensor")
+_C_bitwise_left_shift_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_left_shift_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_left_shift_Scalar_Tensor")
+_C_bitwise_left_shift_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_left_shift_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_left_shift_Scalar_Tensor_out")
+_C_bitwise_left_shift_Tensor = getattr(_lib, "tl_ops_bitwise_left_shift_Tensor", None) or _missing_c("tl_ops_bitwise_left_shift_Tensor")
+_C_bitwise_left_shift_Tensor_Scalar = getattr(_lib, "tl_ops_bitwise_left_shift_Tensor_Scalar", None) or _missing_c("tl_ops_bitwise_left_shift_Tensor_Scalar")
+_C_bitwise_left_shift_Tensor_Scalar_out = getattr(_lib, "tl_ops_bitwise_left_shift_Tensor_Scalar_out", None) or _missing_c("tl_ops_bitwise_left_shift_Tensor_Scalar_out")
+_C_bitwise_left_shift_Tensor_out = getattr(_lib, "tl_ops_bitwise_left_shift_Tensor_out", None) or _missing_c("tl_ops_bitwise_left_shift_Tensor_out")
+_C_bitwise_left_shift__Tensor = getattr(_lib, "tl_ops_bitwise_left_shift__Tensor", None) or _missing_c("tl_ops_bitwise_left_shift__Tensor")
+_C_bitwise_left_shift__Tensor_Scalar = getattr(_lib, "tl_ops_bitwise_left_shift__Tensor_Scalar", None) or _missing_c("tl_ops_bitwise_left_shift__Tensor_Scalar")
+_C_bitwise_not = getattr(_lib, "tl_ops_bitwise_not", None) or _missing_c("tl_ops_bitwise_not")
+_C_bitwise_not_ = getattr(_lib, "tl_ops_bitwise_not_", None) or _missing_c("tl_ops_bitwise_not_")
+_C_bitwise_not_out = getattr(_lib, "tl_ops_bitwise_not_out", None) or _missing_c("tl_ops_bitwise_not_out")
+_C_bitwise_or_Scalar = getattr(_lib, "tl_ops_bitwise_or_Scalar", None) or _missing_c("tl_ops_bitwise_or_Scalar")
+_C_bitwise_or_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_or_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_or_Scalar_Tensor")
+_C_bitwise_or_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_or_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_or_Scalar_Tensor_out")
+_C_bitwise_or_Scalar_out = getattr(_lib, "tl_ops_bitwise_or_Scalar_out", None) or _missing_c("tl_ops_bitwise_or_Scalar_out")
+_C_bitwise_or_Tensor = getattr(_lib, "tl_ops_bitwise_or_Tensor", None) or _missing_c("tl_ops_bitwise_or_Tensor")
+_C_bitwise_or_Tensor_out = getattr(_lib, "tl_ops_bitwise_or_Tensor_out", None) or _missing_c("tl_ops_bitwise_or_Tensor_out")
+_C_bitwise_or__Scalar = getattr(_lib, "tl_ops_bitwise_or__Scalar", None) or _missing_c("tl_ops_bitwise_or__Scalar")
+_C_bitwise_or__Tensor = getattr(_lib, "tl_ops_bitwise_or__Tensor", None) or _missing_c("tl_ops_bitwise_or__Tensor")
+_C_bitwise_right_shift_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_right_shift_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_right_shift_Scalar_Tensor")
+_C_bitwise_right_shift_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_right_shift_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_right_shift_Scalar_Tensor_out")
+_C_bitwise_right_shift_Tensor = getattr(_lib, "tl_ops_bitwise_right_shift_Tensor", None) or _missing_c("tl_ops_bitwise_right_shift_Tensor")
+_C_bitwise_right_shift_Tensor_Scalar = getattr(_lib, "tl_ops_bitwise_right_shift_Tensor_Scalar", None) or _missing_c("tl_ops_bitwise_right_shift_Tensor_Scalar")
+_C_bitwise_right_shift_Tensor_Scalar_out = getattr(_lib, "tl_ops_bitwise_right_shift_Tensor_Scalar_out", None) or _missing_c("tl_ops_bitwise_right_shift_Tensor_Scalar_out")
+_C_bitwise_right_shift_Tensor_out = getattr(_lib, "tl_ops_bitwise_right_shift_Tensor_out", None) or _missing_c("tl_ops_bitwise_right_shift_Tensor_out")
+_C_bitwise_right_shift__Tensor = getattr(_lib, "tl_ops_bitwise_right_shift__Tensor", None) or _missing_c("tl_ops_bitwise_right_shift__Tensor")
+_C_bitwise_right_shift__Tensor_Scalar = getattr(_lib, "tl_ops_bitwise_right_shift__Tensor_Scalar", None) or _missing_c("tl_ops_bitwise_right_shift__Tensor_Scalar")
+_C_bitwise_xor_Scalar = getattr(_lib, "tl_ops_bitwise_xor_Scalar", None) or _missing_c("tl_ops_bitwise_xor_Scalar")
+_C_bitwise_xor_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_xor_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_xor_Scalar_Tensor")
+_C_bitwise_xor_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_xor_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_xor_Scalar_Tensor_out")
+_C_bitwise_xor_Scalar_out = getattr(_lib, "tl_ops_bitwise_xor_Scalar_out", None) or _missing_c("tl_ops_bitwise_xor_Scalar_out")
+_C_bitwise_xor_Tensor = getattr(_lib, "tl_ops_bitwise_xor_Tensor", None) or _missing_c("tl_ops_bitwise_xor_Tensor")
+_C_bitwise_xor_Tensor_out = getattr(_lib, "tl_ops_bitwise_xor_Tensor_out", None) or _missing_c("tl_ops_bitwise_xor_Tensor_out")
+_C_bitwise_xor__Scalar = getattr(_lib, "tl_ops_bitwise_xor__Scalar", None) or _missing_c("tl_ops_bitwise_xor__Scalar")
+_C_bitwise_xor__Tensor = getattr(_lib, "tl_ops_bitwise_xor__Tensor", None) or _missing_c("tl_ops_bitwise_xor__Tensor")
+_C_bmm = getattr(_lib, "tl_ops_bmm", None) or _missing_c("tl_ops_bmm")
+_C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
+_C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
+_C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
+_C_chunk = getattr(_lib, "tl_ops_chunk", None) or _missing_c("tl_ops_chunk")
+_C_clamp = getattr(_lib, "tl_ops_clamp", None) or _missing_c("tl_ops_clamp")
+_C_clamp_ = getattr(_lib, "tl_ops_clamp_", None) or _missing_c("tl_ops_clamp_")
+_C_clamp_Tensor = getattr(_lib, "tl_ops_clamp_Tensor", None) or _missing_c("tl_ops_clamp_Tensor")
+_C_clamp_Tensor_out = getattr(_lib, "tl_ops_clamp_Tensor_out", None) or _missing_c("tl_ops_clamp_Tensor_out")
+_C_clamp__Tensor = getattr(_lib, "tl_ops_clamp__Tensor", None) or _missing_c("tl_ops_clamp__Tensor")
+_C_clamp_max = getattr(_lib, "tl_ops_clamp_max", None) or _missing_c("tl_ops_clamp_max")
+_C_clamp_max_ = getattr(_lib, "tl_ops_clamp_max_", None) or _missing_c("tl_ops_clamp_max_")
+_C_clamp_max_Tensor = getattr(_lib, "tl_ops_clamp_max_Tensor", None) or _missing_c("tl_ops_clamp_max_Tensor")
+_C_clamp_max_Tensor_out = getattr(_lib, "tl_ops_clamp_max_Tensor_out", None) or _missing_c("tl_ops_clamp_max_Tensor_out")
+_C_clamp_max__Tensor = getattr(_lib, "tl_ops_clamp_max__Tensor", None) or _missing_c("tl_ops_clamp_max__Tensor")
+_C_clamp_max_out = getattr(_lib, "tl_ops_clamp_max_out", None) or _missing_c("tl_ops_clamp_max_out")
+_C_clamp_min = getattr(_lib, "tl_ops_clamp_min", None) or _missing_c("tl_ops_clamp_min")
+_C_clamp_min_ = getattr(_lib, "tl_ops_clamp_min_", None) or _missing_c("tl_ops_clamp_min_")
+_C_clamp_min_Tensor = getattr(_lib, "tl_ops_clamp_min_Tensor", None) or _missing_c("tl_ops_clamp_min_Tensor")
+_C_clamp_min_Tensor_out = getattr(_lib, "tl_ops_clamp_min_Tensor_out", None) or _missing_c("tl_ops_clamp_min_Tensor_out")
+_C_clamp_min__Tensor = getattr(_lib, "tl_ops_clamp_min__Tensor", None) or _missing_c("tl_ops_clamp_min__Tensor")
+_C_clamp_min_out = getattr(_lib, "tl_ops_clamp_min_out", None) or _missing_c("tl_ops_clamp_min_out")
+_C_clamp_out = getattr(_lib, "tl_ops_clamp_out", None) or _missing_c("tl_ops_clamp_out")
+_C_clip = getattr(_lib, "tl_ops_clip", None) or _missing_c("tl_ops_clip")
+_C_clip_ = getattr(_lib, "tl_ops_clip_", None) or _missing_c("tl_ops_clip_")
+_C_clip_Tensor = getattr(_lib, "tl_ops_clip_Tensor", None) or _missing_c("tl_ops_clip_Tensor")
+_C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c("tl_ops_clip_Tensor_out")
+_C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
+_C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
 _C_cos = getattr(_lib, "tl_ops_cos", None) or _missing_c("tl_ops_cos")
 _C_cos_ = getattr(_lib, "tl_ops_cos_", None) or _missing_c("tl_ops_cos_")
 _C_cos_out = getattr(_lib, "tl_ops_cos_out", None) or _missing_c("tl_ops_cos_out")
+_C_cosh = getattr(_lib, "tl_ops_cosh", None) or _missing_c("tl_ops_cosh")
+_C_cosh_ = getattr(_lib, "tl_ops_cosh_", None) or _missing_c("tl_ops_cosh_")
+_C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_out")
+_C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
+_C_cumprod = getattr(_lib, "tl_ops_cumprod", None) or _missing_c("tl_ops_cumprod")
+_C_cumprod_ = getattr(_lib, "tl_ops_cumprod_", None) or _missing_c("tl_ops_cumprod_")
+_C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops_cumprod_out")
+_C_cumsum = getattr(_lib, "tl_ops_cumsum", None) or _missing_c("tl_ops_cumsum")
+_C_cumsum_ = getattr(_lib, "tl_ops_cumsum_", None) or _missing_c("tl_ops_cumsum_")
+_C_cumsum_out = getattr(_lib, "tl_ops_cumsum_out", None) or _missing_c("tl_ops_cumsum_out")
 _C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
 _C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
@@ -207,6 +448,17 @@ _C_div__Tensor = getattr(_lib, "tl_ops_div__Tensor", None) or _missing_c("tl_ops
 _C_div__Tensor_mode = getattr(_lib, "tl_ops_div__Tensor_mode", None) or _missing_c("tl_ops_div__Tensor_mode")
 _C_div_out = getattr(_lib, "tl_ops_div_out", None) or _missing_c("tl_ops_div_out")
 _C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_ops_div_out_mode")
+_C_dot = getattr(_lib, "tl_ops_dot", None) or _missing_c("tl_ops_dot")
+_C_dot_out = getattr(_lib, "tl_ops_dot_out", None) or _missing_c("tl_ops_dot_out")
+_C_dropout = getattr(_lib, "tl_ops_dropout", None) or _missing_c("tl_ops_dropout")
+_C_elu = getattr(_lib, "tl_ops_elu", None) or _missing_c("tl_ops_elu")
+_C_elu_ = getattr(_lib, "tl_ops_elu_", None) or _missing_c("tl_ops_elu_")
+_C_elu_backward = getattr(_lib, "tl_ops_elu_backward", None) or _missing_c("tl_ops_elu_backward")
+_C_elu_backward_grad_input = getattr(_lib, "tl_ops_elu_backward_grad_input", None) or _missing_c("tl_ops_elu_backward_grad_input")
+_C_elu_out = getattr(_lib, "tl_ops_elu_out", None) or _missing_c("tl_ops_elu_out")
+_C_embedding = getattr(_lib, "tl_ops_embedding", None) or _missing_c("tl_ops_embedding")
+_C_embedding_backward = getattr(_lib, "tl_ops_embedding_backward", None) or _missing_c("tl_ops_embedding_backward")
+_C_embedding_dense_backward = getattr(_lib, "tl_ops_embedding_dense_backward", None) or _missing_c("tl_ops_embedding_dense_backward")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
@@ -232,29 +484,80 @@ _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
 _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_ops_fill__Scalar")
+_C_flatten_using_ints = getattr(_lib, "tl_ops_flatten_using_ints", None) or _missing_c("tl_ops_flatten_using_ints")
+_C_flip = getattr(_lib, "tl_ops_flip", None) or _missing_c("tl_ops_flip")
 _C_floor = getattr(_lib, "tl_ops_floor", None) or _missing_c("tl_ops_floor")
 _C_floor_ = getattr(_lib, "tl_ops_floor_", None) or _missing_c("tl_ops_floor_")
+_C_floor_divide = getattr(_lib, "tl_ops_floor_divide", None) or _missing_c("tl_ops_floor_divide")
+_C_floor_divide_Scalar = getattr(_lib, "tl_ops_floor_divide_Scalar", None) or _missing_c("tl_ops_floor_divide_Scalar")
+_C_floor_divide__Scalar = getattr(_lib, "tl_ops_floor_divide__Scalar", None) or _missing_c("tl_ops_floor_divide__Scalar")
+_C_floor_divide__Tensor = getattr(_lib, "tl_ops_floor_divide__Tensor", None) or _missing_c("tl_ops_floor_divide__Tensor")
+_C_floor_divide_out = getattr(_lib, "tl_ops_floor_divide_out", None) or _missing_c("tl_ops_floor_divide_out")
 _C_floor_out = getattr(_lib, "tl_ops_floor_out", None) or _missing_c("tl_ops_floor_out")
+_C_fmod_Scalar = getattr(_lib, "tl_ops_fmod_Scalar", None) or _missing_c("tl_ops_fmod_Scalar")
+_C_fmod_Scalar_out = getattr(_lib, "tl_ops_fmod_Scalar_out", None) or _missing_c("tl_ops_fmod_Scalar_out")
+_C_fmod_Tensor = getattr(_lib, "tl_ops_fmod_Tensor", None) or _missing_c("tl_ops_fmod_Tensor")
+_C_fmod_Tensor_out = getattr(_lib, "tl_ops_fmod_Tensor_out", None) or _missing_c("tl_ops_fmod_Tensor_out")
+_C_fmod__Scalar = getattr(_lib, "tl_ops_fmod__Scalar", None) or _missing_c("tl_ops_fmod__Scalar")
+_C_fmod__Tensor = getattr(_lib, "tl_ops_fmod__Tensor", None) or _missing_c("tl_ops_fmod__Tensor")
 _C_frac = getattr(_lib, "tl_ops_frac", None) or _missing_c("tl_ops_frac")
 _C_frac_ = getattr(_lib, "tl_ops_frac_", None) or _missing_c("tl_ops_frac_")
 _C_frac_out = getattr(_lib, "tl_ops_frac_out", None) or _missing_c("tl_ops_frac_out")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
 _C_full_like = getattr(_lib, "tl_ops_full_like", None) or _missing_c("tl_ops_full_like")
+_C_gather = getattr(_lib, "tl_ops_gather", None) or _missing_c("tl_ops_gather")
+_C_gather_backward = getattr(_lib, "tl_ops_gather_backward", None) or _missing_c("tl_ops_gather_backward")
+_C_gather_out = getattr(_lib, "tl_ops_gather_out", None) or _missing_c("tl_ops_gather_out")
 _C_ge_Scalar = getattr(_lib, "tl_ops_ge_Scalar", None) or _missing_c("tl_ops_ge_Scalar")
 _C_ge_Tensor = getattr(_lib, "tl_ops_ge_Tensor", None) or _missing_c("tl_ops_ge_Tensor")
 _C_ge_Tensor_out = getattr(_lib, "tl_ops_ge_Tensor_out", None) or _missing_c("tl_ops_ge_Tensor_out")
 _C_ge__Scalar = getattr(_lib, "tl_ops_ge__Scalar", None) or _missing_c("tl_ops_ge__Scalar")
 _C_ge__Tensor = getattr(_lib, "tl_ops_ge__Tensor", None) or _missing_c("tl_ops_ge__Tensor")
+_C_gelu = getattr(_lib, "tl_ops_gelu", None) or _missing_c("tl_ops_gelu")
+_C_gelu_ = getattr(_lib, "tl_ops_gelu_", None) or _missing_c("tl_ops_gelu_")
+_C_gelu_backward = getattr(_lib, "tl_ops_gelu_backward", None) or _missing_c("tl_ops_gelu_backward")
+_C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", None) or _missing_c("tl_ops_gelu_backward_grad_input")
+_C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
+_C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
+_C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
 _C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
 _C_gt_Tensor_out = getattr(_lib, "tl_ops_gt_Tensor_out", None) or _missing_c("tl_ops_gt_Tensor_out")
 _C_gt__Scalar = getattr(_lib, "tl_ops_gt__Scalar", None) or _missing_c("tl_ops_gt__Scalar")
 _C_gt__Tensor = getattr(_lib, "tl_ops_gt__Tensor", None) or _missing_c("tl_ops_gt__Tensor")
+_C_hardtanh = getattr(_lib, "tl_ops_hardtanh", None) or _missing_c("tl_ops_hardtanh")
+_C_hardtanh_ = getattr(_lib, "tl_ops_hardtanh_", None) or _missing_c("tl_ops_hardtanh_")
+_C_hardtanh_backward = getattr(_lib, "tl_ops_hardtanh_backward", None) or _missing_c("tl_ops_hardtanh_backward")
+_C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_input", None) or _missing_c("tl_ops_hardtanh_backward_grad_input")
+_C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
+_C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
+_C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
+_C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
+_C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
+_C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
+_C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
+_C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
 _C_le_Scalar = getattr(_lib, "tl_ops_le_Scalar", None) or _missing_c("tl_ops_le_Scalar")
 _C_le_Tensor = getattr(_lib, "tl_ops_le_Tensor", None) or _missing_c("tl_ops_le_Tensor")
 _C_le_Tensor_out = getattr(_lib, "tl_ops_le_Tensor_out", None) or _missing_c("tl_ops_le_Tensor_out")
 _C_le__Scalar = getattr(_lib, "tl_ops_le__Scalar", None) or _missing_c("tl_ops_le__Scalar")
 _C_le__Tensor = getattr(_lib, "tl_ops_le__Tensor", None) or _missing_c("tl_ops_le__Tensor")
+_C_leaky_relu = getattr(_lib, "tl_ops_leaky_relu", None) or _missing_c("tl_ops_leaky_relu")
+_C_leaky_relu_ = getattr(_lib, "tl_ops_leaky_relu_", None) or _missing_c("tl_ops_leaky_relu_")
+_C_leaky_relu_backward = getattr(_lib, "tl_ops_leaky_relu_backward", None) or _missing_c("tl_ops_leaky_relu_backward")
+_C_leaky_relu_backward_grad_input = getattr(_lib, "tl_ops_leaky_relu_backward_grad_input", None) or _missing_c("tl_ops_leaky_relu_backward_grad_input")
+_C_leaky_relu_out = getattr(_lib, "tl_ops_leaky_relu_out", None) or _missing_c("tl_ops_leaky_relu_out")
+_C_lerp_Scalar = getattr(_lib, "tl_ops_lerp_Scalar", None) or _missing_c("tl_ops_lerp_Scalar")
+_C_lerp_Scalar_out = getattr(_lib, "tl_ops_lerp_Scalar_out", None) or _missing_c("tl_ops_lerp_Scalar_out")
+_C_lerp_Tensor = getattr(_lib, "tl_ops_lerp_Tensor", None) or _missing_c("tl_ops_lerp_Tensor")
+_C_lerp_Tensor_out = getattr(_lib, "tl_ops_lerp_Tensor_out", None) or _missing_c("tl_ops_lerp_Tensor_out")
+_C_lerp__Scalar = getattr(_lib, "tl_ops_lerp__Scalar", None) or _missing_c("tl_ops_lerp__Scalar")
+_C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_ops_lerp__Tensor")
+_C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _missing_c("tl_ops_linalg_vector_norm")
+_C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None) or _missing_c("tl_ops_linalg_vector_norm_out")
+_C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
+_C_linear_out = getattr(_lib, "tl_ops_linear_out", None) or _missing_c("tl_ops_linear_out")
 _C_log = getattr(_lib, "tl_ops_log", None) or _missing_c("tl_ops_log")
 _C_log10 = getattr(_lib, "tl_ops_log10", None) or _missing_c("tl_ops_log10")
 _C_log10_ = getattr(_lib, "tl_ops_log10_", None) or _missing_c("tl_ops_log10_")
@@ -267,20 +570,76 @@ _C_log2_ = getattr(_lib, "tl_ops_log2_", None) or _missing_c("tl_ops_log2_")
 _C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_out")
 _C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
 _C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
+_C_log_softmax_int = getattr(_lib, "tl_ops_log_softmax_int", None) or _missing_c("tl_ops_log_softmax_int")
+_C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
+_C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
+_C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
+_C_logical_not = getattr(_lib, "tl_ops_logical_not", None) or _missing_c("tl_ops_logical_not")
+_C_logical_not_ = getattr(_lib, "tl_ops_logical_not_", None) or _missing_c("tl_ops_logical_not_")
+_C_logical_not_out = getattr(_lib, "tl_ops_logical_not_out", None) or _missing_c("tl_ops_logical_not_out")
+_C_logical_or = getattr(_lib, "tl_ops_logical_or", None) or _missing_c("tl_ops_logical_or")
+_C_logical_or_ = getattr(_lib, "tl_ops_logical_or_", None) or _missing_c("tl_ops_logical_or_")
+_C_logical_or_out = getattr(_lib, "tl_ops_logical_or_out", None) or _missing_c("tl_ops_logical_or_out")
+_C_logical_xor = getattr(_lib, "tl_ops_logical_xor", None) or _missing_c("tl_ops_logical_xor")
+_C_logical_xor_ = getattr(_lib, "tl_ops_logical_xor_", None) or _missing_c("tl_ops_logical_xor_")
+_C_logical_xor_out = getattr(_lib, "tl_ops_logical_xor_out", None) or _missing_c("tl_ops_logical_xor_out")
+_C_logit = getattr(_lib, "tl_ops_logit", None) or _missing_c("tl_ops_logit")
+_C_logit_ = getattr(_lib, "tl_ops_logit_", None) or _missing_c("tl_ops_logit_")
+_C_logit_backward = getattr(_lib, "tl_ops_logit_backward", None) or _missing_c("tl_ops_logit_backward")
+_C_logit_backward_grad_input = getattr(_lib, "tl_ops_logit_backward_grad_input", None) or _missing_c("tl_ops_logit_backward_grad_input")
+_C_logit_out = getattr(_lib, "tl_ops_logit_out", None) or _missing_c("tl_ops_logit_out")
+_C_logsumexp = getattr(_lib, "tl_ops_logsumexp", None) or _missing_c("tl_ops_logsumexp")
+_C_logsumexp_out = getattr(_lib, "tl_ops_logsumexp_out", None) or _missing_c("tl_ops_logsumexp_out")
 _C_lt_Scalar = getattr(_lib, "tl_ops_lt_Scalar", None) or _missing_c("tl_ops_lt_Scalar")
 _C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_Tensor")
 _C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
 _C_lt__Scalar = getattr(_lib, "tl_ops_lt__Scalar", None) or _missing_c("tl_ops_lt__Scalar")
 _C_lt__Tensor = getattr(_lib, "tl_ops_lt__Tensor", None) or _missing_c("tl_ops_lt__Tensor")
+_C_masked_fill_Scalar = getattr(_lib, "tl_ops_masked_fill_Scalar", None) or _missing_c("tl_ops_masked_fill_Scalar")
+_C_masked_fill_Tensor = getattr(_lib, "tl_ops_masked_fill_Tensor", None) or _missing_c("tl_ops_masked_fill_Tensor")
+_C_masked_fill__Scalar = getattr(_lib, "tl_ops_masked_fill__Scalar", None) or _missing_c("tl_ops_masked_fill__Scalar")
+_C_masked_fill__Tensor = getattr(_lib, "tl_ops_masked_fill__Tensor", None) or _missing_c("tl_ops_masked_fill__Tensor")
+_C_matmul = getattr(_lib, "tl_ops_matmul", None) or _missing_c("tl_ops_matmul")
+_C_matmul_out = getattr(_lib, "tl_ops_matmul_out", None) or _missing_c("tl_ops_matmul_out")
+_C_max = getattr(_lib, "tl_ops_max", None) or _missing_c("tl_ops_max")
+_C_max_dim = getattr(_lib, "tl_ops_max_dim", None) or _missing_c("tl_ops_max_dim")
+_C_max_other = getattr(_lib, "tl_ops_max_other", None) or _missing_c("tl_ops_max_other")
+_C_max_out = getattr(_lib, "tl_ops_max_out", None) or _missing_c("tl_ops_max_out")
+_C_max_unary_out = getattr(_lib, "tl_ops_max_unary_out", None) or _missing_c("tl_ops_max_unary_out")
 _C_maximum = getattr(_lib, "tl_ops_maximum", None) or _missing_c("tl_ops_maximum")
 _C_maximum_out = getattr(_lib, "tl_ops_maximum_out", None) or _missing_c("tl_ops_maximum_out")
+_C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
+_C_mean_dim = getattr(_lib, "tl_ops_mean_dim", None) or _missing_c("tl_ops_mean_dim")
+_C_mean_dtype_out = getattr(_lib, "tl_ops_mean_dtype_out", None) or _missing_c("tl_ops_mean_dtype_out")
+_C_mean_out = getattr(_lib, "tl_ops_mean_out", None) or _missing_c("tl_ops_mean_out")
+_C_min = getattr(_lib, "tl_ops_min", None) or _missing_c("tl_ops_min")
+_C_min_dim = getattr(_lib, "tl_ops_min_dim", None) or _missing_c("tl_ops_min_dim")
+_C_min_other = getattr(_lib, "tl_ops_min_other", None) or _missing_c("tl_ops_min_other")
+_C_min_out = getattr(_lib, "tl_ops_min_out", None) or _missing_c("tl_ops_min_out")
+_C_min_unary_out = getattr(_lib, "tl_ops_min_unary_out", None) or _missing_c("tl_ops_min_unary_out")
 _C_minimum = getattr(_lib, "tl_ops_minimum", None) or _missing_c("tl_ops_minimum")
 _C_minimum_out = getattr(_lib, "tl_ops_minimum_out", None) or _missing_c("tl_ops_minimum_out")
+_C_mish = getattr(_lib, "tl_ops_mish", None) or _missing_c("tl_ops_mish")
+_C_mish_ = getattr(_lib, "tl_ops_mish_", None) or _missing_c("tl_ops_mish_")
+_C_mish_backward = getattr(_lib, "tl_ops_mish_backward", None) or _missing_c("tl_ops_mish_backward")
+_C_mish_out = getattr(_lib, "tl_ops_mish_out", None) or _missing_c("tl_ops_mish_out")
 _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
+_C_mse_loss = getattr(_lib, "tl_ops_mse_loss", None) or _missing_c("tl_ops_mse_loss")
+_C_mse_loss_backward = getattr(_lib, "tl_ops_mse_loss_backward", None) or _missing_c("tl_ops_mse_loss_backward")
+_C_mse_loss_out = getattr(_lib, "tl_ops_mse_loss_out", None) or _missing_c("tl_ops_mse_loss_out")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
+_C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
+_C_mv_out = getattr(_lib, "tl_ops_mv_out", None) or _missing_c("tl_ops_mv_out")
+_C_nan_to_num = getattr(_lib, "tl_ops_nan_to_num", None) or _missing_c("tl_ops_nan_to_num")
+_C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops_nan_to_num_")
+_C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
+_C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
+_C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
+_C_native_dropout_backward = getattr(_lib, "tl_ops_native_dropout_backward", None) or _missing_c("tl_ops_native_dropout_backward")
+_C_native_layer_norm = getattr(_lib, "tl_ops_native_layer_norm", None) or _missing_c("tl_ops_native_layer_norm")
 _C_ne_Scalar = getattr(_lib, "tl_ops_ne_Scalar", None) or _missing_c("tl_ops_ne_Scalar")
 _C_ne_Tensor = getattr(_lib, "tl_ops_ne_Tensor", None) or _missing_c("tl_ops_ne_Tensor")
 _C_ne_Tensor_out = getattr(_lib, "tl_ops_ne_Tensor_out", None) or _missing_c("tl_ops_ne_Tensor_out")
@@ -289,9 +648,27 @@ _C_ne__Tensor = getattr(_lib, "tl_ops_ne__Tensor", None) or _missing_c("tl_ops_n
 _C_neg = getattr(_lib, "tl_ops_neg", None) or _missing_c("tl_ops_neg")
 _C_neg_ = getattr(_lib, "tl_ops_neg_", None) or _missing_c("tl_ops_neg_")
 _C_neg_out = getattr(_lib, "tl_ops_neg_out", None) or _missing_c("tl_ops_neg_out")
+_C_nll_loss = getattr(_lib, "tl_ops_nll_loss", None) or _missing_c("tl_ops_nll_loss")
+_C_nll_loss_backward = getattr(_lib, "tl_ops_nll_loss_backward", None) or _missing_c("tl_ops_nll_loss_backward")
+_C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_input", None) or _missing_c("tl_ops_nll_loss_backward_grad_input")
+_C_nll_loss_forward = getattr(_lib, "tl_ops_nll_loss_forward", None) or _missing_c("tl_ops_nll_loss_forward")
+_C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops_nll_loss_nd")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
+_C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
+_C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
+_C_pow_Scalar = getattr(_lib, "tl_ops_pow_Scalar", None) or _missing_c("tl_ops_pow_Scalar")
+_C_pow_Scalar_out = getattr(_lib, "tl_ops_pow_Scalar_out", None) or _missing_c("tl_ops_pow_Scalar_out")
+_C_pow_Tensor_Scalar = getattr(_lib, "tl_ops_pow_Tensor_Scalar", None) or _missing_c("tl_ops_pow_Tensor_Scalar")
+_C_pow_Tensor_Scalar_out = getattr(_lib, "tl_ops_pow_Tensor_Scalar_out", None) or _missing_c("tl_ops_pow_Tensor_Scalar_out")
+_C_pow_Tensor_Tensor = getattr(_lib, "tl_ops_pow_Tensor_Tensor", None) or _missing_c("tl_ops_pow_Tensor_Tensor")
+_C_pow_Tensor_Tensor_out = getattr(_lib, "tl_ops_pow_Tensor_Tensor_out", None) or _missing_c("tl_ops_pow_Tensor_Tensor_out")
+_C_pow__Scalar = getattr(_lib, "tl_ops_pow__Scalar", None) or _missing_c("tl_ops_pow__Scalar")
+_C_pow__Tensor = getattr(_lib, "tl_ops_pow__Tensor", None) or _missing_c("tl_ops_pow__Tensor")
+_C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
+_C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
+_C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
 _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
@@ -300,13 +677,45 @@ _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_r
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
 _C_relu = getattr(_lib, "tl_ops_relu", None) or _missing_c("tl_ops_relu")
+_C_relu6 = getattr(_lib, "tl_ops_relu6", None) or _missing_c("tl_ops_relu6")
+_C_relu6_ = getattr(_lib, "tl_ops_relu6_", None) or _missing_c("tl_ops_relu6_")
 _C_relu_ = getattr(_lib, "tl_ops_relu_", None) or _missing_c("tl_ops_relu_")
+_C_remainder_Scalar = getattr(_lib, "tl_ops_remainder_Scalar", None) or _missing_c("tl_ops_remainder_Scalar")
+_C_remainder_Scalar_Tensor = getattr(_lib, "tl_ops_remainder_Scalar_Tensor", None) or _missing_c("tl_ops_remainder_Scalar_Tensor")
+_C_remainder_Scalar_out = getattr(_lib, "tl_ops_remainder_Scalar_out", None) or _missing_c("tl_ops_remainder_Scalar_out")
+_C_remainder_Tensor = getattr(_lib, "tl_ops_remainder_Tensor", None) or _missing_c("tl_ops_remainder_Tensor")
+_C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or _missing_c("tl_ops_remainder_Tensor_out")
+_C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
+_C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
+_C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
+_C_round = getattr(_lib, "tl_ops_round", None) or _missing_c("tl_ops_round")
+_C_round_ = getattr(_lib, "tl_ops_round_", None) or _missing_c("tl_ops_round_")
+_C_round__decimals = getattr(_lib, "tl_ops_round__decimals", None) or _missing_c("tl_ops_round__decimals")
+_C_round_decimals = getattr(_lib, "tl_ops_round_decimals", None) or _missing_c("tl_ops_round_decimals")
+_C_round_decimals_out = getattr(_lib, "tl_ops_round_decimals_out", None) or _missing_c("tl_ops_round_decimals_out")
+_C_round_out = getattr(_lib, "tl_ops_round_out", None) or _missing_c("tl_ops_round_out")
 _C_rsqrt = getattr(_lib, "tl_ops_rsqrt", None) or _missing_c("tl_ops_rsqrt")
 _C_rsqrt_ = getattr(_lib, "tl_ops_rsqrt_", None) or _missing_c("tl_ops_rsqrt_")
 _C_rsqrt_out = getattr(_lib, "tl_ops_rsqrt_out", None) or _missing_c("tl_ops_rsqrt_out")
 _C_rsub_Scalar = getattr(_lib, "tl_ops_rsub_Scalar", None) or _missing_c("tl_ops_rsub_Scalar")
 _C_rsub_Tensor = getattr(_lib, "tl_ops_rsub_Tensor", None) or _missing_c("tl_ops_rsub_Tensor")
+_C_scaled_dot_product_attention = getattr(_lib, "tl_ops_scaled_dot_product_attention", None) or _missing_c("tl_ops_scaled_dot_product_attention")
+_C_scatter__reduce = getattr(_lib, "tl_ops_scatter__reduce", None) or _missing_c("tl_ops_scatter__reduce")
+_C_scatter__src = getattr(_lib, "tl_ops_scatter__src", None) or _missing_c("tl_ops_scatter__src")
+_C_scatter__value = getattr(_lib, "tl_ops_scatter__value", None) or _missing_c("tl_ops_scatter__value")
+_C_scatter__value_reduce = getattr(_lib, "tl_ops_scatter__value_reduce", None) or _missing_c("tl_ops_scatter__value_reduce")
+_C_scatter_add = getattr(_lib, "tl_ops_scatter_add", None) or _missing_c("tl_ops_scatter_add")
+_C_scatter_add_ = getattr(_lib, "tl_ops_scatter_add_", None) or _missing_c("tl_ops_scatter_add_")
+_C_scatter_add_out = getattr(_lib, "tl_ops_scatter_add_out", None) or _missing_c("tl_ops_scatter_add_out")
+_C_scatter_reduce = getattr(_lib, "tl_ops_scatter_reduce", None) or _missing_c("tl_ops_scatter_reduce")
+_C_scatter_reduce_out = getattr(_lib, "tl_ops_scatter_reduce_out", None) or _missing_c("tl_ops_scatter_reduce_out")
+_C_scatter_src = getattr(_lib, "tl_ops_scatter_src", None) or _missing_c("tl_ops_scatter_src")
+_C_scatter_src_out = getattr(_lib, "tl_ops_scatter_src_out", None) or _missing_c("tl_ops_scatter_src_out")
+_C_scatter_value = getattr(_lib, "tl_ops_scatter_value", None) or _missing_c("tl_ops_scatter_value")
+_C_scatter_value_out = getattr(_lib, "tl_ops_scatter_value_out", None) or _missing_c("tl_ops_scatter_value_out")
+_C_scatter_value_reduce = getattr(_lib, "tl_ops_scatter_value_reduce", None) or _missing_c("tl_ops_scatter_value_reduce")
+_C_scatter_value_reduce_out = getattr(_lib, "tl_ops_scatter_value_reduce_out", None) or _missing_c("tl_ops_scatter_value_reduce_out")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
 _C_sigmoid = getattr(_lib, "tl_ops_sigmoid", None) or _missing_c("tl_ops_sigmoid")
@@ -321,14 +730,35 @@ _C_silu_out = getattr(_lib, "tl_ops_silu_out", None) or _missing_c("tl_ops_silu_
 _C_sin = getattr(_lib, "tl_ops_sin", None) or _missing_c("tl_ops_sin")
 _C_sin_ = getattr(_lib, "tl_ops_sin_", None) or _missing_c("tl_ops_sin_")
 _C_sin_out = getattr(_lib, "tl_ops_sin_out", None) or _missing_c("tl_ops_sin_out")
+_C_sinh = getattr(_lib, "tl_ops_sinh", None) or _missing_c("tl_ops_sinh")
+_C_sinh_ = getattr(_lib, "tl_ops_sinh_", None) or _missing_c("tl_ops_sinh_")
+_C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_out")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
+_C_softmax_int = getattr(_lib, "tl_ops_softmax_int", None) or _missing_c("tl_ops_softmax_int")
+_C_softplus = getattr(_lib, "tl_ops_softplus", None) or _missing_c("tl_ops_softplus")
+_C_softplus_backward = getattr(_lib, "tl_ops_softplus_backward", None) or _missing_c("tl_ops_softplus_backward")
+_C_softplus_backward_grad_input = getattr(_lib, "tl_ops_softplus_backward_grad_input", None) or _missing_c("tl_ops_softplus_backward_grad_input")
+_C_softplus_out = getattr(_lib, "tl_ops_softplus_out", None) or _missing_c("tl_ops_softplus_out")
+_C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
+_C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
+_C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
 _C_sqrt = getattr(_lib, "tl_ops_sqrt", None) or _missing_c("tl_ops_sqrt")
 _C_sqrt_ = getattr(_lib, "tl_ops_sqrt_", None) or _missing_c("tl_ops_sqrt_")
 _C_sqrt_out = getattr(_lib, "tl_ops_sqrt_out", None) or _missing_c("tl_ops_sqrt_out")
 _C_squeeze = getattr(_lib, "tl_ops_squeeze", None) or _missing_c("tl_ops_squeeze")
 _C_squeeze_dim = getattr(_lib, "tl_ops_squeeze_dim", None) or _missing_c("tl_ops_squeeze_dim")
 _C_squeeze_dims = getattr(_lib, "tl_ops_squeeze_dims", None) or _missing_c("tl_ops_squeeze_dims")
+_C_stack = getattr(_lib, "tl_ops_stack", None) or _missing_c("tl_ops_stack")
+_C_stack_out = getattr(_lib, "tl_ops_stack_out", None) or _missing_c("tl_ops_stack_out")
+_C_std = getattr(_lib, "tl_ops_std", None) or _missing_c("tl_ops_std")
+_C_std_correction = getattr(_lib, "tl_ops_std_correction", None) or _missing_c("tl_ops_std_correction")
+_C_std_correction_out = getattr(_lib, "tl_ops_std_correction_out", None) or _missing_c("tl_ops_std_correction_out")
+_C_std_dim = getattr(_lib, "tl_ops_std_dim", None) or _missing_c("tl_ops_std_dim")
+_C_std_mean = getattr(_lib, "tl_ops_std_mean", None) or _missing_c("tl_ops_std_mean")
+_C_std_mean_correction = getattr(_lib, "tl_ops_std_mean_correction", None) or _missing_c("tl_ops_std_mean_correction")
+_C_std_mean_dim = getattr(_lib, "tl_ops_std_mean_dim", None) or _missing_c("tl_ops_std_mean_dim")
+_C_std_out = getattr(_lib, "tl_ops_std_out", None) or _missing_c("tl_ops_std_out")
 _C_sub_Tensor = getattr(_lib, "tl_ops_sub_Tensor", None) or _missing_c("tl_ops_sub_Tensor")
 _C_sub__Tensor = getattr(_lib, "tl_ops_sub__Tensor", None) or _missing_c("tl_ops_sub__Tensor")
 _C_sub_out = getattr(_lib, "tl_ops_sub_out", None) or _missing_c("tl_ops_sub_out")
@@ -348,11 +778,33 @@ _C_to_dtype = getattr(_lib, "tl_ops_to_dtype", None) or _missing_c("tl_ops_to_dt
 _C_to_dtype_layout = getattr(_lib, "tl_ops_to_dtype_layout", None) or _missing_c("tl_ops_to_dtype_layout")
 _C_to_other = getattr(_lib, "tl_ops_to_other", None) or _missing_c("tl_ops_to_other")
 _C_transpose_int = getattr(_lib, "tl_ops_transpose_int", None) or _missing_c("tl_ops_transpose_int")
+_C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
+_C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
+_C_tril_out = getattr(_lib, "tl_ops_tril_out", None) or _missing_c("tl_ops_tril_out")
+_C_triu = getattr(_lib, "tl_ops_triu", None) or _missing_c("tl_ops_triu")
+_C_triu_ = getattr(_lib, "tl_ops_triu_", None) or _missing_c("tl_ops_triu_")
+_C_triu_out = getattr(_lib, "tl_ops_triu_out", None) or _missing_c("tl_ops_triu_out")
 _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
 _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
+_C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
+_C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
+_C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
+_C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
+_C_var_correction_out = getattr(_lib, "tl_ops_var_correction_out", None) or _missing_c("tl_ops_var_correction_out")
+_C_var_dim = getattr(_lib, "tl_ops_var_dim", None) or _missing_c("tl_ops_var_dim")
+_C_var_mean = getattr(_lib, "tl_ops_var_mean", None) or _missing_c("tl_ops_var_mean")
+_C_var_mean_correction = getattr(_lib, "tl_ops_var_mean_correction", None) or _missing_c("tl_ops_var_mean_correction")
+_C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_ops_var_mean_dim")
+_C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
+_C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
+_C_where_Scalar = getattr(_lib, "tl_ops_where_Scalar", None) or _missing_c("tl_ops_where_Scalar")
+_C_where_ScalarOther = getattr(_lib, "tl_ops_where_ScalarOther", None) or _missing_c("tl_ops_where_ScalarOther")
+_C_where_ScalarSelf = getattr(_lib, "tl_ops_where_ScalarSelf", None) or _missing_c("tl_ops_where_ScalarSelf")
+_C_where_self = getattr(_lib, "tl_ops_where_self", None) or _missing_c("tl_ops_where_self")
+_C_where_self_out = getattr(_lib, "tl_ops_where_self_out", None) or _missing_c("tl_ops_where_self_out")
 _C_zero_ = getattr(_lib, "tl_ops_zero_", None) or _missing_c("tl_ops_zero_")
 _C_zeros = getattr(_lib, "tl_ops_zeros", None) or _missing_c("tl_ops_zeros")
 _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_zeros_like")
@@ -360,19 +812,100 @@ _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_z
 # C shims of the Python ABI (generated/csrc/python_abi.c): a number given for
 # a Tensor parameter crosses as a tl_scalar (_n_<arg>); in-place / out= calls
 # drop the returned reference in C (_r) and return 0, -1 or 1 (warning)
+_P__log_softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__log_softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__log_softmax_backward_data_out_r")
+_P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _missing_c("tl_pyabi__log_softmax_out_r")
+_P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
+_P__softmax_out_r = getattr(_lib, "tl_pyabi__softmax_out_r", None) or _missing_c("tl_pyabi__softmax_out_r")
 _P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__r")
 _P_abs_out_r = getattr(_lib, "tl_pyabi_abs_out_r", None) or _missing_c("tl_pyabi_abs_out_r")
+_P_acos__r = getattr(_lib, "tl_pyabi_acos__r", None) or _missing_c("tl_pyabi_acos__r")
+_P_acos_out_r = getattr(_lib, "tl_pyabi_acos_out_r", None) or _missing_c("tl_pyabi_acos_out_r")
 _P_add_Tensor_n_other = getattr(_lib, "tl_pyabi_add_Tensor_n_other", None) or _missing_c("tl_pyabi_add_Tensor_n_other")
 _P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None) or _missing_c("tl_pyabi_add__Tensor_n_other_r")
 _P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
 _P_add_out_n_other_r = getattr(_lib, "tl_pyabi_add_out_n_other_r", None) or _missing_c("tl_pyabi_add_out_n_other_r")
 _P_add_out_r = getattr(_lib, "tl_pyabi_add_out_r", None) or _missing_c("tl_pyabi_add_out_r")
+_P_addcdiv__r = getattr(_lib, "tl_pyabi_addcdiv__r", None) or _missing_c("tl_pyabi_addcdiv__r")
+_P_addcdiv_out_r = getattr(_lib, "tl_pyabi_addcdiv_out_r", None) or _missing_c("tl_pyabi_addcdiv_out_r")
+_P_addcmul__r = getattr(_lib, "tl_pyabi_addcmul__r", None) or _missing_c("tl_pyabi_addcmul__r")
+_P_addcmul_out_r = getattr(_lib, "tl_pyabi_addcmul_out_r", None) or _missing_c("tl_pyabi_addcmul_out_r")
+_P_addmm__r = getattr(_lib, "tl_pyabi_addmm__r", None) or _missing_c("tl_pyabi_addmm__r")
+_P_addmm_out_r = getattr(_lib, "tl_pyabi_addmm_out_r", None) or _missing_c("tl_pyabi_addmm_out_r")
+_P_all_all_out_r = getattr(_lib, "tl_pyabi_all_all_out_r", None) or _missing_c("tl_pyabi_all_all_out_r")
+_P_all_dims_out_r = getattr(_lib, "tl_pyabi_all_dims_out_r", None) or _missing_c("tl_pyabi_all_dims_out_r")
+_P_all_out_r = getattr(_lib, "tl_pyabi_all_out_r", None) or _missing_c("tl_pyabi_all_out_r")
+_P_amax_out_r = getattr(_lib, "tl_pyabi_amax_out_r", None) or _missing_c("tl_pyabi_amax_out_r")
+_P_amin_out_r = getattr(_lib, "tl_pyabi_amin_out_r", None) or _missing_c("tl_pyabi_amin_out_r")
+_P_any_all_out_r = getattr(_lib, "tl_pyabi_any_all_out_r", None) or _missing_c("tl_pyabi_any_all_out_r")
+_P_any_dims_out_r = getattr(_lib, "tl_pyabi_any_dims_out_r", None) or _missing_c("tl_pyabi_any_dims_out_r")
+_P_any_out_r = getattr(_lib, "tl_pyabi_any_out_r", None) or _missing_c("tl_pyabi_any_out_r")
+_P_argmax_out_r = getattr(_lib, "tl_pyabi_argmax_out_r", None) or _missing_c("tl_pyabi_argmax_out_r")
+_P_argmin_out_r = getattr(_lib, "tl_pyabi_argmin_out_r", None) or _missing_c("tl_pyabi_argmin_out_r")
+_P_asin__r = getattr(_lib, "tl_pyabi_asin__r", None) or _missing_c("tl_pyabi_asin__r")
+_P_asin_out_r = getattr(_lib, "tl_pyabi_asin_out_r", None) or _missing_c("tl_pyabi_asin_out_r")
+_P_atan2__r = getattr(_lib, "tl_pyabi_atan2__r", None) or _missing_c("tl_pyabi_atan2__r")
+_P_atan2_out_r = getattr(_lib, "tl_pyabi_atan2_out_r", None) or _missing_c("tl_pyabi_atan2_out_r")
+_P_atan__r = getattr(_lib, "tl_pyabi_atan__r", None) or _missing_c("tl_pyabi_atan__r")
+_P_atan_out_r = getattr(_lib, "tl_pyabi_atan_out_r", None) or _missing_c("tl_pyabi_atan_out_r")
+_P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
+_P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
+_P_bitwise_and_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_Tensor_out_r")
+_P_bitwise_and_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_out_r")
+_P_bitwise_and_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Tensor_out_r")
+_P_bitwise_and__Scalar_r = getattr(_lib, "tl_pyabi_bitwise_and__Scalar_r", None) or _missing_c("tl_pyabi_bitwise_and__Scalar_r")
+_P_bitwise_and__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_and__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_and__Tensor_r")
+_P_bitwise_left_shift_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_left_shift_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_left_shift_Scalar_Tensor_out_r")
+_P_bitwise_left_shift_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_left_shift_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_left_shift_Tensor_Scalar_out_r")
+_P_bitwise_left_shift_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_left_shift_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_left_shift_Tensor_out_r")
+_P_bitwise_left_shift__Tensor_Scalar_r = getattr(_lib, "tl_pyabi_bitwise_left_shift__Tensor_Scalar_r", None) or _missing_c("tl_pyabi_bitwise_left_shift__Tensor_Scalar_r")
+_P_bitwise_left_shift__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_left_shift__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_left_shift__Tensor_r")
+_P_bitwise_not__r = getattr(_lib, "tl_pyabi_bitwise_not__r", None) or _missing_c("tl_pyabi_bitwise_not__r")
+_P_bitwise_not_out_r = getattr(_lib, "tl_pyabi_bitwise_not_out_r", None) or _missing_c("tl_pyabi_bitwise_not_out_r")
+_P_bitwise_or_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_or_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_or_Scalar_Tensor_out_r")
+_P_bitwise_or_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_or_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_or_Scalar_out_r")
+_P_bitwise_or_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_or_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_or_Tensor_out_r")
+_P_bitwise_or__Scalar_r = getattr(_lib, "tl_pyabi_bitwise_or__Scalar_r", None) or _missing_c("tl_pyabi_bitwise_or__Scalar_r")
+_P_bitwise_or__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_or__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_or__Tensor_r")
+_P_bitwise_right_shift_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_right_shift_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_right_shift_Scalar_Tensor_out_r")
+_P_bitwise_right_shift_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_right_shift_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_right_shift_Tensor_Scalar_out_r")
+_P_bitwise_right_shift_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_right_shift_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_right_shift_Tensor_out_r")
+_P_bitwise_right_shift__Tensor_Scalar_r = getattr(_lib, "tl_pyabi_bitwise_right_shift__Tensor_Scalar_r", None) or _missing_c("tl_pyabi_bitwise_right_shift__Tensor_Scalar_r")
+_P_bitwise_right_shift__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_right_shift__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_right_shift__Tensor_r")
+_P_bitwise_xor_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_xor_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_xor_Scalar_Tensor_out_r")
+_P_bitwise_xor_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_xor_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_xor_Scalar_out_r")
+_P_bitwise_xor_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_xor_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_xor_Tensor_out_r")
+_P_bitwise_xor__Scalar_r = getattr(_lib, "tl_pyabi_bitwise_xor__Scalar_r", None) or _missing_c("tl_pyabi_bitwise_xor__Scalar_r")
+_P_bitwise_xor__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_xor__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_xor__Tensor_r")
+_P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi_bmm_out_r")
+_P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
+_P_clamp_Tensor_out_r = getattr(_lib, "tl_pyabi_clamp_Tensor_out_r", None) or _missing_c("tl_pyabi_clamp_Tensor_out_r")
+_P_clamp__Tensor_r = getattr(_lib, "tl_pyabi_clamp__Tensor_r", None) or _missing_c("tl_pyabi_clamp__Tensor_r")
+_P_clamp__r = getattr(_lib, "tl_pyabi_clamp__r", None) or _missing_c("tl_pyabi_clamp__r")
+_P_clamp_max_Tensor_out_r = getattr(_lib, "tl_pyabi_clamp_max_Tensor_out_r", None) or _missing_c("tl_pyabi_clamp_max_Tensor_out_r")
+_P_clamp_max__Tensor_r = getattr(_lib, "tl_pyabi_clamp_max__Tensor_r", None) or _missing_c("tl_pyabi_clamp_max__Tensor_r")
+_P_clamp_max__r = getattr(_lib, "tl_pyabi_clamp_max__r", None) or _missing_c("tl_pyabi_clamp_max__r")
+_P_clamp_max_out_r = getattr(_lib, "tl_pyabi_clamp_max_out_r", None) or _missing_c("tl_pyabi_clamp_max_out_r")
+_P_clamp_min_Tensor_out_r = getattr(_lib, "tl_pyabi_clamp_min_Tensor_out_r", None) or _missing_c("tl_pyabi_clamp_min_Tensor_out_r")
+_P_clamp_min__Tensor_r = getattr(_lib, "tl_pyabi_clamp_min__Tensor_r", None) or _missing_c("tl_pyabi_clamp_min__Tensor_r")
+_P_clamp_min__r = getattr(_lib, "tl_pyabi_clamp_min__r", None) or _missing_c("tl_pyabi_clamp_min__r")
+_P_clamp_min_out_r = getattr(_lib, "tl_pyabi_clamp_min_out_r", None) or _missing_c("tl_pyabi_clamp_min_out_r")
+_P_clamp_out_r = getattr(_lib, "tl_pyabi_clamp_out_r", None) or _missing_c("tl_pyabi_clamp_out_r")
+_P_clip_Tensor_out_r = getattr(_lib, "tl_pyabi_clip_Tensor_out_r", None) or _missing_c("tl_pyabi_clip_Tensor_out_r")
+_P_clip__Tensor_r = getattr(_lib, "tl_pyabi_clip__Tensor_r", None) or _missing_c("tl_pyabi_clip__Tensor_r")
+_P_clip__r = getattr(_lib, "tl_pyabi_clip__r", None) or _missing_c("tl_pyabi_clip__r")
+_P_clip_out_r = getattr(_lib, "tl_pyabi_clip_out_r", None) or _missing_c("tl_pyabi_clip_out_r")
 _P_copy__n_src_r = getattr(_lib, "tl_pyabi_copy__n_src_r", None) or _missing_c("tl_pyabi_copy__n_src_r")
 _P_copy__r = getattr(_lib, "tl_pyabi_copy__r", None) or _missing_c("tl_pyabi_copy__r")
 _P_cos__r = getattr(_lib, "tl_pyabi_cos__r", None) or _missing_c("tl_pyabi_cos__r")
 _P_cos_out_r = getattr(_lib, "tl_pyabi_cos_out_r", None) or _missing_c("tl_pyabi_cos_out_r")
+_P_cosh__r = getattr(_lib, "tl_pyabi_cosh__r", None) or _missing_c("tl_pyabi_cosh__r")
+_P_cosh_out_r = getattr(_lib, "tl_pyabi_cosh_out_r", None) or _missing_c("tl_pyabi_cosh_out_r")
+_P_cumprod__r = getattr(_lib, "tl_pyabi_cumprod__r", None) or _missing_c("tl_pyabi_cumprod__r")
+_P_cumprod_out_r = getattr(_lib, "tl_pyabi_cumprod_out_r", None) or _missing_c("tl_pyabi_cumprod_out_r")
+_P_cumsum__r = getattr(_lib, "tl_pyabi_cumsum__r", None) or _missing_c("tl_pyabi_cumsum__r")
+_P_cumsum_out_r = getattr(_lib, "tl_pyabi_cumsum_out_r", None) or _missing_c("tl_pyabi_cumsum_out_r")
 _P_div_Tensor_mode_n_other = getattr(_lib, "tl_pyabi_div_Tensor_mode_n_other", None) or _missing_c("tl_pyabi_div_Tensor_mode_n_other")
 _P_div_Tensor_n_other = getattr(_lib, "tl_pyabi_div_Tensor_n_other", None) or _missing_c("tl_pyabi_div_Tensor_n_other")
 _P_div__Scalar_mode_r = getattr(_lib, "tl_pyabi_div__Scalar_mode_r", None) or _missing_c("tl_pyabi_div__Scalar_mode_r")
@@ -384,6 +917,10 @@ _P_div_out_mode_n_other_r = getattr(_lib, "tl_pyabi_div_out_mode_n_other_r", Non
 _P_div_out_mode_r = getattr(_lib, "tl_pyabi_div_out_mode_r", None) or _missing_c("tl_pyabi_div_out_mode_r")
 _P_div_out_n_other_r = getattr(_lib, "tl_pyabi_div_out_n_other_r", None) or _missing_c("tl_pyabi_div_out_n_other_r")
 _P_div_out_r = getattr(_lib, "tl_pyabi_div_out_r", None) or _missing_c("tl_pyabi_div_out_r")
+_P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi_dot_out_r")
+_P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
+_P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
+_P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
 _P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
 _P_eq__Scalar_r = getattr(_lib, "tl_pyabi_eq__Scalar_r", None) or _missing_c("tl_pyabi_eq__Scalar_r")
 _P_eq__Tensor_r = getattr(_lib, "tl_pyabi_eq__Tensor_r", None) or _missing_c("tl_pyabi_eq__Tensor_r")
@@ -399,18 +936,46 @@ _P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_e
 _P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
 _P_floor__r = getattr(_lib, "tl_pyabi_floor__r", None) or _missing_c("tl_pyabi_floor__r")
+_P_floor_divide__Scalar_r = getattr(_lib, "tl_pyabi_floor_divide__Scalar_r", None) or _missing_c("tl_pyabi_floor_divide__Scalar_r")
+_P_floor_divide__Tensor_n_other_r = getattr(_lib, "tl_pyabi_floor_divide__Tensor_n_other_r", None) or _missing_c("tl_pyabi_floor_divide__Tensor_n_other_r")
+_P_floor_divide__Tensor_r = getattr(_lib, "tl_pyabi_floor_divide__Tensor_r", None) or _missing_c("tl_pyabi_floor_divide__Tensor_r")
+_P_floor_divide_n_other = getattr(_lib, "tl_pyabi_floor_divide_n_other", None) or _missing_c("tl_pyabi_floor_divide_n_other")
+_P_floor_divide_out_n_other_r = getattr(_lib, "tl_pyabi_floor_divide_out_n_other_r", None) or _missing_c("tl_pyabi_floor_divide_out_n_other_r")
+_P_floor_divide_out_r = getattr(_lib, "tl_pyabi_floor_divide_out_r", None) or _missing_c("tl_pyabi_floor_divide_out_r")
 _P_floor_out_r = getattr(_lib, "tl_pyabi_floor_out_r", None) or _missing_c("tl_pyabi_floor_out_r")
+_P_fmod_Scalar_out_r = getattr(_lib, "tl_pyabi_fmod_Scalar_out_r", None) or _missing_c("tl_pyabi_fmod_Scalar_out_r")
+_P_fmod_Tensor_out_r = getattr(_lib, "tl_pyabi_fmod_Tensor_out_r", None) or _missing_c("tl_pyabi_fmod_Tensor_out_r")
+_P_fmod__Scalar_r = getattr(_lib, "tl_pyabi_fmod__Scalar_r", None) or _missing_c("tl_pyabi_fmod__Scalar_r")
+_P_fmod__Tensor_r = getattr(_lib, "tl_pyabi_fmod__Tensor_r", None) or _missing_c("tl_pyabi_fmod__Tensor_r")
 _P_frac__r = getattr(_lib, "tl_pyabi_frac__r", None) or _missing_c("tl_pyabi_frac__r")
 _P_frac_out_r = getattr(_lib, "tl_pyabi_frac_out_r", None) or _missing_c("tl_pyabi_frac_out_r")
+_P_gather_out_r = getattr(_lib, "tl_pyabi_gather_out_r", None) or _missing_c("tl_pyabi_gather_out_r")
 _P_ge_Tensor_out_r = getattr(_lib, "tl_pyabi_ge_Tensor_out_r", None) or _missing_c("tl_pyabi_ge_Tensor_out_r")
 _P_ge__Scalar_r = getattr(_lib, "tl_pyabi_ge__Scalar_r", None) or _missing_c("tl_pyabi_ge__Scalar_r")
 _P_ge__Tensor_r = getattr(_lib, "tl_pyabi_ge__Tensor_r", None) or _missing_c("tl_pyabi_ge__Tensor_r")
+_P_gelu__r = getattr(_lib, "tl_pyabi_gelu__r", None) or _missing_c("tl_pyabi_gelu__r")
+_P_gelu_backward_grad_input_r = getattr(_lib, "tl_pyabi_gelu_backward_grad_input_r", None) or _missing_c("tl_pyabi_gelu_backward_grad_input_r")
+_P_gelu_out_r = getattr(_lib, "tl_pyabi_gelu_out_r", None) or _missing_c("tl_pyabi_gelu_out_r")
+_P_ger_out_r = getattr(_lib, "tl_pyabi_ger_out_r", None) or _missing_c("tl_pyabi_ger_out_r")
 _P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
 _P_gt__Scalar_r = getattr(_lib, "tl_pyabi_gt__Scalar_r", None) or _missing_c("tl_pyabi_gt__Scalar_r")
 _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl_pyabi_gt__Tensor_r")
+_P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_pyabi_hardtanh__r")
+_P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
+_P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
+_P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
 _P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
 _P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
 _P_le__Tensor_r = getattr(_lib, "tl_pyabi_le__Tensor_r", None) or _missing_c("tl_pyabi_le__Tensor_r")
+_P_leaky_relu__r = getattr(_lib, "tl_pyabi_leaky_relu__r", None) or _missing_c("tl_pyabi_leaky_relu__r")
+_P_leaky_relu_backward_grad_input_r = getattr(_lib, "tl_pyabi_leaky_relu_backward_grad_input_r", None) or _missing_c("tl_pyabi_leaky_relu_backward_grad_input_r")
+_P_leaky_relu_out_r = getattr(_lib, "tl_pyabi_leaky_relu_out_r", None) or _missing_c("tl_pyabi_leaky_relu_out_r")
+_P_lerp_Scalar_out_r = getattr(_lib, "tl_pyabi_lerp_Scalar_out_r", None) or _missing_c("tl_pyabi_lerp_Scalar_out_r")
+_P_lerp_Tensor_out_r = getattr(_lib, "tl_pyabi_lerp_Tensor_out_r", None) or _missing_c("tl_pyabi_lerp_Tensor_out_r")
+_P_lerp__Scalar_r = getattr(_lib, "tl_pyabi_lerp__Scalar_r", None) or _missing_c("tl_pyabi_lerp__Scalar_r")
+_P_lerp__Tensor_r = getattr(_lib, "tl_pyabi_lerp__Tensor_r", None) or _missing_c("tl_pyabi_lerp__Tensor_r")
+_P_linalg_vector_norm_out_r = getattr(_lib, "tl_pyabi_linalg_vector_norm_out_r", None) or _missing_c("tl_pyabi_linalg_vector_norm_out_r")
+_P_linear_out_r = getattr(_lib, "tl_pyabi_linear_out_r", None) or _missing_c("tl_pyabi_linear_out_r")
 _P_log10__r = getattr(_lib, "tl_pyabi_log10__r", None) or _missing_c("tl_pyabi_log10__r")
 _P_log10_out_r = getattr(_lib, "tl_pyabi_log10_out_r", None) or _missing_c("tl_pyabi_log10_out_r")
 _P_log1p__r = getattr(_lib, "tl_pyabi_log1p__r", None) or _missing_c("tl_pyabi_log1p__r")
@@ -419,27 +984,81 @@ _P_log2__r = getattr(_lib, "tl_pyabi_log2__r", None) or _missing_c("tl_pyabi_log
 _P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pyabi_log2_out_r")
 _P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
 _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
+_P_logical_and__r = getattr(_lib, "tl_pyabi_logical_and__r", None) or _missing_c("tl_pyabi_logical_and__r")
+_P_logical_and_out_r = getattr(_lib, "tl_pyabi_logical_and_out_r", None) or _missing_c("tl_pyabi_logical_and_out_r")
+_P_logical_not__r = getattr(_lib, "tl_pyabi_logical_not__r", None) or _missing_c("tl_pyabi_logical_not__r")
+_P_logical_not_out_r = getattr(_lib, "tl_pyabi_logical_not_out_r", None) or _missing_c("tl_pyabi_logical_not_out_r")
+_P_logical_or__r = getattr(_lib, "tl_pyabi_logical_or__r", None) or _missing_c("tl_pyabi_logical_or__r")
+_P_logical_or_out_r = getattr(_lib, "tl_pyabi_logical_or_out_r", None) or _missing_c("tl_pyabi_logical_or_out_r")
+_P_logical_xor__r = getattr(_lib, "tl_pyabi_logical_xor__r", None) or _missing_c("tl_pyabi_logical_xor__r")
+_P_logical_xor_out_r = getattr(_lib, "tl_pyabi_logical_xor_out_r", None) or _missing_c("tl_pyabi_logical_xor_out_r")
+_P_logit__r = getattr(_lib, "tl_pyabi_logit__r", None) or _missing_c("tl_pyabi_logit__r")
+_P_logit_backward_grad_input_r = getattr(_lib, "tl_pyabi_logit_backward_grad_input_r", None) or _missing_c("tl_pyabi_logit_backward_grad_input_r")
+_P_logit_out_r = getattr(_lib, "tl_pyabi_logit_out_r", None) or _missing_c("tl_pyabi_logit_out_r")
+_P_logsumexp_out_r = getattr(_lib, "tl_pyabi_logsumexp_out_r", None) or _missing_c("tl_pyabi_logsumexp_out_r")
 _P_lt_Tensor_out_r = getattr(_lib, "tl_pyabi_lt_Tensor_out_r", None) or _missing_c("tl_pyabi_lt_Tensor_out_r")
 _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl_pyabi_lt__Scalar_r")
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
+_P_masked_fill__Scalar_r = getattr(_lib, "tl_pyabi_masked_fill__Scalar_r", None) or _missing_c("tl_pyabi_masked_fill__Scalar_r")
+_P_masked_fill__Tensor_r = getattr(_lib, "tl_pyabi_masked_fill__Tensor_r", None) or _missing_c("tl_pyabi_masked_fill__Tensor_r")
+_P_matmul_out_r = getattr(_lib, "tl_pyabi_matmul_out_r", None) or _missing_c("tl_pyabi_matmul_out_r")
+_P_max_out_r = getattr(_lib, "tl_pyabi_max_out_r", None) or _missing_c("tl_pyabi_max_out_r")
+_P_max_unary_out_r = getattr(_lib, "tl_pyabi_max_unary_out_r", None) or _missing_c("tl_pyabi_max_unary_out_r")
 _P_maximum_out_r = getattr(_lib, "tl_pyabi_maximum_out_r", None) or _missing_c("tl_pyabi_maximum_out_r")
+_P_mean_dtype_out_r = getattr(_lib, "tl_pyabi_mean_dtype_out_r", None) or _missing_c("tl_pyabi_mean_dtype_out_r")
+_P_mean_out_r = getattr(_lib, "tl_pyabi_mean_out_r", None) or _missing_c("tl_pyabi_mean_out_r")
+_P_min_out_r = getattr(_lib, "tl_pyabi_min_out_r", None) or _missing_c("tl_pyabi_min_out_r")
+_P_min_unary_out_r = getattr(_lib, "tl_pyabi_min_unary_out_r", None) or _missing_c("tl_pyabi_min_unary_out_r")
 _P_minimum_out_r = getattr(_lib, "tl_pyabi_minimum_out_r", None) or _missing_c("tl_pyabi_minimum_out_r")
+_P_mish__r = getattr(_lib, "tl_pyabi_mish__r", None) or _missing_c("tl_pyabi_mish__r")
+_P_mish_out_r = getattr(_lib, "tl_pyabi_mish_out_r", None) or _missing_c("tl_pyabi_mish_out_r")
 _P_mm_out_r = getattr(_lib, "tl_pyabi_mm_out_r", None) or _missing_c("tl_pyabi_mm_out_r")
+_P_mse_loss_out_r = getattr(_lib, "tl_pyabi_mse_loss_out_r", None) or _missing_c("tl_pyabi_mse_loss_out_r")
 _P_mul_Tensor_n_other = getattr(_lib, "tl_pyabi_mul_Tensor_n_other", None) or _missing_c("tl_pyabi_mul_Tensor_n_other")
 _P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None) or _missing_c("tl_pyabi_mul__Tensor_n_other_r")
 _P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("tl_pyabi_mul__Tensor_r")
 _P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
 _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
+_P_mv_out_r = getattr(_lib, "tl_pyabi_mv_out_r", None) or _missing_c("tl_pyabi_mv_out_r")
+_P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
+_P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
 _P_ne_Tensor_out_r = getattr(_lib, "tl_pyabi_ne_Tensor_out_r", None) or _missing_c("tl_pyabi_ne_Tensor_out_r")
 _P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl_pyabi_ne__Scalar_r")
 _P_ne__Tensor_r = getattr(_lib, "tl_pyabi_ne__Tensor_r", None) or _missing_c("tl_pyabi_ne__Tensor_r")
 _P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
 _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
+_P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
+_P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
+_P_pow_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Scalar_out_r")
+_P_pow_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Tensor_Scalar_out_r")
+_P_pow_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_pow_Tensor_Tensor_out_r")
+_P_pow__Scalar_r = getattr(_lib, "tl_pyabi_pow__Scalar_r", None) or _missing_c("tl_pyabi_pow__Scalar_r")
+_P_pow__Tensor_r = getattr(_lib, "tl_pyabi_pow__Tensor_r", None) or _missing_c("tl_pyabi_pow__Tensor_r")
+_P_prod_int_out_r = getattr(_lib, "tl_pyabi_prod_int_out_r", None) or _missing_c("tl_pyabi_prod_int_out_r")
 _P_reciprocal__r = getattr(_lib, "tl_pyabi_reciprocal__r", None) or _missing_c("tl_pyabi_reciprocal__r")
 _P_reciprocal_out_r = getattr(_lib, "tl_pyabi_reciprocal_out_r", None) or _missing_c("tl_pyabi_reciprocal_out_r")
+_P_relu6__r = getattr(_lib, "tl_pyabi_relu6__r", None) or _missing_c("tl_pyabi_relu6__r")
 _P_relu__r = getattr(_lib, "tl_pyabi_relu__r", None) or _missing_c("tl_pyabi_relu__r")
+_P_remainder_Scalar_out_r = getattr(_lib, "tl_pyabi_remainder_Scalar_out_r", None) or _missing_c("tl_pyabi_remainder_Scalar_out_r")
+_P_remainder_Tensor_out_r = getattr(_lib, "tl_pyabi_remainder_Tensor_out_r", None) or _missing_c("tl_pyabi_remainder_Tensor_out_r")
+_P_remainder__Scalar_r = getattr(_lib, "tl_pyabi_remainder__Scalar_r", None) or _missing_c("tl_pyabi_remainder__Scalar_r")
+_P_remainder__Tensor_r = getattr(_lib, "tl_pyabi_remainder__Tensor_r", None) or _missing_c("tl_pyabi_remainder__Tensor_r")
+_P_round__decimals_r = getattr(_lib, "tl_pyabi_round__decimals_r", None) or _missing_c("tl_pyabi_round__decimals_r")
+_P_round__r = getattr(_lib, "tl_pyabi_round__r", None) or _missing_c("tl_pyabi_round__r")
+_P_round_decimals_out_r = getattr(_lib, "tl_pyabi_round_decimals_out_r", None) or _missing_c("tl_pyabi_round_decimals_out_r")
+_P_round_out_r = getattr(_lib, "tl_pyabi_round_out_r", None) or _missing_c("tl_pyabi_round_out_r")
 _P_rsqrt__r = getattr(_lib, "tl_pyabi_rsqrt__r", None) or _missing_c("tl_pyabi_rsqrt__r")
 _P_rsqrt_out_r = getattr(_lib, "tl_pyabi_rsqrt_out_r", None) or _missing_c("tl_pyabi_rsqrt_out_r")
+_P_scatter__reduce_r = getattr(_lib, "tl_pyabi_scatter__reduce_r", None) or _missing_c("tl_pyabi_scatter__reduce_r")
+_P_scatter__src_r = getattr(_lib, "tl_pyabi_scatter__src_r", None) or _missing_c("tl_pyabi_scatter__src_r")
+_P_scatter__value_r = getattr(_lib, "tl_pyabi_scatter__value_r", None) or _missing_c("tl_pyabi_scatter__value_r")
+_P_scatter__value_reduce_r = getattr(_lib, "tl_pyabi_scatter__value_reduce_r", None) or _missing_c("tl_pyabi_scatter__value_reduce_r")
+_P_scatter_add__r = getattr(_lib, "tl_pyabi_scatter_add__r", None) or _missing_c("tl_pyabi_scatter_add__r")
+_P_scatter_add_out_r = getattr(_lib, "tl_pyabi_scatter_add_out_r", None) or _missing_c("tl_pyabi_scatter_add_out_r")
+_P_scatter_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_reduce_out_r")
+_P_scatter_src_out_r = getattr(_lib, "tl_pyabi_scatter_src_out_r", None) or _missing_c("tl_pyabi_scatter_src_out_r")
+_P_scatter_value_out_r = getattr(_lib, "tl_pyabi_scatter_value_out_r", None) or _missing_c("tl_pyabi_scatter_value_out_r")
+_P_scatter_value_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_value_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_value_reduce_out_r")
 _P_sigmoid__r = getattr(_lib, "tl_pyabi_sigmoid__r", None) or _missing_c("tl_pyabi_sigmoid__r")
 _P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("tl_pyabi_sigmoid_out_r")
 _P_sign__r = getattr(_lib, "tl_pyabi_sign__r", None) or _missing_c("tl_pyabi_sign__r")
@@ -448,8 +1067,15 @@ _P_silu__r = getattr(_lib, "tl_pyabi_silu__r", None) or _missing_c("tl_pyabi_sil
 _P_silu_out_r = getattr(_lib, "tl_pyabi_silu_out_r", None) or _missing_c("tl_pyabi_silu_out_r")
 _P_sin__r = getattr(_lib, "tl_pyabi_sin__r", None) or _missing_c("tl_pyabi_sin__r")
 _P_sin_out_r = getattr(_lib, "tl_pyabi_sin_out_r", None) or _missing_c("tl_pyabi_sin_out_r")
+_P_sinh__r = getattr(_lib, "tl_pyabi_sinh__r", None) or _missing_c("tl_pyabi_sinh__r")
+_P_sinh_out_r = getattr(_lib, "tl_pyabi_sinh_out_r", None) or _missing_c("tl_pyabi_sinh_out_r")
+_P_softplus_backward_grad_input_r = getattr(_lib, "tl_pyabi_softplus_backward_grad_input_r", None) or _missing_c("tl_pyabi_softplus_backward_grad_input_r")
+_P_softplus_out_r = getattr(_lib, "tl_pyabi_softplus_out_r", None) or _missing_c("tl_pyabi_softplus_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
+_P_stack_out_r = getattr(_lib, "tl_pyabi_stack_out_r", None) or _missing_c("tl_pyabi_stack_out_r")
+_P_std_correction_out_r = getattr(_lib, "tl_pyabi_std_correction_out_r", None) or _missing_c("tl_pyabi_std_correction_out_r")
+_P_std_out_r = getattr(_lib, "tl_pyabi_std_out_r", None) or _missing_c("tl_pyabi_std_out_r")
 _P_sub_Tensor_n_other = getattr(_lib, "tl_pyabi_sub_Tensor_n_other", None) or _missing_c("tl_pyabi_sub_Tensor_n_other")
 _P_sub__Tensor_n_other_r = getattr(_lib, "tl_pyabi_sub__Tensor_n_other_r", None) or _missing_c("tl_pyabi_sub__Tensor_n_other_r")
 _P_sub__Tensor_r = getattr(_lib, "tl_pyabi_sub__Tensor_r", None) or _missing_c("tl_pyabi_sub__Tensor_r")
@@ -461,11 +1087,156 @@ _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
 _P_tanh_out_r = getattr(_lib, "tl_pyabi_tanh_out_r", None) or _missing_c("tl_pyabi_tanh_out_r")
 _P_to_other_n_other = getattr(_lib, "tl_pyabi_to_other_n_other", None) or _missing_c("tl_pyabi_to_other_n_other")
+_P_tril__r = getattr(_lib, "tl_pyabi_tril__r", None) or _missing_c("tl_pyabi_tril__r")
+_P_tril_out_r = getattr(_lib, "tl_pyabi_tril_out_r", None) or _missing_c("tl_pyabi_tril_out_r")
+_P_triu__r = getattr(_lib, "tl_pyabi_triu__r", None) or _missing_c("tl_pyabi_triu__r")
+_P_triu_out_r = getattr(_lib, "tl_pyabi_triu_out_r", None) or _missing_c("tl_pyabi_triu_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
+_P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
+_P_var_out_r = getattr(_lib, "tl_pyabi_var_out_r", None) or _missing_c("tl_pyabi_var_out_r")
+_P_where_self_out_r = getattr(_lib, "tl_pyabi_where_self_out_r", None) or _missing_c("tl_pyabi_where_self_out_r")
 _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zero__r")
 
 # ----------------------------------------------------------------- functions
+
+
+# yaml/native_functions.yaml: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+# yaml/native_functions.yaml: _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__log_softmax = (
+    ('(Tensor input, int dim, bool half_to_float, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('half_to_float', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _log_softmax(input, dim, half_to_float, *, out=None):
+    '(Tensor input, int dim, bool half_to_float, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_log_softmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_log_softmax', 'dim', 2, 'int', dim)
+    half_to_float_c = _cv_bool(half_to_float)
+    if half_to_float_c is _BAD:
+        raise _arg_error('_log_softmax', 'half_to_float', 3, 'bool', half_to_float)
+    if out is None:
+        h_ = _C__log_softmax(input._p, dim_c, half_to_float_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_log_softmax', 'out', 0, 'Tensor', out)
+    rc_ = _P__log_softmax_out_r(input._p, dim_c, half_to_float_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+# yaml/native_functions.yaml: _log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__log_softmax_backward_data = (
+    ('(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('input_dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
+    '(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_log_softmax_backward_data', 'grad_output', 1, 'Tensor', grad_output)
+    if output.__class__ is not _Tensor:
+        if not isinstance(output, _Tensor):
+            raise _arg_error('_log_softmax_backward_data', 'output', 2, 'Tensor', output)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_log_softmax_backward_data', 'dim', 3, 'int', dim)
+    input_dtype_c = _cv_dtype(input_dtype, False)
+    if input_dtype_c is _BAD:
+        raise _arg_error('_log_softmax_backward_data', 'input_dtype', 4, 'torchlet.dtype', input_dtype)
+    if out is None:
+        h_ = _C__log_softmax_backward_data(grad_output._p, output._p, dim_c, input_dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_log_softmax_backward_data', 'out', 0, 'Tensor', out)
+    rc_ = _P__log_softmax_backward_data_out_r(grad_output._p, output._p, dim_c, input_dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+# yaml/native_functions.yaml: _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__softmax = (
+    ('(Tensor input, int dim, bool half_to_float, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('half_to_float', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _softmax(input, dim, half_to_float, *, out=None):
+    '(Tensor input, int dim, bool half_to_float, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_softmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_softmax', 'dim', 2, 'int', dim)
+    half_to_float_c = _cv_bool(half_to_float)
+    if half_to_float_c is _BAD:
+        raise _arg_error('_softmax', 'half_to_float', 3, 'bool', half_to_float)
+    if out is None:
+        h_ = _C__softmax(input._p, dim_c, half_to_float_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_softmax', 'out', 0, 'Tensor', out)
+    rc_ = _P__softmax_out_r(input._p, dim_c, half_to_float_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+# yaml/native_functions.yaml: _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__softmax_backward_data = (
+    ('(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('input_dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
+    '(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_softmax_backward_data', 'grad_output', 1, 'Tensor', grad_output)
+    if output.__class__ is not _Tensor:
+        if not isinstance(output, _Tensor):
+            raise _arg_error('_softmax_backward_data', 'output', 2, 'Tensor', output)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_softmax_backward_data', 'dim', 3, 'int', dim)
+    input_dtype_c = _cv_dtype(input_dtype, False)
+    if input_dtype_c is _BAD:
+        raise _arg_error('_softmax_backward_data', 'input_dtype', 4, 'torchlet.dtype', input_dtype)
+    if out is None:
+        h_ = _C__softmax_backward_data(grad_output._p, output._p, dim_c, input_dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_softmax_backward_data', 'out', 0, 'Tensor', out)
+    rc_ = _P__softmax_backward_data_out_r(grad_output._p, output._p, dim_c, input_dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
@@ -549,6 +1320,50 @@ def abs_(input):
     return input
 
 
+# yaml/native_functions.yaml: acos(Tensor self) -> Tensor
+# yaml/native_functions.yaml: acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_acos = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def acos(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('acos', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_acos(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('acos', 'out', 0, 'Tensor', out)
+    rc_ = _P_acos_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: acos_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_acos_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def acos_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('acos_', 'input', 1, 'Tensor', input)
+    rc_ = _P_acos__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_add = (
@@ -591,6 +1406,125 @@ def add(input, other, *, alpha=1, out=None):
     return out
 
 
+# yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+# yaml/native_functions.yaml: addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
+_SIGS_addcdiv = (
+    ('(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addcdiv', 'input', 1, 'Tensor', input)
+    if tensor1.__class__ is not _Tensor:
+        if not isinstance(tensor1, _Tensor):
+            raise _arg_error('addcdiv', 'tensor1', 2, 'Tensor', tensor1)
+    if tensor2.__class__ is not _Tensor:
+        if not isinstance(tensor2, _Tensor):
+            raise _arg_error('addcdiv', 'tensor2', 3, 'Tensor', tensor2)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('addcdiv', 'value', 0, 'Number', value)
+    if out is None:
+        h_ = _C_addcdiv(input._p, tensor1._p, tensor2._p, value_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addcdiv', 'out', 0, 'Tensor', out)
+    rc_ = _P_addcdiv_out_r(input._p, tensor1._p, tensor2._p, value_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+# yaml/native_functions.yaml: addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
+_SIGS_addcmul = (
+    ('(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addcmul', 'input', 1, 'Tensor', input)
+    if tensor1.__class__ is not _Tensor:
+        if not isinstance(tensor1, _Tensor):
+            raise _arg_error('addcmul', 'tensor1', 2, 'Tensor', tensor1)
+    if tensor2.__class__ is not _Tensor:
+        if not isinstance(tensor2, _Tensor):
+            raise _arg_error('addcmul', 'tensor2', 3, 'Tensor', tensor2)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('addcmul', 'value', 0, 'Number', value)
+    if out is None:
+        h_ = _C_addcmul(input._p, tensor1._p, tensor2._p, value_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addcmul', 'out', 0, 'Tensor', out)
+    rc_ = _P_addcmul_out_r(input._p, tensor1._p, tensor2._p, value_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+_SIGS_addmm = (
+    ('(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat1', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addmm', 'input', 1, 'Tensor', input)
+    if mat1.__class__ is not _Tensor:
+        if not isinstance(mat1, _Tensor):
+            raise _arg_error('addmm', 'mat1', 2, 'Tensor', mat1)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('addmm', 'mat2', 3, 'Tensor', mat2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmm', 'alpha', 0, 'Number', alpha)
+    if out is None:
+        h_ = _C_addmm(input._p, mat1._p, mat2._p, beta_c, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_addmm_out_r(input._p, mat1._p, mat2._p, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
 _SIGS_alias = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -608,6 +1542,272 @@ def alias(input):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: all(Tensor self) -> Tensor
+# yaml/native_functions.yaml: all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_all = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_all_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_all_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_all_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implall_0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('all', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_all(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('all', 'out', 0, 'Tensor', out)
+    rc_ = _P_all_all_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implall_1(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('all', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('all', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('all', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_all_dim(input._p, dim_c, keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('all', 'out', 0, 'Tensor', out)
+    rc_ = _P_all_out_r(input._p, dim_c, keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implall_2(input, dim=None, keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('all', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('all', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('all', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_all_dims(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('all', 'out', 0, 'Tensor', out)
+    rc_ = _P_all_dims_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def all(*args, **kwargs):
+    '(Tensor input, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, Tensor out = None) | (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0)):
+        return _implall_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_1)):
+        return _implall_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_2)):
+        return _implall_2(*args, **kwargs)
+    raise _invalid_combination('all', args, kwargs, _SIGS_all)
+
+
+# yaml/native_functions.yaml: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_amax = (
+    ('(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('amax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('amax', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('amax', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_amax(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('amax', 'out', 0, 'Tensor', out)
+    rc_ = _P_amax_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_amin = (
+    ('(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('amin', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('amin', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('amin', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_amin(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('amin', 'out', 0, 'Tensor', out)
+    rc_ = _P_amin_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: any(Tensor self) -> Tensor
+# yaml/native_functions.yaml: any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_any = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_any_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_any_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_any_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implany_0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('any', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_any(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('any', 'out', 0, 'Tensor', out)
+    rc_ = _P_any_all_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implany_1(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('any', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('any', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('any', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_any_dim(input._p, dim_c, keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('any', 'out', 0, 'Tensor', out)
+    rc_ = _P_any_out_r(input._p, dim_c, keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implany_2(input, dim=None, keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('any', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('any', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('any', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_any_dims(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('any', 'out', 0, 'Tensor', out)
+    rc_ = _P_any_dims_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def any(*args, **kwargs):
+    '(Tensor input, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, Tensor out = None) | (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0)):
+        return _implany_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_1)):
+        return _implany_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_2)):
+        return _implany_2(*args, **kwargs)
+    raise _invalid_combination('any', args, kwargs, _SIGS_any)
 
 
 # yaml/native_functions.yaml: arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -740,6 +1940,72 @@ def arange(*args, **kwargs):
     raise _invalid_combination('arange', args, kwargs, _SIGS_arange)
 
 
+# yaml/native_functions.yaml: argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_argmax = (
+    ('(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    '(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('argmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argmax', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('argmax', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_argmax(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('argmax', 'out', 0, 'Tensor', out)
+    rc_ = _P_argmax_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_argmin = (
+    ('(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    '(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('argmin', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argmin', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('argmin', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_argmin(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('argmin', 'out', 0, 'Tensor', out)
+    rc_ = _P_argmin_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 _SIGS_as_strided = (
     ('(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('storage_offset', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
@@ -766,6 +2032,759 @@ def as_strided(input, size, stride, storage_offset=None):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: asin(Tensor self) -> Tensor
+# yaml/native_functions.yaml: asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_asin = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def asin(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('asin', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_asin(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('asin', 'out', 0, 'Tensor', out)
+    rc_ = _P_asin_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: asin_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_asin_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def asin_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('asin_', 'input', 1, 'Tensor', input)
+    rc_ = _P_asin__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: atan(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_atan = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def atan(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atan', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_atan(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('atan', 'out', 0, 'Tensor', out)
+    rc_ = _P_atan_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: atan2(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_atan2 = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def atan2(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atan2', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('atan2', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_atan2(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('atan2', 'out', 0, 'Tensor', out)
+    rc_ = _P_atan2_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: atan_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_atan_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def atan_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atan_', 'input', 1, 'Tensor', input)
+    rc_ = _P_atan__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+_SIGS_baddbmm = (
+    ('(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('baddbmm', 'input', 1, 'Tensor', input)
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('baddbmm', 'batch1', 2, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('baddbmm', 'batch2', 3, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('baddbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('baddbmm', 'alpha', 0, 'Number', alpha)
+    if out is None:
+        h_ = _C_baddbmm(input._p, batch1._p, batch2._p, beta_c, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('baddbmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_baddbmm_out_r(input._p, batch1._p, batch2._p, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bitwise_and = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_bitwise_and_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_and_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_and_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implbitwise_and_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_and', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_and', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_and_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_and', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_and_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_and_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bitwise_and', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_and', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_and_Scalar_Tensor(input_c, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_and', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_and_Scalar_Tensor_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_and_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_and', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_and', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_bitwise_and_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_and', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_and_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def bitwise_and(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0)):
+        return _implbitwise_and_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_1)):
+        return _implbitwise_and_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_2)):
+        return _implbitwise_and_2(*args, **kwargs)
+    raise _invalid_combination('bitwise_and', args, kwargs, _SIGS_bitwise_and)
+
+
+# yaml/native_functions.yaml: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bitwise_left_shift = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_bitwise_left_shift_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_left_shift_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_left_shift_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implbitwise_left_shift_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_left_shift', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_left_shift', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_left_shift_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_left_shift', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_left_shift_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_left_shift_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bitwise_left_shift', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_left_shift', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_left_shift_Scalar_Tensor(input_c, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_left_shift', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_left_shift_Scalar_Tensor_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_left_shift_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_left_shift', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_left_shift', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_bitwise_left_shift_Tensor_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_left_shift', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_left_shift_Tensor_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def bitwise_left_shift(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0)):
+        return _implbitwise_left_shift_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_1)):
+        return _implbitwise_left_shift_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_2)):
+        return _implbitwise_left_shift_2(*args, **kwargs)
+    raise _invalid_combination('bitwise_left_shift', args, kwargs, _SIGS_bitwise_left_shift)
+
+
+# yaml/native_functions.yaml: bitwise_not(Tensor self) -> Tensor
+# yaml/native_functions.yaml: bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bitwise_not = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def bitwise_not(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_not', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_bitwise_not(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_not', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_not_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bitwise_or = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_bitwise_or_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_or_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_or_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implbitwise_or_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_or', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_or', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_or_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_or', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_or_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_or_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bitwise_or', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_or', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_or_Scalar_Tensor(input_c, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_or', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_or_Scalar_Tensor_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_or_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_or', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_or', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_bitwise_or_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_or', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_or_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def bitwise_or(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0)):
+        return _implbitwise_or_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_1)):
+        return _implbitwise_or_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_2)):
+        return _implbitwise_or_2(*args, **kwargs)
+    raise _invalid_combination('bitwise_or', args, kwargs, _SIGS_bitwise_or)
+
+
+# yaml/native_functions.yaml: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_right_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bitwise_right_shift = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_bitwise_right_shift_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_right_shift_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_right_shift_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implbitwise_right_shift_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_right_shift', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_right_shift', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_right_shift_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_right_shift', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_right_shift_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_right_shift_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bitwise_right_shift', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_right_shift', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_right_shift_Scalar_Tensor(input_c, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_right_shift', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_right_shift_Scalar_Tensor_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_right_shift_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_right_shift', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_right_shift', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_bitwise_right_shift_Tensor_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_right_shift', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_right_shift_Tensor_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def bitwise_right_shift(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0)):
+        return _implbitwise_right_shift_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_1)):
+        return _implbitwise_right_shift_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_2)):
+        return _implbitwise_right_shift_2(*args, **kwargs)
+    raise _invalid_combination('bitwise_right_shift', args, kwargs, _SIGS_bitwise_right_shift)
+
+
+# yaml/native_functions.yaml: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bitwise_xor = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_bitwise_xor_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_xor_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bitwise_xor_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implbitwise_xor_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_xor', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_xor', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_xor_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_xor', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_xor_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_xor_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bitwise_xor', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_xor', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_bitwise_xor_Scalar_Tensor(input_c, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_xor', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_xor_Scalar_Tensor_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbitwise_xor_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bitwise_xor', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_xor', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_bitwise_xor_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bitwise_xor', 'out', 0, 'Tensor', out)
+    rc_ = _P_bitwise_xor_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def bitwise_xor(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0)):
+        return _implbitwise_xor_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_1)):
+        return _implbitwise_xor_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_2)):
+        return _implbitwise_xor_2(*args, **kwargs)
+    raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS_bitwise_xor)
+
+
+# yaml/native_functions.yaml: bmm(Tensor self, Tensor mat2) -> Tensor
+# yaml/native_functions.yaml: bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_bmm = (
+    ('(Tensor input, Tensor mat2, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def bmm(input, mat2, *, out=None):
+    '(Tensor input, Tensor mat2, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bmm', 'input', 1, 'Tensor', input)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('bmm', 'mat2', 2, 'Tensor', mat2)
+    if out is None:
+        h_ = _C_bmm(input._p, mat2._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_bmm_out_r(input._p, mat2._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: cat(Tensor[] tensors, int dim=0) -> Tensor
+# yaml/native_functions.yaml: cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_cat = (
+    ('(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def cat(tensors, dim=0, *, out=None):
+    '(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('cat', 'tensors', 1, 'tuple of Tensors', tensors)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cat', 'dim', 2, 'int', dim)
+    if out is None:
+        h_ = _C_cat(tensors_c[0], tensors_c[1], dim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cat', 'out', 0, 'Tensor', out)
+    rc_ = _P_cat_out_r(tensors_c[0], tensors_c[1], dim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
@@ -810,6 +2829,525 @@ def ceil_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+_SIGS_chunk = (
+    ('(Tensor input, int chunks, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def chunk(input, chunks, dim=0):
+    '(Tensor input, int chunks, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('chunk', 'input', 1, 'Tensor', input)
+    chunks_c = _cv_int(chunks)
+    if chunks_c is _BAD:
+        raise _arg_error('chunk', 'chunks', 2, 'int', chunks)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('chunk', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_chunk(input._p, chunks_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+# yaml/native_functions.yaml: clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+# yaml/native_functions.yaml: clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_clamp = (
+    ('(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number min = None, Number max = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_clamp_0 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_clamp_1 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implclamp_0(input, min=None, max=None, *, out=None):
+    '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp', 'min', 2, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp', 'max', 3, 'Tensor', max)
+    if out is None:
+        h_ = _C_clamp_Tensor(input._p, min_c, max_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clamp', 'out', 0, 'Tensor', out)
+    rc_ = _P_clamp_Tensor_out_r(input._p, min_c, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implclamp_1(input, min=None, max=None, *, out=None):
+    '(Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp', 'min', 2, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp', 'max', 3, 'Number', max)
+    if out is None:
+        h_ = _C_clamp(input._p, min_c, max_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clamp', 'out', 0, 'Tensor', out)
+    rc_ = _P_clamp_out_r(input._p, min_c, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def clamp(*args, **kwargs):
+    '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None) | (Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0)):
+        return _implclamp_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp_1)):
+        return _implclamp_1(*args, **kwargs)
+    raise _invalid_combination('clamp', args, kwargs, _SIGS_clamp)
+
+
+# yaml/native_functions.yaml: clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+_SIGS_clamp_ = (
+    ('(Tensor input, Tensor min = None, Tensor max = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor input, Number min = None, Number max = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+)
+_KW_clamp__0 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_clamp__1 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD}
+
+
+def _implclamp__0(input, min=None, max=None):
+    '(Tensor input, Tensor min = None, Tensor max = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp_', 'min', 2, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp_', 'max', 3, 'Tensor', max)
+    rc_ = _P_clamp__Tensor_r(input._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implclamp__1(input, min=None, max=None):
+    '(Tensor input, Number min = None, Number max = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp_', 'min', 2, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp_', 'max', 3, 'Number', max)
+    rc_ = _P_clamp__r(input._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def clamp_(*args, **kwargs):
+    '(Tensor input, Tensor min = None, Tensor max = None) | (Tensor input, Number min = None, Number max = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0)):
+        return _implclamp__0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp__1)):
+        return _implclamp__1(*args, **kwargs)
+    raise _invalid_combination('clamp_', args, kwargs, _SIGS_clamp_)
+
+
+# yaml/native_functions.yaml: clamp_max(Tensor self, Scalar max) -> Tensor
+# yaml/native_functions.yaml: clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+# yaml/native_functions.yaml: clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_clamp_max = (
+    ('(Tensor input, Tensor max, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('max', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number max, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('max', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_clamp_max_0 = {'input': lambda x: isinstance(x, _Tensor), 'max': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_clamp_max_1 = {'input': lambda x: isinstance(x, _Tensor), 'max': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implclamp_max_0(input, max, *, out=None):
+    '(Tensor input, Tensor max, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_max', 'input', 1, 'Tensor', input)
+    if max.__class__ is not _Tensor:
+        if not isinstance(max, _Tensor):
+            raise _arg_error('clamp_max', 'max', 2, 'Tensor', max)
+    if out is None:
+        h_ = _C_clamp_max_Tensor(input._p, max._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clamp_max', 'out', 0, 'Tensor', out)
+    rc_ = _P_clamp_max_Tensor_out_r(input._p, max._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implclamp_max_1(input, max, *, out=None):
+    '(Tensor input, Number max, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_max', 'input', 1, 'Tensor', input)
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('clamp_max', 'max', 2, 'Number', max)
+    if out is None:
+        h_ = _C_clamp_max(input._p, max_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clamp_max', 'out', 0, 'Tensor', out)
+    rc_ = _P_clamp_max_out_r(input._p, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def clamp_max(*args, **kwargs):
+    '(Tensor input, Tensor max, *, Tensor out = None) | (Tensor input, Number max, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0)):
+        return _implclamp_max_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_1)):
+        return _implclamp_max_1(*args, **kwargs)
+    raise _invalid_combination('clamp_max', args, kwargs, _SIGS_clamp_max)
+
+
+# yaml/native_functions.yaml: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+_SIGS_clamp_max_ = (
+    ('(Tensor input, Tensor max)', (('input', lambda x: isinstance(x, _Tensor)), ('max', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, Number max)', (('input', lambda x: isinstance(x, _Tensor)), ('max', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_clamp_max__0 = {'input': lambda x: isinstance(x, _Tensor), 'max': lambda x: isinstance(x, _Tensor)}
+_KW_clamp_max__1 = {'input': lambda x: isinstance(x, _Tensor), 'max': lambda x: _is_scalar(x)}
+
+
+def _implclamp_max__0(input, max):
+    '(Tensor input, Tensor max)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_max_', 'input', 1, 'Tensor', input)
+    if max.__class__ is not _Tensor:
+        if not isinstance(max, _Tensor):
+            raise _arg_error('clamp_max_', 'max', 2, 'Tensor', max)
+    rc_ = _P_clamp_max__Tensor_r(input._p, max._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implclamp_max__1(input, max):
+    '(Tensor input, Number max)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_max_', 'input', 1, 'Tensor', input)
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('clamp_max_', 'max', 2, 'Number', max)
+    rc_ = _P_clamp_max__r(input._p, max_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def clamp_max_(*args, **kwargs):
+    '(Tensor input, Tensor max) | (Tensor input, Number max)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0)):
+        return _implclamp_max__0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__1)):
+        return _implclamp_max__1(*args, **kwargs)
+    raise _invalid_combination('clamp_max_', args, kwargs, _SIGS_clamp_max_)
+
+
+# yaml/native_functions.yaml: clamp_min(Tensor self, Scalar min) -> Tensor
+# yaml/native_functions.yaml: clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+# yaml/native_functions.yaml: clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_clamp_min = (
+    ('(Tensor input, Tensor min, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number min, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_clamp_min_0 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_clamp_min_1 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implclamp_min_0(input, min, *, out=None):
+    '(Tensor input, Tensor min, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_min', 'input', 1, 'Tensor', input)
+    if min.__class__ is not _Tensor:
+        if not isinstance(min, _Tensor):
+            raise _arg_error('clamp_min', 'min', 2, 'Tensor', min)
+    if out is None:
+        h_ = _C_clamp_min_Tensor(input._p, min._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clamp_min', 'out', 0, 'Tensor', out)
+    rc_ = _P_clamp_min_Tensor_out_r(input._p, min._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implclamp_min_1(input, min, *, out=None):
+    '(Tensor input, Number min, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_min', 'input', 1, 'Tensor', input)
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('clamp_min', 'min', 2, 'Number', min)
+    if out is None:
+        h_ = _C_clamp_min(input._p, min_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clamp_min', 'out', 0, 'Tensor', out)
+    rc_ = _P_clamp_min_out_r(input._p, min_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def clamp_min(*args, **kwargs):
+    '(Tensor input, Tensor min, *, Tensor out = None) | (Tensor input, Number min, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0)):
+        return _implclamp_min_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_1)):
+        return _implclamp_min_1(*args, **kwargs)
+    raise _invalid_combination('clamp_min', args, kwargs, _SIGS_clamp_min)
+
+
+# yaml/native_functions.yaml: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+_SIGS_clamp_min_ = (
+    ('(Tensor input, Tensor min)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, Number min)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_clamp_min__0 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: isinstance(x, _Tensor)}
+_KW_clamp_min__1 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: _is_scalar(x)}
+
+
+def _implclamp_min__0(input, min):
+    '(Tensor input, Tensor min)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_min_', 'input', 1, 'Tensor', input)
+    if min.__class__ is not _Tensor:
+        if not isinstance(min, _Tensor):
+            raise _arg_error('clamp_min_', 'min', 2, 'Tensor', min)
+    rc_ = _P_clamp_min__Tensor_r(input._p, min._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implclamp_min__1(input, min):
+    '(Tensor input, Number min)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clamp_min_', 'input', 1, 'Tensor', input)
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('clamp_min_', 'min', 2, 'Number', min)
+    rc_ = _P_clamp_min__r(input._p, min_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def clamp_min_(*args, **kwargs):
+    '(Tensor input, Tensor min) | (Tensor input, Number min)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0)):
+        return _implclamp_min__0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__1)):
+        return _implclamp_min__1(*args, **kwargs)
+    raise _invalid_combination('clamp_min_', args, kwargs, _SIGS_clamp_min_)
+
+
+# yaml/native_functions.yaml: clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+# yaml/native_functions.yaml: clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+# yaml/native_functions.yaml: clip.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_clip = (
+    ('(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number min = None, Number max = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_clip_0 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_clip_1 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implclip_0(input, min=None, max=None, *, out=None):
+    '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clip', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clip', 'min', 2, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clip', 'max', 3, 'Tensor', max)
+    if out is None:
+        h_ = _C_clip_Tensor(input._p, min_c, max_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clip', 'out', 0, 'Tensor', out)
+    rc_ = _P_clip_Tensor_out_r(input._p, min_c, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implclip_1(input, min=None, max=None, *, out=None):
+    '(Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clip', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clip', 'min', 2, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clip', 'max', 3, 'Number', max)
+    if out is None:
+        h_ = _C_clip(input._p, min_c, max_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('clip', 'out', 0, 'Tensor', out)
+    rc_ = _P_clip_out_r(input._p, min_c, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def clip(*args, **kwargs):
+    '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None) | (Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0)):
+        return _implclip_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip_1)):
+        return _implclip_1(*args, **kwargs)
+    raise _invalid_combination('clip', args, kwargs, _SIGS_clip)
+
+
+# yaml/native_functions.yaml: clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+# yaml/native_functions.yaml: clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+_SIGS_clip_ = (
+    ('(Tensor input, Tensor min = None, Tensor max = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor input, Number min = None, Number max = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+)
+_KW_clip__0 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_clip__1 = {'input': lambda x: isinstance(x, _Tensor), 'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD}
+
+
+def _implclip__0(input, min=None, max=None):
+    '(Tensor input, Tensor min = None, Tensor max = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clip_', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clip_', 'min', 2, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clip_', 'max', 3, 'Tensor', max)
+    rc_ = _P_clip__Tensor_r(input._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implclip__1(input, min=None, max=None):
+    '(Tensor input, Number min = None, Number max = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('clip_', 'input', 1, 'Tensor', input)
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clip_', 'min', 2, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clip_', 'max', 3, 'Number', max)
+    rc_ = _P_clip__r(input._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def clip_(*args, **kwargs):
+    '(Tensor input, Tensor min = None, Tensor max = None) | (Tensor input, Number min = None, Number max = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0)):
+        return _implclip__0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip__1)):
+        return _implclip__1(*args, **kwargs)
+    raise _invalid_combination('clip_', args, kwargs, _SIGS_clip_)
 
 
 # yaml/native_functions.yaml: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
@@ -876,6 +3414,116 @@ def cos_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: cosh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_cosh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def cosh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cosh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_cosh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cosh', 'out', 0, 'Tensor', out)
+    rc_ = _P_cosh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: cosh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_cosh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def cosh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cosh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_cosh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_cumprod = (
+    ('(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    '(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cumprod', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumprod', 'dim', 2, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('cumprod', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_cumprod(input._p, dim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cumprod', 'out', 0, 'Tensor', out)
+    rc_ = _P_cumprod_out_r(input._p, dim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_cumsum = (
+    ('(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    '(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cumsum', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumsum', 'dim', 2, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('cumsum', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_cumsum(input._p, dim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cumsum', 'out', 0, 'Tensor', out)
+    rc_ = _P_cumsum_out_r(input._p, dim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -987,6 +3635,157 @@ def div(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
         return _impldiv_2(*args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS_div)
+
+
+# yaml/native_functions.yaml: dot(Tensor self, Tensor tensor) -> Tensor
+# yaml/native_functions.yaml: dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_dot = (
+    ('(Tensor input, Tensor tensor, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('tensor', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def dot(input, tensor, *, out=None):
+    '(Tensor input, Tensor tensor, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dot', 'input', 1, 'Tensor', input)
+    if tensor.__class__ is not _Tensor:
+        if not isinstance(tensor, _Tensor):
+            raise _arg_error('dot', 'tensor', 2, 'Tensor', tensor)
+    if out is None:
+        h_ = _C_dot(input._p, tensor._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('dot', 'out', 0, 'Tensor', out)
+    rc_ = _P_dot_out_r(input._p, tensor._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: dropout(Tensor input, float p, bool train) -> Tensor
+_SIGS_dropout = (
+    ('(Tensor input, float p, bool train)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('train', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def dropout(input, p, train):
+    '(Tensor input, float p, bool train)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dropout', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('dropout', 'p', 2, 'float', p)
+    train_c = _cv_bool(train)
+    if train_c is _BAD:
+        raise _arg_error('dropout', 'train', 3, 'bool', train)
+    h_ = _C_dropout(input._p, p_c, train_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+_SIGS_embedding = (
+    ('(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('padding_idx', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    '(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)'
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('embedding', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding', 'indices', 2, 'Tensor', indices)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('embedding', 'padding_idx', 3, 'int', padding_idx)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('embedding', 'sparse', 5, 'bool', sparse)
+    h_ = _C_embedding(weight._p, indices._p, padding_idx_c, scale_grad_by_freq_c, sparse_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor
+_SIGS_embedding_backward = (
+    ('(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)', (('grad', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+    '(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)'
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('embedding_backward', 'grad', 1, 'Tensor', grad)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_backward', 'indices', 2, 'Tensor', indices)
+    num_weights_c = _cv_int(num_weights)
+    if num_weights_c is _BAD:
+        raise _arg_error('embedding_backward', 'num_weights', 3, 'int', num_weights)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('embedding_backward', 'padding_idx', 4, 'int', padding_idx)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding_backward', 'scale_grad_by_freq', 5, 'bool', scale_grad_by_freq)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('embedding_backward', 'sparse', 6, 'bool', sparse)
+    h_ = _C_embedding_backward(grad._p, indices._p, num_weights_c, padding_idx_c, scale_grad_by_freq_c, sparse_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+_SIGS_embedding_dense_backward = (
+    ('(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    '(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('embedding_dense_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_dense_backward', 'indices', 2, 'Tensor', indices)
+    num_weights_c = _cv_int(num_weights)
+    if num_weights_c is _BAD:
+        raise _arg_error('embedding_dense_backward', 'num_weights', 3, 'int', num_weights)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('embedding_dense_backward', 'padding_idx', 4, 'int', padding_idx)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding_dense_backward', 'scale_grad_by_freq', 5, 'bool', scale_grad_by_freq)
+    h_ = _C_embedding_dense_backward(grad_output._p, indices._p, num_weights_c, padding_idx_c, scale_grad_by_freq_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
 
 
 # yaml/native_functions.yaml: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -1412,6 +4211,56 @@ def fill_(input, value):
     return input
 
 
+# yaml/native_functions.yaml: flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
+_SIGS_flatten = (
+    ('(Tensor input, int start_dim = 0, int end_dim = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('start_dim', lambda x: _cv_int(x) is not _BAD), ('end_dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    '(Tensor input, int start_dim = 0, int end_dim = -1)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('flatten', 'input', 1, 'Tensor', input)
+    start_dim_c = _cv_int(start_dim)
+    if start_dim_c is _BAD:
+        raise _arg_error('flatten', 'start_dim', 2, 'int', start_dim)
+    end_dim_c = _cv_int(end_dim)
+    if end_dim_c is _BAD:
+        raise _arg_error('flatten', 'end_dim', 3, 'int', end_dim)
+    h_ = _C_flatten_using_ints(input._p, start_dim_c, end_dim_c)
+    if not h_:
+        raise _pending_error()
+    if h_ == input._p:
+        _release(h_)
+        return input
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: flip(Tensor self, int[] dims) -> Tensor
+_SIGS_flip = (
+    ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def flip(input, dims):
+    '(Tensor input, tuple of ints dims)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('flip', 'input', 1, 'Tensor', input)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('flip', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_flip(input._p, dims_c[0], dims_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: floor(Tensor self) -> Tensor
 # yaml/native_functions.yaml: floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_floor = (
@@ -1454,6 +4303,145 @@ def floor_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: floor_divide(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_floor_divide = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_floor_divide_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_floor_divide_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _implfloor_divide_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('floor_divide', 'input', 1, 'Tensor', input)
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('floor_divide', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = (_C_floor_divide(input._p, other._p) if other_n is None else _P_floor_divide_n_other(input._p, other_n))
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('floor_divide', 'out', 0, 'Tensor', out)
+    rc_ = (_P_floor_divide_out_r(input._p, other._p, out._p) if other_n is None else _P_floor_divide_out_n_other_r(input._p, other_n, out._p))
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implfloor_divide_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('floor_divide', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('floor_divide', 'other', 2, 'Number', other)
+    h_ = _C_floor_divide_Scalar(input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def floor_divide(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0)):
+        return _implfloor_divide_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_1)):
+        return _implfloor_divide_1(*args, **kwargs)
+    raise _invalid_combination('floor_divide', args, kwargs, _SIGS_floor_divide)
+
+
+# yaml/native_functions.yaml: fmod.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: fmod.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_fmod = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_fmod_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_fmod_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implfmod_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fmod', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmod', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_fmod_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('fmod', 'out', 0, 'Tensor', out)
+    rc_ = _P_fmod_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implfmod_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fmod', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('fmod', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_fmod_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('fmod', 'out', 0, 'Tensor', out)
+    rc_ = _P_fmod_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def fmod(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0)):
+        return _implfmod_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_1)):
+        return _implfmod_1(*args, **kwargs)
+    raise _invalid_combination('fmod', args, kwargs, _SIGS_fmod)
 
 
 # yaml/native_functions.yaml: frac(Tensor self) -> Tensor
@@ -1581,6 +4569,73 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     return r_
 
 
+# yaml/native_functions.yaml: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+# yaml/native_functions.yaml: gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)
+_SIGS_gather = (
+    ('(Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (('sparse_grad', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    '(Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gather', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('gather', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('gather', 'index', 3, 'Tensor', index)
+    sparse_grad_c = _cv_bool(sparse_grad)
+    if sparse_grad_c is _BAD:
+        raise _arg_error('gather', 'sparse_grad', 0, 'bool', sparse_grad)
+    if out is None:
+        h_ = _C_gather(input._p, dim_c, index._p, sparse_grad_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('gather', 'out', 0, 'Tensor', out)
+    rc_ = _P_gather_out_r(input._p, dim_c, index._p, sparse_grad_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor
+_SIGS_gather_backward = (
+    ('(Tensor grad, Tensor input, int dim, Tensor index, bool sparse_grad)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('sparse_grad', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def gather_backward(grad, input, dim, index, sparse_grad):
+    '(Tensor grad, Tensor input, int dim, Tensor index, bool sparse_grad)'
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('gather_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gather_backward', 'input', 2, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('gather_backward', 'dim', 3, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('gather_backward', 'index', 4, 'Tensor', index)
+    sparse_grad_c = _cv_bool(sparse_grad)
+    if sparse_grad_c is _BAD:
+        raise _arg_error('gather_backward', 'sparse_grad', 5, 'bool', sparse_grad)
+    h_ = _C_gather_backward(grad._p, input._p, dim_c, index._p, sparse_grad_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: ge.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1641,6 +4696,36 @@ def ge(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_1)):
         return _implge_1(*args, **kwargs)
     raise _invalid_combination('ge', args, kwargs, _SIGS_ge)
+
+
+# yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
+# yaml/native_functions.yaml: ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_ger = (
+    ('(Tensor input, Tensor vec2, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def ger(input, vec2, *, out=None):
+    '(Tensor input, Tensor vec2, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ger', 'input', 1, 'Tensor', input)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('ger', 'vec2', 2, 'Tensor', vec2)
+    if out is None:
+        h_ = _C_ger(input._p, vec2._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ger', 'out', 0, 'Tensor', out)
+    rc_ = _P_ger_out_r(input._p, vec2._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1705,6 +4790,177 @@ def gt(*args, **kwargs):
     raise _invalid_combination('gt', args, kwargs, _SIGS_gt)
 
 
+# yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
+_SIGS_hstack = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def hstack(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('hstack', 'tensors', 1, 'tuple of Tensors', tensors)
+    h_ = _C_hstack(tensors_c[0], tensors_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
+# yaml/native_functions.yaml: index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_index_select = (
+    ('(Tensor input, int dim, Tensor index, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def index_select(input, dim, index, *, out=None):
+    '(Tensor input, int dim, Tensor index, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_select', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_select', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_select', 'index', 3, 'Tensor', index)
+    if out is None:
+        h_ = _C_index_select(input._p, dim_c, index._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('index_select', 'out', 0, 'Tensor', out)
+    rc_ = _P_index_select_out_r(input._p, dim_c, index._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor
+_SIGS_index_select_backward = (
+    ('(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)', (('grad', lambda x: isinstance(x, _Tensor)), ('self_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def index_select_backward(grad, self_sizes, dim, index):
+    '(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)'
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('index_select_backward', 'grad', 1, 'Tensor', grad)
+    self_sizes_c = _cv_int_list(self_sizes, 0)
+    if self_sizes_c is _BAD:
+        raise _arg_error('index_select_backward', 'self_sizes', 2, 'tuple of ints', self_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_select_backward', 'dim', 3, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_select_backward', 'index', 4, 'Tensor', index)
+    h_ = _C_index_select_backward(grad._p, self_sizes_c[0], self_sizes_c[1], dim_c, index._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: isfinite(Tensor self) -> Tensor
+_SIGS_isfinite = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def isfinite(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isfinite', 'input', 1, 'Tensor', input)
+    h_ = _C_isfinite(input._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: isinf(Tensor self) -> Tensor
+_SIGS_isinf = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def isinf(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isinf', 'input', 1, 'Tensor', input)
+    h_ = _C_isinf(input._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: isnan(Tensor self) -> Tensor
+_SIGS_isnan = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def isnan(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isnan', 'input', 1, 'Tensor', input)
+    h_ = _C_isnan(input._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
+_SIGS_layer_norm = (
+    ('(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)', (('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enable', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    '(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('layer_norm', 'input', 1, 'Tensor', input)
+    normalized_shape_c = _cv_int_list(normalized_shape, 0)
+    if normalized_shape_c is _BAD:
+        raise _arg_error('layer_norm', 'normalized_shape', 2, 'tuple of ints', normalized_shape)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('layer_norm', 'weight', 3, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('layer_norm', 'bias', 4, 'Tensor', bias)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('layer_norm', 'eps', 5, 'float', eps)
+    cudnn_enable_c = _cv_bool(cudnn_enable)
+    if cudnn_enable_c is _BAD:
+        raise _arg_error('layer_norm', 'cudnn_enable', 6, 'bool', cudnn_enable)
+    h_ = _C_layer_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, bias_c, eps_c, cudnn_enable_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
@@ -1765,6 +5021,123 @@ def le(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1)):
         return _implle_1(*args, **kwargs)
     raise _invalid_combination('le', args, kwargs, _SIGS_le)
+
+
+# yaml/native_functions.yaml: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+# yaml/native_functions.yaml: lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+# yaml/native_functions.yaml: lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_lerp = (
+    ('(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('end', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor end, Number weight, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('end', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_lerp_0 = {'input': lambda x: isinstance(x, _Tensor), 'end': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_lerp_1 = {'input': lambda x: isinstance(x, _Tensor), 'end': lambda x: isinstance(x, _Tensor), 'weight': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impllerp_0(input, end, weight, *, out=None):
+    '(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lerp', 'input', 1, 'Tensor', input)
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('lerp', 'end', 2, 'Tensor', end)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('lerp', 'weight', 3, 'Tensor', weight)
+    if out is None:
+        h_ = _C_lerp_Tensor(input._p, end._p, weight._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('lerp', 'out', 0, 'Tensor', out)
+    rc_ = _P_lerp_Tensor_out_r(input._p, end._p, weight._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impllerp_1(input, end, weight, *, out=None):
+    '(Tensor input, Tensor end, Number weight, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lerp', 'input', 1, 'Tensor', input)
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('lerp', 'end', 2, 'Tensor', end)
+    weight_c = _SC_INT.get(weight) if weight.__class__ is int else None
+    if weight_c is None:
+        weight_c = _cv_scalar(weight)
+        if weight_c is _BAD:
+            raise _arg_error('lerp', 'weight', 3, 'Number', weight)
+    if out is None:
+        h_ = _C_lerp_Scalar(input._p, end._p, weight_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('lerp', 'out', 0, 'Tensor', out)
+    rc_ = _P_lerp_Scalar_out_r(input._p, end._p, weight_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def lerp(*args, **kwargs):
+    '(Tensor input, Tensor end, Tensor weight, *, Tensor out = None) | (Tensor input, Tensor end, Number weight, *, Tensor out = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0)):
+        return _impllerp_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1)):
+        return _impllerp_1(*args, **kwargs)
+    raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
+
+
+# yaml/native_functions.yaml: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_linalg_vector_norm = (
+    ('(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_vector_norm', 'input', 1, 'Tensor', input)
+    ord_c = _SC_INT.get(ord) if ord.__class__ is int else None
+    if ord_c is None:
+        ord_c = _cv_scalar(ord)
+        if ord_c is _BAD:
+            raise _arg_error('linalg_vector_norm', 'ord', 2, 'Number', ord)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_vector_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_vector_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_vector_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_vector_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_vector_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_vector_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: log(Tensor self) -> Tensor
@@ -1943,6 +5316,264 @@ def log_(input):
     return input
 
 
+# yaml/native_functions.yaml: log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_SIGS_log_softmax = (
+    ('(Tensor input, int dim, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+)
+
+
+def log_softmax(input, dim, dtype=None):
+    '(Tensor input, int dim, torchlet.dtype dtype = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log_softmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('log_softmax', 'dim', 2, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('log_softmax', 'dtype', 3, 'torchlet.dtype', dtype)
+    h_ = _C_log_softmax_int(input._p, dim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logical_and = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logical_and(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logical_and', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_and', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_logical_and(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logical_and', 'out', 0, 'Tensor', out)
+    rc_ = _P_logical_and_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logical_not(Tensor self) -> Tensor
+# yaml/native_functions.yaml: logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logical_not = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logical_not(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logical_not', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_logical_not(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logical_not', 'out', 0, 'Tensor', out)
+    rc_ = _P_logical_not_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logical_or(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logical_or = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logical_or(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logical_or', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_or', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_logical_or(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logical_or', 'out', 0, 'Tensor', out)
+    rc_ = _P_logical_or_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logical_xor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logical_xor = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logical_xor(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logical_xor', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_xor', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_logical_xor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logical_xor', 'out', 0, 'Tensor', out)
+    rc_ = _P_logical_xor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logit(Tensor self, float? eps=None) -> Tensor
+# yaml/native_functions.yaml: logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logit = (
+    ('(Tensor input, float eps = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logit(input, eps=None, *, out=None):
+    '(Tensor input, float eps = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logit', 'input', 1, 'Tensor', input)
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('logit', 'eps', 2, 'float', eps)
+    if out is None:
+        h_ = _C_logit(input._p, eps_c[0], eps_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logit', 'out', 0, 'Tensor', out)
+    rc_ = _P_logit_out_r(input._p, eps_c[0], eps_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
+_SIGS_logit_ = (
+    ('(Tensor input, float eps = None)', (('input', lambda x: isinstance(x, _Tensor)), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def logit_(input, eps=None):
+    '(Tensor input, float eps = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logit_', 'input', 1, 'Tensor', input)
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('logit_', 'eps', 2, 'float', eps)
+    rc_ = _P_logit__r(input._p, eps_c[0], eps_c[1])
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
+# yaml/native_functions.yaml: logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS_logit_backward = (
+    ('(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logit_backward(grad_output, input, eps=None, *, out=None):
+    '(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('logit_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logit_backward', 'input', 2, 'Tensor', input)
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('logit_backward', 'eps', 3, 'float', eps)
+    if out is None:
+        h_ = _C_logit_backward(grad_output._p, input._p, eps_c[0], eps_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logit_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_logit_backward_grad_input_r(grad_output._p, input._p, eps_c[0], eps_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logsumexp = (
+    ('(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logsumexp', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('logsumexp', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('logsumexp', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_logsumexp(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logsumexp', 'out', 0, 'Tensor', out)
+    rc_ = _P_logsumexp_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: lt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -2005,6 +5636,182 @@ def lt(*args, **kwargs):
     raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
 
 
+# yaml/native_functions.yaml: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+# yaml/native_functions.yaml: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+_SIGS_masked_fill = (
+    ('(Tensor input, Tensor mask, Tensor value)', (('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, Tensor mask, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_masked_fill_0 = {'input': lambda x: isinstance(x, _Tensor), 'mask': lambda x: isinstance(x, _Tensor), 'value': lambda x: isinstance(x, _Tensor)}
+_KW_masked_fill_1 = {'input': lambda x: isinstance(x, _Tensor), 'mask': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
+
+
+def _implmasked_fill_0(input, mask, value):
+    '(Tensor input, Tensor mask, Tensor value)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_fill', 'input', 1, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_fill', 'mask', 2, 'Tensor', mask)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('masked_fill', 'value', 3, 'Tensor', value)
+    h_ = _C_masked_fill_Tensor(input._p, mask._p, value._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implmasked_fill_1(input, mask, value):
+    '(Tensor input, Tensor mask, Number value)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_fill', 'input', 1, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_fill', 'mask', 2, 'Tensor', mask)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('masked_fill', 'value', 3, 'Number', value)
+    h_ = _C_masked_fill_Scalar(input._p, mask._p, value_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def masked_fill(*args, **kwargs):
+    '(Tensor input, Tensor mask, Tensor value) | (Tensor input, Tensor mask, Number value)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0)):
+        return _implmasked_fill_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_1)):
+        return _implmasked_fill_1(*args, **kwargs)
+    raise _invalid_combination('masked_fill', args, kwargs, _SIGS_masked_fill)
+
+
+# yaml/native_functions.yaml: matmul(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_matmul = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def matmul(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('matmul', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('matmul', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_matmul(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('matmul', 'out', 0, 'Tensor', out)
+    rc_ = _P_matmul_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: max(Tensor self) -> Tensor
+# yaml/native_functions.yaml: max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: max.other(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_max = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_max_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_max_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_max_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implmax_0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_max(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('max', 'out', 0, 'Tensor', out)
+    rc_ = _P_max_unary_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implmax_1(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('max', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_max_other(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('max', 'out', 0, 'Tensor', out)
+    rc_ = _P_max_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implmax_2(input, dim, keepdim=False):
+    '(Tensor input, int dim, bool keepdim = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('max', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('max', 'keepdim', 3, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def max(*args, **kwargs):
+    '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0)):
+        return _implmax_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_1)):
+        return _implmax_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_max_2)):
+        return _implmax_2(*args, **kwargs)
+    raise _invalid_combination('max', args, kwargs, _SIGS_max)
+
+
 # yaml/native_functions.yaml: maximum(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_maximum = (
@@ -2033,6 +5840,166 @@ def maximum(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_mean = (
+    ('(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_mean_0 = {'input': lambda x: isinstance(x, _Tensor), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_mean_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implmean_0(input, *, dtype=None, out=None):
+    '(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mean', 'input', 1, 'Tensor', input)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_mean(input._p, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mean', 'out', 0, 'Tensor', out)
+    rc_ = _P_mean_dtype_out_r(input._p, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implmean_1(input, dim, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('mean', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('mean', 'keepdim', 3, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_mean_dim(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mean', 'out', 0, 'Tensor', out)
+    rc_ = _P_mean_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def mean(*args, **kwargs):
+    '(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0)):
+        return _implmean_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_mean_1)):
+        return _implmean_1(*args, **kwargs)
+    raise _invalid_combination('mean', args, kwargs, _SIGS_mean)
+
+
+# yaml/native_functions.yaml: min(Tensor self) -> Tensor
+# yaml/native_functions.yaml: min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: min.other(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_min = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_min_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_min_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_min_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implmin_0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('min', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_min(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('min', 'out', 0, 'Tensor', out)
+    rc_ = _P_min_unary_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implmin_1(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('min', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('min', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_min_other(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('min', 'out', 0, 'Tensor', out)
+    rc_ = _P_min_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implmin_2(input, dim, keepdim=False):
+    '(Tensor input, int dim, bool keepdim = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('min', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('min', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('min', 'keepdim', 3, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_min_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def min(*args, **kwargs):
+    '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0)):
+        return _implmin_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_1)):
+        return _implmin_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_min_2)):
+        return _implmin_2(*args, **kwargs)
+    raise _invalid_combination('min', args, kwargs, _SIGS_min)
 
 
 # yaml/native_functions.yaml: minimum(Tensor self, Tensor other) -> Tensor
@@ -2130,6 +6097,201 @@ def mul(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: mv(Tensor self, Tensor vec) -> Tensor
+# yaml/native_functions.yaml: mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_mv = (
+    ('(Tensor input, Tensor vec, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def mv(input, vec, *, out=None):
+    '(Tensor input, Tensor vec, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mv', 'input', 1, 'Tensor', input)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('mv', 'vec', 2, 'Tensor', vec)
+    if out is None:
+        h_ = _C_mv(input._p, vec._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mv', 'out', 0, 'Tensor', out)
+    rc_ = _P_mv_out_r(input._p, vec._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+# yaml/native_functions.yaml: nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nan_to_num = (
+    ('(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('nan', lambda x: _cv_opt_double(x) is not _BAD), ('posinf', lambda x: _cv_opt_double(x) is not _BAD), ('neginf', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
+    '(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nan_to_num', 'input', 1, 'Tensor', input)
+    nan_c = _cv_opt_double(nan)
+    if nan_c is _BAD:
+        raise _arg_error('nan_to_num', 'nan', 2, 'float', nan)
+    posinf_c = _cv_opt_double(posinf)
+    if posinf_c is _BAD:
+        raise _arg_error('nan_to_num', 'posinf', 3, 'float', posinf)
+    neginf_c = _cv_opt_double(neginf)
+    if neginf_c is _BAD:
+        raise _arg_error('nan_to_num', 'neginf', 4, 'float', neginf)
+    if out is None:
+        h_ = _C_nan_to_num(input._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nan_to_num', 'out', 0, 'Tensor', out)
+    rc_ = _P_nan_to_num_out_r(input._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
+_SIGS_nan_to_num_ = (
+    ('(Tensor input, float nan = None, float posinf = None, float neginf = None)', (('input', lambda x: isinstance(x, _Tensor)), ('nan', lambda x: _cv_opt_double(x) is not _BAD), ('posinf', lambda x: _cv_opt_double(x) is not _BAD), ('neginf', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def nan_to_num_(input, nan=None, posinf=None, neginf=None):
+    '(Tensor input, float nan = None, float posinf = None, float neginf = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nan_to_num_', 'input', 1, 'Tensor', input)
+    nan_c = _cv_opt_double(nan)
+    if nan_c is _BAD:
+        raise _arg_error('nan_to_num_', 'nan', 2, 'float', nan)
+    posinf_c = _cv_opt_double(posinf)
+    if posinf_c is _BAD:
+        raise _arg_error('nan_to_num_', 'posinf', 3, 'float', posinf)
+    neginf_c = _cv_opt_double(neginf)
+    if neginf_c is _BAD:
+        raise _arg_error('nan_to_num_', 'neginf', 4, 'float', neginf)
+    rc_ = _P_nan_to_num__r(input._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1])
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
+_SIGS_narrow = (
+    ('(Tensor input, int dim, int start, int length)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def narrow(input, dim, start, length):
+    '(Tensor input, int dim, int start, int length)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('narrow', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow', 'dim', 2, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('narrow', 'start', 3, 'int', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow', 'length', 4, 'int', length)
+    h_ = _C_narrow(input._p, dim_c, start_c, length_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+_SIGS_native_dropout = (
+    ('(Tensor input, float p, bool train)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('train', lambda x: _cv_opt_bool(x) is not _BAD),), (), False),
+)
+
+
+def native_dropout(input, p, train):
+    '(Tensor input, float p, bool train)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_dropout', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('native_dropout', 'p', 2, 'float', p)
+    train_c = _cv_opt_bool(train)
+    if train_c is _BAD:
+        raise _arg_error('native_dropout', 'train', 3, 'bool', train)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_native_dropout(input._p, p_c, train_c[0], train_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+_SIGS_native_dropout_backward = (
+    ('(Tensor grad_output, Tensor mask, float scale)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('scale', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    '(Tensor grad_output, Tensor mask, float scale)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('native_dropout_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('native_dropout_backward', 'mask', 2, 'Tensor', mask)
+    scale_c = _cv_double(scale)
+    if scale_c is _BAD:
+        raise _arg_error('native_dropout_backward', 'scale', 3, 'float', scale)
+    h_ = _C_native_dropout_backward(grad_output._p, mask._p, scale_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS_native_layer_norm = (
+    ('(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    '(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_layer_norm', 'input', 1, 'Tensor', input)
+    normalized_shape_c = _cv_int_list(normalized_shape, 0)
+    if normalized_shape_c is _BAD:
+        raise _arg_error('native_layer_norm', 'normalized_shape', 2, 'tuple of ints', normalized_shape)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_layer_norm', 'weight', 3, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('native_layer_norm', 'bias', 4, 'Tensor', bias)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_layer_norm', 'eps', 5, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_layer_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, bias_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -2317,6 +6479,36 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     return r_
 
 
+# yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
+# yaml/native_functions.yaml: outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_outer = (
+    ('(Tensor input, Tensor vec2, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def outer(input, vec2, *, out=None):
+    '(Tensor input, Tensor vec2, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('outer', 'input', 1, 'Tensor', input)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('outer', 'vec2', 2, 'Tensor', vec2)
+    if out is None:
+        h_ = _C_outer(input._p, vec2._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('outer', 'out', 0, 'Tensor', out)
+    rc_ = _P_outer_out_r(input._p, vec2._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: permute(Tensor(a) self, int[] dims) -> Tensor(a)
 _SIGS_permute = (
     ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -2337,6 +6529,173 @@ def permute(input, dims):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+# yaml/native_functions.yaml: pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: pow.Scalar(Scalar self, Tensor exponent) -> Tensor
+# yaml/native_functions.yaml: pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+# yaml/native_functions.yaml: pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_pow = (
+    ('(Tensor input, Tensor exponent, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('exponent', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor exponent, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('exponent', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number exponent, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('exponent', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_pow_0 = {'input': lambda x: isinstance(x, _Tensor), 'exponent': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_pow_1 = {'input': lambda x: _is_scalar(x), 'exponent': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_pow_2 = {'input': lambda x: isinstance(x, _Tensor), 'exponent': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implpow_0(input, exponent, *, out=None):
+    '(Tensor input, Tensor exponent, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pow', 'input', 1, 'Tensor', input)
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('pow', 'exponent', 2, 'Tensor', exponent)
+    if out is None:
+        h_ = _C_pow_Tensor_Tensor(input._p, exponent._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('pow', 'out', 0, 'Tensor', out)
+    rc_ = _P_pow_Tensor_Tensor_out_r(input._p, exponent._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implpow_1(input, exponent, *, out=None):
+    '(Number input, Tensor exponent, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('pow', 'input', 1, 'Number', input)
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('pow', 'exponent', 2, 'Tensor', exponent)
+    if out is None:
+        h_ = _C_pow_Scalar(input_c, exponent._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('pow', 'out', 0, 'Tensor', out)
+    rc_ = _P_pow_Scalar_out_r(input_c, exponent._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implpow_2(input, exponent, *, out=None):
+    '(Tensor input, Number exponent, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pow', 'input', 1, 'Tensor', input)
+    exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+    if exponent_c is None:
+        exponent_c = _cv_scalar(exponent)
+        if exponent_c is _BAD:
+            raise _arg_error('pow', 'exponent', 2, 'Number', exponent)
+    if out is None:
+        h_ = _C_pow_Tensor_Scalar(input._p, exponent_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('pow', 'out', 0, 'Tensor', out)
+    rc_ = _P_pow_Tensor_Scalar_out_r(input._p, exponent_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def pow(*args, **kwargs):
+    '(Tensor input, Tensor exponent, *, Tensor out = None) | (Number input, Tensor exponent, *, Tensor out = None) | (Tensor input, Number exponent, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0)):
+        return _implpow_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_1)):
+        return _implpow_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_2)):
+        return _implpow_2(*args, **kwargs)
+    raise _invalid_combination('pow', args, kwargs, _SIGS_pow)
+
+
+# yaml/native_functions.yaml: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_prod = (
+    ('(Tensor input, *, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_prod_0 = {'input': lambda x: isinstance(x, _Tensor), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD}
+_KW_prod_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implprod_0(input, *, dtype=None):
+    '(Tensor input, *, torchlet.dtype dtype = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('prod', 'input', 1, 'Tensor', input)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_prod(input._p, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implprod_1(input, dim, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('prod', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('prod', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('prod', 'keepdim', 3, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_prod_dim_int(input._p, dim_c, keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('prod', 'out', 0, 'Tensor', out)
+    rc_ = _P_prod_int_out_r(input._p, dim_c, keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def prod(*args, **kwargs):
+    '(Tensor input, *, torchlet.dtype dtype = None) | (Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0)):
+        return _implprod_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1)):
+        return _implprod_1(*args, **kwargs)
+    raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
 
 
 # yaml/native_functions.yaml: rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -2609,6 +6968,99 @@ def relu_(input):
     return input
 
 
+# yaml/native_functions.yaml: remainder.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: remainder.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+_SIGS_remainder = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_remainder_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_remainder_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor)}
+_KW_remainder_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implremainder_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('remainder', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('remainder', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_remainder_Tensor(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('remainder', 'out', 0, 'Tensor', out)
+    rc_ = _P_remainder_Tensor_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implremainder_1(input, other):
+    '(Number input, Tensor other)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('remainder', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('remainder', 'other', 2, 'Tensor', other)
+    h_ = _C_remainder_Scalar_Tensor(input_c, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implremainder_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('remainder', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('remainder', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_remainder_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('remainder', 'out', 0, 'Tensor', out)
+    rc_ = _P_remainder_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def remainder(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other) | (Tensor input, Number other, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0)):
+        return _implremainder_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_1)):
+        return _implremainder_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_2)):
+        return _implremainder_2(*args, **kwargs)
+    raise _invalid_combination('remainder', args, kwargs, _SIGS_remainder)
+
+
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS_reshape = (
     ('(Tensor input, tuple of ints shape)', (('input', lambda x: isinstance(x, _Tensor)), ('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -2629,6 +7081,144 @@ def reshape(input, shape):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
+_SIGS_rms_norm = (
+    ('(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)', (('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    '(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rms_norm', 'input', 1, 'Tensor', input)
+    normalized_shape_c = _cv_int_list(normalized_shape, 0)
+    if normalized_shape_c is _BAD:
+        raise _arg_error('rms_norm', 'normalized_shape', 2, 'tuple of ints', normalized_shape)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('rms_norm', 'weight', 3, 'Tensor', weight)
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('rms_norm', 'eps', 4, 'float', eps)
+    h_ = _C_rms_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, eps_c[0], eps_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: round(Tensor self) -> Tensor
+# yaml/native_functions.yaml: round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: round.decimals(Tensor self, *, int decimals) -> Tensor
+# yaml/native_functions.yaml: round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
+_SIGS_round = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, *, int decimals, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('decimals', lambda x: _cv_int(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_round_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_round_1 = {'input': lambda x: isinstance(x, _Tensor), 'decimals': lambda x: _cv_int(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implround_0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('round', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_round(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('round', 'out', 0, 'Tensor', out)
+    rc_ = _P_round_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implround_1(input, *, decimals, out=None):
+    '(Tensor input, *, int decimals, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('round', 'input', 1, 'Tensor', input)
+    decimals_c = _cv_int(decimals)
+    if decimals_c is _BAD:
+        raise _arg_error('round', 'decimals', 0, 'int', decimals)
+    if out is None:
+        h_ = _C_round_decimals(input._p, decimals_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('round', 'out', 0, 'Tensor', out)
+    rc_ = _P_round_decimals_out_r(input._p, decimals_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def round(*args, **kwargs):
+    '(Tensor input, *, Tensor out = None) | (Tensor input, *, int decimals, Tensor out = None)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0)):
+        return _implround_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round_1)):
+        return _implround_1(*args, **kwargs)
+    raise _invalid_combination('round', args, kwargs, _SIGS_round)
+
+
+# yaml/native_functions.yaml: round_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+_SIGS_round_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, *, int decimals)', (('input', lambda x: isinstance(x, _Tensor)),), (('decimals', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_round__0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_round__1 = {'input': lambda x: isinstance(x, _Tensor), 'decimals': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implround__0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('round_', 'input', 1, 'Tensor', input)
+    rc_ = _P_round__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implround__1(input, *, decimals):
+    '(Tensor input, *, int decimals)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('round_', 'input', 1, 'Tensor', input)
+    decimals_c = _cv_int(decimals)
+    if decimals_c is _BAD:
+        raise _arg_error('round_', 'decimals', 0, 'int', decimals)
+    rc_ = _P_round__decimals_r(input._p, decimals_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def round_(*args, **kwargs):
+    '(Tensor input) | (Tensor input, *, int decimals)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0)):
+        return _implround__0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round__1)):
+        return _implround__1(*args, **kwargs)
+    raise _invalid_combination('round_', args, kwargs, _SIGS_round_)
 
 
 # yaml/native_functions.yaml: rsqrt(Tensor self) -> Tensor
@@ -2737,6 +7327,202 @@ def rsub(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_rsub_1)):
         return _implrsub_1(*args, **kwargs)
     raise _invalid_combination('rsub', args, kwargs, _SIGS_rsub)
+
+
+# yaml/native_functions.yaml: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+# yaml/native_functions.yaml: scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+# yaml/native_functions.yaml: scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+# yaml/native_functions.yaml: scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+# yaml/native_functions.yaml: scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)
+_SIGS_scatter = (
+    ('(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (('reduce', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (('reduce', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_scatter_0 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'src': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_scatter_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_scatter_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'src': lambda x: isinstance(x, _Tensor), 'reduce': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_scatter_3 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x), 'reduce': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implscatter_0(input, dim, index, src, *, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('scatter', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 3, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter', 'src', 4, 'Tensor', src)
+    if out is None:
+        h_ = _C_scatter_src(input._p, dim_c, index._p, src._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('scatter', 'out', 0, 'Tensor', out)
+    rc_ = _P_scatter_src_out_r(input._p, dim_c, index._p, src._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implscatter_1(input, dim, index, value, *, out=None):
+    '(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('scatter', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 3, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('scatter', 'value', 4, 'Number', value)
+    if out is None:
+        h_ = _C_scatter_value(input._p, dim_c, index._p, value_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('scatter', 'out', 0, 'Tensor', out)
+    rc_ = _P_scatter_value_out_r(input._p, dim_c, index._p, value_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implscatter_2(input, dim, index, src, *, reduce, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('scatter', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 3, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter', 'src', 4, 'Tensor', src)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
+    if out is None:
+        h_ = _C_scatter_reduce(input._p, dim_c, index._p, src._p, reduce_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('scatter', 'out', 0, 'Tensor', out)
+    rc_ = _P_scatter_reduce_out_r(input._p, dim_c, index._p, src._p, reduce_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implscatter_3(input, dim, index, value, *, reduce, out=None):
+    '(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('scatter', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 3, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('scatter', 'value', 4, 'Number', value)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
+    if out is None:
+        h_ = _C_scatter_value_reduce(input._p, dim_c, index._p, value_c, reduce_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('scatter', 'out', 0, 'Tensor', out)
+    rc_ = _P_scatter_value_reduce_out_r(input._p, dim_c, index._p, value_c, reduce_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def scatter(*args, **kwargs):
+    '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None) | (Tensor input, int dim, Tensor index, Number value, *, Tensor out = None) | (Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None) | (Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)'
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0)):
+        return _implscatter_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_1)):
+        return _implscatter_1(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_2)):
+        return _implscatter_2(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_3)):
+        return _implscatter_3(*args, **kwargs)
+    raise _invalid_combination('scatter', args, kwargs, _SIGS_scatter)
+
+
+# yaml/native_functions.yaml: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+# yaml/native_functions.yaml: scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_scatter_add = (
+    ('(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('scatter_add', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_add', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_add', 'index', 3, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_add', 'src', 4, 'Tensor', src)
+    if out is None:
+        h_ = _C_scatter_add(input._p, dim_c, index._p, src._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('scatter_add', 'out', 0, 'Tensor', out)
+    rc_ = _P_scatter_add_out_r(input._p, dim_c, index._p, src._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
@@ -2880,50 +7666,6 @@ def sign_(input):
     return input
 
 
-# yaml/native_functions.yaml: silu(Tensor self) -> Tensor
-# yaml/native_functions.yaml: silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
-_SIGS_silu = (
-    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-)
-
-
-def silu(input, *, out=None):
-    '(Tensor input, *, Tensor out = None)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('silu', 'input', 1, 'Tensor', input)
-    if out is None:
-        h_ = _C_silu(input._p)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('silu', 'out', 0, 'Tensor', out)
-    rc_ = _P_silu_out_r(input._p, out._p)
-    if rc_:
-        _after(rc_)
-    return out
-
-
-# yaml/native_functions.yaml: silu_(Tensor(a!) self) -> Tensor(a!)
-_SIGS_silu_ = (
-    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
-)
-
-
-def silu_(input):
-    '(Tensor input)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('silu_', 'input', 1, 'Tensor', input)
-    rc_ = _P_silu__r(input._p)
-    if rc_:
-        _after(rc_)
-    return input
-
-
 # yaml/native_functions.yaml: sin(Tensor self) -> Tensor
 # yaml/native_functions.yaml: sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_sin = (
@@ -2968,6 +7710,50 @@ def sin_(input):
     return input
 
 
+# yaml/native_functions.yaml: sinh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sinh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sinh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sinh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sinh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sinh', 'out', 0, 'Tensor', out)
+    rc_ = _P_sinh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: sinh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_sinh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def sinh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sinh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_sinh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 _SIGS_slice_backward = (
     ('(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('end', lambda x: _cv_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -3000,6 +7786,108 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_SIGS_softmax = (
+    ('(Tensor input, int dim, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+)
+
+
+def softmax(input, dim, dtype=None):
+    '(Tensor input, int dim, torchlet.dtype dtype = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('softmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('softmax', 'dim', 2, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('softmax', 'dtype', 3, 'torchlet.dtype', dtype)
+    h_ = _C_softmax_int(input._p, dim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
+_SIGS_split = (
+    ('(Tensor input, int split_size, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_size', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints split_size, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_size', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_split_0 = {'input': lambda x: isinstance(x, _Tensor), 'split_size': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_split_1 = {'input': lambda x: isinstance(x, _Tensor), 'split_size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implsplit_0(input, split_size, dim=0):
+    '(Tensor input, int split_size, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('split', 'input', 1, 'Tensor', input)
+    split_size_c = _cv_int(split_size)
+    if split_size_c is _BAD:
+        raise _arg_error('split', 'split_size', 2, 'int', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_Tensor(input._p, split_size_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implsplit_1(input, split_size, dim=0):
+    '(Tensor input, tuple of ints split_size, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('split', 'input', 1, 'Tensor', input)
+    split_size_c = _cv_int_list(split_size, 0)
+    if split_size_c is _BAD:
+        raise _arg_error('split', 'split_size', 2, 'tuple of ints', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_sizes(input._p, split_size_c[0], split_size_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def split(*args, **kwargs):
+    '(Tensor input, int split_size, int dim = 0) | (Tensor input, tuple of ints split_size, int dim = 0)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0)):
+        return _implsplit_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_1)):
+        return _implsplit_1(*args, **kwargs)
+    raise _invalid_combination('split', args, kwargs, _SIGS_split)
+
+
+# yaml/native_functions.yaml: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+_SIGS_split_with_sizes = (
+    ('(Tensor input, tuple of ints split_sizes, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    '(Tensor input, tuple of ints split_sizes, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('split_with_sizes', 'input', 1, 'Tensor', input)
+    split_sizes_c = _cv_int_list(split_sizes, 0)
+    if split_sizes_c is _BAD:
+        raise _arg_error('split_with_sizes', 'split_sizes', 2, 'tuple of ints', split_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split_with_sizes', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_with_sizes(input._p, split_sizes_c[0], split_sizes_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: sqrt(Tensor self) -> Tensor
@@ -3114,6 +8002,213 @@ def squeeze(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2)):
         return _implsqueeze_2(*args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS_squeeze)
+
+
+# yaml/native_functions.yaml: stack(Tensor[] tensors, int dim=0) -> Tensor
+# yaml/native_functions.yaml: stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_stack = (
+    ('(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def stack(tensors, dim=0, *, out=None):
+    '(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('stack', 'tensors', 1, 'tuple of Tensors', tensors)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('stack', 'dim', 2, 'int', dim)
+    if out is None:
+        h_ = _C_stack(tensors_c[0], tensors_c[1], dim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('stack', 'out', 0, 'Tensor', out)
+    rc_ = _P_stack_out_r(tensors_c[0], tensors_c[1], dim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: std(Tensor self, bool unbiased=True) -> Tensor
+# yaml/native_functions.yaml: std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
+_SIGS_std = (
+    ('(Tensor input, bool unbiased = True)', (('input', lambda x: isinstance(x, _Tensor)), ('unbiased', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD),), (('correction', lambda x: _cv_opt_scalar(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('unbiased', lambda x: _cv_bool(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_std_0 = {'input': lambda x: isinstance(x, _Tensor), 'unbiased': lambda x: _cv_bool(x) is not _BAD}
+_KW_std_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'correction': lambda x: _cv_opt_scalar(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_std_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'unbiased': lambda x: _cv_bool(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implstd_0(input, unbiased=True):
+    '(Tensor input, bool unbiased = True)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('std', 'input', 1, 'Tensor', input)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('std', 'unbiased', 2, 'bool', unbiased)
+    h_ = _C_std(input._p, unbiased_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implstd_1(input, dim=None, *, correction=None, keepdim=False, out=None):
+    '(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('std', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('std', 'dim', 2, 'tuple of ints', dim)
+    correction_c = _cv_opt_scalar(correction)
+    if correction_c is _BAD:
+        raise _arg_error('std', 'correction', 0, 'Number', correction)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('std', 'keepdim', 0, 'bool', keepdim)
+    if out is None:
+        h_ = _C_std_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('std', 'out', 0, 'Tensor', out)
+    rc_ = _P_std_correction_out_r(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implstd_2(input, dim, unbiased=True, keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('std', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('std', 'dim', 2, 'tuple of ints', dim)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('std', 'unbiased', 3, 'bool', unbiased)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('std', 'keepdim', 4, 'bool', keepdim)
+    if out is None:
+        h_ = _C_std_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('std', 'out', 0, 'Tensor', out)
+    rc_ = _P_std_out_r(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def std(*args, **kwargs):
+    '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0)):
+        return _implstd_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_1)):
+        return _implstd_1(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_2)):
+        return _implstd_2(*args, **kwargs)
+    raise _invalid_combination('std', args, kwargs, _SIGS_std)
+
+
+# yaml/native_functions.yaml: std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+# yaml/native_functions.yaml: std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+# yaml/native_functions.yaml: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+_SIGS_std_mean = (
+    ('(Tensor input, bool unbiased = True)', (('input', lambda x: isinstance(x, _Tensor)), ('unbiased', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD),), (('correction', lambda x: _cv_opt_scalar(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('unbiased', lambda x: _cv_bool(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_std_mean_0 = {'input': lambda x: isinstance(x, _Tensor), 'unbiased': lambda x: _cv_bool(x) is not _BAD}
+_KW_std_mean_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'correction': lambda x: _cv_opt_scalar(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW_std_mean_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'unbiased': lambda x: _cv_bool(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implstd_mean_0(input, unbiased=True):
+    '(Tensor input, bool unbiased = True)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('std_mean', 'input', 1, 'Tensor', input)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('std_mean', 'unbiased', 2, 'bool', unbiased)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_std_mean(input._p, unbiased_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _implstd_mean_1(input, dim=None, *, correction=None, keepdim=False):
+    '(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('std_mean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('std_mean', 'dim', 2, 'tuple of ints', dim)
+    correction_c = _cv_opt_scalar(correction)
+    if correction_c is _BAD:
+        raise _arg_error('std_mean', 'correction', 0, 'Number', correction)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('std_mean', 'keepdim', 0, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_std_mean_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _implstd_mean_2(input, dim, unbiased=True, keepdim=False):
+    '(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('std_mean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('std_mean', 'dim', 2, 'tuple of ints', dim)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('std_mean', 'unbiased', 3, 'bool', unbiased)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('std_mean', 'keepdim', 4, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_std_mean_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def std_mean(*args, **kwargs):
+    '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0)):
+        return _implstd_mean_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_1)):
+        return _implstd_mean_1(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_2)):
+        return _implstd_mean_2(*args, **kwargs)
+    raise _invalid_combination('std_mean', args, kwargs, _SIGS_std_mean)
 
 
 # yaml/native_functions.yaml: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -3383,6 +8478,66 @@ def transpose(input, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
+# yaml/native_functions.yaml: tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_tril = (
+    ('(Tensor input, int diagonal = 0, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('diagonal', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def tril(input, diagonal=0, *, out=None):
+    '(Tensor input, int diagonal = 0, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tril', 'input', 1, 'Tensor', input)
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('tril', 'diagonal', 2, 'int', diagonal)
+    if out is None:
+        h_ = _C_tril(input._p, diagonal_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('tril', 'out', 0, 'Tensor', out)
+    rc_ = _P_tril_out_r(input._p, diagonal_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: triu(Tensor self, SymInt diagonal=0) -> Tensor
+# yaml/native_functions.yaml: triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_triu = (
+    ('(Tensor input, int diagonal = 0, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('diagonal', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def triu(input, diagonal=0, *, out=None):
+    '(Tensor input, int diagonal = 0, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('triu', 'input', 1, 'Tensor', input)
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('triu', 'diagonal', 2, 'int', diagonal)
+    if out is None:
+        h_ = _C_triu(input._p, diagonal_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('triu', 'out', 0, 'Tensor', out)
+    rc_ = _P_triu_out_r(input._p, diagonal_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
 # yaml/native_functions.yaml: trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_trunc = (
@@ -3427,6 +8582,51 @@ def trunc_(input):
     return input
 
 
+# yaml/native_functions.yaml: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+_SIGS_unbind = (
+    ('(Tensor input, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unbind(input, dim=0):
+    '(Tensor input, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unbind', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unbind', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unbind_int(input._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
+_SIGS_unflatten = (
+    ('(Tensor input, int dim, tuple of ints sizes)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def unflatten(input, dim, sizes):
+    '(Tensor input, int dim, tuple of ints sizes)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unflatten', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unflatten', 'dim', 2, 'int', dim)
+    sizes_c = _cv_int_list(sizes, 0)
+    if sizes_c is _BAD:
+        raise _arg_error('unflatten', 'sizes', 3, 'tuple of ints', sizes)
+    h_ = _C_unflatten_int(input._p, dim_c, sizes_c[0], sizes_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS_unsqueeze = (
     ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -3447,6 +8647,324 @@ def unsqueeze(input, dim):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: var(Tensor self, bool unbiased=True) -> Tensor
+# yaml/native_functions.yaml: var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
+_SIGS_var = (
+    ('(Tensor input, bool unbiased = True)', (('input', lambda x: isinstance(x, _Tensor)), ('unbiased', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD),), (('correction', lambda x: _cv_opt_scalar(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('unbiased', lambda x: _cv_bool(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_var_0 = {'input': lambda x: isinstance(x, _Tensor), 'unbiased': lambda x: _cv_bool(x) is not _BAD}
+_KW_var_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'correction': lambda x: _cv_opt_scalar(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_var_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'unbiased': lambda x: _cv_bool(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implvar_0(input, unbiased=True):
+    '(Tensor input, bool unbiased = True)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('var', 'input', 1, 'Tensor', input)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('var', 'unbiased', 2, 'bool', unbiased)
+    h_ = _C_var(input._p, unbiased_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implvar_1(input, dim=None, *, correction=None, keepdim=False, out=None):
+    '(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('var', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('var', 'dim', 2, 'tuple of ints', dim)
+    correction_c = _cv_opt_scalar(correction)
+    if correction_c is _BAD:
+        raise _arg_error('var', 'correction', 0, 'Number', correction)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('var', 'keepdim', 0, 'bool', keepdim)
+    if out is None:
+        h_ = _C_var_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('var', 'out', 0, 'Tensor', out)
+    rc_ = _P_var_correction_out_r(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implvar_2(input, dim, unbiased=True, keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('var', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('var', 'dim', 2, 'tuple of ints', dim)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('var', 'unbiased', 3, 'bool', unbiased)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('var', 'keepdim', 4, 'bool', keepdim)
+    if out is None:
+        h_ = _C_var_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('var', 'out', 0, 'Tensor', out)
+    rc_ = _P_var_out_r(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def var(*args, **kwargs):
+    '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0)):
+        return _implvar_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_1)):
+        return _implvar_1(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_2)):
+        return _implvar_2(*args, **kwargs)
+    raise _invalid_combination('var', args, kwargs, _SIGS_var)
+
+
+# yaml/native_functions.yaml: var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+# yaml/native_functions.yaml: var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+# yaml/native_functions.yaml: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+_SIGS_var_mean = (
+    ('(Tensor input, bool unbiased = True)', (('input', lambda x: isinstance(x, _Tensor)), ('unbiased', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD),), (('correction', lambda x: _cv_opt_scalar(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('unbiased', lambda x: _cv_bool(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_var_mean_0 = {'input': lambda x: isinstance(x, _Tensor), 'unbiased': lambda x: _cv_bool(x) is not _BAD}
+_KW_var_mean_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'correction': lambda x: _cv_opt_scalar(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW_var_mean_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'unbiased': lambda x: _cv_bool(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implvar_mean_0(input, unbiased=True):
+    '(Tensor input, bool unbiased = True)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('var_mean', 'input', 1, 'Tensor', input)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('var_mean', 'unbiased', 2, 'bool', unbiased)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_var_mean(input._p, unbiased_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _implvar_mean_1(input, dim=None, *, correction=None, keepdim=False):
+    '(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('var_mean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('var_mean', 'dim', 2, 'tuple of ints', dim)
+    correction_c = _cv_opt_scalar(correction)
+    if correction_c is _BAD:
+        raise _arg_error('var_mean', 'correction', 0, 'Number', correction)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('var_mean', 'keepdim', 0, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_var_mean_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _implvar_mean_2(input, dim, unbiased=True, keepdim=False):
+    '(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('var_mean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('var_mean', 'dim', 2, 'tuple of ints', dim)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('var_mean', 'unbiased', 3, 'bool', unbiased)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('var_mean', 'keepdim', 4, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_var_mean_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def var_mean(*args, **kwargs):
+    '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0)):
+        return _implvar_mean_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_1)):
+        return _implvar_mean_1(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2)):
+        return _implvar_mean_2(*args, **kwargs)
+    raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
+
+
+# yaml/native_functions.yaml: vstack(Tensor[] tensors) -> Tensor
+_SIGS_vstack = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def vstack(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('vstack', 'tensors', 1, 'tuple of Tensors', tensors)
+    h_ = _C_vstack(tensors_c[0], tensors_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor
+_SIGS_where = (
+    ('(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor condition, Number input, Tensor other)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor condition, Tensor input, Number other)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor condition, Number input, Number other)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: _is_scalar(x)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_where_0 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_where_1 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor)}
+_KW_where_2 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_where_3 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'other': lambda x: _is_scalar(x)}
+
+
+def _implwhere_0(condition, input, other, *, out=None):
+    '(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('where', 'input', 2, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('where', 'other', 3, 'Tensor', other)
+    if out is None:
+        h_ = _C_where_self(condition._p, input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('where', 'out', 0, 'Tensor', out)
+    rc_ = _P_where_self_out_r(condition._p, input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implwhere_1(condition, input, other):
+    '(Tensor condition, Number input, Tensor other)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('where', 'input', 2, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('where', 'other', 3, 'Tensor', other)
+    h_ = _C_where_ScalarSelf(condition._p, input_c, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implwhere_2(condition, input, other):
+    '(Tensor condition, Tensor input, Number other)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('where', 'input', 2, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('where', 'other', 3, 'Number', other)
+    h_ = _C_where_ScalarOther(condition._p, input._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implwhere_3(condition, input, other):
+    '(Tensor condition, Number input, Number other)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('where', 'input', 2, 'Number', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('where', 'other', 3, 'Number', other)
+    h_ = _C_where_Scalar(condition._p, input_c, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def where(*args, **kwargs):
+    '(Tensor condition, Tensor input, Tensor other, *, Tensor out = None) | (Tensor condition, Number input, Tensor other) | (Tensor condition, Tensor input, Number other) | (Tensor condition, Number input, Number other)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
+        return _implwhere_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1)):
+        return _implwhere_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2)):
+        return _implwhere_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3)):
+        return _implwhere_3(*args, **kwargs)
+    raise _invalid_combination('where', args, kwargs, _SIGS_where)
 
 
 # yaml/native_functions.yaml: zero_(Tensor(a!) self) -> Tensor(a!)
@@ -3544,6 +9062,933 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         _factory_requires_grad(r_)
     return r_
 
+
+# yaml/native_functions.yaml: cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor
+_SIGS__nn_cross_entropy_loss = (
+    ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD), ('label_smoothing', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _nn_cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
+    '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cross_entropy_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('cross_entropy_loss', 'target', 2, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('cross_entropy_loss', 'weight', 3, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('cross_entropy_loss', 'reduction', 4, 'int', reduction)
+    ignore_index_c = _cv_int(ignore_index)
+    if ignore_index_c is _BAD:
+        raise _arg_error('cross_entropy_loss', 'ignore_index', 5, 'int', ignore_index)
+    label_smoothing_c = _cv_double(label_smoothing)
+    if label_smoothing_c is _BAD:
+        raise _arg_error('cross_entropy_loss', 'label_smoothing', 6, 'float', label_smoothing)
+    h_ = _C_cross_entropy_loss(input._p, target._p, weight_c, reduction_c, ignore_index_c, label_smoothing_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+# yaml/native_functions.yaml: elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_elu = (
+    ('(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('alpha', lambda x: _is_scalar(x)), ('scale', lambda x: _is_scalar(x)), ('input_scale', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
+    '(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('elu', 'input', 1, 'Tensor', input)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('elu', 'alpha', 2, 'Number', alpha)
+    scale_c = _SC_INT.get(scale) if scale.__class__ is int else None
+    if scale_c is None:
+        scale_c = _cv_scalar(scale)
+        if scale_c is _BAD:
+            raise _arg_error('elu', 'scale', 3, 'Number', scale)
+    input_scale_c = _SC_INT.get(input_scale) if input_scale.__class__ is int else None
+    if input_scale_c is None:
+        input_scale_c = _cv_scalar(input_scale)
+        if input_scale_c is _BAD:
+            raise _arg_error('elu', 'input_scale', 4, 'Number', input_scale)
+    if out is None:
+        h_ = _C_elu(input._p, alpha_c, scale_c, input_scale_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('elu', 'out', 0, 'Tensor', out)
+    rc_ = _P_elu_out_r(input._p, alpha_c, scale_c, input_scale_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+_SIGS__nn_elu_ = (
+    ('(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('alpha', lambda x: _is_scalar(x)), ('scale', lambda x: _is_scalar(x)), ('input_scale', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _nn_elu_(input, alpha=1, scale=1, input_scale=1):
+    '(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('elu_', 'input', 1, 'Tensor', input)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('elu_', 'alpha', 2, 'Number', alpha)
+    scale_c = _SC_INT.get(scale) if scale.__class__ is int else None
+    if scale_c is None:
+        scale_c = _cv_scalar(scale)
+        if scale_c is _BAD:
+            raise _arg_error('elu_', 'scale', 3, 'Number', scale)
+    input_scale_c = _SC_INT.get(input_scale) if input_scale.__class__ is int else None
+    if input_scale_c is None:
+        input_scale_c = _cv_scalar(input_scale)
+        if input_scale_c is _BAD:
+            raise _arg_error('elu_', 'input_scale', 4, 'Number', input_scale)
+    rc_ = _P_elu__r(input._p, alpha_c, scale_c, input_scale_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+# yaml/native_functions.yaml: elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_elu_backward = (
+    ('(Tensor grad_output, Number alpha, Number scale, Number input_scale, bool is_result, Tensor self_or_result, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('alpha', lambda x: _is_scalar(x)), ('scale', lambda x: _is_scalar(x)), ('input_scale', lambda x: _is_scalar(x)), ('is_result', lambda x: _cv_bool(x) is not _BAD), ('self_or_result', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, *, out=None):
+    '(Tensor grad_output, Number alpha, Number scale, Number input_scale, bool is_result, Tensor self_or_result, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('elu_backward', 'grad_output', 1, 'Tensor', grad_output)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('elu_backward', 'alpha', 2, 'Number', alpha)
+    scale_c = _SC_INT.get(scale) if scale.__class__ is int else None
+    if scale_c is None:
+        scale_c = _cv_scalar(scale)
+        if scale_c is _BAD:
+            raise _arg_error('elu_backward', 'scale', 3, 'Number', scale)
+    input_scale_c = _SC_INT.get(input_scale) if input_scale.__class__ is int else None
+    if input_scale_c is None:
+        input_scale_c = _cv_scalar(input_scale)
+        if input_scale_c is _BAD:
+            raise _arg_error('elu_backward', 'input_scale', 4, 'Number', input_scale)
+    is_result_c = _cv_bool(is_result)
+    if is_result_c is _BAD:
+        raise _arg_error('elu_backward', 'is_result', 5, 'bool', is_result)
+    if self_or_result.__class__ is not _Tensor:
+        if not isinstance(self_or_result, _Tensor):
+            raise _arg_error('elu_backward', 'self_or_result', 6, 'Tensor', self_or_result)
+    if out is None:
+        h_ = _C_elu_backward(grad_output._p, alpha_c, scale_c, input_scale_c, is_result_c, self_or_result._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('elu_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_elu_backward_grad_input_r(grad_output._p, alpha_c, scale_c, input_scale_c, is_result_c, self_or_result._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: gelu(Tensor self, *, str approximate='none') -> Tensor
+# yaml/native_functions.yaml: gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_gelu = (
+    ("(Tensor input, *, str approximate = 'none', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)),), (('approximate', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_gelu(input, *, approximate='none', out=None):
+    "(Tensor input, *, str approximate = 'none', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gelu', 'input', 1, 'Tensor', input)
+    approximate_c = _cv_str(approximate, False)
+    if approximate_c is _BAD:
+        raise _arg_error('gelu', 'approximate', 0, 'str', approximate)
+    if out is None:
+        h_ = _C_gelu(input._p, approximate_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('gelu', 'out', 0, 'Tensor', out)
+    rc_ = _P_gelu_out_r(input._p, approximate_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)
+_SIGS__nn_gelu_ = (
+    ("(Tensor input, *, str approximate = 'none')", (('input', lambda x: isinstance(x, _Tensor)),), (('approximate', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+
+
+def _nn_gelu_(input, *, approximate='none'):
+    "(Tensor input, *, str approximate = 'none')"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gelu_', 'input', 1, 'Tensor', input)
+    approximate_c = _cv_str(approximate, False)
+    if approximate_c is _BAD:
+        raise _arg_error('gelu_', 'approximate', 0, 'str', approximate)
+    rc_ = _P_gelu__r(input._p, approximate_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
+# yaml/native_functions.yaml: gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_gelu_backward = (
+    ("(Tensor grad_output, Tensor input, *, str approximate = 'none', Tensor out = None)", (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (('approximate', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
+    "(Tensor grad_output, Tensor input, *, str approximate = 'none', Tensor out = None)"
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('gelu_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gelu_backward', 'input', 2, 'Tensor', input)
+    approximate_c = _cv_str(approximate, False)
+    if approximate_c is _BAD:
+        raise _arg_error('gelu_backward', 'approximate', 0, 'str', approximate)
+    if out is None:
+        h_ = _C_gelu_backward(grad_output._p, input._p, approximate_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('gelu_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_gelu_backward_grad_input_r(grad_output._p, input._p, approximate_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+# yaml/native_functions.yaml: hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_hardtanh = (
+    ('(Tensor input, Number min_val = -1, Number max_val = 1, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('min_val', lambda x: _is_scalar(x)), ('max_val', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_hardtanh(input, min_val=-1, max_val=1, *, out=None):
+    '(Tensor input, Number min_val = -1, Number max_val = 1, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardtanh', 'input', 1, 'Tensor', input)
+    min_val_c = _SC_INT.get(min_val) if min_val.__class__ is int else None
+    if min_val_c is None:
+        min_val_c = _cv_scalar(min_val)
+        if min_val_c is _BAD:
+            raise _arg_error('hardtanh', 'min_val', 2, 'Number', min_val)
+    max_val_c = _SC_INT.get(max_val) if max_val.__class__ is int else None
+    if max_val_c is None:
+        max_val_c = _cv_scalar(max_val)
+        if max_val_c is _BAD:
+            raise _arg_error('hardtanh', 'max_val', 3, 'Number', max_val)
+    if out is None:
+        h_ = _C_hardtanh(input._p, min_val_c, max_val_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardtanh', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardtanh_out_r(input._p, min_val_c, max_val_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
+_SIGS__nn_hardtanh_ = (
+    ('(Tensor input, Number min_val = -1, Number max_val = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('min_val', lambda x: _is_scalar(x)), ('max_val', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _nn_hardtanh_(input, min_val=-1, max_val=1):
+    '(Tensor input, Number min_val = -1, Number max_val = 1)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardtanh_', 'input', 1, 'Tensor', input)
+    min_val_c = _SC_INT.get(min_val) if min_val.__class__ is int else None
+    if min_val_c is None:
+        min_val_c = _cv_scalar(min_val)
+        if min_val_c is _BAD:
+            raise _arg_error('hardtanh_', 'min_val', 2, 'Number', min_val)
+    max_val_c = _SC_INT.get(max_val) if max_val.__class__ is int else None
+    if max_val_c is None:
+        max_val_c = _cv_scalar(max_val)
+        if max_val_c is _BAD:
+            raise _arg_error('hardtanh_', 'max_val', 3, 'Number', max_val)
+    rc_ = _P_hardtanh__r(input._p, min_val_c, max_val_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+# yaml/native_functions.yaml: hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_hardtanh_backward = (
+    ('(Tensor grad_output, Tensor input, Number min_val, Number max_val, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('min_val', lambda x: _is_scalar(x)), ('max_val', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_hardtanh_backward(grad_output, input, min_val, max_val, *, out=None):
+    '(Tensor grad_output, Tensor input, Number min_val, Number max_val, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('hardtanh_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardtanh_backward', 'input', 2, 'Tensor', input)
+    min_val_c = _SC_INT.get(min_val) if min_val.__class__ is int else None
+    if min_val_c is None:
+        min_val_c = _cv_scalar(min_val)
+        if min_val_c is _BAD:
+            raise _arg_error('hardtanh_backward', 'min_val', 3, 'Number', min_val)
+    max_val_c = _SC_INT.get(max_val) if max_val.__class__ is int else None
+    if max_val_c is None:
+        max_val_c = _cv_scalar(max_val)
+        if max_val_c is _BAD:
+            raise _arg_error('hardtanh_backward', 'max_val', 4, 'Number', max_val)
+    if out is None:
+        h_ = _C_hardtanh_backward(grad_output._p, input._p, min_val_c, max_val_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardtanh_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardtanh_backward_grad_input_r(grad_output._p, input._p, min_val_c, max_val_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+# yaml/native_functions.yaml: leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_leaky_relu = (
+    ('(Tensor input, Number negative_slope = 0.01, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('negative_slope', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_leaky_relu(input, negative_slope=0.01, *, out=None):
+    '(Tensor input, Number negative_slope = 0.01, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('leaky_relu', 'input', 1, 'Tensor', input)
+    negative_slope_c = _SC_INT.get(negative_slope) if negative_slope.__class__ is int else None
+    if negative_slope_c is None:
+        negative_slope_c = _cv_scalar(negative_slope)
+        if negative_slope_c is _BAD:
+            raise _arg_error('leaky_relu', 'negative_slope', 2, 'Number', negative_slope)
+    if out is None:
+        h_ = _C_leaky_relu(input._p, negative_slope_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('leaky_relu', 'out', 0, 'Tensor', out)
+    rc_ = _P_leaky_relu_out_r(input._p, negative_slope_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+_SIGS__nn_leaky_relu_ = (
+    ('(Tensor input, Number negative_slope = 0.01)', (('input', lambda x: isinstance(x, _Tensor)), ('negative_slope', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _nn_leaky_relu_(input, negative_slope=0.01):
+    '(Tensor input, Number negative_slope = 0.01)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('leaky_relu_', 'input', 1, 'Tensor', input)
+    negative_slope_c = _SC_INT.get(negative_slope) if negative_slope.__class__ is int else None
+    if negative_slope_c is None:
+        negative_slope_c = _cv_scalar(negative_slope)
+        if negative_slope_c is _BAD:
+            raise _arg_error('leaky_relu_', 'negative_slope', 2, 'Number', negative_slope)
+    rc_ = _P_leaky_relu__r(input._p, negative_slope_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
+# yaml/native_functions.yaml: leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_leaky_relu_backward = (
+    ('(Tensor grad_output, Tensor input, Number negative_slope, bool self_is_result, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('negative_slope', lambda x: _is_scalar(x)), ('self_is_result', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_leaky_relu_backward(grad_output, input, negative_slope, self_is_result, *, out=None):
+    '(Tensor grad_output, Tensor input, Number negative_slope, bool self_is_result, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('leaky_relu_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('leaky_relu_backward', 'input', 2, 'Tensor', input)
+    negative_slope_c = _SC_INT.get(negative_slope) if negative_slope.__class__ is int else None
+    if negative_slope_c is None:
+        negative_slope_c = _cv_scalar(negative_slope)
+        if negative_slope_c is _BAD:
+            raise _arg_error('leaky_relu_backward', 'negative_slope', 3, 'Number', negative_slope)
+    self_is_result_c = _cv_bool(self_is_result)
+    if self_is_result_c is _BAD:
+        raise _arg_error('leaky_relu_backward', 'self_is_result', 4, 'bool', self_is_result)
+    if out is None:
+        h_ = _C_leaky_relu_backward(grad_output._p, input._p, negative_slope_c, self_is_result_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('leaky_relu_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_leaky_relu_backward_grad_input_r(grad_output._p, input._p, negative_slope_c, self_is_result_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+# yaml/native_functions.yaml: linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_linear = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_linear(input, weight, bias=None, *, out=None):
+    '(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linear', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('linear', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('linear', 'bias', 3, 'Tensor', bias)
+    if out is None:
+        h_ = _C_linear(input._p, weight._p, bias_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linear', 'out', 0, 'Tensor', out)
+    rc_ = _P_linear_out_r(input._p, weight._p, bias_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: mish(Tensor self) -> Tensor
+# yaml/native_functions.yaml: mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_mish = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_mish(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mish', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_mish(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mish', 'out', 0, 'Tensor', out)
+    rc_ = _P_mish_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: mish_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__nn_mish_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_mish_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mish_', 'input', 1, 'Tensor', input)
+    rc_ = _P_mish__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: mish_backward(Tensor grad_output, Tensor self) -> Tensor
+_SIGS__nn_mish_backward = (
+    ('(Tensor grad_output, Tensor input)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_mish_backward(grad_output, input):
+    '(Tensor grad_output, Tensor input)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('mish_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mish_backward', 'input', 2, 'Tensor', input)
+    h_ = _C_mish_backward(grad_output._p, input._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+# yaml/native_functions.yaml: mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_mse_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_mse_loss(input, target, reduction=1, *, out=None):
+    '(Tensor input, Tensor target, int reduction = Mean, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mse_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('mse_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('mse_loss', 'reduction', 3, 'int', reduction)
+    if out is None:
+        h_ = _C_mse_loss(input._p, target._p, reduction_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mse_loss', 'out', 0, 'Tensor', out)
+    rc_ = _P_mse_loss_out_r(input._p, target._p, reduction_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+_SIGS__nn_mse_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_mse_loss_backward(grad_output, input, target, reduction):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('mse_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mse_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('mse_loss_backward', 'target', 3, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('mse_loss_backward', 'reduction', 4, 'int', reduction)
+    h_ = _C_mse_loss_backward(grad_output._p, input._p, target._p, reduction_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
+_SIGS__nn_nll_loss = (
+    ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
+    '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nll_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('nll_loss', 'target', 2, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('nll_loss', 'weight', 3, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('nll_loss', 'reduction', 4, 'int', reduction)
+    ignore_index_c = _cv_int(ignore_index)
+    if ignore_index_c is _BAD:
+        raise _arg_error('nll_loss', 'ignore_index', 5, 'int', ignore_index)
+    h_ = _C_nll_loss(input._p, target._p, weight_c, reduction_c, ignore_index_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+# yaml/native_functions.yaml: nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_nll_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, Tensor total_weight, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD), ('total_weight', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index, total_weight, *, out=None):
+    '(Tensor grad_output, Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, Tensor total_weight, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('nll_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nll_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('nll_loss_backward', 'target', 3, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('nll_loss_backward', 'weight', 4, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('nll_loss_backward', 'reduction', 5, 'int', reduction)
+    ignore_index_c = _cv_int(ignore_index)
+    if ignore_index_c is _BAD:
+        raise _arg_error('nll_loss_backward', 'ignore_index', 6, 'int', ignore_index)
+    if total_weight.__class__ is not _Tensor:
+        if not isinstance(total_weight, _Tensor):
+            raise _arg_error('nll_loss_backward', 'total_weight', 7, 'Tensor', total_weight)
+    if out is None:
+        h_ = _C_nll_loss_backward(grad_output._p, input._p, target._p, weight_c, reduction_c, ignore_index_c, total_weight._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nll_loss_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_nll_loss_backward_grad_input_r(grad_output._p, input._p, target._p, weight_c, reduction_c, ignore_index_c, total_weight._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+_SIGS__nn_nll_loss_forward = (
+    ('(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index):
+    '(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nll_loss_forward', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('nll_loss_forward', 'target', 2, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('nll_loss_forward', 'weight', 3, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('nll_loss_forward', 'reduction', 4, 'int', reduction)
+    ignore_index_c = _cv_int(ignore_index)
+    if ignore_index_c is _BAD:
+        raise _arg_error('nll_loss_forward', 'ignore_index', 5, 'int', ignore_index)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_nll_loss_forward(input._p, target._p, weight_c, reduction_c, ignore_index_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
+_SIGS__nn_nll_loss_nd = (
+    ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
+    '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nll_loss_nd', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('nll_loss_nd', 'target', 2, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('nll_loss_nd', 'weight', 3, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('nll_loss_nd', 'reduction', 4, 'int', reduction)
+    ignore_index_c = _cv_int(ignore_index)
+    if ignore_index_c is _BAD:
+        raise _arg_error('nll_loss_nd', 'ignore_index', 5, 'int', ignore_index)
+    h_ = _C_nll_loss_nd(input._p, target._p, weight_c, reduction_c, ignore_index_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: relu6(Tensor self) -> Tensor
+_SIGS__nn_relu6 = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_relu6(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('relu6', 'input', 1, 'Tensor', input)
+    h_ = _C_relu6(input._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: relu6_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__nn_relu6_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_relu6_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('relu6_', 'input', 1, 'Tensor', input)
+    rc_ = _P_relu6__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+_SIGS__nn_scaled_dot_product_attention = (
+    ('(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)', (('query', lambda x: isinstance(x, _Tensor)), ('key', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)), ('attn_mask', lambda x: (x is None or isinstance(x, _Tensor))), ('dropout_p', lambda x: _cv_double(x) is not _BAD), ('is_causal', lambda x: _cv_bool(x) is not _BAD),), (('scale', lambda x: _cv_opt_double(x) is not _BAD), ('enable_gqa', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _nn_scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
+    '(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)'
+    if query.__class__ is not _Tensor:
+        if not isinstance(query, _Tensor):
+            raise _arg_error('scaled_dot_product_attention', 'query', 1, 'Tensor', query)
+    if key.__class__ is not _Tensor:
+        if not isinstance(key, _Tensor):
+            raise _arg_error('scaled_dot_product_attention', 'key', 2, 'Tensor', key)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('scaled_dot_product_attention', 'value', 3, 'Tensor', value)
+    attn_mask_c = _cv_opt_tensor(attn_mask)
+    if attn_mask_c is _BAD:
+        raise _arg_error('scaled_dot_product_attention', 'attn_mask', 4, 'Tensor', attn_mask)
+    dropout_p_c = _cv_double(dropout_p)
+    if dropout_p_c is _BAD:
+        raise _arg_error('scaled_dot_product_attention', 'dropout_p', 5, 'float', dropout_p)
+    is_causal_c = _cv_bool(is_causal)
+    if is_causal_c is _BAD:
+        raise _arg_error('scaled_dot_product_attention', 'is_causal', 6, 'bool', is_causal)
+    scale_c = _cv_opt_double(scale)
+    if scale_c is _BAD:
+        raise _arg_error('scaled_dot_product_attention', 'scale', 0, 'float', scale)
+    enable_gqa_c = _cv_bool(enable_gqa)
+    if enable_gqa_c is _BAD:
+        raise _arg_error('scaled_dot_product_attention', 'enable_gqa', 0, 'bool', enable_gqa)
+    h_ = _C_scaled_dot_product_attention(query._p, key._p, value._p, attn_mask_c, dropout_p_c, is_causal_c, scale_c[0], scale_c[1], enable_gqa_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: silu(Tensor self) -> Tensor
+# yaml/native_functions.yaml: silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_silu = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_silu(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('silu', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_silu(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('silu', 'out', 0, 'Tensor', out)
+    rc_ = _P_silu_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: silu_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__nn_silu_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_silu_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('silu_', 'input', 1, 'Tensor', input)
+    rc_ = _P_silu__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+# yaml/native_functions.yaml: softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_softplus = (
+    ('(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('beta', lambda x: _is_scalar(x)), ('threshold', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_softplus(input, beta=1, threshold=20, *, out=None):
+    '(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('softplus', 'input', 1, 'Tensor', input)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('softplus', 'beta', 2, 'Number', beta)
+    threshold_c = _SC_INT.get(threshold) if threshold.__class__ is int else None
+    if threshold_c is None:
+        threshold_c = _cv_scalar(threshold)
+        if threshold_c is _BAD:
+            raise _arg_error('softplus', 'threshold', 3, 'Number', threshold)
+    if out is None:
+        h_ = _C_softplus(input._p, beta_c, threshold_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('softplus', 'out', 0, 'Tensor', out)
+    rc_ = _P_softplus_out_r(input._p, beta_c, threshold_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+# yaml/native_functions.yaml: softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_softplus_backward = (
+    ('(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('beta', lambda x: _is_scalar(x)), ('threshold', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
+    '(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('softplus_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('softplus_backward', 'input', 2, 'Tensor', input)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('softplus_backward', 'beta', 3, 'Number', beta)
+    threshold_c = _SC_INT.get(threshold) if threshold.__class__ is int else None
+    if threshold_c is None:
+        threshold_c = _cv_scalar(threshold)
+        if threshold_c is _BAD:
+            raise _arg_error('softplus_backward', 'threshold', 4, 'Number', threshold)
+    if out is None:
+        h_ = _C_softplus_backward(grad_output._p, input._p, beta_c, threshold_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('softplus_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_softplus_backward_grad_input_r(grad_output._p, input._p, beta_c, threshold_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
 # ------------------------------------------------------------------- methods
 
 
@@ -3572,6 +10017,36 @@ _SIGS__m_abs_ = (
 def _m_abs_(self):
     '()'
     rc_ = _P_abs__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: acos(Tensor self) -> Tensor
+_SIGS__m_acos = (
+    ('()', (), (), False),
+)
+
+
+def _m_acos(self):
+    '()'
+    h_ = _C_acos(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: acos_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_acos_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_acos_(self):
+    '()'
+    rc_ = _P_acos__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -3637,6 +10112,172 @@ def _m_add_(self, other, *, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+_SIGS__m_addcdiv = (
+    ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addcdiv(self, tensor1, tensor2, *, value=1):
+    '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if tensor1.__class__ is not _Tensor:
+        if not isinstance(tensor1, _Tensor):
+            raise _arg_error('addcdiv', 'tensor1', 1, 'Tensor', tensor1)
+    if tensor2.__class__ is not _Tensor:
+        if not isinstance(tensor2, _Tensor):
+            raise _arg_error('addcdiv', 'tensor2', 2, 'Tensor', tensor2)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('addcdiv', 'value', 0, 'Number', value)
+    h_ = _C_addcdiv(self._p, tensor1._p, tensor2._p, value_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+_SIGS__m_addcdiv_ = (
+    ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addcdiv_(self, tensor1, tensor2, *, value=1):
+    '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if tensor1.__class__ is not _Tensor:
+        if not isinstance(tensor1, _Tensor):
+            raise _arg_error('addcdiv_', 'tensor1', 1, 'Tensor', tensor1)
+    if tensor2.__class__ is not _Tensor:
+        if not isinstance(tensor2, _Tensor):
+            raise _arg_error('addcdiv_', 'tensor2', 2, 'Tensor', tensor2)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('addcdiv_', 'value', 0, 'Number', value)
+    rc_ = _P_addcdiv__r(self._p, tensor1._p, tensor2._p, value_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+_SIGS__m_addcmul = (
+    ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addcmul(self, tensor1, tensor2, *, value=1):
+    '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if tensor1.__class__ is not _Tensor:
+        if not isinstance(tensor1, _Tensor):
+            raise _arg_error('addcmul', 'tensor1', 1, 'Tensor', tensor1)
+    if tensor2.__class__ is not _Tensor:
+        if not isinstance(tensor2, _Tensor):
+            raise _arg_error('addcmul', 'tensor2', 2, 'Tensor', tensor2)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('addcmul', 'value', 0, 'Number', value)
+    h_ = _C_addcmul(self._p, tensor1._p, tensor2._p, value_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+_SIGS__m_addcmul_ = (
+    ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addcmul_(self, tensor1, tensor2, *, value=1):
+    '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if tensor1.__class__ is not _Tensor:
+        if not isinstance(tensor1, _Tensor):
+            raise _arg_error('addcmul_', 'tensor1', 1, 'Tensor', tensor1)
+    if tensor2.__class__ is not _Tensor:
+        if not isinstance(tensor2, _Tensor):
+            raise _arg_error('addcmul_', 'tensor2', 2, 'Tensor', tensor2)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('addcmul_', 'value', 0, 'Number', value)
+    rc_ = _P_addcmul__r(self._p, tensor1._p, tensor2._p, value_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addmm = (
+    ('(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)', (('mat1', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    '(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)'
+    if mat1.__class__ is not _Tensor:
+        if not isinstance(mat1, _Tensor):
+            raise _arg_error('addmm', 'mat1', 1, 'Tensor', mat1)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('addmm', 'mat2', 2, 'Tensor', mat2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmm', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addmm(self._p, mat1._p, mat2._p, beta_c, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+_SIGS__m_addmm_ = (
+    ('(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)', (('mat1', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    '(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)'
+    if mat1.__class__ is not _Tensor:
+        if not isinstance(mat1, _Tensor):
+            raise _arg_error('addmm_', 'mat1', 1, 'Tensor', mat1)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('addmm_', 'mat2', 2, 'Tensor', mat2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmm_', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmm_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_addmm__r(self._p, mat1._p, mat2._p, beta_c, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
 _SIGS__m_alias = (
     ('()', (), (), False),
@@ -3646,6 +10287,228 @@ _SIGS__m_alias = (
 def _m_alias(self):
     '()'
     h_ = _C_alias(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: all(Tensor self) -> Tensor
+# yaml/native_functions.yaml: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+_SIGS__m_all = (
+    ('()', (), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(tuple of ints dim = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_all_0 = {}
+_KW__m_all_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_all_2 = {'dim': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_all_0(self):
+    '()'
+    h_ = _C_all(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_all_1(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('all', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('all', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_all_dim(self._p, dim_c, keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_all_2(self, dim=None, keepdim=False):
+    '(tuple of ints dim = None, bool keepdim = False)'
+    dim_c = _cv_opt_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('all', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('all', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_all_dims(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_all(self, *args, **kwargs):
+    '() | (int dim, bool keepdim = False) | (tuple of ints dim = None, bool keepdim = False)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0)):
+        return _impl_m_all_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_1)):
+        return _impl_m_all_1(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_2)):
+        return _impl_m_all_2(self, *args, **kwargs)
+    raise _invalid_combination('all', args, kwargs, _SIGS__m_all)
+
+
+# yaml/native_functions.yaml: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+_SIGS__m_amax = (
+    ('(tuple of ints dim = [], bool keepdim = False)', (('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_amax(self, dim=(), keepdim=False):
+    '(tuple of ints dim = [], bool keepdim = False)'
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('amax', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('amax', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_amax(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+_SIGS__m_amin = (
+    ('(tuple of ints dim = [], bool keepdim = False)', (('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_amin(self, dim=(), keepdim=False):
+    '(tuple of ints dim = [], bool keepdim = False)'
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('amin', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('amin', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_amin(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: any(Tensor self) -> Tensor
+# yaml/native_functions.yaml: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+_SIGS__m_any = (
+    ('()', (), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(tuple of ints dim = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_any_0 = {}
+_KW__m_any_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_any_2 = {'dim': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_any_0(self):
+    '()'
+    h_ = _C_any(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_any_1(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('any', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('any', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_any_dim(self._p, dim_c, keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_any_2(self, dim=None, keepdim=False):
+    '(tuple of ints dim = None, bool keepdim = False)'
+    dim_c = _cv_opt_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('any', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('any', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_any_dims(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_any(self, *args, **kwargs):
+    '() | (int dim, bool keepdim = False) | (tuple of ints dim = None, bool keepdim = False)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0)):
+        return _impl_m_any_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_1)):
+        return _impl_m_any_1(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_2)):
+        return _impl_m_any_2(self, *args, **kwargs)
+    raise _invalid_combination('any', args, kwargs, _SIGS__m_any)
+
+
+# yaml/native_functions.yaml: argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+_SIGS__m_argmax = (
+    ('(int dim = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_argmax(self, dim=None, keepdim=False):
+    '(int dim = None, bool keepdim = False)'
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argmax', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('argmax', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_argmax(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+_SIGS__m_argmin = (
+    ('(int dim = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_argmin(self, dim=None, keepdim=False):
+    '(int dim = None, bool keepdim = False)'
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argmin', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('argmin', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_argmin(self._p, dim_c[0], dim_c[1], keepdim_c)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -3671,6 +10534,673 @@ def _m_as_strided(self, size, stride, storage_offset=None):
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 3, 'int', storage_offset)
     h_ = _C_as_strided(self._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: asin(Tensor self) -> Tensor
+_SIGS__m_asin = (
+    ('()', (), (), False),
+)
+
+
+def _m_asin(self):
+    '()'
+    h_ = _C_asin(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: asin_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_asin_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_asin_(self):
+    '()'
+    rc_ = _P_asin__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: atan(Tensor self) -> Tensor
+_SIGS__m_atan = (
+    ('()', (), (), False),
+)
+
+
+def _m_atan(self):
+    '()'
+    h_ = _C_atan(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: atan2(Tensor self, Tensor other) -> Tensor
+_SIGS__m_atan2 = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_atan2(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('atan2', 'other', 1, 'Tensor', other)
+    h_ = _C_atan2(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_atan2_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_atan2_(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('atan2_', 'other', 1, 'Tensor', other)
+    rc_ = _P_atan2__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: atan_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_atan_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_atan_(self):
+    '()'
+    rc_ = _P_atan__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_baddbmm = (
+    ('(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('baddbmm', 'batch1', 1, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('baddbmm', 'batch2', 2, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('baddbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('baddbmm', 'alpha', 0, 'Number', alpha)
+    h_ = _C_baddbmm(self._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+_SIGS__m_baddbmm_ = (
+    ('(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('baddbmm_', 'batch1', 1, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('baddbmm_', 'batch2', 2, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('baddbmm_', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('baddbmm_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_baddbmm__r(self._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_bitwise_and = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_and_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_and_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_and_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_and', 'other', 1, 'Tensor', other)
+    h_ = _C_bitwise_and_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_bitwise_and_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_and', 'other', 1, 'Number', other)
+    h_ = _C_bitwise_and_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_bitwise_and(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0)):
+        return _impl_m_bitwise_and_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_1)):
+        return _impl_m_bitwise_and_1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_and', args, kwargs, _SIGS__m_bitwise_and)
+
+
+# yaml/native_functions.yaml: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_bitwise_and_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_and__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_and__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_and__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_and_', 'other', 1, 'Tensor', other)
+    rc_ = _P_bitwise_and__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_bitwise_and__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_and_', 'other', 1, 'Number', other)
+    rc_ = _P_bitwise_and__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_bitwise_and_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0)):
+        return _impl_m_bitwise_and__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__1)):
+        return _impl_m_bitwise_and__1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_and_', args, kwargs, _SIGS__m_bitwise_and_)
+
+
+# yaml/native_functions.yaml: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_bitwise_left_shift = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_left_shift_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_left_shift_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_left_shift_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_left_shift', 'other', 1, 'Tensor', other)
+    h_ = _C_bitwise_left_shift_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_bitwise_left_shift_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_left_shift', 'other', 1, 'Number', other)
+    h_ = _C_bitwise_left_shift_Tensor_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_bitwise_left_shift(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0)):
+        return _impl_m_bitwise_left_shift_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_1)):
+        return _impl_m_bitwise_left_shift_1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_left_shift', args, kwargs, _SIGS__m_bitwise_left_shift)
+
+
+# yaml/native_functions.yaml: bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_bitwise_left_shift_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_left_shift__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_left_shift__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_left_shift__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_left_shift_', 'other', 1, 'Tensor', other)
+    rc_ = _P_bitwise_left_shift__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_bitwise_left_shift__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_left_shift_', 'other', 1, 'Number', other)
+    rc_ = _P_bitwise_left_shift__Tensor_Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_bitwise_left_shift_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0)):
+        return _impl_m_bitwise_left_shift__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__1)):
+        return _impl_m_bitwise_left_shift__1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_left_shift_', args, kwargs, _SIGS__m_bitwise_left_shift_)
+
+
+# yaml/native_functions.yaml: bitwise_not(Tensor self) -> Tensor
+_SIGS__m_bitwise_not = (
+    ('()', (), (), False),
+)
+
+
+def _m_bitwise_not(self):
+    '()'
+    h_ = _C_bitwise_not(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: bitwise_not_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_bitwise_not_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_bitwise_not_(self):
+    '()'
+    rc_ = _P_bitwise_not__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_bitwise_or = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_or_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_or_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_or_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_or', 'other', 1, 'Tensor', other)
+    h_ = _C_bitwise_or_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_bitwise_or_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_or', 'other', 1, 'Number', other)
+    h_ = _C_bitwise_or_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_bitwise_or(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0)):
+        return _impl_m_bitwise_or_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_1)):
+        return _impl_m_bitwise_or_1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_or', args, kwargs, _SIGS__m_bitwise_or)
+
+
+# yaml/native_functions.yaml: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_bitwise_or_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_or__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_or__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_or__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_or_', 'other', 1, 'Tensor', other)
+    rc_ = _P_bitwise_or__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_bitwise_or__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_or_', 'other', 1, 'Number', other)
+    rc_ = _P_bitwise_or__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_bitwise_or_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0)):
+        return _impl_m_bitwise_or__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__1)):
+        return _impl_m_bitwise_or__1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_or_', args, kwargs, _SIGS__m_bitwise_or_)
+
+
+# yaml/native_functions.yaml: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_bitwise_right_shift = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_right_shift_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_right_shift_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_right_shift_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_right_shift', 'other', 1, 'Tensor', other)
+    h_ = _C_bitwise_right_shift_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_bitwise_right_shift_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_right_shift', 'other', 1, 'Number', other)
+    h_ = _C_bitwise_right_shift_Tensor_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_bitwise_right_shift(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0)):
+        return _impl_m_bitwise_right_shift_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_1)):
+        return _impl_m_bitwise_right_shift_1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_right_shift', args, kwargs, _SIGS__m_bitwise_right_shift)
+
+
+# yaml/native_functions.yaml: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_bitwise_right_shift_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_right_shift__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_right_shift__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_right_shift__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_right_shift_', 'other', 1, 'Tensor', other)
+    rc_ = _P_bitwise_right_shift__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_bitwise_right_shift__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_right_shift_', 'other', 1, 'Number', other)
+    rc_ = _P_bitwise_right_shift__Tensor_Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_bitwise_right_shift_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0)):
+        return _impl_m_bitwise_right_shift__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__1)):
+        return _impl_m_bitwise_right_shift__1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_right_shift_', args, kwargs, _SIGS__m_bitwise_right_shift_)
+
+
+# yaml/native_functions.yaml: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_bitwise_xor = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_xor_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_xor_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_xor_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_xor', 'other', 1, 'Tensor', other)
+    h_ = _C_bitwise_xor_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_bitwise_xor_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_xor', 'other', 1, 'Number', other)
+    h_ = _C_bitwise_xor_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_bitwise_xor(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0)):
+        return _impl_m_bitwise_xor_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_1)):
+        return _impl_m_bitwise_xor_1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS__m_bitwise_xor)
+
+
+# yaml/native_functions.yaml: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+# yaml/native_functions.yaml: bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_bitwise_xor_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_bitwise_xor__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_bitwise_xor__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_bitwise_xor__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('bitwise_xor_', 'other', 1, 'Tensor', other)
+    rc_ = _P_bitwise_xor__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_bitwise_xor__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('bitwise_xor_', 'other', 1, 'Number', other)
+    rc_ = _P_bitwise_xor__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_bitwise_xor_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0)):
+        return _impl_m_bitwise_xor__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__1)):
+        return _impl_m_bitwise_xor__1(self, *args, **kwargs)
+    raise _invalid_combination('bitwise_xor_', args, kwargs, _SIGS__m_bitwise_xor_)
+
+
+# yaml/native_functions.yaml: bmm(Tensor self, Tensor mat2) -> Tensor
+_SIGS__m_bmm = (
+    ('(Tensor mat2)', (('mat2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_bmm(self, mat2):
+    '(Tensor mat2)'
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('bmm', 'mat2', 1, 'Tensor', mat2)
+    h_ = _C_bmm(self._p, mat2._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -3706,6 +11236,410 @@ def _m_ceil_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+_SIGS__m_chunk = (
+    ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_chunk(self, chunks, dim=0):
+    '(int chunks, int dim = 0)'
+    chunks_c = _cv_int(chunks)
+    if chunks_c is _BAD:
+        raise _arg_error('chunk', 'chunks', 1, 'int', chunks)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('chunk', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_chunk(self._p, chunks_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+# yaml/native_functions.yaml: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+_SIGS__m_clamp = (
+    ('(Tensor min = None, Tensor max = None)', (('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Number min = None, Number max = None)', (('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+)
+_KW__m_clamp_0 = {'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__m_clamp_1 = {'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD}
+
+
+def _impl_m_clamp_0(self, min=None, max=None):
+    '(Tensor min = None, Tensor max = None)'
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp', 'min', 1, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp', 'max', 2, 'Tensor', max)
+    h_ = _C_clamp_Tensor(self._p, min_c, max_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_clamp_1(self, min=None, max=None):
+    '(Number min = None, Number max = None)'
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp', 'min', 1, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp', 'max', 2, 'Number', max)
+    h_ = _C_clamp(self._p, min_c, max_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_clamp(self, *args, **kwargs):
+    '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    n = len(args)
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0)):
+        return _impl_m_clamp_0(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_1)):
+        return _impl_m_clamp_1(self, *args, **kwargs)
+    raise _invalid_combination('clamp', args, kwargs, _SIGS__m_clamp)
+
+
+# yaml/native_functions.yaml: clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+_SIGS__m_clamp_ = (
+    ('(Tensor min = None, Tensor max = None)', (('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Number min = None, Number max = None)', (('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+)
+_KW__m_clamp__0 = {'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__m_clamp__1 = {'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD}
+
+
+def _impl_m_clamp__0(self, min=None, max=None):
+    '(Tensor min = None, Tensor max = None)'
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp_', 'min', 1, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp_', 'max', 2, 'Tensor', max)
+    rc_ = _P_clamp__Tensor_r(self._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_clamp__1(self, min=None, max=None):
+    '(Number min = None, Number max = None)'
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clamp_', 'min', 1, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clamp_', 'max', 2, 'Number', max)
+    rc_ = _P_clamp__r(self._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_clamp_(self, *args, **kwargs):
+    '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    n = len(args)
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0)):
+        return _impl_m_clamp__0(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__1)):
+        return _impl_m_clamp__1(self, *args, **kwargs)
+    raise _invalid_combination('clamp_', args, kwargs, _SIGS__m_clamp_)
+
+
+# yaml/native_functions.yaml: clamp_max(Tensor self, Scalar max) -> Tensor
+# yaml/native_functions.yaml: clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+_SIGS__m_clamp_max = (
+    ('(Tensor max)', (('max', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number max)', (('max', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_clamp_max_0 = {'max': lambda x: isinstance(x, _Tensor)}
+_KW__m_clamp_max_1 = {'max': lambda x: _is_scalar(x)}
+
+
+def _impl_m_clamp_max_0(self, max):
+    '(Tensor max)'
+    if max.__class__ is not _Tensor:
+        if not isinstance(max, _Tensor):
+            raise _arg_error('clamp_max', 'max', 1, 'Tensor', max)
+    h_ = _C_clamp_max_Tensor(self._p, max._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_clamp_max_1(self, max):
+    '(Number max)'
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('clamp_max', 'max', 1, 'Number', max)
+    h_ = _C_clamp_max(self._p, max_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_clamp_max(self, *args, **kwargs):
+    '(Tensor max) | (Number max)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0)):
+        return _impl_m_clamp_max_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_1)):
+        return _impl_m_clamp_max_1(self, *args, **kwargs)
+    raise _invalid_combination('clamp_max', args, kwargs, _SIGS__m_clamp_max)
+
+
+# yaml/native_functions.yaml: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+_SIGS__m_clamp_max_ = (
+    ('(Tensor max)', (('max', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number max)', (('max', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_clamp_max__0 = {'max': lambda x: isinstance(x, _Tensor)}
+_KW__m_clamp_max__1 = {'max': lambda x: _is_scalar(x)}
+
+
+def _impl_m_clamp_max__0(self, max):
+    '(Tensor max)'
+    if max.__class__ is not _Tensor:
+        if not isinstance(max, _Tensor):
+            raise _arg_error('clamp_max_', 'max', 1, 'Tensor', max)
+    rc_ = _P_clamp_max__Tensor_r(self._p, max._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_clamp_max__1(self, max):
+    '(Number max)'
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('clamp_max_', 'max', 1, 'Number', max)
+    rc_ = _P_clamp_max__r(self._p, max_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_clamp_max_(self, *args, **kwargs):
+    '(Tensor max) | (Number max)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0)):
+        return _impl_m_clamp_max__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__1)):
+        return _impl_m_clamp_max__1(self, *args, **kwargs)
+    raise _invalid_combination('clamp_max_', args, kwargs, _SIGS__m_clamp_max_)
+
+
+# yaml/native_functions.yaml: clamp_min(Tensor self, Scalar min) -> Tensor
+# yaml/native_functions.yaml: clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+_SIGS__m_clamp_min = (
+    ('(Tensor min)', (('min', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number min)', (('min', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_clamp_min_0 = {'min': lambda x: isinstance(x, _Tensor)}
+_KW__m_clamp_min_1 = {'min': lambda x: _is_scalar(x)}
+
+
+def _impl_m_clamp_min_0(self, min):
+    '(Tensor min)'
+    if min.__class__ is not _Tensor:
+        if not isinstance(min, _Tensor):
+            raise _arg_error('clamp_min', 'min', 1, 'Tensor', min)
+    h_ = _C_clamp_min_Tensor(self._p, min._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_clamp_min_1(self, min):
+    '(Number min)'
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('clamp_min', 'min', 1, 'Number', min)
+    h_ = _C_clamp_min(self._p, min_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_clamp_min(self, *args, **kwargs):
+    '(Tensor min) | (Number min)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0)):
+        return _impl_m_clamp_min_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_1)):
+        return _impl_m_clamp_min_1(self, *args, **kwargs)
+    raise _invalid_combination('clamp_min', args, kwargs, _SIGS__m_clamp_min)
+
+
+# yaml/native_functions.yaml: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+# yaml/native_functions.yaml: clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+_SIGS__m_clamp_min_ = (
+    ('(Tensor min)', (('min', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number min)', (('min', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_clamp_min__0 = {'min': lambda x: isinstance(x, _Tensor)}
+_KW__m_clamp_min__1 = {'min': lambda x: _is_scalar(x)}
+
+
+def _impl_m_clamp_min__0(self, min):
+    '(Tensor min)'
+    if min.__class__ is not _Tensor:
+        if not isinstance(min, _Tensor):
+            raise _arg_error('clamp_min_', 'min', 1, 'Tensor', min)
+    rc_ = _P_clamp_min__Tensor_r(self._p, min._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_clamp_min__1(self, min):
+    '(Number min)'
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('clamp_min_', 'min', 1, 'Number', min)
+    rc_ = _P_clamp_min__r(self._p, min_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_clamp_min_(self, *args, **kwargs):
+    '(Tensor min) | (Number min)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0)):
+        return _impl_m_clamp_min__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__1)):
+        return _impl_m_clamp_min__1(self, *args, **kwargs)
+    raise _invalid_combination('clamp_min_', args, kwargs, _SIGS__m_clamp_min_)
+
+
+# yaml/native_functions.yaml: clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+# yaml/native_functions.yaml: clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+_SIGS__m_clip = (
+    ('(Tensor min = None, Tensor max = None)', (('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Number min = None, Number max = None)', (('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+)
+_KW__m_clip_0 = {'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__m_clip_1 = {'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD}
+
+
+def _impl_m_clip_0(self, min=None, max=None):
+    '(Tensor min = None, Tensor max = None)'
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clip', 'min', 1, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clip', 'max', 2, 'Tensor', max)
+    h_ = _C_clip_Tensor(self._p, min_c, max_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_clip_1(self, min=None, max=None):
+    '(Number min = None, Number max = None)'
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clip', 'min', 1, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clip', 'max', 2, 'Number', max)
+    h_ = _C_clip(self._p, min_c, max_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_clip(self, *args, **kwargs):
+    '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    n = len(args)
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0)):
+        return _impl_m_clip_0(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_1)):
+        return _impl_m_clip_1(self, *args, **kwargs)
+    raise _invalid_combination('clip', args, kwargs, _SIGS__m_clip)
+
+
+# yaml/native_functions.yaml: clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+# yaml/native_functions.yaml: clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+_SIGS__m_clip_ = (
+    ('(Tensor min = None, Tensor max = None)', (('min', lambda x: (x is None or isinstance(x, _Tensor))), ('max', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Number min = None, Number max = None)', (('min', lambda x: _cv_opt_scalar(x) is not _BAD), ('max', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+)
+_KW__m_clip__0 = {'min': lambda x: (x is None or isinstance(x, _Tensor)), 'max': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__m_clip__1 = {'min': lambda x: _cv_opt_scalar(x) is not _BAD, 'max': lambda x: _cv_opt_scalar(x) is not _BAD}
+
+
+def _impl_m_clip__0(self, min=None, max=None):
+    '(Tensor min = None, Tensor max = None)'
+    min_c = _cv_opt_tensor(min)
+    if min_c is _BAD:
+        raise _arg_error('clip_', 'min', 1, 'Tensor', min)
+    max_c = _cv_opt_tensor(max)
+    if max_c is _BAD:
+        raise _arg_error('clip_', 'max', 2, 'Tensor', max)
+    rc_ = _P_clip__Tensor_r(self._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_clip__1(self, min=None, max=None):
+    '(Number min = None, Number max = None)'
+    min_c = _cv_opt_scalar(min)
+    if min_c is _BAD:
+        raise _arg_error('clip_', 'min', 1, 'Number', min)
+    max_c = _cv_opt_scalar(max)
+    if max_c is _BAD:
+        raise _arg_error('clip_', 'max', 2, 'Number', max)
+    rc_ = _P_clip__r(self._p, min_c, max_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_clip_(self, *args, **kwargs):
+    '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    n = len(args)
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0)):
+        return _impl_m_clip__0(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__1)):
+        return _impl_m_clip__1(self, *args, **kwargs)
+    raise _invalid_combination('clip_', args, kwargs, _SIGS__m_clip_)
 
 
 # yaml/native_functions.yaml: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
@@ -3801,6 +11735,120 @@ _SIGS__m_cos_ = (
 def _m_cos_(self):
     '()'
     rc_ = _P_cos__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: cosh(Tensor self) -> Tensor
+_SIGS__m_cosh = (
+    ('()', (), (), False),
+)
+
+
+def _m_cosh(self):
+    '()'
+    h_ = _C_cosh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: cosh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_cosh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_cosh_(self):
+    '()'
+    rc_ = _P_cosh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_cumprod = (
+    ('(int dim, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_cumprod(self, dim, *, dtype=None):
+    '(int dim, *, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumprod', 'dim', 1, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('cumprod', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_cumprod(self._p, dim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+_SIGS__m_cumprod_ = (
+    ('(int dim, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_cumprod_(self, dim, *, dtype=None):
+    '(int dim, *, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumprod_', 'dim', 1, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('cumprod_', 'dtype', 0, 'torchlet.dtype', dtype)
+    rc_ = _P_cumprod__r(self._p, dim_c, dtype_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_cumsum = (
+    ('(int dim, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_cumsum(self, dim, *, dtype=None):
+    '(int dim, *, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumsum', 'dim', 1, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('cumsum', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_cumsum(self._p, dim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+_SIGS__m_cumsum_ = (
+    ('(int dim, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_cumsum_(self, dim, *, dtype=None):
+    '(int dim, *, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumsum_', 'dim', 1, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('cumsum_', 'dtype', 0, 'torchlet.dtype', dtype)
+    rc_ = _P_cumsum__r(self._p, dim_c, dtype_c)
     if rc_:
         _after(rc_)
     return self
@@ -3970,6 +12018,25 @@ def _m_div_(self, *args, **kwargs):
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
         return _impl_m_div__2(self, *args, **kwargs)
     raise _invalid_combination('div_', args, kwargs, _SIGS__m_div_)
+
+
+# yaml/native_functions.yaml: dot(Tensor self, Tensor tensor) -> Tensor
+_SIGS__m_dot = (
+    ('(Tensor tensor)', (('tensor', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_dot(self, tensor):
+    '(Tensor tensor)'
+    if tensor.__class__ is not _Tensor:
+        if not isinstance(tensor, _Tensor):
+            raise _arg_error('dot', 'tensor', 1, 'Tensor', tensor)
+    h_ = _C_dot(self._p, tensor._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
 
 
 # yaml/native_functions.yaml: eq.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4263,6 +12330,58 @@ def _m_fill_(self, value):
     return self
 
 
+# yaml/native_functions.yaml: flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
+_SIGS__m_flatten = (
+    ('(int start_dim = 0, int end_dim = -1)', (('start_dim', lambda x: _cv_int(x) is not _BAD), ('end_dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_flatten(self, start_dim=0, end_dim=-1):
+    '(int start_dim = 0, int end_dim = -1)'
+    start_dim_c = _cv_int(start_dim)
+    if start_dim_c is _BAD:
+        raise _arg_error('flatten', 'start_dim', 1, 'int', start_dim)
+    end_dim_c = _cv_int(end_dim)
+    if end_dim_c is _BAD:
+        raise _arg_error('flatten', 'end_dim', 2, 'int', end_dim)
+    h_ = _C_flatten_using_ints(self._p, start_dim_c, end_dim_c)
+    if not h_:
+        raise _pending_error()
+    if h_ == self._p:
+        _release(h_)
+        return self
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: flip(Tensor self, int[] dims) -> Tensor
+_SIGS__m_flip = (
+    ('(tuple of ints dims)', (('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_flip(self, *_args, dims=None):
+    '(tuple of ints dims)'
+    if _args and dims is None and _args[0].__class__ is int:
+        dims = _args  # f(2, 3): the common case
+    else:
+        dims = _varargs(_args, dims)
+    if dims is None:
+        raise _missing_error('flip', 'dims')
+    if dims is _BAD:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('flip', 'dims', 1, 'tuple of ints', dims)
+    h_ = _C_flip(self._p, dims_c[0], dims_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: floor(Tensor self) -> Tensor
 _SIGS__m_floor = (
     ('()', (), (), False),
@@ -4293,6 +12412,204 @@ def _m_floor_(self):
     return self
 
 
+# yaml/native_functions.yaml: floor_divide(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_floor_divide = (
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_floor_divide_0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_floor_divide_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_floor_divide_0(self, other):
+    '(Tensor other)'
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('floor_divide', 'other', 1, 'Tensor', other)
+    h_ = (_C_floor_divide(self._p, other._p) if other_n is None else _P_floor_divide_n_other(self._p, other_n))
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_floor_divide_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('floor_divide', 'other', 1, 'Number', other)
+    h_ = _C_floor_divide_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_floor_divide(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0)):
+        return _impl_m_floor_divide_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_1)):
+        return _impl_m_floor_divide_1(self, *args, **kwargs)
+    raise _invalid_combination('floor_divide', args, kwargs, _SIGS__m_floor_divide)
+
+
+# yaml/native_functions.yaml: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_floor_divide_ = (
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_floor_divide__0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_floor_divide__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_floor_divide__0(self, other):
+    '(Tensor other)'
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('floor_divide_', 'other', 1, 'Tensor', other)
+    rc_ = (_P_floor_divide__Tensor_r(self._p, other._p) if other_n is None else _P_floor_divide__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_floor_divide__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('floor_divide_', 'other', 1, 'Number', other)
+    rc_ = _P_floor_divide__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_floor_divide_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0)):
+        return _impl_m_floor_divide__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__1)):
+        return _impl_m_floor_divide__1(self, *args, **kwargs)
+    raise _invalid_combination('floor_divide_', args, kwargs, _SIGS__m_floor_divide_)
+
+
+# yaml/native_functions.yaml: fmod.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: fmod.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_fmod = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_fmod_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_fmod_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_fmod_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmod', 'other', 1, 'Tensor', other)
+    h_ = _C_fmod_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_fmod_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('fmod', 'other', 1, 'Number', other)
+    h_ = _C_fmod_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_fmod(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0)):
+        return _impl_m_fmod_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_1)):
+        return _impl_m_fmod_1(self, *args, **kwargs)
+    raise _invalid_combination('fmod', args, kwargs, _SIGS__m_fmod)
+
+
+# yaml/native_functions.yaml: fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+# yaml/native_functions.yaml: fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_fmod_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_fmod__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_fmod__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_fmod__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmod_', 'other', 1, 'Tensor', other)
+    rc_ = _P_fmod__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_fmod__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('fmod_', 'other', 1, 'Number', other)
+    rc_ = _P_fmod__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_fmod_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0)):
+        return _impl_m_fmod__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__1)):
+        return _impl_m_fmod__1(self, *args, **kwargs)
+    raise _invalid_combination('fmod_', args, kwargs, _SIGS__m_fmod_)
+
+
 # yaml/native_functions.yaml: frac(Tensor self) -> Tensor
 _SIGS__m_frac = (
     ('()', (), (), False),
@@ -4321,6 +12638,31 @@ def _m_frac_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+_SIGS__m_gather = (
+    ('(int dim, Tensor index, *, bool sparse_grad = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (('sparse_grad', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_gather(self, dim, index, *, sparse_grad=False):
+    '(int dim, Tensor index, *, bool sparse_grad = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('gather', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('gather', 'index', 2, 'Tensor', index)
+    sparse_grad_c = _cv_bool(sparse_grad)
+    if sparse_grad_c is _BAD:
+        raise _arg_error('gather', 'sparse_grad', 0, 'bool', sparse_grad)
+    h_ = _C_gather(self._p, dim_c, index._p, sparse_grad_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
 
 
 # yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4415,6 +12757,25 @@ def _m_ge_(self, *args, **kwargs):
     raise _invalid_combination('ge_', args, kwargs, _SIGS__m_ge_)
 
 
+# yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
+_SIGS__m_ger = (
+    ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_ger(self, vec2):
+    '(Tensor vec2)'
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('ger', 'vec2', 1, 'Tensor', vec2)
+    h_ = _C_ger(self._p, vec2._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: gt.Scalar(Tensor self, Scalar other) -> Tensor
 _SIGS__m_gt = (
@@ -4507,6 +12868,76 @@ def _m_gt_(self, *args, **kwargs):
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
 
 
+# yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
+_SIGS__m_index_select = (
+    ('(int dim, Tensor index)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_index_select(self, dim, index):
+    '(int dim, Tensor index)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_select', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_select', 'index', 2, 'Tensor', index)
+    h_ = _C_index_select(self._p, dim_c, index._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: isfinite(Tensor self) -> Tensor
+_SIGS__m_isfinite = (
+    ('()', (), (), False),
+)
+
+
+def _m_isfinite(self):
+    '()'
+    h_ = _C_isfinite(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: isinf(Tensor self) -> Tensor
+_SIGS__m_isinf = (
+    ('()', (), (), False),
+)
+
+
+def _m_isinf(self):
+    '()'
+    h_ = _C_isinf(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: isnan(Tensor self) -> Tensor
+_SIGS__m_isnan = (
+    ('()', (), (), False),
+)
+
+
+def _m_isnan(self):
+    '()'
+    h_ = _C_isnan(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
 _SIGS__m_le = (
@@ -4597,6 +13028,110 @@ def _m_le_(self, *args, **kwargs):
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1)):
         return _impl_m_le__1(self, *args, **kwargs)
     raise _invalid_combination('le_', args, kwargs, _SIGS__m_le_)
+
+
+# yaml/native_functions.yaml: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+# yaml/native_functions.yaml: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+_SIGS__m_lerp = (
+    ('(Tensor end, Tensor weight)', (('end', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor end, Number weight)', (('end', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_lerp_0 = {'end': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor)}
+_KW__m_lerp_1 = {'end': lambda x: isinstance(x, _Tensor), 'weight': lambda x: _is_scalar(x)}
+
+
+def _impl_m_lerp_0(self, end, weight):
+    '(Tensor end, Tensor weight)'
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('lerp', 'end', 1, 'Tensor', end)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('lerp', 'weight', 2, 'Tensor', weight)
+    h_ = _C_lerp_Tensor(self._p, end._p, weight._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_lerp_1(self, end, weight):
+    '(Tensor end, Number weight)'
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('lerp', 'end', 1, 'Tensor', end)
+    weight_c = _SC_INT.get(weight) if weight.__class__ is int else None
+    if weight_c is None:
+        weight_c = _cv_scalar(weight)
+        if weight_c is _BAD:
+            raise _arg_error('lerp', 'weight', 2, 'Number', weight)
+    h_ = _C_lerp_Scalar(self._p, end._p, weight_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_lerp(self, *args, **kwargs):
+    '(Tensor end, Tensor weight) | (Tensor end, Number weight)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0)):
+        return _impl_m_lerp_0(self, *args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_1)):
+        return _impl_m_lerp_1(self, *args, **kwargs)
+    raise _invalid_combination('lerp', args, kwargs, _SIGS__m_lerp)
+
+
+# yaml/native_functions.yaml: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+# yaml/native_functions.yaml: lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+_SIGS__m_lerp_ = (
+    ('(Tensor end, Tensor weight)', (('end', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor end, Number weight)', (('end', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_lerp__0 = {'end': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor)}
+_KW__m_lerp__1 = {'end': lambda x: isinstance(x, _Tensor), 'weight': lambda x: _is_scalar(x)}
+
+
+def _impl_m_lerp__0(self, end, weight):
+    '(Tensor end, Tensor weight)'
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('lerp_', 'end', 1, 'Tensor', end)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('lerp_', 'weight', 2, 'Tensor', weight)
+    rc_ = _P_lerp__Tensor_r(self._p, end._p, weight._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_lerp__1(self, end, weight):
+    '(Tensor end, Number weight)'
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('lerp_', 'end', 1, 'Tensor', end)
+    weight_c = _SC_INT.get(weight) if weight.__class__ is int else None
+    if weight_c is None:
+        weight_c = _cv_scalar(weight)
+        if weight_c is _BAD:
+            raise _arg_error('lerp_', 'weight', 2, 'Number', weight)
+    rc_ = _P_lerp__Scalar_r(self._p, end._p, weight_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_lerp_(self, *args, **kwargs):
+    '(Tensor end, Tensor weight) | (Tensor end, Number weight)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0)):
+        return _impl_m_lerp__0(self, *args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__1)):
+        return _impl_m_lerp__1(self, *args, **kwargs)
+    raise _invalid_combination('lerp_', args, kwargs, _SIGS__m_lerp_)
 
 
 # yaml/native_functions.yaml: log(Tensor self) -> Tensor
@@ -4719,6 +13254,224 @@ def _m_log_(self):
     return self
 
 
+# yaml/native_functions.yaml: log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_SIGS__m_log_softmax = (
+    ('(int dim, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+)
+
+
+def _m_log_softmax(self, dim, dtype=None):
+    '(int dim, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('log_softmax', 'dim', 1, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('log_softmax', 'dtype', 2, 'torchlet.dtype', dtype)
+    h_ = _C_log_softmax_int(self._p, dim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
+_SIGS__m_logical_and = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logical_and(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_and', 'other', 1, 'Tensor', other)
+    h_ = _C_logical_and(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_logical_and_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logical_and_(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_and_', 'other', 1, 'Tensor', other)
+    rc_ = _P_logical_and__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: logical_not(Tensor self) -> Tensor
+_SIGS__m_logical_not = (
+    ('()', (), (), False),
+)
+
+
+def _m_logical_not(self):
+    '()'
+    h_ = _C_logical_not(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logical_not_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_logical_not_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_logical_not_(self):
+    '()'
+    rc_ = _P_logical_not__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: logical_or(Tensor self, Tensor other) -> Tensor
+_SIGS__m_logical_or = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logical_or(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_or', 'other', 1, 'Tensor', other)
+    h_ = _C_logical_or(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_logical_or_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logical_or_(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_or_', 'other', 1, 'Tensor', other)
+    rc_ = _P_logical_or__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: logical_xor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_logical_xor = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logical_xor(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_xor', 'other', 1, 'Tensor', other)
+    h_ = _C_logical_xor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_logical_xor_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logical_xor_(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logical_xor_', 'other', 1, 'Tensor', other)
+    rc_ = _P_logical_xor__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: logit(Tensor self, float? eps=None) -> Tensor
+_SIGS__m_logit = (
+    ('(float eps = None)', (('eps', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def _m_logit(self, eps=None):
+    '(float eps = None)'
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('logit', 'eps', 1, 'float', eps)
+    h_ = _C_logit(self._p, eps_c[0], eps_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
+_SIGS__m_logit_ = (
+    ('(float eps = None)', (('eps', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def _m_logit_(self, eps=None):
+    '(float eps = None)'
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('logit_', 'eps', 1, 'float', eps)
+    rc_ = _P_logit__r(self._p, eps_c[0], eps_c[1])
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+_SIGS__m_logsumexp = (
+    ('(tuple of ints dim, bool keepdim = False)', (('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_logsumexp(self, dim, keepdim=False):
+    '(tuple of ints dim, bool keepdim = False)'
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('logsumexp', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('logsumexp', 'keepdim', 2, 'bool', keepdim)
+    h_ = _C_logsumexp(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: lt.Scalar(Tensor self, Scalar other) -> Tensor
 _SIGS__m_lt = (
@@ -4811,6 +13564,190 @@ def _m_lt_(self, *args, **kwargs):
     raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
 
+# yaml/native_functions.yaml: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+# yaml/native_functions.yaml: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+_SIGS__m_masked_fill = (
+    ('(Tensor mask, Tensor value)', (('mask', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor mask, Number value)', (('mask', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_masked_fill_0 = {'mask': lambda x: isinstance(x, _Tensor), 'value': lambda x: isinstance(x, _Tensor)}
+_KW__m_masked_fill_1 = {'mask': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
+
+
+def _impl_m_masked_fill_0(self, mask, value):
+    '(Tensor mask, Tensor value)'
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_fill', 'mask', 1, 'Tensor', mask)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('masked_fill', 'value', 2, 'Tensor', value)
+    h_ = _C_masked_fill_Tensor(self._p, mask._p, value._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_masked_fill_1(self, mask, value):
+    '(Tensor mask, Number value)'
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_fill', 'mask', 1, 'Tensor', mask)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('masked_fill', 'value', 2, 'Number', value)
+    h_ = _C_masked_fill_Scalar(self._p, mask._p, value_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_masked_fill(self, *args, **kwargs):
+    '(Tensor mask, Tensor value) | (Tensor mask, Number value)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0)):
+        return _impl_m_masked_fill_0(self, *args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_1)):
+        return _impl_m_masked_fill_1(self, *args, **kwargs)
+    raise _invalid_combination('masked_fill', args, kwargs, _SIGS__m_masked_fill)
+
+
+# yaml/native_functions.yaml: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+# yaml/native_functions.yaml: masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
+_SIGS__m_masked_fill_ = (
+    ('(Tensor mask, Tensor value)', (('mask', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor mask, Number value)', (('mask', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_masked_fill__0 = {'mask': lambda x: isinstance(x, _Tensor), 'value': lambda x: isinstance(x, _Tensor)}
+_KW__m_masked_fill__1 = {'mask': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
+
+
+def _impl_m_masked_fill__0(self, mask, value):
+    '(Tensor mask, Tensor value)'
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_fill_', 'mask', 1, 'Tensor', mask)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('masked_fill_', 'value', 2, 'Tensor', value)
+    rc_ = _P_masked_fill__Tensor_r(self._p, mask._p, value._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_masked_fill__1(self, mask, value):
+    '(Tensor mask, Number value)'
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_fill_', 'mask', 1, 'Tensor', mask)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('masked_fill_', 'value', 2, 'Number', value)
+    rc_ = _P_masked_fill__Scalar_r(self._p, mask._p, value_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_masked_fill_(self, *args, **kwargs):
+    '(Tensor mask, Tensor value) | (Tensor mask, Number value)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0)):
+        return _impl_m_masked_fill__0(self, *args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__1)):
+        return _impl_m_masked_fill__1(self, *args, **kwargs)
+    raise _invalid_combination('masked_fill_', args, kwargs, _SIGS__m_masked_fill_)
+
+
+# yaml/native_functions.yaml: matmul(Tensor self, Tensor other) -> Tensor
+_SIGS__m_matmul = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_matmul(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('matmul', 'other', 1, 'Tensor', other)
+    h_ = _C_matmul(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: max(Tensor self) -> Tensor
+# yaml/native_functions.yaml: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: max.other(Tensor self, Tensor other) -> Tensor
+_SIGS__m_max = (
+    ('()', (), (), False),
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_max_0 = {}
+_KW__m_max_1 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_max_2 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_max_0(self):
+    '()'
+    h_ = _C_max(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_max_1(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('max', 'other', 1, 'Tensor', other)
+    h_ = _C_max_other(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_max_2(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('max', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('max', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _m_max(self, *args, **kwargs):
+    '() | (Tensor other) | (int dim, bool keepdim = False)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0)):
+        return _impl_m_max_0(self, *args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_max_1)):
+        return _impl_m_max_1(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_max_2)):
+        return _impl_m_max_2(self, *args, **kwargs)
+    raise _invalid_combination('max', args, kwargs, _SIGS__m_max)
+
+
 # yaml/native_functions.yaml: maximum(Tensor self, Tensor other) -> Tensor
 _SIGS__m_maximum = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -4828,6 +13765,119 @@ def _m_maximum(self, other):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_mean = (
+    ('(*, torchlet.dtype dtype = None)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+    ('(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+_KW__m_mean_0 = {'dtype': lambda x: _cv_dtype(x, True) is not _BAD}
+_KW__m_mean_1 = {'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD}
+
+
+def _impl_m_mean_0(self, *, dtype=None):
+    '(*, torchlet.dtype dtype = None)'
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_mean(self._p, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_mean_1(self, dim, keepdim=False, *, dtype=None):
+    '(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('mean', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('mean', 'keepdim', 2, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_mean_dim(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_mean(self, *args, **kwargs):
+    '(*, torchlet.dtype dtype = None) | (tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0)):
+        return _impl_m_mean_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_mean_1)):
+        return _impl_m_mean_1(self, *args, **kwargs)
+    raise _invalid_combination('mean', args, kwargs, _SIGS__m_mean)
+
+
+# yaml/native_functions.yaml: min(Tensor self) -> Tensor
+# yaml/native_functions.yaml: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: min.other(Tensor self, Tensor other) -> Tensor
+_SIGS__m_min = (
+    ('()', (), (), False),
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_min_0 = {}
+_KW__m_min_1 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_min_2 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_min_0(self):
+    '()'
+    h_ = _C_min(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_min_1(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('min', 'other', 1, 'Tensor', other)
+    h_ = _C_min_other(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_min_2(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('min', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('min', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_min_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _m_min(self, *args, **kwargs):
+    '() | (Tensor other) | (int dim, bool keepdim = False)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0)):
+        return _impl_m_min_0(self, *args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_min_1)):
+        return _impl_m_min_1(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_min_2)):
+        return _impl_m_min_2(self, *args, **kwargs)
+    raise _invalid_combination('min', args, kwargs, _SIGS__m_min)
 
 
 # yaml/native_functions.yaml: minimum(Tensor self, Tensor other) -> Tensor
@@ -4916,6 +13966,98 @@ def _m_mul_(self, other):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: mv(Tensor self, Tensor vec) -> Tensor
+_SIGS__m_mv = (
+    ('(Tensor vec)', (('vec', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_mv(self, vec):
+    '(Tensor vec)'
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('mv', 'vec', 1, 'Tensor', vec)
+    h_ = _C_mv(self._p, vec._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+_SIGS__m_nan_to_num = (
+    ('(float nan = None, float posinf = None, float neginf = None)', (('nan', lambda x: _cv_opt_double(x) is not _BAD), ('posinf', lambda x: _cv_opt_double(x) is not _BAD), ('neginf', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def _m_nan_to_num(self, nan=None, posinf=None, neginf=None):
+    '(float nan = None, float posinf = None, float neginf = None)'
+    nan_c = _cv_opt_double(nan)
+    if nan_c is _BAD:
+        raise _arg_error('nan_to_num', 'nan', 1, 'float', nan)
+    posinf_c = _cv_opt_double(posinf)
+    if posinf_c is _BAD:
+        raise _arg_error('nan_to_num', 'posinf', 2, 'float', posinf)
+    neginf_c = _cv_opt_double(neginf)
+    if neginf_c is _BAD:
+        raise _arg_error('nan_to_num', 'neginf', 3, 'float', neginf)
+    h_ = _C_nan_to_num(self._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
+_SIGS__m_nan_to_num_ = (
+    ('(float nan = None, float posinf = None, float neginf = None)', (('nan', lambda x: _cv_opt_double(x) is not _BAD), ('posinf', lambda x: _cv_opt_double(x) is not _BAD), ('neginf', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
+)
+
+
+def _m_nan_to_num_(self, nan=None, posinf=None, neginf=None):
+    '(float nan = None, float posinf = None, float neginf = None)'
+    nan_c = _cv_opt_double(nan)
+    if nan_c is _BAD:
+        raise _arg_error('nan_to_num_', 'nan', 1, 'float', nan)
+    posinf_c = _cv_opt_double(posinf)
+    if posinf_c is _BAD:
+        raise _arg_error('nan_to_num_', 'posinf', 2, 'float', posinf)
+    neginf_c = _cv_opt_double(neginf)
+    if neginf_c is _BAD:
+        raise _arg_error('nan_to_num_', 'neginf', 3, 'float', neginf)
+    rc_ = _P_nan_to_num__r(self._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1])
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
+_SIGS__m_narrow = (
+    ('(int dim, int start, int length)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_narrow(self, dim, start, length):
+    '(int dim, int start, int length)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow', 'dim', 1, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('narrow', 'start', 2, 'int', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow', 'length', 3, 'int', length)
+    h_ = _C_narrow(self._p, dim_c, start_c, length_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
 
 
 # yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -5040,6 +14182,25 @@ def _m_neg_(self):
     return self
 
 
+# yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
+_SIGS__m_outer = (
+    ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_outer(self, vec2):
+    '(Tensor vec2)'
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('outer', 'vec2', 1, 'Tensor', vec2)
+    h_ = _C_outer(self._p, vec2._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: permute(Tensor(a) self, int[] dims) -> Tensor(a)
 _SIGS__m_permute = (
     ('(tuple of ints dims)', (('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
@@ -5065,6 +14226,150 @@ def _m_permute(self, *_args, dims=None):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+# yaml/native_functions.yaml: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+_SIGS__m_pow = (
+    ('(Tensor exponent)', (('exponent', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number exponent)', (('exponent', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_pow_0 = {'exponent': lambda x: isinstance(x, _Tensor)}
+_KW__m_pow_1 = {'exponent': lambda x: _is_scalar(x)}
+
+
+def _impl_m_pow_0(self, exponent):
+    '(Tensor exponent)'
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('pow', 'exponent', 1, 'Tensor', exponent)
+    h_ = _C_pow_Tensor_Tensor(self._p, exponent._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_pow_1(self, exponent):
+    '(Number exponent)'
+    exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+    if exponent_c is None:
+        exponent_c = _cv_scalar(exponent)
+        if exponent_c is _BAD:
+            raise _arg_error('pow', 'exponent', 1, 'Number', exponent)
+    h_ = _C_pow_Tensor_Scalar(self._p, exponent_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_pow(self, *args, **kwargs):
+    '(Tensor exponent) | (Number exponent)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0)):
+        return _impl_m_pow_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_1)):
+        return _impl_m_pow_1(self, *args, **kwargs)
+    raise _invalid_combination('pow', args, kwargs, _SIGS__m_pow)
+
+
+# yaml/native_functions.yaml: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+# yaml/native_functions.yaml: pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+_SIGS__m_pow_ = (
+    ('(Tensor exponent)', (('exponent', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number exponent)', (('exponent', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_pow__0 = {'exponent': lambda x: isinstance(x, _Tensor)}
+_KW__m_pow__1 = {'exponent': lambda x: _is_scalar(x)}
+
+
+def _impl_m_pow__0(self, exponent):
+    '(Tensor exponent)'
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('pow_', 'exponent', 1, 'Tensor', exponent)
+    rc_ = _P_pow__Tensor_r(self._p, exponent._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_pow__1(self, exponent):
+    '(Number exponent)'
+    exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+    if exponent_c is None:
+        exponent_c = _cv_scalar(exponent)
+        if exponent_c is _BAD:
+            raise _arg_error('pow_', 'exponent', 1, 'Number', exponent)
+    rc_ = _P_pow__Scalar_r(self._p, exponent_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_pow_(self, *args, **kwargs):
+    '(Tensor exponent) | (Number exponent)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0)):
+        return _impl_m_pow__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__1)):
+        return _impl_m_pow__1(self, *args, **kwargs)
+    raise _invalid_combination('pow_', args, kwargs, _SIGS__m_pow_)
+
+
+# yaml/native_functions.yaml: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_prod = (
+    ('(*, torchlet.dtype dtype = None)', (), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+    ('(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+_KW__m_prod_0 = {'dtype': lambda x: _cv_dtype(x, True) is not _BAD}
+_KW__m_prod_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD}
+
+
+def _impl_m_prod_0(self, *, dtype=None):
+    '(*, torchlet.dtype dtype = None)'
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_prod(self._p, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_prod_1(self, dim, keepdim=False, *, dtype=None):
+    '(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('prod', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('prod', 'keepdim', 2, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_prod_dim_int(self._p, dim_c, keepdim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_prod(self, *args, **kwargs):
+    '(*, torchlet.dtype dtype = None) | (int dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0)):
+        return _impl_m_prod_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1)):
+        return _impl_m_prod_1(self, *args, **kwargs)
+    raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
 
 
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
@@ -5127,6 +14432,98 @@ def _m_relu_(self):
     return self
 
 
+# yaml/native_functions.yaml: remainder.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: remainder.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_remainder = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_remainder_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_remainder_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_remainder_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('remainder', 'other', 1, 'Tensor', other)
+    h_ = _C_remainder_Tensor(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_remainder_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('remainder', 'other', 1, 'Number', other)
+    h_ = _C_remainder_Scalar(self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_remainder(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0)):
+        return _impl_m_remainder_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_1)):
+        return _impl_m_remainder_1(self, *args, **kwargs)
+    raise _invalid_combination('remainder', args, kwargs, _SIGS__m_remainder)
+
+
+# yaml/native_functions.yaml: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+# yaml/native_functions.yaml: remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_remainder_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_remainder__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_remainder__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_remainder__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('remainder_', 'other', 1, 'Tensor', other)
+    rc_ = _P_remainder__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_remainder__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('remainder_', 'other', 1, 'Number', other)
+    rc_ = _P_remainder__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_remainder_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0)):
+        return _impl_m_remainder__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__1)):
+        return _impl_m_remainder__1(self, *args, **kwargs)
+    raise _invalid_combination('remainder_', args, kwargs, _SIGS__m_remainder_)
+
+
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS__m_reshape = (
     ('(tuple of ints shape)', (('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
@@ -5154,6 +14551,88 @@ def _m_reshape(self, *_args, shape=None):
     return r_
 
 
+# yaml/native_functions.yaml: round(Tensor self) -> Tensor
+# yaml/native_functions.yaml: round.decimals(Tensor self, *, int decimals) -> Tensor
+_SIGS__m_round = (
+    ('()', (), (), False),
+    ('(*, int decimals)', (), (('decimals', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW__m_round_0 = {}
+_KW__m_round_1 = {'decimals': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impl_m_round_0(self):
+    '()'
+    h_ = _C_round(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_round_1(self, *, decimals):
+    '(*, int decimals)'
+    decimals_c = _cv_int(decimals)
+    if decimals_c is _BAD:
+        raise _arg_error('round', 'decimals', 0, 'int', decimals)
+    h_ = _C_round_decimals(self._p, decimals_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_round(self, *args, **kwargs):
+    '() | (*, int decimals)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0)):
+        return _impl_m_round_0(self, *args, **kwargs)
+    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round_1)):
+        return _impl_m_round_1(self, *args, **kwargs)
+    raise _invalid_combination('round', args, kwargs, _SIGS__m_round)
+
+
+# yaml/native_functions.yaml: round_(Tensor(a!) self) -> Tensor(a!)
+# yaml/native_functions.yaml: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+_SIGS__m_round_ = (
+    ('()', (), (), False),
+    ('(*, int decimals)', (), (('decimals', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW__m_round__0 = {}
+_KW__m_round__1 = {'decimals': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impl_m_round__0(self):
+    '()'
+    rc_ = _P_round__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_round__1(self, *, decimals):
+    '(*, int decimals)'
+    decimals_c = _cv_int(decimals)
+    if decimals_c is _BAD:
+        raise _arg_error('round_', 'decimals', 0, 'int', decimals)
+    rc_ = _P_round__decimals_r(self._p, decimals_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_round_(self, *args, **kwargs):
+    '() | (*, int decimals)'
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0)):
+        return _impl_m_round__0(self, *args, **kwargs)
+    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round__1)):
+        return _impl_m_round__1(self, *args, **kwargs)
+    raise _invalid_combination('round_', args, kwargs, _SIGS__m_round_)
+
+
 # yaml/native_functions.yaml: rsqrt(Tensor self) -> Tensor
 _SIGS__m_rsqrt = (
     ('()', (), (), False),
@@ -5179,6 +14658,278 @@ _SIGS__m_rsqrt_ = (
 def _m_rsqrt_(self):
     '()'
     rc_ = _P_rsqrt__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+# yaml/native_functions.yaml: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+# yaml/native_functions.yaml: scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+# yaml/native_functions.yaml: scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+_SIGS__m_scatter = (
+    ('(int dim, Tensor index, Tensor src)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(int dim, Tensor index, Number value)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+    ('(int dim, Tensor index, Tensor src, *, str reduce)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (('reduce', lambda x: _cv_str(x, False) is not _BAD),), False),
+    ('(int dim, Tensor index, Number value, *, str reduce)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (('reduce', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW__m_scatter_0 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'src': lambda x: isinstance(x, _Tensor)}
+_KW__m_scatter_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
+_KW__m_scatter_2 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'src': lambda x: isinstance(x, _Tensor), 'reduce': lambda x: _cv_str(x, False) is not _BAD}
+_KW__m_scatter_3 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x), 'reduce': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_m_scatter_0(self, dim, index, src):
+    '(int dim, Tensor index, Tensor src)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter', 'src', 3, 'Tensor', src)
+    h_ = _C_scatter_src(self._p, dim_c, index._p, src._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_scatter_1(self, dim, index, value):
+    '(int dim, Tensor index, Number value)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 2, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('scatter', 'value', 3, 'Number', value)
+    h_ = _C_scatter_value(self._p, dim_c, index._p, value_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_scatter_2(self, dim, index, src, *, reduce):
+    '(int dim, Tensor index, Tensor src, *, str reduce)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter', 'src', 3, 'Tensor', src)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
+    h_ = _C_scatter_reduce(self._p, dim_c, index._p, src._p, reduce_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_scatter_3(self, dim, index, value, *, reduce):
+    '(int dim, Tensor index, Number value, *, str reduce)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter', 'index', 2, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('scatter', 'value', 3, 'Number', value)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
+    h_ = _C_scatter_value_reduce(self._p, dim_c, index._p, value_c, reduce_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_scatter(self, *args, **kwargs):
+    '(int dim, Tensor index, Tensor src) | (int dim, Tensor index, Number value) | (int dim, Tensor index, Tensor src, *, str reduce) | (int dim, Tensor index, Number value, *, str reduce)'
+    n = len(args)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0)):
+        return _impl_m_scatter_0(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_1)):
+        return _impl_m_scatter_1(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_2)):
+        return _impl_m_scatter_2(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_3)):
+        return _impl_m_scatter_3(self, *args, **kwargs)
+    raise _invalid_combination('scatter', args, kwargs, _SIGS__m_scatter)
+
+
+# yaml/native_functions.yaml: scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+# yaml/native_functions.yaml: scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+# yaml/native_functions.yaml: scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
+# yaml/native_functions.yaml: scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
+_SIGS__m_scatter_ = (
+    ('(int dim, Tensor index, Tensor src)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(int dim, Tensor index, Number value)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+    ('(int dim, Tensor index, Tensor src, *, str reduce)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (('reduce', lambda x: _cv_str(x, False) is not _BAD),), False),
+    ('(int dim, Tensor index, Number value, *, str reduce)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (('reduce', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW__m_scatter__0 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'src': lambda x: isinstance(x, _Tensor)}
+_KW__m_scatter__1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
+_KW__m_scatter__2 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'src': lambda x: isinstance(x, _Tensor), 'reduce': lambda x: _cv_str(x, False) is not _BAD}
+_KW__m_scatter__3 = {'dim': lambda x: _cv_int(x) is not _BAD, 'index': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x), 'reduce': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_m_scatter__0(self, dim, index, src):
+    '(int dim, Tensor index, Tensor src)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_', 'src', 3, 'Tensor', src)
+    rc_ = _P_scatter__src_r(self._p, dim_c, index._p, src._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_scatter__1(self, dim, index, value):
+    '(int dim, Tensor index, Number value)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_', 'index', 2, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('scatter_', 'value', 3, 'Number', value)
+    rc_ = _P_scatter__value_r(self._p, dim_c, index._p, value_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_scatter__2(self, dim, index, src, *, reduce):
+    '(int dim, Tensor index, Tensor src, *, str reduce)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_', 'src', 3, 'Tensor', src)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter_', 'reduce', 0, 'str', reduce)
+    rc_ = _P_scatter__reduce_r(self._p, dim_c, index._p, src._p, reduce_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_scatter__3(self, dim, index, value, *, reduce):
+    '(int dim, Tensor index, Number value, *, str reduce)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_', 'index', 2, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('scatter_', 'value', 3, 'Number', value)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter_', 'reduce', 0, 'str', reduce)
+    rc_ = _P_scatter__value_reduce_r(self._p, dim_c, index._p, value_c, reduce_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_scatter_(self, *args, **kwargs):
+    '(int dim, Tensor index, Tensor src) | (int dim, Tensor index, Number value) | (int dim, Tensor index, Tensor src, *, str reduce) | (int dim, Tensor index, Number value, *, str reduce)'
+    n = len(args)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0)):
+        return _impl_m_scatter__0(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__1)):
+        return _impl_m_scatter__1(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__2)):
+        return _impl_m_scatter__2(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__3)):
+        return _impl_m_scatter__3(self, *args, **kwargs)
+    raise _invalid_combination('scatter_', args, kwargs, _SIGS__m_scatter_)
+
+
+# yaml/native_functions.yaml: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+_SIGS__m_scatter_add = (
+    ('(int dim, Tensor index, Tensor src)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_scatter_add(self, dim, index, src):
+    '(int dim, Tensor index, Tensor src)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_add', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_add', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_add', 'src', 3, 'Tensor', src)
+    h_ = _C_scatter_add(self._p, dim_c, index._p, src._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+_SIGS__m_scatter_add_ = (
+    ('(int dim, Tensor index, Tensor src)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_scatter_add_(self, dim, index, src):
+    '(int dim, Tensor index, Tensor src)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_add_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_add_', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_add_', 'src', 3, 'Tensor', src)
+    rc_ = _P_scatter_add__r(self._p, dim_c, index._p, src._p)
     if rc_:
         _after(rc_)
     return self
@@ -5296,6 +15047,36 @@ def _m_sin_(self):
     return self
 
 
+# yaml/native_functions.yaml: sinh(Tensor self) -> Tensor
+_SIGS__m_sinh = (
+    ('()', (), (), False),
+)
+
+
+def _m_sinh(self):
+    '()'
+    h_ = _C_sinh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: sinh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sinh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sinh_(self):
+    '()'
+    rc_ = _P_sinh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 _SIGS__m_slice = (
     ('(int dim = 0, int start = None, int end = None, int step = 1)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -5322,6 +15103,96 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_SIGS__m_softmax = (
+    ('(int dim, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+)
+
+
+def _m_softmax(self, dim, dtype=None):
+    '(int dim, torchlet.dtype dtype = None)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('softmax', 'dim', 1, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('softmax', 'dtype', 2, 'torchlet.dtype', dtype)
+    h_ = _C_softmax_int(self._p, dim_c, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
+_SIGS__m_split = (
+    ('(int split_size, int dim = 0)', (('split_size', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints split_size, int dim = 0)', (('split_size', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW__m_split_0 = {'split_size': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW__m_split_1 = {'split_size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impl_m_split_0(self, split_size, dim=0):
+    '(int split_size, int dim = 0)'
+    split_size_c = _cv_int(split_size)
+    if split_size_c is _BAD:
+        raise _arg_error('split', 'split_size', 1, 'int', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_Tensor(self._p, split_size_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_split_1(self, split_size, dim=0):
+    '(tuple of ints split_size, int dim = 0)'
+    split_size_c = _cv_int_list(split_size, 0)
+    if split_size_c is _BAD:
+        raise _arg_error('split', 'split_size', 1, 'tuple of ints', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_sizes(self._p, split_size_c[0], split_size_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_split(self, *args, **kwargs):
+    '(int split_size, int dim = 0) | (tuple of ints split_size, int dim = 0)'
+    n = len(args)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0)):
+        return _impl_m_split_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_1)):
+        return _impl_m_split_1(self, *args, **kwargs)
+    raise _invalid_combination('split', args, kwargs, _SIGS__m_split)
+
+
+# yaml/native_functions.yaml: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+_SIGS__m_split_with_sizes = (
+    ('(tuple of ints split_sizes, int dim = 0)', (('split_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_split_with_sizes(self, split_sizes, dim=0):
+    '(tuple of ints split_sizes, int dim = 0)'
+    split_sizes_c = _cv_int_list(split_sizes, 0)
+    if split_sizes_c is _BAD:
+        raise _arg_error('split_with_sizes', 'split_sizes', 1, 'tuple of ints', split_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split_with_sizes', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_with_sizes(self._p, split_sizes_c[0], split_sizes_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: sqrt(Tensor self) -> Tensor
@@ -5421,6 +15292,82 @@ def _m_squeeze(self, *args, **kwargs):
     if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_2)):
         return _impl_m_squeeze_2(self, *args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS__m_squeeze)
+
+
+# yaml/native_functions.yaml: std(Tensor self, bool unbiased=True) -> Tensor
+# yaml/native_functions.yaml: std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+_SIGS__m_std = (
+    ('(bool unbiased = True)', (('unbiased', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD),), (('correction', lambda x: _cv_opt_scalar(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(tuple of ints dim, bool unbiased = True, bool keepdim = False)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('unbiased', lambda x: _cv_bool(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_std_0 = {'unbiased': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_std_1 = {'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'correction': lambda x: _cv_opt_scalar(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_std_2 = {'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'unbiased': lambda x: _cv_bool(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_std_0(self, unbiased=True):
+    '(bool unbiased = True)'
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('std', 'unbiased', 1, 'bool', unbiased)
+    h_ = _C_std(self._p, unbiased_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_std_1(self, dim=None, *, correction=None, keepdim=False):
+    '(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)'
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('std', 'dim', 1, 'tuple of ints', dim)
+    correction_c = _cv_opt_scalar(correction)
+    if correction_c is _BAD:
+        raise _arg_error('std', 'correction', 0, 'Number', correction)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('std', 'keepdim', 0, 'bool', keepdim)
+    h_ = _C_std_correction(self._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_std_2(self, dim, unbiased=True, keepdim=False):
+    '(tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('std', 'dim', 1, 'tuple of ints', dim)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('std', 'unbiased', 2, 'bool', unbiased)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('std', 'keepdim', 3, 'bool', keepdim)
+    h_ = _C_std_dim(self._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_std(self, *args, **kwargs):
+    '(bool unbiased = True) | (tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    n = len(args)
+    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0)):
+        return _impl_m_std_0(self, *args, **kwargs)
+    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_1)):
+        return _impl_m_std_1(self, *args, **kwargs)
+    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_2)):
+        return _impl_m_std_2(self, *args, **kwargs)
+    raise _invalid_combination('std', args, kwargs, _SIGS__m_std)
 
 
 # yaml/native_functions.yaml: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -5782,6 +15729,78 @@ def _m_transpose(self, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
+_SIGS__m_tril = (
+    ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_tril(self, diagonal=0):
+    '(int diagonal = 0)'
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('tril', 'diagonal', 1, 'int', diagonal)
+    h_ = _C_tril(self._p, diagonal_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
+_SIGS__m_tril_ = (
+    ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_tril_(self, diagonal=0):
+    '(int diagonal = 0)'
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('tril_', 'diagonal', 1, 'int', diagonal)
+    rc_ = _P_tril__r(self._p, diagonal_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: triu(Tensor self, SymInt diagonal=0) -> Tensor
+_SIGS__m_triu = (
+    ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_triu(self, diagonal=0):
+    '(int diagonal = 0)'
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('triu', 'diagonal', 1, 'int', diagonal)
+    h_ = _C_triu(self._p, diagonal_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
+_SIGS__m_triu_ = (
+    ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_triu_(self, diagonal=0):
+    '(int diagonal = 0)'
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('triu_', 'diagonal', 1, 'int', diagonal)
+    rc_ = _P_triu__r(self._p, diagonal_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
 _SIGS__m_trunc = (
     ('()', (), (), False),
@@ -5812,6 +15831,45 @@ def _m_trunc_(self):
     return self
 
 
+# yaml/native_functions.yaml: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+_SIGS__m_unbind = (
+    ('(int dim = 0)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_unbind(self, dim=0):
+    '(int dim = 0)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unbind', 'dim', 1, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unbind_int(self._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
+_SIGS__m_unflatten = (
+    ('(int dim, tuple of ints sizes)', (('dim', lambda x: _cv_int(x) is not _BAD), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def _m_unflatten(self, dim, sizes):
+    '(int dim, tuple of ints sizes)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unflatten', 'dim', 1, 'int', dim)
+    sizes_c = _cv_int_list(sizes, 0)
+    if sizes_c is _BAD:
+        raise _arg_error('unflatten', 'sizes', 2, 'tuple of ints', sizes)
+    h_ = _C_unflatten_int(self._p, dim_c, sizes_c[0], sizes_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS__m_unsqueeze = (
     ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -5829,6 +15887,82 @@ def _m_unsqueeze(self, dim):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: var(Tensor self, bool unbiased=True) -> Tensor
+# yaml/native_functions.yaml: var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+_SIGS__m_var = (
+    ('(bool unbiased = True)', (('unbiased', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD),), (('correction', lambda x: _cv_opt_scalar(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(tuple of ints dim, bool unbiased = True, bool keepdim = False)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('unbiased', lambda x: _cv_bool(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_var_0 = {'unbiased': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_var_1 = {'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'correction': lambda x: _cv_opt_scalar(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_var_2 = {'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'unbiased': lambda x: _cv_bool(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_var_0(self, unbiased=True):
+    '(bool unbiased = True)'
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('var', 'unbiased', 1, 'bool', unbiased)
+    h_ = _C_var(self._p, unbiased_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_var_1(self, dim=None, *, correction=None, keepdim=False):
+    '(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)'
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('var', 'dim', 1, 'tuple of ints', dim)
+    correction_c = _cv_opt_scalar(correction)
+    if correction_c is _BAD:
+        raise _arg_error('var', 'correction', 0, 'Number', correction)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('var', 'keepdim', 0, 'bool', keepdim)
+    h_ = _C_var_correction(self._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_var_2(self, dim, unbiased=True, keepdim=False):
+    '(tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('var', 'dim', 1, 'tuple of ints', dim)
+    unbiased_c = _cv_bool(unbiased)
+    if unbiased_c is _BAD:
+        raise _arg_error('var', 'unbiased', 2, 'bool', unbiased)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('var', 'keepdim', 3, 'bool', keepdim)
+    h_ = _C_var_dim(self._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_var(self, *args, **kwargs):
+    '(bool unbiased = True) | (tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    n = len(args)
+    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0)):
+        return _impl_m_var_0(self, *args, **kwargs)
+    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_1)):
+        return _impl_m_var_1(self, *args, **kwargs)
+    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_2)):
+        return _impl_m_var_2(self, *args, **kwargs)
+    raise _invalid_combination('var', args, kwargs, _SIGS__m_var)
 
 
 # yaml/native_functions.yaml: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
@@ -5856,6 +15990,60 @@ def _m_view(self, *_args, size=None):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
+_SIGS__m_where = (
+    ('(Tensor condition, Tensor other)', (('condition', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor condition, Number other)', (('condition', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_where_0 = {'condition': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_where_1 = {'condition': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_where_0(self, condition, other):
+    '(Tensor condition, Tensor other)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('where', 'other', 2, 'Tensor', other)
+    h_ = _C_where_self(condition._p, self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_where_1(self, condition, other):
+    '(Tensor condition, Number other)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('where', 'other', 2, 'Number', other)
+    h_ = _C_where_ScalarOther(condition._p, self._p, other_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_where(self, *args, **kwargs):
+    '(Tensor condition, Tensor other) | (Tensor condition, Number other)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0)):
+        return _impl_m_where_0(self, *args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_1)):
+        return _impl_m_where_1(self, *args, **kwargs)
+    raise _invalid_combination('where', args, kwargs, _SIGS__m_where)
 
 
 # yaml/native_functions.yaml: zero_(Tensor(a!) self) -> Tensor(a!)
@@ -5886,32 +16074,32 @@ def _m_zero_(self):
 #   __truediv__ div forward
 #   __rtruediv__ div reflect
 #   __itruediv__ div_ inplace
-#   __floordiv__ floor_divide forward (not declared)
-#   __rfloordiv__ floor_divide reflect (not declared)
-#   __ifloordiv__ floor_divide_ inplace (not declared)
-#   __mod__ remainder forward (not declared)
-#   __rmod__ remainder reflect (not declared)
-#   __imod__ remainder_ inplace (not declared)
-#   __pow__ pow forward (not declared)
-#   __rpow__ pow reflect (not declared)
-#   __ipow__ pow_ inplace (not declared)
-#   __matmul__ matmul forward (not declared)
-#   __rmatmul__ matmul reflect (not declared)
-#   __and__ bitwise_and forward (not declared)
-#   __rand__ bitwise_and forward (not declared)
-#   __iand__ bitwise_and_ inplace (not declared)
-#   __or__ bitwise_or forward (not declared)
-#   __ror__ bitwise_or forward (not declared)
-#   __ior__ bitwise_or_ inplace (not declared)
-#   __xor__ bitwise_xor forward (not declared)
-#   __rxor__ bitwise_xor forward (not declared)
-#   __ixor__ bitwise_xor_ inplace (not declared)
-#   __lshift__ bitwise_left_shift forward (not declared)
-#   __rlshift__ bitwise_left_shift reflect (not declared)
-#   __ilshift__ bitwise_left_shift_ inplace (not declared)
-#   __rshift__ bitwise_right_shift forward (not declared)
-#   __rrshift__ bitwise_right_shift reflect (not declared)
-#   __irshift__ bitwise_right_shift_ inplace (not declared)
+#   __floordiv__ floor_divide forward
+#   __rfloordiv__ floor_divide reflect
+#   __ifloordiv__ floor_divide_ inplace
+#   __mod__ remainder forward
+#   __rmod__ remainder reflect
+#   __imod__ remainder_ inplace
+#   __pow__ pow forward
+#   __rpow__ pow reflect
+#   __ipow__ pow_ inplace
+#   __matmul__ matmul forward
+#   __rmatmul__ matmul reflect
+#   __and__ bitwise_and forward
+#   __rand__ bitwise_and forward
+#   __iand__ bitwise_and_ inplace
+#   __or__ bitwise_or forward
+#   __ror__ bitwise_or forward
+#   __ior__ bitwise_or_ inplace
+#   __xor__ bitwise_xor forward
+#   __rxor__ bitwise_xor forward
+#   __ixor__ bitwise_xor_ inplace
+#   __lshift__ bitwise_left_shift forward
+#   __rlshift__ bitwise_left_shift reflect
+#   __ilshift__ bitwise_left_shift_ inplace
+#   __rshift__ bitwise_right_shift forward
+#   __rrshift__ bitwise_right_shift reflect
+#   __irshift__ bitwise_right_shift_ inplace
 #   __eq__ eq forward
 #   __ne__ ne forward
 #   __lt__ lt forward
@@ -5920,7 +16108,7 @@ def _m_zero_(self):
 #   __ge__ ge forward
 #   __neg__ neg unary
 #   __abs__ abs unary
-#   __invert__ bitwise_not unary (not declared)
+#   __invert__ bitwise_not unary
 
 
 def _d__add__(self, other):
@@ -6125,6 +16313,558 @@ def _d__itruediv__(self, other):
     return self
 
 
+def _d__floordiv__(self, other):
+    if (other.__class__ in _NUMBERS or isinstance(other, _Tensor) or _is_number(other)):
+        other_n = None
+        if other.__class__ is not _Tensor:
+            if other.__class__ in _NUMBERS:
+                other_n = _SC_INT.get(other) if other.__class__ is int else None
+                if other_n is None:
+                    other_n = _cv_scalar(other)
+            elif _is_number(other):  # numpy scalars and other numbers
+                other_n = _cv_scalar(other)
+            elif not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = (_C_floor_divide(self._p, other._p) if other_n is None else _P_floor_divide_n_other(self._p, other_n))
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_floor_divide_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rfloordiv__(self, other):
+    # __rfloordiv__: other floor_divide self, with the number as a wrapped 0-dim tensor
+    if other.__class__ not in _NUMBERS and not _is_number(other):
+        return NotImplemented
+    try:
+        return _m_floor_divide(_wrapped(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _d__ifloordiv__(self, other):
+    if (other.__class__ in _NUMBERS or isinstance(other, _Tensor) or _is_number(other)):
+        other_n = None
+        if other.__class__ is not _Tensor:
+            if other.__class__ in _NUMBERS:
+                other_n = _SC_INT.get(other) if other.__class__ is int else None
+                if other_n is None:
+                    other_n = _cv_scalar(other)
+            elif _is_number(other):  # numpy scalars and other numbers
+                other_n = _cv_scalar(other)
+            elif not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = (_P_floor_divide__Tensor_r(self._p, other._p) if other_n is None else _P_floor_divide__Tensor_n_other_r(self._p, other_n))
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_floor_divide__Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__mod__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_remainder_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_remainder_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rmod__(self, other):
+    # __rmod__: other remainder self, with the number as a wrapped 0-dim tensor
+    if other.__class__ not in _NUMBERS and not _is_number(other):
+        return NotImplemented
+    try:
+        return _m_remainder(_wrapped(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _d__imod__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = _P_remainder__Tensor_r(self._p, other._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_remainder__Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__pow__(self, other):
+    if isinstance(other, _Tensor):
+        exponent = other
+        if exponent.__class__ is not _Tensor:
+            if not isinstance(exponent, _Tensor):
+                return NotImplemented
+        h_ = _C_pow_Tensor_Tensor(self._p, exponent._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        exponent = other
+        exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+        if exponent_c is None:
+            exponent_c = _cv_scalar(exponent)
+            if exponent_c is _BAD:
+                return NotImplemented
+        h_ = _C_pow_Tensor_Scalar(self._p, exponent_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rpow__(self, other):
+    # __rpow__: other pow self, with the number as a wrapped 0-dim tensor
+    if other.__class__ not in _NUMBERS and not _is_number(other):
+        return NotImplemented
+    try:
+        return _m_pow(_wrapped(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _d__ipow__(self, other):
+    if isinstance(other, _Tensor):
+        exponent = other
+        if exponent.__class__ is not _Tensor:
+            if not isinstance(exponent, _Tensor):
+                return NotImplemented
+        rc_ = _P_pow__Tensor_r(self._p, exponent._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        exponent = other
+        exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+        if exponent_c is None:
+            exponent_c = _cv_scalar(exponent)
+            if exponent_c is _BAD:
+                return NotImplemented
+        rc_ = _P_pow__Scalar_r(self._p, exponent_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__matmul__(self, other):
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            return NotImplemented
+    h_ = _C_matmul(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _d__rmatmul__(self, other):
+    # __rmatmul__: other matmul self, with the number as a wrapped 0-dim tensor
+    if other.__class__ not in _NUMBERS and not _is_number(other):
+        return NotImplemented
+    try:
+        return _m_matmul(_wrapped(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _d__and__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_and_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_and_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rand__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_and_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_and_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__iand__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = _P_bitwise_and__Tensor_r(self._p, other._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_bitwise_and__Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__or__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_or_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_or_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__ror__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_or_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_or_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__ior__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = _P_bitwise_or__Tensor_r(self._p, other._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_bitwise_or__Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__xor__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_xor_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_xor_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rxor__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_xor_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_xor_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__ixor__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = _P_bitwise_xor__Tensor_r(self._p, other._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_bitwise_xor__Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__lshift__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_left_shift_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_left_shift_Tensor_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rlshift__(self, other):
+    # __rlshift__: other bitwise_left_shift self, with the number as a wrapped 0-dim tensor
+    if other.__class__ not in _NUMBERS and not _is_number(other):
+        return NotImplemented
+    try:
+        return _m_bitwise_left_shift(_wrapped(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _d__ilshift__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = _P_bitwise_left_shift__Tensor_r(self._p, other._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_bitwise_left_shift__Tensor_Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
+def _d__rshift__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        h_ = _C_bitwise_right_shift_Tensor(self._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        h_ = _C_bitwise_right_shift_Tensor_Scalar(self._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    return NotImplemented
+
+
+def _d__rrshift__(self, other):
+    # __rrshift__: other bitwise_right_shift self, with the number as a wrapped 0-dim tensor
+    if other.__class__ not in _NUMBERS and not _is_number(other):
+        return NotImplemented
+    try:
+        return _m_bitwise_right_shift(_wrapped(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _d__irshift__(self, other):
+    if isinstance(other, _Tensor):
+        if other.__class__ is not _Tensor:
+            if not isinstance(other, _Tensor):
+                return NotImplemented
+        rc_ = _P_bitwise_right_shift__Tensor_r(self._p, other._p)
+        if rc_:
+            _after(rc_)
+        return self
+    if _is_scalar(other):
+        other_c = _SC_INT.get(other) if other.__class__ is int else None
+        if other_c is None:
+            other_c = _cv_scalar(other)
+            if other_c is _BAD:
+                return NotImplemented
+        rc_ = _P_bitwise_right_shift__Tensor_Scalar_r(self._p, other_c)
+        if rc_:
+            _after(rc_)
+        return self
+    return NotImplemented
+
+
 def _d__eq__(self, other):
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
@@ -6299,6 +17039,15 @@ def _d__abs__(self):
     return r_
 
 
+def _d__invert__(self):
+    h_ = _C_bitwise_not(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 class _TensorOps:
     """Operator methods and dunders of torchlet.Tensor (its base class)."""
 
@@ -6306,19 +17055,70 @@ class _TensorOps:
     __hash__ = object.__hash__
     abs = _m_abs
     abs_ = _m_abs_
+    acos = _m_acos
+    acos_ = _m_acos_
     add = _m_add
     add_ = _m_add_
+    addcdiv = _m_addcdiv
+    addcdiv_ = _m_addcdiv_
+    addcmul = _m_addcmul
+    addcmul_ = _m_addcmul_
+    addmm = _m_addmm
+    addmm_ = _m_addmm_
     alias = _m_alias
+    all = _m_all
+    amax = _m_amax
+    amin = _m_amin
+    any = _m_any
+    argmax = _m_argmax
+    argmin = _m_argmin
     as_strided = _m_as_strided
+    asin = _m_asin
+    asin_ = _m_asin_
+    atan = _m_atan
+    atan2 = _m_atan2
+    atan2_ = _m_atan2_
+    atan_ = _m_atan_
+    baddbmm = _m_baddbmm
+    baddbmm_ = _m_baddbmm_
+    bitwise_and = _m_bitwise_and
+    bitwise_and_ = _m_bitwise_and_
+    bitwise_left_shift = _m_bitwise_left_shift
+    bitwise_left_shift_ = _m_bitwise_left_shift_
+    bitwise_not = _m_bitwise_not
+    bitwise_not_ = _m_bitwise_not_
+    bitwise_or = _m_bitwise_or
+    bitwise_or_ = _m_bitwise_or_
+    bitwise_right_shift = _m_bitwise_right_shift
+    bitwise_right_shift_ = _m_bitwise_right_shift_
+    bitwise_xor = _m_bitwise_xor
+    bitwise_xor_ = _m_bitwise_xor_
+    bmm = _m_bmm
     ceil = _m_ceil
     ceil_ = _m_ceil_
+    chunk = _m_chunk
+    clamp = _m_clamp
+    clamp_ = _m_clamp_
+    clamp_max = _m_clamp_max
+    clamp_max_ = _m_clamp_max_
+    clamp_min = _m_clamp_min
+    clamp_min_ = _m_clamp_min_
+    clip = _m_clip
+    clip_ = _m_clip_
     clone = _m_clone
     contiguous = _m_contiguous
     copy_ = _m_copy_
     cos = _m_cos
     cos_ = _m_cos_
+    cosh = _m_cosh
+    cosh_ = _m_cosh_
+    cumprod = _m_cumprod
+    cumprod_ = _m_cumprod_
+    cumsum = _m_cumsum
+    cumsum_ = _m_cumsum_
     div = _m_div
     div_ = _m_div_
+    dot = _m_dot
     eq = _m_eq
     eq_ = _m_eq_
     erf = _m_erf
@@ -6333,16 +17133,30 @@ class _TensorOps:
     expm1 = _m_expm1
     expm1_ = _m_expm1_
     fill_ = _m_fill_
+    flatten = _m_flatten
+    flip = _m_flip
     floor = _m_floor
     floor_ = _m_floor_
+    floor_divide = _m_floor_divide
+    floor_divide_ = _m_floor_divide_
+    fmod = _m_fmod
+    fmod_ = _m_fmod_
     frac = _m_frac
     frac_ = _m_frac_
+    gather = _m_gather
     ge = _m_ge
     ge_ = _m_ge_
+    ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
+    index_select = _m_index_select
+    isfinite = _m_isfinite
+    isinf = _m_isinf
+    isnan = _m_isnan
     le = _m_le
     le_ = _m_le_
+    lerp = _m_lerp
+    lerp_ = _m_lerp_
     log = _m_log
     log10 = _m_log10
     log10_ = _m_log10_
@@ -6351,25 +17165,59 @@ class _TensorOps:
     log2 = _m_log2
     log2_ = _m_log2_
     log_ = _m_log_
+    log_softmax = _m_log_softmax
+    logical_and = _m_logical_and
+    logical_and_ = _m_logical_and_
+    logical_not = _m_logical_not
+    logical_not_ = _m_logical_not_
+    logical_or = _m_logical_or
+    logical_or_ = _m_logical_or_
+    logical_xor = _m_logical_xor
+    logical_xor_ = _m_logical_xor_
+    logit = _m_logit
+    logit_ = _m_logit_
+    logsumexp = _m_logsumexp
     lt = _m_lt
     lt_ = _m_lt_
+    masked_fill = _m_masked_fill
+    masked_fill_ = _m_masked_fill_
+    matmul = _m_matmul
+    max = _m_max
     maximum = _m_maximum
+    mean = _m_mean
+    min = _m_min
     minimum = _m_minimum
     mm = _m_mm
     mul = _m_mul
     mul_ = _m_mul_
+    mv = _m_mv
+    nan_to_num = _m_nan_to_num
+    nan_to_num_ = _m_nan_to_num_
+    narrow = _m_narrow
     ne = _m_ne
     ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
+    outer = _m_outer
     permute = _m_permute
+    pow = _m_pow
+    pow_ = _m_pow_
+    prod = _m_prod
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
     relu = _m_relu
     relu_ = _m_relu_
+    remainder = _m_remainder
+    remainder_ = _m_remainder_
     reshape = _m_reshape
+    round = _m_round
+    round_ = _m_round_
     rsqrt = _m_rsqrt
     rsqrt_ = _m_rsqrt_
+    scatter = _m_scatter
+    scatter_ = _m_scatter_
+    scatter_add = _m_scatter_add
+    scatter_add_ = _m_scatter_add_
     select = _m_select
     sigmoid = _m_sigmoid
     sigmoid_ = _m_sigmoid_
@@ -6377,10 +17225,16 @@ class _TensorOps:
     sign_ = _m_sign_
     sin = _m_sin
     sin_ = _m_sin_
+    sinh = _m_sinh
+    sinh_ = _m_sinh_
     slice = _m_slice
+    softmax = _m_softmax
+    split = _m_split
+    split_with_sizes = _m_split_with_sizes
     sqrt = _m_sqrt
     sqrt_ = _m_sqrt_
     squeeze = _m_squeeze
+    std = _m_std
     sub = _m_sub
     sub_ = _m_sub_
     sum = _m_sum
@@ -6391,10 +17245,18 @@ class _TensorOps:
     tanh_ = _m_tanh_
     to = _m_to
     transpose = _m_transpose
+    tril = _m_tril
+    tril_ = _m_tril_
+    triu = _m_triu
+    triu_ = _m_triu_
     trunc = _m_trunc
     trunc_ = _m_trunc_
+    unbind = _m_unbind
+    unflatten = _m_unflatten
     unsqueeze = _m_unsqueeze
+    var = _m_var
     view = _m_view
+    where = _m_where
     zero_ = _m_zero_
     __add__ = _d__add__
     __radd__ = _d__radd__
@@ -6408,6 +17270,32 @@ class _TensorOps:
     __truediv__ = _d__truediv__
     __rtruediv__ = _d__rtruediv__
     __itruediv__ = _d__itruediv__
+    __floordiv__ = _d__floordiv__
+    __rfloordiv__ = _d__rfloordiv__
+    __ifloordiv__ = _d__ifloordiv__
+    __mod__ = _d__mod__
+    __rmod__ = _d__rmod__
+    __imod__ = _d__imod__
+    __pow__ = _d__pow__
+    __rpow__ = _d__rpow__
+    __ipow__ = _d__ipow__
+    __matmul__ = _d__matmul__
+    __rmatmul__ = _d__rmatmul__
+    __and__ = _d__and__
+    __rand__ = _d__rand__
+    __iand__ = _d__iand__
+    __or__ = _d__or__
+    __ror__ = _d__ror__
+    __ior__ = _d__ior__
+    __xor__ = _d__xor__
+    __rxor__ = _d__rxor__
+    __ixor__ = _d__ixor__
+    __lshift__ = _d__lshift__
+    __rlshift__ = _d__rlshift__
+    __ilshift__ = _d__ilshift__
+    __rshift__ = _d__rshift__
+    __rrshift__ = _d__rrshift__
+    __irshift__ = _d__irshift__
     __eq__ = _d__eq__
     __ne__ = _d__ne__
     __lt__ = _d__lt__
@@ -6416,10 +17304,23 @@ class _TensorOps:
     __ge__ = _d__ge__
     __neg__ = _d__neg__
     __abs__ = _d__abs__
+    __invert__ = _d__invert__
 
 
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
+    ("function", "_log_softmax"): (
+        "(Tensor input, int dim, bool half_to_float, *, Tensor out = None)",
+    ),
+    ("function", "_log_softmax_backward_data"): (
+        "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
+    ("function", "_softmax"): (
+        "(Tensor input, int dim, bool half_to_float, *, Tensor out = None)",
+    ),
+    ("function", "_softmax_backward_data"): (
+        "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
     ("function", "_to_copy"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)",
     ),
@@ -6429,25 +17330,149 @@ SIGNATURES = {
     ("function", "abs_"): (
         "(Tensor input)",
     ),
+    ("function", "acos"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "acos_"): (
+        "(Tensor input)",
+    ),
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
     ),
+    ("function", "addcdiv"): (
+        "(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)",
+    ),
+    ("function", "addcmul"): (
+        "(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)",
+    ),
+    ("function", "addmm"): (
+        "(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
     ("function", "alias"): (
         "(Tensor input)",
+    ),
+    ("function", "all"): (
+        "(Tensor input, *, Tensor out = None)",
+        "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
+        "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "amax"): (
+        "(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "amin"): (
+        "(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "any"): (
+        "(Tensor input, *, Tensor out = None)",
+        "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
+        "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)",
     ),
     ("function", "arange"): (
         "(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "argmax"): (
+        "(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "argmin"): (
+        "(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)",
+    ),
     ("function", "as_strided"): (
         "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
+    ),
+    ("function", "asin"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "asin_"): (
+        "(Tensor input)",
+    ),
+    ("function", "atan"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "atan2"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "atan_"): (
+        "(Tensor input)",
+    ),
+    ("function", "baddbmm"): (
+        "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "bitwise_and"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "bitwise_left_shift"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "bitwise_not"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "bitwise_or"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "bitwise_right_shift"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "bitwise_xor"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "bmm"): (
+        "(Tensor input, Tensor mat2, *, Tensor out = None)",
+    ),
+    ("function", "cat"): (
+        "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
     ),
     ("function", "ceil"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "ceil_"): (
         "(Tensor input)",
+    ),
+    ("function", "chunk"): (
+        "(Tensor input, int chunks, int dim = 0)",
+    ),
+    ("function", "clamp"): (
+        "(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+        "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)",
+    ),
+    ("function", "clamp_"): (
+        "(Tensor input, Tensor min = None, Tensor max = None)",
+        "(Tensor input, Number min = None, Number max = None)",
+    ),
+    ("function", "clamp_max"): (
+        "(Tensor input, Tensor max, *, Tensor out = None)",
+        "(Tensor input, Number max, *, Tensor out = None)",
+    ),
+    ("function", "clamp_max_"): (
+        "(Tensor input, Tensor max)",
+        "(Tensor input, Number max)",
+    ),
+    ("function", "clamp_min"): (
+        "(Tensor input, Tensor min, *, Tensor out = None)",
+        "(Tensor input, Number min, *, Tensor out = None)",
+    ),
+    ("function", "clamp_min_"): (
+        "(Tensor input, Tensor min)",
+        "(Tensor input, Number min)",
+    ),
+    ("function", "clip"): (
+        "(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+        "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)",
+    ),
+    ("function", "clip_"): (
+        "(Tensor input, Tensor min = None, Tensor max = None)",
+        "(Tensor input, Number min = None, Number max = None)",
     ),
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
@@ -6458,10 +17483,37 @@ SIGNATURES = {
     ("function", "cos_"): (
         "(Tensor input)",
     ),
+    ("function", "cosh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "cosh_"): (
+        "(Tensor input)",
+    ),
+    ("function", "cumprod"): (
+        "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "cumsum"): (
+        "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)",
         "(Tensor input, Number other, *, str rounding_mode)",
+    ),
+    ("function", "dot"): (
+        "(Tensor input, Tensor tensor, *, Tensor out = None)",
+    ),
+    ("function", "dropout"): (
+        "(Tensor input, float p, bool train)",
+    ),
+    ("function", "embedding"): (
+        "(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)",
+    ),
+    ("function", "embedding_backward"): (
+        "(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)",
+    ),
+    ("function", "embedding_dense_backward"): (
+        "(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)",
     ),
     ("function", "empty"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
@@ -6509,11 +17561,25 @@ SIGNATURES = {
     ("function", "fill_"): (
         "(Tensor input, Number value)",
     ),
+    ("function", "flatten"): (
+        "(Tensor input, int start_dim = 0, int end_dim = -1)",
+    ),
+    ("function", "flip"): (
+        "(Tensor input, tuple of ints dims)",
+    ),
     ("function", "floor"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "floor_"): (
         "(Tensor input)",
+    ),
+    ("function", "floor_divide"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
+    ("function", "fmod"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "frac"): (
         "(Tensor input, *, Tensor out = None)",
@@ -6527,17 +17593,54 @@ SIGNATURES = {
     ("function", "full_like"): (
         "(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "gather"): (
+        "(Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None)",
+    ),
+    ("function", "gather_backward"): (
+        "(Tensor grad, Tensor input, int dim, Tensor index, bool sparse_grad)",
+    ),
     ("function", "ge"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
+    ),
+    ("function", "ger"): (
+        "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
     ("function", "gt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
     ),
+    ("function", "hstack"): (
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "index_select"): (
+        "(Tensor input, int dim, Tensor index, *, Tensor out = None)",
+    ),
+    ("function", "index_select_backward"): (
+        "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
+    ),
+    ("function", "isfinite"): (
+        "(Tensor input)",
+    ),
+    ("function", "isinf"): (
+        "(Tensor input)",
+    ),
+    ("function", "isnan"): (
+        "(Tensor input)",
+    ),
+    ("function", "layer_norm"): (
+        "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)",
+    ),
     ("function", "le"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
+    ),
+    ("function", "lerp"): (
+        "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
+        "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
+    ),
+    ("function", "linalg_vector_norm"): (
+        "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "log"): (
         "(Tensor input, *, Tensor out = None)",
@@ -6563,12 +17666,60 @@ SIGNATURES = {
     ("function", "log_"): (
         "(Tensor input)",
     ),
+    ("function", "log_softmax"): (
+        "(Tensor input, int dim, torchlet.dtype dtype = None)",
+    ),
+    ("function", "logical_and"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "logical_not"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "logical_or"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "logical_xor"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "logit"): (
+        "(Tensor input, float eps = None, *, Tensor out = None)",
+    ),
+    ("function", "logit_"): (
+        "(Tensor input, float eps = None)",
+    ),
+    ("function", "logit_backward"): (
+        "(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)",
+    ),
+    ("function", "logsumexp"): (
+        "(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)",
+    ),
     ("function", "lt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
     ),
+    ("function", "masked_fill"): (
+        "(Tensor input, Tensor mask, Tensor value)",
+        "(Tensor input, Tensor mask, Number value)",
+    ),
+    ("function", "matmul"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "max"): (
+        "(Tensor input, *, Tensor out = None)",
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, int dim, bool keepdim = False)",
+    ),
     ("function", "maximum"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "mean"): (
+        "(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)",
+        "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "min"): (
+        "(Tensor input, *, Tensor out = None)",
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, int dim, bool keepdim = False)",
     ),
     ("function", "minimum"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -6578,6 +17729,27 @@ SIGNATURES = {
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "mv"): (
+        "(Tensor input, Tensor vec, *, Tensor out = None)",
+    ),
+    ("function", "nan_to_num"): (
+        "(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)",
+    ),
+    ("function", "nan_to_num_"): (
+        "(Tensor input, float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("function", "narrow"): (
+        "(Tensor input, int dim, int start, int length)",
+    ),
+    ("function", "native_dropout"): (
+        "(Tensor input, float p, bool train)",
+    ),
+    ("function", "native_dropout_backward"): (
+        "(Tensor grad_output, Tensor mask, float scale)",
+    ),
+    ("function", "native_layer_norm"): (
+        "(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)",
     ),
     ("function", "ne"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -6595,8 +17767,20 @@ SIGNATURES = {
     ("function", "ones_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "outer"): (
+        "(Tensor input, Tensor vec2, *, Tensor out = None)",
+    ),
     ("function", "permute"): (
         "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "pow"): (
+        "(Tensor input, Tensor exponent, *, Tensor out = None)",
+        "(Number input, Tensor exponent, *, Tensor out = None)",
+        "(Tensor input, Number exponent, *, Tensor out = None)",
+    ),
+    ("function", "prod"): (
+        "(Tensor input, *, torchlet.dtype dtype = None)",
+        "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "rand"): (
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -6618,8 +17802,24 @@ SIGNATURES = {
     ("function", "relu_"): (
         "(Tensor input)",
     ),
+    ("function", "remainder"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
     ("function", "reshape"): (
         "(Tensor input, tuple of ints shape)",
+    ),
+    ("function", "rms_norm"): (
+        "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)",
+    ),
+    ("function", "round"): (
+        "(Tensor input, *, Tensor out = None)",
+        "(Tensor input, *, int decimals, Tensor out = None)",
+    ),
+    ("function", "round_"): (
+        "(Tensor input)",
+        "(Tensor input, *, int decimals)",
     ),
     ("function", "rsqrt"): (
         "(Tensor input, *, Tensor out = None)",
@@ -6630,6 +17830,15 @@ SIGNATURES = {
     ("function", "rsub"): (
         "(Tensor input, Tensor other, *, Number alpha = 1)",
         "(Tensor input, Number other, Number alpha = 1)",
+    ),
+    ("function", "scatter"): (
+        "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
+        "(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)",
+        "(Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None)",
+        "(Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)",
+    ),
+    ("function", "scatter_add"): (
+        "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
     ),
     ("function", "select"): (
         "(Tensor input, int dim, int index)",
@@ -6649,20 +17858,30 @@ SIGNATURES = {
     ("function", "sign_"): (
         "(Tensor input)",
     ),
-    ("function", "silu"): (
-        "(Tensor input, *, Tensor out = None)",
-    ),
-    ("function", "silu_"): (
-        "(Tensor input)",
-    ),
     ("function", "sin"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "sin_"): (
         "(Tensor input)",
     ),
+    ("function", "sinh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "sinh_"): (
+        "(Tensor input)",
+    ),
     ("function", "slice_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
+    ),
+    ("function", "softmax"): (
+        "(Tensor input, int dim, torchlet.dtype dtype = None)",
+    ),
+    ("function", "split"): (
+        "(Tensor input, int split_size, int dim = 0)",
+        "(Tensor input, tuple of ints split_size, int dim = 0)",
+    ),
+    ("function", "split_with_sizes"): (
+        "(Tensor input, tuple of ints split_sizes, int dim = 0)",
     ),
     ("function", "sqrt"): (
         "(Tensor input, *, Tensor out = None)",
@@ -6674,6 +17893,19 @@ SIGNATURES = {
         "(Tensor input)",
         "(Tensor input, int dim)",
         "(Tensor input, tuple of ints dim)",
+    ),
+    ("function", "stack"): (
+        "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
+    ),
+    ("function", "std"): (
+        "(Tensor input, bool unbiased = True)",
+        "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)",
+        "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "std_mean"): (
+        "(Tensor input, bool unbiased = True)",
+        "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+        "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
     ),
     ("function", "sub"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
@@ -6703,14 +17935,45 @@ SIGNATURES = {
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
     ),
+    ("function", "tril"): (
+        "(Tensor input, int diagonal = 0, *, Tensor out = None)",
+    ),
+    ("function", "triu"): (
+        "(Tensor input, int diagonal = 0, *, Tensor out = None)",
+    ),
     ("function", "trunc"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "trunc_"): (
         "(Tensor input)",
     ),
+    ("function", "unbind"): (
+        "(Tensor input, int dim = 0)",
+    ),
+    ("function", "unflatten"): (
+        "(Tensor input, int dim, tuple of ints sizes)",
+    ),
     ("function", "unsqueeze"): (
         "(Tensor input, int dim)",
+    ),
+    ("function", "var"): (
+        "(Tensor input, bool unbiased = True)",
+        "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)",
+        "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "var_mean"): (
+        "(Tensor input, bool unbiased = True)",
+        "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+        "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    ),
+    ("function", "vstack"): (
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "where"): (
+        "(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor condition, Number input, Tensor other)",
+        "(Tensor condition, Tensor input, Number other)",
+        "(Tensor condition, Number input, Number other)",
     ),
     ("function", "zero_"): (
         "(Tensor input)",
@@ -6727,23 +17990,177 @@ SIGNATURES = {
     ("method", "abs_"): (
         "()",
     ),
+    ("method", "acos"): (
+        "()",
+    ),
+    ("method", "acos_"): (
+        "()",
+    ),
     ("method", "add"): (
         "(Tensor other, *, Number alpha = 1)",
     ),
     ("method", "add_"): (
         "(Tensor other, *, Number alpha = 1)",
     ),
+    ("method", "addcdiv"): (
+        "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
+    ),
+    ("method", "addcdiv_"): (
+        "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
+    ),
+    ("method", "addcmul"): (
+        "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
+    ),
+    ("method", "addcmul_"): (
+        "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
+    ),
+    ("method", "addmm"): (
+        "(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "addmm_"): (
+        "(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("method", "alias"): (
         "()",
     ),
+    ("method", "all"): (
+        "()",
+        "(int dim, bool keepdim = False)",
+        "(tuple of ints dim = None, bool keepdim = False)",
+    ),
+    ("method", "amax"): (
+        "(tuple of ints dim = [], bool keepdim = False)",
+    ),
+    ("method", "amin"): (
+        "(tuple of ints dim = [], bool keepdim = False)",
+    ),
+    ("method", "any"): (
+        "()",
+        "(int dim, bool keepdim = False)",
+        "(tuple of ints dim = None, bool keepdim = False)",
+    ),
+    ("method", "argmax"): (
+        "(int dim = None, bool keepdim = False)",
+    ),
+    ("method", "argmin"): (
+        "(int dim = None, bool keepdim = False)",
+    ),
     ("method", "as_strided"): (
         "(tuple of ints size, tuple of ints stride, int storage_offset = None)",
+    ),
+    ("method", "asin"): (
+        "()",
+    ),
+    ("method", "asin_"): (
+        "()",
+    ),
+    ("method", "atan"): (
+        "()",
+    ),
+    ("method", "atan2"): (
+        "(Tensor other)",
+    ),
+    ("method", "atan2_"): (
+        "(Tensor other)",
+    ),
+    ("method", "atan_"): (
+        "()",
+    ),
+    ("method", "baddbmm"): (
+        "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "baddbmm_"): (
+        "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "bitwise_and"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_and_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_left_shift"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_left_shift_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_not"): (
+        "()",
+    ),
+    ("method", "bitwise_not_"): (
+        "()",
+    ),
+    ("method", "bitwise_or"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_or_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_right_shift"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_right_shift_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_xor"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bitwise_xor_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "bmm"): (
+        "(Tensor mat2)",
     ),
     ("method", "ceil"): (
         "()",
     ),
     ("method", "ceil_"): (
         "()",
+    ),
+    ("method", "chunk"): (
+        "(int chunks, int dim = 0)",
+    ),
+    ("method", "clamp"): (
+        "(Tensor min = None, Tensor max = None)",
+        "(Number min = None, Number max = None)",
+    ),
+    ("method", "clamp_"): (
+        "(Tensor min = None, Tensor max = None)",
+        "(Number min = None, Number max = None)",
+    ),
+    ("method", "clamp_max"): (
+        "(Tensor max)",
+        "(Number max)",
+    ),
+    ("method", "clamp_max_"): (
+        "(Tensor max)",
+        "(Number max)",
+    ),
+    ("method", "clamp_min"): (
+        "(Tensor min)",
+        "(Number min)",
+    ),
+    ("method", "clamp_min_"): (
+        "(Tensor min)",
+        "(Number min)",
+    ),
+    ("method", "clip"): (
+        "(Tensor min = None, Tensor max = None)",
+        "(Number min = None, Number max = None)",
+    ),
+    ("method", "clip_"): (
+        "(Tensor min = None, Tensor max = None)",
+        "(Number min = None, Number max = None)",
     ),
     ("method", "clone"): (
         "(*, torchlet.memory_format memory_format = None)",
@@ -6760,6 +18177,24 @@ SIGNATURES = {
     ("method", "cos_"): (
         "()",
     ),
+    ("method", "cosh"): (
+        "()",
+    ),
+    ("method", "cosh_"): (
+        "()",
+    ),
+    ("method", "cumprod"): (
+        "(int dim, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "cumprod_"): (
+        "(int dim, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "cumsum"): (
+        "(int dim, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "cumsum_"): (
+        "(int dim, *, torchlet.dtype dtype = None)",
+    ),
     ("method", "div"): (
         "(Tensor other)",
         "(Tensor other, *, str rounding_mode)",
@@ -6769,6 +18204,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Tensor other, *, str rounding_mode)",
         "(Number other, *, str rounding_mode)",
+    ),
+    ("method", "dot"): (
+        "(Tensor tensor)",
     ),
     ("method", "eq"): (
         "(Tensor other)",
@@ -6814,17 +18252,42 @@ SIGNATURES = {
     ("method", "fill_"): (
         "(Number value)",
     ),
+    ("method", "flatten"): (
+        "(int start_dim = 0, int end_dim = -1)",
+    ),
+    ("method", "flip"): (
+        "(tuple of ints dims)",
+    ),
     ("method", "floor"): (
         "()",
     ),
     ("method", "floor_"): (
         "()",
     ),
+    ("method", "floor_divide"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "floor_divide_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "fmod"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "fmod_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
     ("method", "frac"): (
         "()",
     ),
     ("method", "frac_"): (
         "()",
+    ),
+    ("method", "gather"): (
+        "(int dim, Tensor index, *, bool sparse_grad = False)",
     ),
     ("method", "ge"): (
         "(Tensor other)",
@@ -6834,6 +18297,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "ger"): (
+        "(Tensor vec2)",
+    ),
     ("method", "gt"): (
         "(Tensor other)",
         "(Number other)",
@@ -6842,6 +18308,18 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "index_select"): (
+        "(int dim, Tensor index)",
+    ),
+    ("method", "isfinite"): (
+        "()",
+    ),
+    ("method", "isinf"): (
+        "()",
+    ),
+    ("method", "isnan"): (
+        "()",
+    ),
     ("method", "le"): (
         "(Tensor other)",
         "(Number other)",
@@ -6849,6 +18327,14 @@ SIGNATURES = {
     ("method", "le_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "lerp"): (
+        "(Tensor end, Tensor weight)",
+        "(Tensor end, Number weight)",
+    ),
+    ("method", "lerp_"): (
+        "(Tensor end, Tensor weight)",
+        "(Tensor end, Number weight)",
     ),
     ("method", "log"): (
         "()",
@@ -6874,6 +18360,42 @@ SIGNATURES = {
     ("method", "log_"): (
         "()",
     ),
+    ("method", "log_softmax"): (
+        "(int dim, torchlet.dtype dtype = None)",
+    ),
+    ("method", "logical_and"): (
+        "(Tensor other)",
+    ),
+    ("method", "logical_and_"): (
+        "(Tensor other)",
+    ),
+    ("method", "logical_not"): (
+        "()",
+    ),
+    ("method", "logical_not_"): (
+        "()",
+    ),
+    ("method", "logical_or"): (
+        "(Tensor other)",
+    ),
+    ("method", "logical_or_"): (
+        "(Tensor other)",
+    ),
+    ("method", "logical_xor"): (
+        "(Tensor other)",
+    ),
+    ("method", "logical_xor_"): (
+        "(Tensor other)",
+    ),
+    ("method", "logit"): (
+        "(float eps = None)",
+    ),
+    ("method", "logit_"): (
+        "(float eps = None)",
+    ),
+    ("method", "logsumexp"): (
+        "(tuple of ints dim, bool keepdim = False)",
+    ),
     ("method", "lt"): (
         "(Tensor other)",
         "(Number other)",
@@ -6882,8 +18404,33 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "masked_fill"): (
+        "(Tensor mask, Tensor value)",
+        "(Tensor mask, Number value)",
+    ),
+    ("method", "masked_fill_"): (
+        "(Tensor mask, Tensor value)",
+        "(Tensor mask, Number value)",
+    ),
+    ("method", "matmul"): (
+        "(Tensor other)",
+    ),
+    ("method", "max"): (
+        "()",
+        "(Tensor other)",
+        "(int dim, bool keepdim = False)",
+    ),
     ("method", "maximum"): (
         "(Tensor other)",
+    ),
+    ("method", "mean"): (
+        "(*, torchlet.dtype dtype = None)",
+        "(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "min"): (
+        "()",
+        "(Tensor other)",
+        "(int dim, bool keepdim = False)",
     ),
     ("method", "minimum"): (
         "(Tensor other)",
@@ -6896,6 +18443,18 @@ SIGNATURES = {
     ),
     ("method", "mul_"): (
         "(Tensor other)",
+    ),
+    ("method", "mv"): (
+        "(Tensor vec)",
+    ),
+    ("method", "nan_to_num"): (
+        "(float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("method", "nan_to_num_"): (
+        "(float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("method", "narrow"): (
+        "(int dim, int start, int length)",
     ),
     ("method", "ne"): (
         "(Tensor other)",
@@ -6911,8 +18470,23 @@ SIGNATURES = {
     ("method", "neg_"): (
         "()",
     ),
+    ("method", "outer"): (
+        "(Tensor vec2)",
+    ),
     ("method", "permute"): (
         "(tuple of ints dims)",
+    ),
+    ("method", "pow"): (
+        "(Tensor exponent)",
+        "(Number exponent)",
+    ),
+    ("method", "pow_"): (
+        "(Tensor exponent)",
+        "(Number exponent)",
+    ),
+    ("method", "prod"): (
+        "(*, torchlet.dtype dtype = None)",
+        "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
     ("method", "reciprocal"): (
         "()",
@@ -6926,14 +18500,48 @@ SIGNATURES = {
     ("method", "relu_"): (
         "()",
     ),
+    ("method", "remainder"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "remainder_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
     ("method", "reshape"): (
         "(tuple of ints shape)",
+    ),
+    ("method", "round"): (
+        "()",
+        "(*, int decimals)",
+    ),
+    ("method", "round_"): (
+        "()",
+        "(*, int decimals)",
     ),
     ("method", "rsqrt"): (
         "()",
     ),
     ("method", "rsqrt_"): (
         "()",
+    ),
+    ("method", "scatter"): (
+        "(int dim, Tensor index, Tensor src)",
+        "(int dim, Tensor index, Number value)",
+        "(int dim, Tensor index, Tensor src, *, str reduce)",
+        "(int dim, Tensor index, Number value, *, str reduce)",
+    ),
+    ("method", "scatter_"): (
+        "(int dim, Tensor index, Tensor src)",
+        "(int dim, Tensor index, Number value)",
+        "(int dim, Tensor index, Tensor src, *, str reduce)",
+        "(int dim, Tensor index, Number value, *, str reduce)",
+    ),
+    ("method", "scatter_add"): (
+        "(int dim, Tensor index, Tensor src)",
+    ),
+    ("method", "scatter_add_"): (
+        "(int dim, Tensor index, Tensor src)",
     ),
     ("method", "select"): (
         "(int dim, int index)",
@@ -6956,8 +18564,24 @@ SIGNATURES = {
     ("method", "sin_"): (
         "()",
     ),
+    ("method", "sinh"): (
+        "()",
+    ),
+    ("method", "sinh_"): (
+        "()",
+    ),
     ("method", "slice"): (
         "(int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
+    ("method", "softmax"): (
+        "(int dim, torchlet.dtype dtype = None)",
+    ),
+    ("method", "split"): (
+        "(int split_size, int dim = 0)",
+        "(tuple of ints split_size, int dim = 0)",
+    ),
+    ("method", "split_with_sizes"): (
+        "(tuple of ints split_sizes, int dim = 0)",
     ),
     ("method", "sqrt"): (
         "()",
@@ -6969,6 +18593,11 @@ SIGNATURES = {
         "()",
         "(int dim)",
         "(tuple of ints dim)",
+    ),
+    ("method", "std"): (
+        "(bool unbiased = True)",
+        "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+        "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
     ),
     ("method", "sub"): (
         "(Tensor other, *, Number alpha = 1)",
@@ -7004,19 +18633,136 @@ SIGNATURES = {
     ("method", "transpose"): (
         "(int dim0, int dim1)",
     ),
+    ("method", "tril"): (
+        "(int diagonal = 0)",
+    ),
+    ("method", "tril_"): (
+        "(int diagonal = 0)",
+    ),
+    ("method", "triu"): (
+        "(int diagonal = 0)",
+    ),
+    ("method", "triu_"): (
+        "(int diagonal = 0)",
+    ),
     ("method", "trunc"): (
         "()",
     ),
     ("method", "trunc_"): (
         "()",
     ),
+    ("method", "unbind"): (
+        "(int dim = 0)",
+    ),
+    ("method", "unflatten"): (
+        "(int dim, tuple of ints sizes)",
+    ),
     ("method", "unsqueeze"): (
         "(int dim)",
+    ),
+    ("method", "var"): (
+        "(bool unbiased = True)",
+        "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+        "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
     ),
     ("method", "view"): (
         "(tuple of ints size)",
     ),
+    ("method", "where"): (
+        "(Tensor condition, Tensor other)",
+        "(Tensor condition, Number other)",
+    ),
     ("method", "zero_"): (
         "()",
+    ),
+    ("nn", "cross_entropy_loss"): (
+        "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)",
+    ),
+    ("nn", "elu"): (
+        "(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1, *, Tensor out = None)",
+    ),
+    ("nn", "elu_"): (
+        "(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1)",
+    ),
+    ("nn", "elu_backward"): (
+        "(Tensor grad_output, Number alpha, Number scale, Number input_scale, bool is_result, Tensor self_or_result, *, Tensor out = None)",
+    ),
+    ("nn", "gelu"): (
+        "(Tensor input, *, str approximate = \u0027none\u0027, Tensor out = None)",
+    ),
+    ("nn", "gelu_"): (
+        "(Tensor input, *, str approximate = \u0027none\u0027)",
+    ),
+    ("nn", "gelu_backward"): (
+        "(Tensor grad_output, Tensor input, *, str approximate = \u0027none\u0027, Tensor out = None)",
+    ),
+    ("nn", "hardtanh"): (
+        "(Tensor input, Number min_val = -1, Number max_val = 1, *, Tensor out = None)",
+    ),
+    ("nn", "hardtanh_"): (
+        "(Tensor input, Number min_val = -1, Number max_val = 1)",
+    ),
+    ("nn", "hardtanh_backward"): (
+        "(Tensor grad_output, Tensor input, Number min_val, Number max_val, *, Tensor out = None)",
+    ),
+    ("nn", "leaky_relu"): (
+        "(Tensor input, Number negative_slope = 0.01, *, Tensor out = None)",
+    ),
+    ("nn", "leaky_relu_"): (
+        "(Tensor input, Number negative_slope = 0.01)",
+    ),
+    ("nn", "leaky_relu_backward"): (
+        "(Tensor grad_output, Tensor input, Number negative_slope, bool self_is_result, *, Tensor out = None)",
+    ),
+    ("nn", "linear"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)",
+    ),
+    ("nn", "mish"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("nn", "mish_"): (
+        "(Tensor input)",
+    ),
+    ("nn", "mish_backward"): (
+        "(Tensor grad_output, Tensor input)",
+    ),
+    ("nn", "mse_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean, *, Tensor out = None)",
+    ),
+    ("nn", "mse_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction)",
+    ),
+    ("nn", "nll_loss"): (
+        "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)",
+    ),
+    ("nn", "nll_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, Tensor total_weight, *, Tensor out = None)",
+    ),
+    ("nn", "nll_loss_forward"): (
+        "(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index)",
+    ),
+    ("nn", "nll_loss_nd"): (
+        "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)",
+    ),
+    ("nn", "relu6"): (
+        "(Tensor input)",
+    ),
+    ("nn", "relu6_"): (
+        "(Tensor input)",
+    ),
+    ("nn", "scaled_dot_product_attention"): (
+        "(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)",
+    ),
+    ("nn", "silu"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("nn", "silu_"): (
+        "(Tensor input)",
+    ),
+    ("nn", "softplus"): (
+        "(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)",
+    ),
+    ("nn", "softplus_backward"): (
+        "(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)",
     ),
 }

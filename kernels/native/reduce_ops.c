@@ -1,11 +1,14 @@
-/* sum: structured meta (shape, PyTorch's dtype rules) and impl.
+/* sum, mean, prod: structured meta (shape, PyTorch's dtype rules) and impl.
  *
  * dtype: `dtype=` if given; else the out= tensor's dtype for sum(..., out=);
  * else self's dtype, with bool and integer inputs summed as int64. As in
  * PyTorch, the input is first converted to the result dtype, then summed.
- * Accumulation: float64 for every floating result (float32 stays well within
- * 1e-6 relative of an exact sum), pairwise over blocks of 4096 for long runs
- * of the reduced dimension; int64 (wrapping) for integers; `or` for bool.
+ * Accumulation: every leaf of up to 4096 contiguous elements is summed by the
+ * per-ISA kernel (float32 vector accumulators, 128 lanes, so each lane adds at
+ * most 32 elements), leaves are combined pairwise in float64: float32 results
+ * stay within 1e-6 relative of an exact sum at 2^24 elements and more.
+ * Integers: int64 (wrapping); bool: `or`. mean = the same sum divided by the
+ * reduced count in float64 before rounding to the result dtype.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,36 +21,14 @@
 #include "tl_runtime.h"
 #include "tl_tensor.h"
 #include "tl_ufunc.h"
+#include "reduce_util.h"
 
 enum { MAXD = 64 };
-
-/* reduced-dims mask from dim / dim_len (NULL or empty: all dims) */
-static int reduce_mask(const tl_tensor *self, const int64_t *dim, int64_t dim_len, uint64_t *mask) {
-    const int64_t nd = tl_tensor_ndim(self);
-    *mask = 0;
-    if (!dim || dim_len == 0) {
-        *mask = nd == 64 ? ~0ull : ((1ull << nd) - 1);
-        return 0;
-    }
-    const int64_t lim = nd > 0 ? nd : 1;
-    for (int64_t i = 0; i < dim_len; i++) {
-        int64_t d = dim[i];
-        if (d < -lim || d >= lim)
-            return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                                (long long)-lim, (long long)(lim - 1), (long long)d);
-        if (d < 0) d += lim;
-        if (*mask & (1ull << d))
-            return tl_set_error(TL_ERR_RUNTIME, "dim %lld appears multiple times in the list of dims", (long long)d);
-        *mask |= 1ull << d;
-    }
-    if (nd == 0) *mask = 0;
-    return 0;
-}
 
 int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
                             tl_dtype dtype) {
     uint64_t mask;
-    if (reduce_mask(self, dim, dim_len, &mask)) return -1;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
     tl_dtype rt = dtype;
     if (rt == TL_DTYPE_UNDEFINED) {
         if (s->kind == TL_STRUCTURED_OUT && s->outputs[0]) {
@@ -217,13 +198,11 @@ static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
     }
 }
 
-int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
-                    tl_dtype dtype, tl_tensor *out) {
-    (void)s; (void)keepdim; (void)dtype;
+/* sum over the dims of mask into out (in out's dtype); mean: divided by the
+ * reduced count (floating results only) */
+static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
     const tl_dtype rt = tl_tensor_dtype(out);
     const int64_t onumel = tl_tensor_numel(out);
-    uint64_t mask;
-    if (reduce_mask(self, dim, dim_len, &mask)) return -1;
     if (onumel == 0) return 0;
     /* PyTorch converts the input to the result dtype first */
     tl_tensor *x = tl_to_dtype(self, rt, 0);
@@ -276,6 +255,11 @@ int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64
         }
     }
     tl_tensor_release(x);
+    if (mean && floating) {
+        int64_t O, R;
+        tl_rd_counts(self, mask, &O, &R);
+        for (int64_t i = 0; i < onumel; i++) ((double *)accbuf)[i] /= (double)R;
+    }
     int rc = -1;
     if (tl_tensor_is_contiguous(out) && (rt == TL_FLOAT32 || rt == TL_FLOAT64 || rt == TL_INT64)) {
         /* the common case: convert straight into out */
@@ -301,8 +285,128 @@ int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64
     return rc;
 }
 
+int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                    tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    return sum_core(self, mask, out, 0);
+}
+
 /* sum(self, dtype): the dim_IntList overload over every dim */
 tl_tensor *tl_native_sum(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     (void)ks;
     return tl_ops_sum_dim_IntList(self, NULL, 0, false, dtype);
+}
+
+/* ---- mean (yaml: mean.dim / mean.out structured; mean, mean.dtype_out composite) */
+
+int tl_meta_mean_dim(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                     tl_dtype dtype) {
+    tl_dtype in = dtype != TL_DTYPE_UNDEFINED ? dtype : tl_tensor_dtype(self);
+    if (dtype == TL_DTYPE_UNDEFINED && tl_dtype_is_integral(in, 1)) in = TL_INT64;
+    if (!tl_dtype_is_floating(in))
+        return tl_set_error(TL_ERR_RUNTIME, "mean(): could not infer output dtype. %s dtype must be either a floating "
+                            "point or complex dtype. Got: %s", dtype != TL_DTYPE_UNDEFINED ? "Optional" : "Input",
+                            tl_dtype_scalar_name(dtype != TL_DTYPE_UNDEFINED ? dtype : tl_tensor_dtype(self)));
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    tl_dtype rt = dtype;
+    if (rt == TL_DTYPE_UNDEFINED)
+        rt = s->kind == TL_STRUCTURED_OUT && s->outputs[0] ? tl_tensor_dtype(s->outputs[0]) : tl_tensor_dtype(self);
+    int64_t shape[MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    return tl_structured_set_output(s, 0, k, shape, NULL, rt);
+}
+
+int tl_impl_mean_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                     tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    return sum_core(self, mask, out, 1);
+}
+
+tl_tensor *tl_native_mean(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
+    (void)ks;
+    return tl_ops_mean_dim(self, NULL, 0, false, dtype);
+}
+
+tl_tensor *tl_native_mean_dtype_out(tl_keyset ks, tl_tensor *self, tl_dtype dtype, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_mean_out(self, NULL, 0, false, dtype, out);
+}
+
+/* ---- prod (yaml: prod CPU; prod.dim_int / prod.int_out structured). The
+ * input is converted to the result dtype (sum's rule), then multiplied in
+ * float64 (floating results) or wrapping int64 (integers). */
+
+static tl_dtype sumlike_dtype(const tl_structured *s, const tl_tensor *self, tl_dtype dtype) {
+    if (dtype != TL_DTYPE_UNDEFINED) return dtype;
+    if (s && s->kind == TL_STRUCTURED_OUT && s->outputs[0]) return tl_tensor_dtype(s->outputs[0]);
+    tl_dtype rt = tl_tensor_dtype(self);
+    return tl_dtype_is_integral(rt, 1) ? TL_INT64 : rt;
+}
+
+static int prod_core(tl_tensor *self, uint64_t mask, tl_tensor *out) {
+    const tl_dtype rt = tl_tensor_dtype(out), cdt = tl_rd_compute_dtype(rt);
+    if (tl_tensor_numel(out) == 0) return 0;
+    tl_tensor *x = tl_to_dtype(self, rt, 0);
+    if (!x) return -1;
+    tl_tensor *rows = tl_rd_rows(x, mask, cdt);
+    tl_tensor_release(x);
+    if (!rows) return -1;
+    int64_t O, R;
+    tl_rd_counts(self, mask, &O, &R);
+    tl_tensor *t = tl_rd_target(out, cdt);
+    if (!t) {
+        tl_tensor_release(rows);
+        return -1;
+    }
+    if (cdt == TL_FLOAT64) {
+        const double *p = tl_tensor_data_ptr(rows);
+        double *o = tl_tensor_data_ptr(t);
+        for (int64_t j = 0; j < O; j++) {
+            double a = 1;
+            for (int64_t k = 0; k < R; k++) a *= p[j * R + k];
+            o[j] = a;
+        }
+    } else {
+        const int64_t *p = tl_tensor_data_ptr(rows);
+        int64_t *o = tl_tensor_data_ptr(t);
+        for (int64_t j = 0; j < O; j++) {
+            uint64_t a = 1;   /* wraps like PyTorch's int64 product */
+            for (int64_t k = 0; k < R; k++) a *= (uint64_t)p[j * R + k];
+            o[j] = (int64_t)a;
+        }
+    }
+    tl_tensor_release(rows);
+    return tl_rd_commit(out, t);
+}
+
+int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype) {
+    uint64_t mask;
+    if (tl_rd_mask(self, &dim, 1, &mask)) return -1;
+    int64_t shape[MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    return tl_structured_set_output(s, 0, k, shape, NULL, sumlike_dtype(s, self, dtype));
+}
+
+int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    uint64_t mask;
+    if (tl_rd_mask(self, &dim, 1, &mask)) return -1;
+    return prod_core(self, mask, out);
+}
+
+tl_tensor *tl_native_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
+    (void)ks;
+    tl_tensor *out = tl_empty(0, NULL, sumlike_dtype(NULL, self, dtype), TL_CPU);
+    if (!out) return NULL;
+    uint64_t mask;
+    if (tl_rd_mask(self, NULL, 0, &mask) || prod_core(self, mask, out)) {
+        tl_tensor_release(out);
+        return NULL;
+    }
+    return out;
 }

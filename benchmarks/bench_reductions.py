@@ -1,0 +1,80 @@
+"""Reductions on 2^24 float32 (kernels/native/reduce_*.c, kernels/cpu/sum_kernel.c,
+reduce_minmax_kernel.c), torchlet beside numpy and PyTorch (when installed),
+one thread and two threads, interleaved in one process (the harness times each
+implementation of a row back to back). GB/s counts the bytes read.
+
+    .venv/bin/python benchmarks/bench_reductions.py [--threads 1,2] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import torchlet as tl  # noqa: E402
+
+from _harness import Bench, machine_info, torch  # noqa: E402
+
+N = 1 << 24
+SIDE = 1 << 12   # 4096 x 4096
+
+
+def run(threads: int, quick: bool):
+    tl.set_num_threads(threads)
+    if torch is not None:
+        torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(N).astype(np.float32)
+    a2 = a.reshape(SIDE, SIDE)
+    ta = tl.from_numpy(a)
+    ta2 = ta.view(SIDE, SIDE)
+    T = torch is not None
+    pa = torch.from_numpy(a) if T else None
+    pa2 = pa.view(SIDE, SIDE) if T else None
+    B = Bench("reductions, 2^24 float32", threads=threads, cpu=tl.get_cpu_capability())
+    nb = 4 * N
+    B.row("sum(a)", nb, torchlet=lambda: tl.sum(ta), numpy=lambda: a.sum(),
+          torch=(lambda: pa.sum()) if T else None)
+    B.row("mean(a)", nb, torchlet=lambda: tl.mean(ta), numpy=lambda: a.mean(),
+          torch=(lambda: pa.mean()) if T else None)
+    B.row("amax(a)", nb, torchlet=lambda: tl.amax(ta), numpy=lambda: a.max(),
+          torch=(lambda: pa.amax()) if T else None)
+    B.row("sum(a2, dim=1)", nb, torchlet=lambda: tl.sum(ta2, 1), numpy=lambda: a2.sum(1),
+          torch=(lambda: pa2.sum(1)) if T else None)
+    B.row("sum(a2, dim=0)", nb, torchlet=lambda: tl.sum(ta2, 0), numpy=lambda: a2.sum(0),
+          torch=(lambda: pa2.sum(0)) if T else None)
+    B.row("amax(a2, dim=1)", nb, torchlet=lambda: tl.amax(ta2, 1), numpy=lambda: a2.max(1),
+          torch=(lambda: pa2.amax(1)) if T else None)
+    B.row("amax(a2, dim=0)", nb, torchlet=lambda: tl.amax(ta2, 0), numpy=lambda: a2.max(0),
+          torch=(lambda: pa2.amax(0)) if T else None)
+    if not quick:
+        B.row("var(a)", nb, torchlet=lambda: tl.var(ta), numpy=lambda: a.var(ddof=1),
+              torch=(lambda: pa.var()) if T else None)
+        B.row("argmax(a)", nb, torchlet=lambda: tl.argmax(ta), numpy=lambda: a.argmax(),
+              torch=(lambda: pa.argmax()) if T else None)
+        B.row("logsumexp(a2, 1)", nb, torchlet=lambda: tl.logsumexp(ta2, 1),
+              numpy=lambda: np.log(np.exp(a2 - a2.max(1, keepdims=True)).sum(1)) + a2.max(1),
+              torch=(lambda: pa2.logsumexp(1)) if T else None)
+        B.row("norm(a)", nb, torchlet=lambda: tl.norm(ta), numpy=lambda: np.linalg.norm(a),
+              torch=(lambda: pa.norm()) if T else None)
+        B.row("cumsum(a2, 1)", 2 * nb, torchlet=lambda: tl.cumsum(ta2, 1), numpy=lambda: a2.cumsum(1),
+              torch=(lambda: pa2.cumsum(1)) if T else None)
+    B.print()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--quick", action="store_true", help="sum / mean / amax rows only")
+    args = ap.parse_args()
+    print(machine_info())
+    for t in (int(x) for x in args.threads.split(",")):
+        run(t, args.quick)
+
+
+if __name__ == "__main__":
+    main()

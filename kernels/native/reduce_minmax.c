@@ -1,0 +1,310 @@
+/* amax / amin (structured), max() / min() (full), max.dim / min.dim (values,
+ * indices), argmax / argmin (structured), max.other / min.other (=
+ * maximum / minimum, as PyTorch's composite).
+ *
+ * NaN propagates: the value is NaN and the index that of the first NaN.
+ * Ties: the first index (PyTorch's CPU kernels). Values are computed in the
+ * rows layout (reduce_util.h: float64 or int64, exact for every input
+ * value) except float32 amax/amin over a contiguous input whose reduced dims
+ * are innermost (one SIMD row kernel per output) or outermost (a column
+ * kernel across the kept inner elements), kernels/cpu/reduce_minmax_kernel.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "reduce_util.h"
+#include "tl_error.h"
+#include "tl_internal.h"
+#include "tl_ops.h"
+#include "tl_reduce_kernel.h"
+#include "tl_structured.h"
+
+TL_DEFINE_STUB(tl_minmax_f32_stub, tl_minmax_f32_table)
+
+/* best value and its index in each of O rows of R (R >= 1); vals / idx may be NULL */
+#define TL_DEF_BEST(NAME, T, ISNAN)                                                          \
+    static void best_##NAME(const T *p, int64_t O, int64_t R, int is_max, T *vals, int64_t *idx) { \
+        for (int64_t j = 0; j < O; j++) {                                                    \
+            const T *r = p + j * R;                                                          \
+            T b = r[0];                                                                      \
+            int64_t bi = 0;                                                                  \
+            if (!ISNAN(b))                                                                   \
+                for (int64_t k = 1; k < R; k++) {                                            \
+                    const T v = r[k];                                                        \
+                    if (ISNAN(v)) { b = v; bi = k; break; }                                  \
+                    if (is_max ? v > b : v < b) { b = v; bi = k; }                           \
+                }                                                                            \
+            if (vals) vals[j] = b;                                                           \
+            if (idx) idx[j] = bi;                                                            \
+        }                                                                                    \
+    }
+#define TL_NEVER_NAN(x) ((void)(x), 0)
+TL_DEF_BEST(f64, double, isnan)
+TL_DEF_BEST(i64, int64_t, TL_NEVER_NAN)
+
+/* values and/or indices of the max/min over mask into vals_out (self's
+ * dtype or any dtype a copy accepts) and idx_out (int64) */
+static int minmax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *vals_out, tl_tensor *idx_out) {
+    const tl_tensor *shape_of = vals_out ? vals_out : idx_out;
+    if (tl_tensor_numel(shape_of) == 0) return 0;
+    const tl_dtype cdt = tl_rd_compute_dtype(tl_tensor_dtype(self));
+    int64_t O, R;
+    tl_rd_counts(self, mask, &O, &R);
+    tl_tensor *rows = tl_rd_rows(self, mask, cdt);
+    if (!rows) return -1;
+    tl_tensor *vt = vals_out ? tl_rd_target(vals_out, cdt) : NULL;
+    tl_tensor *it = idx_out ? tl_rd_target(idx_out, TL_INT64) : NULL;
+    int rc = -1;
+    if ((vals_out && !vt) || (idx_out && !it)) goto done;
+    if (cdt == TL_FLOAT64)
+        best_f64(tl_tensor_data_ptr(rows), O, R, is_max, vt ? tl_tensor_data_ptr(vt) : NULL,
+                 it ? tl_tensor_data_ptr(it) : NULL);
+    else
+        best_i64(tl_tensor_data_ptr(rows), O, R, is_max, vt ? tl_tensor_data_ptr(vt) : NULL,
+                 it ? tl_tensor_data_ptr(it) : NULL);
+    rc = 0;
+    if (vt) { rc |= tl_rd_commit(vals_out, vt); vt = NULL; }
+    if (it) { rc |= tl_rd_commit(idx_out, it); it = NULL; }
+done:
+    tl_tensor_release(vt);
+    tl_tensor_release(it);
+    tl_tensor_release(rows);
+    return rc ? -1 : 0;
+}
+
+/* float32, contiguous, reduced dims a suffix (rows) or a prefix (columns) of
+ * the dims: the SIMD kernels straight on the data. 1 = done, 0 = not this layout. */
+static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *out) {
+    if (tl_tensor_dtype(self) != TL_FLOAT32 || tl_tensor_dtype(out) != TL_FLOAT32 || !tl_tensor_is_contiguous(self) ||
+        !tl_tensor_is_contiguous(out))
+        return 0;
+    const int64_t nd = tl_tensor_ndim(self);
+    if (nd == 0 || mask == 0) return 0;
+    int64_t first = 0, last = nd - 1;
+    while (!(mask & (1ull << first))) first++;
+    while (!(mask & (1ull << last))) last--;
+    for (int64_t i = first; i <= last; i++)
+        if (!(mask & (1ull << i))) return 0;   /* reduced dims not adjacent */
+    int64_t O, R;
+    tl_rd_counts(self, mask, &O, &R);
+    const float *p = tl_tensor_data_ptr(self);
+    float *o = tl_tensor_data_ptr(out);
+    const int w = is_max ? 0 : 1;
+    if (last == nd - 1) {
+        const tl_rowmax_f32_fn row = TL_MINMAX_F32.row[w];
+        for (int64_t j = 0; j < O; j++) o[j] = row(p + j * R, R);
+        return 1;
+    }
+    if (first == 0) {
+        const tl_colmax_f32_fn col = TL_MINMAX_F32.col[w];
+        memcpy(o, p, (size_t)O * sizeof(float));
+        for (int64_t r = 1; r < R; r++) col(o, p + r * O, O);
+        return 1;
+    }
+    return 0;
+}
+
+static int amax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *out) {
+    if (tl_tensor_numel(out) == 0) return 0;
+    if (amax_f32_fast(self, mask, is_max, out)) return 0;
+    return minmax_core(self, mask, is_max, out, NULL);
+}
+
+/* ---- amax / amin (int[1] dim=[]: every dim when empty) */
+
+static int amax_meta(tl_structured *s, const char *name, tl_tensor *self, const int64_t *dim, int64_t dim_len,
+                     bool keepdim) {
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    if (tl_rd_check_nonempty(self, mask, dim_len > 0, name, 0)) return -1;
+    if (s->kind == TL_STRUCTURED_OUT && s->outputs[0] && tl_tensor_dtype(s->outputs[0]) != tl_tensor_dtype(self))
+        return tl_set_error(TL_ERR_RUNTIME, "Expected the dtype for input and out to match, but got %s for input's dtype "
+                            "and %s for out's dtype.", tl_dtype_scalar_name(tl_tensor_dtype(self)),
+                            tl_dtype_scalar_name(tl_tensor_dtype(s->outputs[0])));
+    int64_t shape[TL_RD_MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    return tl_structured_set_output(s, 0, k, shape, NULL, tl_tensor_dtype(self));
+}
+
+int tl_meta_amax(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    return amax_meta(s, "amax", self, dim, dim_len, keepdim);
+}
+int tl_meta_amin(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    return amax_meta(s, "amin", self, dim, dim_len, keepdim);
+}
+
+int tl_impl_amax_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                     tl_tensor *out) {
+    (void)s; (void)keepdim;
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    return amax_core(self, mask, 1, out);
+}
+int tl_impl_amin_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                     tl_tensor *out) {
+    (void)s; (void)keepdim;
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    return amax_core(self, mask, 0, out);
+}
+
+/* ---- max() / min(): 0-dim result of self's dtype; the unary_out variants
+ * accept any out dtype (the value is copied into it, resized to []) */
+
+static tl_tensor *full_minmax(tl_tensor *self, int is_max) {
+    const char *name = is_max ? "max" : "min";
+    if (tl_rd_check_nonempty(self, 0, false, name, 0)) return NULL;
+    tl_tensor *out = tl_empty(0, NULL, tl_tensor_dtype(self), TL_CPU);
+    if (!out) return NULL;
+    uint64_t mask;
+    if (tl_rd_mask(self, NULL, 0, &mask) || amax_core(self, mask, is_max, out)) {
+        tl_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* out= resized to `ndim, sizes` (PyTorch's resize_output, with its warning),
+ * dtype unchecked when dtype is UNDEFINED */
+static int resize_out(tl_tensor *out, int64_t ndim, const int64_t *sizes, tl_dtype dtype) {
+    tl_structured s;
+    tl_structured_init(&s, TL_STRUCTURED_OUT, TL_CPU, 0);
+    int rc = tl_structured_propose(&s, 0, out);
+    if (!rc) rc = tl_structured_set_output(&s, 0, ndim, sizes, NULL, dtype == TL_DTYPE_UNDEFINED ? tl_tensor_dtype(out) : dtype);
+    tl_structured_cleanup(&s);
+    return rc;
+}
+
+static tl_tensor *full_minmax_out(tl_tensor *self, tl_tensor *out, int is_max) {
+    tl_tensor *r = full_minmax(self, is_max);
+    if (!r) return NULL;
+    int rc = resize_out(out, 0, NULL, TL_DTYPE_UNDEFINED);
+    if (!rc) rc = tl_copy_(out, r);
+    tl_tensor_release(r);
+    if (rc) return NULL;
+    tl_tensor_bump_version(out);
+    tl_tensor_retain(out);
+    return out;
+}
+
+tl_tensor *tl_native_max(tl_keyset ks, tl_tensor *self) { (void)ks; return full_minmax(self, 1); }
+tl_tensor *tl_native_min(tl_keyset ks, tl_tensor *self) { (void)ks; return full_minmax(self, 0); }
+tl_tensor *tl_native_max_unary_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    return full_minmax_out(self, out, 1);
+}
+tl_tensor *tl_native_min_unary_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    return full_minmax_out(self, out, 0);
+}
+
+/* ---- max.dim / min.dim: (values, indices); not structured (the generator
+ * has no multi-output structured groups), the out= variant resizes and
+ * checks both outputs the way structured kernels do */
+
+static int dim_minmax(tl_tensor *self, int64_t dim, bool keepdim, int is_max, tl_tensor *vals, tl_tensor *idx,
+                      tl_tensor **ret0, tl_tensor **ret1) {
+    int64_t d;
+    if (tl_rd_wrap_dim(self, dim, &d)) return -1;
+    const uint64_t mask = tl_tensor_ndim(self) ? 1ull << d : 0;
+    if (tl_rd_check_nonempty(self, mask, true, is_max ? "max" : "min", 0)) return -1;
+    int64_t shape[TL_RD_MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    tl_structured s;
+    tl_structured_init(&s, vals ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
+    int rc = 0;
+    if (vals) rc = tl_structured_propose(&s, 0, vals) || tl_structured_propose(&s, 1, idx);
+    if (!rc) rc = tl_structured_set_output(&s, 0, k, shape, NULL, tl_tensor_dtype(self));
+    if (!rc) rc = tl_structured_set_output(&s, 1, k, shape, NULL, TL_INT64);
+    if (!rc) rc = minmax_core(self, mask, is_max, s.outputs[0], s.outputs[1]);
+    if (!rc) {
+        if (vals) {
+            tl_tensor_bump_version(s.outputs[0]);
+            tl_tensor_bump_version(s.outputs[1]);
+        }
+        *ret0 = s.outputs[0];
+        *ret1 = s.outputs[1];
+        s.outputs[0] = s.outputs[1] = NULL;
+    }
+    tl_structured_cleanup(&s);
+    return rc ? -1 : 0;
+}
+
+int tl_native_max_dim(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    return dim_minmax(self, dim, keepdim, 1, NULL, NULL, ret0, ret1);
+}
+int tl_native_min_dim(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    return dim_minmax(self, dim, keepdim, 0, NULL, NULL, ret0, ret1);
+}
+int tl_native_max_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values,
+                      tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    return dim_minmax(self, dim, keepdim, 1, max, max_values, ret0, ret1);
+}
+int tl_native_min_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices,
+                      tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    return dim_minmax(self, dim, keepdim, 0, min, min_indices, ret0, ret1);
+}
+
+/* ---- argmax / argmin (int? dim: None flattens; keepdim then keeps every dim as 1) */
+
+static int arg_meta(tl_structured *s, const char *name, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim,
+                    uint64_t *mask_out) {
+    if (tl_tensor_dtype(self) == TL_BOOL)
+        return tl_set_error(TL_ERR_RUNTIME, "%s(): does not support bool input", name);
+    uint64_t mask;
+    if (dim_has) {
+        int64_t d;
+        if (tl_rd_wrap_dim(self, dim, &d)) return -1;
+        mask = tl_tensor_ndim(self) ? 1ull << d : 0;
+    } else if (tl_rd_mask(self, NULL, 0, &mask)) {
+        return -1;
+    }
+    if (tl_rd_check_nonempty(self, mask, dim_has, name, 1)) return -1;
+    if (mask_out) *mask_out = mask;
+    if (!s) return 0;
+    int64_t shape[TL_RD_MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    return tl_structured_set_output(s, 0, k, shape, NULL, TL_INT64);
+}
+
+int tl_meta_argmax(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim) {
+    return arg_meta(s, "argmax", self, dim, dim_has, keepdim, NULL);
+}
+int tl_meta_argmin(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim) {
+    return arg_meta(s, "argmin", self, dim, dim_has, keepdim, NULL);
+}
+int tl_impl_argmax_out(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    (void)s;
+    uint64_t mask;
+    if (arg_meta(NULL, "argmax", self, dim, dim_has, keepdim, &mask)) return -1;
+    return minmax_core(self, mask, 1, NULL, out);
+}
+int tl_impl_argmin_out(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    (void)s;
+    uint64_t mask;
+    if (arg_meta(NULL, "argmin", self, dim, dim_has, keepdim, &mask)) return -1;
+    return minmax_core(self, mask, 0, NULL, out);
+}
+
+/* ---- max.other / min.other: PyTorch's CompositeImplicitAutograd aliases */
+
+tl_tensor *tl_native_max_other(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    return tl_ops_maximum(self, other);
+}
+tl_tensor *tl_native_min_other(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    return tl_ops_minimum(self, other);
+}
+tl_tensor *tl_native_max_out_other(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_maximum_out(self, other, out);
+}
+tl_tensor *tl_native_min_out_other(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_minimum_out(self, other, out);
+}
