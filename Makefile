@@ -19,7 +19,7 @@ $(VPY):
 
 $(STAMP): pyproject.toml | $(VPY)
 	$(PIP) --upgrade "pip>=24" "setuptools>=74" wheel
-	$(PIP) "cffi>=1.17" numpy pyyaml jinja2 pytest hypothesis ml_dtypes
+	$(PIP) "cffi>=1.17" numpy pyyaml jinja2 pytest hypothesis ml_dtypes scipy-openblas32
 	touch $@
 
 deps: $(STAMP)

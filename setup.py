@@ -62,6 +62,16 @@ def include_dirs() -> list[str]:
     return [str(d) for d in dirs]
 
 
+def blas() -> tuple[str, str, str]:
+    """(include dir, lib dir, library name) of the vendor BLAS wheel, scipy-openblas32
+    (docs/LINALG.md): its cblas.h is for kernels/native/blas.c only."""
+    try:
+        import scipy_openblas32 as ob
+    except ImportError:
+        raise SystemExit("torchlet: the BLAS wheel is missing: pip install scipy-openblas32") from None
+    return ob.get_include_dir(), ob.get_lib_dir(), ob.get_library()
+
+
 def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     common = sorted((ROOT / "runtime" / "src").glob("*.c"))
     gen = ROOT / "generated" / "csrc"
@@ -130,7 +140,9 @@ class BuildExt(build_ext):
     def build_extension(self, ext):
         incs = include_dirs()
         common, kernels = sources()
-        jobs = [Job(s, "common", COMMON, incs) for s in common]
+        blas_inc, blas_lib, blas_name = blas()
+        # only blas.c sees the wheel's cblas.h (the other objects' flags, and cache, stay as they are)
+        jobs = [Job(s, "common", COMMON, incs + ([blas_inc] if s.name == "blas.c" else [])) for s in common]
         for cap, extra in KERNEL_VARIANTS.items():
             # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
             jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)
@@ -173,6 +185,9 @@ class BuildExt(build_ext):
         # -Bsymbolic-functions: calls between the library's own functions (entry
         # point -> dispatcher -> kernel -> runtime) skip the PLT
         link = ["-fopenmp", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
+        # the BLAS: torchlet/_blas.py preloads it from wherever the wheel is installed;
+        # the rpath is the fallback when _C is loaded without the package
+        link += [f"-L{blas_lib}", f"-l{blas_name}", f"-Wl,-rpath,{blas_lib}"]
         if ASAN:
             link = ["-fsanitize=address"] + link
         ext.extra_link_args = list(ext.extra_link_args or []) + [a for a in link if a not in (ext.extra_link_args or [])]

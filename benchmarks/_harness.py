@@ -107,3 +107,25 @@ class Bench:
 def machine_info() -> str:
     import platform
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
+
+
+def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02) -> dict:
+    """Best seconds per call of each callable ({name: fn}), timed round robin:
+    one batch of each per round, so that load from other processes on a
+    shared machine hits every implementation alike (ratios, not absolute
+    times, are what such a machine measures)."""
+    batch = {}
+    for k, fn in fns.items():  # warm up, then size one batch of ~min_time
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        batch[k] = max(1, int(min_time / max(time.perf_counter() - t0, 1e-7)))
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            n = batch[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return best

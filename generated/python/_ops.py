@@ -5797,7 +5797,7 @@ def _implmax_2(input, dim, keepdim=False):
         raise _arg_error('max', 'keepdim', 3, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_max_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2)
+    return _tensors_result(p_, 2, 'max', ('values', 'indices'))
 
 
 def max(*args, **kwargs):
@@ -5987,7 +5987,7 @@ def _implmin_2(input, dim, keepdim=False):
         raise _arg_error('min', 'keepdim', 3, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_min_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2)
+    return _tensors_result(p_, 2, 'min', ('values', 'indices'))
 
 
 def min(*args, **kwargs):
@@ -9759,7 +9759,7 @@ def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index):
         raise _arg_error('nll_loss_forward', 'ignore_index', 5, 'int', ignore_index)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_nll_loss_forward(input._p, target._p, weight_c, reduction_c, ignore_index_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2)
+    return _tensors_result(p_, 2, 'nll_loss_forward', ('output', 'total_weight'))
 
 
 # yaml/native_functions.yaml: nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
@@ -13733,7 +13733,7 @@ def _impl_m_max_2(self, dim, keepdim=False):
         raise _arg_error('max', 'keepdim', 2, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_max_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2)
+    return _tensors_result(p_, 2, 'max', ('values', 'indices'))
 
 
 def _m_max(self, *args, **kwargs):
@@ -13865,7 +13865,7 @@ def _impl_m_min_2(self, dim, keepdim=False):
         raise _arg_error('min', 'keepdim', 2, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_min_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2)
+    return _tensors_result(p_, 2, 'min', ('values', 'indices'))
 
 
 def _m_min(self, *args, **kwargs):

@@ -93,8 +93,35 @@ for _op, _kw in {
                                if _op != "silu" else torchlet.silu_(a.clone()))]
 
 # name -> list of (builder arrays, fn); fn gets leaf tensors in order
+# matrix products (issue 6 linalg slice): own generator; transposed operands
+# reach BLAS with the transpose flag, broadcast self / bias reduce back
+RL = np.random.default_rng(6062)
+
+
+def _rl(*shape):
+    return RL.standard_normal(shape)
+
+
+LINALG_CASES = {
+    "bmm": [([_rl(2, 3, 4), _rl(2, 4, 2)], lambda a, b: torchlet.bmm(a, b)),
+            ([_rl(2, 4, 3), _rl(2, 4, 2)], lambda a, b: torchlet.bmm(a.transpose(1, 2), b))],
+    "addmm": [([_rl(3), _rl(2, 4), _rl(4, 3)], lambda s, a, b: torchlet.addmm(s, a, b)),
+              ([_rl(2, 3), _rl(4, 2), _rl(4, 3)], lambda s, a, b: torchlet.addmm(s, T(a), b, beta=0.5, alpha=-2)),
+              ([_rl(1, 3), _rl(2, 0), _rl(0, 3)], lambda s, a, b: torchlet.addmm(s, a, b, beta=3))],  # k = 0
+    "addmm_": [([_rl(2, 3), _rl(2, 4), _rl(4, 3)], lambda s, a, b: s.clone().addmm_(a, b, beta=2, alpha=0.5))],
+    "baddbmm": [([_rl(3), _rl(2, 2, 4), _rl(2, 4, 3)], lambda s, a, b: torchlet.baddbmm(s, a, b, alpha=1.5)),
+                ([_rl(2, 2, 3), _rl(2, 4, 2), _rl(2, 4, 3)],
+                 lambda s, a, b: torchlet.baddbmm(s, a.transpose(1, 2), b, beta=-1))],
+    "baddbmm_": [([_rl(2, 2, 3), _rl(2, 2, 4), _rl(2, 4, 3)], lambda s, a, b: s.clone().baddbmm_(a, b, beta=0.5))],
+    "mv": [([_rl(3, 4), _rl(4)], lambda a, v: torchlet.mv(a, v)),
+           ([_rl(4, 3), _rl(8)], lambda a, v: torchlet.mv(T(a), v[::2]))],
+    "dot": [([_rl(5), _rl(5)], lambda a, b: torchlet.dot(a, b)),
+            ([_rl(6), _rl(3)], lambda a, b: a[::2].dot(b))],
+}
+
 CASES = {
     **UNARY_CASES,
+    **LINALG_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),

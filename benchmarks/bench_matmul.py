@@ -1,0 +1,124 @@
+"""Matrix products: mm (256^3, 1024^3, 4096^3 with --big), bmm, and addmm in
+nn.Linear's forward shape (x[64,1024] @ W[4096,1024].T + b), float32, through
+torchlet, numpy and PyTorch (when installed), on one thread and on two.
+
+The three implementations are timed interleaved in one process (round robin,
+one batch of each per round, best batch kept), so that load from other
+processes on a shared machine hits all three alike. numpy's own OpenBLAS
+(numpy.libs) gets its thread count through its exported
+scipy_openblas_set_num_threads64_, as threadpoolctl would do.
+
+    python benchmarks/bench_matmul.py [--big] [--rounds N]
+
+A ratio `vs X` is X's time / torchlet's time: above 1.0 torchlet is faster.
+The issue's goal for mm is >= 0.9x numpy.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import torchlet as tl  # noqa: E402
+
+from _harness import interleaved, machine_info, torch  # noqa: E402
+
+
+def _numpy_blas_threads():
+    """A setter for numpy's bundled OpenBLAS thread count (None if not found)."""
+    libs = glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*.so"))
+    for path in libs:
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                return fn
+    return None
+
+
+NP_SET_THREADS = _numpy_blas_threads()
+
+
+def set_threads(n: int) -> None:
+    tl.set_num_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
+    if NP_SET_THREADS is not None:
+        NP_SET_THREADS(ctypes.c_int(n))
+
+
+def row(name: str, flops: float, fns: dict, rounds: int) -> None:
+    fns = {k: v for k, v in fns.items() if v is not None}
+    t = interleaved(fns, rounds)
+    line = f"{name:<40}"
+    for impl in ("torchlet", "numpy", "torch"):
+        s = t.get(impl)
+        line += f" {s * 1e3:9.3f} ms {flops / s / 1e9:6.1f} GF/s" if s else f" {'-':>22}"
+    for ref in ("numpy", "torch"):
+        r = t.get(ref)
+        line += f" {r / t['torchlet']:8.2f}x" if r and "torchlet" in t else f" {'-':>9}"
+    print(line, flush=True)
+
+
+def run(threads: int, big: bool, rounds: int) -> None:
+    set_threads(threads)
+    print(f"\n## float32 matrix products, threads={threads}, cpu={tl.get_cpu_capability()}")
+    head = f"{'case':<40}" + "".join(f" {k:>22}" for k in ("torchlet", "numpy", "torch"))
+    print(head + f" {'vs numpy':>9} {'vs torch':>9}")
+    print("-" * (len(head) + 20))
+    rng = np.random.default_rng(0)
+
+    def mats(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    for n in (256, 1024) + ((4096,) if big else ()):
+        a, b = mats(n, n), mats(n, n)
+        ta, tb = tl.from_numpy(a), tl.from_numpy(b)
+        pa, pb = (torch.from_numpy(a), torch.from_numpy(b)) if torch is not None else (None, None)
+        row(f"mm {n}x{n} @ {n}x{n}", 2.0 * n ** 3,
+            {"torchlet": lambda: tl.mm(ta, tb), "numpy": lambda: a @ b,
+             "torch": (lambda: torch.mm(pa, pb)) if torch is not None else None},
+            rounds if n < 4096 else max(2, rounds // 3))
+        if n == 1024:
+            row(f"mm {n}x{n} @ ({n}x{n}).T", 2.0 * n ** 3,
+                {"torchlet": lambda: tl.mm(ta, tb.t()), "numpy": lambda: a @ b.T,
+                 "torch": (lambda: torch.mm(pa, pb.t())) if torch is not None else None}, rounds)
+
+    # bmm: attention-like scores, 32 batches of 128x64 @ 64x128
+    a, b = mats(32, 128, 64), mats(32, 64, 128)
+    ta, tb = tl.from_numpy(a), tl.from_numpy(b)
+    pa, pb = (torch.from_numpy(a), torch.from_numpy(b)) if torch is not None else (None, None)
+    row("bmm 32 x (128x64 @ 64x128)", 2.0 * 32 * 128 * 64 * 128,
+        {"torchlet": (lambda: tl.bmm(ta, tb)) if hasattr(tl, "bmm") else None,
+         "numpy": lambda: np.matmul(a, b),
+         "torch": (lambda: torch.bmm(pa, pb)) if torch is not None else None}, rounds)
+
+    # nn.Linear forward: addmm(b, x, W.t()), W stored [out, in] like PyTorch's
+    x, w, bias = mats(64, 1024), mats(4096, 1024), mats(4096)
+    tx, tw, tbias = tl.from_numpy(x), tl.from_numpy(w), tl.from_numpy(bias)
+    if torch is not None:
+        px, pw, pbias = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(bias)
+    row("addmm (Linear) 64x1024 @ W[4096,1024].T + b", 2.0 * 64 * 1024 * 4096,
+        {"torchlet": (lambda: tl.addmm(tbias, tx, tw.t())) if hasattr(tl, "addmm") else
+                     (lambda: tl.mm(tx, tw.t()) + tbias),
+         "numpy": lambda: x @ w.T + bias,
+         "torch": (lambda: torch.addmm(pbias, px, pw.t())) if torch is not None else None}, rounds)
+
+
+def main():
+    big = "--big" in sys.argv
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    print(f"bench_matmul: {machine_info()}; torch {torch.__version__ if torch else 'not installed'}; "
+          f"numpy {np.__version__}; interleaved, best of {rounds} rounds")
+    run(1, big, rounds)
+    if (os.cpu_count() or 1) > 1:
+        run(2, big, rounds)
+
+
+if __name__ == "__main__":
+    main()
