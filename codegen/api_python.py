@@ -121,6 +121,9 @@ DUNDERS: tuple[tuple[str, str, str], ...] = (
 
 TENSOR_OPTION_NAMES = ("dtype", "layout", "device", "pin_memory")
 
+#: ``int reduction=Mean`` defaults of the losses: PyTorch's at::Reduction values
+REDUCTION_DEFAULTS = {"Mean": 1, "Sum": 2}
+
 #: Operators that return their input itself when there is nothing to do
 #: (``x.contiguous() is x``, ``x.to(x.dtype) is x`` in PyTorch): their
 #: bindings return the same Python object when C returns the same tensor.
@@ -228,6 +231,9 @@ def python_default(a: Argument) -> tuple[str | None, str | None]:
         return repr(vals), "[" + ", ".join(str(x.text) for x in d.value) + "]"  # type: ignore[union-attr]
     if d.kind == "str":
         return repr(d.value), repr(d.value)
+    if kind == "int" and d.text in REDUCTION_DEFAULTS:
+        # ``int reduction=Mean``: PyTorch's at::Reduction enum value
+        return repr(REDUCTION_DEFAULTS[d.text]), d.text
     # enum-like defaults (contiguous_format, Mean, long): keep as a name for
     # the runtime (resolved by the helper converting the kind), printed as is
     return repr(d.text), d.text

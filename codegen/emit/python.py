@@ -46,13 +46,27 @@ class Binding:
     method: bool
     sigs: list[PySignature] = field(default_factory=list)
     sources: list[NativeFunction] = field(default_factory=list)
+    module: str | None = None  # python_module (``nn``): bound in torchlet._C._<module>, not torchlet.<name>
+
+    @property
+    def pyname(self) -> str:
+        """The identifier defined in _ops.py."""
+        if self.method:
+            return f"_m_{self.name}"
+        return f"_{self.module}_{self.name}" if self.module else self.name
 
 
-def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], list[str]]:
-    """(functions, methods, skipped notes) from the model."""
+def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], list[str], dict[str, dict[str, Binding]]]:
+    """(functions, methods, skipped notes, {python_module: functions}) from the model.
+
+    A function whose entry has ``python_module: nn`` is bound like PyTorch's:
+    in the module ``torchlet._C._nn`` (generated/python/_nn.py), not as
+    ``torchlet.<name>``; its method variant (if any) is a Tensor method as usual.
+    """
     m = ctx.model
     functions: dict[str, Binding] = {}
     methods: dict[str, Binding] = {}
+    modules: dict[str, dict[str, Binding]] = {}
     skipped: list[str] = []
     for f in m.functions:
         name = f.func.name
@@ -82,7 +96,8 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
             continue
         tags = tuple(f.tags)
         if (Variant.function in f.variants or kind is SchemaKind.out) and str(name.name) not in SKIP_PYTHON_FUNCTIONS:
-            b = functions.setdefault(str(name.name), Binding(str(name.name), False))
+            table = modules.setdefault(f.python_module, {}) if f.python_module else functions
+            b = table.setdefault(str(name.name), Binding(str(name.name), False, module=f.python_module))
             b.sigs.append(make_signature(f.func, out_f.func if out_f else None, False, tags))
             b.sources.append(f)
             if out_f is not None:
@@ -91,9 +106,11 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
             b = methods.setdefault(str(name.name), Binding(str(name.name), True))
             b.sigs.append(make_signature(f.func, None, True, tags))
             b.sources.append(f)
-    for b in list(functions.values()) + list(methods.values()):
+    mod_bindings = [b for t in modules.values() for b in t.values()]
+    for b in list(functions.values()) + list(methods.values()) + mod_bindings:
         b.sigs = sort_overloads(b.sigs)
-    return dict(sorted(functions.items())), dict(sorted(methods.items())), skipped
+    return (dict(sorted(functions.items())), dict(sorted(methods.items())), skipped,
+            {k: dict(sorted(v.items())) for k, v in sorted(modules.items())})
 
 
 # ---------------------------------------------------------------------------
@@ -484,7 +501,7 @@ def _sources(ctx: EmitContext, fs: list[NativeFunction]) -> list[str]:
 
 def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
     fname = b.name
-    pyname = f"_m_{b.name}" if b.method else b.name
+    pyname = b.pyname
     tables: list[str] = []
     sigs_src = []
     for i, s in enumerate(b.sigs):
@@ -645,8 +662,11 @@ def stub_defs(b: Binding, name: str, indent: str) -> list[str]:
 
 def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
     SHIMS.clear()
-    functions, methods, skipped = collect(ctx)
-    funcs = [emit_binding(ctx, b) for b in functions.values()]
+    functions, methods, skipped, modules = collect(ctx)
+    nn = modules.pop("nn", {})
+    for mod, bs in modules.items():  # only nn is a module of torchlet so far
+        skipped.extend(f"{n}: python_module {mod} is not bound yet" for n in bs)
+    funcs = [emit_binding(ctx, b) for b in list(functions.values()) + list(nn.values())]
     meths = [emit_binding(ctx, b) for b in methods.values()]
     dunders = []
     declared = set(methods)
@@ -655,10 +675,11 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         if lines is not None:
             dunders.append({"name": dunder, "pyname": f"_d{dunder}", "op": op, "form": form, "lines": lines})
     c_names = sorted({api_c.unambiguous_name(s.func) for b in list(functions.values()) + list(methods.values())
-                      for s in b.sigs} | {api_c.unambiguous_name(s.out_func) for b in functions.values()
-                                           for s in b.sigs if s.out_func is not None})
+                      + list(nn.values()) for s in b.sigs}
+                     | {api_c.unambiguous_name(s.out_func) for b in list(functions.values()) + list(nn.values())
+                        for s in b.sigs if s.out_func is not None})
     signatures = []
-    for kind, bs in (("function", functions), ("method", methods)):
+    for kind, bs in (("function", functions), ("method", methods), ("nn", nn)):
         for b in bs.values():
             signatures.append((kind, b.name, [s.signature_str() for s in b.sigs]))
     text = ctx.render(
@@ -683,9 +704,13 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         dunders=[(d["name"], d["form"]) for d in dunders],
         all_names=[b.name for b in functions.values()],
     )
+    nn_py = ctx.render("py_nn.py.j2", PY_COMMENT, names=[(b.name, b.pyname) for b in nn.values()])
+    nn_stub = ctx.render("py_nn.pyi.j2", PY_COMMENT, functions=[stub_defs(b, b.name, "") for b in nn.values()],
+                         all_names=list(nn))
     init = ctx.render("py_init.py.j2", PY_COMMENT)
     shims = [SHIMS[k] for k in sorted(SHIMS)]
     abi_c = ctx.render("py_abi.c.j2", C_COMMENT, shims=[sh.c_lines() for sh in shims])
     abi_h = ctx.render("py_abi.h.j2", C_COMMENT, prototypes=[sh.prototype() for sh in shims])
-    return {"python/_ops.py": text, "python/_ops.pyi": stub, "python/__init__.py": init,
+    return {"python/_ops.py": text, "python/_ops.pyi": stub, "python/_nn.py": nn_py, "python/_nn.pyi": nn_stub,
+            "python/__init__.py": init,
             "csrc/python_abi.c": abi_c, "cdef/python_abi.h": abi_h}

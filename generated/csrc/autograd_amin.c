@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
  *   amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
@@ -19,18 +23,108 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * AminBackward0: the backward node of (yaml/derivatives.yaml)
+ *   amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+ * ====================================================================== */
+
+typedef struct AminBackward0 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_ag_int_list dim;
+    bool keepdim;
+    tl_saved_variable result_;
+} AminBackward0;
+
+static int AminBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    AminBackward0 *n_ = (AminBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_restore_reduced_dims(grad, n_->dim.data, n_->dim.len, n_->keepdim);
+        if (!t0_) goto done;
+        t1_ = tl_ag_restore_reduced_dims(result, n_->dim.data, n_->dim.len, n_->keepdim);
+        if (!t1_) goto done;
+        t2_ = tl_ops_eq_Tensor(t1_, self);
+        tl_tensor_release(t1_); t1_ = NULL;
+        if (!t2_) goto done;
+        t3_ = tl_ag_scale_grad_by_count(t0_, t2_, n_->dim.data, n_->dim.len);
+        tl_tensor_release(t0_); t0_ = NULL;
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
+        t3_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
+    (void)grad;
+    return rc_;
+}
+
+static void AminBackward0_release_saved_variables(tl_node *node_) {
+    AminBackward0 *n_ = (AminBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void AminBackward0_destroy(tl_node *node_) {
+    AminBackward0 *n_ = (AminBackward0 *)node_;
+    tl_ag_int_list_free(&n_->dim);
+}
+
+static const tl_node_vtable AminBackward0_vtable = {
+    "AminBackward0", AminBackward0_apply, AminBackward0_release_saved_variables, AminBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * amin: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records AminBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_amin(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'amin' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_amin_redispatch(below_, self, dim, dim_len, keepdim);
+    AminBackward0 *n_ = (AminBackward0 *)tl_node_new(&AminBackward0_vtable, sizeof(AminBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->dim, dim, dim_len) < 0) goto fail;
+        n_->keepdim = keepdim;
     }
-    return tl_ops_amin_redispatch(below_, self, dim, dim_len, keepdim);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_amin_redispatch(below_, self, dim, dim_len, keepdim);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
  *   cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
@@ -20,32 +24,139 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * CumprodBackward0: the backward node of (yaml/derivatives.yaml)
+ *   cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct CumprodBackward0 {
+    tl_node base;
+    tl_dtype self_scalar_type;
+    tl_saved_variable self_;
+    int64_t dim;
+    tl_saved_variable result_;
+} CumprodBackward0;
+
+static int CumprodBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    CumprodBackward0 *n_ = (CumprodBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ops_to_dtype(grad, n_->self_scalar_type, false, false, -1);
+        if (!t0_) goto done;
+        t1_ = tl_ag_cumprod_backward(t0_, self, n_->dim, result);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void CumprodBackward0_release_saved_variables(tl_node *node_) {
+    CumprodBackward0 *n_ = (CumprodBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void CumprodBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable CumprodBackward0_vtable = {
+    "CumprodBackward0", CumprodBackward0_apply, CumprodBackward0_release_saved_variables, CumprodBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * cumprod: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records CumprodBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_cumprod(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'cumprod' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_cumprod_redispatch(below_, self, dim, dtype);
+    CumprodBackward0 *n_ = (CumprodBackward0 *)tl_node_new(&CumprodBackward0_vtable, sizeof(CumprodBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+        n_->dim = dim;
     }
-    return tl_ops_cumprod_redispatch(below_, self, dim, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_cumprod_redispatch(below_, self, dim, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------
  * cumprod_: cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records CumprodBackward0 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_cumprod_(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'cumprod_' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_cumprod__redispatch(below_, self, dim, dtype);
+    CumprodBackward0 *n_ = (CumprodBackward0 *)tl_node_new(&CumprodBackward0_vtable, sizeof(CumprodBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
+        /* self is overwritten: save a copy taken before the op (PyTorch's original_self) */
+        { tl_tensor *c_ = tl_ops_clone(self, -1);
+          if (!c_) goto fail;
+          int rc_ = tl_saved_variable_save(&n_->self_, c_, 0);
+          tl_tensor_release(c_);
+          if (rc_ < 0) goto fail; }
+        n_->dim = dim;
     }
-    return tl_ops_cumprod__redispatch(below_, self, dim, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_cumprod__redispatch(below_, self, dim, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

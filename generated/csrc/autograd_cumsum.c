@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
  *   cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
@@ -20,32 +24,116 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * CumsumBackward0: the backward node of (yaml/derivatives.yaml)
+ *   cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct CumsumBackward0 {
+    tl_node base;
+    tl_dtype self_scalar_type;
+    int64_t dim;
+} CumsumBackward0;
+
+static int CumsumBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    CumsumBackward0 *n_ = (CumsumBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: cumsum_backward(grad.to(self.scalar_type()), dim) */
+        t0_ = tl_ops_to_dtype(grad, n_->self_scalar_type, false, false, -1);
+        if (!t0_) goto done;
+        t1_ = tl_ag_cumsum_backward(t0_, n_->dim);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void CumsumBackward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void CumsumBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable CumsumBackward0_vtable = {
+    "CumsumBackward0", CumsumBackward0_apply, CumsumBackward0_release_saved_variables, CumsumBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records CumsumBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_cumsum(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'cumsum' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_cumsum_redispatch(below_, self, dim, dtype);
+    CumsumBackward0 *n_ = (CumsumBackward0 *)tl_node_new(&CumsumBackward0_vtable, sizeof(CumsumBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
+        n_->dim = dim;
     }
-    return tl_ops_cumsum_redispatch(below_, self, dim, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_cumsum_redispatch(below_, self, dim, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------
  * cumsum_: cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records CumsumBackward0 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_cumsum_(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'cumsum_' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_cumsum__redispatch(below_, self, dim, dtype);
+    CumsumBackward0 *n_ = (CumsumBackward0 *)tl_node_new(&CumsumBackward0_vtable, sizeof(CumsumBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->self_scalar_type = tl_tensor_dtype(self);
+        n_->dim = dim;
     }
-    return tl_ops_cumsum__redispatch(below_, self, dim, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_cumsum__redispatch(below_, self, dim, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

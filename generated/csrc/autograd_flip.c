@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   flip(Tensor self, int[] dims) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   flip(Tensor self, int[] dims) -> Tensor
  */
@@ -18,18 +22,77 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * FlipBackward0: the backward node of (yaml/derivatives.yaml)
+ *   flip(Tensor self, int[] dims) -> Tensor
+ * ====================================================================== */
+
+typedef struct FlipBackward0 {
+    tl_node base;
+    tl_ag_int_list dims;
+} FlipBackward0;
+
+static int FlipBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    FlipBackward0 *n_ = (FlipBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: grad.flip(dims) */
+        t0_ = tl_ops_flip(grad, n_->dims.data, n_->dims.len);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void FlipBackward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void FlipBackward0_destroy(tl_node *node_) {
+    FlipBackward0 *n_ = (FlipBackward0 *)node_;
+    tl_ag_int_list_free(&n_->dims);
+}
+
+static const tl_node_vtable FlipBackward0_vtable = {
+    "FlipBackward0", FlipBackward0_apply, FlipBackward0_release_saved_variables, FlipBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * flip: flip(Tensor self, int[] dims) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records FlipBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_flip(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'flip' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_flip_redispatch(below_, self, dims, dims_len);
+    FlipBackward0 *n_ = (FlipBackward0 *)tl_node_new(&FlipBackward0_vtable, sizeof(FlipBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->dims, dims, dims_len) < 0) goto fail;
     }
-    return tl_ops_flip_redispatch(below_, self, dims, dims_len);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_flip_redispatch(below_, self, dims, dims_len);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_flip(void) {

@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
  *   logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
@@ -19,18 +23,93 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * LogsumexpBackward0: the backward node of (yaml/derivatives.yaml)
+ *   logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+ * ====================================================================== */
+
+typedef struct LogsumexpBackward0 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_ag_int_list dim;
+    bool keepdim;
+    tl_saved_variable result_;
+} LogsumexpBackward0;
+
+static int LogsumexpBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    LogsumexpBackward0 *n_ = (LogsumexpBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: logsumexp_backward(grad, self, result, dim, keepdim) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_logsumexp_backward(grad, self, result, n_->dim.data, n_->dim.len, n_->keepdim);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void LogsumexpBackward0_release_saved_variables(tl_node *node_) {
+    LogsumexpBackward0 *n_ = (LogsumexpBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void LogsumexpBackward0_destroy(tl_node *node_) {
+    LogsumexpBackward0 *n_ = (LogsumexpBackward0 *)node_;
+    tl_ag_int_list_free(&n_->dim);
+}
+
+static const tl_node_vtable LogsumexpBackward0_vtable = {
+    "LogsumexpBackward0", LogsumexpBackward0_apply, LogsumexpBackward0_release_saved_variables, LogsumexpBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * logsumexp: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records LogsumexpBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_logsumexp(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'logsumexp' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_logsumexp_redispatch(below_, self, dim, dim_len, keepdim);
+    LogsumexpBackward0 *n_ = (LogsumexpBackward0 *)tl_node_new(&LogsumexpBackward0_vtable, sizeof(LogsumexpBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->dim, dim, dim_len) < 0) goto fail;
+        n_->keepdim = keepdim;
     }
-    return tl_ops_logsumexp_redispatch(below_, self, dim, dim_len, keepdim);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_logsumexp_redispatch(below_, self, dim, dim_len, keepdim);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ *   max(Tensor self) -> Tensor
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   max(Tensor self) -> Tensor
@@ -74,18 +75,88 @@ static const tl_node_vtable MaxBackward0_vtable = {
     "MaxBackward0", MaxBackward0_apply, MaxBackward0_release_saved_variables, MaxBackward0_destroy,
 };
 
+/* ======================================================================
+ * MaxBackward1: the backward node of (yaml/derivatives.yaml)
+ *   max(Tensor self) -> Tensor
+ * ====================================================================== */
+
+typedef struct MaxBackward1 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_saved_variable result_;
+} MaxBackward1;
+
+static int MaxBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    MaxBackward1 *n_ = (MaxBackward1 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: evenly_distribute_backward(grad, self, result) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_evenly_distribute_backward(grad, self, result);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void MaxBackward1_release_saved_variables(tl_node *node_) {
+    MaxBackward1 *n_ = (MaxBackward1 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void MaxBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable MaxBackward1_vtable = {
+    "MaxBackward1", MaxBackward1_apply, MaxBackward1_release_saved_variables, MaxBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * max: max(Tensor self) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records MaxBackward1
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_max(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'max' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_max_redispatch(below_, self);
+    MaxBackward1 *n_ = (MaxBackward1 *)tl_node_new(&MaxBackward1_vtable, sizeof(MaxBackward1), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
     }
-    return tl_ops_max_redispatch(below_, self);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_max_redispatch(below_, self);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

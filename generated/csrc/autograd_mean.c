@@ -4,6 +4,11 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ *   mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
  *   mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -21,18 +26,140 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * MeanBackward0: the backward node of (yaml/derivatives.yaml)
+ *   mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct MeanBackward0 {
+    tl_node base;
+    tl_ag_int_list self_sym_sizes;
+    int64_t self_sym_numel;
+} MeanBackward0;
+
+static int MeanBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    MeanBackward0 *n_ = (MeanBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: grad.expand_symint(self.sym_sizes()) / self.sym_numel() */
+        t0_ = tl_ops_expand(grad, n_->self_sym_sizes.data, n_->self_sym_sizes.len, false);
+        if (!t0_) goto done;
+        t1_ = tl_ops_div_Scalar(t0_, tl_scalar_from_int(n_->self_sym_numel));
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void MeanBackward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void MeanBackward0_destroy(tl_node *node_) {
+    MeanBackward0 *n_ = (MeanBackward0 *)node_;
+    tl_ag_int_list_free(&n_->self_sym_sizes);
+}
+
+static const tl_node_vtable MeanBackward0_vtable = {
+    "MeanBackward0", MeanBackward0_apply, MeanBackward0_release_saved_variables, MeanBackward0_destroy,
+};
+
+/* ======================================================================
+ * MeanBackward1: the backward node of (yaml/derivatives.yaml)
+ *   mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct MeanBackward1 {
+    tl_node base;
+    tl_ag_int_list self_sym_sizes;
+    int64_t self_sym_numel;
+    tl_ag_int_list dim;
+    bool keepdim;
+} MeanBackward1;
+
+static int MeanBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    MeanBackward1 *n_ = (MeanBackward1 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: sum_backward(grad, self.sym_sizes(), dim, keepdim) * grad.sym_numel() / self.sym_numel() */
+        t0_ = tl_ag_sum_backward(grad, n_->self_sym_sizes.data, n_->self_sym_sizes.len, (n_->dim.has ? n_->dim.data : NULL), n_->dim.len, n_->keepdim);
+        if (!t0_) goto done;
+        t1_ = tl_ops_mul_Scalar(t0_, tl_scalar_from_int(tl_tensor_numel(grad)));
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        t2_ = tl_ops_div_Scalar(t1_, tl_scalar_from_int(n_->self_sym_numel));
+        tl_tensor_release(t1_); t1_ = NULL;
+        if (!t2_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+        t2_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    (void)grad;
+    return rc_;
+}
+
+static void MeanBackward1_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void MeanBackward1_destroy(tl_node *node_) {
+    MeanBackward1 *n_ = (MeanBackward1 *)node_;
+    tl_ag_int_list_free(&n_->self_sym_sizes);
+    tl_ag_int_list_free(&n_->dim);
+}
+
+static const tl_node_vtable MeanBackward1_vtable = {
+    "MeanBackward1", MeanBackward1_apply, MeanBackward1_release_saved_variables, MeanBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * mean: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records MeanBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_mean(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'mean' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_mean_redispatch(below_, self, dtype);
+    MeanBackward0 *n_ = (MeanBackward0 *)tl_node_new(&MeanBackward0_vtable, sizeof(MeanBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->self_sym_sizes, tl_tensor_sizes(self), tl_tensor_ndim(self)) < 0) goto fail;
+        n_->self_sym_numel = tl_tensor_numel(self);
     }
-    return tl_ops_mean_redispatch(below_, self, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_mean_redispatch(below_, self, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------
@@ -51,16 +178,36 @@ static tl_tensor *tl_autograd_mean_dtype_out(tl_keyset ks, tl_tensor *self, tl_d
 
 /* ----------------------------------------------------------------------
  * mean.dim: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records MeanBackward1
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_mean_dim(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'mean' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_mean_dim_redispatch(below_, self, dim, dim_len, keepdim, dtype);
+    MeanBackward1 *n_ = (MeanBackward1 *)tl_node_new(&MeanBackward1_vtable, sizeof(MeanBackward1), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->self_sym_sizes, tl_tensor_sizes(self), tl_tensor_ndim(self)) < 0) goto fail;
+        n_->self_sym_numel = tl_tensor_numel(self);
+        if (tl_ag_int_list_set(&n_->dim, dim, dim_len) < 0) goto fail;
+        n_->keepdim = keepdim;
     }
-    return tl_ops_mean_dim_redispatch(below_, self, dim, dim_len, keepdim, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_mean_dim_redispatch(below_, self, dim, dim_len, keepdim, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ *   min(Tensor self) -> Tensor
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   min(Tensor self) -> Tensor
@@ -74,18 +75,88 @@ static const tl_node_vtable MinBackward0_vtable = {
     "MinBackward0", MinBackward0_apply, MinBackward0_release_saved_variables, MinBackward0_destroy,
 };
 
+/* ======================================================================
+ * MinBackward1: the backward node of (yaml/derivatives.yaml)
+ *   min(Tensor self) -> Tensor
+ * ====================================================================== */
+
+typedef struct MinBackward1 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_saved_variable result_;
+} MinBackward1;
+
+static int MinBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    MinBackward1 *n_ = (MinBackward1 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: evenly_distribute_backward(grad, self, result) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_evenly_distribute_backward(grad, self, result);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void MinBackward1_release_saved_variables(tl_node *node_) {
+    MinBackward1 *n_ = (MinBackward1 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void MinBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable MinBackward1_vtable = {
+    "MinBackward1", MinBackward1_apply, MinBackward1_release_saved_variables, MinBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * min: min(Tensor self) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records MinBackward1
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_min(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'min' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_min_redispatch(below_, self);
+    MinBackward1 *n_ = (MinBackward1 *)tl_node_new(&MinBackward1_vtable, sizeof(MinBackward1), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
     }
-    return tl_ops_min_redispatch(below_, self);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_min_redispatch(below_, self);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

@@ -4,6 +4,11 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ *   prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
  *   prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -20,32 +25,186 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * ProdBackward0: the backward node of (yaml/derivatives.yaml)
+ *   prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct ProdBackward0 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_saved_variable result_;
+} ProdBackward0;
+
+static int ProdBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    ProdBackward0 *n_ = (ProdBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: prod_backward(grad, self.to(grad.scalar_type()), result) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ops_to_dtype(self, tl_tensor_dtype(grad), false, false, -1);
+        if (!t0_) goto done;
+        t1_ = tl_ag_prod_backward(grad, t0_, result);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void ProdBackward0_release_saved_variables(tl_node *node_) {
+    ProdBackward0 *n_ = (ProdBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void ProdBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable ProdBackward0_vtable = {
+    "ProdBackward0", ProdBackward0_apply, ProdBackward0_release_saved_variables, ProdBackward0_destroy,
+};
+
+/* ======================================================================
+ * ProdBackward1: the backward node of (yaml/derivatives.yaml)
+ *   prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct ProdBackward1 {
+    tl_node base;
+    tl_saved_variable self_;
+    int64_t dim;
+    bool keepdim;
+    tl_saved_variable result_;
+} ProdBackward1;
+
+static int ProdBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    ProdBackward1 *n_ = (ProdBackward1 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: prod_dim_backward(grad, self.to(grad.scalar_type()), result, dim, keepdim) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ops_to_dtype(self, tl_tensor_dtype(grad), false, false, -1);
+        if (!t0_) goto done;
+        t1_ = tl_ag_prod_dim_backward(grad, t0_, result, n_->dim, true, n_->keepdim);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void ProdBackward1_release_saved_variables(tl_node *node_) {
+    ProdBackward1 *n_ = (ProdBackward1 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void ProdBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable ProdBackward1_vtable = {
+    "ProdBackward1", ProdBackward1_apply, ProdBackward1_release_saved_variables, ProdBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records ProdBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'prod' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_prod_redispatch(below_, self, dtype);
+    ProdBackward0 *n_ = (ProdBackward0 *)tl_node_new(&ProdBackward0_vtable, sizeof(ProdBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
     }
-    return tl_ops_prod_redispatch(below_, self, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_prod_redispatch(below_, self, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------
  * prod.dim_int: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records ProdBackward1
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_prod_dim_int(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'prod' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_prod_dim_int_redispatch(below_, self, dim, keepdim, dtype);
+    ProdBackward1 *n_ = (ProdBackward1 *)tl_node_new(&ProdBackward1_vtable, sizeof(ProdBackward1), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+        n_->dim = dim;
+        n_->keepdim = keepdim;
     }
-    return tl_ops_prod_dim_int_redispatch(below_, self, dim, keepdim, dtype);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_prod_dim_int_redispatch(below_, self, dim, keepdim, dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

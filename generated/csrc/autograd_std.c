@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
  *   std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
@@ -19,18 +23,97 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * StdBackward0: the backward node of (yaml/derivatives.yaml)
+ *   std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+ * ====================================================================== */
+
+typedef struct StdBackward0 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_ag_int_list dim;
+    tl_scalar correction;
+    bool correction_has;
+    bool keepdim;
+    tl_saved_variable result_;
+} StdBackward0;
+
+static int StdBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    StdBackward0 *n_ = (StdBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: std_backward(result, grad, self, dim, correction, keepdim) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_std_backward(result, grad, self, (n_->dim.has ? n_->dim.data : NULL), n_->dim.len, (n_->correction_has ? &n_->correction : NULL), n_->keepdim);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void StdBackward0_release_saved_variables(tl_node *node_) {
+    StdBackward0 *n_ = (StdBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result_);
+}
+
+static void StdBackward0_destroy(tl_node *node_) {
+    StdBackward0 *n_ = (StdBackward0 *)node_;
+    tl_ag_int_list_free(&n_->dim);
+}
+
+static const tl_node_vtable StdBackward0_vtable = {
+    "StdBackward0", StdBackward0_apply, StdBackward0_release_saved_variables, StdBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * std.correction: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records StdBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_std_correction(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'std' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_std_correction_redispatch(below_, self, dim, dim_len, correction, keepdim);
+    StdBackward0 *n_ = (StdBackward0 *)tl_node_new(&StdBackward0_vtable, sizeof(StdBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->dim, dim, dim_len) < 0) goto fail;
+        n_->correction_has = correction != NULL;
+        if (correction) n_->correction = *correction;
+        n_->keepdim = keepdim;
     }
-    return tl_ops_std_correction_redispatch(below_, self, dim, dim_len, correction, keepdim);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_std_correction_redispatch(below_, self, dim, dim_len, correction, keepdim);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
  */
@@ -18,18 +22,101 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * StdMeanBackward0: the backward node of (yaml/derivatives.yaml)
+ *   std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+ * ====================================================================== */
+
+typedef struct StdMeanBackward0 {
+    tl_node base;
+    tl_saved_variable self_;
+    tl_ag_int_list dim;
+    tl_scalar correction;
+    bool correction_has;
+    bool keepdim;
+    tl_saved_variable result0_;
+} StdMeanBackward0;
+
+static int StdMeanBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    StdMeanBackward0 *n_ = (StdMeanBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *result0 = NULL;
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim) */
+        if (!result0 && tl_saved_variable_unpack(&n_->result0_, node_, &result0) < 0) goto done;
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_std_mean_backward(grad, grads[1], self, result0, (n_->dim.has ? n_->dim.data : NULL), n_->dim.len, (n_->correction_has ? &n_->correction : NULL), n_->keepdim);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(self);
+    tl_tensor_release(result0);
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void StdMeanBackward0_release_saved_variables(tl_node *node_) {
+    StdMeanBackward0 *n_ = (StdMeanBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
+    tl_saved_variable_release(&n_->result0_);
+}
+
+static void StdMeanBackward0_destroy(tl_node *node_) {
+    StdMeanBackward0 *n_ = (StdMeanBackward0 *)node_;
+    tl_ag_int_list_free(&n_->dim);
+}
+
+static const tl_node_vtable StdMeanBackward0_vtable = {
+    "StdMeanBackward0", StdMeanBackward0_apply, StdMeanBackward0_release_saved_variables, StdMeanBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * std_mean.correction: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records StdMeanBackward0
  * ---------------------------------------------------------------------- */
 static int tl_autograd_std_mean_correction(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'std_mean' is not implemented.");
-        return -1;
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_std_mean_correction_redispatch(below_, self, dim, dim_len, correction, keepdim, ret0, ret1);
+    StdMeanBackward0 *n_ = (StdMeanBackward0 *)tl_node_new(&StdMeanBackward0_vtable, sizeof(StdMeanBackward0), 2, 1);
+    if (!n_) return -1;
+    tl_tensor *o_[2] = { NULL, NULL };
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->dim, dim, dim_len) < 0) goto fail;
+        n_->correction_has = correction != NULL;
+        if (correction) n_->correction = *correction;
+        n_->keepdim = keepdim;
     }
-    return tl_ops_std_mean_correction_redispatch(below_, self, dim, dim_len, correction, keepdim, ret0, ret1);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        int rc_ = tl_ops_std_mean_correction_redispatch(below_, self, dim, dim_len, correction, keepdim, &o_[0], &o_[1]);
+        tl_exclude_guard_exit(excluded_);
+        if (rc_ < 0) goto fail;
+    }
+    if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
+    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->result0_, o_[0], 1) < 0) goto fail;
+    }
+    tl_node_release(&n_->base);
+    *ret0 = o_[0];
+    *ret1 = o_[1];
+    return 0;
+fail:
+    tl_tensor_release(o_[0]);
+    tl_tensor_release(o_[1]);
+    tl_node_release(&n_->base);
+    return -1;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_std_mean(void) {

@@ -5,9 +5,9 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_2.h: ufunc_inner_loop: Generic: pow_2 (All, BFloat16, Half) (standalone kernel)
+ * from: kernels/ufunc/pow_2.h: ufunc_inner_loop: Generic: pow_2 (All, BFloat16) (standalone kernel)
  * formula: kernels/ufunc/pow_2.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, BFloat16, Float, Double
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -115,33 +115,6 @@ static void TL_KNAME(ufunc_pow_2_i64)(char **data, const int64_t *strides, int64
     }
 }
 
-/* Half: TL_UFUNC_pow_2 in float */
-static void TL_KNAME(ufunc_pow_2_f16)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
-    (void)ctx_;
-    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t)) {
-        uint16_t *restrict o = (uint16_t *)data[0];
-        const uint16_t *restrict p1 = (const uint16_t *)data[1];
-        /* Half: convert a chunk to float, compute, round once */
-        float b1[TL_UFUNC_CHUNK];
-        float bo[TL_UFUNC_CHUNK];
-        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-            tl_f16_to_f32_n(b1, p1 + base, m);
-            for (int64_t k = 0; k < m; k++) {
-                const float x1 = b1[k];
-                bo[k] = TL_UFUNC_pow_2(x1);
-            }
-            tl_f32_to_f16_n(o + base, bo, m);
-        }
-        return;
-    }
-    /* strided */
-    for (int64_t k = 0; k < n; k++) {
-        const float x1 = tl_f16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16(TL_UFUNC_pow_2(x1));
-    }
-}
-
 /* BFloat16: TL_UFUNC_pow_2 in float */
 static void TL_KNAME(ufunc_pow_2_bf16)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
     (void)ctx_;
@@ -214,7 +187,7 @@ const tl_ufunc_pow_2_table_t TL_KNAME(tl_ufunc_pow_2_table) = {
     TL_KNAME(ufunc_pow_2_i16),
     TL_KNAME(ufunc_pow_2_i32),
     TL_KNAME(ufunc_pow_2_i64),
-    TL_KNAME(ufunc_pow_2_f16),
+    0,
     TL_KNAME(ufunc_pow_2_bf16),
     TL_KNAME(ufunc_pow_2_f32),
     TL_KNAME(ufunc_pow_2_f64),

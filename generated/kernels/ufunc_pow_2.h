@@ -5,9 +5,9 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_2.h: ufunc_inner_loop: Generic: pow_2 (All, BFloat16, Half) (standalone kernel)
+ * from: kernels/ufunc/pow_2.h: ufunc_inner_loop: Generic: pow_2 (All, BFloat16) (standalone kernel)
  * formula: kernels/ufunc/pow_2.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, BFloat16, Float, Double
  */
 #ifndef TL_GEN_UFUNC_POW_2_H
 #define TL_GEN_UFUNC_POW_2_H

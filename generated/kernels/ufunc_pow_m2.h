@@ -5,9 +5,9 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16, Half) (standalone kernel)
+ * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16) (standalone kernel)
  * formula: kernels/ufunc/pow_m2.h
- * dtypes: Half, BFloat16, Float, Double
+ * dtypes: BFloat16, Float, Double
  */
 #ifndef TL_GEN_UFUNC_POW_M2_H
 #define TL_GEN_UFUNC_POW_M2_H

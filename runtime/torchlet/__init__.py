@@ -107,6 +107,9 @@ if _gen_ops is not None:
     from . import _indexing  # noqa: E402
 
     _indexing.install()  # x[i, ::2, None, ...] = v through select/slice/unsqueeze/copy_
+    from ._generated import _nn as _gen_nn  # noqa: E402  (python_module: nn operators)
+
+    _C._nn = _gen_nn  # torch._C._nn's counterpart; torchlet.nn.functional builds on it
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from . import library  # noqa: E402,F401
@@ -125,3 +128,6 @@ from .autograd import (  # noqa: E402,F401
 )
 
 autograd._install(Tensor)
+
+if _gen_ops is not None:
+    from . import nn  # noqa: E402,F401  (torchlet.nn.functional, Module, Linear, ...)

@@ -34,8 +34,9 @@ def test_every_function_and_method_has_a_stub():
     for name in _ops.__all__:
         assert name in funcs, name
         assert getattr(tl, name) is getattr(_ops, name)
+    nn_funcs = _defs(ast.parse(STUB.with_name("_nn.pyi").read_text()).body)
     for (kind, name), sigs in _ops.SIGNATURES.items():
-        table = funcs if kind == "function" else meths
+        table = {"function": funcs, "nn": nn_funcs}.get(kind, meths)
         assert name in table, (kind, name)
         n_forms = len(sigs) + sum("tuple of ints" in s and s.count(",") == 0 for s in sigs)
         assert len(table[name]) >= len(sigs)
@@ -93,3 +94,18 @@ def test_type_checker_uses_the_stubs(tmp_path):
                        env={"MYPYPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith("use.py")]
     assert [ln.split(":")[1] for ln in errors] == ["6", "7"], r.stdout
+
+
+def test_python_module_nn_functions_live_in_torchlet_C_nn():
+    """entries with `python_module: nn` are bound in torchlet._C._nn (PyTorch's
+    torch._C._nn), stubbed in _nn.pyi, and not exported as torchlet.<name>"""
+    from torchlet._generated import _nn
+
+    nn_names = [n for (k, n) in _ops.SIGNATURES if k == "nn"]
+    assert nn_names and sorted(nn_names) == sorted(_nn.__all__)
+    assert tl._C._nn is _nn
+    stub = _defs(ast.parse(STUB.with_name("_nn.pyi").read_text()).body)
+    for name in nn_names:
+        assert name in stub, name
+        assert name not in _ops.__all__, name
+    assert "silu" in nn_names and not hasattr(tl, "silu")   # torch.silu does not exist either

@@ -87,10 +87,11 @@ for _op, _kw in {
     "sign": {"away_int": True}, "floor": {"away_int": True}, "ceil": {"away_int": True},
     "trunc": {"away_int": True}, "frac": {"away_int": True}, "silu": {},
 }.items():
-    UNARY_CASES[_op] = [([_un(2, 3, **_kw)], lambda a, _op=_op: getattr(torchlet, _op)(T(a))),  # non-contiguous
-                        ([_un(**_kw)], lambda a, _op=_op: getattr(torchlet, _op)(a))]            # 0-dim
+    _mod = torchlet._C._nn if _op == "silu" else torchlet   # silu: python_module nn, as in PyTorch
+    UNARY_CASES[_op] = [([_un(2, 3, **_kw)], lambda a, _op=_op, _m=_mod: getattr(_m, _op)(T(a))),  # non-contiguous
+                        ([_un(**_kw)], lambda a, _op=_op, _m=_mod: getattr(_m, _op)(a))]            # 0-dim
     UNARY_CASES[_op + "_"] = [([_un(3, 2, **_kw)], lambda a, _op=_op: getattr(a.clone(), _op + "_")()
-                               if _op != "silu" else torchlet.silu_(a.clone()))]
+                               if _op != "silu" else torchlet._C._nn.silu_(a.clone()))]
 
 # name -> list of (builder arrays, fn); fn gets leaf tensors in order
 # matrix products (issue 6 linalg slice): own generator; transposed operands
@@ -119,8 +120,37 @@ LINALG_CASES = {
             ([_rl(6), _rl(3)], lambda a, b: a[::2].dot(b))],
 }
 
+# NN operators (issue 6 NN slice): own generator; targets / total_weight are constants
+RN = np.random.default_rng(6062)
+_NLL_T = [0, 2, 1, 2]
+
+
+def _nll_bwd(g, x, reduction):
+    t = torchlet.tensor(_NLL_T)
+    tw = torchlet.tensor(float(len(_NLL_T)), dtype=torchlet.float64)
+    return torchlet._C._nn.nll_loss_backward(g, x, t, None, reduction, -100, tw)
+
+
+NN_CASES = {
+    "_softmax": [([RN.standard_normal((3, 4))], lambda a: torchlet._softmax(a, 1, False)),
+                 ([RN.standard_normal((4, 3))], lambda a: torchlet._softmax(T(a), 0, False)),  # strided dim
+                 ([RN.standard_normal(())], lambda a: torchlet._softmax(a, 0, False))],
+    "_log_softmax": [([RN.standard_normal((3, 4))], lambda a: torchlet._log_softmax(a, -1, False)),
+                     ([RN.standard_normal((2, 3, 4))], lambda a: torchlet._log_softmax(a, 1, False))],
+    "mse_loss": [([RN.standard_normal((3, 4)), RN.standard_normal((3, 4))],
+                  lambda a, b: torchlet._C._nn.mse_loss(a, b)),
+                 ([RN.standard_normal((4, 3)), RN.standard_normal((3, 4))],
+                  lambda a, b: torchlet._C._nn.mse_loss(T(a), b, 2)),
+                 ([RN.standard_normal((2, 3)), RN.standard_normal((2, 3))],
+                  lambda a, b: torchlet._C._nn.mse_loss(a, b, 0))],
+    "nll_loss_backward": [([RN.standard_normal(()), RN.standard_normal((4, 3))], lambda g, x: _nll_bwd(g, x, 1)),
+                          ([RN.standard_normal((4,)), RN.standard_normal((4, 3))], lambda g, x: _nll_bwd(g, x, 0))],
+}
+
+
 CASES = {
     **UNARY_CASES,
+    **NN_CASES,
     **LINALG_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
@@ -256,7 +286,7 @@ def test_torchlet_autograd_gradcheck(name):
         ("tanh", [_un(2, 3)], lambda a: torchlet.tanh(a)),
         ("sigmoid", [_un(2, 3)], lambda a: torchlet.sigmoid(a)),
         ("erf", [_un(2, 3)], lambda a: torchlet.erf(a)),
-        ("silu", [_un(2, 3)], lambda a: torchlet.silu(a)),
+        ("silu", [_un(2, 3)], lambda a: torchlet.nn.functional.silu(a)),
         ("abs", [_un(2, 3, away_int=True)], lambda a: torchlet.abs(a) * a),
     ],
     ids=lambda x: x if isinstance(x, str) else "",

@@ -1,0 +1,244 @@
+"""torchlet.nn.functional: PyTorch's functional NN interface.
+
+Two layers, as in PyTorch:
+
+* operators whose YAML entry says ``python_module: nn`` are generated into
+  ``torchlet._C._nn`` (generated/python/_nn.py) -- ``mse_loss``, ``nll_loss_nd``,
+  ``cross_entropy_loss``, ``silu``, ``gelu`` ...;
+* this module holds the Python-level functions PyTorch writes in Python
+  (torch/nn/functional.py): they turn ``reduction="mean"`` into the enum,
+  pick implicit dims, handle ``inplace=``, and call those operators or the
+  ``torchlet.*`` ones (``softmax``, ``layer_norm``, ``dropout``, ...).
+
+An operator another part of the library has not declared yet raises
+NotImplementedError naming it (instead of an AttributeError at import).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torchlet
+from torchlet._generated import _nn
+
+__all__ = [
+    "softmax", "log_softmax", "relu", "relu_", "silu", "gelu", "leaky_relu", "elu", "hardtanh", "softplus", "mish",
+    "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
+    "embedding", "scaled_dot_product_attention",
+]
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _op(module, name):
+    fn = getattr(module, name, None)
+    if fn is None:
+        where = "torchlet._C._nn" if module is _nn else "torchlet"
+        raise NotImplementedError(f"{where}.{name} is not implemented yet (no '{name}' entry in "
+                                  "yaml/native_functions.yaml)")
+    return fn
+
+
+def _reduction_enum(reduction, size_average=None, reduce=None) -> int:
+    """PyTorch's _Reduction.get_enum (and legacy_get_string for the deprecated
+    size_average / reduce arguments)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn("size_average and reduce args will be deprecated, please use reduction='%s' instead."
+                      % reduction, stacklevel=3)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                  "Change the call to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# ------------------------------------------------------------ activations
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along ``dim`` (torchlet.softmax)."""
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return torchlet.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return torchlet.log_softmax(input, dim, dtype=dtype)
+
+
+def relu(input, inplace=False):
+    return torchlet.relu_(input) if inplace else torchlet.relu(input)
+
+
+def relu_(input):
+    return torchlet.relu_(input)
+
+
+def silu(input, inplace=False):
+    return _op(_nn, "silu_")(input) if inplace else _op(_nn, "silu")(input)
+
+
+def gelu(input, approximate="none"):
+    return _op(_nn, "gelu")(input, approximate=approximate)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:
+        return _op(_nn, "leaky_relu_")(input, negative_slope)
+    return _op(_nn, "leaky_relu")(input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    if inplace:
+        return _op(_nn, "elu_")(input, alpha)
+    return _op(_nn, "elu")(input, alpha)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if inplace:
+        return _op(_nn, "hardtanh_")(input, min_val, max_val)
+    return _op(_nn, "hardtanh")(input, min_val, max_val)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _op(_nn, "softplus")(input, beta, threshold)
+
+
+def mish(input, inplace=False):
+    return _op(_nn, "mish_")(input) if inplace else _op(_nn, "mish")(input)
+
+
+def sigmoid(input):
+    return torchlet.sigmoid(input)
+
+
+def tanh(input):
+    return torchlet.tanh(input)
+
+
+# ----------------------------------------------------- linear and norms
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (PyTorch binds linear in torch._C._nn)."""
+    fn = getattr(_nn, "linear", None) or getattr(torchlet, "linear", None)
+    if fn is not None:
+        return fn(input, weight, bias)
+    # composite fallback while linear is not declared: the same ops PyTorch's
+    # CompositeImplicit linear uses
+    if input.dim() == 2 and bias is not None and hasattr(torchlet, "addmm"):
+        return torchlet.addmm(bias, input, weight.t())
+    out = _op(torchlet, "matmul")(input, weight.t())
+    return out + bias if bias is not None else out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return torchlet.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return torchlet.rms_norm(input, normalized_shape, weight, eps)
+
+
+# --------------------------------------------------------------- dropout
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability ``p`` and scales the rest by
+    1 / (1 - p) when ``training``; the identity otherwise. Draws come from the
+    default generator (torchlet.manual_seed)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input  # the input object itself, as PyTorch's _dropout_impl
+    r = torchlet.dropout(input, p, training)
+    if inplace:
+        if r is not input:
+            input.copy_(r)
+        return input
+    return r
+
+
+# ----------------------------------------------------------------- losses
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    return _nn.nll_loss_nd(input, target, weight, _reduction_enum(reduction, size_average, reduce), ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    return _nn.cross_entropy_loss(input, target, weight, _reduction_enum(reduction, size_average, reduce),
+                                  ignore_index, label_smoothing)
+
+
+def _broadcast_shape(a, b):
+    sa, sb = list(a), list(b)
+    n = max(len(sa), len(sb))
+    sa, sb = [1] * (n - len(sa)) + sa, [1] * (n - len(sb)) + sb
+    out = []
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=2)
+    red = _reduction_enum(reduction, size_average, reduce)
+    if weight is not None:
+        raise NotImplementedError("mse_loss: weight= is not supported yet")
+    shape = _broadcast_shape(input.shape, target.shape)
+    return _nn.mse_loss(input.expand(shape), target.expand(shape), red)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if max_norm is not None or sparse:
+        raise NotImplementedError("embedding: max_norm= and sparse=True are not supported yet")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx % n
+    else:
+        padding_idx = -1
+    fn = getattr(torchlet, "embedding", None)
+    if fn is not None:
+        return fn(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    flat = _op(torchlet, "index_select")(weight, 0, input.reshape(-1))
+    return flat.reshape(*input.shape, weight.shape[-1])
+
+
+# -------------------------------------------------------------- attention
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q @ k^T * scale + mask) @ v, scale = 1/sqrt(E) by default;
+    ``is_causal`` masks the upper triangle (it may not be combined with an
+    explicit ``attn_mask``); a bool mask keeps True positions, a float mask is
+    added. (torchlet._C._nn.scaled_dot_product_attention)"""
+    return _nn.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                            enable_gqa=enable_gqa)
+
+
+del math
