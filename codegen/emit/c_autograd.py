@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import api_c
+from .. import api, api_c
 from ..derivatives import DifferentiabilityInfo, SavedVariable
 from ..diagnostics import DiagnosticSink
-from ..formula import Binary, Call, Expr, Index, Member, Name, Number, Paren, Unary, to_source
+from ..formula import Binary, Call, Conditional, Expr, Index, Member, Name, Number, Paren, String, Unary, to_source
 from ..model import Model
 from ..native import NativeFunction
 from ..schema import BaseTy, BaseType, OptionalType
@@ -45,7 +45,8 @@ C_COMMENT = ("/*", " * ", "")
 # fall through.
 DONT_REQUIRE_DERIVATIVE = frozenset(
     {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "isnan",
-     "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "sign", "floor_divide", "result_type"}
+     "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "sign", "floor_divide", "result_type",
+     "logical_and", "logical_or", "logical_xor", "logical_not"}
 )  # fmt: skip
 
 
@@ -130,41 +131,72 @@ _HELPERS: dict[str, list[tuple[tuple[str, ...], str]]] = {
 _ACCEPTS = {
     "tensor": ("tensor",),
     "opt_tensor": ("tensor", "none"),
+    "tensor_list": ("tensorlist",),
+    "opt_tensor_list": ("tensorlist",),
     "scalar": ("scalar", "number", "int", "double"),
-    "opt_scalar": ("scalar", "number", "none"),
+    "opt_scalar": ("optscalar", "scalar", "none"),
     "int": ("int", "number"),
     "opt_int": ("optint", "int", "number", "none"),
     "int_list": ("intlist",),
     "opt_int_list": ("optintlist", "intlist", "none"),
-    "double": ("double", "number"),
-    "opt_double": ("double", "number", "none"),
+    "double": ("double", "number", "int"),
+    "opt_double": ("optdouble", "double", "number", "none"),
     "bool": ("bool", "number"),
-    "opt_bool": ("bool", "none"),
+    "opt_bool": ("optbool", "bool", "none"),
+    "bool_list": ("boolarray",),
     "dtype": ("dtype", "none"),
     "device": ("device", "none"),
     "enum": ("layout", "none"),
+    "str": ("str", "optstr", "none"),
 }
+# helper parameter kinds (tl_autograd_formulas.h) that take other value kinds too
+_HELPER_ACCEPTS = {
+    "optintlist": ("intlist", "none"),
+    "optint": ("int", "number", "none"),
+    "optdouble": ("double", "number", "int", "none"),
+    "optbool": ("bool", "none"),
+    "optscalar": ("scalar", "none"),
+    "optstr": ("str", "none"),
+    "double": ("int", "number"),
+    "int": ("number",),
+    "bool": ("number",),
+    "scalar": ("number", "int", "double"),
+    "layout": ("number",),
+}
+
+
+def _lvalue_addr(c: str) -> str | None:
+    """``&x`` for a node member (Scalar? arguments take a pointer), else None."""
+    return f"&{c}" if c.startswith("n_->") or c.startswith("(*") else None
 
 
 def _convert(v: Val, want: str) -> tuple[str, ...] | None:
     """C argument expressions passing value ``v`` to a parameter of kind ``want``
     (an api_c kind or a helper kind), or None when it does not fit."""
-    # helper kinds are value kinds
-    if want == v.kind and want not in _ACCEPTS:
+    if want not in _ACCEPTS:  # a helper kind: a value kind
+        if v.kind == want:
+            return v.c
+        if v.kind not in _HELPER_ACCEPTS.get(want, ()):
+            return None
+        if v.kind == "none":
+            return {"optintlist": ("NULL", "0"), "optint": ("0", "false"), "optdouble": ("0.0", "false"),
+                    "optbool": ("false", "false"), "optscalar": ("NULL",), "optstr": ("NULL",)}[want]  # fmt: skip
+        if v.kind == "number":
+            base = {"optint": "int", "optdouble": "double"}.get(want, want)
+            n = _number_as(v, base)
+            if n is None:
+                return None
+            return (n.c[0], "true") if want in ("optint", "optdouble") else n.c
+        if want == "optscalar":
+            a = _lvalue_addr(v.c[0])
+            return (a,) if a else None
+        if want == "scalar":
+            return (f"tl_scalar_from_{'int' if v.kind == 'int' else 'double'}({v.c[0]})",)
+        if want == "double":
+            return (f"(double){v.c[0]}",)
+        if want in ("optint", "optdouble", "optbool"):
+            return (v.c[0], "true")
         return v.c
-    if want in ("optintlist",) and v.kind == "intlist":
-        return v.c
-    if want in ("optintlist",) and v.kind == "none":
-        return ("NULL", "0")
-    if want in ("optint",) and v.kind == "int":
-        return (v.c[0], "true")
-    if want in ("optint",) and v.kind == "none":
-        return ("0", "false")
-    if v.kind == "number" and want not in _ACCEPTS:
-        n = _number_as(v, want)
-        return n.c if n else None
-    if want not in _ACCEPTS:
-        return None
     if v.kind not in _ACCEPTS[want]:
         return None
     if v.kind == "number":
@@ -181,11 +213,16 @@ def _convert(v: Val, want: str) -> tuple[str, ...] | None:
     if v.kind == "none":
         return {"opt_tensor": ("NULL",), "opt_scalar": ("NULL",), "opt_int": ("0", "false"), "opt_int_list": ("NULL", "0"),
                 "opt_double": ("0.0", "false"), "opt_bool": ("false", "false"), "dtype": ("TL_DTYPE_UNDEFINED",),
-                "device": ("-1",), "enum": ("-1",)}[want]  # fmt: skip
+                "device": ("-1",), "enum": ("-1",), "str": ("NULL",)}[want]  # fmt: skip
     if want == "scalar" and v.kind == "int":
         return (f"tl_scalar_from_int({v.c[0]})",)
     if want == "scalar" and v.kind == "double":
         return (f"tl_scalar_from_double({v.c[0]})",)
+    if want == "double" and v.kind == "int":
+        return (f"(double){v.c[0]}",)
+    if want == "opt_scalar" and v.kind == "scalar":
+        a = _lvalue_addr(v.c[0])
+        return (a,) if a else None
     if want == "opt_int" and v.kind == "int":
         return (v.c[0], "true")
     if want in ("opt_double", "opt_bool") and v.kind in ("double", "bool"):
@@ -227,7 +264,8 @@ class Field:
     capture: list[str]  # statements run in the forward (n_ is the node)
     val: Val  # how formulas see it inside apply
     is_output: bool = False
-    edges: set[int] = field(default_factory=set)  # edge indices whose formulas use it
+    var: str = ""  # the input or output it comes from
+    edges: set[str] = field(default_factory=set)  # inputs whose formulas use it
 
 
 def _int_list_field(name: str, kind: str, data: str, length: str) -> Field:
@@ -239,8 +277,9 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
     n = sv.name
     if suffix == "":
         if sv.type.startswith("Tensor") or sv.type == "const Tensor&":
-            if sv.type != "Tensor" and not sv.type.startswith("Tensor("):
+            if sv.type not in ("Tensor", "Tensor?") and not sv.type.startswith("Tensor("):
                 raise UnsupportedFormula(f"saved variable '{n}' of type '{sv.type}'")
+            # Tensor? (weight=None): saved undefined, unpacked as NULL
             return Field(n, "tensor", [f"tl_saved_variable {n}_;"], [], Val("tensor", (n,)), is_output)
         assert c_arg is not None
         k = c_arg.kind
@@ -255,6 +294,14 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
             return Field(n, "bool", [f"bool {n};"], [f"n_->{n} = {p[0]};"], Val("bool", (f"n_->{n}",)))
         if k == "dtype":
             return Field(n, "dtype", [f"tl_dtype {n};"], [f"n_->{n} = {p[0]};"], Val("dtype", (f"n_->{n}",)))
+        if k in ("opt_bool", "opt_double"):
+            ct, vk = ("bool", "optbool") if k == "opt_bool" else ("double", "optdouble")
+            return Field(n, vk, [f"{ct} {n};", f"bool {n}_has;"], [f"n_->{n} = {p[0]};", f"n_->{n}_has = {p[1]};"],
+                         Val(vk, (f"n_->{n}", f"n_->{n}_has")))  # fmt: skip
+        if k == "opt_scalar":
+            return Field(n, "optscalar", [f"tl_scalar {n};", f"bool {n}_has;"],
+                         [f"n_->{n}_has = {p[0]} != NULL;", f"if ({p[0]}) n_->{n} = *{p[0]};"],
+                         Val("optscalar", (f"(n_->{n}_has ? &n_->{n} : NULL)",)))  # fmt: skip
         if k == "opt_int":
             return Field(n, "optint", [f"int64_t {n};", f"bool {n}_has;"], [f"n_->{n} = {p[0]};", f"n_->{n}_has = {p[1]};"],
                          Val("optint", (f"n_->{n}", f"n_->{n}_has")))  # fmt: skip
@@ -271,7 +318,9 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
         if k in ("device", "enum"):
             return Field(n, "int", [f"int {n};"], [f"n_->{n} = {p[0]};"], Val("layout" if k == "enum" else "device", (f"n_->{n}",)))
         raise UnsupportedFormula(f"saved argument '{n}' of kind '{k}'")
-    if c_arg is not None and c_arg.kind != "tensor":
+    if c_arg is not None and c_arg.kind == "tensor_list" and suffix not in ("_args_sizes", "_args_sizes_symint", "_args_scalartypes"):
+        raise UnsupportedFormula(f"metadata '{n}' of a Tensor[] argument")
+    if c_arg is not None and c_arg.kind not in ("tensor", "tensor_list"):
         raise UnsupportedFormula(f"metadata '{n}' of a non-tensor argument")
     x = var
     if suffix in ("_sym_sizes",):
@@ -306,6 +355,14 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
                       f"n_->{n}_offset = tl_tensor_storage_offset({x});"],
                      Val("geometry", (f"n_->{n}_sizes.data", f"n_->{n}_sizes.len", f"n_->{n}_strides.data",
                                       f"n_->{n}_strides.len", f"n_->{n}_offset")))  # fmt: skip
+    if suffix in ("_args_sizes", "_args_sizes_symint"):
+        return Field(n, "sizeslist", [f"tl_ag_sizes_list {n};"],
+                     [f"if (tl_ag_sizes_list_set(&n_->{n}, {x}, {x}_len) < 0) goto fail;"],
+                     Val("sizeslist", (f"(const int64_t *const *)n_->{n}.sizes", f"n_->{n}.ndims", f"n_->{n}.n")))  # fmt: skip
+    if suffix == "_args_scalartypes":
+        return Field(n, "dtypelist", [f"tl_ag_dtype_list {n};"],
+                     [f"if (tl_ag_dtype_list_set(&n_->{n}, {x}, {x}_len) < 0) goto fail;"],
+                     Val("dtypelist", (f"n_->{n}.data", f"n_->{n}.n")))  # fmt: skip
     if suffix == "_conjugate":
         return Field(n, "bool", [f"bool {n};"], [f"n_->{n} = false;"], Val("bool", (f"n_->{n}",)))
     raise UnsupportedFormula(f"saved metadata '{n}'")
@@ -318,13 +375,15 @@ class FormulaCompiler:
 
     ``env`` maps formula names to values.  Temporaries ``t0_``, ``t1_`` ...
     are numbered per node; :attr:`temps` lists them for the declarations and
-    the cleanup.  Every statement that can fail is followed by ``goto done``.
+    the cleanup (tensor lists: :attr:`list_temps`, ``l0_`` with its length
+    ``l0_n``).  Every statement that can fail is followed by ``goto done``.
     """
 
     def __init__(self, m: Model, env: dict[str, Val]):
         self.m = m
         self.env = env
         self.temps: list[str] = []
+        self.list_temps: list[str] = []
         self.lines: list[str] = []
         self.used: set[str] = set()  # env names used
 
@@ -335,7 +394,17 @@ class FormulaCompiler:
         return t
 
     def _release(self, vals: list[Val]) -> list[str]:
-        return [f"tl_tensor_release({v.temp}); {v.temp} = NULL;" for v in vals if v.temp]
+        out = []
+        for v in vals:
+            if not v.temp:
+                continue
+            if v.kind == "tensorlist":
+                out.append(f"tl_ag_tensor_list_release({v.temp}, {v.temp}n); {v.temp} = NULL;")
+            elif v.kind == "tuple":
+                out.extend(f"tl_tensor_release({t}); {t} = NULL;" for t in v.c)
+            else:
+                out.append(f"tl_tensor_release({v.temp}); {v.temp} = NULL;")
+        return out
 
     def call_tensor(self, fn: str, args: list[str], consumed: list[Val], what: str) -> Val:
         t = self._new_temp()
@@ -344,36 +413,40 @@ class FormulaCompiler:
         self.lines.append(f"if (!{t}) goto done;")
         return Val("tensor", (t,), temp=t)
 
+    def call_tuple(self, fn: str, args: list[str], n: int, consumed: list[Val]) -> Val:
+        """An operator with ``n`` tensor outputs (trailing ``tl_tensor **`` parameters)."""
+        ts = tuple(self._new_temp() for _ in range(n))
+        self.lines.append(f"if ({fn}({', '.join(args + [f'&{t}' for t in ts])}) < 0) goto done;")
+        self.lines.extend(self._release(consumed))
+        return Val("tuple", ts, temp=ts[0])
+
+    def call_list(self, fn: str, args: list[str], consumed: list[Val]) -> Val:
+        """An operator or helper returning Tensor[] (``tl_tensor ***ret, int64_t *ret_len``)."""
+        t = f"l{len(self.list_temps)}_"
+        self.list_temps.append(t)
+        self.lines.append(f"if ({fn}({', '.join(args + [f'&{t}', f'&{t}n'])}) < 0) goto done;")
+        self.lines.extend(self._release(consumed))
+        return Val("tensorlist", (t, f"{t}n"), temp=t)
+
     # -- expressions
     def compile(self, e: Expr) -> Val:
         if isinstance(e, Paren):
-            return self.compile(e.expr)
+            v = self.compile(e.expr)
+            if v.kind == "number":
+                return Val("number", (), text=f"({v.text})")
+            return v
         if isinstance(e, Name):
             return self._name(e)
         if isinstance(e, Number):
             return Val("number", (), text=e.text)
+        if isinstance(e, String):
+            return Val("str", (e.text,))
         if isinstance(e, Unary):
-            if e.op == "-":
-                v = self.compile(e.operand)
-                if v.kind == "tensor":
-                    return self._op_call("neg", None, [v], to_source(e))
-                if v.kind == "number":
-                    return Val("number", (), text="-" + v.text)
-                if v.kind in ("int", "double"):
-                    return Val(v.kind, (f"(-{v.c[0]})",))
-            if e.op == "!":
-                v = self.compile(e.operand)
-                if v.kind == "dtype":  # an optional ScalarType: "is None"
-                    return Val("bool", (f"({v.c[0]} == TL_DTYPE_UNDEFINED)",))
-                if v.kind == "bool":
-                    return Val("bool", (f"(!{v.c[0]})",))
-            if e.op == "*":
-                v = self.compile(e.operand)
-                if v.kind == "dtype":  # the value of an optional ScalarType
-                    return v
-            raise UnsupportedFormula(f"unary '{e.op}' in '{to_source(e)}'")
+            return self._unary(e)
         if isinstance(e, Binary):
             return self._binary(e)
+        if isinstance(e, Conditional):
+            return self._conditional(e)
         if isinstance(e, Call):
             return self._call(e)
         if isinstance(e, Index) and isinstance(e.obj, Name) and e.obj.simple == "grads" and isinstance(e.index, Number):
@@ -389,48 +462,207 @@ class FormulaCompiler:
             return Val("bool", (key,))
         if key in ("c10::nullopt", "std::nullopt", "::std::nullopt", "None"):
             return Val("none", ())
+        if key in ("M_PI", "M_LN2", "M_SQRT1_2", "M_2_SQRTPI", "M_SQRT2"):
+            return Val("double", (key,))
         raise UnsupportedFormula(f"unknown name '{key}'")
+
+    def _unary(self, e: Unary) -> Val:
+        v = self.compile(e.operand)
+        if e.op == "-":
+            if v.kind == "tensor":
+                return self._op_call("neg", None, [v], to_source(e))
+            if v.kind == "number":
+                return Val("number", (), text="-" + v.text)
+            if v.kind in ("int", "double"):
+                return Val(v.kind, (f"(-{v.c[0]})",))
+            if v.kind == "scalar":
+                return Val("double", (f"(-tl_ag_scalar_to_double({v.c[0]}))",))
+        if e.op == "!":
+            if v.kind == "dtype":  # an optional ScalarType: "is None"
+                return Val("bool", (f"({v.c[0]} == TL_DTYPE_UNDEFINED)",))
+            if v.kind == "bool":
+                return Val("bool", (f"(!{v.c[0]})",))
+            if v.kind == "number":
+                return Val("bool", (f"(!{v.text})",))
+        if e.op == "*":
+            if v.kind == "dtype":  # the value of an optional ScalarType
+                return v
+        raise UnsupportedFormula(f"unary '{e.op}' on {v.kind} in '{to_source(e)}'")
+
+    def _numeric(self, v: Val) -> tuple[str, str] | None:
+        """(C kind int|double|bool, C expression) of a plain number-like value, else None."""
+        if v.kind == "number":
+            t = v.text.rstrip("fFlLuU")
+            is_float = any(ch in t for ch in ".eE") and not t.lower().startswith("0x")
+            return ("double" if is_float else "int"), t
+        if v.kind in ("int", "double", "bool"):
+            return v.kind, v.c[0]
+        if v.kind == "scalar":
+            return "double", f"tl_ag_scalar_to_double({v.c[0]})"
+        return None
+
+    _CMP = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+    _FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 
     def _binary(self, e: Binary) -> Val:
         a = self.compile(e.left)
         b = self.compile(e.right)
+        src = to_source(e)
         if e.op in ("||", "&&") and a.kind == "bool" and b.kind == "bool":
             return Val("bool", (f"({a.c[0]} {e.op} {b.c[0]})",))
-        if a.kind == "tensor" and b.kind == "tensor":
-            op = {"+": "add", "-": "sub", "*": "mul", "/": "div"}.get(e.op)
-            if op:
-                return self._op_call(op, None, [a, b], to_source(e))
-        if a.kind == "tensor" and b.kind in ("scalar", "number", "int", "double"):
-            op = {"+": "add", "-": "sub", "*": "mul", "/": "div"}.get(e.op)
-            if op:
-                return self._op_call(op, None, [a, b], to_source(e))
-        if a.kind in ("scalar", "number", "int", "double") and b.kind == "tensor" and e.op in ("*", "+"):
-            return self._op_call({"*": "mul", "+": "add"}[e.op], None, [b, a], to_source(e))
-        raise UnsupportedFormula(f"operator '{e.op}' on {a.kind} and {b.kind} in '{to_source(e)}'")
+        if a.kind == "tensor" and (b.kind == "tensor" or b.kind in ("scalar", "number", "int", "double")):
+            if e.op in self._ARITH:
+                return self._op_call(self._ARITH[e.op], None, [a, b], src)
+            if e.op in self._CMP:  # self > 0, result == self: bool tensors
+                return self._op_call(self._CMP[e.op], None, [a, b], src)
+        if a.kind in ("scalar", "number", "int", "double") and b.kind == "tensor":
+            if e.op in ("*", "+"):
+                return self._op_call(self._ARITH[e.op], None, [b, a], src)
+            if e.op == "-":  # 1 - x: rsub(x, 1)
+                return self._op_call("rsub", None, [b, a], src)
+            if e.op == "/":  # 2 / x: x.reciprocal() * 2
+                r = self._op_call("reciprocal", None, [b], src)
+                return self._op_call("mul", None, [r, a], src)
+            if e.op in self._CMP:
+                return self._op_call(self._CMP[self._FLIP[e.op]], None, [b, a], src)
+        if a.kind == "number" and b.kind == "number" and e.op in ("+", "-", "*", "/"):
+            return Val("number", (), text=f"({a.text} {e.op} {b.text})")
+        na, nb = self._numeric(a), self._numeric(b)
+        if na and nb:
+            if e.op in self._CMP:
+                return Val("bool", (f"({na[1]} {e.op} {nb[1]})",))
+            if e.op in ("+", "-", "*", "/"):
+                kind = "double" if "double" in (na[0], nb[0]) else "int"
+                return Val(kind, (f"({na[1]} {e.op} {nb[1]})",))
+        raise UnsupportedFormula(f"operator '{e.op}' on {a.kind} and {b.kind} in '{src}'")
+
+    def _block(self, e: Expr) -> tuple[Val, list[str]]:
+        saved, self.lines = self.lines, []
+        try:
+            v = self.compile(e)
+            return v, self.lines
+        finally:
+            self.lines = saved
+
+    def _conditional(self, e: Conditional) -> Val:
+        """``c ? a : b``: a C conditional for numbers, an if/else block for tensors and tuples."""
+        src = to_source(e)
+        c = self.compile(e.cond)
+        if c.kind == "number":
+            c = Val("bool", (f"({c.text} != 0)",))
+        if c.kind != "bool":
+            raise UnsupportedFormula(f"condition of kind {c.kind} in '{src}'")
+        a, la = self._block(e.then)
+        b, lb = self._block(e.else_)
+        na, nb = self._numeric(a), self._numeric(b)
+        if na and nb and not la and not lb:
+            kind = "double" if "double" in (na[0], nb[0]) else ("bool" if na[0] == nb[0] == "bool" else "int")
+            return Val(kind, (f"({c.c[0]} ? {na[1]} : {nb[1]})",))
+        if a.kind == b.kind == "tensor":
+            r = self._new_temp()
+            self.lines.append(f"if ({c.c[0]}) {{")
+            self.lines += ["    " + ln for ln in la + self._move(a, r)]
+            self.lines.append("} else {")
+            self.lines += ["    " + ln for ln in lb + self._move(b, r)]
+            self.lines.append("}")
+            return Val("tensor", (r,), temp=r)
+        if a.kind == b.kind == "tuple" and len(a.c) == len(b.c):
+            rs = tuple(self._new_temp() for _ in a.c)
+            moves_a = [ln for i, r in enumerate(rs) for ln in self._move(Val("tensor", (a.c[i],), temp=a.c[i] if a.temp else None), r)]
+            moves_b = [ln for i, r in enumerate(rs) for ln in self._move(Val("tensor", (b.c[i],), temp=b.c[i] if b.temp else None), r)]
+            self.lines.append(f"if ({c.c[0]}) {{")
+            self.lines += ["    " + ln for ln in la + moves_a]
+            self.lines.append("} else {")
+            self.lines += ["    " + ln for ln in lb + moves_b]
+            self.lines.append("}")
+            return Val("tuple", rs, temp=rs[0])
+        raise UnsupportedFormula(f"'?:' with branches of kinds {a.kind} and {b.kind} in '{src}'")
+
+    @staticmethod
+    def _move(v: Val, r: str) -> list[str]:
+        """Statements making temporary ``r`` own the tensor ``v`` (NULL stays NULL)."""
+        if v.temp:
+            return [f"{r} = {v.temp}; {v.temp} = NULL;"]
+        if v.c[0] == "NULL":
+            return [f"{r} = NULL;"]
+        return [f"{r} = {v.c[0]}; tl_tensor_retain({r});"]
+
+    # tensor methods that read metadata (no operator call)
+    _TENSOR_META = {
+        "defined": ("bool", "({0} != NULL)"),
+        "scalar_type": ("dtype", "tl_tensor_dtype({0})"),
+        "dim": ("int", "tl_tensor_ndim({0})"),
+        "numel": ("int", "tl_tensor_numel({0})"),
+        "sym_numel": ("int", "tl_tensor_numel({0})"),
+        "is_complex": ("bool", "false"),
+        "requires_grad": ("bool", "(tl_autograd_requires_grad({0}) != 0)"),
+    }
 
     def _call(self, e: Call) -> Val:
         f = e.func
+        src = to_source(e)
         if isinstance(f, Member):
             obj = self.compile(f.obj)
             args = [self.compile(a) for a in e.args]
             name = f.name
-            if name == "conj" and not args and obj.kind in ("scalar", "tensor", "number"):
+            if name == "conj" and not args and obj.kind in ("scalar", "tensor", "number", "double", "int"):
                 return obj  # real dtypes only: conj is the identity
             if obj.kind == "info" and name == "zeros" and not args:
-                return self.call_tensor("tl_ag_zeros_info", list(obj.c), [], to_source(e))
+                return self.call_tensor("tl_ag_zeros_info", list(obj.c), [], src)
             if obj.kind == "tensor":
-                return self._op_call(name, obj, args, to_source(e))
-            raise UnsupportedFormula(f"method '{name}' on {obj.kind} in '{to_source(e)}'")
+                if name in self._TENSOR_META and not args:
+                    kind, fmt = self._TENSOR_META[name]
+                    return Val(kind, (fmt.format(obj.c[0]),))
+                if name in ("sym_sizes", "sizes") and not args:
+                    return Val("intlist", (f"tl_tensor_sizes({obj.c[0]})", f"tl_tensor_ndim({obj.c[0]})"))
+                if name in ("sym_strides", "strides") and not args:
+                    return Val("intlist", (f"tl_tensor_strides({obj.c[0]})", f"tl_tensor_ndim({obj.c[0]})"))
+                if name in ("sym_size", "size") and len(args) == 1 and args[0].kind in ("int", "number"):
+                    d = args[0].c[0] if args[0].kind == "int" else args[0].text
+                    return Val("int", (f"tl_tensor_size({obj.c[0]}, {d})",))
+                if name == "options" and not args:
+                    return Val("options", (f"tl_tensor_dtype({obj.c[0]})", f"(int)tl_tensor_device({obj.c[0]})"))
+                return self._op_call(name, obj, args, src)
+            if obj.kind in ("scalar", "number", "double", "int"):
+                if name in ("isComplex", "is_complex") and not args:
+                    return Val("bool", ("false",))
+                n = self._numeric(obj)
+                if name == "toDouble" and not args and n:
+                    return Val("double", (n[1] if n[0] == "double" else f"(double){n[1]}",))
+            if obj.kind in ("optbool", "optint", "optdouble", "optscalar") and not args:
+                if name == "has_value":
+                    return Val("bool", (obj.c[1] if obj.kind != "optscalar" else f"({obj.c[0]} != NULL)",))
+                if name == "value":
+                    if obj.kind == "optscalar":
+                        return Val("scalar", (f"(*{obj.c[0]})",))
+                    return Val({"optbool": "bool", "optint": "int", "optdouble": "double"}[obj.kind], (obj.c[0],))
+            raise UnsupportedFormula(f"method '{name}' on {obj.kind} in '{src}'")
         if isinstance(f, Name):
             key = "::".join(f.parts)
             args = [self.compile(a) for a in e.args]
             if key == "isDifferentiableType" and len(args) == 1 and args[0].kind == "dtype":
                 return Val("bool", (f"tl_ag_is_differentiable_type({args[0].c[0]})",))
+            if key in ("GradMode::is_enabled", "at::GradMode::is_enabled") and not args:
+                return Val("bool", ("(tl_grad_mode_is_enabled() != 0)",))
+            if key in ("Tensor", "at::Tensor") and not args:
+                return Val("tensor", ("NULL",))  # an undefined tensor
+            if key == "std::tuple" and not args and f.template_args and all(t.strip() == "Tensor" for t in f.template_args):
+                return Val("tuple", ("NULL",) * len(f.template_args))
             if key in _HELPERS:
-                return self._helper(key, args, to_source(e))
+                return self._helper(key, args, src)
             base = key[4:] if key.startswith("at::") else key
-            return self._op_call(base, None, args, to_source(e))
+            base = base[: -len("_symint")] if base.endswith("_symint") else base
+            if base in _HELPERS:
+                return self._helper(base, args, src)
+            helper = _header_helpers().get(base)
+            if helper is not None and not self._has_op(base):
+                return self._helper_call(base, helper, args, src)
+            return self._op_call(base, None, args, src)
         raise UnsupportedFormula(f"call of '{to_source(f)}'")
+
+    def _has_op(self, base: str) -> bool:
+        return any(str(f.func.name.name) == base for f in self.m.functions)
 
     def _helper(self, key: str, args: list[Val], src: str) -> Val:
         for kinds, cname in _HELPERS[key]:
@@ -444,6 +676,23 @@ class FormulaCompiler:
         kinds_s = ", ".join(a.kind for a in args)
         raise UnsupportedFormula(f"no overload of helper '{key}' takes ({kinds_s}) in '{src}'")
 
+    def _helper_call(self, key: str, h: "_HeaderHelper", args: list[Val], src: str) -> Val:
+        """A helper found in tl_autograd_formulas.h by its name ``tl_ag_<key>``."""
+        if len(h.kinds) != len(args):
+            raise UnsupportedFormula(f"helper '{key}' ({h.cname}) takes {len(h.kinds)} arguments, not {len(args)}, in '{src}'")
+        flat: list[str] = []
+        for a, k in zip(args, h.kinds):
+            c = _convert(a, k)
+            if c is None:
+                raise UnsupportedFormula(f"helper '{key}' ({h.cname}) takes {k}, not {a.kind}, in '{src}'")
+            flat.extend(c)
+        consumed = [a for a in args if a.temp]
+        if h.ret == "tensor":
+            return self.call_tensor(h.cname, flat, consumed, src)
+        if h.ret == "tensorlist":
+            return self.call_list(h.cname, flat, consumed)
+        return self.call_tuple(h.cname, flat, int(h.ret[len("tuple"):]), consumed)
+
     def _op_call(self, name: str, self_val: Val | None, args: list[Val], src: str) -> Val:
         base = name[: -len("_symint")] if name.endswith("_symint") else name
         cands = [f for f in self.m.functions if str(f.func.name.name) == base and not f.func.is_out_fn()]
@@ -456,13 +705,20 @@ class FormulaCompiler:
             kinds_s = ", ".join(a.kind for a in ([self_val] if self_val else []) + args)
             raise UnsupportedFormula(f"no operator '{base}' takes ({kinds_s}) in '{src}'")
         _, f, flat = best
-        if api_c.c_return(f).kind != "tensor":
-            raise UnsupportedFormula(f"'{f.func.name}' does not return one tensor")
+        r = api_c.c_return(f)
         consumed = [a for a in ([self_val] if self_val else []) + args if a.temp]
-        return self.call_tensor(api_c.c_entry_name(f), flat, consumed, src)
+        if r.kind == "tensor":
+            return self.call_tensor(api_c.c_entry_name(f), flat, consumed, src)
+        if r.kind == "tensors":
+            return self.call_tuple(api_c.c_entry_name(f), flat, len(r.returns), consumed)
+        if r.kind == "tensor_list":
+            return self.call_list(api_c.c_entry_name(f), flat, consumed)
+        raise UnsupportedFormula(f"'{f.func.name}' does not return tensors")
 
-    def _bind(self, f: NativeFunction, self_val: Val | None, args: list[Val]) -> tuple[int, list[str]] | None:
-        """(cost, C arguments) passing ``args`` to ``f``, or None."""
+    def _bind(self, f: NativeFunction, self_val: Val | None, args: list[Val]) -> tuple[tuple[int, int], list[str]] | None:
+        """(cost, C arguments) passing ``args`` to ``f``, or None; the cost counts
+        converted arguments, then defaults filled in (``x.to(dtype)`` is to.dtype,
+        not to.dtype_layout)."""
         params = [a for a in f.func.arguments.flat_all if a not in f.func.arguments.out]
         given = list(args)
         if self_val is not None:
@@ -472,16 +728,17 @@ class FormulaCompiler:
         if len(given) > len(params):
             return None
         flat: list[str] = []
-        cost = 0
+        cost = defaults = 0
         for i, p in enumerate(params):
-            ca = api_c.c_arg(p, str(f.func.name))
+            try:
+                ca = api_c.c_arg(p, str(f.func.name))
+            except api_c.UnsupportedCType:
+                return None
             if i < len(given):
                 c = _convert(given[i], ca.kind)
                 if c is None:
                     return None
-                if given[i].kind != {"tensor": "tensor", "opt_tensor": "tensor", "int": "int", "opt_int": "optint",
-                                     "int_list": "intlist", "opt_int_list": "optintlist", "scalar": "scalar",
-                                     "bool": "bool", "dtype": "dtype", "double": "double"}.get(ca.kind, ""):  # fmt: skip
+                if given[i].kind != _EXACT.get(ca.kind, ""):
                     cost += 1
                 flat.extend(c)
             else:
@@ -491,22 +748,121 @@ class FormulaCompiler:
                     flat.extend(_default_c(p, ca.kind))
                 except UnsupportedFormula:
                     return None
-                cost += 0
-        return cost, flat
+                defaults += 1
+        return (cost, defaults), flat
+
+
+# the value kind that matches a schema argument kind exactly (overload ranking)
+_EXACT = {"tensor": "tensor", "opt_tensor": "tensor", "int": "int", "opt_int": "optint", "int_list": "intlist",
+          "opt_int_list": "optintlist", "scalar": "scalar", "bool": "bool", "dtype": "dtype", "double": "double",
+          "tensor_list": "tensorlist", "opt_scalar": "optscalar", "opt_bool": "optbool", "opt_double": "optdouble",
+          "str": "str", "bool_list": "boolarray"}  # fmt: skip
+
+
+# ------------------------------------------- helpers from the C header
+
+@dataclass(frozen=True)
+class _HeaderHelper:
+    cname: str
+    kinds: tuple[str, ...]
+    ret: str  # tensor | tensorlist | tupleN
+
+
+# C parameter types of tl_autograd_formulas.h (spaces around '*' removed) -> value kinds, pairs first
+_C_PAIRS = [
+    (("const int64_t*", "int64_t"), "optintlist"),
+    (("int64_t", "bool"), "optint"),
+    (("double", "bool"), "optdouble"),
+    (("bool", "bool"), "optbool"),
+    (("tl_tensor*const*", "int64_t"), "tensorlist"),
+    (("const bool*", "int64_t"), "boolarray"),
+    (("const tl_dtype*", "int64_t"), "dtypelist"),
+    (("tl_dtype", "int"), "options"),  # x.options(): dtype, device
+]
+_C_SINGLE = {"tl_tensor*": "tensor", "tl_scalar": "scalar", "const tl_scalar*": "optscalar", "tl_dtype": "dtype",
+             "int64_t": "int", "double": "double", "bool": "bool", "const char*": "optstr"}  # fmt: skip
+
+
+def _parse_helper(ret: str, name: str, params: str) -> _HeaderHelper | None:
+    import re
+
+    types = []
+    for p in params.split(","):
+        m = re.match(r"^(.*[\s*])\w+$", p.strip())
+        if not m:
+            return None
+        types.append(re.sub(r"\s*\*\s*", "*", " ".join(m.group(1).split())).strip())
+    out_ret = "tensor"
+    if ret == "int":
+        if types[-2:] == ["tl_tensor***", "int64_t*"]:
+            out_ret, types = "tensorlist", types[:-2]
+        else:
+            n = 0
+            while types and types[-1] == "tl_tensor**":
+                n, types = n + 1, types[:-1]
+            if n < 2:
+                return None
+            out_ret = f"tuple{n}"
+    kinds: list[str] = []
+    i = 0
+    while i < len(types):
+        if tuple(types[i : i + 3]) == ("const int64_t*const*", "const int64_t*", "int64_t"):
+            kinds.append("sizeslist")
+            i += 3
+            continue
+        pair = tuple(types[i : i + 2])
+        k = next((k for tys, k in _C_PAIRS if tys == pair), None)
+        if k is not None:
+            kinds.append(k)
+            i += 2
+            continue
+        if types[i] not in _C_SINGLE:
+            return None
+        kinds.append(_C_SINGLE[types[i]])
+        i += 1
+    return _HeaderHelper(f"tl_ag_{name}", tuple(kinds), out_ret)
+
+
+_HEADER_CACHE: dict[str, dict[str, _HeaderHelper]] = {}
+
+
+def _header_helpers() -> dict[str, _HeaderHelper]:
+    """``tl_ag_<name>`` functions of runtime/include/tl_autograd_formulas.h by formula name:
+    a helper written there is found without registering it here (parameters by C type:
+    ``const int64_t *, int64_t`` an int list or None, ``int64_t, bool`` an int?, ...)."""
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "runtime/include/tl_autograd_formulas.h"
+    key = str(path)
+    if key not in _HEADER_CACHE:
+        found: dict[str, _HeaderHelper] = {}
+        text = re.sub(r"/\*.*?\*/", "", path.read_text() if path.exists() else "", flags=re.S)
+        for m in re.finditer(r"(tl_tensor\s*\*|\bint)\s*tl_ag_(\w+)\s*\(([^;{]*?)\)\s*;", text):
+            ret = "tensor" if m.group(1).startswith("tl_tensor") else "int"
+            h = _parse_helper(ret, m.group(2), m.group(3))
+            if h is not None:
+                found[m.group(2)] = h
+        _HEADER_CACHE[key] = found
+    return _HEADER_CACHE[key]
 
 
 # ------------------------------------------------------------- per node
 
 @dataclass
 class _Formula:
-    edge: int
-    var: str
+    vars: tuple[str, ...]
     text: str
     line: int
+    cond: str  # C: does the engine want any of its gradients?
     unpack: list[str]  # saved tensors to unpack first
-    lines: list[str]
-    result: str  # C expression of the gradient
-    result_is_temp: bool
+    lines: list[str]  # computing the gradient(s)
+    stores: list[str]  # handing each gradient to its edge
+    mask: list[str] | None = None  # grad_input_mask initialisers, when the formula uses it
+
+    @property
+    def var(self) -> str:
+        return ", ".join(self.vars)
 
 
 @dataclass
@@ -517,10 +873,14 @@ class _Node:
     fields: list[Field]
     formulas: list[_Formula]
     temps: list[str]
-    num_next: int
+    list_temps: list[str]
+    num_next: int  # static edges (a Tensor[] argument counts as 1)
     edge_args: list[str]
+    list_arg: str | None  # the Tensor[] argument with one edge per element
+    num_outputs: int  # static outputs; 0 for a Tensor[] return (its length)
     tensor_fields: list[Field]
     list_fields: list[str]  # tl_ag_int_list members to free
+    other_frees: list[str]  # other statements for destroy
 
 
 def _split_saved(sv: SavedVariable, names: list[str]) -> tuple[str, str]:
@@ -533,26 +893,67 @@ def _split_saved(sv: SavedVariable, names: list[str]) -> tuple[str, str]:
     raise UnsupportedFormula(f"saved variable '{sv.name}' of no known input or output")
 
 
+def _edge_index(edges: list[str], list_arg: str | None, var: str) -> str:
+    """C expression of the first edge of input ``var`` inside apply (``nl_``: the Tensor[]'s length)."""
+    k = edges.index(var)
+    if list_arg is None or k <= edges.index(list_arg):
+        return str(k)
+    return f"({k - 1} + nl_)"
+
+
+def _store(edge: str, v: Val, check: bool) -> list[str]:
+    """Hand tensor ``v`` (a temporary or borrowed; NULL = no gradient) to the edge."""
+    out = []
+    if v.temp:
+        out += [f"if (tl_ag_set_grad_input(node_, {edge}, {v.temp}, &grad_inputs[{edge}]) < 0) {{ {v.temp} = NULL; goto done; }}",
+                f"{v.temp} = NULL;"]  # fmt: skip
+    elif v.c[0] == "NULL":
+        return []
+    else:
+        out += [f"tl_tensor_retain({v.c[0]});",
+                f"if (tl_ag_set_grad_input(node_, {edge}, {v.c[0]}, &grad_inputs[{edge}]) < 0) goto done;"]  # fmt: skip
+    if check:
+        return [f"if (tl_node_should_compute_output(node_, {edge})) {{"] + ["    " + ln for ln in out] + ["}"]
+    return out
+
+
 def _node(m: Model, info: DifferentiabilityInfo, entry_line: int, schema: str) -> _Node:
     f = info.func
+    fname = str(f.func.name)
     arg_by_name = {a.name: a for a in f.func.arguments.flat_all}
     inputs = [a.name for a in f.func.arguments.flat_all if a not in f.func.arguments.out]
     edges = list(info.args_with_derivatives)
-    outputs = ["result"]
-    if len(f.func.returns) != 1:
-        raise UnsupportedFormula(f"{f.func.name}: several outputs")
+    list_edges = [e for e in edges if api_c.c_arg(arg_by_name[e], fname).kind in ("tensor_list", "opt_tensor_list")]
+    if len(list_edges) > 1:
+        raise UnsupportedFormula(f"{fname}: more than one differentiable Tensor[] argument")
+    list_arg = list_edges[0] if list_edges else None
+    ret = api_c.c_return(f)
+    if ret.kind not in ("tensor", "tensors", "tensor_list"):
+        raise UnsupportedFormula(f"{fname}: returns '{ret.kind}'")
+    outputs = list(api.saved_output_names(f.func))
     fields: dict[str, Field] = {}
     for d in info.derivatives:
-        if len(d.var_names) != 1:
-            raise UnsupportedFormula(f"{f.func.name}: a formula for several inputs ({', '.join(d.var_names)})")
-        e = edges.index(d.var_names[0])
+        if len(d.var_names) > 1 and list_arg in d.var_names:
+            raise UnsupportedFormula(f"{fname}: a formula for several inputs including the Tensor[] '{list_arg}'")
         for sv, is_out in [(s, False) for s in d.saved_inputs] + [(s, True) for s in d.saved_outputs]:
             var, suffix = _split_saved(sv, outputs if is_out else inputs)
             if sv.name not in fields:
-                ca = None if is_out else api_c.c_arg(arg_by_name[var], str(f.func.name))
+                ca = None if is_out else api_c.c_arg(arg_by_name[var], fname)
+                if is_out and ret.kind == "tensor_list":
+                    raise UnsupportedFormula(f"{fname}: saved outputs of a Tensor[] return")
                 fields[sv.name] = _field(sv, var, suffix, ca, is_out)
-            fields[sv.name].edges.add(e)
+                fields[sv.name].var = var
+            fields[sv.name].edges.update(d.var_names)
     env: dict[str, Val] = {"grad": Val("tensor", ("grad",)), "grads[0]": Val("tensor", ("grad",))}
+    if ret.kind == "tensor_list":
+        env["grads"] = Val("tensorlist", ("grads", "tl_node_num_inputs(node_)"))
+    else:
+        for i in range(1, len(f.func.returns)):
+            env[f"grads[{i}]"] = Val("tensor", (f"grads[{i}]",))
+        env["grads"] = Val("tensorlist", ("grads", str(len(f.func.returns))))
+        for i, r in enumerate(f.func.returns):
+            if r.name:
+                env[f"grad_{r.name}"] = Val("tensor", ("grad",) if i == 0 else (f"grads[{i}]",))
     for fl in fields.values():
         env[fl.name] = fl.val
     formulas: list[_Formula] = []
@@ -560,23 +961,58 @@ def _node(m: Model, info: DifferentiabilityInfo, entry_line: int, schema: str) -
     for d in info.derivatives:
         comp.lines = []
         comp.used = set()
+        nv = len(d.var_names)
+        idx = [_edge_index(edges, list_arg, v) for v in d.var_names]
+        comp.env["grad_input_mask"] = Val("boolarray", ("grad_input_mask", str(nv)))
         try:
             v = comp.compile(d.rewritten)
         except UnsupportedFormula as ex:
             ex.pos = d.pos
             raise
-        if v.kind != "tensor":
-            raise UnsupportedFormula(f"{f.func.name}: formula for '{d.var_names[0]}' is not a tensor: {d.text}")
+        stores: list[str] = []
+        if d.var_names[0] == list_arg:
+            if v.kind != "tensorlist" or not v.temp:
+                raise UnsupportedFormula(f"{fname}: formula for the Tensor[] '{list_arg}' is not a Tensor[]: {d.text}")
+            t = v.temp
+            cond = f"tl_ag_any_should_compute(node_, {idx[0]}, nl_)"
+            j = "j_" if idx[0] == "0" else f"{idx[0]} + j_"
+            stores = [
+                f"if ({t}n != nl_) {{",
+                f'    tl_set_error(TL_ERR_RUNTIME, "{info.op}: the formula for {list_arg} gave %lld gradients for %lld tensors", (long long){t}n, (long long)nl_);',
+                "    goto done;",
+                "}",
+                f"for (int64_t j_ = 0; j_ < nl_; j_++) {{",
+                f"    if (!tl_node_should_compute_output(node_, (int32_t)({j}))) continue;",
+                f"    if (tl_ag_set_grad_input(node_, (int32_t)({j}), {t}[j_], &grad_inputs[{j}]) < 0) {{ {t}[j_] = NULL; goto done; }}",
+                f"    {t}[j_] = NULL;",
+                "}",
+            ]  # fmt: skip
+        elif nv == 1:
+            if v.kind != "tensor":
+                raise UnsupportedFormula(f"{fname}: formula for '{d.var_names[0]}' is not a tensor: {d.text}")
+            cond = f"tl_node_should_compute_output(node_, {idx[0]})"
+            stores = _store(idx[0], v, False)
+        else:
+            if v.kind != "tuple" or len(v.c) != nv:
+                raise UnsupportedFormula(f"{fname}: formula for '{', '.join(d.var_names)}' does not give {nv} tensors: {d.text}")
+            cond = " || ".join(f"tl_node_should_compute_output(node_, {i})" for i in idx)
+            for i, e in enumerate(idx):
+                stores += _store(e, Val("tensor", (v.c[i],), temp=v.c[i] if v.temp else None), True)
+        mask = [f"tl_node_should_compute_output(node_, {i}) != 0" for i in idx] if "grad_input_mask" in comp.used else None
         unpack = [n for n in comp.used if n in fields and fields[n].kind == "tensor"]
-        formulas.append(_Formula(edges.index(d.var_names[0]), d.var_names[0], d.text, d.pos.line, sorted(unpack),
-                                 comp.lines, v.c[0], v.temp is not None))  # fmt: skip
-    formulas.sort(key=lambda x: x.edge)
+        text = d.text.replace("/*", "/ *").replace("*/", "* /")  # shown in a C comment
+        formulas.append(_Formula(tuple(d.var_names), text, d.pos.line, cond, sorted(unpack), comp.lines, stores, mask))
+    formulas.sort(key=lambda x: edges.index(x.vars[0]))
     flist = list(fields.values())
-    lists = []
+    lists, frees = [], []
     for fl in flist:
         for decl in fl.decls:
             if decl.startswith("tl_ag_int_list "):
                 lists.append(decl.split()[1].rstrip(";"))
+            elif decl.startswith("tl_ag_sizes_list "):
+                frees.append(f"tl_ag_sizes_list_free(&n_->{decl.split()[1].rstrip(';')});")
+            elif decl.startswith("tl_ag_dtype_list "):
+                frees.append(f"tl_ag_dtype_list_free(&n_->{decl.split()[1].rstrip(';')});")
     return _Node(
         name=info.op or "",
         entry_line=entry_line,
@@ -584,25 +1020,49 @@ def _node(m: Model, info: DifferentiabilityInfo, entry_line: int, schema: str) -
         fields=flist,
         formulas=formulas,
         temps=comp.temps,
+        list_temps=comp.list_temps,
         num_next=len(edges),
         edge_args=edges,
+        list_arg=list_arg,
+        num_outputs=0 if ret.kind == "tensor_list" else len(f.func.returns),
         tensor_fields=[x for x in flist if x.kind == "tensor"],
         list_fields=lists,
+        other_frees=frees,
     )
 
 
 # ----------------------------------------------------------- per kernel
 
+def _inputs_lines(args: list[api_c.CArg]) -> tuple[list[str], str]:
+    """Statements declaring ``ins_`` (the tensors, Tensor[] elements spliced in) and its length."""
+    if not any(a.kind in ("tensor_list", "opt_tensor_list") for a in args):
+        names = [a.name for a in args]
+        return [f"tl_tensor *ins_[{len(names)}] = {{ {', '.join(names)} }};"], str(len(names))
+    if len(args) == 1:
+        a = args[0]
+        return [f"tl_tensor *const *ins_ = {a.name};", f"const int32_t nin_ = (int32_t){a.name}_len;"], "nin_"
+    size = " + ".join([str(sum(1 for a in args if a.kind in ("tensor", "opt_tensor")))]
+                      + [f"{a.name}_len" for a in args if a.kind not in ("tensor", "opt_tensor")])  # fmt: skip
+    lines = [f"tl_tensor *ins_[{size} + 1];", "int32_t nin_ = 0;"]
+    for a in args:
+        if a.kind in ("tensor", "opt_tensor"):
+            lines.append(f"ins_[nin_++] = {a.name};")
+        else:
+            lines.append(f"for (int64_t i_ = 0; i_ < {a.name}_len; i_++) ins_[nin_++] = {a.name}[i_];")
+    return lines, "nin_"
+
+
 def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None:
     """Template slots of the autograd kernel of ``f``, or None for no kernel."""
     args = api_c.c_args(f)
-    tensors = [a for a in args if a.kind in ("tensor", "opt_tensor")]
-    if not any(a.is_tensor for a in args):
+    tensors = [a for a in args if a.is_tensor]
+    if not tensors:
         return None  # factories: nothing to differentiate, Autograd never selected
     kernels = m.kernels(f)
     if "CompositeImplicitAutograd" in kernels:
         return None  # works through its decomposition
     r = api_c.c_return(f)
+    ins_lines, nin = _inputs_lines(tensors)
     common = {
         "name": f"tl_autograd_{api_c.unambiguous_name(f)}",
         "schema": str(f.func),
@@ -610,22 +1070,22 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
         "kparams": api_c.c_param_decls(api_c.c_params(f, with_ks=True)),
         "ret_type": r.ctype,
         "fail": r.fail,
+        "ret_kind": r.kind,
         "redispatch": api_c.c_redispatch_name(f),
         "call_args": ", ".join(p.name for p in api_c.c_params(f)),
         "handle": api_c.op_handle_name(f),
         "boxed": api_c.boxed_adapter_name(f),
-        "tensors": [a.name for a in tensors],
+        "ins_lines": ins_lines,
+        "nin": nin,
         "opname": f.func.name.name.base,
         "qualified": str(f.func.name),
     }
-    if any(a.kind in ("tensor_list", "opt_tensor_list") for a in args):
-        return None  # not supported yet: falls through
     if f.func.is_out_fn():
         return {**common, "kind": "out", "comment": "out= variants are not differentiable"}
     info_entry = m.autograd_of(f)
     info = info_entry.default if info_entry is not None else None
     if info is None or info.op is None:
-        if f.func.name.name.base in DONT_REQUIRE_DERIVATIVE or r.kind != "tensor":
+        if f.func.name.name.base in DONT_REQUIRE_DERIVATIVE or r.kind not in ("tensor", "tensors", "tensor_list"):
             return None
         return {**common, "kind": "not_implemented", "base": str(f.func.name.name),
                 "comment": "no derivatives.yaml entry: an error when an input requires grad"}
@@ -633,20 +1093,43 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
     if node is None:
         return None  # its formula could not be translated (reported)
     inplace = f.func.name.name.inplace
-    if r.kind != "tensor":
+    if r.kind not in ("tensor", "tensors", "tensor_list") or (inplace and r.kind != "tensor"):
         raise UnsupportedFormula(f"{f.func.name}: autograd kernels for '{r.kind}' returns")
-    edge_exprs = []
     pnames = {a.arg.name: a.name for a in args}
-    for e in node.edge_args:
-        edge_exprs.append(pnames[e])
+    edge_args = [a for a in args if a.arg.name in node.edge_args]
+    edge_args.sort(key=lambda a: node.edge_args.index(a.arg.name))
+    edge_lines, num_next = _inputs_lines(edge_args)
+    # the C expression of each edge input's first edge, and its edge count
+    first: dict[str, str] = {}
+    count: dict[str, str] = {}
+    pos = "0"
+    for a in edge_args:
+        first[a.arg.name] = pos
+        count[a.arg.name] = "1" if a.kind in ("tensor", "opt_tensor") else f"(int32_t){a.name}_len"
+        pos = str(int(pos) + 1) if pos.isdigit() and count[a.arg.name] == "1" else f"{pos} + {count[a.arg.name]}"
+    # outputs: C expressions after the call
+    out_names = list(api.saved_output_names(f.func))
+    if r.kind == "tensor":
+        out_c = {out_names[0]: "r_"}
+    elif r.kind == "tensors":
+        out_c = {n: f"o_[{i}]" for i, n in enumerate(out_names)}
+    else:
+        out_c = {}
+    od = info.output_differentiability or (True,) * len(f.func.returns)
     saves_before = []
     saves_after = []
     clone_self = False
     for fl in node.fields:
-        cond = " || ".join(f"tl_node_next_edge(&n_->base, {i}).node" for i in sorted(fl.edges))
+        conds = []
+        for v in sorted(fl.edges, key=node.edge_args.index):
+            if count[v] == "1":
+                conds.append(f"tl_node_next_edge(&n_->base, {first[v]}).node")
+            else:
+                conds.append(f"tl_ag_any_edge(&n_->base, {first[v]}, {count[v]})")
+        cond = " || ".join(conds)
         if fl.kind == "tensor" and fl.is_output:
             # the result: for an in-place op, self after the op
-            saves_after.append({"cond": cond, "lines": [f"if (tl_saved_variable_save(&n_->{fl.name}_, r_, 1) < 0) goto fail;"]})
+            saves_after.append({"cond": cond, "lines": [f"if (tl_saved_variable_save(&n_->{fl.name}_, {out_c[fl.var]}, 1) < 0) goto fail;"]})
         elif fl.kind == "tensor":
             src = pnames[fl.name]
             if inplace and fl.name == "self":
@@ -662,11 +1145,11 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
             else:
                 saves_before.append({"cond": cond, "lines": [f"if (tl_saved_variable_save(&n_->{fl.name}_, {src}, 0) < 0) goto fail;"]})
         else:
-            lines = [ln.replace("(self)", f"({pnames.get('self', 'self')})") for ln in fl.capture]
             if fl.is_output:
-                lines = [ln.replace("(result)", "(r_)") for ln in fl.capture]
+                lines = [ln.replace(f"({fl.var})", f"({out_c[fl.var]})") for ln in fl.capture]
                 saves_after.append({"cond": cond, "lines": lines})
             else:
+                lines = [ln.replace(f"({fl.var})", f"({pnames.get(fl.var, fl.var)})") for ln in fl.capture]
                 saves_before.append({"cond": cond, "lines": lines})
     condition = None
     if info.output_differentiability_conditions:
@@ -686,14 +1169,18 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
                 raise UnsupportedFormula(f"output_differentiability condition '{text}'")
             conds.append(v.c[0])
         condition = " && ".join(conds)
+    n_out = len(f.func.returns)
     return {
         **common,
         "condition": condition,
         "comment": f"records {node.name}" + (" (in place: self's history is rebased onto it)" if inplace else ""),
         "kind": "inplace" if inplace else "functional",
         "node": node.name,
-        "num_next": node.num_next,
-        "edges": edge_exprs,
+        "num_next": num_next,
+        "edge_lines": edge_lines,
+        "n_out": n_out,
+        "diff_outputs": [i for i in range(n_out) if i >= len(od) or od[i]],
+        "call_args_noret": ", ".join(p.name for p in api_c.c_params(f)[: len(api_c.c_params(f)) - len(r.out_params)]),
         "saves_before": _merge(saves_before),
         "saves_after": _merge(saves_after),
         "clone_self": clone_self,

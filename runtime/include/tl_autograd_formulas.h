@@ -35,9 +35,33 @@ typedef struct tl_ag_int_list {
 int tl_ag_int_list_set(tl_ag_int_list *l, const int64_t *v, int64_t n);
 void tl_ag_int_list_free(tl_ag_int_list *l);
 
+/* The sizes of each tensor of a Tensor[] argument (to_args_sizes(tensors)),
+ * one allocation; passed to helpers as (sizes, ndims, n). */
+typedef struct tl_ag_sizes_list {
+    int64_t **sizes;
+    int64_t *ndims;
+    int64_t n;
+} tl_ag_sizes_list;
+int tl_ag_sizes_list_set(tl_ag_sizes_list *l, tl_tensor *const *ts, int64_t n);
+void tl_ag_sizes_list_free(tl_ag_sizes_list *l);
+/* The dtype of each tensor of a Tensor[] argument (to_args_scalartypes(tensors)). */
+typedef struct tl_ag_dtype_list {
+    tl_dtype *data;
+    int64_t n;
+} tl_ag_dtype_list;
+int tl_ag_dtype_list_set(tl_ag_dtype_list *l, tl_tensor *const *ts, int64_t n);
+void tl_ag_dtype_list_free(tl_ag_dtype_list *l);
+/* release each element (NULL ignored), then free the array (a Tensor[] result) */
+void tl_ag_tensor_list_release(tl_tensor **list, int64_t n);
+/* edges start..start+n-1 of a Tensor[] input: does any exist / is any wanted? */
+bool tl_ag_any_edge(const tl_node *node, int32_t start, int32_t n);
+bool tl_ag_any_should_compute(const tl_node *node, int32_t start, int32_t n);
+double tl_ag_scalar_to_double(tl_scalar s);
+
 /* Store a computed input gradient `g` (stolen) into *slot for next edge i of
  * node, first reduced to the shape (sum_to: undoes broadcasting) and cast to
- * the dtype recorded for that edge (PyTorch's validate_outputs). 0 / -1. */
+ * the dtype recorded for that edge (PyTorch's validate_outputs). g NULL (an
+ * undefined gradient) leaves the slot empty. 0 / -1. */
 int tl_ag_set_grad_input(tl_node *node, int32_t i, tl_tensor *g, tl_tensor **slot);
 
 /* floating (and complex, when torchlet has it) dtypes can require gradients */
@@ -99,7 +123,100 @@ tl_tensor *tl_ag_as_strided_backward(tl_tensor *grad, const int64_t *in_sizes, i
 /* zeros_like(x) from the saved TypeAndSize of x (x_info.zeros()) */
 tl_tensor *tl_ag_zeros_info(const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device);
 
+/* Tensor[] results (one gradient per element of a Tensor[] input): *ret is a
+ * malloc'd array of *ret_len new references (tl_ag_tensor_list_release).
+ * cat: grad narrowed back to each input's extent along dim (a 1-D empty input,
+ * which cat skips, gets an empty gradient); stack: grad.select(dim, i). */
+int tl_ag_cat_tensors_backward(tl_tensor *grad, const int64_t *const *sizes, const int64_t *ndims, int64_t n,
+                               const tl_dtype *dtypes, int64_t ndtypes, int64_t dim, tl_tensor ***ret,
+                               int64_t *ret_len);
+int tl_ag_stack_tensors_backward(tl_tensor *grad, int64_t dim, const tl_dtype *dtypes, int64_t n, tl_tensor ***ret,
+                                 int64_t *ret_len);
+
+/* Tensor[] outputs (grads: one per output, NULL = zeros): the pieces put
+ * back together (split / split_with_sizes: cat along dim; unbind: stack) */
+tl_tensor *tl_ag_split_with_sizes_backward(tl_tensor *const *grads, int64_t n, const int64_t *split_sizes,
+                                           int64_t nsplit, int64_t dim, const int64_t *sizes, int64_t ndim,
+                                           tl_dtype dtype, int device);
+tl_tensor *tl_ag_split_backward(tl_tensor *const *grads, int64_t n, int64_t split_size, int64_t dim,
+                                const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device);
+tl_tensor *tl_ag_unbind_backward(tl_tensor *const *grads, int64_t n, int64_t dim);
+
+/* Reductions (FunctionsManual.cpp's). dims NULL: None (every dim);
+ * correction NULL: None (1). The gradients of outputs that got none (gvar,
+ * gmean ...) may be NULL. */
+tl_tensor *tl_ag_value_selecting_reduction_backward(tl_tensor *grad, int64_t dim, tl_tensor *indices,
+                                                    const int64_t *sizes, int64_t ndim, bool keepdim);
+tl_tensor *tl_ag_mean_backward(tl_tensor *grad, const int64_t *sizes, int64_t ndim, const int64_t *dims,
+                               int64_t ndims, int64_t numel, bool keepdim);
+tl_tensor *tl_ag_var_backward(tl_tensor *grad, tl_tensor *self, const int64_t *dims, int64_t ndims,
+                              const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ag_std_backward(tl_tensor *result, tl_tensor *grad, tl_tensor *self, const int64_t *dims,
+                              int64_t ndims, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ag_var_mean_backward(tl_tensor *gvar, tl_tensor *gmean, tl_tensor *self, const int64_t *dims,
+                                   int64_t ndims, const tl_scalar *correction, bool keepdim);
+tl_tensor *tl_ag_std_mean_backward(tl_tensor *gstd, tl_tensor *gmean, tl_tensor *self, tl_tensor *std,
+                                   const int64_t *dims, int64_t ndims, const tl_scalar *correction, bool keepdim);
+
+/* native_layer_norm's backward (grad_input_mask = output_mask[3]): the NN
+ * slice's kernel (tl_nn.h), or under create_graph the same from operators so
+ * that it differentiates again. Masked-off / absent outputs are NULL. */
+int tl_ag_native_layer_norm_backward(tl_tensor *grad, tl_tensor *input, const int64_t *normalized_shape,
+                                     int64_t nshape, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight,
+                                     tl_tensor *bias, const bool *output_mask, int64_t nmask, tl_tensor **grad_input,
+                                     tl_tensor **grad_weight, tl_tensor **grad_bias);
+/* native_dropout under create_graph: grad * (mask.type_as(grad) * scale) */
+tl_tensor *tl_ag_infinitely_differentiable_native_dropout_backward(tl_tensor *grad, tl_tensor *mask, double scale);
+
 /* kernels of the backward operators declared in yaml/native_functions.yaml */
 tl_tensor *tl_ag_threshold_backward_cpu(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
+
+/* activations (runtime/src/autograd_activation.c; PyTorch's FunctionsManual.cpp
+ * functions of the same names, built from entry points: differentiable again) */
+tl_tensor *tl_ag_gelu_double_backward(tl_tensor *ggI, tl_tensor *gO, tl_tensor *input, const char *approximate);
+tl_tensor *tl_ag_elu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale,
+                                     tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
+tl_tensor *tl_ag_softplus_double_backward(tl_tensor *grad, tl_tensor *input, tl_scalar beta, tl_scalar threshold);
+tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output, tl_tensor *input);
+
+/* indexing (issue 6 shape and indexing slice; PyTorch's FunctionsManual.cpp
+ * functions of the same names, built from entry points) */
+tl_tensor *tl_ag_masked_fill_backward(tl_tensor *grad, tl_tensor *mask);
+tl_tensor *tl_ag_embedding_dense_double_backward(tl_tensor *grad, tl_tensor *indices, int64_t padding_idx);
+
+/* pow (runtime/src/autograd_pow.c; PyTorch's pow_backward, pow_backward_self,
+ * pow_backward_exponent; the Scalar-base overload of pow_backward_exponent is
+ * named _scalar: one C name per helper) */
+tl_tensor *tl_ag_pow_backward(tl_tensor *grad, tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ag_pow_backward_self(tl_tensor *grad, tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ag_pow_backward_exponent(tl_tensor *grad, tl_tensor *self, tl_tensor *exponent, tl_tensor *result);
+tl_tensor *tl_ag_pow_backward_exponent_scalar(tl_tensor *grad, tl_scalar self, tl_tensor *exponent,
+                                              tl_tensor *result);
+
+/* clamp (runtime/src/autograd_ternary.c; PyTorch's clamp_backward and
+ * clamp_backward_min_max; the Tensor? overload of clamp_backward is named
+ * _tensor: one C name per helper) */
+tl_tensor *tl_ag_clamp_backward(tl_tensor *grad, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
+tl_tensor *tl_ag_clamp_backward_tensor(tl_tensor *grad, tl_tensor *self, tl_tensor *min, tl_tensor *max);
+int tl_ag_clamp_backward_min_max(tl_tensor *grad, tl_tensor *self, tl_tensor *min, tl_tensor *max,
+                                 const bool *grad_input_mask, int64_t n, tl_tensor **grad_min, tl_tensor **grad_max);
+
+/* Reductions slice (runtime/src/autograd_reduce.c): max()/min(), amax/amin,
+ * prod (prod_dim_backward: the dim overload), logsumexp, linalg_vector_norm,
+ * cumsum, cumprod (once-differentiable when the input has zeros) */
+tl_tensor *tl_ag_evenly_distribute_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *value);
+tl_tensor *tl_ag_restore_reduced_dims(tl_tensor *output, const int64_t *dims, int64_t ndims, bool keepdim);
+tl_tensor *tl_ag_scale_grad_by_count(tl_tensor *grad, tl_tensor *mask, const int64_t *dims, int64_t ndims);
+tl_tensor *tl_ag_prod_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *result);
+/* dim arrives as an int? pair (dim_has always true): the helper parser reads
+ * `int64_t, bool` as an int? */
+tl_tensor *tl_ag_prod_dim_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *result, int64_t dim, bool dim_has,
+                                   bool keepdim);
+tl_tensor *tl_ag_logsumexp_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result, const int64_t *dims,
+                                    int64_t ndims, bool keepdim);
+tl_tensor *tl_ag_linalg_vector_norm_backward(tl_tensor *grad, tl_tensor *self, tl_scalar ord, tl_tensor *result,
+                                             const int64_t *dims, int64_t ndims, bool keepdim);
+tl_tensor *tl_ag_cumsum_backward(tl_tensor *grad, int64_t dim);
+tl_tensor *tl_ag_cumprod_backward(tl_tensor *grad, tl_tensor *input, int64_t dim, tl_tensor *output);
 
 #endif

@@ -6,6 +6,7 @@
  * follow. Tensors are borrowed; results are new references or NULL with the
  * thread-local error set; every temporary is released on every path.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_iter.h"
+#include "tl_nn.h"
 #include "tl_ops.h"
 
 static tl_tensor *retained(tl_tensor *t) {
@@ -387,6 +389,389 @@ tl_tensor *tl_ag_threshold_backward_cpu(tl_tensor *grad_output, tl_tensor *self,
     return result;
 }
 
+/* ------------------------------------------------------ Tensor[] formulas */
+
+static tl_tensor **new_list(int64_t n) {
+    tl_tensor **l = calloc((size_t)(n > 0 ? n : 1), sizeof(tl_tensor *));
+    if (!l) tl_set_error(TL_ERR_MEMORY, "out of memory for a list of gradients");
+    return l;
+}
+
+int tl_ag_cat_tensors_backward(tl_tensor *grad, const int64_t *const *sizes, const int64_t *ndims, int64_t n,
+                               const tl_dtype *dtypes, int64_t ndtypes, int64_t dim, tl_tensor ***ret,
+                               int64_t *ret_len) {
+    (void)dtypes; /* real dtypes only: no complex-to-real step */
+    (void)ndtypes;
+    tl_tensor **out = new_list(n);
+    if (!out) return -1;
+    /* legacy_cat_wrap_dim: the first input that is not a 1-D empty tensor */
+    int64_t nd = -1;
+    for (int64_t i = 0; i < n && nd < 0; i++)
+        if (!(ndims[i] == 1 && sizes[i][0] == 0)) nd = ndims[i];
+    if (nd >= 0) {
+        dim = wrap_dim(dim, nd);
+        if (dim < 0) goto fail;
+    }
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (ndims[i] == 1 && sizes[i][0] == 0) { /* skipped by cat: an empty gradient */
+            int64_t zero = 0;
+            out[i] = tl_ops_zeros(&zero, 1, tl_tensor_dtype(grad), -1, (int)tl_tensor_device(grad), false, false);
+        } else {
+            int64_t size = sizes[i][dim];
+            out[i] = tl_ops_narrow(grad, dim, at, size);
+            at += size;
+        }
+        if (!out[i]) goto fail;
+    }
+    *ret = out;
+    *ret_len = n;
+    return 0;
+fail:
+    tl_ag_tensor_list_release(out, n);
+    return -1;
+}
+
+int tl_ag_stack_tensors_backward(tl_tensor *grad, int64_t dim, const tl_dtype *dtypes, int64_t n, tl_tensor ***ret,
+                                 int64_t *ret_len) {
+    (void)dtypes;
+    tl_tensor **out = new_list(n);
+    if (!out) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = tl_ops_select_int(grad, dim, i);
+        if (!out[i]) {
+            tl_ag_tensor_list_release(out, n);
+            return -1;
+        }
+    }
+    *ret = out;
+    *ret_len = n;
+    return 0;
+}
+
+/* Tensor[] outputs: grads[i] NULL (that output got no gradient) counts as zeros */
+tl_tensor *tl_ag_split_with_sizes_backward(tl_tensor *const *grads, int64_t n, const int64_t *split_sizes,
+                                           int64_t nsplit, int64_t dim, const int64_t *sizes, int64_t ndim,
+                                           tl_dtype dtype, int device) {
+    if (nsplit != n)
+        return tl_set_error(TL_ERR_RUNTIME, "split_with_sizes_backward: %lld gradients for %lld sizes", (long long)n,
+                            (long long)nsplit), NULL;
+    if ((dim = wrap_dim(dim, ndim)) < 0 || ndim > TL_MAX_DIMS) return NULL;
+    tl_tensor **all = new_list(n);
+    if (!all) return NULL;
+    tl_tensor *r = NULL;
+    int64_t shape[TL_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++) {
+        if (grads[i]) {
+            all[i] = retained(grads[i]);
+            continue;
+        }
+        memcpy(shape, sizes, (size_t)ndim * sizeof(int64_t));
+        shape[dim] = split_sizes[i];
+        if (!(all[i] = tl_ops_zeros(shape, ndim, dtype, -1, device, false, false))) goto done;
+    }
+    r = tl_ops_cat(all, n, dim);
+done:
+    tl_ag_tensor_list_release(all, n);
+    return r;
+}
+
+tl_tensor *tl_ag_split_backward(tl_tensor *const *grads, int64_t n, int64_t split_size, int64_t dim,
+                                const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device) {
+    int64_t d = wrap_dim(dim, ndim);
+    if (d < 0 || n <= 0) return n <= 0 ? (tl_set_error(TL_ERR_RUNTIME, "split_backward: no gradients"), NULL) : NULL;
+    int64_t *ss = malloc((size_t)n * sizeof(int64_t));
+    if (!ss) return tl_set_error(TL_ERR_MEMORY, "out of memory"), NULL;
+    for (int64_t i = 0; i < n; i++) ss[i] = split_size;
+    ss[n - 1] = split_size - (split_size * n - sizes[d]); /* the last piece is the rest */
+    tl_tensor *r = tl_ag_split_with_sizes_backward(grads, n, ss, n, d, sizes, ndim, dtype, device);
+    free(ss);
+    return r;
+}
+
+tl_tensor *tl_ag_unbind_backward(tl_tensor *const *grads, int64_t n, int64_t dim) {
+    tl_tensor *like = NULL;
+    for (int64_t i = 0; i < n && !like; i++) like = grads[i];
+    if (!like) return tl_set_error(TL_ERR_RUNTIME, "unbind_backward: no gradient defined"), NULL;
+    tl_tensor **all = new_list(n);
+    if (!all) return NULL;
+    tl_tensor *r = NULL;
+    for (int64_t i = 0; i < n; i++)
+        if (!(all[i] = grads[i] ? retained(grads[i]) : tl_ops_zeros_like(like, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1)))
+            goto done;
+    r = tl_ops_stack(all, n, dim);
+done:
+    tl_ag_tensor_list_release(all, n);
+    return r;
+}
+
+/* ------------------------------------------ reductions with several outputs */
+
+/* x op y with both released (the chains below read as formulas) */
+static tl_tensor *mul_rel(tl_tensor *a, tl_tensor *b) {
+    tl_tensor *r = (a && b) ? tl_ops_mul_Tensor(a, b) : NULL;
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+
+static tl_tensor *sub_rel(tl_tensor *a, tl_tensor *b) {
+    tl_tensor *r = (a && b) ? tl_ops_sub_Tensor(a, b, tl_scalar_from_int(1)) : NULL;
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+
+static tl_tensor *add_rel(tl_tensor *a, tl_tensor *b) {
+    tl_tensor *r = (a && b) ? tl_ops_add_Tensor(a, b, tl_scalar_from_int(1)) : NULL;
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+
+static tl_tensor *scale_rel(tl_tensor *a, double s) {
+    tl_tensor *r = a ? tl_ops_mul_Scalar(a, tl_scalar_from_double(s)) : NULL;
+    tl_tensor_release(a);
+    return r;
+}
+
+/* wrapped, sorted, duplicate-free dims (NULL / empty: every dim); count or -1 */
+static int64_t reduced_dims(const int64_t *dims, int64_t ndims, int64_t nd, int64_t out[TL_MAX_DIMS]) {
+    bool seen[TL_MAX_DIMS] = {false};
+    if (!dims || ndims == 0) {
+        for (int64_t i = 0; i < nd; i++) out[i] = i;
+        return nd;
+    }
+    for (int64_t i = 0; i < ndims; i++) {
+        int64_t d = wrap_dim(dims[i], nd);
+        if (d < 0) return -1;
+        seen[d] = true;
+    }
+    int64_t k = 0;
+    for (int64_t i = 0; i < (nd > 0 ? nd : 1); i++)
+        if (seen[i]) out[k++] = i;
+    return k;
+}
+
+/* sum over dims (keepdim) / n, from operators */
+static tl_tensor *mean_over(tl_tensor *t, const int64_t *dims, int64_t nd, double n, bool keepdim) {
+    return scale_rel(nd > 0 ? tl_ops_sum_dim_IntList(t, dims, nd, keepdim, TL_DTYPE_UNDEFINED) : retained(t), 1.0 / n);
+}
+
+tl_tensor *tl_ag_value_selecting_reduction_backward(tl_tensor *grad, int64_t dim, tl_tensor *indices,
+                                                    const int64_t *sizes, int64_t ndim, bool keepdim) {
+    tl_tensor *zeros = tl_ops_zeros(sizes, ndim, tl_tensor_dtype(grad), -1, (int)tl_tensor_device(grad), false, false);
+    if (!zeros) return NULL;
+    tl_tensor *r;
+    if (!keepdim && ndim > 0) {
+        tl_tensor *g = tl_ops_unsqueeze(grad, dim);
+        tl_tensor *ix = g ? tl_ops_unsqueeze(indices, dim) : NULL;
+        r = ix ? tl_ops_scatter_src(zeros, dim, ix, g) : NULL;
+        tl_tensor_release(g);
+        tl_tensor_release(ix);
+    } else {
+        r = tl_ops_scatter_src(zeros, dim, indices, grad);
+    }
+    tl_tensor_release(zeros);
+    return r;
+}
+
+tl_tensor *tl_ag_mean_backward(tl_tensor *grad, const int64_t *sizes, int64_t ndim, const int64_t *dims,
+                               int64_t ndims, int64_t numel, bool keepdim) {
+    int64_t rd[TL_MAX_DIMS];
+    int64_t k = reduced_dims(dims, ndims, ndim, rd);
+    if (k < 0) return NULL;
+    int64_t n = 1;
+    if (!dims || ndims == 0) {
+        n = numel;
+    } else {
+        for (int64_t i = 0; i < k; i++) n *= ndim > 0 ? sizes[rd[i]] : 1;
+    }
+    tl_tensor *s = tl_ag_sum_backward(grad, sizes, ndim, dims, ndims, keepdim);
+    tl_tensor *r = s ? tl_ops_div_Scalar(s, tl_scalar_from_int(n)) : NULL;
+    tl_tensor_release(s);
+    return r;
+}
+
+tl_tensor *tl_ag_var_backward(tl_tensor *grad, tl_tensor *self, const int64_t *dims, int64_t ndims,
+                              const tl_scalar *correction, bool keepdim) {
+    double corr = correction ? tl_ag_scalar_to_double(*correction) : 1.0;
+    int64_t nd = tl_tensor_ndim(self);
+    if (nd == 0 || !dims) {
+        double dof = (double)tl_tensor_numel(self) - corr;
+        tl_tensor *mean = scale_rel(tl_ops_sum(self, TL_DTYPE_UNDEFINED), 1.0 / (double)tl_tensor_numel(self));
+        tl_tensor *centered = mean ? tl_ops_sub_Tensor(self, mean, tl_scalar_from_int(1)) : NULL;
+        tl_tensor_release(mean);
+        if (!centered) return NULL;
+        if (dof <= 0) { /* 2 / 0: NaN where self equals its mean, inf elsewhere (PyTorch's) */
+            tl_tensor *z = tl_ops_eq_Scalar(centered, tl_scalar_from_int(0));
+            tl_tensor_release(centered);
+            tl_tensor *w = z ? tl_ops_where_Scalar(z, tl_scalar_from_double(NAN), tl_scalar_from_double(INFINITY)) : NULL;
+            tl_tensor_release(z);
+            return w ? mul_rel(retained(grad), w) : NULL;
+        }
+        return scale_rel(mul_rel(retained(grad), centered), 2.0 / dof);
+    }
+    int64_t rd[TL_MAX_DIMS];
+    int64_t k = reduced_dims(dims, ndims, nd, rd);
+    if (k < 0) return NULL;
+    double n = 1;
+    for (int64_t i = 0; i < k; i++) n *= (double)tl_tensor_sizes(self)[rd[i]];
+    tl_tensor *g = retained(grad);
+    if (!keepdim && nd > 1) { /* unsqueeze_multiple */
+        for (int64_t i = 0; i < k && g; i++) {
+            tl_tensor *u = tl_ops_unsqueeze(g, rd[i]);
+            tl_tensor_release(g);
+            g = u;
+        }
+        if (!g) return NULL;
+    }
+    tl_tensor *mean = mean_over(self, rd, k, n, true);
+    tl_tensor *centered = mean ? tl_ops_sub_Tensor(self, mean, tl_scalar_from_int(1)) : NULL;
+    tl_tensor_release(mean);
+    if (!centered) {
+        tl_tensor_release(g);
+        return NULL;
+    }
+    return scale_rel(mul_rel(g, centered), 2.0 / (n - corr));
+}
+
+tl_tensor *tl_ag_std_backward(tl_tensor *result, tl_tensor *grad, tl_tensor *self, const int64_t *dims,
+                              int64_t ndims, const tl_scalar *correction, bool keepdim) {
+    /* (grad / (2 * std)).masked_fill(std == 0, 0), then var's backward */
+    tl_tensor *two_std = tl_ops_mul_Scalar(result, tl_scalar_from_int(2));
+    tl_tensor *q = two_std ? tl_ops_div_Tensor(grad, two_std) : NULL;
+    tl_tensor_release(two_std);
+    tl_tensor *zero = q ? tl_ops_eq_Scalar(result, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *gv = zero ? tl_ops_masked_fill_Scalar(q, zero, tl_scalar_from_int(0)) : NULL;
+    tl_tensor_release(q);
+    tl_tensor_release(zero);
+    if (!gv) return NULL;
+    tl_tensor *r = tl_ag_var_backward(gv, self, dims, ndims, correction, keepdim);
+    tl_tensor_release(gv);
+    return r;
+}
+
+/* gvar / gstd and gmean may be NULL (that output got no gradient) */
+static tl_tensor *plus_mean_part(tl_tensor *gself, tl_tensor *gmean, tl_tensor *self, const int64_t *dims,
+                                 int64_t ndims, bool keepdim) {
+    if (!gmean) return gself;
+    tl_tensor *aux = tl_ag_mean_backward(gmean, tl_tensor_sizes(self), tl_tensor_ndim(self), dims ? dims : NULL,
+                                         dims ? ndims : 0, tl_tensor_numel(self), keepdim);
+    if (!aux) {
+        tl_tensor_release(gself);
+        return NULL;
+    }
+    return gself ? add_rel(gself, aux) : aux;
+}
+
+tl_tensor *tl_ag_var_mean_backward(tl_tensor *gvar, tl_tensor *gmean, tl_tensor *self, const int64_t *dims,
+                                   int64_t ndims, const tl_scalar *correction, bool keepdim) {
+    tl_tensor *gself = NULL;
+    if (gvar && !(gself = tl_ag_var_backward(gvar, self, dims, ndims, correction, keepdim))) return NULL;
+    return plus_mean_part(gself, gmean, self, dims, ndims, keepdim);
+}
+
+tl_tensor *tl_ag_std_mean_backward(tl_tensor *gstd, tl_tensor *gmean, tl_tensor *self, tl_tensor *std,
+                                   const int64_t *dims, int64_t ndims, const tl_scalar *correction, bool keepdim) {
+    tl_tensor *gself = NULL;
+    if (gstd && !(gself = tl_ag_std_backward(std, gstd, self, dims, ndims, correction, keepdim))) return NULL;
+    return plus_mean_part(gself, gmean, self, dims, ndims, keepdim);
+}
+
+/* --------------------------------------------------------------- NN */
+
+/* layer norm's backward from operators (differentiable again). mean and rstd
+ * are recomputed from input so that their dependence on it is recorded (the
+ * saved ones are outputs of the node being differentiated): mean = mean_n(x),
+ * rstd = (var_n(x) + eps)^-1/2 with eps = (rstd_saved^-2 - var_n(x)) detached.
+ * With xhat = (x - mean) * rstd and g = grad * weight:
+ * dx = rstd * (g - mean_n(g) - xhat * mean_n(g * xhat)), dw = sum_o(grad * xhat),
+ * db = sum_o(grad) (n: the normalized dims, o: the others) */
+static int layer_norm_backward_ops(tl_tensor *grad, tl_tensor *input, int64_t k, tl_tensor *rstd_saved,
+                                   tl_tensor *weight, const bool *mask, bool has_bias, tl_tensor **gi,
+                                   tl_tensor **gw, tl_tensor **gb) {
+    int64_t nd = tl_tensor_ndim(input), nn[TL_MAX_DIMS], no[TL_MAX_DIMS];
+    double N = 1;
+    for (int64_t i = 0; i < nd - k; i++) no[i] = i;
+    for (int64_t i = 0; i < k; i++) {
+        nn[i] = nd - k + i;
+        N *= (double)tl_tensor_sizes(input)[nd - k + i];
+    }
+    tl_tensor *xc = sub_rel(retained(input), mean_over(input, nn, k, N, true));
+    tl_tensor *sq = xc ? mul_rel(retained(xc), retained(xc)) : NULL;
+    tl_tensor *var = sq ? mean_over(sq, nn, k, N, true) : NULL;
+    tl_tensor_release(sq);
+    tl_tensor *var_d = var ? tl_autograd_detach(var) : NULL;
+    tl_tensor *rs_d = var_d ? tl_autograd_detach(rstd_saved) : NULL;
+    tl_tensor *r2 = rs_d ? mul_rel(retained(rs_d), retained(rs_d)) : NULL;
+    tl_tensor *eps = r2 ? sub_rel(tl_ops_reciprocal(r2), retained(var_d)) : NULL;
+    tl_tensor_release(r2);
+    tl_tensor_release(rs_d);
+    tl_tensor_release(var_d);
+    tl_tensor *ve = eps ? add_rel(var, eps) : NULL;
+    if (!eps) tl_tensor_release(var);
+    tl_tensor *rstd = ve ? tl_ops_rsqrt(ve) : NULL;
+    tl_tensor_release(ve);
+    tl_tensor *xhat = rstd ? mul_rel(xc, retained(rstd)) : NULL;
+    if (!rstd) tl_tensor_release(xc);
+    if (!xhat) goto fail;
+    if (mask[0]) {
+        tl_tensor *g = weight ? tl_ops_mul_Tensor(grad, weight) : retained(grad);
+        tl_tensor *gx = g ? tl_ops_mul_Tensor(g, xhat) : NULL;
+        tl_tensor *m1 = g ? mean_over(g, nn, k, N, true) : NULL;
+        tl_tensor *m2 = gx ? mean_over(gx, nn, k, N, true) : NULL;
+        tl_tensor_release(gx);
+        tl_tensor *inner = sub_rel(sub_rel(g, m1), mul_rel(retained(xhat), m2));
+        if (!(*gi = mul_rel(retained(rstd), inner))) goto fail;
+    }
+    if (mask[1] && weight) {
+        tl_tensor *p = tl_ops_mul_Tensor(grad, xhat);
+        *gw = (p && nd > k) ? tl_ops_sum_dim_IntList(p, no, nd - k, false, TL_DTYPE_UNDEFINED) : retained(p);
+        tl_tensor_release(p);
+        if (!*gw) goto fail;
+    }
+    if (mask[2] && has_bias) {
+        *gb = nd > k ? tl_ops_sum_dim_IntList(grad, no, nd - k, false, TL_DTYPE_UNDEFINED) : retained(grad);
+        if (!*gb) goto fail;
+    }
+    tl_tensor_release(xhat);
+    tl_tensor_release(rstd);
+    return 0;
+fail:
+    tl_tensor_release(xhat);
+    tl_tensor_release(rstd);
+    return -1;
+}
+
+int tl_ag_native_layer_norm_backward(tl_tensor *grad, tl_tensor *input, const int64_t *normalized_shape,
+                                     int64_t nshape, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight,
+                                     tl_tensor *bias, const bool *output_mask, int64_t nmask, tl_tensor **grad_input,
+                                     tl_tensor **grad_weight, tl_tensor **grad_bias) {
+    *grad_input = *grad_weight = *grad_bias = NULL;
+    if (nmask != 3) return tl_set_error(TL_ERR_RUNTIME, "native_layer_norm_backward: output_mask must have 3 entries");
+    int rc;
+    if (tl_grad_mode_is_enabled()) /* create_graph: from operators, so it differentiates again */
+        rc = layer_norm_backward_ops(grad, input, nshape, rstd, weight, output_mask, bias != NULL, grad_input,
+                                     grad_weight, grad_bias);
+    else
+        rc = tl_nn_layer_norm_backward(grad, input, normalized_shape, nshape, mean, rstd, weight, bias, output_mask,
+                                       grad_input, grad_weight, grad_bias);
+    if (rc < 0) {
+        tl_tensor_release(*grad_input);
+        tl_tensor_release(*grad_weight);
+        tl_tensor_release(*grad_bias);
+        *grad_input = *grad_weight = *grad_bias = NULL;
+    }
+    return rc;
+}
+
+tl_tensor *tl_ag_infinitely_differentiable_native_dropout_backward(tl_tensor *grad, tl_tensor *mask, double scale) {
+    /* grad * (mask.type_as(grad) * scale) */
+    tl_tensor *m = tl_ops__to_copy(mask, tl_tensor_dtype(grad), -1, -1, false, false, false, -1);
+    return mul_rel(retained(grad), scale_rel(m, scale));
+}
+
 /* ------------------------------------------------------ node plumbing */
 
 int tl_ag_int_list_set(tl_ag_int_list *l, const int64_t *v, int64_t n) {
@@ -419,6 +804,71 @@ void tl_ag_int_list_free(tl_ag_int_list *l) {
     l->len = 0;
 }
 
+/* sizes of every tensor of a Tensor[] (to_args_sizes): one block, ndims and
+ * sizes pointers into it */
+int tl_ag_sizes_list_set(tl_ag_sizes_list *l, tl_tensor *const *ts, int64_t n) {
+    tl_ag_sizes_list_free(l);
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; i++) total += ts[i] ? tl_tensor_ndim(ts[i]) : 0;
+    size_t bytes = (size_t)(n + total) * sizeof(int64_t) + (size_t)n * sizeof(int64_t *) + 1;
+    char *mem = malloc(bytes);
+    if (!mem) return tl_set_error(TL_ERR_MEMORY, "out of memory saving a list for autograd");
+    l->sizes = (int64_t **)mem;
+    l->ndims = (int64_t *)(mem + (size_t)n * sizeof(int64_t *));
+    int64_t *data = l->ndims + n;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t nd = ts[i] ? tl_tensor_ndim(ts[i]) : 0;
+        l->ndims[i] = nd;
+        l->sizes[i] = data;
+        if (nd > 0) memcpy(data, tl_tensor_sizes(ts[i]), (size_t)nd * sizeof(int64_t));
+        data += nd;
+    }
+    l->n = n;
+    return 0;
+}
+
+void tl_ag_sizes_list_free(tl_ag_sizes_list *l) {
+    free(l->sizes); /* the one block */
+    l->sizes = NULL;
+    l->ndims = NULL;
+    l->n = 0;
+}
+
+int tl_ag_dtype_list_set(tl_ag_dtype_list *l, tl_tensor *const *ts, int64_t n) {
+    tl_ag_dtype_list_free(l);
+    l->data = malloc((size_t)n * sizeof(tl_dtype) + 1);
+    if (!l->data) return tl_set_error(TL_ERR_MEMORY, "out of memory saving a list for autograd");
+    for (int64_t i = 0; i < n; i++) l->data[i] = ts[i] ? tl_tensor_dtype(ts[i]) : TL_DTYPE_UNDEFINED;
+    l->n = n;
+    return 0;
+}
+
+void tl_ag_dtype_list_free(tl_ag_dtype_list *l) {
+    free(l->data);
+    l->data = NULL;
+    l->n = 0;
+}
+
+void tl_ag_tensor_list_release(tl_tensor **list, int64_t n) {
+    if (!list) return;
+    for (int64_t i = 0; i < n; i++) tl_tensor_release(list[i]);
+    free(list);
+}
+
+bool tl_ag_any_edge(const tl_node *node, int32_t start, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (tl_node_next_edge(node, start + i).node) return true;
+    return false;
+}
+
+bool tl_ag_any_should_compute(const tl_node *node, int32_t start, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (tl_node_should_compute_output(node, start + i)) return true;
+    return false;
+}
+
+double tl_ag_scalar_to_double(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i; }
+
 /* shape and dtype the gradient of edge i must have */
 static int64_t edge_shape(tl_node *node, int32_t i, const int64_t **sizes, tl_dtype *dtype, tl_tensor **hold) {
     *hold = NULL;
@@ -435,6 +885,7 @@ static int64_t edge_shape(tl_node *node, int32_t i, const int64_t **sizes, tl_dt
 }
 
 int tl_ag_set_grad_input(tl_node *node, int32_t i, tl_tensor *g, tl_tensor **slot) {
+    if (!g) return 0; /* an undefined gradient (Tensor()): the slot stays empty */
     const int64_t *sizes = NULL;
     tl_dtype dt = TL_DTYPE_UNDEFINED;
     tl_tensor *hold = NULL;
@@ -461,4 +912,46 @@ int tl_ag_set_grad_input(tl_node *node, int32_t i, tl_tensor *g, tl_tensor **slo
 fail:
     tl_tensor_release(hold);
     return -1;
+}
+
+/* ---- indexing (issue 6 shape and indexing slice) */
+
+/* masked_fill.Tensor's value gradient: the sum of grad where mask is set,
+ * written as grad - grad.masked_fill(mask, 0) so that it stays differentiable */
+tl_tensor *tl_ag_masked_fill_backward(tl_tensor *grad, tl_tensor *mask) {
+    tl_tensor *kept = tl_ops_masked_fill_Scalar(grad, mask, tl_scalar_from_int(0));
+    tl_tensor *d = kept ? tl_ops_sub_Tensor(grad, kept, tl_scalar_from_int(1)) : NULL;
+    tl_tensor_release(kept);
+    tl_tensor *r = d ? tl_ops_sum(d, TL_DTYPE_UNDEFINED) : NULL;
+    tl_tensor_release(d);
+    return r;
+}
+
+/* embedding_dense_backward's own gradient: the rows of grad that the indices
+ * select, zero for padding_idx, shaped [*indices.shape, -1] */
+tl_tensor *tl_ag_embedding_dense_double_backward(tl_tensor *grad, tl_tensor *indices, int64_t padding_idx) {
+    const int64_t flat = -1, col[2] = {-1, 1};
+    int64_t shape[65];
+    const int64_t nd = tl_tensor_ndim(indices);
+    if (nd > 63) {
+        tl_set_error(TL_ERR_RUNTIME, "embedding_dense_double_backward: too many dimensions");
+        return NULL;
+    }
+    memcpy(shape, tl_tensor_sizes(indices), sizeof(int64_t) * (size_t)nd);
+    shape[nd] = -1;
+    tl_tensor *iv = tl_ops_reshape(indices, &flat, 1);
+    tl_tensor *g = iv ? tl_ops_index_select(grad, 0, iv) : NULL;
+    tl_tensor_release(iv);
+    if (g && padding_idx >= 0) {
+        tl_tensor *eq = tl_ops_eq_Scalar(indices, tl_scalar_from_int(padding_idx));
+        tl_tensor *m = eq ? tl_ops_reshape(eq, col, 2) : NULL;
+        tl_tensor *f = m ? tl_ops_masked_fill_Scalar(g, m, tl_scalar_from_int(0)) : NULL;
+        tl_tensor_release(eq);
+        tl_tensor_release(m);
+        tl_tensor_release(g);
+        g = f;
+    }
+    tl_tensor *r = g ? tl_ops_view(g, shape, nd + 1) : NULL;
+    tl_tensor_release(g);
+    return r;
 }

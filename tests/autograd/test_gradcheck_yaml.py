@@ -93,33 +93,92 @@ for _op, _kw in {
     UNARY_CASES[_op + "_"] = [([_un(3, 2, **_kw)], lambda a, _op=_op: getattr(a.clone(), _op + "_")()
                                if _op != "silu" else torchlet._C._nn.silu_(a.clone()))]
 
-# name -> list of (builder arrays, fn); fn gets leaf tensors in order
-# matrix products (issue 6 linalg slice): own generator; transposed operands
-# reach BLAS with the transpose flag, broadcast self / bias reduce back
-RL = np.random.default_rng(6062)
+# activations (issue 6 logical/bitwise/activations slice; python_module nn):
+# own generator; values away from the kinks (0, the hardtanh bounds -0.5 / 0.8)
+RC = np.random.default_rng(6067)
 
 
-def _rl(*shape):
-    return RL.standard_normal(shape)
+def _ac(*shape):
+    x = RC.uniform(0.1, 2.0, shape) * np.where(RC.random(shape) < 0.5, -1.0, 1.0)
+    return np.where(np.abs(np.abs(x) - 0.65) < 0.17, x * 1.5, x)
 
 
-LINALG_CASES = {
-    "bmm": [([_rl(2, 3, 4), _rl(2, 4, 2)], lambda a, b: torchlet.bmm(a, b)),
-            ([_rl(2, 4, 3), _rl(2, 4, 2)], lambda a, b: torchlet.bmm(a.transpose(1, 2), b))],
-    "addmm": [([_rl(3), _rl(2, 4), _rl(4, 3)], lambda s, a, b: torchlet.addmm(s, a, b)),
-              ([_rl(2, 3), _rl(4, 2), _rl(4, 3)], lambda s, a, b: torchlet.addmm(s, T(a), b, beta=0.5, alpha=-2)),
-              ([_rl(1, 3), _rl(2, 0), _rl(0, 3)], lambda s, a, b: torchlet.addmm(s, a, b, beta=3))],  # k = 0
-    "addmm_": [([_rl(2, 3), _rl(2, 4), _rl(4, 3)], lambda s, a, b: s.clone().addmm_(a, b, beta=2, alpha=0.5))],
-    "baddbmm": [([_rl(3), _rl(2, 2, 4), _rl(2, 4, 3)], lambda s, a, b: torchlet.baddbmm(s, a, b, alpha=1.5)),
-                ([_rl(2, 2, 3), _rl(2, 4, 2), _rl(2, 4, 3)],
-                 lambda s, a, b: torchlet.baddbmm(s, a.transpose(1, 2), b, beta=-1))],
-    "baddbmm_": [([_rl(2, 2, 3), _rl(2, 2, 4), _rl(2, 4, 3)], lambda s, a, b: s.clone().baddbmm_(a, b, beta=0.5))],
-    "mv": [([_rl(3, 4), _rl(4)], lambda a, v: torchlet.mv(a, v)),
-           ([_rl(4, 3), _rl(8)], lambda a, v: torchlet.mv(T(a), v[::2]))],
-    "dot": [([_rl(5), _rl(5)], lambda a, b: torchlet.dot(a, b)),
-            ([_rl(6), _rl(3)], lambda a, b: a[::2].dot(b))],
+def _nnf():
+    return torchlet._C._nn
+
+
+ACTIVATION_CASES = {
+    "leaky_relu": [([_ac(2, 3)], lambda a: _nnf().leaky_relu(T(a), 0.2)), ([_ac()], lambda a: _nnf().leaky_relu(a))],
+    "leaky_relu_": [([_ac(3, 2)], lambda a: _nnf().leaky_relu_(a.clone(), 0.3))],
+    "leaky_relu_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().leaky_relu_backward(g, x, 0.2, False))],
+    "elu": [([_ac(2, 3)], lambda a: _nnf().elu(T(a), 0.5, 1.5, 2.0)), ([_ac()], lambda a: _nnf().elu(a))],
+    "elu_": [([_ac(3, 2)], lambda a: _nnf().elu_(a.clone(), 0.7))],
+    "elu_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().elu_backward(g, 0.5, 1.5, 2.0, False, x)),
+                     ([_ac(3), _ac(2, 3)], lambda g, y: _nnf().elu_backward(g, 0.5, 1.0, 2.0, True, y))],
+    "gelu": [([_ac(2, 3)], lambda a: _nnf().gelu(T(a))), ([_ac(4)], lambda a: _nnf().gelu(a, approximate="tanh"))],
+    "gelu_": [([_ac(3, 2)], lambda a: _nnf().gelu_(a.clone(), approximate="tanh"))],
+    "gelu_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().gelu_backward(g, x)),
+                      ([_ac(2, 3), _ac(3, 2)], lambda g, x: _nnf().gelu_backward(g, T(x), approximate="tanh"))],
+    "hardtanh": [([_ac(2, 3)], lambda a: _nnf().hardtanh(T(a), -0.5, 0.8)), ([_ac()], lambda a: _nnf().hardtanh(a))],
+    "hardtanh_": [([_ac(3, 2)], lambda a: _nnf().hardtanh_(a.clone(), -0.5, 0.8))],
+    "hardtanh_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().hardtanh_backward(g, x, -0.5, 0.8))],
+    "mish": [([_ac(2, 3)], lambda a: _nnf().mish(T(a))), ([_ac()], lambda a: _nnf().mish(a))],
+    "mish_": [([_ac(3, 2)], lambda a: _nnf().mish_(a.clone()))],
+    "softplus": [([_ac(2, 3)], lambda a: _nnf().softplus(T(a), 2, 1.5)), ([_ac(4)], lambda a: _nnf().softplus(a))],
+    "softplus_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().softplus_backward(g, x, 2, 1.5))],
 }
 
+# shape and indexing operators (issue 6 shape/indexing slice); index tensors
+# and masks are constants of the cases, not inputs.
+RS = np.random.default_rng(6061)   # own generator: the other cases' inputs stay as they were
+
+
+def _rs(*shape):
+    return RS.standard_normal(shape)
+
+
+def _ix(a):
+    return torchlet.tensor(np.array(a, dtype=np.int64))
+
+
+_MASK = torchlet.tensor(np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]]))
+_I45 = [[1, 1, 3], [0, 0, 0], [2, 4, 2], [3, 3, 3]]        # gather / scatter_add: repeats
+_I45U = [[0, 1, 2], [4, 3, 2], [1, 0, 3], [2, 4, 0]]       # scatter: distinct targets per row
+_IEMB = [[0, 2, 0], [5, 2, 1]]
+SHAPE_INDEX_CASES = {
+    "index_select": [([_rs(4, 5)], lambda a: torchlet.index_select(a, 1, _ix([4, 0, 4]))),
+                     ([_rs(5, 4)], lambda a: torchlet.index_select(T(a), 0, _ix([3, 1]))),
+                     ([_rs()], lambda a: torchlet.index_select(a, 0, _ix([0])))],
+    "gather": [([_rs(4, 5)], lambda a: torchlet.gather(a, 1, _ix(_I45))),
+               ([_rs(5, 4)], lambda a: torchlet.gather(T(a), 0, _ix([[1, 0, 3, 3, 0]])))],
+    "scatter.src": [([_rs(4, 5), _rs(4, 3)], lambda a, s: torchlet.scatter(a, 1, _ix(_I45U), s)),
+                    ([_rs(5, 4), _rs(3, 3)], lambda a, s: torchlet.scatter(T(a), 1, _ix(_I45U[:3]), T(s)))],
+    "scatter_.src": [([_rs(4, 5), _rs(4, 3)], lambda a, s: a.clone().scatter_(1, _ix(_I45U), s))],
+    "scatter.value": [([_rs(4, 5)], lambda a: torchlet.scatter(a, 1, _ix(_I45), 2.0))],
+    "scatter_.value": [([_rs(4, 5)], lambda a: a.clone().scatter_(1, _ix(_I45), -1.0))],
+    "scatter_add": [([_rs(4, 5), _rs(4, 3)], lambda a, s: torchlet.scatter_add(a, 1, _ix(_I45), s)),
+                    ([_rs(5, 4), _rs(5, 1)], lambda a, s: torchlet.scatter_add(T(a), 0, _ix([[1, 0, 3, 3, 0]]), T(s)))],
+    "scatter_add_": [([_rs(4, 5), _rs(4, 3)], lambda a, s: a.clone().scatter_add_(1, _ix(_I45), s))],
+    "masked_fill.Scalar": [([_rs(3, 4)], lambda a: torchlet.masked_fill(a, _MASK, 2.0)),
+                           ([_rs(4)], lambda a: a.masked_fill(_MASK, 1.0))],      # self broadcast up
+    "masked_fill_.Scalar": [([_rs(3, 4)], lambda a: a.clone().masked_fill_(_MASK, 2.0))],
+    "masked_fill.Tensor": [([_rs(3, 4), _rs()], lambda a, v: torchlet.masked_fill(a, _MASK, v)),
+                           ([_rs(4, 3), _rs()], lambda a, v: torchlet.masked_fill(T(a), _MASK, v))],
+    "masked_fill_.Tensor": [([_rs(3, 4), _rs()], lambda a, v: (a * 1.0).masked_fill_(_MASK, v))],
+    "embedding": [([_rs(6, 3)], lambda w: torchlet.embedding(w, _ix(_IEMB))),
+                  ([_rs(3, 6)], lambda w: torchlet.embedding(T(w), _ix([4, 1, 4])))],  # padding_idx and
+    # scale_grad_by_freq change the gradient on purpose (not d/dw): tests/ops/test_index_ops.py vs torch
+    "embedding_dense_backward": [([_rs(2, 3, 4)], lambda g: torchlet.embedding_dense_backward(g, _ix(_IEMB), 6, 2, False))],
+    "tril": [([_rs(3, 4)], lambda a: torchlet.tril(a)), ([_rs(4, 3)], lambda a: torchlet.tril(T(a), -1))],
+    "tril_": [([_rs(3, 4)], lambda a: a.clone().tril_(1))],
+    "triu": [([_rs(2, 3, 4)], lambda a: torchlet.triu(a, 1))],
+    "triu_": [([_rs(3, 4)], lambda a: a.clone().triu_(-1))],
+    "cat": [([_rs(2, 3), _rs(4, 3)], lambda a, b: torchlet.cat([a, b])),
+            ([_rs(3, 2), _rs(3, 1)], lambda a, b: torchlet.cat([T(a), T(b)], 0))],
+    "stack": [([_rs(2, 3), _rs(2, 3)], lambda a, b: torchlet.stack([a, b], 1))],
+}
+
+# name -> list of (builder arrays, fn); fn gets leaf tensors in order
 # NN operators (issue 6 NN slice): own generator; targets / total_weight are constants
 RN = np.random.default_rng(6062)
 _NLL_T = [0, 2, 1, 2]
@@ -147,11 +206,288 @@ NN_CASES = {
                           ([RN.standard_normal((4,)), RN.standard_normal((4, 3))], lambda g, x: _nll_bwd(g, x, 0))],
 }
 
+# matrix products (issue 6 linalg slice): own generator; transposed operands
+# reach BLAS with the transpose flag, broadcast self / bias reduce back
+RL = np.random.default_rng(6062)
+
+
+def _rl(*shape):
+    return RL.standard_normal(shape)
+
+
+LINALG_CASES = {
+    "bmm": [([_rl(2, 3, 4), _rl(2, 4, 2)], lambda a, b: torchlet.bmm(a, b)),
+            ([_rl(2, 4, 3), _rl(2, 4, 2)], lambda a, b: torchlet.bmm(a.transpose(1, 2), b))],
+    "addmm": [([_rl(3), _rl(2, 4), _rl(4, 3)], lambda s, a, b: torchlet.addmm(s, a, b)),
+              ([_rl(2, 3), _rl(4, 2), _rl(4, 3)], lambda s, a, b: torchlet.addmm(s, T(a), b, beta=0.5, alpha=-2)),
+              ([_rl(1, 3), _rl(2, 0), _rl(0, 3)], lambda s, a, b: torchlet.addmm(s, a, b, beta=3))],  # k = 0
+    "addmm_": [([_rl(2, 3), _rl(2, 4), _rl(4, 3)], lambda s, a, b: s.clone().addmm_(a, b, beta=2, alpha=0.5))],
+    "baddbmm": [([_rl(3), _rl(2, 2, 4), _rl(2, 4, 3)], lambda s, a, b: torchlet.baddbmm(s, a, b, alpha=1.5)),
+                ([_rl(2, 2, 3), _rl(2, 4, 2), _rl(2, 4, 3)],
+                 lambda s, a, b: torchlet.baddbmm(s, a.transpose(1, 2), b, beta=-1))],
+    "baddbmm_": [([_rl(2, 2, 3), _rl(2, 2, 4), _rl(2, 4, 3)], lambda s, a, b: s.clone().baddbmm_(a, b, beta=0.5))],
+    "mv": [([_rl(3, 4), _rl(4)], lambda a, v: torchlet.mv(a, v)),
+           ([_rl(4, 3), _rl(8)], lambda a, v: torchlet.mv(T(a), v[::2]))],
+    "dot": [([_rl(5), _rl(5)], lambda a, b: torchlet.dot(a, b)),
+            ([_rl(6), _rl(3)], lambda a, b: a[::2].dot(b))],
+}
+
+# formula-compiler features (issue 6, autograd slice): several outputs,
+# one formula for several inputs, Tensor[] and ternaries; own generator
+RA = np.random.default_rng(6066)
+
+
+def _ra(*shape):
+    return RA.standard_normal(shape)
+
+
+def _nn():
+    return torchlet._C._nn
+
+
+def _dropout(x, p, train):
+    torchlet.manual_seed(7)  # the same mask for every finite-difference evaluation
+    return torchlet.native_dropout(x, p, train)[0]
+
+
+_TGT = _ix([1, 0, 3, 1, 2])
+_TGT_IGN = _ix([1, -100, 3, 1, -100])
+COMPILER_CASES = {
+    "max.dim": [([_ra(3, 4)], lambda a: torchlet.max(a, 1)[0]),
+                ([_ra(4, 3)], lambda a: torchlet.max(T(a), 0, keepdim=True)[0]),
+                ([_ra()], lambda a: torchlet.max(a, 0)[0])],
+    "min.dim": [([_ra(3, 4)], lambda a: torchlet.min(a, -1)[0]),
+                ([_ra(2, 3, 4)], lambda a: torchlet.min(a, 1, True)[0])],
+    "var_mean.correction": [
+        ([_ra(3, 4)], lambda a: torchlet.var_mean(a, 1)[0] * 2.0 + torchlet.var_mean(a, 1)[1]),   # both outputs
+        ([_ra(3, 4)], lambda a: torchlet.var_mean(a, (0, 1), correction=0)[0]),                   # var only
+        ([_ra(4, 3)], lambda a: torchlet.var_mean(T(a), 0, keepdim=True)[1]),                      # mean only
+        ([_ra(5)], lambda a: torchlet.var_mean(a)[0])],                                            # dim=None
+    "native_layer_norm": [
+        ([_ra(3, 4), _ra(4), _ra(4)], lambda x, w, b: torchlet.native_layer_norm(x, [4], w, b, 1e-5)[0]),
+        ([_ra(2, 3, 4), _ra(3, 4)], lambda x, w: torchlet.native_layer_norm(x, [3, 4], w, None, 1e-5)[0]),
+        ([_ra(4, 3)], lambda x: torchlet.native_layer_norm(T(x), [4], None, None, 1e-5)[0])],
+    "nll_loss_forward": [
+        ([_ra(5, 4)], lambda s: _nn().nll_loss_forward(s, _TGT, None, 1, -100)[0]),
+        ([_ra(5, 4)], lambda s: _nn().nll_loss_forward(s, _TGT, torchlet.tensor([1.0, 2.0, 0.5, 1.5], dtype=torchlet.float64), 2, -100)[0]),
+        ([_ra(5, 4)], lambda s: _nn().nll_loss_forward(s, _TGT_IGN, None, 0, -100)[0])],
+    "native_dropout": [([_ra(5, 6)], lambda x: _dropout(x, 0.3, True)),
+                       ([_ra(4, 3)], lambda x: _dropout(T(x), 0.5, True)),  # train=None: PyTorch's formula scales by 1
+                       ([_ra(3, 3)], lambda x: _dropout(x, 0.3, False))],
+}
+
+
+# pointwise math batch 1 (issue 6): their own generator, inputs away from the
+# kinks (remainder/fmod/round jumps) and inside the domains (asin, logit, pow)
+RB = np.random.default_rng(707)
+
+
+def _pb(*shape, lo=-2.0, hi=2.0):
+    return RB.uniform(lo, hi, shape)
+
+
+def _pq(*shape, lo=0.6, hi=1.4):
+    """away from 0, both signs (atan2's x; with lo=3.5, hi=4.5 the remainder/fmod
+    divisors: |_pfrac / b| < 0.75 and never 0, so no jump within reach)"""
+    return RB.uniform(lo, hi, shape) * np.where(RB.random(shape) < 0.5, -1.0, 1.0)
+
+
+def _pd(*shape):
+    return _pq(*shape, lo=3.5, hi=4.5)
+
+
+def _pfrac(*shape):
+    """k + [0.3, 0.45]: away from integers (round) and from 0"""
+    return np.floor(RB.uniform(-3, 3, shape)) + RB.uniform(0.3, 0.45, shape)
+
+
+POINTWISE_MATH_CASES = {
+    "pow.Tensor_Scalar": [([_pb(2, 3, lo=0.3, hi=2)], lambda a: torchlet.pow(T(a), 2.5)),
+                          ([_pb(3, 2)], lambda a: a ** 2), ([_pb(3, 2)], lambda a: a ** 3),
+                          ([_pb(3, 2, lo=0.3, hi=2)], lambda a: a ** -0.5), ([_pb(4)], lambda a: a ** 0 + a),
+                          ([_pb(lo=0.3, hi=2)], lambda a: a.pow(-1.5))],
+    "pow.Tensor_Tensor": [([_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
+                          ([_pb(3, 2, lo=0.3, hi=2), _pb(2, 3)], lambda a, b: T(a) ** b),
+                          ([_pb(2, 3)], lambda a: a ** _ix([[2, 3, 0]]))],   # integer exponents, incl. 0
+    "pow.Scalar": [([_pb(2, 3)], lambda e: torchlet.pow(2.5, T(e))), ([_pb(3)], lambda e: 0.5 ** e),
+                   ([_pb(3, lo=0.2, hi=2)], lambda e: torchlet.pow(0.0, e) + e)],
+    "pow_.Scalar": [([_pb(2, 3, lo=0.3, hi=2)], lambda a: a.clone().pow_(1.7))],
+    "pow_.Tensor": [([_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: a.clone().pow_(b))],
+    "remainder.Tensor": [([_pfrac(2, 3), _pd(3)], lambda a, b: torchlet.remainder(a, b)),
+                         ([_pfrac(3, 2), _pd(2, 3)], lambda a, b: T(a) % b)],
+    "remainder_.Tensor": [([_pfrac(2, 3), _pd(2, 3)], lambda a, b: a.clone().remainder_(b))],
+    "remainder.Scalar": [([_pfrac(2, 3)], lambda a: torchlet.remainder(T(a), 4.0))],
+    "remainder_.Scalar": [([_pfrac(2, 3)], lambda a: a.clone().remainder_(-4.0))],
+    "fmod.Tensor": [([_pfrac(2, 3), _pd(3)], lambda a, b: torchlet.fmod(a, b)),
+                    ([_pfrac(3, 2), _pd(2, 3)], lambda a, b: torchlet.fmod(T(a), b))],
+    "fmod_.Tensor": [([_pfrac(2, 3), _pd(2, 3)], lambda a, b: a.clone().fmod_(b))],
+    "fmod.Scalar": [([_pfrac(2, 3)], lambda a: torchlet.fmod(T(a), 4.0))],
+    "fmod_.Scalar": [([_pfrac(2, 3)], lambda a: a.clone().fmod_(-4.0))],
+    "atan2": [([_pb(2, 3), _pq(3)], lambda a, b: torchlet.atan2(a, b)),
+              ([_pq(3, 2), _pb(2, 3)], lambda a, b: torchlet.atan2(T(a), b)), ([_pb(), _pq()], torchlet.atan2)],
+    "atan2_": [([_pb(2, 3), _pq(2, 3)], lambda a, b: a.clone().atan2_(b))],
+    "asin": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: torchlet.asin(T(a))), ([_pb(lo=-0.9, hi=0.9)], torchlet.asin)],
+    "asin_": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: a.clone().asin_())],
+    "acos": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: torchlet.acos(T(a))), ([_pb(lo=-0.9, hi=0.9)], torchlet.acos)],
+    "acos_": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: a.clone().acos_())],
+    "atan": [([_pb(2, 3)], lambda a: torchlet.atan(T(a))), ([_pb()], torchlet.atan)],
+    "atan_": [([_pb(2, 3)], lambda a: a.clone().atan_())],
+    "sinh": [([_pb(2, 3)], lambda a: torchlet.sinh(T(a))), ([_pb()], torchlet.sinh)],
+    "sinh_": [([_pb(2, 3)], lambda a: a.clone().sinh_())],
+    "cosh": [([_pb(2, 3)], lambda a: torchlet.cosh(T(a))), ([_pb()], torchlet.cosh)],
+    "cosh_": [([_pb(2, 3)], lambda a: a.clone().cosh_())],
+    "round": [([_pfrac(2, 3)], lambda a: torchlet.round(T(a)) * T(a))],
+    "round_": [([_pfrac(2, 3)], lambda a: a.clone().round_() + a)],
+    "round.decimals": [([_pfrac(2, 3) / 10], lambda a: torchlet.round(a, decimals=1) + a)],
+    "round_.decimals": [([_pfrac(2, 3) * 10], lambda a: a.clone().round_(decimals=-1) * a)],
+    "logit": [([_pb(2, 3, lo=0.1, hi=0.9)], lambda a: torchlet.logit(T(a))),
+              ([_pb(3, lo=-0.2, hi=1.2)], lambda a: torchlet.logit(a, 0.25))],
+    "logit_": [([_pb(2, 3, lo=0.1, hi=0.9)], lambda a: a.clone().logit_())],
+    "logit_backward": [([_pb(2, 3), _pb(2, 3, lo=0.1, hi=0.9)], lambda g, x: torchlet.logit_backward(g, x)),
+                       ([_pb(3), _pb(2, 3, lo=0.1, hi=0.9)], lambda g, x: torchlet.logit_backward(g, x, 0.2))],
+    "nan_to_num": [([_pb(2, 3)], lambda a: torchlet.nan_to_num(T(a))),
+                   ([np.array([[0.3, 0.5, 1.5], [1.8, 0.7, 1.3]])],   # NaN from log of negatives: zero gradient
+                    lambda a: torchlet.nan_to_num(torchlet.log(a - 1.0), posinf=3.0))],
+    "nan_to_num_": [([_pb(2, 3)], lambda a: a.clone().nan_to_num_(0.0))],
+}
+
+
+# three-input pointwise ops (issue 6, slice G): own generator; values kept away
+# from clamp's bounds (kinks) and addcdiv's divisor away from 0
+RG = np.random.default_rng(707)
+
+
+def _g(*shape):
+    return RG.standard_normal(shape)
+
+
+def _gx(*shape):
+    """in (-2, -0.7) u (-0.3, 0.3) u (0.7, 2): at least 0.2 from bounds near +-0.5"""
+    v = RG.uniform(-2.0, 2.0, shape)
+    return np.where(np.abs(np.abs(v) - 0.5) < 0.2, v * 0.4, v)
+
+
+def _gb(*shape, c):
+    """tensor bounds within 0.1 of c"""
+    return c + RG.uniform(-0.1, 0.1, shape)
+
+
+def _gz(*shape):
+    v = RG.uniform(0.5, 2.0, shape)
+    return v * np.where(RG.random(shape) < 0.5, -1.0, 1.0)
+
+
+TERNARY_CASES = {
+    "addcmul": [([_g(2, 3), _g(3), _g(2, 1)], lambda s, a, b: torchlet.addcmul(s, a, b, value=-1.5)),
+                ([_g(3, 2), _g(2, 3), _g()], lambda s, a, b: torchlet.addcmul(T(s), a, b))],
+    "addcmul_": [([_g(2, 3), _g(3), _g(2, 1)], lambda s, a, b: s.clone().addcmul_(a, b, value=0.5))],
+    "addcdiv": [([_g(2, 3), _g(3), _gz(2, 1)], lambda s, a, b: torchlet.addcdiv(s, a, b, value=-1.5)),
+                ([_g(3, 2), _g(2, 3), _gz()], lambda s, a, b: torchlet.addcdiv(T(s), a, b))],
+    "addcdiv_": [([_g(2, 3), _g(3), _gz(2, 1)], lambda s, a, b: s.clone().addcdiv_(a, b, value=2))],
+    "where.self": [([_g(2, 3), _g(2, 3), _g(3)], lambda c, a, b: torchlet.where(c > 0, a, b)),
+                   ([_g(3, 1), _g(), _g(3, 2)], lambda c, a, b: torchlet.where(c > 0, a * a, T(T(b)))),
+                   ([_g(2), _g(2), _g(2)], lambda c, a, b: torchlet.where(c > 0, a, 2.0) * b)],
+    "lerp.Scalar": [([_g(2, 3), _g(3)], lambda a, b: torchlet.lerp(a, b, 0.3)),
+                    ([_g(3, 2), _g(2, 3)], lambda a, b: torchlet.lerp(T(a), b, 0.8))],
+    "lerp.Tensor": [([_g(2, 3), _g(3), _g(2, 1)], lambda a, b, w: torchlet.lerp(a, b, w)),
+                    ([_g(3, 2), _g(2, 3), _g()], lambda a, b, w: torchlet.lerp(T(a), b, w * 0.2 + 0.7))],
+    "lerp_.Scalar": [([_g(2, 3), _g(3)], lambda a, b: a.clone().lerp_(b, 0.6))],
+    "lerp_.Tensor": [([_g(2, 3), _g(3), _g(2, 3)], lambda a, b, w: a.clone().lerp_(b, w))],
+    "clamp": [([_gx(2, 3)], lambda a: torchlet.clamp(a, -0.5, 0.5)),
+              ([_gx(3, 2)], lambda a: torchlet.clamp(T(a), min=-0.5) + torchlet.clamp(a.t(), max=0.5))],
+    "clamp_": [([_gx(2, 3)], lambda a: a.clone().clamp_(-0.5, 0.5))],
+    "clamp.Tensor": [([_gx(2, 3), _gb(3, c=-0.5), _gb(2, 1, c=0.5)], lambda a, lo, hi: torchlet.clamp(a, lo, hi)),
+                     ([_gx(3, 2), _gb(2, 3, c=-0.5)], lambda a, lo: torchlet.clamp(T(a), min=lo)),
+                     ([_gx(2, 3), _gb(3, c=0.5)], lambda a, hi: torchlet.clamp(a, max=hi)),
+                     # min > max: the result is max, which gets the gradient
+                     ([_gx(2, 3), _gb(3, c=0.5), _gb(3, c=-0.5)], lambda a, lo, hi: torchlet.clamp(a, lo, hi))],
+    "clamp_.Tensor": [([_gx(2, 3), _gb(3, c=-0.5), _gb(2, 3, c=0.5)],
+                       lambda a, lo, hi: a.clone().clamp_(lo, hi))],
+    "clamp_min": [([_gx(2, 3)], lambda a: torchlet.clamp_min(T(T(a)), 0.5))],
+    "clamp_min_": [([_gx(2, 3)], lambda a: a.clone().clamp_min_(-0.5))],
+    "clamp_min.Tensor": [([_gx(2, 3), _gb(3, c=0.5)], lambda a, lo: torchlet.clamp_min(a, lo))],
+    "clamp_min_.Tensor": [([_gx(2, 3), _gb(2, 3, c=-0.5)], lambda a, lo: a.clone().clamp_min_(lo))],
+    "clamp_max": [([_gx(2, 3)], lambda a: torchlet.clamp_max(a, -0.5))],
+    "clamp_max_": [([_gx(2, 3)], lambda a: a.clone().clamp_max_(0.5))],
+    "clamp_max.Tensor": [([_gx(2, 3), _gb(1, 3, c=0.5)], lambda a, hi: torchlet.clamp_max(a, hi))],
+    "clamp_max_.Tensor": [([_gx(2, 3), _gb(2, 3, c=-0.5)], lambda a, hi: a.clone().clamp_max_(hi))],
+}
+
+
+# reductions (issue 6, reductions slice): own generator; distinct values
+# (no ties at max/amax/inf-norm), values away from 0 where |x| has a kink
+RR = np.random.default_rng(4242)
+
+
+def _rr(*shape):
+    return RR.standard_normal(shape)
+
+
+def _raway(*shape):
+    """|x| in [0.5, 1.5], both signs: prod / norms / cumprod away from 0"""
+    return RR.uniform(0.5, 1.5, shape) * np.where(RR.random(shape) < 0.5, -1.0, 1.0)
+
+
+def _with_zero(*shape, zeros=1):
+    a = _raway(*shape).ravel()
+    a[RR.choice(a.size, zeros, replace=False)] = 0.0
+    return a.reshape(shape)
+
+
+REDUCTION_CASES = {
+    "mean": [([_rr(2, 3)], lambda a: a.mean()), ([_rr()], lambda a: torchlet.mean(a)),
+             ([_rr(3, 2)], lambda a: T(a).mean())],
+    "mean.dim": [([_rr(2, 3, 4)], lambda a: a.mean(1)), ([_rr(2, 3, 4)], lambda a: a.mean((0, 2), keepdim=True)),
+                 ([_rr(4, 3)], lambda a: T(a).mean(-1)), ([_rr(2, 3)], lambda a: a.mean(()))],
+    "prod": [([_raway(2, 3)], lambda a: a.prod()), ([_with_zero(2, 3)], lambda a: torchlet.prod(a)),
+             ([_with_zero(5, zeros=2)], lambda a: a.prod()), ([_rr()], lambda a: a.prod())],
+    "prod.dim_int": [([_raway(2, 3, 4)], lambda a: a.prod(1)), ([_with_zero(3, 4)], lambda a: a.prod(1, keepdim=True)),
+                     ([_with_zero(4, 3, zeros=2)], lambda a: T(a).prod(0))],
+    "amax": [([_rr(3, 4)], lambda a: a.amax(1)), ([_rr(2, 3, 4)], lambda a: torchlet.amax(a, (0, 2), keepdim=True)),
+             ([_rr(4, 3)], lambda a: T(a).amax()),
+             ([np.array([[1.0, 3.0, 3.0], [2.0, 0.5, 2.0]])], lambda a: a.amax(1))],   # ties share the gradient
+    "amin": [([_rr(3, 4)], lambda a: a.amin(0)), ([_rr(2, 3)], lambda a: torchlet.amin(a, -1, True))],
+    "max": [([_rr(3, 4)], lambda a: a.max()), ([np.array([1.0, 4.0, 4.0, 2.0])], lambda a: torchlet.max(a))],
+    "min": [([_rr(4, 3)], lambda a: T(a).min()), ([_rr()], lambda a: a.min())],
+    "var.correction": [([_rr(3, 4)], lambda a: a.var()), ([_rr(3, 4)], lambda a: torchlet.var(a, 1, correction=0)),
+                       ([_rr(2, 3, 4)], lambda a: a.var((0, 2), keepdim=True)),
+                       ([_rr(4, 3)], lambda a: torchlet.var(T(a), 0, unbiased=False))],
+    "std.correction": [([_rr(3, 4)], lambda a: a.std()), ([_rr(3, 4)], lambda a: torchlet.std(a, 1, keepdim=True)),
+                       ([_rr(4, 3)], lambda a: torchlet.std(T(a), 0, correction=2))],
+    "std_mean.correction": [
+        ([_rr(3, 4)], lambda a: torchlet.std_mean(a, 1)[0] * 2.0 + torchlet.std_mean(a, 1)[1]),
+        ([_rr(3, 4)], lambda a: torchlet.std_mean(a)[0]),
+        ([_rr(4, 3)], lambda a: torchlet.std_mean(T(a), 0, keepdim=True)[1])],
+    "logsumexp": [([_rr(3, 4)], lambda a: a.logsumexp(1)), ([_rr(2, 3, 4)], lambda a: torchlet.logsumexp(a, (0, 2), True)),
+                  ([_rr(4, 3)], lambda a: torchlet.logsumexp(T(a), 0)), ([_rr()], lambda a: a.logsumexp(0))],
+    "linalg_vector_norm": [
+        ([_rr(3, 4)], lambda a: torchlet.linalg_vector_norm(a)),
+        ([_raway(3, 4)], lambda a: torchlet.linalg_vector_norm(a, 1, 1)),
+        ([_rr(3, 4)], lambda a: torchlet.linalg_vector_norm(a, float("inf"), 0, True)),
+        ([_rr(3, 4)], lambda a: torchlet.linalg_vector_norm(T(a), float("-inf"), -1)),
+        ([_raway(2, 3)], lambda a: torchlet.linalg_vector_norm(a, 3.0, (0, 1))),
+        ([_raway(2, 3)], lambda a: torchlet.linalg_vector_norm(a, 1.5)),
+        ([_raway(2, 3)], lambda a: torchlet.linalg_vector_norm(a, 0.5, 1)),
+        ([_rr(2, 3)], lambda a: torchlet.norm(a, dim=1))],
+    "cumsum": [([_rr(3, 4)], lambda a: a.cumsum(1)), ([_rr(4, 3)], lambda a: torchlet.cumsum(T(a), 0)),
+               ([_rr()], lambda a: a.cumsum(0))],
+    "cumsum_": [([_rr(3, 4)], lambda a: a.clone().cumsum_(0))],
+    "cumprod": [([_raway(3, 4)], lambda a: a.cumprod(1)), ([_with_zero(3, 4, zeros=3)], lambda a: a.cumprod(1)),
+                ([_raway(4, 3)], lambda a: torchlet.cumprod(T(a), 0))],
+    "cumprod_": [([_raway(3, 4)], lambda a: a.clone().cumprod_(-1))],
+    "flip": [([_rr(2, 3, 4)], lambda a: a.flip((0, 2))), ([_rr(3, 2)], lambda a: torchlet.flip(T(a), [1]))],
+}
+
 
 CASES = {
+    **REDUCTION_CASES,
+    **COMPILER_CASES,
+    **TERNARY_CASES,
+    **POINTWISE_MATH_CASES,
+    **ACTIVATION_CASES,
     **UNARY_CASES,
-    **NN_CASES,
     **LINALG_CASES,
+    **NN_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),
@@ -237,9 +573,10 @@ CASES = {
                 ([rn(3, 2), rn(2, 3)], lambda a, b: torchlet.maximum(T(a), b))],
     "minimum": [([rn(2, 3), rn(3)], lambda a, b: torchlet.minimum(a, b)),
                 ([rn(), rn(2)], lambda a, b: torchlet.minimum(a, b))],
+    **SHAPE_INDEX_CASES,
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
-DIFF = {"threshold_backward": [0]}
+DIFF = {"threshold_backward": [0], "where.self": [1, 2]}
 LOOSE: set[str] = set()
 
 
@@ -288,6 +625,36 @@ def test_torchlet_autograd_gradcheck(name):
         ("erf", [_un(2, 3)], lambda a: torchlet.erf(a)),
         ("silu", [_un(2, 3)], lambda a: torchlet.nn.functional.silu(a)),
         ("abs", [_un(2, 3, away_int=True)], lambda a: torchlet.abs(a) * a),
+        # pointwise math batch 1: pow's helpers and logit_backward's own entry differentiate again
+        ("pow-tensor", [_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
+        ("pow-scalar", [_pb(2, 3, lo=0.3, hi=2)], lambda a: a ** 2.5),
+        ("pow-number-base", [_pb(3)], lambda e: 1.5 ** e),
+        ("atan2", [_pb(2, 3), _pq(3)], lambda a, b: torchlet.atan2(a, b)),
+        ("logit", [_pb(2, 3, lo=0.1, hi=0.9)], lambda a: torchlet.logit(a)),
+        ("logit-eps", [_pb(2, 3, lo=-0.1, hi=1.1)], lambda a: torchlet.logit(a, 0.2) * a),
+        ("remainder", [_pfrac(2, 3), _pd(3)], lambda a, b: torchlet.remainder(a, b) * b),
+        # shape and indexing slice: formulas built from index_select / gather / scatter_add / masked_fill
+        ("index_select", [_rs(4, 5)], lambda a: torchlet.index_select(a, 1, _ix([4, 0, 4])) * a[:, :3]),
+        ("gather", [_rs(4, 5)], lambda a: torchlet.gather(a, 1, _ix(_I45)) * a[:, :3]),
+        ("scatter", [_rs(4, 5), _rs(4, 3)], lambda a, s: torchlet.scatter(a * a, 1, _ix(_I45U), s * s)),
+        ("masked_fill", [_rs(3, 4), _rs()], lambda a, v: torchlet.masked_fill(a * a, _MASK, v * v)),
+        ("embedding", [_rs(6, 3)], lambda w: torchlet.embedding(w, _ix(_IEMB)) * torchlet.embedding(w, _ix(_IEMB[::-1]))),
+        ("tril", [_rs(3, 3)], lambda a: torchlet.tril(a * a, -1)),
+        # formula-compiler features: Tensor[], several outputs, tuples, ternaries
+        ("cat", [_ra(2, 3), _ra(1, 3)], lambda a, b: torchlet.cat([a * a, b]) * torchlet.cat([b, a])),
+        ("stack", [_ra(2, 3)], lambda a: torchlet.stack([a, a * a], 0)),
+        ("max.dim", [_ra(3, 4)], lambda a: torchlet.max(a * a, 1)[0]),
+        ("var_mean", [_ra(3, 4)], lambda a: torchlet.var_mean(a, 1)[0] + torchlet.var_mean(a * a, 1)[1]),
+        ("native_layer_norm", [_ra(3, 4), _ra(4), _ra(4)],
+         lambda x, w, b: torchlet.native_layer_norm(x, [4], w, b, 1e-5)[0]),
+        ("native_dropout", [_ra(4, 5)], lambda x: _dropout(x * x, 0.4, True)),
+        # three-input pointwise ops: helpers and formulas over entry points
+        ("where", [_g(2, 3), _g(2, 3), _g(3)], lambda c, a, b: torchlet.where(c > 0, a * a, b * a)),
+        ("clamp", [_gx(2, 3)], lambda a: torchlet.clamp(a * a, -0.5, 0.5) * a),
+        ("clamp.Tensor", [_gx(2, 3), _gb(3, c=-0.5), _gb(3, c=0.5)],
+         lambda a, lo, hi: torchlet.clamp(a, lo * lo - 0.75, hi * hi) * a),
+        ("lerp.Tensor", [_g(2, 3), _g(3), _g(2, 3)], lambda a, b, w: torchlet.lerp(a, b * b, w * a)),
+        ("addcdiv", [_g(2, 3), _g(3), _gz(2, 1)], lambda s, a, b: torchlet.addcdiv(s, a * s, b, value=0.5)),
     ],
     ids=lambda x: x if isinstance(x, str) else "",
 )

@@ -277,3 +277,238 @@ def test_one_entry_edit_is_local(tmp_path, files):
     ctx = EmitContext(m, make_environment(), ("yaml/native_functions.yaml", "yaml/derivatives.yaml"), "test")
     changed = {p for p, t in emit_c_autograd(ctx).items() if files.get(p) != t}
     assert changed == {"csrc/autograd_neg.c"}
+
+
+# ------------------------------------------- formula-compiler features (issue 6)
+
+FEATURES_NF = """\
+- func: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+  dispatch:
+    CPU: rsub
+
+- func: gt.Scalar(Tensor self, Scalar other) -> Tensor
+  dispatch:
+    CPU: gt
+
+- func: eq.Tensor(Tensor self, Tensor other) -> Tensor
+  dispatch:
+    CPU: eq
+
+- func: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  dispatch:
+    CPU: mul
+
+- func: mul.Scalar(Tensor self, Scalar other) -> Tensor
+  dispatch:
+    CPU: mul_scalar
+
+- func: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+  dispatch:
+    CompositeImplicitAutograd: to_dtype
+
+- func: foo(Tensor self, Tensor other, float p, bool? train) -> Tensor
+  dispatch:
+    CPU: foo
+
+- func: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+  dispatch:
+    CPU: max_dim
+
+- func: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+  dispatch:
+    CPU: var_mean
+
+- func: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+  dispatch:
+    CPU: native_layer_norm
+
+- func: stack(Tensor[] tensors, int dim=0) -> Tensor
+  dispatch:
+    CPU: stack
+
+- func: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+  dispatch:
+    CPU: unbind
+"""
+
+FEATURES_D = """\
+- name: foo(Tensor self, Tensor other, float p, bool? train) -> Tensor
+  self: "grad.defined() ? (1 - self) * grad * (self > 0) : Tensor()"
+  other: "(!train.has_value() || train.value()) ? grad * (p == 1 ? 0.0 : 1.0 / (1.0 - p)) : (other == self).to(grad.scalar_type()) * grad"
+
+- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+  self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+
+- name: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+  self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+
+- name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+  input, weight, bias: "grad.defined() ? native_layer_norm_backward_symint(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()"
+
+- name: stack(Tensor[] tensors, int dim=0) -> Tensor
+  tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))
+
+- name: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+  self: unbind_backward(grads, dim)
+"""
+
+
+@pytest.fixture(scope="module")
+def feature_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("features")
+    (d / "native_functions.yaml").write_text(FEATURES_NF)
+    (d / "derivatives.yaml").write_text(FEATURES_D)
+    m = load_model(Inputs(str(d / "native_functions.yaml"), str(d / "derivatives.yaml")))
+    return emit_c_autograd(EmitContext(m, make_environment(), ("native_functions.yaml",), "test"))
+
+
+def body(text: str, start: str, end: str = "\n}\n") -> str:
+    i = text.index(start)
+    return text[i : text.index(end, i)]
+
+
+def test_ternary_defined_undefined_rsub_comparison_to(feature_files):
+    t = body(feature_files["csrc/autograd_foo.c"], "static int FooBackward0_apply")
+    # c ? a : b on tensors: an if/else block moving each branch's result into one temporary
+    assert textwrap.dedent("""\
+        if ((grad != NULL)) {
+            t0_ = tl_ops_rsub_Scalar(self, tl_scalar_from_int(1), tl_scalar_from_int(1));
+            if (!t0_) goto done;
+            t1_ = tl_ops_mul_Tensor(t0_, grad);
+            tl_tensor_release(t0_); t0_ = NULL;
+            if (!t1_) goto done;
+            t2_ = tl_ops_gt_Scalar(self, tl_scalar_from_int(0));
+            if (!t2_) goto done;
+            t3_ = tl_ops_mul_Tensor(t1_, t2_);
+            tl_tensor_release(t1_); t1_ = NULL;
+            tl_tensor_release(t2_); t2_ = NULL;
+            if (!t3_) goto done;
+            t4_ = t3_; t3_ = NULL;
+        } else {
+            t4_ = NULL;
+        }""").replace("\n", "\n        ") in t
+    # numbers: a C conditional; bool? as value + has; tensor == tensor -> eq.Tensor; .to(dtype)
+    assert ("t5_ = tl_ops_mul_Scalar(grad, tl_scalar_from_double(((n_->p == 1) ? 0.0 : (1.0 / (1.0 - n_->p)))));"
+            in t)  # fmt: skip
+    assert "if (((!n_->train_has) || n_->train)) {" in t
+    assert "t6_ = tl_ops_eq_Tensor(other, self);" in t
+    assert "t7_ = tl_ops_to_dtype(t6_, tl_tensor_dtype(grad), false, false, -1);" in t
+    # an undefined result (Tensor()) leaves the slot empty: set_grad_input takes NULL
+    assert "if (tl_ag_set_grad_input(node_, 0, t4_, &grad_inputs[0]) < 0) { t4_ = NULL; goto done; }" in t
+
+
+def test_several_outputs(feature_files):
+    t = feature_files["csrc/autograd_max.c"]
+    assert struct_of(t, "MaxBackward0") == ["tl_node base;", "tl_ag_int_list self_sym_sizes;", "int64_t dim;",
+                                            "bool keepdim;", "tl_saved_variable indices_;"]
+    k = body(t, "static int tl_autograd_max_dim(")
+    # one gradient slot per output; history on each differentiable output; outputs saved after
+    assert "tl_node_new(&MaxBackward0_vtable, sizeof(MaxBackward0), 2, 1);" in k
+    assert "int rc_ = tl_ops_max_dim_redispatch(below_, self, dim, keepdim, &o_[0], &o_[1]);" in k
+    assert "if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;" in k
+    assert "if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;" in k
+    assert "if (tl_saved_variable_save(&n_->indices_, o_[1], 1) < 0) goto fail;" in k
+    assert "*ret0 = o_[0];\n    *ret1 = o_[1];\n    return 0;" in k
+    assert "tl_tensor_release(o_[0]);\n    tl_tensor_release(o_[1]);\n    tl_node_release(&n_->base);\n    return -1;" in k
+    # grads[i]: each output's gradient (NULL when it got none); Scalar? saved by value + flag
+    v = feature_files["csrc/autograd_var_mean.c"]
+    assert "t0_ = tl_ag_var_mean_backward(grad, grads[1], self, (n_->dim.has ? n_->dim.data : NULL), n_->dim.len, " \
+           "(n_->correction_has ? &n_->correction : NULL), n_->keepdim);" in v
+    assert "n_->correction_has = correction != NULL;" in v
+
+
+def test_one_formula_for_several_inputs(feature_files):
+    t = feature_files["csrc/autograd_native_layer_norm.c"]
+    a = body(t, "static int NativeLayerNormBackward0_apply")
+    assert ("if (tl_node_should_compute_output(node_, 0) || tl_node_should_compute_output(node_, 1) || "
+            "tl_node_should_compute_output(node_, 2)) {") in a
+    assert ("bool grad_input_mask[3] = { tl_node_should_compute_output(node_, 0) != 0, "
+            "tl_node_should_compute_output(node_, 1) != 0, tl_node_should_compute_output(node_, 2) != 0 };") in a
+    # the tuple: one temporary per element, each to its input's edge when wanted
+    assert ("if (tl_ag_native_layer_norm_backward(grad, input, n_->normalized_shape.data, n_->normalized_shape.len, "
+            "result1, result2, weight, bias, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;") in a
+    assert "            t3_ = NULL;\n            t4_ = NULL;\n            t5_ = NULL;\n" in a  # std::tuple<...>()
+    assert ("if (tl_node_should_compute_output(node_, 2)) {\n"
+            "            if (tl_ag_set_grad_input(node_, 2, t5_, &grad_inputs[2]) < 0) { t5_ = NULL; goto done; }") in a
+    # Tensor? weight / bias are saved (NULL: an undefined saved variable)
+    k = body(t, "static int tl_autograd_native_layer_norm(")
+    assert "if (tl_saved_variable_save(&n_->weight_, weight, 0) < 0) goto fail;" in k
+    assert "tl_node_new(&NativeLayerNormBackward0_vtable, sizeof(NativeLayerNormBackward0), 3, 3);" in k
+
+
+def test_tensor_list_input(feature_files):
+    t = feature_files["csrc/autograd_stack.c"]
+    k = body(t, "static tl_tensor *tl_autograd_stack(")
+    assert "tl_tensor *const *ins_ = tensors;\n    const int32_t nin_ = (int32_t)tensors_len;" in k
+    assert "tl_node_new(&StackBackward0_vtable, sizeof(StackBackward0), 1, nin_);" in k  # an edge per element
+    assert "if (tl_ag_dtype_list_set(&n_->tensors_args_scalartypes, tensors, tensors_len) < 0) goto fail;" in k
+    a = body(t, "static int StackBackward0_apply")
+    assert "const int32_t nl_ = tl_node_num_next(node_);" in a
+    assert ("if (tl_ag_stack_tensors_backward(grad, n_->dim, n_->tensors_args_scalartypes.data, "
+            "n_->tensors_args_scalartypes.n, &l0_, &l0_n) < 0) goto done;") in a
+    assert "if (tl_ag_set_grad_input(node_, (int32_t)(j_), l0_[j_], &grad_inputs[j_]) < 0) { l0_[j_] = NULL; goto done; }" in a
+    assert "tl_ag_tensor_list_release(l0_, l0_n);" in a  # done: the list and what is left in it
+    assert "tl_ag_dtype_list_free(&n_->tensors_args_scalartypes);" in t  # destroy
+
+
+def test_tensor_list_output(feature_files):
+    t = feature_files["csrc/autograd_unbind.c"]
+    k = body(t, "static int tl_autograd_unbind_int(")
+    # the node is made after the call: one gradient slot per output
+    assert k.index("tl_ops_unbind_int_redispatch(below_, self, dim, &o_, &no_)") < k.index("tl_node_new(")
+    assert "tl_node_new(&UnbindBackward0_vtable, sizeof(UnbindBackward0), (int32_t)no_, 1);" in k
+    assert "if (tl_autograd_set_history(o_[i_], &n_->base, (int32_t)i_) < 0) goto fail;" in k
+    assert "t0_ = tl_ag_unbind_backward(grads, tl_node_num_inputs(node_), n_->dim);" in t  # grads as a Tensor[]
+
+
+def test_feature_files_compile_warning_free(feature_files, tmp_path):
+    """the generated C of ops whose entry points the real tl_ops.h declares with the same schema"""
+    incs = [REPO / "runtime/include", REPO / "generated/include"]
+    paths = []
+    for name in ("max", "var_mean", "native_layer_norm", "stack", "unbind"):
+        p = tmp_path / f"autograd_{name}.c"
+        text = feature_files[f"csrc/autograd_{name}.c"]
+        # the registration function is declared in the real tl_autograd_ops.h only for real entries
+        p.write_text(text.replace("int tl_autograd_register_", "int tl_test_register_"))
+        paths.append(str(p))
+    cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-missing-prototypes",
+           *[f"-I{i}" for i in incs]]  # fmt: skip
+    r = subprocess.run(cmd + paths, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_header_helpers_are_found_by_name():
+    from codegen.emit.c_autograd import _header_helpers, _parse_helper
+
+    h = _header_helpers()
+    assert h["var_mean_backward"].kinds == ("tensor", "tensor", "tensor", "optintlist", "optscalar", "bool")
+    assert h["native_layer_norm_backward"].ret == "tuple3"
+    assert h["cat_tensors_backward"].kinds == ("tensor", "sizeslist", "dtypelist", "int")
+    assert h["cat_tensors_backward"].ret == "tensorlist"
+    p = _parse_helper("tensor", "f", "tl_tensor *g, int64_t d, bool d_has, const char *mode, tl_tensor *const *gs, int64_t n")
+    assert p is not None and p.kinds == ("tensor", "optint", "optstr", "tensorlist")
+    assert _parse_helper("tensor", "f", "tl_tensor *g, struct foo *x") is None  # unknown C type: not a helper
+
+
+@pytest.mark.parametrize(
+    "text, c",
+    [
+        ("1 - grad", "t0_ = tl_ops_rsub_Scalar(grad, tl_scalar_from_int(1), tl_scalar_from_int(1));"),
+        ("2 * grad", "t0_ = tl_ops_mul_Scalar(grad, tl_scalar_from_int(2));"),
+        ("0 < grad", "t0_ = tl_ops_gt_Scalar(grad, tl_scalar_from_int(0));"),
+        ("grad.to(self.scalar_type())", "t0_ = tl_ops_to_dtype(grad, tl_tensor_dtype(self), false, false, -1);"),
+        ("self.div(other, \"floor\")", 't0_ = tl_ops_div_Tensor_mode(self, other, "floor");'),
+    ],
+)
+def test_compiler_number_and_tensor_operands(model, text, c):
+    _, lines = compile_(model, text, ENV)
+    assert lines[0] == c
+
+
+def test_compiler_scalar_arithmetic(model):
+    env = {**ENV, "p": Val("double", ("n_->p",)), "train": Val("optbool", ("n_->train", "n_->train_has"))}
+    v, lines = compile_(model, "!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))", env)
+    assert lines == [] and v.kind == "double"
+    assert v.c[0] == "(((!n_->train_has) || (!n_->train)) ? 1 : ((n_->p == 1) ? 0.0 : (1.0 / (1.0 - n_->p))))"
+    v, _ = compile_(model, "GradMode::is_enabled()", env)
+    assert v.c[0] == "(tl_grad_mode_is_enabled() != 0)"
