@@ -370,7 +370,11 @@ class _Body:
             n = len(r.out_params)
             L.append(f"{indent}p_ = _ffi.new('tl_tensor *[{n}]')")
             L.append(f"{indent}_check_rc({self.call(func, outs + [f'p_ + {i}' for i in range(n)])})")
-            L.append(f"{indent}return _tensors_result(p_, {n})")
+            names = tuple(ret.name for ret in func.returns)
+            if all(names):  # named results: torchlet.return_types.<op> (torch.return_types)
+                L.append(f"{indent}return _tensors_result(p_, {n}, {str(func.name.name.base)!r}, {names!r})")
+            else:
+                L.append(f"{indent}return _tensors_result(p_, {n})")
         elif r.kind == "tensor_list":
             L.append(f"{indent}p_ = _ffi.new('tl_tensor ***')")
             L.append(f"{indent}n_ = _ffi.new('int64_t *')")

@@ -5,10 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
- *   all(Tensor self) -> Tensor
  *   all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
- *   all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- *   all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
  *   all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  *   all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  */
@@ -24,20 +21,6 @@
 #include "tl_ops.h"
 
 /* ----------------------------------------------------------------------
- * all: all(Tensor self) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
- * ---------------------------------------------------------------------- */
-static tl_tensor *tl_autograd_all(tl_keyset ks, tl_tensor *self) {
-    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'all' is not implemented.");
-        return NULL;
-    }
-    return tl_ops_all_redispatch(below_, self);
-}
-
-/* ----------------------------------------------------------------------
  * all.all_out: all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * out= variants are not differentiable
  * ---------------------------------------------------------------------- */
@@ -49,34 +32,6 @@ static tl_tensor *tl_autograd_all_all_out(tl_keyset ks, tl_tensor *self, tl_tens
         return NULL;
     }
     return tl_ops_all_all_out_redispatch(below_, self, out);
-}
-
-/* ----------------------------------------------------------------------
- * all.dim: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
- * ---------------------------------------------------------------------- */
-static tl_tensor *tl_autograd_all_dim(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim) {
-    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'all' is not implemented.");
-        return NULL;
-    }
-    return tl_ops_all_dim_redispatch(below_, self, dim, keepdim);
-}
-
-/* ----------------------------------------------------------------------
- * all.dims: all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
- * ---------------------------------------------------------------------- */
-static tl_tensor *tl_autograd_all_dims(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
-    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'all' is not implemented.");
-        return NULL;
-    }
-    return tl_ops_all_dims_redispatch(below_, self, dim, dim_len, keepdim);
 }
 
 /* ----------------------------------------------------------------------
@@ -108,14 +63,8 @@ static tl_tensor *tl_autograd_all_dims_out(tl_keyset ks, tl_tensor *self, const 
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_all_op(void) {
-    if (tl_op_register_kernel(tl_ops_all_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_all, tl_ops_all_boxed, NULL,
-            "tl_autograd_all registered at generated/csrc/autograd_all.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_all_all_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_all_all_out, tl_ops_all_all_out_boxed, NULL,
             "tl_autograd_all_all_out registered at generated/csrc/autograd_all.c") < 0) return -1;
-    if (tl_op_register_kernel(tl_ops_all_dim_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_all_dim, tl_ops_all_dim_boxed, NULL,
-            "tl_autograd_all_dim registered at generated/csrc/autograd_all.c") < 0) return -1;
-    if (tl_op_register_kernel(tl_ops_all_dims_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_all_dims, tl_ops_all_dims_boxed, NULL,
-            "tl_autograd_all_dims registered at generated/csrc/autograd_all.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_all_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_all_out, tl_ops_all_out_boxed, NULL,
             "tl_autograd_all_out registered at generated/csrc/autograd_all.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_all_dims_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_all_dims_out, tl_ops_all_dims_out_boxed, NULL,

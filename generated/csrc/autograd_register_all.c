@@ -118,8 +118,6 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_logit() != 0) return -1;
     if (tl_autograd_register_logit_backward() != 0) return -1;
     if (tl_autograd_register_nan_to_num() != 0) return -1;
-    if (tl_autograd_register_isinf() != 0) return -1;
-    if (tl_autograd_register_isfinite() != 0) return -1;
     if (tl_autograd_register_logical_not() != 0) return -1;
     if (tl_autograd_register_logical_xor() != 0) return -1;
     if (tl_autograd_register_logical_and() != 0) return -1;

@@ -114,8 +114,6 @@ int tl_autograd_register_round(void);
 int tl_autograd_register_logit(void);
 int tl_autograd_register_logit_backward(void);
 int tl_autograd_register_nan_to_num(void);
-int tl_autograd_register_isinf(void);
-int tl_autograd_register_isfinite(void);
 int tl_autograd_register_logical_not(void);
 int tl_autograd_register_logical_xor(void);
 int tl_autograd_register_logical_and(void);

@@ -111,6 +111,12 @@ if _gen_ops is not None:
 
     _C._nn = _gen_nn  # torch._C._nn's counterpart; torchlet.nn.functional builds on it
 
+    from . import _reductions  # noqa: E402  (torchlet.norm / Tensor.norm over linalg_vector_norm)
+    from ._reductions import norm  # noqa: E402,F401
+
+    _reductions.install(Tensor)
+    from . import linalg, return_types  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max)
+
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from . import library  # noqa: E402,F401
 

@@ -166,8 +166,14 @@ def tensor_list_result(p, n):
     return out
 
 
-def tensors_result(p, n: int):
-    return tuple(_wrap(p[i]) for i in range(n))
+def tensors_result(p, n: int, name: str | None = None, fields: tuple | None = None):
+    """Several results: a tuple, or the named tuple torchlet.return_types.<name>
+    when the schema names them (``-> (Tensor values, Tensor indices)``)."""
+    vals = tuple(_wrap(p[i]) for i in range(n))
+    if fields is None:
+        return vals
+    from torchlet import return_types
+    return return_types.get(name, fields)(*vals)
 
 
 # ------------------------------------------------------------------ numbers
