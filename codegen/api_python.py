@@ -127,7 +127,7 @@ REDUCTION_DEFAULTS = {"Mean": 1, "Sum": 2}
 #: Operators that return their input itself when there is nothing to do
 #: (``x.contiguous() is x``, ``x.to(x.dtype) is x`` in PyTorch): their
 #: bindings return the same Python object when C returns the same tensor.
-RETURNS_SELF_WHEN_UNCHANGED = frozenset({"contiguous", "to"})
+RETURNS_SELF_WHEN_UNCHANGED = frozenset({"contiguous", "to", "flatten"})
 
 # ---------------------------------------------------------------------------
 # argument kinds: the C convention of api_c (tensor, opt_tensor, int_list,

@@ -156,14 +156,15 @@ def value_result(p, kind):
 
 
 def tensor_list_result(p, n):
-    """Adopt the tensors of a ``tl_tensor ***ret, int64_t *ret_len`` result."""
+    """Adopt the tensors of a ``tl_tensor ***ret, int64_t *ret_len`` result
+    (a tuple, as PyTorch returns a ``Tensor[]``: ``torch.split(...)``)."""
     arr, k = p[0], n[0]
     out = []
     for i in range(k):
         lib.tl_tensor_retain(arr[i])  # the Tensor's own reference
         out.append(_wrap(arr[i]))
     lib.tl_tensor_list_free(arr, k)  # drops the list's references and the array
-    return out
+    return tuple(out)
 
 
 def tensors_result(p, n: int, name: str | None = None, fields: tuple | None = None):

@@ -1,0 +1,105 @@
+/* Helpers shared by the shape and indexing kernels (shape_ops.c, index_ops.c):
+ * PyTorch's shape strings, dim wrapping, overlap checks, index dtype checks,
+ * and an element mover keyed by item size (the data-moving operators never
+ * convert dtypes, so one copy per size serves all ten dtypes). */
+#ifndef TL_SHAPE_INDEX_H
+#define TL_SHAPE_INDEX_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tl_internal.h"
+
+/* "[2, 3]" into buf (truncated with "...]" when long) */
+static inline const char *si_shape_str(char *buf, size_t n, int64_t ndim, const int64_t *sizes) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int64_t i = 0; i < ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    if (k >= n - 1 && n > 5) memcpy(buf + n - 5, "...]", 5);
+    return buf;
+}
+
+/* the dimension count / size PyTorch's scatter/gather checks use: a 0-dim
+ * tensor counts as one dimension of size 1 */
+static inline int64_t si_nonempty_dim(const tl_tensor *t) { return t->ndim ? t->ndim : 1; }
+static inline int64_t si_nonempty_size(const tl_tensor *t, int64_t d) { return t->ndim ? t->sizes[d] : 1; }
+static inline int64_t si_nonempty_stride(const tl_tensor *t, int64_t d) { return t->ndim ? t->strides[d] : 0; }
+
+/* [first, last] bytes a tensor can touch; 0 when it touches none */
+static inline int si_extent(const tl_tensor *t, char **lo, char **hi) {
+    if (t->numel == 0 || !t->storage->data) return 0;
+    const int64_t isz = tl__itemsize(t->dtype);
+    int64_t a = 0, b = 0;
+    for (int64_t d = 0; d < t->ndim; d++) {
+        const int64_t span = (t->sizes[d] - 1) * t->strides[d];
+        if (span < 0) a += span; else b += span;
+    }
+    *lo = tl__data(t) + a * isz;
+    *hi = tl__data(t) + (b + 1) * isz - 1;
+    return 1;
+}
+
+/* PyTorch's assert_no_overlap (conservative: any shared byte range counts) */
+static inline int si_check_no_overlap(const tl_tensor *out, const tl_tensor *in) {
+    char *a0, *a1, *b0, *b1;
+    if (!out || !in || out->storage != in->storage) return 0;
+    if (!si_extent(out, &a0, &a1) || !si_extent(in, &b0, &b1)) return 0;
+    if (a0 <= b1 && b0 <= a1)
+        return tl_set_error(TL_ERR_RUNTIME, "unsupported operation: some elements of the input tensor and the "
+                                            "written-to tensor refer to a single memory location. Please clone() "
+                                            "the tensor before performing the operation.");
+    return 0;
+}
+
+/* PyTorch's assert_no_internal_overlap (a stride-0 dim of size > 1) */
+static inline int si_check_no_internal_overlap(const tl_tensor *t) {
+    for (int64_t d = 0; d < t->ndim; d++)
+        if (t->strides[d] == 0 && t->sizes[d] > 1)
+            return tl_set_error(TL_ERR_RUNTIME, "unsupported operation: more than one element of the written-to "
+                                                "tensor refers to a single memory location. Please clone() the "
+                                                "tensor before performing the operation.");
+    return 0;
+}
+
+static inline int si_is_index_dtype(tl_dtype dt) { return dt == TL_INT64 || dt == TL_INT32; }
+
+/* index value i of an int32/int64 tensor's element at p */
+static inline int64_t si_load_index(const char *p, tl_dtype dt) {
+    if (dt == TL_INT64) {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* one element of isz bytes */
+static inline void si_move(char *dst, const char *src, int64_t isz) {
+    switch (isz) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+    }
+}
+
+/* odometer over the dims of `sizes` except `skip` (-1: none): advances idx and
+ * the byte offsets of up to 3 operands; returns 0 when done */
+static inline int si_next(int64_t nd, const int64_t *sizes, int64_t skip, int64_t *idx, int nops,
+                          const int64_t *const *strides, int64_t *off) {
+    for (int64_t d = nd - 1; d >= 0; d--) {
+        if (d == skip) continue;
+        if (++idx[d] < sizes[d]) {
+            for (int k = 0; k < nops; k++) off[k] += strides[k][d];
+            return 1;
+        }
+        for (int k = 0; k < nops; k++) off[k] -= (idx[d] - 1) * strides[k][d];
+        idx[d] = 0;
+    }
+    return 0;
+}
+
+#endif
