@@ -22,6 +22,7 @@ docs/UFUNC.md documents the field, the dtype-set names and the expansion.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,8 @@ _DEFINE_RE = re.compile(r"^\s*#\s*define\s+TL_UFUNC_(\w+)\s*\(([^)]*)\)", re.M)
 _MARKER_RE = re.compile(r"ufunc_inner_loop:\s*(\w+)\s*:\s*(\w+)\s*\(([^)]*)\)")
 _SCALARS_RE = re.compile(r"ufunc_scalar_args:\s*([\w ,]+)")
 _RESULT_RE = re.compile(r"ufunc_result_dtype:\s*(\w+)")
+_INPUT_DTYPE_RE = re.compile(r"ufunc_input_dtype:\s*(\w+)\s+(\w+)")
+_ERROR_NAME_RE = re.compile(r"ufunc_error_name:\s*(\w+)")
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,13 @@ class Formula:
     #: dtype every loop of this formula stores (``ufunc_result_dtype: Bool`` in
     #: its header: comparisons, predicates); None: the loop's own dtype
     result: str | None = None
+    #: tensor parameters read in a fixed dtype whatever the loop's dtype
+    #: (``ufunc_input_dtype: condition Bool``: where's condition), as
+    #: (param, dtype) pairs; the others are read in the loop's dtype
+    input_dtypes: tuple[tuple[str, str], ...] = ()
+    #: kernel name of the "not implemented for" error (``ufunc_error_name:
+    #: addcmul_cpu_out``, PyTorch's AT_DISPATCH name); None: ufunc_<kernel>_cpu
+    error_name: str | None = None
 
 
 def _rel(p: Path) -> str:
@@ -123,9 +133,16 @@ def read_formulas(directory: Path | None = None) -> dict[str, Formula]:
             if result is not None and result not in BY_NAME:
                 raise CodegenError([Diagnostic.at(Pos(_rel(p), 1, 1), f"unknown ufunc_result_dtype '{result}'",
                                                   "use a ScalarType name: " + ", ".join(BY_NAME))])
+            fixed = tuple((m.group(1), m.group(2)) for m in _INPUT_DTYPE_RE.finditer(text))
+            for _, d in fixed:
+                if d not in BY_NAME:
+                    raise CodegenError([Diagnostic.at(Pos(_rel(p), 1, 1), f"unknown ufunc_input_dtype '{d}'",
+                                                      "use a ScalarType name: " + ", ".join(BY_NAME))])
+            em = _ERROR_NAME_RE.search(text)
             for m in _DEFINE_RE.finditer(text):
                 params = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
-                formulas[m.group(1)] = Formula(m.group(1), params, _rel(p), result)
+                formulas[m.group(1)] = Formula(m.group(1), params, _rel(p), result,
+                                               tuple(x for x in fixed if x[0] in params), em.group(1) if em else None)
     return formulas
 
 
@@ -154,25 +171,30 @@ def dtype_formulas(loops: tuple[UfuncInnerLoop, ...], where: Pos, errors: list[D
 # ------------------------------------------------------------------ loop text
 
 
-def _loop_cases(nin: int, dt: DType, out: DType) -> list[dict[str, object]]:
-    """The fast paths of one loop: all contiguous, then each input a broadcast
-    scalar (stride 0) with the others contiguous."""
-    size = f"(int64_t)sizeof({dt.storage})"
+def _loop_cases(idt: dict[int, DType], out: DType) -> list[dict[str, object]]:
+    """The fast paths of one loop: all contiguous, then each proper subset of
+    the inputs broadcast scalars (stride 0) with the others contiguous: one
+    input (`a + 2.5`), or two of three (`where(c, x, 0.0)` is one;
+    `clamp(x, lo, hi)` with 0-dim bounds is two)."""
+    ins = sorted(idt)
     osize = f"(int64_t)sizeof({out.storage})"
-    cases = [{"cond": " && ".join([f"strides[0] == {osize}"] + [f"strides[{i}] == {size}" for i in range(1, nin + 1)]),
-              "scalars": []}]
-    if nin >= 2:
-        for s in range(1, nin + 1):
-            cond = " && ".join([f"strides[0] == {osize}"] +
-                               [f"strides[{i}] == {'0' if i == s else size}" for i in range(1, nin + 1)])
-            cases.append({"cond": cond, "scalars": [s]})
-    return cases
+
+    def case(scalars: tuple[int, ...]) -> dict[str, object]:
+        conds = [f"strides[0] == {osize}"] + [
+            f"strides[{i}] == {'0' if i in scalars else f'(int64_t)sizeof({idt[i].storage})'}" for i in ins]
+        return {"cond": " && ".join(conds), "scalars": list(scalars)}
+
+    subsets = [c for k in range(1, len(ins)) for c in itertools.combinations(ins, k)]
+    return [case(())] + [case(c) for c in subsets]
 
 
 def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_args: list[str]) -> dict[str, object]:
     nin = len(tensor_args)
     call = f"TL_UFUNC_{formula.name}(" + ", ".join([f"x{i}" for i in range(1, nin + 1)] + scalar_args) + ")"
     out = BY_NAME[formula.result] if formula.result else dt
+    fixed = dict(formula.input_dtypes)
+    # each input's dtype: fixed by the formula's header, else the loop's
+    idt = {i: BY_NAME[fixed[p]] if p in fixed else dt for i, p in enumerate(formula.params[:nin], 1)}
     return {
         "name": f"ufunc_{op}_{dt.suffix}",
         "dtype": dt,
@@ -181,23 +203,29 @@ def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_a
         "formula": formula.name,
         "nin": nin,
         "inputs": list(range(1, nin + 1)),
-        "cases": _loop_cases(nin, dt, out),
+        "in_dtype": idt,
+        # inputs converted in chunks through float in a float16/bfloat16 loop
+        # (the others, e.g. a bool condition, are loaded one by one)
+        "chunked": [i for i in idt if idt[i] is dt] if dt.reduced else [],
+        "cases": _loop_cases(idt, out),
         "call": call,
         "store": out.store.format(v=call),
-        "load": {i: dt.load.format(x=f"p{i}[k]") for i in range(1, nin + 1)},
-        "load_scalar": {i: dt.load.format(x=f"*(const {dt.storage} *)data[{i}]") for i in range(1, nin + 1)},
-        "load_strided": {i: dt.load.format(x=f"*(const {dt.storage} *)(data[{i}] + k * strides[{i}])")
-                         for i in range(1, nin + 1)},
+        "load": {i: idt[i].load.format(x=f"p{i}[k]") for i in idt},
+        "load_at_base": {i: idt[i].load.format(x=f"p{i}[base + k]") for i in idt},
+        "load_scalar": {i: idt[i].load.format(x=f"*(const {idt[i].storage} *)data[{i}]") for i in idt},
+        "load_strided": {i: idt[i].load.format(x=f"*(const {idt[i].storage} *)(data[{i}] + k * strides[{i}])")
+                         for i in idt},
         "scalar_args": [{"name": a, "field": dt.opmath_field} for a in scalar_args],
     }
 
 
-def _not_implemented_message(kernel: str) -> str:
-    return f'\\"{kernel}_cpu\\" not implemented for \'%s\''
+def _not_implemented_message(name: str) -> str:
+    return f'\\"{name}\\" not implemented for \'%s\''
 
 
 def _render(ctx: EmitContext, op: str, sources: list[str], formulas: dict[str, Formula], per_dtype: dict[str, str],
-            tensor_args: list[str], scalar_args: list[str], impl: dict[str, object] | None) -> dict[str, str]:
+            tensor_args: list[str], scalar_args: list[str], impl: dict[str, object] | None,
+            error_name: str | None = None) -> dict[str, str]:
     loops = []
     table = []
     for dt in DTYPES:
@@ -220,7 +248,7 @@ def _render(ctx: EmitContext, op: str, sources: list[str], formulas: dict[str, F
         tensor_args=tensor_args,
         impl=impl,
         dtypes=", ".join(d for d in (x.scalar_name for x in DTYPES) if d in per_dtype),
-        not_implemented=_not_implemented_message(impl["kernel"] if impl else op),
+        not_implemented=_not_implemented_message(error_name or f"{impl['kernel'] if impl else op}_cpu"),
     )
     return {
         f"kernels/ufunc_{op}.h": ctx.render("ufunc_kernel.h.j2", C_COMMENT, **slots),
@@ -282,7 +310,9 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
                 "unused": [p.name for p in params if p.name != "s" and p.name not in scalars],
                 "call_args": [_as_scalar(f, a) for a in scalars]}
         sources = [f"{ctx.inputs[0]}: {f.func}"]
-        files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl))
+        error_name = next((formulas[n].error_name for n in sorted(set(per_dtype.values())) if formulas[n].error_name),
+                          None)
+        files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name))
     # standalone kernels (no structured operator): a header in kernels/ufunc
     # whose comment lines declare `ufunc_inner_loop: KEY: formula (dtypes)`;
     # the kernel is named after the file and may use several formulas
@@ -321,7 +351,8 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         tensors = [p for p in params[0] if p not in scalar_names]
         scalars = [p for p in params[0] if p in scalar_names]
         sources = [f"{rel}: " + "; ".join(mk.group(0) for mk in marks) + " (standalone kernel)"]
-        files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None))
+        em = _ERROR_NAME_RE.search(text)   # the kernel's own header names its error
+        files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None, em.group(1) if em else None))
     if errors:
         raise CodegenError(errors)
     return files

@@ -92,6 +92,8 @@ static inline int tl__add_overflow(int64_t a, int64_t b, int64_t *r) {
 /* ---- TensorIterator (iter.c): an input the caller keeps alive until
  * tl_iter_free (no reference taken) */
 int tl__iter_add_input_borrowed(tl_iter *it, const tl_tensor *in);
+/* the last input added is read in its own dtype (not promoted; where's condition) */
+int tl__iter_keep_last_input_dtype(tl_iter *it);
 /* output i with the iterator's reference (which it gives up) */
 tl_tensor *tl__iter_take_output(tl_iter *it, int i);
 

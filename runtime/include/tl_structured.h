@@ -95,6 +95,14 @@ int tl_structured_build_binary_float_op(tl_structured *s, const tl_tensor *a, co
 int tl_structured_build_comparison_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b);
 int tl_structured_build_unary_op(tl_structured *s, const tl_tensor *a);
 int tl_structured_build_unary_float_op(tl_structured *s, const tl_tensor *a);
+/* every input converted to `common` (the dtype the loop computes in) */
+int tl_structured_build_as(tl_structured *s, uint32_t flags, int ninputs, const tl_tensor *const *inputs,
+                           tl_dtype common);
+/* three inputs (PyTorch's build_ternary_op: addcmul, addcdiv) */
+int tl_structured_build_ternary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b, const tl_tensor *c);
+/* where: a bool condition read as it is, self/other promoted (out= must have their result type) */
+int tl_structured_build_where_op(tl_structured *s, const tl_tensor *cond, const tl_tensor *a, const tl_tensor *b);
+int tl_structured_build_unary_op_as(tl_structured *s, const tl_tensor *a, tl_dtype common);
 
 /* Iterator-free meta functions: output i gets these sizes (strides NULL:
  * contiguous) and dtype. */

@@ -15,6 +15,7 @@ typedef struct tl_iter_op {
     int is_output;
     int will_resize;          /* output NULL or of another shape */
     int borrowed;             /* input held by the caller for the iterator's life: no reference taken */
+    int keep_dtype;           /* input read in its own dtype: not promoted, not in the common dtype */
     tl_dtype target_dtype;    /* outputs to allocate: their dtype */
     char *data;
     int64_t strides[TL_MAX_DIMS];  /* bytes, iterator order */
@@ -23,6 +24,7 @@ typedef struct tl_iter_op {
 struct tl_iter {
     uint32_t flags;
     int nout, nin, nops;
+    int nkeep;                           /* inputs with keep_dtype */
     tl_dtype forced_common;
     tl_dtype output_dtype;
     tl_dtype common_dtype;
@@ -106,6 +108,15 @@ int tl_iter_add_input(tl_iter *it, const tl_tensor *in) { return add_input(it, i
  * tl_iter_free (structured kernels: their arguments), so no retain / release
  * pair of atomics per input */
 int tl__iter_add_input_borrowed(tl_iter *it, const tl_tensor *in) { return add_input(it, in, 1); }
+
+/* the last input added keeps its dtype (where's bool condition beside two
+ * promoted inputs): the loop reads it as it is */
+int tl__iter_keep_last_input_dtype(tl_iter *it) {
+    if (it->nin == 0) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: no input to keep");
+    it->ops[it->nops - 1].keep_dtype = 1;
+    it->nkeep++;
+    return 0;
+}
 
 int tl_iter_set_common_dtype(tl_iter *it, tl_dtype dt) {
     if (!tl__dtype_valid(dt)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dt);
@@ -239,10 +250,12 @@ static int compute_types(tl_iter *it) {
         common = it->forced_common;
     } else if (f & (TL_ITER_PROMOTE_INPUTS | TL_ITER_INT_TO_FLOAT)) {
         result_state st = {TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED};
-        for (int i = it->nout; i < it->nops; i++) update_state(&st, it->ops[i].tensor);
+        for (int i = it->nout; i < it->nops; i++)
+            if (!it->ops[i].keep_dtype) update_state(&st, it->ops[i].tensor);
         common = state_result(&st);
     } else {
         for (int i = it->nout; i < it->nops; i++) {
+            if (it->ops[i].keep_dtype) continue;
             tl_dtype d = it->ops[i].tensor->dtype;
             if ((int)common == TL_DTYPE_UNDEFINED) common = d;
             else if (common != d) {
@@ -466,7 +479,7 @@ static int cast_operands(tl_iter *it) {
             op->original = t;
             op->tensor = tmp;
         } else {
-            if (t->dtype == common) continue;
+            if (t->dtype == common || op->keep_dtype) continue;
             if (!(f & TL_ITER_PROMOTE_INPUTS)) continue;
             tl_tensor *c;
             if (t->ndim == 0 && t->device == TL_CPU && t->storage->data) {
@@ -533,7 +546,8 @@ static int try_fast_setup(tl_iter *it) {
             if (op->target_dtype != out_dt) return 0;
             continue;
         }
-        if (t->dtype != (op->is_output ? out_dt : common) || !(t->flags & TL_TF_CONTIGUOUS) || t->ndim != nd ||
+        if ((t->dtype != (op->is_output ? out_dt : common) && !op->keep_dtype) || !(t->flags & TL_TF_CONTIGUOUS) ||
+            t->ndim != nd ||
             memcmp(t->sizes, it->result_shape, sizeof(int64_t) * (size_t)nd) != 0)
             return 0;
     }
@@ -571,7 +585,7 @@ static int fast_finish(tl_iter *it) {
  * spent about a third of their C time there) and go to the fast setup; only
  * the overlap check still runs. 1: built, 0: general path, -1: error. */
 static int try_quick_build(tl_iter *it) {
-    if (it->compute_only || it->nin == 0 || (int)it->forced_common != TL_DTYPE_UNDEFINED) return 0;
+    if (it->compute_only || it->nin == 0 || it->nkeep || (int)it->forced_common != TL_DTYPE_UNDEFINED) return 0;
     const tl_tensor *ref = it->ops[it->nout].tensor;
     tl_dtype dt = ref->dtype;
     tl_device_type dev = ref->device;

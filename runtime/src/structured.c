@@ -48,8 +48,10 @@ int tl_structured_propose(tl_structured *s, int i, tl_tensor *t) {
     return 0;
 }
 
-int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_tensor *const *inputs,
-                        tl_dtype out_dtype) {
+/* common: the dtype the loop computes in, or UNDEFINED (the inputs' promoted dtype);
+ * bit i of keep: input i is read in its own dtype (where's condition) */
+static int build_iter(tl_structured *s, uint32_t flags, int ninputs, const tl_tensor *const *inputs,
+                      tl_dtype out_dtype, tl_dtype common, uint32_t keep) {
     if (s->iter) return tl_set_error(TL_ERR_RUNTIME, "structured kernel: meta built two iterators");
     if (s->kind == TL_STRUCTURED_INPLACE) flags &= ~(uint32_t)TL_ITER_RESIZE_OUTPUTS;
     tl_iter *it = tl_iter_new(flags);
@@ -60,9 +62,12 @@ int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_
         return tl_set_error(TL_ERR_RUNTIME, "structured kernel: inplace/out= call without an output");
     }
     if (tl_iter_add_output(it, out) != 0) goto fail;
-    for (int i = 0; i < ninputs; i++)
+    for (int i = 0; i < ninputs; i++) {
         if (tl__iter_add_input_borrowed(it, inputs[i]) != 0) goto fail;   /* the kernel's arguments */
+        if ((keep >> i) & 1u && tl__iter_keep_last_input_dtype(it) != 0) goto fail;
+    }
     if (out_dtype != TL_DTYPE_UNDEFINED && tl_iter_set_output_dtype(it, out_dtype) != 0) goto fail;
+    if (common != TL_DTYPE_UNDEFINED && tl_iter_set_common_dtype(it, common) != 0) goto fail;
     if (tl_iter_build(it) != 0) goto fail;
     if (s->kind == TL_STRUCTURED_FUNCTIONAL) {
         tl_tensor *o = tl__iter_take_output(it, 0);   /* one reference, no atomics */
@@ -76,6 +81,18 @@ int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_
 fail:
     tl_iter_free(it);
     return -1;
+}
+
+int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_tensor *const *inputs,
+                        tl_dtype out_dtype) {
+    return build_iter(s, flags, ninputs, inputs, out_dtype, TL_DTYPE_UNDEFINED, 0);
+}
+
+/* a unary op computing in `common` (the iterator converts the input): PyTorch's
+ * build_output_borrowing_argument_owning_unary_op(out, a.to(common)) of pow.Tensor_Scalar */
+int tl_structured_build_unary_op_as(tl_structured *s, const tl_tensor *a, tl_dtype common) {
+    const tl_tensor *in[1] = {a};
+    return build_iter(s, TL_ITER_UNARY_OP, 1, in, TL_DTYPE_UNDEFINED, common, 0);
 }
 
 int tl_structured_build_binary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b) {
@@ -112,6 +129,45 @@ int tl_structured_build_unary_op(tl_structured *s, const tl_tensor *a) {
 int tl_structured_build_unary_float_op(tl_structured *s, const tl_tensor *a) {
     const tl_tensor *in[1] = {a};
     return tl_structured_build(s, TL_ITER_UNARY_OP | TL_ITER_INT_TO_FLOAT, 1, in, TL_DTYPE_UNDEFINED);
+}
+
+/* every input read in `common` (the iterator converts those of another dtype:
+ * lerp's 0-dim weight, clamp's self.to(result_type)) */
+int tl_structured_build_as(tl_structured *s, uint32_t flags, int ninputs, const tl_tensor *const *inputs,
+                           tl_dtype common) {
+    return build_iter(s, flags | TL_ITER_PROMOTE_INPUTS, ninputs, inputs, TL_DTYPE_UNDEFINED, common, 0);
+}
+
+/* PyTorch's build_ternary_op (addcmul, addcdiv): the three inputs promoted to
+ * their common dtype; safe casting into an in-place / out= tensor, which gets
+ * the result cast back when its dtype differs */
+int tl_structured_build_ternary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b, const tl_tensor *c) {
+    const tl_tensor *in[3] = {a, b, c};
+    return tl_structured_build(s, TL_ITER_BINARY_OP, 3, in, TL_DTYPE_UNDEFINED);
+}
+
+/* where: the condition is read as it is (bool, or uint8 with PyTorch's
+ * deprecation warning: the loop tests != 0 either way); self and other are
+ * promoted to result_type(self, other), which an out= tensor must have */
+int tl_structured_build_where_op(tl_structured *s, const tl_tensor *cond, const tl_tensor *a, const tl_tensor *b) {
+    const tl_dtype cd = tl_tensor_dtype(cond);
+    if (cd == TL_UINT8)
+        tl__warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                 "future version of PyTorch. Use a boolean condition instead.");
+    else if (cd != TL_BOOL)
+        return tl_set_error(TL_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with "
+                                            "dtype %s", tl_dtype_scalar_name(cd));
+    const tl_tensor *o = s->kind == TL_STRUCTURED_FUNCTIONAL ? NULL : s->outputs[0];
+    if (o) {
+        tl_tensor *pair[2] = {(tl_tensor *)a, (tl_tensor *)b};
+        const tl_dtype rt = tl_result_type(2, pair);
+        if (tl_tensor_dtype(o) != rt)
+            return tl_set_error(TL_ERR_RUNTIME, "Expected out type to be %s but got %s", tl_dtype_scalar_name(rt),
+                                tl_dtype_scalar_name(tl_tensor_dtype(o)));
+    }
+    const tl_tensor *in[3] = {cond, a, b};
+    const uint32_t flags = TL_ITER_PROMOTE_INPUTS | TL_ITER_RESIZE_OUTPUTS | TL_ITER_CHECK_OVERLAP;
+    return build_iter(s, flags, 3, in, TL_DTYPE_UNDEFINED, TL_DTYPE_UNDEFINED, 1u);
 }
 
 int tl_structured_set_output(tl_structured *s, int i, int64_t ndim, const int64_t *sizes,

@@ -160,3 +160,105 @@ def test_editing_one_entry_changes_only_its_files(tmp_path):
     after = _emit(tmp_path, "\n\n" + two.replace("add (Float, Int)", "add (Float, Int, Long)"))
     changed = sorted(k for k in before if before[k] != after.get(k))
     assert changed == ["kernels/ufunc_add.c", "kernels/ufunc_add.h"]
+
+
+WHERE_LIKE = """
+- func: pick.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+  structured_delegate: pick.self_out
+- func: pick.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  ufunc_inner_loop:
+    Generic: pick (All, Bool, BFloat16, Half)
+- func: mac(Tensor self, Tensor t1, Tensor t2, *, Scalar value=1) -> Tensor
+  structured_delegate: mac.out
+- func: mac.out(Tensor self, Tensor t1, Tensor t2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  ufunc_inner_loop:
+    Generic: mac (Floating, Half)
+"""
+
+
+def _ternary_formulas(tmp_path, monkeypatch):
+    """a where-style formula (a bool input beside two of the loop's dtype) and
+    an addcmul-style one (three inputs plus a Scalar), in a private formula dir"""
+    import shutil
+    from pathlib import Path
+
+    root = Path(U.__file__).resolve().parents[2]
+    fdir = tmp_path / "ufunc"
+    fdir.mkdir()
+    shutil.copy(root / "kernels" / "ufunc" / "tl_ufunc.h", fdir)
+    (fdir / "pick.h").write_text("/* ufunc_input_dtype: condition Bool\n * ufunc_error_name: pick_cpu */\n"
+                                 "#define TL_UFUNC_pick(condition, self, other) ((condition) ? (self) : (other))\n")
+    (fdir / "mac.h").write_text("/* ufunc_error_name: mac_cpu_out */\n"
+                                "#define TL_UFUNC_mac(self, t1, t2, value) ((self) + (value) * (t1) * (t2))\n")
+    (fdir / "mac_alone.h").write_text("/* ufunc_inner_loop: Generic: mac (Float)\n * ufunc_scalar_args: value\n */\n")
+    monkeypatch.setattr(U, "FORMULA_DIR", fdir)
+    return root, fdir, _emit(tmp_path, WHERE_LIKE)
+
+
+def test_ternary_fixed_input_dtype_and_fast_paths(tmp_path, monkeypatch):
+    _, _, files = _ternary_formulas(tmp_path, monkeypatch)
+    c = files["kernels/ufunc_pick.c"]
+    # the condition is read as bool from uint8 storage in every loop, the
+    # other inputs in the loop's dtype (float16 converted in chunks, the
+    # condition element by element)
+    assert ("strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(uint8_t) && "
+            "strides[2] == (int64_t)sizeof(float) && strides[3] == (int64_t)sizeof(float)") in c
+    assert "const bool x1 = (p1[k] != 0);" in c and "const float x2 = p2[k];" in c
+    assert "const bool x1 = (p1[base + k] != 0);" in c and "tl_f16_to_f32_n(b2, p2 + base, m);" in c
+    assert "tl_f16_to_f32_n(b1" not in c
+    assert "const bool x1 = (*(const uint8_t *)(data[1] + k * strides[1]) != 0);" in c
+    # every proper subset of the three inputs as broadcast scalars: 1 + 3 + 3 fast paths per loop
+    f32 = c[c.index("TL_KNAME(ufunc_pick_f32)"):c.index("TL_KNAME(ufunc_pick_f64)")]
+    assert f32.count("    if (strides[0] ==") == 7
+    assert "strides[1] == 0 && strides[2] == 0 && strides[3] == (int64_t)sizeof(float)" in f32
+    assert "const bool x1 = (*(const uint8_t *)data[1] != 0);" in f32
+    # PyTorch's kernel name in the error
+    assert '\\"pick_cpu\\" not implemented for' in c
+    assert "int tl_impl_ufunc_pick(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, " \
+           "tl_tensor *out)" in c
+
+
+def test_ternary_scalar_arg_and_standalone(tmp_path, monkeypatch):
+    _, _, files = _ternary_formulas(tmp_path, monkeypatch)
+    c = files["kernels/ufunc_mac.c"]
+    assert "TL_UFUNC_mac(x1, x2, x3, value)" in c and "ctx.value = tl_opmath_from_scalar(value, dt);" in c
+    assert '\\"mac_cpu_out\\" not implemented for' in c
+    s = files["kernels/ufunc_mac_alone.c"]
+    assert "standalone kernel" in s and "int tl_ufunc_mac_alone_run(tl_iter *it, tl_scalar value)" in s
+    # no error name in the standalone header: the default ufunc_<kernel>_cpu
+    assert '\\"mac_alone_cpu\\" not implemented for' in s
+
+
+def test_ternary_compiles(tmp_path, monkeypatch):
+    """the generated where-style and addcmul-style files compile warning-free
+    for every capability"""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root, fdir, files = _ternary_formulas(tmp_path, monkeypatch)
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    for name, text in files.items():
+        (gen / Path(name).name).write_text(text)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    for src in ("ufunc_pick.c", "ufunc_mac.c", "ufunc_mac_alone.c"):
+        for cap, flags in (("DEFAULT", []), ("AVX2", ["-mavx2", "-mfma", "-mf16c"]),
+                           ("AVX512", ["-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq", "-mf16c", "-mfma"])):
+            r = subprocess.run([cc, "-std=gnu11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-fwrapv",
+                                f"-DCPU_CAPABILITY={cap}", *flags, f"-I{root / 'runtime' / 'include'}", f"-I{fdir}",
+                                f"-I{gen}", str(gen / src)], capture_output=True, text=True)
+            assert r.returncode == 0, (src, cap, r.stderr)
+
+
+def test_unknown_input_dtype_is_a_diagnostic(tmp_path, monkeypatch):
+    fdir = tmp_path / "ufunc"
+    fdir.mkdir()
+    (fdir / "bad.h").write_text("/* ufunc_input_dtype: condition Boolean */\n#define TL_UFUNC_bad(condition) (condition)\n")
+    with pytest.raises(CodegenError) as e:
+        U.read_formulas(fdir)
+    assert "unknown ufunc_input_dtype 'Boolean'" in str(e.value.render() if hasattr(e.value, "render") else e.value)
