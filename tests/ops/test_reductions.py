@@ -1,0 +1,536 @@
+"""Reductions (issue 6, reductions slice; kernels/native/reduce_*.c): sum, mean,
+prod, amax/amin, max/min (full, .dim -> torchlet.return_types.max, .other),
+argmax/argmin, var/std/var_mean/std_mean, logsumexp, linalg_vector_norm /
+torchlet.norm, all/any, cumsum/cumprod, flip.
+
+Against numpy always (random data, odd shapes, dim lists with negative dims,
+keepdim, non-contiguous inputs, 0-dim, empty) and torch when installed (values,
+result dtypes, error types and messages); dtype= and out= rules, NaN
+propagation, the 1e-6 accuracy bar at 2^24 float32 elements, results that do
+not depend on the thread count, kernels at every CPU capability level."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import torchlet as tl
+
+from ops_helpers import NAMES, needs_torch, torch
+
+R = np.random.default_rng(2468)
+
+NPT = {tl.bool: np.bool_, tl.uint8: np.uint8, tl.int8: np.int8, tl.int16: np.int16, tl.int32: np.int32,
+       tl.int64: np.int64, tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}
+
+
+def arr(shape, dt=np.float32):
+    if np.dtype(dt) == np.bool_:
+        return R.random(shape) < 0.5
+    if np.issubdtype(dt, np.integer):
+        lo = 0 if np.issubdtype(dt, np.unsignedinteger) else -5
+        return R.integers(lo, 6, shape).astype(dt)
+    return R.standard_normal(shape).astype(dt)
+
+
+def T(x):
+    """a torchlet tensor holding a copy of numpy x"""
+    return tl.from_numpy(np.array(x, copy=True))
+
+
+def views(a):
+    """(name, numpy view, torchlet view) of the same data: contiguous,
+    transposed and stepped"""
+    t = T(a)
+    out = [("contiguous", a, t)]
+    if a.ndim >= 2:
+        out.append(("transposed", a.swapaxes(0, -1), t.transpose(0, -1)))
+        out.append(("stepped", a[::2], t[::2]))
+    return out
+
+
+def close(t, ref, rtol=1e-5, atol=1e-6):
+    got = t.numpy()
+    assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
+    np.testing.assert_allclose(got.astype(np.float64), np.asarray(ref, dtype=np.float64), rtol=rtol, atol=atol)
+
+
+SHAPES_DIMS = [((5,), None), ((5,), 0), ((3, 4), 1), ((3, 4), -2), ((2, 3, 4), (0, 2)), ((2, 3, 4), (-1, 0)),
+               ((2, 3, 4), (0, 1, 2)), ((4, 1, 3), 1), ((), None), ((), 0)]
+
+
+# ------------------------------------------------------------------ sum / mean / prod / amax / amin
+
+NP_RED = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "amax": np.max, "amin": np.min}
+
+
+@pytest.mark.parametrize("op", list(NP_RED))
+@pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_vs_numpy(cpu_capability, op, shape, dim, keepdim):
+    a = arr(shape, np.float64)
+    if op == "prod" and dim is not None and not isinstance(dim, int):
+        pytest.skip("prod takes one dim")
+    for name, av, tv in views(a):
+        nd = None if dim is None else dim
+        if av.ndim == 0 and dim is not None:
+            nd = None   # numpy has no axis on a 0-dim array; the result is the value
+        ref = NP_RED[op](av, axis=nd, keepdims=keepdim)
+        if dim is None:
+            got = getattr(tl, op)(tv) if op in ("sum", "mean", "prod") else getattr(tl, op)(tv, (), keepdim)
+            if op in ("sum", "mean", "prod"):
+                ref = NP_RED[op](av)
+        else:
+            got = getattr(tl, op)(tv, dim, keepdim)
+        close(got, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dt", [tl.float32, tl.float16, tl.bfloat16, tl.int32, tl.uint8, tl.bool])
+def test_dtypes(dt):
+    a = arr((3, 5), np.float32 if dt in (tl.float16, tl.bfloat16) else NPT.get(dt, np.float32))
+    x = T(a).to(dt)
+    xf = x.to(tl.float64).numpy()
+    integral = dt in (tl.int32, tl.uint8, tl.bool)
+    s = tl.sum(x, 1)
+    assert s.dtype == (tl.int64 if integral else dt)
+    assert tl.prod(x).dtype == (tl.int64 if integral else dt)
+    tol = 1e-2 if dt in (tl.float16, tl.bfloat16) else 1e-6
+    close(s.to(tl.float64), xf.sum(1), rtol=tol, atol=tol)
+    close(tl.prod(x, 0).to(tl.float64), xf.prod(0), rtol=tol, atol=tol)
+    if dt is not tl.bool:
+        assert tl.amax(x, 1).dtype == dt
+        close(tl.amax(x, 1).to(tl.float64), xf.max(1))
+        close(tl.amin(x, 0).to(tl.float64), xf.min(0))
+    if integral:
+        with pytest.raises(RuntimeError, match=r"mean\(\): could not infer output dtype. Input dtype must be either "
+                                               r"a floating point or complex dtype. Got: " + tl_scalar_name(dt)):
+            tl.mean(x)
+    else:
+        assert tl.mean(x).dtype == dt
+        close(tl.mean(x, 0).to(tl.float64), xf.mean(0), rtol=tol, atol=tol)
+
+
+def tl_scalar_name(dt):
+    return {tl.int32: "Int", tl.uint8: "Byte", tl.bool: "Bool", tl.int64: "Long"}[dt]
+
+
+def test_dtype_argument_and_out():
+    a = arr((4, 3))
+    x = T(a)
+    r = tl.sum(x, 0, dtype=tl.float64)
+    assert r.dtype == tl.float64
+    close(r, a.astype(np.float64).sum(0), rtol=1e-12)
+    assert tl.mean(x, dtype=tl.float64).dtype == tl.float64
+    with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point or complex dtype. Got: Long"):
+        tl.mean(x, dtype=tl.int64)
+    xi = T(arr((4, 3), np.int32))
+    assert tl.prod(xi, 1, dtype=tl.float32).dtype == tl.float32
+    assert tl.sum(x.to(tl.float16), 1, dtype=tl.int32).dtype == tl.int32
+    # out=: the result in out's dtype and shape (resized)
+    out = tl.empty(0, dtype=tl.float64)
+    r = tl.mean(x, 1, out=out)
+    assert r is out and out.shape == (4,) and out.dtype == tl.float64
+    close(out, a.astype(np.float64).mean(1), rtol=1e-6)
+    out = tl.empty(0)
+    tl.prod(x, 0, out=out)
+    close(out, a.prod(0), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="Expected the dtype for input and out to match, but got Float for "
+                                           "input's dtype and Double for out's dtype."):
+        tl.amax(x, 0, out=tl.empty(0, dtype=tl.float64))
+    out = tl.empty(0)
+    tl.amax(x, (0, 1), keepdim=True, out=out)
+    assert out.shape == (1, 1) and out.item() == a.max()
+
+
+def test_empty():
+    e, e2 = tl.empty(0), tl.empty(0, 3)
+    assert tl.sum(e).item() == 0 and tl.prod(e).item() == 1
+    assert np.isnan(tl.mean(e).item())
+    assert np.isnan(tl.mean(e2, 0).numpy()).all() and tl.mean(e2, 0).shape == (3,)
+    assert (tl.prod(e2, 0).numpy() == 1).all()
+    assert tl.amax(e2, 1).shape == (0,) and tl.sum(e2, 1).shape == (0,)
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim to be specified for input.numel\(\) == 0. "
+                                           r"Specify the reduction dim with the 'dim' argument."):
+        tl.amax(e)
+    with pytest.raises(IndexError, match=r"amin\(\): Expected reduction dim 0 to have non-zero size."):
+        tl.amin(e2, 0)
+    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified"):
+        tl.max(e)
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero size."):
+        tl.max(e2, 0)
+    assert tl.max(e2, 1).values.shape == (0,)
+    with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim to be specified for input.numel\(\) == 0.$"):
+        tl.argmax(e)
+    assert tl.logsumexp(e2, 0).numpy().tolist() == [-np.inf] * 3
+    assert tl.all(e).item() is True and tl.any(e).item() is False
+    assert tl.cumsum(e2, 0).shape == (0, 3)
+
+
+def test_dim_errors():
+    x = T(arr((2, 3)))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        tl.sum(x, 2)
+    with pytest.raises(IndexError, match=r"but got -3"):
+        tl.argmax(x, -3)
+    for f in (tl.sum, tl.amax, tl.mean, tl.var):
+        with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+            f(x, (0, 0))
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 1"):
+        tl.cumsum(tl.tensor(2.0), 1)
+    with pytest.raises(TypeError):
+        tl.amax(x, "a")
+
+
+# ------------------------------------------------------------------ max / min / argmax / argmin
+
+@pytest.mark.parametrize("shape,dim", [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1), ((5,), 0), ((), 0)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_dim(cpu_capability, shape, dim, keepdim):
+    a = arr(shape, np.float64)
+    for _, av, tv in views(a):
+        if av.ndim == 0:
+            r = tl.max(tv, dim, keepdim)
+            assert r.values.item() == av and r.indices.item() == 0
+            continue
+        r = tl.max(tv, dim, keepdim)
+        assert isinstance(r, tl.return_types.max) and r._fields == ("values", "indices")
+        v, i = r
+        close(v, av.max(dim, keepdims=keepdim))
+        np.testing.assert_array_equal(i.numpy(), np.expand_dims(av.argmax(dim), dim) if keepdim else av.argmax(dim))
+        assert i.dtype == tl.int64
+        mn = tv.min(dim, keepdim=keepdim)
+        close(mn.values, av.min(dim, keepdims=keepdim))
+        np.testing.assert_array_equal(tl.argmin(tv, dim, keepdim).numpy(), mn.indices.numpy())
+
+
+def test_max_full_ties_nan_bool():
+    a = np.array([[1.0, 5.0, 5.0], [5.0, 0.0, -1.0]], np.float32)
+    x = T(a)
+    assert tl.max(x).item() == 5.0 and x.min().item() == -1.0
+    np.testing.assert_array_equal(tl.max(x, 1).indices.numpy(), [1, 0])   # first of the ties
+    assert tl.argmax(x).item() == 1 and tl.argmin(x).item() == 5
+    assert tl.argmax(x, keepdim=True).shape == (1, 1)
+    # NaN propagates (values NaN, index of the first NaN); float32 SIMD path and general path
+    for n in (7, 300):
+        b = R.standard_normal(n).astype(np.float32)
+        b[n // 3] = np.nan
+        b[n // 2] = np.nan
+        y = T(b)
+        assert np.isnan(tl.amax(y).item()) and np.isnan(tl.amin(y).item()) and np.isnan(y.max().item())
+        assert tl.argmax(y).item() == n // 3 and tl.argmin(y).item() == n // 3
+        assert tl.max(y, 0).indices.item() == n // 3
+        b2 = np.stack([b, np.arange(n, dtype=np.float32)])
+        np.testing.assert_array_equal(np.isnan(tl.amax(T(b2), 1).numpy()), [True, False])
+        np.testing.assert_array_equal(np.isnan(tl.amax(T(b2.T.copy()), 0).numpy()), [True, False])
+    xb = T(np.array([[True, False], [False, False]]))
+    assert tl.max(xb).item() is True and tl.max(xb, 0).indices.numpy().tolist() == [0, 0]
+    with pytest.raises(RuntimeError, match=r"argmax\(\): does not support bool input"):
+        tl.argmax(xb)
+    xi = T(np.array([3, -7, 9, 9], np.int64))
+    assert tl.max(xi).item() == 9 and tl.argmax(xi).item() == 2 and tl.argmin(xi).item() == 1
+    big = T(np.array([2 ** 62 + 1, 2 ** 62], np.int64))   # exact: integers are compared as int64
+    assert tl.max(big).item() == 2 ** 62 + 1 and tl.argmin(big).item() == 1
+
+
+def test_max_other_and_out():
+    a, b = arr((2, 3)), arr((3,))
+    np.testing.assert_array_equal(tl.max(T(a), T(b)).numpy(), np.maximum(a, b))
+    np.testing.assert_array_equal(T(a).min(T(b)).numpy(), np.minimum(a, b))
+    out = tl.empty(0, dtype=tl.float64)
+    r = tl.max(T(a), out=out)   # max.unary_out: any out dtype
+    assert r is out and out.shape == () and out.item() == pytest.approx(float(a.max()))
+    out = tl.empty(0, dtype=tl.int32)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype long int, but got int instead"):
+        tl.argmax(T(a), out=out)
+    o = tl.empty(0, dtype=tl.int64)
+    tl.argmin(T(a), 1, out=o)
+    np.testing.assert_array_equal(o.numpy(), a.argmin(1))
+
+
+# ------------------------------------------------------------------ var / std
+
+@pytest.mark.parametrize("shape,dim", [((7,), None), ((3, 4), 1), ((3, 4), (0, 1)), ((2, 3, 4), (-1, 0)),
+                                       ((5, 3), 0)])
+@pytest.mark.parametrize("correction", [None, 0, 2, 1.5])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_var_std(shape, dim, correction, keepdim):
+    a = arr(shape, np.float64)
+    ddof = 1 if correction is None else correction
+    for _, av, tv in views(a):
+        axis = dim if dim is None or isinstance(dim, int) else tuple(dim)
+        ref = av.var(axis=axis, ddof=ddof, keepdims=keepdim)
+        close(tl.var(tv, dim, correction=correction, keepdim=keepdim), ref, rtol=1e-12)
+        close(tv.std(dim, correction=correction, keepdim=keepdim), np.sqrt(ref), rtol=1e-12)
+        v, m = tl.var_mean(tv, dim, correction=correction, keepdim=keepdim)
+        close(v, ref, rtol=1e-12)
+        close(m, av.mean(axis=axis, keepdims=keepdim), rtol=1e-12, atol=1e-14)
+        s, m = tl.std_mean(tv, dim, correction=correction, keepdim=keepdim)
+        close(s, np.sqrt(ref), rtol=1e-12)
+
+
+def test_var_overloads_and_errors():
+    a = arr((4, 5))
+    x = T(a)
+    close(tl.var(x), a.var(ddof=1), rtol=1e-5)
+    close(tl.var(x, False), a.var(), rtol=1e-5)
+    close(x.var(1, unbiased=False), a.var(1), rtol=1e-5)
+    close(tl.std(x, 0, True, True), a.std(0, ddof=1, keepdims=True), rtol=1e-5)
+    close(tl.var_mean(x, False)[0], a.var(), rtol=1e-5)
+    close(tl.std_mean(x, 1, True)[1], a.mean(1), rtol=1e-5)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.var(x, 0, out=out)
+    close(out, a.astype(np.float64).var(0, ddof=1), rtol=1e-6)
+    assert tl.var(x.to(tl.float16)).dtype == tl.float16
+    with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
+        tl.var(T(arr((3,), np.int64)))
+    assert np.isnan(tl.var(T(np.ones(1, np.float32))).item())   # dof 0 (PyTorch also warns; torchlet does not)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isinf(tl.var(T(np.array([1.0, 2.0])), correction=2).item())
+
+
+# ------------------------------------------------------------------ logsumexp / norms
+
+def _lse(a, axis, keepdims):
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isinf(m), 0, m)
+    r = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+@pytest.mark.parametrize("shape,dim", [((3, 4), 1), ((3, 4), (0, 1)), ((2, 3, 4), (0, -1)), ((5,), 0)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp(shape, dim, keepdim):
+    a = arr(shape, np.float64) * 30
+    for _, av, tv in views(a):
+        close(tl.logsumexp(tv, dim, keepdim), _lse(av, dim, keepdim), rtol=1e-12)
+
+
+def test_logsumexp_special():
+    x = T(np.array([[-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 0.0], [1000.0, 1000.0]]))
+    r = tl.logsumexp(x, 1).numpy()
+    assert r[0] == -np.inf and r[1] == np.inf and np.isnan(r[2]) and r[3] == pytest.approx(1000 + np.log(2))
+    xi = T(np.arange(6, dtype=np.int64).reshape(2, 3))
+    assert tl.logsumexp(xi, 1).dtype == tl.float32
+    close(tl.logsumexp(xi, 1), _lse(np.arange(6.0).reshape(2, 3), 1, False), rtol=1e-6)
+    with pytest.raises(RuntimeError, match=r"logsumexp\(\): Expected floating point type for result tensor, but got: Long"):
+        tl.logsumexp(T(arr((2, 3))), 1, out=tl.empty(0, dtype=tl.int64))
+
+
+ORDS = [2, 1, 3, 0.5, 0, float("inf"), float("-inf"), -1]
+
+
+@pytest.mark.parametrize("ord", ORDS)
+@pytest.mark.parametrize("shape,dim", [((7,), None), ((3, 4), 1), ((3, 4), (0, 1)), ((2, 3, 4), (0, 2))])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_vector_norm(ord, shape, dim, keepdim):
+    a = arr(shape, np.float64)
+    for _, av, tv in views(a):
+        axis = tuple(range(av.ndim)) if dim is None else (dim if isinstance(dim, tuple) else (dim,))
+        flat = np.moveaxis(av, axis, tuple(range(-len(axis), 0)))
+        flat = flat.reshape(flat.shape[:av.ndim - len(axis)] + (-1,))
+        ref = np.linalg.norm(flat, ord=ord, axis=-1)
+        if keepdim:
+            ref = np.expand_dims(ref, axis)
+        close(tl.linalg_vector_norm(tv, ord, dim, keepdim), ref, rtol=1e-12)
+        close(tl.linalg.vector_norm(tv, ord, dim, keepdim), ref, rtol=1e-12)
+
+
+def test_norm_api_and_errors():
+    a = arr((3, 4))
+    x = T(a)
+    close(tl.norm(x), np.linalg.norm(a), rtol=1e-6)
+    close(x.norm(), np.linalg.norm(a), rtol=1e-6)
+    close(tl.norm(x, "fro", dim=(0, 1)), np.linalg.norm(a), rtol=1e-6)
+    close(tl.norm(x, 1, dim=1), np.abs(a).sum(1), rtol=1e-6)
+    close(x.norm(p=float("inf"), dim=0, keepdim=True), np.abs(a).max(0, keepdims=True))
+    assert tl.norm(x, dtype=tl.float64).dtype == tl.float64
+    assert tl.linalg_vector_norm(x.to(tl.float16)).dtype == tl.float16
+    with pytest.raises(NotImplementedError, match="nuc"):
+        tl.norm(x, "nuc")
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"):
+        tl.norm(T(np.arange(3)))
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: dtype should be floating point or complex, but got Long"):
+        tl.linalg_vector_norm(x, dtype=tl.int64)
+    with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor because the operation "
+                                           "does not have an identity"):
+        tl.linalg_vector_norm(tl.empty(0), float("inf"))
+    with pytest.raises(RuntimeError, match="cannot compute the -inf norm on the dimension 0because this dimension is empty"):
+        tl.linalg_vector_norm(tl.empty(0, 3), float("-inf"), 0)
+    assert tl.linalg_vector_norm(tl.empty(0, 3), float("inf"), 1).shape == (0,)
+    assert tl.norm(tl.empty(0)).item() == 0
+
+
+# ------------------------------------------------------------------ all / any
+
+@pytest.mark.parametrize("dt", [tl.bool, tl.uint8, tl.int32, tl.float32])
+def test_all_any(dt):
+    a = arr((3, 4), NPT[dt])
+    if dt is not tl.bool:
+        a = a * (R.random((3, 4)) < 0.8)   # some zeros
+    x = T(a)
+    rdt = tl.uint8 if dt is tl.uint8 else tl.bool
+    for f, nf in ((tl.all, np.all), (tl.any, np.any)):
+        assert f(x).dtype == rdt and bool(f(x).item()) == nf(a)
+        np.testing.assert_array_equal(f(x, 1).numpy().astype(bool), nf(a, 1))
+        np.testing.assert_array_equal(f(x.t(), 0, True).numpy().astype(bool), nf(a.T, 0, keepdims=True))
+        np.testing.assert_array_equal(f(x, (0, 1)).numpy().astype(bool), nf(a))
+        np.testing.assert_array_equal(f(x, dim=None).numpy().astype(bool), nf(a))
+        np.testing.assert_array_equal(f(x, ()).numpy().astype(bool), a.astype(bool))   # dim=[]: no reduction
+    assert tl.all(T(np.array([np.nan, 1.0]))).item() is True   # NaN is true
+    out = tl.empty(0, dtype=tl.uint8)
+    tl.any(x, 0, out=out)
+    np.testing.assert_array_equal(out.numpy(), np.any(a, 0).astype(np.uint8))
+    with pytest.raises(RuntimeError, match="all only supports bool tensor for result, got: Float"):
+        tl.all(x, out=tl.empty(0))
+
+
+# ------------------------------------------------------------------ cumsum / cumprod / flip
+
+@pytest.mark.parametrize("op,nf", [("cumsum", np.cumsum), ("cumprod", np.cumprod)])
+@pytest.mark.parametrize("shape,dim", [((5,), 0), ((3, 4), 1), ((3, 4), -2), ((2, 3, 4), 1), ((0, 3), 0)])
+def test_scans(op, nf, shape, dim):
+    a = arr(shape, np.float64)
+    for _, av, tv in views(a):
+        close(getattr(tl, op)(tv, dim), nf(av, axis=dim), rtol=1e-12)
+    ai = arr(shape, np.int32)
+    r = getattr(tl, op)(T(ai), dim)
+    assert r.dtype == tl.int64
+    np.testing.assert_array_equal(r.numpy(), nf(ai.astype(np.int64), axis=dim))
+
+
+def test_scan_dtypes_out_inplace():
+    a = arr((3, 4))
+    x = T(a)
+    assert tl.cumsum(T(a > 0), 0).dtype == tl.int64
+    assert tl.cumsum(x, 0, dtype=tl.float64).dtype == tl.float64
+    r = tl.cumsum(x, 0, dtype=tl.int32)
+    np.testing.assert_array_equal(r.numpy(), np.cumsum(a.astype(np.int32), 0))
+    out = tl.empty(0, dtype=tl.float64)
+    tl.cumprod(x, 1, out=out)
+    close(out, np.cumprod(a.astype(np.float64), 1), rtol=1e-6)
+    y = T(a)
+    assert y.cumsum_(1) is y
+    close(y, np.cumsum(a, 1), rtol=1e-5)
+    s = tl.tensor(2.5)
+    assert tl.cumsum(s, 0).item() == 2.5 and tl.cumprod(s, -1).shape == ()
+    big = T(np.array([2 ** 40, 2 ** 40], np.int64))
+    assert tl.cumprod(big, 0).numpy().tolist() == [2 ** 40, 0]   # wraps like int64
+
+
+def test_flip():
+    a = arr((2, 3, 4))
+    for _, av, tv in views(a):
+        np.testing.assert_array_equal(tl.flip(tv, (0, 2)).numpy(), np.flip(av, (0, 2)))
+        np.testing.assert_array_equal(tv.flip([-1]).numpy(), np.flip(av, -1))
+        np.testing.assert_array_equal(tv.flip(()).numpy(), av)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
+        tl.flip(T(a), (1, -2))
+
+
+# ------------------------------------------------------------------ accuracy, threads, layouts
+
+@pytest.mark.parametrize("gen", ["rand", "randn"])
+def test_accuracy_2_24(gen):
+    n = 1 << 24
+    rng = np.random.default_rng(5)
+    a = (rng.random(n) if gen == "rand" else rng.standard_normal(n)).astype(np.float32)
+    a64 = a.astype(np.float64)
+    x = T(a)
+    s = a64.sum()
+    for got, ref in ((tl.sum(x), s), (tl.mean(x), s / n), (tl.var(x), a64.var(ddof=1)),
+                     (tl.std(x), a64.std(ddof=1)), (tl.norm(x), np.sqrt((a64 * a64).sum())),
+                     (tl.logsumexp(x, 0), np.log(np.exp(a64 - a64.max()).sum()) + a64.max())):
+        assert abs(got.item() - ref) <= 1e-6 * abs(ref), (got.item(), ref)
+    m = tl.sum(x.view(4096, 4096), 0).numpy().astype(np.float64)
+    np.testing.assert_allclose(m, a64.reshape(4096, 4096).sum(0), rtol=1e-5, atol=1e-4)
+
+
+def test_threads_do_not_change_results():
+    a = R.standard_normal(1 << 20).astype(np.float32)
+    x = T(a)
+    n0 = tl.get_num_threads()
+    try:
+        tl.set_num_threads(1)
+        r1 = [tl.sum(x).item(), tl.mean(x).item(), tl.amax(x).item()]
+        tl.set_num_threads(2)
+        r2 = [tl.sum(x).item(), tl.mean(x).item(), tl.amax(x).item()]
+    finally:
+        tl.set_num_threads(n0)
+    assert r1 == r2
+
+
+@pytest.mark.parametrize("shape", [(1000,), (3, 257), (257, 3), (2, 130, 5), (129,), (16, 16)])
+def test_amax_f32_layouts(cpu_capability, shape):
+    """the float32 SIMD row/column kernels against the general path"""
+    a = arr(shape)
+    x = T(a)
+    nd = len(shape)
+    for k in range(1, nd + 1):
+        for dims in itertools.combinations(range(nd), k):
+            for f, nf in ((tl.amax, np.max), (tl.amin, np.min)):
+                np.testing.assert_array_equal(f(x, dims).numpy(), nf(a, axis=dims))
+                np.testing.assert_array_equal(f(x, dims, True).numpy(), nf(a, axis=dims, keepdims=True))
+
+
+def test_sum_mean_leaf_tails(cpu_capability):
+    """lengths around the vector widths and the 4096-element leaves"""
+    for n in (1, 7, 63, 64, 65, 4095, 4096, 4097, 8193, 70000):
+        a = arr((n,))
+        np.testing.assert_allclose(tl.sum(T(a)).item(), a.astype(np.float64).sum(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(tl.mean(T(a).to(tl.float16)).item(),
+                                   a.astype(np.float16).astype(np.float64).mean(), rtol=2e-3, atol=2e-3)
+
+
+# ------------------------------------------------------------------ torch
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    "sum(x, (0, -1))", "mean(x, 1, True)", "prod(x, 1)", "prod(xi)", "amax(x, (1,))", "amin(x, -1, True)",
+    "max(x)", "min(x)", "max(x, 1)", "min(x, 0, True)", "argmax(x)", "argmin(x, 1, True)", "argmax(x, 2)",
+    "var(x, (0, 2), correction=2)", "std(x, 1, keepdim=True)", "var_mean(x, 1)", "std_mean(x)",
+    "logsumexp(x, (0, 1))", "logsumexp(xi, 1)", "norm(x)", "norm(x, 1, dim=1)", "norm(x, float('inf'))",
+    "linalg_vector_norm(x, 3, (1, 2), True)", "all(x)", "any(xi, 1)", "all(xb, (0, 2))", "cumsum(x, 1)",
+    "cumsum(xi, 0)", "cumprod(x, -1)", "cumprod(xb, 0)", "flip(x, (0, 1))", "mean(xi)", "var(xi)", "argmax(xb)",
+    "amax(x, 3)", "sum(x, (1, 1))", "max(e)", "amax(e2, 0)", "argmax(e)", "norm(xi)", "mean(x, dtype=xi.dtype)",
+])
+def test_vs_torch(call):
+    a = arr((3, 4, 5))
+    env_tl = dict(x=T(a).transpose(0, 2), xi=T(arr((3, 4, 5), np.int32)), xb=T(arr((3, 4, 5), np.bool_)),
+                  e=tl.empty(0), e2=tl.empty(0, 3))
+    env_t = {k: (torch.from_numpy(v.numpy().copy()) if isinstance(v, tl.Tensor) else v) for k, v in env_tl.items()}
+    env_t["x"] = torch.from_numpy(a.copy()).transpose(0, 2)
+    tl_fn = call.split("(")[0]
+    if tl_fn == "linalg_vector_norm":
+        tcall = "torch.linalg.vector_norm(" + call.split("(", 1)[1]
+    else:
+        tcall = "torch." + call
+    try:
+        ref = eval(tcall, {"torch": torch}, env_t)
+    except Exception as e:   # noqa: BLE001
+        with pytest.raises(type(e)) as info:
+            eval("tl." + call, {"tl": tl}, env_tl)
+        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    got = eval("tl." + call, {"tl": tl}, env_tl)
+    refs = ref if isinstance(ref, tuple) else (ref,)
+    gots = got if isinstance(got, tuple) else (got,)
+    assert len(refs) == len(gots)
+    for g, r in zip(gots, refs):
+        assert NAMES[g.dtype] == str(r.dtype).split(".")[-1]
+        assert tuple(g.shape) == tuple(r.shape)
+        np.testing.assert_allclose(g.to(tl.float64).numpy(), r.double().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@needs_torch
+def test_gradients_vs_torch():
+    a = arr((3, 4), np.float64)
+    a[0, 1] = 0.0
+    for expr in ("x.prod(1).sum()", "x.amax(0).sum()", "x.max()", "x.var(1).sum()", "x.std()",
+                 "x.logsumexp(1).sum()", "x.norm()", "x.cumprod(1).sum()", "x.cumsum(0).sum()", "x.mean()",
+                 "x.norm(p=float('inf'), dim=1).sum()", "x.flip(0)[0].sum()"):
+        xt = tl.tensor(a, requires_grad=True)
+        eval(expr, {}, {"x": xt}).backward()
+        xr = torch.tensor(a, requires_grad=True)
+        eval(expr, {"float": float}, {"x": xr}).backward()
+        np.testing.assert_allclose(xt.grad.numpy(), xr.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=expr)
