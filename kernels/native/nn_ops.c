@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tl_autograd.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_kernel.h"
@@ -533,56 +532,13 @@ done:
     return rc;
 }
 
-/* layer_norm (CompositeImplicitAutograd). native_layer_norm has no
- * derivative yet (it needs a formula for several inputs at once; see
- * docs/NN.md), so when autograd must record, layer_norm decomposes through
- * differentiable operators: (x - mean) * rsqrt(var + eps) * w + b, mean and
- * the biased variance over the normalized dims from sum / numel. */
-static tl_tensor *layer_norm_decomposed(tl_tensor *input, int64_t ns_len, tl_tensor *weight, tl_tensor *bias,
-                                        double eps, int64_t N) {
-    const int64_t nd = tl_tensor_ndim(input);
-    int64_t dims[MAXD];
-    for (int64_t i = 0; i < ns_len; i++) dims[i] = nd - ns_len + i;
-    const tl_scalar one = tl_scalar_from_int(1), invn = tl_scalar_from_double(1.0 / (double)N);
-    tl_tensor *s = NULL, *m = NULL, *xc = NULL, *sq = NULL, *vs = NULL, *v = NULL, *ve = NULL, *r = NULL, *y = NULL,
-              *yw = NULL, *res = NULL;
-    if (!(s = tl_ops_sum_dim_IntList(input, dims, ns_len, true, TL_DTYPE_UNDEFINED)) || !(m = tl_ops_mul_Scalar(s, invn)) ||
-        !(xc = tl_ops_sub_Tensor(input, m, one)) || !(sq = tl_ops_mul_Tensor(xc, xc)) ||
-        !(vs = tl_ops_sum_dim_IntList(sq, dims, ns_len, true, TL_DTYPE_UNDEFINED)) || !(v = tl_ops_mul_Scalar(vs, invn)) ||
-        !(ve = tl_ops_add_Scalar(v, tl_scalar_from_double(eps), one)) || !(r = tl_ops_rsqrt(ve)) ||
-        !(y = tl_ops_mul_Tensor(xc, r)))
-        goto done;
-    if (weight) {
-        if (!(yw = tl_ops_mul_Tensor(y, weight))) goto done;
-    } else {
-        yw = y;
-        tl_tensor_retain(yw);
-    }
-    res = bias ? tl_ops_add_Tensor(yw, bias, one) : (tl_tensor_retain(yw), yw);
-done:
-    tl_tensor_release(s);
-    tl_tensor_release(m);
-    tl_tensor_release(xc);
-    tl_tensor_release(sq);
-    tl_tensor_release(vs);
-    tl_tensor_release(v);
-    tl_tensor_release(ve);
-    tl_tensor_release(r);
-    tl_tensor_release(y);
-    tl_tensor_release(yw);
-    return res;
-}
-
+/* layer_norm (CompositeImplicitAutograd): the first output of
+ * native_layer_norm, whose derivative (NativeLayerNormBackward0) runs
+ * tl_nn_layer_norm_backward */
 tl_tensor *tl_native_layer_norm_symint(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape,
                                        int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps,
                                        bool cudnn_enable) {
     (void)ks; (void)cudnn_enable;
-    tl_tensor *ins[3] = {input, weight, bias};
-    if (tl_autograd_compute_requires_grad(ins, 3)) {
-        int64_t M, N;
-        if (check_layer_norm(input, normalized_shape, normalized_shape_len, weight, bias, &M, &N)) return NULL;
-        return layer_norm_decomposed(input, normalized_shape_len, weight, bias, eps, N);
-    }
     tl_tensor *out = NULL, *mean = NULL, *rstd = NULL;
     if (tl_ops_native_layer_norm(input, normalized_shape, normalized_shape_len, weight, bias, eps, &out, &mean, &rstd))
         return NULL;

@@ -309,11 +309,12 @@ def test_layer_norm_backward_helper_against_numpy(shape, k, dtype, capability):
 
 
 def test_layer_norm_autograd_against_numpy():
-    """layer_norm records a differentiable decomposition (docs/NN.md)"""
+    """layer_norm records NativeLayerNormBackward0 (its fused backward)"""
     x = R.standard_normal((3, 5))
     w, b, g = R.standard_normal(5), R.standard_normal(5), R.standard_normal((3, 5))
     xt, wt, bt = (T(a).requires_grad_() for a in (x, w, b))
     y = F.layer_norm(xt, (5,), wt, bt)
+    assert y.grad_fn.name() == "NativeLayerNormBackward0"
     close(y, np_layer_norm(x, 1, w, b)[0], scale=10)
     (y * T(g)).sum().backward()
     _, m, r = np_layer_norm(x, 1)
@@ -554,6 +555,28 @@ def test_cross_entropy_against_numpy():
     close(F.cross_entropy(T(x[0]), tl.tensor(2)), -lp[0, 2])
 
 
+def test_loss_gradients_against_numpy():
+    """cross_entropy / nll_loss backward: softmax - onehot, weighted, ignored rows zero"""
+    x = R.standard_normal((5, 4))
+    t = np.array([1, 0, 3, 3, -100])
+    w = R.uniform(0.5, 2, 4)
+    keep = t != -100
+    onehot = np.zeros((5, 4))
+    onehot[np.arange(5)[keep], t[keep]] = 1
+    p = np_softmax(x, 1)
+    for weight, red in ((None, "mean"), (w, "mean"), (w, "sum"), (None, "none")):
+        xt = T(x).requires_grad_()
+        loss = F.cross_entropy(xt, T(t), None if weight is None else T(weight), reduction=red)
+        assert loss.grad_fn is not None
+        loss.sum().backward()
+        rw = (np.ones(4) if weight is None else weight)[np.where(keep, t, 0)] * keep
+        denom = rw.sum() if red == "mean" else 1.0
+        close(xt.grad, (p - onehot) * rw[:, None] / denom, scale=100)
+    lp = T(np_log_softmax(x, 1)).requires_grad_()
+    F.nll_loss(lp, T(t), reduction="sum").backward()
+    close(lp.grad, -onehot)
+
+
 @needs_torch
 def test_losses_against_torch():
     x = R.standard_normal((6, 5)).astype(np.float32)
@@ -562,8 +585,14 @@ def test_losses_against_torch():
     tf = torch.nn.functional
     for kw in ({}, {"reduction": "sum"}, {"reduction": "none"}, {"label_smoothing": 0.1},
                {"label_smoothing": 0.3, "reduction": "sum"}):
-        ref = tf.cross_entropy(torch.tensor(x), torch.tensor(t), **kw)
-        close(F.cross_entropy(T(x), T(t), **kw), ref.double().numpy(), tl.float32, 4)
+        tx = torch.tensor(x, requires_grad=True)
+        lx = T(x).requires_grad_()
+        ref = tf.cross_entropy(tx, torch.tensor(t), **kw)
+        got = F.cross_entropy(lx, T(t), **kw)
+        close(got, ref.detach().double().numpy(), tl.float32, 4)
+        ref.sum().backward()
+        got.sum().backward()
+        close(lx.grad, tx.grad.double().numpy(), tl.float32, 10)
     ref = tf.cross_entropy(torch.tensor(x), torch.tensor(t), weight=torch.tensor(w))
     close(F.cross_entropy(T(x), T(t), weight=T(w)), ref.double().numpy(), tl.float32, 4)
     lp = tf.log_softmax(torch.tensor(x), 1)
