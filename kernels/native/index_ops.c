@@ -204,18 +204,27 @@ static inline __attribute__((always_inline)) int sg_run_inline(const sg_args *a,
     }
     const int64_t *strides[3] = {st[0], st[1], st[2]};
     char *pi = tl__data(ix), *pd = a->direct ? tl__data(a->direct) : NULL, *px = tl__data(a->indexed);
-    const int64_t last = nd - 1, n = sizes[last];
+    const int64_t last = nd - 1, n = sizes[last], si = st[0][last], sd = st[1][last], sx = st[2][last];
+    /* the inner run, per index type (the type test stays out of the loop) */
+#define SG_INNER(IT)                                                                                      \
+    for (int64_t k = 0; k < n; k++) {                                                                     \
+        IT v;                                                                                             \
+        memcpy(&v, ib + k * si, sizeof(IT));                                                              \
+        if ((uint64_t)(int64_t)v >= (uint64_t)dimsize) /* negative or too large */                        \
+            return tl_set_error(TL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with size %lld", \
+                                (long long)v, (long long)dim, (long long)dimsize);                        \
+        fn(db ? db + k * sd : NULL, xb + k * sx + (int64_t)v * dim_stride, ctx);                          \
+    }
     do {
         const char *ib = pi + off[0];
         char *db = pd ? pd + off[1] : NULL, *xb = px + off[2];
-        for (int64_t k = 0; k < n; k++) {
-            const int64_t v = si_load_index(ib + k * st[0][last], ix->dtype);
-            if (v < 0 || v >= dimsize)
-                return tl_set_error(TL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with size %lld",
-                                    (long long)v, (long long)dim, (long long)dimsize);
-            fn(db ? db + k * st[1][last] : NULL, xb + k * st[2][last] + v * dim_stride, ctx);
+        if (ix->dtype == TL_INT64) {
+            SG_INNER(int64_t)
+        } else {
+            SG_INNER(int32_t)
         }
     } while (si_next(last, sizes, -1, pos, 3, strides, off));
+#undef SG_INNER
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /* Helpers shared by the shape and indexing kernels (shape_ops.c, index_ops.c):
- * PyTorch's shape strings, dim wrapping, overlap checks, index dtype checks,
+ * PyTorch's shape strings, overlap checks, index dtype checks, the odometer,
  * and an element mover keyed by item size (the data-moving operators never
  * convert dtypes, so one copy per size serves all ten dtypes). */
 #ifndef TL_SHAPE_INDEX_H
@@ -63,18 +63,6 @@ static inline int si_check_no_internal_overlap(const tl_tensor *t) {
 }
 
 static inline int si_is_index_dtype(tl_dtype dt) { return dt == TL_INT64 || dt == TL_INT32; }
-
-/* index value i of an int32/int64 tensor's element at p */
-static inline int64_t si_load_index(const char *p, tl_dtype dt) {
-    if (dt == TL_INT64) {
-        int64_t v;
-        memcpy(&v, p, 8);
-        return v;
-    }
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 /* one element of isz bytes */
 static inline void si_move(char *dst, const char *src, int64_t isz) {

@@ -17,6 +17,10 @@
 #include "tl_mvec.h"
 
 #define TL_UMATH(fn, x) _Generic((x), float: fn##f, default: fn)(x)
+/* a floating constant in the compute type of x (float32/16/bf16 loops: float,
+ * float64: double), so constants keep float loops in float and lose nothing in
+ * double ones (activations: gelu's 1/sqrt(2) ...) */
+#define TL_UCONST(x, c) _Generic((x), double: (double)(c), default: (float)(c))
 /* rounding functions: identity on integer compute types */
 #define TL_UMATH_INT(fn, x, int_expr) _Generic((x), float: fn##f((float)(x)), double: fn((double)(x)), default: (int_expr))
 
