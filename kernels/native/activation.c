@@ -1,11 +1,19 @@
-/* relu / relu_: PyTorch has no relu.out, so relu is not a structured ufunc
+/* Activations. relu / relu_: PyTorch has no relu.out, so relu is not a structured ufunc
  * operator; these kernels build the iterator themselves and run the loops
  * generated from the formula kernels/ufunc/relu.h (generated/kernels/ufunc_relu.c).
  * Registered for CPU and Meta (the iterator computes metadata only on Meta). */
+#include <string.h>
+
+#include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_iter.h"
 #include "tl_ops.h"
+#include "tl_structured.h"
 #include "tl_tensor.h"
+#include "ufunc_gelu.h"
+#include "ufunc_gelu_backward.h"
+#include "ufunc_gelu_backward_tanh.h"
+#include "ufunc_gelu_tanh.h"
 #include "ufunc_relu.h"
 
 static tl_tensor *relu_run(tl_tensor *self, tl_tensor *out) {
@@ -33,4 +41,142 @@ tl_tensor *tl_native_relu_(tl_keyset ks, tl_tensor *self) {
     tl_tensor *r = relu_run(self, self);
     if (r && tl_tensor_device(self) != TL_META) tl_tensor_bump_version(self);
     return r;
+}
+
+/* ---- issue 6 activations: leaky_relu, elu, gelu, mish, softplus, hardtanh
+ * (+ relu6) and their backward operators. Formulas in kernels/ufunc/<op>.h;
+ * these are the meta functions (PyTorch's TORCH_META_FUNC: build_unary_op for
+ * the forward ops, build_borrowing_binary_op(grad, self) for the backward
+ * ones), PyTorch's argument checks, gelu's mode switch and the composites. */
+
+/* floating loops only: PyTorch's AT_DISPATCH error, named after its CPU kernel
+ * (checked on real data only: Meta tensors compute nothing) */
+static int floating_only(tl_structured *s, const char *kernel) {
+    const tl_dtype dt = tl_iter_common_dtype(s->iter);
+    if (tl_iter_is_meta(s->iter) || tl_dtype_is_floating(dt)) return 0;
+    return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, tl_dtype_scalar_name(dt));
+}
+
+static int unary_floating(tl_structured *s, tl_tensor *self, const char *kernel) {
+    if (tl_structured_build_unary_op(s, self)) return -1;
+    return floating_only(s, kernel);
+}
+
+static int backward_floating(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const char *kernel) {
+    if (tl_structured_build_borrowing_binary_op(s, grad_output, self)) return -1;
+    return floating_only(s, kernel);
+}
+
+static double scalar_to_double(tl_scalar v) { return v.kind == TL_SCALAR_DOUBLE ? v.d : (double)v.i; }
+
+int tl_meta_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope) {
+    (void)negative_slope;
+    return unary_floating(s, self, "leaky_relu_cpu");
+}
+
+int tl_meta_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope,
+                                bool self_is_result) {
+    if (self_is_result && scalar_to_double(negative_slope) < 0)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                            "supported. This is caused by calling in-place forward function with a negative slope, "
+                            "please call out-of-place version instead. File an issue at "
+                            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                            "backward calculation with negative slope");
+    return backward_floating(s, grad_output, self, "leaky_relu_backward_cpu");
+}
+
+int tl_meta_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
+    (void)alpha, (void)scale, (void)input_scale;
+    return unary_floating(s, self, "elu_cpu");
+}
+
+int tl_meta_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale,
+                         tl_scalar input_scale, bool is_result, tl_tensor *self_or_result) {
+    (void)scale, (void)input_scale;
+    if (is_result && scalar_to_double(alpha) < 0)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "In-place elu backward calculation is triggered with a negative slope which is not "
+                            "supported. This is caused by calling in-place forward function with a negative slope, "
+                            "please call out-of-place version instead.");
+    return backward_floating(s, grad_output, self_or_result, "elu_backward_cpu");
+}
+
+/* gelu's approximate: 0 'none', 1 'tanh' (PyTorch's get_gelutype_enum) */
+static int gelu_mode(const char *approximate) {
+    if (approximate && strcmp(approximate, "none") == 0) return 0;
+    if (approximate && strcmp(approximate, "tanh") == 0) return 1;
+    return tl_set_error(TL_ERR_RUNTIME, "approximate argument must be either none or tanh.");
+}
+
+int tl_meta_gelu(tl_structured *s, tl_tensor *self, const char *approximate) {
+    if (gelu_mode(approximate) < 0) return -1;
+    return unary_floating(s, self, "GeluKernelImpl");
+}
+
+int tl_impl_gelu_out_cpu(tl_structured *s, tl_tensor *self, const char *approximate, tl_tensor *out) {
+    (void)self, (void)out;
+    const int mode = gelu_mode(approximate);
+    if (mode < 0) return -1;
+    return mode ? tl_ufunc_gelu_tanh_run(s->iter) : tl_ufunc_gelu_run(s->iter);
+}
+
+int tl_meta_gelu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const char *approximate) {
+    if (gelu_mode(approximate) < 0) return -1;
+    return backward_floating(s, grad_output, self, "GeluBackwardKernelImpl");
+}
+
+int tl_impl_gelu_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const char *approximate,
+                                  tl_tensor *grad_input) {
+    (void)grad_output, (void)self, (void)grad_input;
+    const int mode = gelu_mode(approximate);
+    if (mode < 0) return -1;
+    return mode ? tl_ufunc_gelu_backward_tanh_run(s->iter) : tl_ufunc_gelu_backward_run(s->iter);
+}
+
+int tl_meta_mish(tl_structured *s, tl_tensor *self) { return unary_floating(s, self, "mish_cpu"); }
+
+/* mish_backward (CompositeImplicitAutograd, PyTorch's math_mish_backward):
+ * grad * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2)),
+ * through the entry points so it is differentiable again */
+tl_tensor *tl_native_math_mish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
+    (void)ks;
+    return tl_ag_infinitely_differentiable_mish_backward(grad_output, self);
+}
+
+int tl_meta_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
+    (void)beta, (void)threshold;
+    return unary_floating(s, self, "softplus_cpu");
+}
+
+int tl_meta_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta,
+                              tl_scalar threshold) {
+    (void)beta, (void)threshold;
+    return backward_floating(s, grad_output, self, "softplus_backward_cpu");
+}
+
+/* hardtanh: PyTorch's hardtanh_out checks, then clamp's unary_op config */
+int tl_meta_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (dt == TL_BOOL) return tl_set_error(TL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
+    if (dt == TL_UINT8 && (scalar_to_double(min_val) < 0 || scalar_to_double(max_val) < 0))
+        return tl_set_error(TL_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
+    return tl_structured_build_unary_op(s, self);
+}
+
+int tl_meta_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val,
+                              tl_scalar max_val) {
+    (void)min_val, (void)max_val;
+    return backward_floating(s, grad_output, self, "hardshrink_backward_cpu");
+}
+
+/* relu6 = hardtanh(x, 0, 6) (CompositeImplicitAutograd, as PyTorch) */
+tl_tensor *tl_native_relu6(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_hardtanh(self, tl_scalar_from_int(0), tl_scalar_from_int(6));
+}
+
+tl_tensor *tl_native_relu6_(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_hardtanh_(self, tl_scalar_from_int(0), tl_scalar_from_int(6));
 }

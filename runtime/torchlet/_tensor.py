@@ -170,6 +170,13 @@ class Tensor(_TensorOps):
     def is_floating_point(self) -> bool:
         return bool(lib.tl_dtype_is_floating(_dtype_of(self._p)))
 
+    def __invert__(self):
+        # PyTorch's THPVariable_invert refuses floating tensors with a TypeError
+        # before dispatch (bitwise_not itself raises NotImplementedError)
+        if lib.tl_dtype_is_floating(_dtype_of(self._p)):
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return self.bitwise_not()
+
     def storage_offset(self) -> int:
         return lib.tl_tensor_storage_offset(self._p)
 

@@ -1,0 +1,120 @@
+/* Helpers of the activation derivative formulas (issue 6 activations),
+ * declared in runtime/include/tl_autograd_formulas.h: PyTorch's
+ * FunctionsManual.cpp functions gelu_double_backward, elu_double_backward,
+ * softplus_double_backward and infinitely_differentiable_mish_backward,
+ * written as compositions of entry points (tl_ops_*) so that they are
+ * recorded under create_graph and differentiate again.
+ *
+ * Each helper collects its temporaries in a small arena (`ag_tmp`): an
+ * operation with a NULL operand yields NULL (the first error stays set), and
+ * the arena is released once at the end, whatever happened.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "tl_autograd_formulas.h"
+#include "tl_error.h"
+#include "tl_ops.h"
+#include "tl_tensor.h"
+
+typedef struct ag_tmp {
+    tl_tensor *t[24];
+    int n;
+} ag_tmp;
+
+static tl_tensor *keep(ag_tmp *a, tl_tensor *t) {
+    if (t) {
+        if (a->n < (int)(sizeof a->t / sizeof a->t[0])) {
+            a->t[a->n++] = t;
+        } else {
+            tl_tensor_release(t);
+            tl_set_error(TL_ERR_RUNTIME, "autograd helper: too many temporaries");
+            return NULL;
+        }
+    }
+    return t;
+}
+
+/* the result (a new reference) and the arena released */
+static tl_tensor *finish(ag_tmp *a, tl_tensor *r) {
+    if (r) tl_tensor_retain(r);
+    for (int i = 0; i < a->n; i++) tl_tensor_release(a->t[i]);
+    return r;
+}
+
+static tl_scalar num(double v) { return tl_scalar_from_double(v); }
+
+static tl_tensor *mul(ag_tmp *a, tl_tensor *x, tl_tensor *y) { return x && y ? keep(a, tl_ops_mul_Tensor(x, y)) : NULL; }
+static tl_tensor *add(ag_tmp *a, tl_tensor *x, tl_tensor *y) {
+    return x && y ? keep(a, tl_ops_add_Tensor(x, y, tl_scalar_from_int(1))) : NULL;
+}
+static tl_tensor *sub(ag_tmp *a, tl_tensor *x, tl_tensor *y) {
+    return x && y ? keep(a, tl_ops_sub_Tensor(x, y, tl_scalar_from_int(1))) : NULL;
+}
+static tl_tensor *muls(ag_tmp *a, tl_tensor *x, tl_scalar c) { return x ? keep(a, tl_ops_mul_Scalar(x, c)) : NULL; }
+/* c - x */
+static tl_tensor *rsubs(ag_tmp *a, tl_tensor *x, double c) {
+    return x ? keep(a, tl_ops_rsub_Scalar(x, num(c), tl_scalar_from_int(1))) : NULL;
+}
+static tl_tensor *adds(ag_tmp *a, tl_tensor *x, double c) {
+    return x ? keep(a, tl_ops_add_Scalar(x, num(c), tl_scalar_from_int(1))) : NULL;
+}
+static tl_tensor *unary(ag_tmp *a, tl_tensor *(*fn)(tl_tensor *), tl_tensor *x) { return x ? keep(a, fn(x)) : NULL; }
+
+tl_tensor *tl_ag_gelu_double_backward(tl_tensor *ggI, tl_tensor *gO, tl_tensor *input, const char *approximate) {
+    ag_tmp a = {.n = 0};
+    tl_tensor *d;
+    if (approximate && strcmp(approximate, "tanh") == 0) {
+        /* f = x/2, g = 1 - t^2 (t = tanh(inner)), h = b (1 + 3 k x^2):
+         * d = 2 f'gh + g'fh + h'fg = g (h - x t h^2 + 3 k b x^2) */
+        const double b = M_SQRT2 * M_2_SQRTPI * 0.5, k = 0.044715;
+        tl_tensor *x2 = mul(&a, input, input);
+        tl_tensor *x3 = mul(&a, x2, input);
+        tl_tensor *inner = muls(&a, add(&a, input, muls(&a, x3, num(k))), num(b));
+        tl_tensor *t = unary(&a, tl_ops_tanh, inner);
+        tl_tensor *g = rsubs(&a, mul(&a, t, t), 1.0);
+        tl_tensor *k3bx2 = muls(&a, x2, num(3 * k * b));
+        tl_tensor *h = adds(&a, k3bx2, b);
+        tl_tensor *xth2 = mul(&a, mul(&a, mul(&a, input, t), h), h);
+        d = mul(&a, g, add(&a, sub(&a, h, xth2), k3bx2));
+    } else {
+        /* pdf = exp(-x^2/2) / sqrt(2 pi); d = 2 pdf - x^2 pdf */
+        const double b = M_2_SQRTPI * M_SQRT1_2 * 0.5;
+        tl_tensor *x2 = mul(&a, input, input);
+        tl_tensor *e = unary(&a, tl_ops_exp, muls(&a, x2, num(-0.5)));
+        tl_tensor *pdf = muls(&a, e, num(b));
+        d = mul(&a, pdf, rsubs(&a, x2, 2.0));
+    }
+    return finish(&a, mul(&a, mul(&a, ggI, gO), d));
+}
+
+tl_tensor *tl_ag_elu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale,
+                                     tl_scalar input_scale, bool is_result, tl_tensor *self_or_result) {
+    ag_tmp a = {.n = 0};
+    tl_tensor *neg = keep(&a, tl_ops_lt_Scalar(self_or_result, tl_scalar_from_int(0)));
+    tl_tensor *gg = muls(&a, mul(&a, grad, grad_output), input_scale);
+    if (!is_result && gg) gg = keep(&a, tl_ops_elu_backward(gg, alpha, scale, input_scale, false, self_or_result));
+    /* the bool mask promotes to the gradient's dtype (PyTorch: .type_as(grad)) */
+    return finish(&a, mul(&a, gg, neg));
+}
+
+tl_tensor *tl_ag_softplus_double_backward(tl_tensor *grad, tl_tensor *input, tl_scalar beta, tl_scalar threshold) {
+    ag_tmp a = {.n = 0};
+    tl_tensor *x = muls(&a, input, beta);
+    tl_tensor *s = unary(&a, tl_ops_sigmoid, x);
+    tl_tensor *below = x ? keep(&a, tl_ops_lt_Scalar(x, threshold)) : NULL;
+    /* sigmoid_backward(grad, s) = grad * (1 - s) * s */
+    tl_tensor *sb = mul(&a, mul(&a, grad, rsubs(&a, s, 1.0)), s);
+    return finish(&a, muls(&a, mul(&a, sb, below), beta));
+}
+
+tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output, tl_tensor *input) {
+    ag_tmp a = {.n = 0};
+    tl_tensor *sig = unary(&a, tl_ops_sigmoid, input);
+    tl_tensor *sp = keep(&a, tl_ops_softplus(input, tl_scalar_from_int(1), tl_scalar_from_int(20)));
+    tl_tensor *tsp = unary(&a, tl_ops_tanh, sp);
+    /* grad * (tanh_sp + x * sigmoid * (1 - tanh_sp^2)) */
+    tl_tensor *rest = mul(&a, mul(&a, input, sig), rsubs(&a, mul(&a, tsp, tsp), 1.0));
+    return finish(&a, mul(&a, grad_output, add(&a, tsp, rest)));
+}
