@@ -786,12 +786,13 @@ _C_SINGLE = {"tl_tensor*": "tensor", "tl_scalar": "scalar", "const tl_scalar*": 
 def _parse_helper(ret: str, name: str, params: str) -> _HeaderHelper | None:
     import re
 
-    types = []
+    types, names = [], []
     for p in params.split(","):
-        m = re.match(r"^(.*[\s*])\w+$", p.strip())
+        m = re.match(r"^(.*[\s*])(\w+)$", p.strip())
         if not m:
             return None
         types.append(re.sub(r"\s*\*\s*", "*", " ".join(m.group(1).split())).strip())
+        names.append(m.group(2))
     out_ret = "tensor"
     if ret == "int":
         if types[-2:] == ["tl_tensor***", "int64_t*"]:
@@ -812,6 +813,8 @@ def _parse_helper(ret: str, name: str, params: str) -> _HeaderHelper | None:
             continue
         pair = tuple(types[i : i + 2])
         k = next((k for tys, k in _C_PAIRS if tys == pair), None)
+        if k in ("optint", "optdouble", "optbool") and not names[i + 1].endswith("_has"):
+            k = None  # `int64_t dim, bool keepdim`: two arguments; `int64_t x, bool x_has`: an int?
         if k is not None:
             kinds.append(k)
             i += 2
@@ -1087,6 +1090,9 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
     if info is None or info.op is None:
         if f.func.name.name.base in DONT_REQUIRE_DERIVATIVE or r.kind not in ("tensor", "tensors", "tensor_list"):
             return None
+        od = info_entry.output_differentiability if info_entry is not None else None
+        if od and not any(x is True for x in od):
+            return None  # output_differentiability: [False] (isinf): outputs never require grad, keys fall through
         return {**common, "kind": "not_implemented", "base": str(f.func.name.name),
                 "comment": "no derivatives.yaml entry: an error when an input requires grad"}
     node = nodes.get(id(info))

@@ -488,6 +488,20 @@ def test_header_helpers_are_found_by_name():
     p = _parse_helper("tensor", "f", "tl_tensor *g, int64_t d, bool d_has, const char *mode, tl_tensor *const *gs, int64_t n")
     assert p is not None and p.kinds == ("tensor", "optint", "optstr", "tensorlist")
     assert _parse_helper("tensor", "f", "tl_tensor *g, struct foo *x") is None  # unknown C type: not a helper
+    # `int64_t x, bool x_has` is an int?; `int64_t dim, bool keepdim` two arguments
+    p = _parse_helper("tensor", "f", "tl_tensor *g, int64_t numel, bool keepdim, double p, bool p_has")
+    assert p is not None and p.kinds == ("tensor", "int", "bool", "optdouble")
+
+
+def test_no_kernel_when_no_output_is_differentiable(tmp_path):
+    """output_differentiability: [False] (isinf): no autograd kernel, the result never requires grad"""
+    nf = tmp_path / "native_functions.yaml"
+    nf.write_text("- func: isinf(Tensor self) -> Tensor\n  dispatch:\n    CompositeExplicitAutograd: isinf\n")
+    d = tmp_path / "derivatives.yaml"
+    d.write_text("- name: isinf(Tensor self) -> Tensor\n  output_differentiability: [False]\n")
+    m = load_model(Inputs(str(nf), str(d)))
+    out = emit_c_autograd(EmitContext(m, make_environment(), ("native_functions.yaml",), "test"))
+    assert "csrc/autograd_isinf.c" not in out
 
 
 @pytest.mark.parametrize(
