@@ -35,9 +35,11 @@ check-generated:
 	$(GEN_PY) -m codegen generate --check
 
 # compiles runtime/, generated/ and kernels/ (x3 ISA variants) in parallel into
-# the object cache build/obj; an edit recompiles only what changed
+# the object cache build/obj; an edit recompiles only what changed. flock: one build
+# at a time (concurrent builds in one tree would write the same objects)
 build: generate
-	$(PIP) --no-build-isolation --no-deps -e .
+	@mkdir -p build
+	flock build/.build-lock $(PIP) --no-build-isolation --no-deps -e .
 
 test: build
 	$(PYTEST_ENV) $(VPY) -m pytest -q tests
