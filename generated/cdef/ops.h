@@ -820,6 +820,11 @@ tl_tensor *tl_ops_index_select(tl_tensor *self, int64_t dim, tl_tensor *index);
 /* index_select_backward */
 tl_tensor *tl_ops_index_select_backward(tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
 
+/* index_add */
+tl_tensor *tl_ops_index_add_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_index_add_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+tl_tensor *tl_ops_index_add(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+
 /* gather */
 tl_tensor *tl_ops_gather_out(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
 tl_tensor *tl_ops_gather(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);

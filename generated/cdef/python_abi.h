@@ -161,6 +161,8 @@ int tl_pyabi_gt__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_hardtanh__r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+int tl_pyabi_index_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
 int tl_pyabi_le_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_le__Scalar_r(tl_tensor *self, tl_scalar other);

@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
  *   _log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)
@@ -19,18 +23,117 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * LogSoftmaxBackwardDataBackward0: the backward node of (yaml/derivatives.yaml)
+ *   _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+ * ====================================================================== */
+
+typedef struct LogSoftmaxBackwardDataBackward0 {
+    tl_node base;
+    tl_dtype output_scalar_type;
+    tl_saved_variable output_;
+    int64_t dim;
+    tl_saved_variable grad_output_;
+} LogSoftmaxBackwardDataBackward0;
+
+static int LogSoftmaxBackwardDataBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    LogSoftmaxBackwardDataBackward0 *n_ = (LogSoftmaxBackwardDataBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *output = NULL;
+    tl_tensor *grad_output = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
+    tl_tensor *t4_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* grad_output: log_softmax_double_backward_grad_output(grad.to(output.scalar_type()), output, dim) */
+        if (!output && tl_saved_variable_unpack(&n_->output_, node_, &output) < 0) goto done;
+        t0_ = tl_ops_to_dtype(grad, n_->output_scalar_type, false, false, -1);
+        if (!t0_) goto done;
+        t1_ = tl_ag_log_softmax_double_backward_grad_output(t0_, output, n_->dim);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* output: log_softmax_double_backward_output(grad.to(output.scalar_type()), grad_output, dim, output).to(output.scalar_type()) */
+        if (!grad_output && tl_saved_variable_unpack(&n_->grad_output_, node_, &grad_output) < 0) goto done;
+        if (!output && tl_saved_variable_unpack(&n_->output_, node_, &output) < 0) goto done;
+        t2_ = tl_ops_to_dtype(grad, n_->output_scalar_type, false, false, -1);
+        if (!t2_) goto done;
+        t3_ = tl_ag_log_softmax_double_backward_output(t2_, grad_output, n_->dim, output);
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        t4_ = tl_ops_to_dtype(t3_, n_->output_scalar_type, false, false, -1);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(output);
+    tl_tensor_release(grad_output);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
+    tl_tensor_release(t4_);
+    (void)grad;
+    return rc_;
+}
+
+static void LogSoftmaxBackwardDataBackward0_release_saved_variables(tl_node *node_) {
+    LogSoftmaxBackwardDataBackward0 *n_ = (LogSoftmaxBackwardDataBackward0 *)node_;
+    tl_saved_variable_release(&n_->output_);
+    tl_saved_variable_release(&n_->grad_output_);
+}
+
+static void LogSoftmaxBackwardDataBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable LogSoftmaxBackwardDataBackward0_vtable = {
+    "LogSoftmaxBackwardDataBackward0", LogSoftmaxBackwardDataBackward0_apply, LogSoftmaxBackwardDataBackward0_release_saved_variables, LogSoftmaxBackwardDataBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * _log_softmax_backward_data: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records LogSoftmaxBackwardDataBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd__log_softmax_backward_data(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { grad_output, output };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '_log_softmax_backward_data' is not implemented.");
-        return NULL;
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops__log_softmax_backward_data_redispatch(below_, grad_output, output, dim, input_dtype);
+    LogSoftmaxBackwardDataBackward0 *n_ = (LogSoftmaxBackwardDataBackward0 *)tl_node_new(&LogSoftmaxBackwardDataBackward0_vtable, sizeof(LogSoftmaxBackwardDataBackward0), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node) {
+        n_->output_scalar_type = tl_tensor_dtype(output);
+        if (tl_saved_variable_save(&n_->output_, output, 0) < 0) goto fail;
+        n_->dim = dim;
     }
-    return tl_ops__log_softmax_backward_data_redispatch(below_, grad_output, output, dim, input_dtype);
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_saved_variable_save(&n_->grad_output_, grad_output, 0) < 0) goto fail;
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops__log_softmax_backward_data_redispatch(below_, grad_output, output, dim, input_dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

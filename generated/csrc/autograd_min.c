@@ -198,7 +198,6 @@ static int tl_autograd_min_dim(tl_keyset ks, tl_tensor *self, int64_t dim, bool 
         if (rc_ < 0) goto fail;
     }
     if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
-    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node) {
         if (tl_saved_variable_save(&n_->indices_, o_[1], 1) < 0) goto fail;
     }

@@ -144,8 +144,6 @@ static int tl_autograd_native_layer_norm(tl_keyset ks, tl_tensor *input, const i
         if (rc_ < 0) goto fail;
     }
     if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
-    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
-    if (tl_autograd_set_history(o_[2], &n_->base, 2) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 2).node) {
         if (tl_saved_variable_save(&n_->result1_, o_[1], 1) < 0) goto fail;
         if (tl_saved_variable_save(&n_->result2_, o_[2], 1) < 0) goto fail;

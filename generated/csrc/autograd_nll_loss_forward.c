@@ -111,7 +111,6 @@ static int tl_autograd_nll_loss_forward(tl_keyset ks, tl_tensor *self, tl_tensor
         if (rc_ < 0) goto fail;
     }
     if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
-    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node) {
         if (tl_saved_variable_save(&n_->total_weight_, o_[1], 1) < 0) goto fail;
     }

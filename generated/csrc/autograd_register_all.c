@@ -142,6 +142,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_cat() != 0) return -1;
     if (tl_autograd_register_stack() != 0) return -1;
     if (tl_autograd_register_index_select() != 0) return -1;
+    if (tl_autograd_register_index_add() != 0) return -1;
     if (tl_autograd_register_gather() != 0) return -1;
     if (tl_autograd_register_scatter() != 0) return -1;
     if (tl_autograd_register_scatter_add() != 0) return -1;

@@ -1256,6 +1256,22 @@ int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_va
     return tl_has_warning() ? 1 : 0;
 }
 
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+int tl_pyabi_index_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_index_add_(self, dim, index, source, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_index_add_out(self, dim, index, source, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);

@@ -138,6 +138,7 @@ int tl_autograd_register_hardtanh_backward(void);
 int tl_autograd_register_cat(void);
 int tl_autograd_register_stack(void);
 int tl_autograd_register_index_select(void);
+int tl_autograd_register_index_add(void);
 int tl_autograd_register_gather(void);
 int tl_autograd_register_scatter(void);
 int tl_autograd_register_scatter_add(void);

@@ -3773,6 +3773,29 @@ tl_tensor *tl_ops_index_select_backward_redispatch(tl_keyset ks, tl_tensor *grad
 int tl_ops_index_select_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_index_select_backward(tl_keyset ks, tl_tensor *grad, const int64_t *self_sizes, int64_t self_sizes_len, int64_t dim, tl_tensor *index);
 
+/* ---------------------------------------------------------------- index_add */
+int tl_ops_register_index_add(void);
+/* index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_add_out_op;
+typedef tl_tensor *(*tl_ops_index_add_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_index_add_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_index_add_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
+int tl_ops_index_add_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_add__op;
+typedef tl_tensor *(*tl_ops_index_add__fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+tl_tensor *tl_ops_index_add_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+tl_tensor *tl_ops_index_add__redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+int tl_ops_index_add__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
+extern tl_operator *tl_ops_index_add_op;
+typedef tl_tensor *(*tl_ops_index_add_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+tl_tensor *tl_ops_index_add(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+tl_tensor *tl_ops_index_add_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+int tl_ops_index_add_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_index_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
+TL_WEAK int tl_impl_index_add_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
+
 /* ---------------------------------------------------------------- gather */
 int tl_ops_register_gather(void);
 /* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */

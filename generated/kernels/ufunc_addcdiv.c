@@ -556,6 +556,7 @@ int tl_ufunc_addcdiv_run(tl_iter *it, tl_scalar value) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"addcdiv_cpu_out\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_addcdiv_ctx ctx;
+    if (tl_ufunc_scalar_check(value, dt) != 0) return -1;
     ctx.value = tl_opmath_from_scalar(value, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

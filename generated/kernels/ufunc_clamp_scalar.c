@@ -249,7 +249,9 @@ int tl_ufunc_clamp_scalar_run(tl_iter *it, tl_scalar min, tl_scalar max) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"clamp_scalar_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_clamp_scalar_ctx ctx;
+    if (tl_ufunc_scalar_check(min, dt) != 0) return -1;
     ctx.min = tl_opmath_from_scalar(min, dt);
+    if (tl_ufunc_scalar_check(max, dt) != 0) return -1;
     ctx.max = tl_opmath_from_scalar(max, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -280,9 +280,13 @@ int tl_ufunc_elu_backward_run(tl_iter *it, tl_scalar alpha, tl_scalar scale, tl_
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_elu_backward_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_elu_backward_ctx ctx;
+    if (tl_ufunc_scalar_check(alpha, dt) != 0) return -1;
     ctx.alpha = tl_opmath_from_scalar(alpha, dt);
+    if (tl_ufunc_scalar_check(scale, dt) != 0) return -1;
     ctx.scale = tl_opmath_from_scalar(scale, dt);
+    if (tl_ufunc_scalar_check(input_scale, dt) != 0) return -1;
     ctx.input_scale = tl_opmath_from_scalar(input_scale, dt);
+    if (tl_ufunc_scalar_check(is_result, dt) != 0) return -1;
     ctx.is_result = tl_opmath_from_scalar(is_result, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

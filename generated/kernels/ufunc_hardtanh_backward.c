@@ -272,7 +272,9 @@ int tl_ufunc_hardtanh_backward_run(tl_iter *it, tl_scalar min_val, tl_scalar max
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_hardtanh_backward_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_hardtanh_backward_ctx ctx;
+    if (tl_ufunc_scalar_check(min_val, dt) != 0) return -1;
     ctx.min_val = tl_opmath_from_scalar(min_val, dt);
+    if (tl_ufunc_scalar_check(max_val, dt) != 0) return -1;
     ctx.max_val = tl_opmath_from_scalar(max_val, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

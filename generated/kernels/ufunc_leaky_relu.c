@@ -140,6 +140,7 @@ int tl_ufunc_leaky_relu_run(tl_iter *it, tl_scalar negative_slope) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_leaky_relu_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_leaky_relu_ctx ctx;
+    if (tl_ufunc_scalar_check(negative_slope, dt) != 0) return -1;
     ctx.negative_slope = tl_opmath_from_scalar(negative_slope, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -272,7 +272,9 @@ int tl_ufunc_leaky_relu_backward_run(tl_iter *it, tl_scalar negative_slope, tl_s
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_leaky_relu_backward_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_leaky_relu_backward_ctx ctx;
+    if (tl_ufunc_scalar_check(negative_slope, dt) != 0) return -1;
     ctx.negative_slope = tl_opmath_from_scalar(negative_slope, dt);
+    if (tl_ufunc_scalar_check(self_is_result, dt) != 0) return -1;
     ctx.self_is_result = tl_opmath_from_scalar(self_is_result, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -268,6 +268,7 @@ int tl_ufunc_lerp_scalar_run(tl_iter *it, tl_scalar weight) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"lerp_kernel_scalar\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_lerp_scalar_ctx ctx;
+    if (tl_ufunc_scalar_check(weight, dt) != 0) return -1;
     ctx.weight = tl_opmath_from_scalar(weight, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -144,7 +144,9 @@ int tl_ufunc_logit_run(tl_iter *it, tl_scalar lo, tl_scalar hi) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"logit_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_logit_ctx ctx;
+    if (tl_ufunc_scalar_check(lo, dt) != 0) return -1;
     ctx.lo = tl_opmath_from_scalar(lo, dt);
+    if (tl_ufunc_scalar_check(hi, dt) != 0) return -1;
     ctx.hi = tl_opmath_from_scalar(hi, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

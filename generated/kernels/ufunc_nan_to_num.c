@@ -148,8 +148,11 @@ int tl_ufunc_nan_to_num_run(tl_iter *it, tl_scalar nan_v, tl_scalar posinf_v, tl
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"nan_to_num_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_nan_to_num_ctx ctx;
+    if (tl_ufunc_scalar_check(nan_v, dt) != 0) return -1;
     ctx.nan_v = tl_opmath_from_scalar(nan_v, dt);
+    if (tl_ufunc_scalar_check(posinf_v, dt) != 0) return -1;
     ctx.posinf_v = tl_opmath_from_scalar(posinf_v, dt);
+    if (tl_ufunc_scalar_check(neginf_v, dt) != 0) return -1;
     ctx.neginf_v = tl_opmath_from_scalar(neginf_v, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -471,7 +471,7 @@ int tl_ufunc_remainder_run(tl_iter *it) {
     const tl_dtype dt = tl_iter_common_dtype(it);
     const tl_loop_fn loop = tl_ufunc_remainder_loop(dt);
     if (!loop)
-        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_remainder_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"remainder_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     return tl_iter_for_each(it, loop, 0);
 }

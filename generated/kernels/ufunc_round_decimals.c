@@ -144,7 +144,9 @@ int tl_ufunc_round_decimals_run(tl_iter *it, tl_scalar ten, tl_scalar neg) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"round_decimals_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_round_decimals_ctx ctx;
+    if (tl_ufunc_scalar_check(ten, dt) != 0) return -1;
     ctx.ten = tl_opmath_from_scalar(ten, dt);
+    if (tl_ufunc_scalar_check(neg, dt) != 0) return -1;
     ctx.neg = tl_opmath_from_scalar(neg, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

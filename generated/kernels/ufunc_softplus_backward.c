@@ -272,7 +272,9 @@ int tl_ufunc_softplus_backward_run(tl_iter *it, tl_scalar beta, tl_scalar thresh
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_softplus_backward_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_softplus_backward_ctx ctx;
+    if (tl_ufunc_scalar_check(beta, dt) != 0) return -1;
     ctx.beta = tl_opmath_from_scalar(beta, dt);
+    if (tl_ufunc_scalar_check(threshold, dt) != 0) return -1;
     ctx.threshold = tl_opmath_from_scalar(threshold, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -483,6 +483,7 @@ int tl_ufunc_sub_run(tl_iter *it, tl_scalar alpha) {
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"ufunc_sub_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_sub_ctx ctx;
+    if (tl_ufunc_scalar_check(alpha, dt) != 0) return -1;
     ctx.alpha = tl_opmath_from_scalar(alpha, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }

@@ -156,6 +156,7 @@ __all__ = [
     "ger",
     "gt",
     "hstack",
+    "index_add",
     "index_select",
     "index_select_backward",
     "isfinite",
@@ -531,6 +532,9 @@ _C_hardtanh_backward = getattr(_lib, "tl_ops_hardtanh_backward", None) or _missi
 _C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_input", None) or _missing_c("tl_ops_hardtanh_backward_grad_input")
 _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
+_C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
+_C_index_add_ = getattr(_lib, "tl_ops_index_add_", None) or _missing_c("tl_ops_index_add_")
+_C_index_add_out = getattr(_lib, "tl_ops_index_add_out", None) or _missing_c("tl_ops_index_add_out")
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
@@ -963,6 +967,8 @@ _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl
 _P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_pyabi_hardtanh__r")
 _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
+_P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
+_P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
 _P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
 _P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
@@ -4807,6 +4813,47 @@ def hstack(tensors):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+# yaml/native_functions.yaml: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+_SIGS_index_add = (
+    ('(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_add', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_add', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_add', 'index', 3, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_add', 'source', 4, 'Tensor', source)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('index_add', 'alpha', 0, 'Number', alpha)
+    if out is None:
+        h_ = _C_index_add(input._p, dim_c, index._p, source._p, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('index_add', 'out', 0, 'Tensor', out)
+    rc_ = _P_index_add_out_r(input._p, dim_c, index._p, source._p, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
@@ -12868,6 +12915,64 @@ def _m_gt_(self, *args, **kwargs):
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
 
 
+# yaml/native_functions.yaml: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+_SIGS__m_index_add = (
+    ('(int dim, Tensor index, Tensor source, *, Number alpha = 1)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_index_add(self, dim, index, source, *, alpha=1):
+    '(int dim, Tensor index, Tensor source, *, Number alpha = 1)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_add', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_add', 'index', 2, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_add', 'source', 3, 'Tensor', source)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('index_add', 'alpha', 0, 'Number', alpha)
+    h_ = _C_index_add(self._p, dim_c, index._p, source._p, alpha_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
+_SIGS__m_index_add_ = (
+    ('(int dim, Tensor index, Tensor source, *, Number alpha = 1)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_index_add_(self, dim, index, source, *, alpha=1):
+    '(int dim, Tensor index, Tensor source, *, Number alpha = 1)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_add_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_add_', 'index', 2, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_add_', 'source', 3, 'Tensor', source)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('index_add_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_index_add__r(self._p, dim_c, index._p, source._p, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
 _SIGS__m_index_select = (
     ('(int dim, Tensor index)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -17149,6 +17254,8 @@ class _TensorOps:
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
+    index_add = _m_index_add
+    index_add_ = _m_index_add_
     index_select = _m_index_select
     isfinite = _m_isfinite
     isinf = _m_isinf
@@ -17612,6 +17719,9 @@ SIGNATURES = {
     ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors)",
+    ),
+    ("function", "index_add"): (
+        "(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "index_select"): (
         "(Tensor input, int dim, Tensor index, *, Tensor out = None)",
@@ -18307,6 +18417,12 @@ SIGNATURES = {
     ("method", "gt_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "index_add"): (
+        "(int dim, Tensor index, Tensor source, *, Number alpha = 1)",
+    ),
+    ("method", "index_add_"): (
+        "(int dim, Tensor index, Tensor source, *, Number alpha = 1)",
     ),
     ("method", "index_select"): (
         "(int dim, Tensor index)",

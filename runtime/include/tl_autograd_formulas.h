@@ -219,4 +219,12 @@ tl_tensor *tl_ag_linalg_vector_norm_backward(tl_tensor *grad, tl_tensor *self, t
 tl_tensor *tl_ag_cumsum_backward(tl_tensor *grad, int64_t dim);
 tl_tensor *tl_ag_cumprod_backward(tl_tensor *grad, tl_tensor *input, int64_t dim, tl_tensor *output);
 
+/* NN slice (runtime/src/autograd_nn.c): the `output:` term of
+ * _softmax_backward_data's derivative */
+tl_tensor *tl_ag_softmax_double_backward(tl_tensor *grad, tl_tensor *grad_output, int64_t dim, tl_tensor *output);
+/* _log_softmax_backward_data's derivative terms (PyTorch's inline formulas) */
+tl_tensor *tl_ag_log_softmax_double_backward_grad_output(tl_tensor *grad, tl_tensor *output, int64_t dim);
+tl_tensor *tl_ag_log_softmax_double_backward_output(tl_tensor *grad, tl_tensor *grad_output, int64_t dim,
+                                                    tl_tensor *output);
+
 #endif

@@ -204,6 +204,12 @@ NN_CASES = {
                   lambda a, b: torchlet._C._nn.mse_loss(a, b, 0))],
     "nll_loss_backward": [([RN.standard_normal(()), RN.standard_normal((4, 3))], lambda g, x: _nll_bwd(g, x, 1)),
                           ([RN.standard_normal((4,)), RN.standard_normal((4, 3))], lambda g, x: _nll_bwd(g, x, 0))],
+    "_softmax_backward_data": [([RN.standard_normal((3, 4)), RN.uniform(0.1, 1, (3, 4))],
+                                lambda g, y: torchlet._softmax_backward_data(g, y, 1, torchlet.float64)),
+                               ([RN.standard_normal((4, 3)), RN.uniform(0.1, 1, (3, 4))],
+                                lambda g, y: torchlet._softmax_backward_data(T(g), y, 0, torchlet.float64))],
+    "_log_softmax_backward_data": [([RN.standard_normal((3, 4)), RN.uniform(-2, -0.1, (3, 4))],
+                                    lambda g, y: torchlet._log_softmax_backward_data(g, y, -1, torchlet.float64))],
 }
 
 # matrix products (issue 6 linalg slice): own generator; transposed operands
@@ -624,6 +630,9 @@ def test_torchlet_autograd_gradcheck(name):
         ("sigmoid", [_un(2, 3)], lambda a: torchlet.sigmoid(a)),
         ("erf", [_un(2, 3)], lambda a: torchlet.erf(a)),
         ("silu", [_un(2, 3)], lambda a: torchlet.nn.functional.silu(a)),
+        # NN slice: second derivatives through _softmax_backward_data / _log_softmax_backward_data
+        ("softmax", [RN.standard_normal((3, 4))], lambda a: torchlet.softmax(a, 1)),
+        ("log_softmax", [RN.standard_normal((3, 4))], lambda a: torchlet.log_softmax(a, 0)),
         ("abs", [_un(2, 3, away_int=True)], lambda a: torchlet.abs(a) * a),
         # pointwise math batch 1: pow's helpers and logit_backward's own entry differentiate again
         ("pow-tensor", [_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
