@@ -137,7 +137,8 @@ static int clamp_scalar_meta(tl_structured *s, tl_tensor *self, const tl_scalar 
     }
     if (rt == dt) return tl_structured_build_unary_op(s, self);
     if (same_dtype_output(s, rt)) return -1;
-    return tl_structured_build_unary_op_as(s, self, rt);
+    const tl_tensor *in[1] = {self};
+    return tl_structured_build_as(s, TL_ITER_UNARY_OP, 1, in, rt);
 }
 
 int tl_meta_clamp(tl_structured *s, tl_tensor *self, const tl_scalar *min, const tl_scalar *max) {
