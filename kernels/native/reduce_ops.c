@@ -25,31 +25,26 @@
 
 enum { MAXD = 64 };
 
+/* sum's and prod's result dtype: dtype=, else out='s, else self's with bool
+ * and integers as int64 */
+static tl_dtype sumlike_dtype(const tl_structured *s, const tl_tensor *self, tl_dtype dtype) {
+    if (dtype != TL_DTYPE_UNDEFINED) return dtype;
+    if (s && s->kind == TL_STRUCTURED_OUT && s->outputs[0]) return tl_tensor_dtype(s->outputs[0]);
+    tl_dtype rt = tl_tensor_dtype(self);
+    return tl_dtype_is_integral(rt, 1) ? TL_INT64 : rt;
+}
+
+static int sumlike_meta(tl_structured *s, const tl_tensor *self, uint64_t mask, bool keepdim, tl_dtype dtype) {
+    int64_t shape[MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    return tl_structured_set_output(s, 0, k, shape, NULL, sumlike_dtype(s, self, dtype));
+}
+
 int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
                             tl_dtype dtype) {
     uint64_t mask;
     if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
-    tl_dtype rt = dtype;
-    if (rt == TL_DTYPE_UNDEFINED) {
-        if (s->kind == TL_STRUCTURED_OUT && s->outputs[0]) {
-            rt = tl_tensor_dtype(s->outputs[0]);
-        } else {
-            rt = tl_tensor_dtype(self);
-            if (tl_dtype_is_integral(rt, 1)) rt = TL_INT64;
-        }
-    }
-    const int64_t nd = tl_tensor_ndim(self);
-    const int64_t *sz = tl_tensor_sizes(self);
-    int64_t shape[MAXD];
-    int64_t k = 0;
-    for (int64_t i = 0; i < nd; i++) {
-        if (mask & (1ull << i)) {
-            if (keepdim) shape[k++] = 1;
-        } else {
-            shape[k++] = sz[i];
-        }
-    }
-    return tl_structured_set_output(s, 0, k, shape, NULL, rt);
+    return sumlike_meta(s, self, mask, keepdim, dtype);
 }
 
 /* ---- impl */
@@ -341,13 +336,6 @@ tl_tensor *tl_native_mean_dtype_out(tl_keyset ks, tl_tensor *self, tl_dtype dtyp
  * input is converted to the result dtype (sum's rule), then multiplied in
  * float64 (floating results) or wrapping int64 (integers). */
 
-static tl_dtype sumlike_dtype(const tl_structured *s, const tl_tensor *self, tl_dtype dtype) {
-    if (dtype != TL_DTYPE_UNDEFINED) return dtype;
-    if (s && s->kind == TL_STRUCTURED_OUT && s->outputs[0]) return tl_tensor_dtype(s->outputs[0]);
-    tl_dtype rt = tl_tensor_dtype(self);
-    return tl_dtype_is_integral(rt, 1) ? TL_INT64 : rt;
-}
-
 static int prod_core(tl_tensor *self, uint64_t mask, tl_tensor *out) {
     const tl_dtype rt = tl_tensor_dtype(out), cdt = tl_rd_compute_dtype(rt);
     if (tl_tensor_numel(out) == 0) return 0;
@@ -387,9 +375,7 @@ static int prod_core(tl_tensor *self, uint64_t mask, tl_tensor *out) {
 int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype) {
     uint64_t mask;
     if (tl_rd_mask(self, &dim, 1, &mask)) return -1;
-    int64_t shape[MAXD];
-    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
-    return tl_structured_set_output(s, 0, k, shape, NULL, sumlike_dtype(s, self, dtype));
+    return sumlike_meta(s, self, mask, keepdim, dtype);
 }
 
 int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
