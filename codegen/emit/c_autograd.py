@@ -1176,6 +1176,12 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
             conds.append(v.c[0])
         condition = " && ".join(conds)
     n_out = len(f.func.returns)
+    diff_outputs = [i for i in range(n_out) if i >= len(od) or od[i]]
+    if any("grad" in d.names for d in info.derivatives):
+        # PyTorch's uses_single_grad: formulas that name `grad` differentiate the
+        # first output only; the others (max.dim's indices, layer norm's mean and
+        # rstd, nll_loss's total_weight) never require grad
+        diff_outputs = diff_outputs[:1]
     return {
         **common,
         "condition": condition,
@@ -1185,7 +1191,7 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
         "num_next": num_next,
         "edge_lines": edge_lines,
         "n_out": n_out,
-        "diff_outputs": [i for i in range(n_out) if i >= len(od) or od[i]],
+        "diff_outputs": diff_outputs,
         "call_args_noret": ", ".join(p.name for p in api_c.c_params(f)[: len(api_c.c_params(f)) - len(r.out_params)]),
         "saves_before": _merge(saves_before),
         "saves_after": _merge(saves_after),
