@@ -72,6 +72,12 @@ def blas() -> tuple[str, str, str]:
     return ob.get_include_dir(), ob.get_lib_dir(), ob.get_library()
 
 
+def extra_include_dirs(src: pathlib.Path) -> list[str]:
+    """include dirs one source needs beyond include_dirs(): only blas.c sees the
+    wheel's cblas.h (the other objects' flags, and cache, stay as they are)"""
+    return [blas()[0]] if src.name == "blas.c" else []
+
+
 def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     common = sorted((ROOT / "runtime" / "src").glob("*.c"))
     gen = ROOT / "generated" / "csrc"
@@ -140,9 +146,8 @@ class BuildExt(build_ext):
     def build_extension(self, ext):
         incs = include_dirs()
         common, kernels = sources()
-        blas_inc, blas_lib, blas_name = blas()
-        # only blas.c sees the wheel's cblas.h (the other objects' flags, and cache, stay as they are)
-        jobs = [Job(s, "common", COMMON, incs + ([blas_inc] if s.name == "blas.c" else [])) for s in common]
+        _, blas_lib, blas_name = blas()
+        jobs = [Job(s, "common", COMMON, incs + extra_include_dirs(s)) for s in common]
         for cap, extra in KERNEL_VARIANTS.items():
             # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
             jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)

@@ -29,7 +29,7 @@ def test_c_sources_have_no_warnings():
     common, kernels = s.sources()
     incs = [f"-I{i}" for i in s.include_dirs()]
     flags = [f for f in s.COMMON if f not in ("-O3",)] + ["-O2", "-Werror", "-fsyntax-only"]
-    jobs = [[*s.compiler(), *incs, *flags, str(c)] for c in common]
+    jobs = [[*s.compiler(), *incs, *[f"-I{i}" for i in s.extra_include_dirs(c)], *flags, str(c)] for c in common]
     for cap, extra in s.KERNEL_VARIANTS.items():
         jobs += [[*s.compiler(), *incs, *flags, *extra, f"-DCPU_CAPABILITY={cap}", str(k)] for k in kernels]
     procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs]
