@@ -623,6 +623,9 @@ class FormulaCompiler:
                     return Val("int", (f"tl_tensor_size({obj.c[0]}, {d})",))
                 if name == "options" and not args:
                     return Val("options", (f"tl_tensor_dtype({obj.c[0]})", f"(int)tl_tensor_device({obj.c[0]})"))
+                if name == "expand_as" and len(args) == 1 and args[0].kind == "tensor" and not self._has_op("expand_as"):
+                    sizes = Val("intlist", (f"tl_tensor_sizes({args[0].c[0]})", f"tl_tensor_ndim({args[0].c[0]})"))
+                    return self._op_call("expand", obj, [sizes], src)  # x.expand(other.sizes())
                 return self._op_call(name, obj, args, src)
             if obj.kind in ("scalar", "number", "double", "int"):
                 if name in ("isComplex", "is_complex") and not args:

@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  *   index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
@@ -19,6 +23,90 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
+/* ======================================================================
+ * IndexAddBackward0: the backward node of (yaml/derivatives.yaml)
+ *   index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+ * ====================================================================== */
+
+typedef struct IndexAddBackward0 {
+    tl_node base;
+    int64_t dim;
+    tl_saved_variable index_;
+    int64_t source_dim;
+    tl_saved_variable source_;
+    tl_scalar alpha;
+} IndexAddBackward0;
+
+static int IndexAddBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    IndexAddBackward0 *n_ = (IndexAddBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *index = NULL;
+    tl_tensor *source = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
+    tl_tensor *t4_ = NULL;
+    tl_tensor *t5_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: grad */
+        tl_tensor_retain(grad);
+        if (tl_ag_set_grad_input(node_, 0, grad, &grad_inputs[0]) < 0) goto done;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, index).expand_as(source) : grad.index_select(dim, index.squeeze(0)), alpha) */
+        if (!index && tl_saved_variable_unpack(&n_->index_, node_, &index) < 0) goto done;
+        if (!source && tl_saved_variable_unpack(&n_->source_, node_, &source) < 0) goto done;
+        if ((n_->source_dim > 0)) {
+            t0_ = tl_ops_index_select(grad, n_->dim, index);
+            if (!t0_) goto done;
+            t1_ = tl_ops_expand(t0_, tl_tensor_sizes(source), tl_tensor_ndim(source), false);
+            tl_tensor_release(t0_); t0_ = NULL;
+            if (!t1_) goto done;
+            t4_ = t1_; t1_ = NULL;
+        } else {
+            t2_ = tl_ops_squeeze_dim(index, 0);
+            if (!t2_) goto done;
+            t3_ = tl_ops_index_select(grad, n_->dim, t2_);
+            tl_tensor_release(t2_); t2_ = NULL;
+            if (!t3_) goto done;
+            t4_ = t3_; t3_ = NULL;
+        }
+        t5_ = tl_ag_maybe_multiply(t4_, n_->alpha);
+        tl_tensor_release(t4_); t4_ = NULL;
+        if (!t5_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t5_, &grad_inputs[1]) < 0) { t5_ = NULL; goto done; }
+        t5_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(index);
+    tl_tensor_release(source);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
+    tl_tensor_release(t4_);
+    tl_tensor_release(t5_);
+    (void)grad;
+    return rc_;
+}
+
+static void IndexAddBackward0_release_saved_variables(tl_node *node_) {
+    IndexAddBackward0 *n_ = (IndexAddBackward0 *)node_;
+    tl_saved_variable_release(&n_->index_);
+    tl_saved_variable_release(&n_->source_);
+}
+
+static void IndexAddBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable IndexAddBackward0_vtable = {
+    "IndexAddBackward0", IndexAddBackward0_apply, IndexAddBackward0_release_saved_variables, IndexAddBackward0_destroy,
+};
 
 /* ----------------------------------------------------------------------
  * index_add.out: index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -36,30 +124,73 @@ static tl_tensor *tl_autograd_index_add_out(tl_keyset ks, tl_tensor *self, int64
 
 /* ----------------------------------------------------------------------
  * index_add_: index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * records IndexAddBackward0 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_index_add_(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[3] = { self, index, source };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'index_add_' is not implemented.");
-        return NULL;
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *ins_[2] = { self, source };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_index_add__redispatch(below_, self, dim, index, source, alpha);
+    IndexAddBackward0 *n_ = (IndexAddBackward0 *)tl_node_new(&IndexAddBackward0_vtable, sizeof(IndexAddBackward0), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        n_->dim = dim;
+        if (tl_saved_variable_save(&n_->index_, index, 0) < 0) goto fail;
+        n_->source_dim = tl_tensor_ndim(source);
+        if (tl_saved_variable_save(&n_->source_, source, 0) < 0) goto fail;
+        n_->alpha = alpha;
     }
-    return tl_ops_index_add__redispatch(below_, self, dim, index, source, alpha);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_index_add__redispatch(below_, self, dim, index, source, alpha);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------
  * index_add: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * records IndexAddBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_index_add(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[3] = { self, index, source };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'index_add' is not implemented.");
-        return NULL;
+    tl_tensor *ins_[2] = { self, source };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_index_add_redispatch(below_, self, dim, index, source, alpha);
+    IndexAddBackward0 *n_ = (IndexAddBackward0 *)tl_node_new(&IndexAddBackward0_vtable, sizeof(IndexAddBackward0), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        n_->dim = dim;
+        if (tl_saved_variable_save(&n_->index_, index, 0) < 0) goto fail;
+        n_->source_dim = tl_tensor_ndim(source);
+        if (tl_saved_variable_save(&n_->source_, source, 0) < 0) goto fail;
+        n_->alpha = alpha;
     }
-    return tl_ops_index_add_redispatch(below_, self, dim, index, source, alpha);
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_index_add_redispatch(below_, self, dim, index, source, alpha);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_index_add(void) {

@@ -277,6 +277,10 @@ COMPILER_CASES = {
         ([_ra(5, 4)], lambda s: _nn().nll_loss_forward(s, _TGT, None, 1, -100)[0]),
         ([_ra(5, 4)], lambda s: _nn().nll_loss_forward(s, _TGT, torchlet.tensor([1.0, 2.0, 0.5, 1.5], dtype=torchlet.float64), 2, -100)[0]),
         ([_ra(5, 4)], lambda s: _nn().nll_loss_forward(s, _TGT_IGN, None, 0, -100)[0])],
+    "index_add": [([_ra(4, 5), _ra(4, 3)], lambda a, s: torchlet.index_add(a, 1, _ix([4, 0, 4]), s, alpha=2.0)),
+                  ([_ra(5, 4), _ra(3, 4)], lambda a, s: torchlet.index_add(T(a), 1, _ix([1, 1, 2]), T(s))),
+                  ([_ra(5), _ra()], lambda a, s: torchlet.index_add(a, 0, _ix([3]), s))],   # 0-dim source
+    "index_add_": [([_ra(4, 5), _ra(4, 3)], lambda a, s: a.clone().index_add_(1, _ix([4, 0, 4]), s, alpha=-1.5))],
     "native_dropout": [([_ra(5, 6)], lambda x: _dropout(x, 0.3, True)),
                        ([_ra(4, 3)], lambda x: _dropout(T(x), 0.5, True)),  # train=None: PyTorch's formula scales by 1
                        ([_ra(3, 3)], lambda x: _dropout(x, 0.3, False))],
