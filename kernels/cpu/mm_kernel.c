@@ -2,8 +2,9 @@
  * tl_mm_gemm_stub): C[M,N] = A[M,K] @ B[K,N], all contiguous, in the compute
  * dtype (float32, float64, wrapping 64-bit integers), rows [i0, i1) of C.
  * Cache-blocked i-k-j loops; the j loop vectorizes (FMA in the AVX2/AVX512
- * variants). Compiled once per CPU capability. A BLAS replaces this in a
- * later issue. */
+ * variants). Compiled once per CPU capability. float32 / float64 products
+ * go to the vendor BLAS (kernels/native/blas.c); this loop serves integers,
+ * K == 0 and sizes beyond the BLAS's 32-bit integers (docs/LINALG.md). */
 #include <stdint.h>
 #include <string.h>
 

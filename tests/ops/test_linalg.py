@@ -558,6 +558,30 @@ def test_threads_agree():
     np.testing.assert_allclose(bm[1], one, rtol=1e-5, atol=1e-4)
 
 
+def test_concurrent_callers():
+    """products from several Python threads at once, each on a 2-thread BLAS team"""
+    import threading
+    a = rand((200, 200), tl.float32)
+    ta, want = tt(a, tl.float32), a @ a
+    bad = []
+    before = tl.get_num_threads()
+    tl.set_num_threads(2)
+
+    def work():
+        for _ in range(10):
+            if not np.allclose(npv(tl.mm(ta, ta)), want, rtol=1e-4, atol=1e-3):
+                bad.append(1)
+    try:
+        ths = [threading.Thread(target=work) for _ in range(3)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+    finally:
+        tl.set_num_threads(before)
+    assert not bad
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
 def test_fork_after_threaded_blas():
     """OpenBLAS's pool is stopped around fork and started again on demand; the
