@@ -111,6 +111,30 @@ def test_softmax_non_contiguous_and_stable(log):
     assert np.isnan(r[2]).all() and np.isfinite(np.delete(r, 2, 0)).all()
 
 
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64])
+def test_softmax_masked_rows(dtype, capability):
+    """-inf scores (attention masks) give exactly 0; an all -inf row is NaN,
+    like PyTorch; very negative finite scores underflow to 0 as exp does"""
+    x = R.standard_normal((6, 40))
+    x[:, 20:] = -np.inf
+    x[1, :] = -np.inf
+    x[2, 5] = -200.0
+    for dim, xx in ((1, x), (0, x.T.copy())):
+        for log in (False, True):
+            r = N((tl.log_softmax if log else tl.softmax)(T(xx, dtype), dim))
+            r = r if dim == 1 else r.T
+            assert np.isnan(r[1]).all()
+            ok = np.delete(np.arange(6), 1)
+            tol = TOL[dtype] * 4
+            if log:
+                assert (r[ok][:, 20:] == -np.inf).all()
+                np.testing.assert_allclose(r[ok][:, :20], np_log_softmax(x[ok][:, :20], 1), rtol=tol, atol=tol)
+            else:
+                assert (r[ok][:, 20:] == 0).all()
+                assert r[2, 5] == 0 if dtype is tl.float32 else 0 < r[2, 5] < 1e-80
+                np.testing.assert_allclose(r[ok], np_softmax(x[ok], 1), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("dtype", [tl.float16, tl.bfloat16])
 def test_softmax_half_types(dtype):
     if dtype is tl.bfloat16 and BF16 is None:
