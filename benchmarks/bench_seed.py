@@ -7,7 +7,9 @@ PyTorch on 2 threads ("torch/torchlet" >= 1.0).
 
 Timing: the implementations of a row run interleaved, ROUNDS rounds, and the
 best round counts (the development machine is shared and noisy; ratios
-between interleaved runs are meaningful, absolute times much less).
+between interleaved runs are meaningful, absolute times much less). The seed
+table also gives the ratio of best process CPU times, which a loaded machine
+disturbs less (with 2 threads it sums both threads' time).
 """
 from __future__ import annotations
 
@@ -30,16 +32,23 @@ from _harness import machine_info, torch  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
 
 
+CPU = {}  # name -> best process CPU seconds of the last _best call (one thread: robust to a loaded machine)
+
+
 def _best(fns: dict, rounds: int = ROUNDS) -> dict:
-    """interleaved best-of-rounds seconds per call of each callable"""
+    """interleaved best-of-rounds wall seconds per call of each callable (CPU
+    seconds go to CPU)"""
     for f in fns.values():
         f()
     best = {k: float("inf") for k in fns}
+    CPU.clear()
+    CPU.update({k: float("inf") for k in fns})
     for _ in range(rounds):
         for k, f in fns.items():
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             f()
             best[k] = min(best[k], time.perf_counter() - t0)
+            CPU[k] = min(CPU[k], time.process_time() - c0)
     return best
 
 
@@ -50,7 +59,7 @@ def _ms(s):
 def bench_seeds():
     rng = np.random.default_rng(0)
     print("\n== seed workloads, forward + backward (float32)")
-    print(f"{'seed':<12} {'threads':>7} {'torchlet':>12} {'torch':>12} {'torch/torchlet':>15}")
+    print(f"{'seed':<12} {'threads':>7} {'torchlet':>12} {'torch':>12} {'torch/torchlet':>15} {'(CPU time)':>11}")
     for name, sizes in S.SIZES.items():
         arrays = S.make_inputs(name, sizes, rng)
         tts = S.to_lib(tl, arrays)
@@ -70,7 +79,8 @@ def bench_seeds():
             b = _best(fns)
             pt, me = b.get("torch"), b["torchlet"]
             ratio = f"{pt / me:.2f}" if pt else "-"
-            print(f"{name:<12} {threads:>7} {_ms(me)} {(_ms(pt) if pt else '-'):>12} {ratio:>15}")
+            cpu = f"{CPU['torch'] / CPU['torchlet']:.2f}" if pt else "-"
+            print(f"{name:<12} {threads:>7} {_ms(me)} {(_ms(pt) if pt else '-'):>12} {ratio:>15} {cpu:>11}")
 
 
 def bench_softmax():
