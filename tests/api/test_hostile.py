@@ -55,3 +55,15 @@ def test_factories_reject_bad_sizes_without_crashing():
                 f(*bad)
         with pytest.raises(OK):
             f(2 ** 40, 2 ** 40)
+
+
+@pytest.mark.parametrize("name", sorted(tl._C._nn.__all__))
+def test_nn_functions_survive_junk(name):
+    """the python_module: nn bindings (torchlet._C._nn) too"""
+    fn = getattr(tl._C._nn, name)
+    t = tl.ones(2, 3)
+    for args in _calls(fn, (t,)):
+        try:
+            fn(*args)
+        except OK:
+            pass
