@@ -23,8 +23,7 @@
 /* Half: TL_UFUNC_round_decimals in float */
 static void TL_KNAME(ufunc_round_decimals_f16)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
     const tl_ufunc_round_decimals_ctx *ctx = (const tl_ufunc_round_decimals_ctx *)ctx_;
-    const float ten = ctx->ten.f32;
-    const float neg = ctx->neg.f32;
+    const float decimals = ctx->decimals.f32;
     if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t)) {
         uint16_t *restrict o = (uint16_t *)data[0];
         const uint16_t *restrict p1 = (const uint16_t *)data[1];
@@ -36,7 +35,7 @@ static void TL_KNAME(ufunc_round_decimals_f16)(char **data, const int64_t *strid
             tl_f16_to_f32_n(b1, p1 + base, m);
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
-                bo[k] = TL_UFUNC_round_decimals(x1, ten, neg);
+                bo[k] = TL_UFUNC_round_decimals(x1, decimals);
             }
             tl_f32_to_f16_n(o + base, bo, m);
         }
@@ -45,15 +44,14 @@ static void TL_KNAME(ufunc_round_decimals_f16)(char **data, const int64_t *strid
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const float x1 = tl_f16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16(TL_UFUNC_round_decimals(x1, ten, neg));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16(TL_UFUNC_round_decimals(x1, decimals));
     }
 }
 
 /* BFloat16: TL_UFUNC_round_decimals in float */
 static void TL_KNAME(ufunc_round_decimals_bf16)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
     const tl_ufunc_round_decimals_ctx *ctx = (const tl_ufunc_round_decimals_ctx *)ctx_;
-    const float ten = ctx->ten.f32;
-    const float neg = ctx->neg.f32;
+    const float decimals = ctx->decimals.f32;
     if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t)) {
         uint16_t *restrict o = (uint16_t *)data[0];
         const uint16_t *restrict p1 = (const uint16_t *)data[1];
@@ -65,7 +63,7 @@ static void TL_KNAME(ufunc_round_decimals_bf16)(char **data, const int64_t *stri
             tl_bf16_to_f32_n(b1, p1 + base, m);
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
-                bo[k] = TL_UFUNC_round_decimals(x1, ten, neg);
+                bo[k] = TL_UFUNC_round_decimals(x1, decimals);
             }
             tl_f32_to_bf16_n(o + base, bo, m);
         }
@@ -74,49 +72,47 @@ static void TL_KNAME(ufunc_round_decimals_bf16)(char **data, const int64_t *stri
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const float x1 = tl_bf16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16(TL_UFUNC_round_decimals(x1, ten, neg));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16(TL_UFUNC_round_decimals(x1, decimals));
     }
 }
 
 /* Float: TL_UFUNC_round_decimals in float */
 static void TL_KNAME(ufunc_round_decimals_f32)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
     const tl_ufunc_round_decimals_ctx *ctx = (const tl_ufunc_round_decimals_ctx *)ctx_;
-    const float ten = ctx->ten.f32;
-    const float neg = ctx->neg.f32;
+    const float decimals = ctx->decimals.f32;
     if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float)) {
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
-            o[k] = TL_UFUNC_round_decimals(x1, ten, neg);
+            o[k] = TL_UFUNC_round_decimals(x1, decimals);
         }
         return;
     }
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const float x1 = *(const float *)(data[1] + k * strides[1]);
-        *(float *)(data[0] + k * strides[0]) = TL_UFUNC_round_decimals(x1, ten, neg);
+        *(float *)(data[0] + k * strides[0]) = TL_UFUNC_round_decimals(x1, decimals);
     }
 }
 
 /* Double: TL_UFUNC_round_decimals in double */
 static void TL_KNAME(ufunc_round_decimals_f64)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
     const tl_ufunc_round_decimals_ctx *ctx = (const tl_ufunc_round_decimals_ctx *)ctx_;
-    const double ten = ctx->ten.f64;
-    const double neg = ctx->neg.f64;
+    const double decimals = ctx->decimals.f64;
     if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double)) {
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
-            o[k] = TL_UFUNC_round_decimals(x1, ten, neg);
+            o[k] = TL_UFUNC_round_decimals(x1, decimals);
         }
         return;
     }
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const double x1 = *(const double *)(data[1] + k * strides[1]);
-        *(double *)(data[0] + k * strides[0]) = TL_UFUNC_round_decimals(x1, ten, neg);
+        *(double *)(data[0] + k * strides[0]) = TL_UFUNC_round_decimals(x1, decimals);
     }
 }
 
@@ -137,17 +133,15 @@ const tl_ufunc_round_decimals_table_t TL_KNAME(tl_ufunc_round_decimals_table) = 
 #if TL_UFUNC_CAPID == 0
 TL_DEFINE_STUB(tl_ufunc_round_decimals_stub, tl_ufunc_round_decimals_table)
 
-int tl_ufunc_round_decimals_run(tl_iter *it, tl_scalar ten, tl_scalar neg) {
+int tl_ufunc_round_decimals_run(tl_iter *it, tl_scalar decimals) {
     const tl_dtype dt = tl_iter_common_dtype(it);
     const tl_loop_fn loop = tl_ufunc_round_decimals_loop(dt);
     if (!loop)
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"round_decimals_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
     if (tl_iter_is_meta(it) || tl_iter_numel(it) == 0) return 0;
     tl_ufunc_round_decimals_ctx ctx;
-    if (tl_ufunc_scalar_check(ten, dt) != 0) return -1;
-    ctx.ten = tl_opmath_from_scalar(ten, dt);
-    if (tl_ufunc_scalar_check(neg, dt) != 0) return -1;
-    ctx.neg = tl_opmath_from_scalar(neg, dt);
+    if (tl_ufunc_scalar_check(decimals, dt) != 0) return -1;
+    ctx.decimals = tl_opmath_from_scalar(decimals, dt);
     return tl_iter_for_each(it, loop, &ctx);
 }
 #endif

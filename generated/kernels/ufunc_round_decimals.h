@@ -20,8 +20,7 @@
 
 /* loop ctx: the scalar arguments, already in the loop's compute type */
 typedef struct tl_ufunc_round_decimals_ctx {
-    tl_opmath ten;
-    tl_opmath neg;
+    tl_opmath decimals;
 } tl_ufunc_round_decimals_ctx;
 
 /* per-dtype inner loops (tl_dtype order, NULL = unsupported), one table per
@@ -39,6 +38,6 @@ static inline tl_loop_fn tl_ufunc_round_decimals_loop(tl_dtype dt) {
 
 /* runs the loop of the iterator's common dtype over a built iterator (scalar
  * arguments converted once); 0, or -1 with the error set */
-int tl_ufunc_round_decimals_run(tl_iter *it, tl_scalar ten, tl_scalar neg);
+int tl_ufunc_round_decimals_run(tl_iter *it, tl_scalar decimals);
 
 #endif

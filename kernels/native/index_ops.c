@@ -1,7 +1,7 @@
 /* Indexing operators (yaml/native_functions.yaml, block "issue 6: shape and
- * indexing operators"): index_select (+ out, backward), gather (structured,
- * + backward), scatter (src / value / reduce, structured), scatter_add
- * (structured), masked_fill (Scalar / Tensor value, in-place kernels and
+ * indexing operators"): index_select (+ out, backward), index_add, gather
+ * (+ backward), scatter (src / value / reduce), scatter_add (all structured
+ * but index_select), masked_fill (Scalar / Tensor value, in-place kernels and
  * functional composites), embedding (+ embedding_dense_backward), tril / triu
  * (structured).
  *
@@ -172,6 +172,76 @@ tl_tensor *tl_native_index_select_backward(tl_keyset ks, tl_tensor *grad, const 
     tl_tensor_release(ie);
     tl_tensor_release(z);
     return r;
+}
+
+/* --------------------------------------------------------------- index_add */
+
+/* PyTorch's index_func_meta_impl checks (messages name index_add_) */
+int tl_meta_index_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                      tl_scalar alpha) {
+    (void)alpha;
+    char b1[256], b2[256];
+    const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
+    if (d < 0) return -1;
+    const int64_t numel = index->numel;
+    if (index->ndim > 1)
+        return tl_set_error(TL_ERR_INDEX, "index_add_(): Index is supposed to be a vector, but got dim: %lld with type: "
+                                          "%s and size: %s", (long long)index->ndim, tl_dtype_scalar_name(index->dtype),
+                            si_shape_str(b1, sizeof b1, index->ndim, index->sizes));
+    if (!si_is_index_dtype(index->dtype))
+        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): Expected dtype int32/int64 for index but got: %s",
+                            tl_dtype_scalar_name(index->dtype));
+    if (self->dtype != source->dtype)
+        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): self (%s) and source (%s) must have the same scalar type",
+                            tl_dtype_scalar_name(self->dtype), tl_dtype_scalar_name(source->dtype));
+    if (d != 0 && d >= source->ndim)
+        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): Indexing dim %lld is out of bounds of the source tensor with "
+                                            "dim %lld", (long long)d, (long long)source->ndim);
+    const int64_t ssize = source->ndim ? source->sizes[d] : 1;
+    if (numel != ssize)
+        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): Number of indices (%lld) should be equal to source.size(dim): "
+                                            "(%lld), for dim: %lld", (long long)numel, (long long)ssize, (long long)d);
+    int match = si_nonempty_dim(self) == si_nonempty_dim(source);
+    for (int64_t k = 0; match && k < self->ndim; k++)
+        if (k != d && self->sizes[k] != source->sizes[k]) match = 0;
+    if (!match)
+        return tl_set_error(TL_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified "
+                                            "dimension. Got self.shape = %s source.shape = %s",
+                            si_shape_str(b1, sizeof b1, self->ndim, self->sizes),
+                            si_shape_str(b2, sizeof b2, source->ndim, source->sizes));
+    if (tl_structured_set_output(s, 0, self->ndim, self->sizes, NULL, self->dtype)) return -1;
+    if (s->kind != TL_STRUCTURED_FUNCTIONAL &&
+        (si_check_no_overlap(s->outputs[0], index) || si_check_no_overlap(s->outputs[0], source)))
+        return -1;
+    return 0;
+}
+
+/* out <- self, then out.select(dim, index[i]) += alpha * source.select(dim, i),
+ * one in-place add per index (indices checked first) */
+int tl_impl_index_add_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                              tl_scalar alpha, tl_tensor *out) {
+    (void)s;
+    if (out != self && tl_copy_(out, self)) return -1;
+    const int64_t d = tl__wrap_dim(dim, self->ndim, 1), n = index->numel, size = self->ndim ? self->sizes[d] : 1;
+    tl_tensor *ix = index_as_i64(index);
+    if (!ix) return -1;
+    const int64_t *idx = (const int64_t *)tl__data(ix);
+    int rc = 0;
+    for (int64_t i = 0; i < n && !rc; i++)
+        if (idx[i] < 0 || idx[i] >= size)
+            rc = tl_set_error(TL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with size %lld",
+                              (long long)idx[i], (long long)d, (long long)size);
+    for (int64_t i = 0; i < n && !rc; i++) {
+        tl_tensor *o = self->ndim ? tl_select(out, d, idx[i]) : tl_alias(out);
+        tl_tensor *v = source->ndim ? tl_select(source, d, i) : tl_alias(source);
+        tl_tensor *r = o && v ? tl_ops_add__Tensor(o, v, alpha) : NULL;
+        rc = r ? 0 : -1;
+        tl_tensor_release(r);
+        tl_tensor_release(o);
+        tl_tensor_release(v);
+    }
+    tl_tensor_release(ix);
+    return rc;
 }
 
 /* ----------------------------------------------------- gather and scatter */

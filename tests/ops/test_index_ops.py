@@ -1,5 +1,5 @@
 """Indexing operators (kernels/native/index_ops.c, issue 6 shape and indexing
-slice): index_select (+ out=), gather (+ out=), scatter (src, value, reduce,
+slice): index_select (+ out=), index_add, gather (+ out=), scatter (src, value, reduce,
 in-place, out=), scatter_add, masked_fill (Scalar / Tensor value, in-place),
 embedding (+ embedding_dense_backward), tril / triu (diagonal, in-place, out=).
 
@@ -113,6 +113,66 @@ def test_index_select_errors():
 def test_index_select_meta():
     r = tl.index_select(tl.empty(4, 5, device="meta"), 1, tl.empty(3, dtype=tl.int64, device="meta"))
     assert r.device.type == "meta" and r.shape == (4, 3)
+
+
+# --------------------------------------------------------------- index_add
+
+
+@pytest.mark.parametrize("dt", [tl.uint8, tl.int32, tl.int64, tl.float16, tl.bfloat16, tl.float32, tl.float64],
+                         ids=lambda d: NAMES[d])
+def test_index_add(dt):
+    a, src = vals((4, 5), dt) // 4, vals((4, 3), dt) // 4     # sums stay small: exact in every dtype
+    i = np.array([4, 0, 4])
+    ref = a.copy()
+    np.add.at(ref, (slice(None), i), src)
+    same(tl.index_add(mk(a, dt), 1, ix(i), mk(src, dt)), ref, dt)
+    same(mk(a, dt).index_add(-1, ix(i, tl.int32), mk(src, dt)), ref, dt)
+    x = mk(a, dt)
+    assert x.index_add_(1, ix(i), mk(src, dt)) is x
+    same(x, ref, dt)
+    ref2 = a.copy()
+    np.add.at(ref2, (slice(None), i), 2 * src)
+    out = tl.empty(0, dtype=dt)
+    assert tl.index_add(mk(a, dt), 1, ix(i), mk(src, dt), alpha=2, out=out) is out
+    same(out, ref2, dt)
+
+
+def test_index_add_shapes_errors():
+    a, src = vals((5, 4)), vals((3, 4))
+    same(tl.index_add(mk(a).t(), 1, ix([1, 1, 3]), mk(src).t()),
+         (lambda r: (np.add.at(r, (slice(None), [1, 1, 3]), src.T), r)[1])(a.T.copy()))
+    same(tl.index_add(mk(2.0), 0, ix([0]), mk(3.0)), np.array(5.0))
+    same(tl.index_add(mk(a), 0, ix(np.zeros(0, np.int64)), mk(np.zeros((0, 4)))), a)
+    x = mk(a)
+    raises(RuntimeError, "index 5 is out of bounds for dimension 0 with size 5",
+           lambda: tl.index_add(x, 0, ix([0, 5, 1]), mk(src)))
+    raises(RuntimeError, "index -1 is out of bounds for dimension 0 with size 5",
+           lambda: tl.index_add(x, 0, ix([0, -1, 1]), mk(src)))
+    raises(IndexError, "index_add_(): Index is supposed to be a vector, but got dim: 2 with type: Long and size: [1, 1]",
+           lambda: tl.index_add(x, 0, ix([[0]]), mk(src[:1])))
+    raises(RuntimeError, "index_add_(): Expected dtype int32/int64 for index but got: Float",
+           lambda: tl.index_add(x, 0, mk([0.0]), mk(src[:1])))
+    raises(RuntimeError, "index_add_(): self (Float) and source (Double) must have the same scalar type",
+           lambda: tl.index_add(x, 0, ix([0]), mk(src[:1], tl.float64)))
+    raises(RuntimeError, "index_add_(): Number of indices (2) should be equal to source.size(dim): (3), for dim: 0",
+           lambda: tl.index_add(x, 0, ix([0, 1]), mk(src)))
+    raises(RuntimeError, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+           "self.shape = [5, 4] source.shape = [1, 3]", lambda: tl.index_add(x, 0, ix([0]), mk(vals((1, 3)))))
+    raises(RuntimeError, "index_add_(): Indexing dim 1 is out of bounds of the source tensor with dim 1",
+           lambda: tl.index_add(x, 1, ix([2]), mk(vals((5,)))))
+    same(x, a)     # nothing written by the refused calls
+    s = leaf(src)
+    tl.index_add(leaf(a), 0, ix([4, 0, 4]), s, alpha=3).backward(mk(np.arange(20.0).reshape(5, 4), tl.float64))
+    same(s.grad, 3 * np.arange(20.0).reshape(5, 4)[[4, 0, 4]])
+
+
+@needs_torch
+def test_index_add_against_torch():
+    a, src = R.standard_normal((4, 6, 3)), R.standard_normal((4, 5, 3))
+    i = R.integers(0, 6, size=5)
+    r = tl.index_add(mk(a, tl.float64), 1, ix(i), mk(src, tl.float64), alpha=-1.5)
+    e = torch.index_add(torch.from_numpy(a), 1, torch.from_numpy(i), torch.from_numpy(src), alpha=-1.5)
+    np.testing.assert_allclose(npv(r), e.numpy(), rtol=1e-15, atol=1e-15)
 
 
 # ------------------------------------------------------------------ gather
