@@ -690,3 +690,40 @@ def test_functional_namespace():
         NN.mse_loss(x)
     with pytest.raises(TypeError, match="must be Tensor"):
         NN.mse_loss(x, "a")
+
+
+def test_nn_modules():
+    """torchlet.nn: Linear / LayerNorm / RMSNorm / SiLU over the functional ops,
+    parameters registered, gradients reach them, zero_grad clears them"""
+    nn = tl.nn
+    tl.manual_seed(0)
+    lin = nn.Linear(5, 3)
+    assert tuple(lin.weight.shape) == (3, 5) and tuple(lin.bias.shape) == (3,)
+    w = N(lin.weight)
+    assert np.abs(w).max() <= 1 / np.sqrt(5) and w.std() > 0  # U(-1/sqrt(in), 1/sqrt(in))
+    x = T(R.standard_normal((4, 5)), tl.float32)
+    close(lin(x), N(x) @ w.T + N(lin.bias), tl.float32, 10)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(5)
+            self.rms = nn.RMSNorm(3, eps=1e-6)
+            self.lin = lin
+            self.act = nn.SiLU()
+
+        def forward(self, x):
+            return self.rms(self.act(self.lin(self.norm(x))))
+
+    m = Block()
+    names = [n for n, _ in m.named_parameters()]
+    assert names == ["norm.weight", "norm.bias", "rms.weight", "lin.weight", "lin.bias"]
+    y = m(x)
+    h = F.silu(F.linear(F.layer_norm(x, 5), lin.weight, lin.bias))
+    close(y, N(F.rms_norm(h, 3, eps=1e-6)), tl.float32, 10)
+    y.sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+    m.zero_grad()
+    assert all(p.grad is None for p in m.parameters())
+    with pytest.raises(NotImplementedError, match='missing the required "forward" function'):
+        nn.Module()(x)
