@@ -727,3 +727,39 @@ def test_nn_modules():
     assert all(p.grad is None for p in m.parameters())
     with pytest.raises(NotImplementedError, match='missing the required "forward" function'):
         nn.Module()(x)
+
+
+def test_functional_wrappers_against_numpy():
+    """torchlet.nn.functional's thin wrappers over other slices' operators"""
+    x = R.standard_normal((3, 4))
+    xt = T(x)
+    close(F.linear(xt, T(x[:2]), T(x[0, :2])), x @ x[:2].T + x[0, :2])
+    close(F.linear(xt, T(x[:2])), x @ x[:2].T)
+    close(F.leaky_relu(xt, 0.1), np.where(x > 0, x, 0.1 * x))
+    close(F.elu(xt), np.where(x > 0, x, np.exp(x) - 1))
+    close(F.hardtanh(xt, -0.5, 0.5), np.clip(x, -0.5, 0.5))
+    close(F.softplus(xt), np.log1p(np.exp(x)), scale=10)
+    close(F.mish(xt), x * np.tanh(np.log1p(np.exp(x))), scale=10)
+    close(F.sigmoid(xt), 1 / (1 + np.exp(-x)))
+    close(F.tanh(xt), np.tanh(x))
+    y = xt.clone()
+    assert F.leaky_relu(y, 0.2, inplace=True) is y
+    close(y, np.where(x > 0, x, 0.2 * x))
+    w = R.standard_normal((10, 3))
+    idx = np.array([[1, 2], [9, 0]])
+    close(F.embedding(T(idx), T(w)), w[idx])
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        F.embedding(T(idx), T(w), padding_idx=10)
+
+
+@needs_torch
+def test_functional_against_torch():
+    x = R.standard_normal((3, 4)).astype(np.float32)
+    tx, lx = torch.tensor(x), T(x)
+    tf = torch.nn.functional
+    for name, kw in (("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("relu", {}),
+                     ("leaky_relu", {"negative_slope": 0.3}), ("elu", {"alpha": 0.5}), ("mish", {}),
+                     ("softplus", {"beta": 2.0}), ("hardtanh", {}), ("log_softmax", {"dim": 0}),
+                     ("softmax", {"dim": -1}), ("rms_norm", {"normalized_shape": (4,)}),
+                     ("layer_norm", {"normalized_shape": (4,)})):
+        close(getattr(F, name)(lx, **kw), getattr(tf, name)(tx, **kw).double().numpy(), tl.float32, 8)
