@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "pointwise_math.h"
 #include "tl_error.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
@@ -143,27 +144,9 @@ int tl_impl_div_out_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, co
     if (k < 0) return -1;
     if (k == 0) return tl_ufunc_div_run(s->iter);
     const tl_dtype dt = tl_iter_common_dtype(s->iter);
-    if (tl_dtype_is_integral(dt, 0) && tl_iter_numel(s->iter) > 0) {
-        /* ZeroDivisionError before any element is written (PyTorch's check) */
-        tl_tensor *z = tl_to_dtype(other, dt, 0);
-        if (!z) return -1;
-        tl_tensor *c = tl_contiguous(z);
-        tl_tensor_release(z);
-        if (!c) return -1;
-        const int64_t n = tl_tensor_numel(c), isz = tl_tensor_itemsize(c);
-        const char *p = tl_tensor_data_ptr(c);
-        int zero = 0;
-        for (int64_t i = 0; i < n && !zero; i++) {
-            switch (isz) {
-            case 1: zero = ((const uint8_t *)p)[i] == 0; break;
-            case 2: zero = ((const int16_t *)p)[i] == 0; break;
-            case 4: zero = ((const int32_t *)p)[i] == 0; break;
-            default: zero = ((const int64_t *)p)[i] == 0; break;
-            }
-        }
-        tl_tensor_release(c);
-        if (zero) return tl_set_error(TL_ERR_RUNTIME, "ZeroDivisionError");
-    }
+    /* ZeroDivisionError before any element is written (PyTorch's check) */
+    if (tl_dtype_is_integral(dt, 0) && tl_iter_numel(s->iter) > 0 && tl_pointwise_check_int_divisor(other, dt))
+        return -1;
     return k == 1 ? tl_ufunc_div_trunc_run(s->iter) : tl_ufunc_div_floor_run(s->iter);
 }
 

@@ -17,6 +17,8 @@
 #include "tl_mvec.h"
 
 #define TL_UMATH(fn, x) _Generic((x), float: fn##f, default: fn)(x)
+/* two-argument functions (pow, atan2, fmod), picked by the first argument */
+#define TL_UMATH2(fn, x, y) _Generic((x), float: fn##f, default: fn)((x), (y))
 /* a floating constant in the compute type of x (float32/16/bf16 loops: float,
  * float64: double), so constants keep float loops in float and lose nothing in
  * double ones (activations: gelu's 1/sqrt(2) ...) */

@@ -102,7 +102,6 @@ int tl_structured_build_as(tl_structured *s, uint32_t flags, int ninputs, const 
 int tl_structured_build_ternary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b, const tl_tensor *c);
 /* where: a bool condition read as it is, self/other promoted (out= must have their result type) */
 int tl_structured_build_where_op(tl_structured *s, const tl_tensor *cond, const tl_tensor *a, const tl_tensor *b);
-int tl_structured_build_unary_op_as(tl_structured *s, const tl_tensor *a, tl_dtype common);
 
 /* Iterator-free meta functions: output i gets these sizes (strides NULL:
  * contiguous) and dtype. */

@@ -88,13 +88,6 @@ int tl_structured_build(tl_structured *s, uint32_t flags, int ninputs, const tl_
     return build_iter(s, flags, ninputs, inputs, out_dtype, TL_DTYPE_UNDEFINED, 0);
 }
 
-/* a unary op computing in `common` (the iterator converts the input): PyTorch's
- * build_output_borrowing_argument_owning_unary_op(out, a.to(common)) of pow.Tensor_Scalar */
-int tl_structured_build_unary_op_as(tl_structured *s, const tl_tensor *a, tl_dtype common) {
-    const tl_tensor *in[1] = {a};
-    return build_iter(s, TL_ITER_UNARY_OP, 1, in, TL_DTYPE_UNDEFINED, common, 0);
-}
-
 int tl_structured_build_binary_op(tl_structured *s, const tl_tensor *a, const tl_tensor *b) {
     const tl_tensor *in[2] = {a, b};
     return tl_structured_build(s, TL_ITER_BINARY_OP, 2, in, TL_DTYPE_UNDEFINED);

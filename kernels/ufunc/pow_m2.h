@@ -1,0 +1,6 @@
+/* pow(self, -2) fast path of pow.Tensor_Scalar_out for floats (PyTorch's too):
+ * 1 / (self * self)
+ *
+ * ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16)
+ */
+#define TL_UFUNC_pow_m2(self) (1 / ((self) * (self)))

@@ -1,0 +1,76 @@
+/* Helpers of pow's derivative formulas (issue 6, pointwise math batch 1),
+ * declared in runtime/include/tl_autograd_formulas.h: PyTorch's
+ * FunctionsManual.cpp pow_backward, pow_backward_self and
+ * pow_backward_exponent, composed of entry points (tl_ops_*) so that they are
+ * recorded under create_graph and differentiate again.
+ *
+ * PyTorch picks between two branches with at::where; torchlet has no where
+ * yet, so the masked branch is folded into the operands instead, which gives
+ * the same values without an inf * 0: self.pow(exponent - 1 + (exponent == 0))
+ * is 1 where exponent == 0 (so exponent * it is 0), and
+ * log(self + ((self == 0) & (exponent >= 0))) is log(1) = 0 where PyTorch
+ * takes its zero branch.
+ */
+#include <math.h>
+
+#include "tl_autograd_formulas.h"
+#include "tl_error.h"
+#include "tl_iter.h"
+#include "tl_ops.h"
+#include "tl_tensor.h"
+
+/* b = f(a...) steps: release the operands a step consumed; NULL propagates */
+static tl_tensor *done2(tl_tensor *r, tl_tensor *x, tl_tensor *y) {
+    tl_tensor_release(x);
+    tl_tensor_release(y);
+    return r;
+}
+
+static tl_tensor *mul(tl_tensor *a, tl_tensor *b) { return a && b ? tl_ops_mul_Tensor(a, b) : NULL; }
+
+/* grad * (exponent * self.pow(exponent - 1)); zeros for exponent 0 */
+tl_tensor *tl_ag_pow_backward(tl_tensor *grad, tl_tensor *self, tl_scalar exponent) {
+    const double e = tl_ag_scalar_to_double(exponent);
+    if (exponent.kind != TL_SCALAR_BOOL && e == 0.0)
+        return tl_ops_zeros_like(self, TL_DTYPE_UNDEFINED, -1, -1, false, false, 0);
+    tl_tensor *p = tl_ops_pow_Tensor_Scalar(self, tl_scalar_from_double(e - 1.0));
+    tl_tensor *q = p ? tl_ops_mul_Scalar(p, tl_scalar_from_double(e)) : NULL;
+    return done2(mul(grad, q), p, q);
+}
+
+/* where(exponent == 0, 0, grad * (exponent * self.pow(exponent - 1))) */
+tl_tensor *tl_ag_pow_backward_self(tl_tensor *grad, tl_tensor *self, tl_tensor *exponent) {
+    tl_tensor *m = tl_ops_eq_Scalar(exponent, tl_scalar_from_int(0));
+    tl_tensor *e1 = m ? tl_ops_sub_Scalar(exponent, tl_scalar_from_int(1), tl_scalar_from_int(1)) : NULL;
+    tl_tensor *e2 = done2(e1 ? tl_ops_add_Tensor(e1, m, tl_scalar_from_int(1)) : NULL, e1, m);
+    tl_tensor *p = done2(e2 ? tl_ops_pow_Tensor_Tensor(self, e2) : NULL, e2, NULL);
+    tl_tensor *q = done2(p ? tl_ops_mul_Tensor(exponent, p) : NULL, p, NULL);
+    return done2(mul(grad, q), q, NULL);
+}
+
+/* grad * where((self == 0) & (exponent >= 0), 0, result * self.to(result_type(self, exponent)).log()) */
+tl_tensor *tl_ag_pow_backward_exponent(tl_tensor *grad, tl_tensor *self, tl_tensor *exponent, tl_tensor *result) {
+    tl_tensor *both[2] = {self, exponent};
+    const tl_dtype dt = tl_result_type(2, both);
+    tl_tensor *z = tl_ops_eq_Scalar(self, tl_scalar_from_int(0));
+    tl_tensor *ge = z ? tl_ops_ge_Scalar(exponent, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *cond = done2(mul(z, ge), z, ge);
+    tl_tensor *s = cond ? tl_ops_to_dtype(self, dt, false, false, -1) : NULL;
+    tl_tensor *s1 = done2(s ? tl_ops_add_Tensor(s, cond, tl_scalar_from_int(1)) : NULL, s, cond);
+    tl_tensor *lg = done2(s1 ? tl_ops_log(s1) : NULL, s1, NULL);
+    tl_tensor *q = done2(mul(result, lg), lg, NULL);
+    return done2(mul(grad, q), q, NULL);
+}
+
+/* pow(number, exponent): grad * result * log(base); base 0: 0 where
+ * exponent >= 0, grad * -inf where it is negative (log of the >= 0 mask) */
+tl_tensor *tl_ag_pow_backward_exponent_scalar(tl_tensor *grad, tl_scalar self, tl_tensor *exponent,
+                                              tl_tensor *result) {
+    if (self.kind != TL_SCALAR_BOOL && tl_ag_scalar_to_double(self) == 0.0) {
+        tl_tensor *ge = tl_ops_ge_Scalar(exponent, tl_scalar_from_int(0));
+        tl_tensor *lg = done2(ge ? tl_ops_log(ge) : NULL, ge, NULL);
+        return done2(mul(grad, lg), lg, NULL);
+    }
+    tl_tensor *q = tl_ops_mul_Scalar(result, tl_scalar_from_double(log(tl_ag_scalar_to_double(self))));
+    return done2(mul(grad, q), q, NULL);
+}
