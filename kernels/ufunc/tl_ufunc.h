@@ -19,6 +19,7 @@
 #include "tl_dtype.h"
 #include "tl_half.h"
 #include "tl_kernel.h"
+#include "tl_error.h"
 
 /* numeric id of the capability this translation unit is compiled for, usable
  * in #if (the once-per-library parts of a generated kernel file live under
@@ -71,6 +72,45 @@ static inline tl_opmath tl_opmath_from_scalar(tl_scalar s, tl_dtype dt) {
     default: break;
     }
     return v;
+}
+
+/* PyTorch's Scalar::to<scalar_t> check (c10::checked_convert): 0, or -1 with
+ * "value cannot be converted to type int8_t without overflow" when s does
+ * not fit dtype dt. Integers into unsigned types may wrap from negatives down
+ * to -max (uint8: -255..255); infinities fit floating types, NaN only those;
+ * bools always fit. */
+static inline int tl_ufunc_scalar_check(tl_scalar s, tl_dtype dt) {
+    double lo, hi;
+    const char *name;
+    switch (dt) {
+    case TL_BOOL: lo = 0, hi = 1, name = "bool"; break;
+    case TL_UINT8: lo = -255, hi = 255, name = "uint8_t"; break;
+    case TL_INT8: lo = -128, hi = 127, name = "int8_t"; break;
+    case TL_INT16: lo = -32768, hi = 32767, name = "int16_t"; break;
+    case TL_INT32: lo = -2147483648.0, hi = 2147483647.0, name = "int"; break;
+    case TL_INT64: lo = -9223372036854775808.0, hi = 9223372036854775807.0, name = "int64_t"; break;
+    case TL_FLOAT16: lo = -65504.0, hi = 65504.0, name = "c10::Half"; break;
+    case TL_BFLOAT16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38, name = "c10::BFloat16"; break;
+    case TL_FLOAT32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38, name = "float"; break;
+    default: return 0;
+    }
+    int bad;
+    if (s.kind == TL_SCALAR_BOOL) {
+        bad = 0;
+    } else if (s.kind == TL_SCALAR_INT) {
+        /* exact in int64 for the integer limits; doubles are fine for floats */
+        bad = dt == TL_UINT8 ? (s.i > 255 || s.i < -255)
+              : dt == TL_INT64 ? 0
+              : ((double)s.i < lo || (double)s.i > hi);
+    } else if (s.d != s.d) {
+        bad = dt == TL_BOOL || tl_dtype_is_integral(dt, 0);
+    } else if (s.d == 1.0 / 0.0 || s.d == -1.0 / 0.0) {
+        bad = dt == TL_BOOL || tl_dtype_is_integral(dt, 0);
+    } else {
+        bad = dt == TL_INT64 ? (s.d < lo || s.d >= 9223372036854775808.0) : (s.d < lo || s.d > hi);
+    }
+    if (!bad) return 0;
+    return tl_set_error(TL_ERR_RUNTIME, "value cannot be converted to type %s without overflow", name);
 }
 
 /* chunk of reduced-precision elements converted to float at a time */

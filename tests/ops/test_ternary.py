@@ -544,3 +544,29 @@ def test_clamp_tensor_promotion_nan_views_out():
     assert x.clamp_(T(lo_n, tl.float32), T(hi_n, tl.float32)) is x
     close(x, np_clamp(n, lo_n, hi_n))
     close(tl.clamp(T(n[:0], tl.float32), T(n[:0], tl.float32)), np.zeros(0))
+
+
+# ================================================================ Scalar conversion
+def test_scalars_that_do_not_fit_the_dtype():
+    """PyTorch's Scalar::to<scalar_t> check, in every generated runner"""
+    i8 = np.array([1, -2], np.int8)
+    f = np.array([1.0, 2.0], np.float32)
+    cases = [
+        (lambda m, t: m.clamp(t(i8, tl.int8), 1000), "int8_t"),
+        (lambda m, t: m.clamp(t(i8, tl.int8), max=-129), "int8_t"),
+        (lambda m, t: m.clamp_min(t(i8.astype(np.int32), tl.int32), 2 ** 40), "int"),
+        (lambda m, t: m.clamp(t(f, tl.float32), 1e300), "float"),
+        (lambda m, t: m.clamp(t(f, tl.float16), 1e6), "c10::Half"),
+        (lambda m, t: m.addcmul(t(i8, tl.int8), t(i8, tl.int8), t(i8, tl.int8), value=1000), "int8_t"),
+        (lambda m, t: m.addcmul(t(f, tl.float32), t(f, tl.float32), t(f, tl.float32), value=1e300), "float"),
+        (lambda m, t: m.clamp(t(i8.astype(np.uint8), tl.uint8), 300), "uint8_t"),
+    ]
+    for k, (f_, name) in enumerate(cases):
+        raises_like_torch(lambda: f_(tl, T), (lambda: f_(torch, TT)) if torch is not None else None,
+                          RuntimeError, f"value cannot be converted to type {name} without overflow")
+    # what fits: infinities into floats, negatives wrapping into uint8, empty tensors never convert
+    close(tl.clamp(T(f, tl.float32), float("-inf"), float("inf")), f)
+    close(tl.clamp(T(np.array([1, 7], np.uint8), tl.uint8), -1), np.array([255, 255], np.uint8))
+    close(tl.clamp(T(i8[:0], tl.int8), 1000), np.zeros(0, np.int8))
+    if torch is not None:
+        np.testing.assert_array_equal(torch.clamp(TT(np.array([1, 7], np.uint8), tl.uint8), -1).numpy(), [255, 255])
