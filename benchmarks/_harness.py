@@ -129,3 +129,21 @@ def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02) -> dict:
                 fn()
             best[k] = min(best[k], (time.perf_counter() - t0) / n)
     return best
+
+
+def print_interleaved(rows: dict, rounds: int = 5, width: int = 30, file=sys.stdout) -> dict:
+    """Times each row ({case: {impl: fn}}) with `interleaved` and prints one
+    line per case: milliseconds per implementation and the ratios
+    other / torchlet (above 1.0 torchlet is faster). Returns {case: times}."""
+    impls = ("torchlet", "numpy", "torch")
+    head = f"{'case':<{width}}" + "".join(f" {k:>10}" for k in impls) + f" {'vs numpy':>9} {'vs torch':>9}"
+    print(head, file=file)
+    print("-" * len(head), file=file)
+    out = {}
+    for name, fns in rows.items():
+        t = out[name] = interleaved(fns, rounds=rounds)
+        line = f"{name:<{width}}" + "".join(f" {t[k] * 1e3:8.2f}ms" if k in t else f" {'-':>10}" for k in impls)
+        for ref in ("numpy", "torch"):
+            line += f" {t[ref] / t['torchlet']:8.2f}x" if ref in t else f" {'-':>9}"
+        print(line, file=file, flush=True)
+    return out

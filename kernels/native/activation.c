@@ -2,6 +2,7 @@
  * operator; these kernels build the iterator themselves and run the loops
  * generated from the formula kernels/ufunc/relu.h (generated/kernels/ufunc_relu.c).
  * Registered for CPU and Meta (the iterator computes metadata only on Meta). */
+#include <stdint.h>
 #include <string.h>
 
 #include "tl_autograd_formulas.h"
@@ -155,12 +156,38 @@ int tl_meta_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tenso
     return backward_floating(s, grad_output, self, "softplus_backward_cpu");
 }
 
+/* c10's checked conversion of an integer bound: first to int64 (hardtanh's
+ * toLong), then to the tensor's type (clamp's); PyTorch's C type names */
+static int bound_overflows(tl_scalar v, int64_t *out) {
+    if (v.kind == TL_SCALAR_DOUBLE) {
+        if (!(v.d >= -9223372036854775808.0 && v.d < 9223372036854775808.0)) return 1;
+        *out = (int64_t)v.d;
+    } else {
+        *out = v.i;
+    }
+    return 0;
+}
+
+static int integer_bounds(tl_dtype dt, tl_scalar lo, tl_scalar hi) {
+    int64_t l, h;
+    if (bound_overflows(lo, &l) || bound_overflows(hi, &h))
+        return tl_set_error(TL_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
+    if (dt == TL_UINT8 && (l < 0 || h < 0))
+        return tl_set_error(TL_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
+    static const struct { tl_dtype dt; int64_t min, max; const char *name; } R[] = {
+        {TL_UINT8, 0, 255, "uint8_t"}, {TL_INT8, -128, 127, "int8_t"},
+        {TL_INT16, -32768, 32767, "int16_t"}, {TL_INT32, INT32_MIN, INT32_MAX, "int"}};
+    for (size_t i = 0; i < sizeof R / sizeof R[0]; i++)
+        if (R[i].dt == dt && (l < R[i].min || l > R[i].max || h < R[i].min || h > R[i].max))
+            return tl_set_error(TL_ERR_RUNTIME, "value cannot be converted to type %s without overflow", R[i].name);
+    return 0;
+}
+
 /* hardtanh: PyTorch's hardtanh_out checks, then clamp's unary_op config */
 int tl_meta_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
     const tl_dtype dt = tl_tensor_dtype(self);
     if (dt == TL_BOOL) return tl_set_error(TL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
-    if (dt == TL_UINT8 && (scalar_to_double(min_val) < 0 || scalar_to_double(max_val) < 0))
-        return tl_set_error(TL_ERR_RUNTIME, "cannot do hardtanh on an unsigned type with negative limits");
+    if (tl_dtype_is_integral(dt, 0) && integer_bounds(dt, min_val, max_val)) return -1;
     return tl_structured_build_unary_op(s, self);
 }
 

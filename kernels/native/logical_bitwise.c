@@ -13,6 +13,7 @@
  *    PyTorch's CPU kernel ("bitwise_and_cpu", "lshift_cpu", ...), before the
  *    loop runs (on Meta tensors nothing is computed, so nothing is refused).
  */
+#include "pointwise_math.h"
 #include "tl_error.h"
 #include "tl_iter.h"
 #include "tl_ops.h"
@@ -66,45 +67,26 @@ int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self) {
     return integral_only(s, "bitwise_not_cpu", 1);
 }
 
-/* ---- Scalar overloads: one wrapped-number call per shape of overload */
-typedef tl_tensor *(*binary_entry)(tl_tensor *, tl_tensor *);
-typedef tl_tensor *(*binary_out_entry)(tl_tensor *, tl_tensor *, tl_tensor *);
-
-/* op(self, wrapped(other)), or op(wrapped(self_number), tensor) when number_first */
-static tl_tensor *with_number(binary_entry op, tl_tensor *t, tl_scalar number, int number_first) {
-    tl_tensor *w = tl_wrapped_scalar(number);
-    if (!w) return NULL;
-    tl_tensor *r = number_first ? op(w, t) : op(t, w);
-    tl_tensor_release(w);
-    return r;
-}
-static tl_tensor *with_number_out(binary_out_entry op, tl_tensor *self, tl_scalar other, tl_tensor *out) {
-    tl_tensor *w = tl_wrapped_scalar(other);
-    if (!w) return NULL;
-    tl_tensor *r = op(self, w, out);
-    tl_tensor_release(w);
-    return r;
-}
-
-/* the four composite kernels of one operator (PyTorch: bitwise_and(Scalar),
+/* ---- Scalar overloads (wrapped numbers: kernels/native/pointwise_math.h):
+ * the four composite kernels of one operator (PyTorch: bitwise_and(Scalar),
  * bitwise_and_(Scalar), bitwise_and_out(Scalar), bitwise_and(Scalar, Tensor));
  * SCALAR is the overload name of the Tensor-Scalar form */
-#define TL_SCALAR_OVERLOADS(OP, SCALAR)                                                                     \
-    tl_tensor *tl_native_##OP##_##SCALAR(tl_keyset ks, tl_tensor *self, tl_scalar other) {                  \
-        (void)ks;                                                                                           \
-        return with_number(tl_ops_##OP##_Tensor, self, other, 0);                                           \
-    }                                                                                                       \
-    tl_tensor *tl_native_##OP##__##SCALAR(tl_keyset ks, tl_tensor *self, tl_scalar other) {                 \
-        (void)ks;                                                                                           \
-        return with_number(tl_ops_##OP##__Tensor, self, other, 0);                                          \
-    }                                                                                                       \
-    tl_tensor *tl_native_##OP##_##SCALAR##_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) { \
-        (void)ks;                                                                                           \
-        return with_number_out(tl_ops_##OP##_Tensor_out, self, other, out);                                 \
-    }                                                                                                       \
-    tl_tensor *tl_native_##OP##_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other) {             \
-        (void)ks;                                                                                           \
-        return with_number(tl_ops_##OP##_Tensor, other, self, 1);                                           \
+#define TL_SCALAR_OVERLOADS(OP, SCALAR)                                                                                \
+    tl_tensor *tl_native_##OP##_##SCALAR(tl_keyset ks, tl_tensor *self, tl_scalar other) {                             \
+        (void)ks;                                                                                                      \
+        return tl_pointwise_with_number(tl_ops_##OP##_Tensor, self, other, 0);                                         \
+    }                                                                                                                  \
+    tl_tensor *tl_native_##OP##__##SCALAR(tl_keyset ks, tl_tensor *self, tl_scalar other) {                            \
+        (void)ks;                                                                                                      \
+        return tl_pointwise_with_number(tl_ops_##OP##__Tensor, self, other, 0);                                        \
+    }                                                                                                                  \
+    tl_tensor *tl_native_##OP##_##SCALAR##_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {       \
+        (void)ks;                                                                                                      \
+        return tl_pointwise_with_number_out(tl_ops_##OP##_Tensor_out, self, other, out);                               \
+    }                                                                                                                  \
+    tl_tensor *tl_native_##OP##_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other) {                        \
+        (void)ks;                                                                                                      \
+        return tl_pointwise_with_number(tl_ops_##OP##_Tensor, other, self, 1);                                         \
     }
 
 TL_SCALAR_OVERLOADS(bitwise_and, Scalar)

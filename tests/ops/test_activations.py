@@ -259,6 +259,16 @@ def test_hardtanh_integers_and_errors():
         NN.hardtanh(u)
     with pytest.raises(RuntimeError, match="Bool inputs not supported for hardtanh"):
         NN.hardtanh(T(np.array([True]), tl.bool))
+    # integer bounds must fit: first int64 (hardtanh's toLong), then the tensor's type (clamp's)
+    for dt, lo, hi, cname in ((tl.int8, 0, 300, "int8_t"), (tl.int16, -1e10, 1, "int16_t"),
+                              (tl.int32, 0, 2**40, "int"), (tl.uint8, 0, 300, "uint8_t"),
+                              (tl.int64, -1e30, 1, "int64_t"), (tl.int8, 0, 1e20, "int64_t")):
+        with pytest.raises(RuntimeError, match=f"value cannot be converted to type {cname} without overflow"):
+            NN.hardtanh(T(np.array([1]), dt), lo, hi)
+        if torch is not None:
+            with pytest.raises(RuntimeError, match=f"value cannot be converted to type {cname} without overflow"):
+                torch._C._nn.hardtanh(torch.tensor([1]).to(getattr(torch, NAMES[dt])), lo, hi)
+    np.testing.assert_array_equal(NN.hardtanh(T(np.array([5, -5]), tl.int64), -1e10, 1e10).numpy(), [5, -5])
     # min_val > max_val: every element becomes max_val (clamp's order), NaN stays
     r = NN.hardtanh(T(np.array([-3.0, 0.0, 3.0, np.nan]), tl.float32), 2.0, 1.0)
     np.testing.assert_array_equal(r.numpy()[:3], [1.0, 1.0, 1.0])

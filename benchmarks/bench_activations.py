@@ -1,0 +1,68 @@
+"""Activations on 2^24 float32, one thread: gelu (approximate='none' and
+'tanh') and leaky_relu, allocating and out=, torchlet beside PyTorch (when
+installed) and numpy. Timed round robin (`interleaved`): on a shared machine
+only the ratios mean something. Ratio = other library's time / torchlet's
+time (above 1.0 torchlet is faster).
+
+numpy has no gelu / leaky_relu: its rows are the numpy expressions a numpy
+user writes (gelu 'none' needs erf, from scipy.special when installed)."""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import torchlet as tl  # noqa: E402
+from torchlet import _rt  # noqa: E402
+
+from _harness import machine_info, print_interleaved, torch  # noqa: E402
+
+try:
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover
+    _erf = None
+
+N = 1 << 24
+NN = tl._C._nn
+
+
+def cases():
+    a = np.random.default_rng(0).standard_normal(N).astype(np.float32) * 3
+    ta, o_tl, o_np = tl.from_numpy(a), _rt.empty(N), np.empty_like(a)
+    c = np.float32(np.sqrt(2 / np.pi))
+    rows = {
+        "gelu (allocating)": dict(torchlet=lambda: NN.gelu(ta)),
+        "gelu out=": dict(torchlet=lambda: NN.gelu(ta, out=o_tl)),
+        "gelu tanh (allocating)": dict(torchlet=lambda: NN.gelu(ta, approximate="tanh"),
+                                       numpy=lambda: 0.5 * a * (1 + np.tanh(c * (a + np.float32(0.044715) * a ** 3)))),
+        "leaky_relu (allocating)": dict(torchlet=lambda: NN.leaky_relu(ta),
+                                        numpy=lambda: np.where(a > 0, a, a * np.float32(0.01))),
+        "leaky_relu out=": dict(torchlet=lambda: NN.leaky_relu(ta, out=o_tl),
+                                numpy=lambda: np.copyto(o_np, np.where(a > 0, a, a * np.float32(0.01)))),
+    }
+    if _erf is not None:
+        rows["gelu (allocating)"]["numpy"] = lambda: 0.5 * a * (1 + _erf(a * np.float32(np.sqrt(0.5))))
+    if torch is not None:
+        pa, o_pt = torch.from_numpy(a), torch.empty(N)
+        F = torch.nn.functional
+        rows["gelu (allocating)"]["torch"] = lambda: F.gelu(pa)
+        rows["gelu out="]["torch"] = lambda: torch._C._nn.gelu(pa, out=o_pt)
+        rows["gelu tanh (allocating)"]["torch"] = lambda: F.gelu(pa, approximate="tanh")
+        rows["leaky_relu (allocating)"]["torch"] = lambda: F.leaky_relu(pa)
+        rows["leaky_relu out="]["torch"] = lambda: torch._C._nn.leaky_relu(pa, out=o_pt)
+    return rows
+
+
+def main():
+    tl.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    print(f"# activations, 2^24 float32, 1 thread, {tl.get_cpu_capability()} ({machine_info()})")
+    print_interleaved(cases(), width=26)
+
+
+if __name__ == "__main__":
+    main()
