@@ -1,9 +1,11 @@
 """Build properties: C sources compile warning-free under -Wall -Wextra, kernel
 variants target their instruction sets, and vector math reaches libmvec."""
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -32,8 +34,13 @@ def test_c_sources_have_no_warnings():
     jobs = [[*s.compiler(), *incs, *[f"-I{i}" for i in s.extra_include_dirs(c)], *flags, str(c)] for c in common]
     for cap, extra in s.KERNEL_VARIANTS.items():
         jobs += [[*s.compiler(), *incs, *flags, *extra, f"-DCPU_CAPABILITY={cap}", str(k)] for k in kernels]
-    procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for j in jobs]
-    errors = [p.communicate()[0] for p in procs if p.wait() != 0]
+    def check(cmd):
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return r.stdout if r.returncode else None
+
+    # one compiler per core: hundreds of concurrent gcc processes swamp a small machine
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        errors = [e for e in pool.map(check, jobs) if e is not None]
     assert not errors, "\n".join(errors)
 
 
