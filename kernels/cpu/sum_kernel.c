@@ -28,27 +28,30 @@ static inline double combine(const double *a) {
 typedef float tl_v8f __attribute__((vector_size(32)));
 typedef double tl_v8d __attribute__((vector_size(64)));
 
-static inline tl_v8d load8(const float *p) {
-    tl_v8f v;
-    __builtin_memcpy(&v, p, sizeof v);   /* unaligned load */
-    return __builtin_convertvector(v, tl_v8d);
-}
+/* acc += 8 floats at p as doubles (unaligned load); a macro, not a function:
+ * returning a 64-byte vector changes the ABI below AVX-512 (-Wpsabi) */
+#define ADD8(acc, p)                                       \
+    do {                                                   \
+        tl_v8f v_;                                         \
+        __builtin_memcpy(&v_, (p), sizeof v_);             \
+        (acc) += __builtin_convertvector(v_, tl_v8d);      \
+    } while (0)
 
 static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
     const float *restrict p = (const float *)p_;
     tl_v8d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
     int64_t k = 0;
     for (; k + 64 <= n; k += 64) {
-        a0 += load8(p + k);
-        a1 += load8(p + k + 8);
-        a2 += load8(p + k + 16);
-        a3 += load8(p + k + 24);
-        a4 += load8(p + k + 32);
-        a5 += load8(p + k + 40);
-        a6 += load8(p + k + 48);
-        a7 += load8(p + k + 56);
+        ADD8(a0, p + k);
+        ADD8(a1, p + k + 8);
+        ADD8(a2, p + k + 16);
+        ADD8(a3, p + k + 24);
+        ADD8(a4, p + k + 32);
+        ADD8(a5, p + k + 40);
+        ADD8(a6, p + k + 48);
+        ADD8(a7, p + k + 56);
     }
-    for (; k + 8 <= n; k += 8) a0 += load8(p + k);
+    for (; k + 8 <= n; k += 8) ADD8(a0, p + k);
     double s = 0;
     for (; k < n; k++) s += (double)p[k];
     a0 += a1;
