@@ -67,9 +67,19 @@ int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self) {
     return integral_only(s, "bitwise_not_cpu", 1);
 }
 
+/* the autogen `.Scalar_Tensor_out` kernels: op(wrapped(number), other, out=) */
+static tl_tensor *number_first_out(tl_pointwise_binary_out_fn fn, tl_scalar number, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *w = tl_wrapped_scalar(number);
+    if (!w) return NULL;
+    tl_tensor *r = fn(w, other, out);
+    tl_tensor_release(w);
+    return r;
+}
+
 /* ---- Scalar overloads (wrapped numbers: kernels/native/pointwise_math.h):
- * the four composite kernels of one operator (PyTorch: bitwise_and(Scalar),
- * bitwise_and_(Scalar), bitwise_and_out(Scalar), bitwise_and(Scalar, Tensor));
+ * the composite kernels of one operator (PyTorch: bitwise_and(Scalar),
+ * bitwise_and_(Scalar), bitwise_and_out(Scalar), bitwise_and(Scalar, Tensor)
+ * and its autogen out= form);
  * SCALAR is the overload name of the Tensor-Scalar form */
 #define TL_SCALAR_OVERLOADS(OP, SCALAR)                                                                                \
     tl_tensor *tl_native_##OP##_##SCALAR(tl_keyset ks, tl_tensor *self, tl_scalar other) {                             \
@@ -87,6 +97,10 @@ int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self) {
     tl_tensor *tl_native_##OP##_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other) {                        \
         (void)ks;                                                                                                      \
         return tl_pointwise_with_number(tl_ops_##OP##_Tensor, other, self, 1);                                         \
+    }                                                                                                                  \
+    tl_tensor *tl_native_##OP##_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out) {    \
+        (void)ks;                                                                                                      \
+        return number_first_out(tl_ops_##OP##_Tensor_out, self, other, out);                                           \
     }
 
 TL_SCALAR_OVERLOADS(bitwise_and, Scalar)

@@ -188,6 +188,9 @@ def test_bitwise_scalars_and_dunders(op):
         out = _rt.empty(0, dtype=tl.int32)
         assert f(ta, s, out=out) is out          # Scalar_out (an empty out= is resized silently)
         same(out, w)
+        out2 = _rt.empty(0, dtype=tl.int32)
+        assert f(s, ta, out=out2) is out2         # Scalar_Tensor_out (PyTorch's autogen entry)
+        same(out2, w)
         if torch is not None:
             same(f(ta, s), getattr(torch, op)(TT(a, tl.int32), s))
             same(f(s, ta), getattr(torch, op)(s, TT(a, tl.int32)))
@@ -333,6 +336,9 @@ def test_shift_scalars_and_dunders():
     same(tl.bitwise_left_shift(ta, 3), a << 3)
     same(ta.bitwise_right_shift(2), a >> 2)
     same(tl.bitwise_left_shift(2, T(np.array([0, 1, 5]), tl.int64)), np.array([2, 4, 64]))   # Scalar_Tensor
+    o3 = _rt.empty(3, dtype=tl.int64)
+    assert tl.bitwise_right_shift(64, T(np.array([0, 1, 5]), tl.int64), out=o3) is o3        # Scalar_Tensor_out
+    same(o3, np.array([64, 32, 2]))
     x = T(a, tl.int64)
     x <<= 1
     same(x, a << 1)
