@@ -8,6 +8,8 @@
     6. autograd    c = a * b + a: the graph, backward, gradients checked against numpy
     7. timing      a + b beside numpy and PyTorch (PyTorch optional)
     8. workload    a 2-layer MLP forward + backward, checked and timed
+    9. seeds       Linear+bias, RMSNorm, Linear+SiLU, softmax, a Transformer block:
+                   forward + backward beside PyTorch (examples/seed_workloads.py)
 
 Run with `make demo` (generates, builds, runs). Runs in a few seconds; PyTorch is
 optional (`make torch`).
@@ -15,6 +17,7 @@ optional (`make torch`).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import inspect
 import os
 import re
@@ -369,9 +372,17 @@ def show_workload():
     print("  one training step (forward + backward), 1 thread each:")
     for k, v in t.items():
         print(f"    {k:<16} {fmt_t(v)}   {v / t['torchlet']:.2f}x torchlet's time")
-    print("  RMSNorm, SiLU, softmax and attention arrive with the operator-library issue "
-          "(not yet declared in yaml/native_functions.yaml).")
     return ok
+
+
+def show_seeds():
+    section(9, "Seed workloads: forward + backward beside PyTorch (examples/seed_workloads.py)")
+    # SEED_SMALL=1 shrinks the shapes (the demo test uses it); SEED_REPS sets the repeats
+    os.environ.setdefault("SEED_REPS", "3")
+    spec = importlib.util.spec_from_file_location("seed_workloads", os.path.join(ROOT, "examples", "seed_workloads.py"))
+    seeds = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seeds)
+    return seeds.main() == 0
 
 
 def _time_workload(step_tl, step_np, xn, yn, params_n, params):
@@ -411,6 +422,7 @@ def main():
     ok = show_autograd()
     show_timing()
     ok &= show_workload()
+    ok &= show_seeds()
     print(f"\nDone in {time.perf_counter() - t0:.1f} s; all checks {'passed' if ok else 'FAILED'}.")
     return 0 if ok else 1
 
