@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,35 +17,9 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import torch  # noqa: E402
+from _harness import interleaved, torch  # noqa: E402
 
 ROUNDS = 7
-
-
-def batch_size(fn, min_time=0.03):
-    fn()
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - t0 >= min_time or n >= 1 << 16:
-            return n
-        n *= 2
-
-
-def interleaved(impls: dict) -> dict:
-    """best seconds per call of each implementation, batches round robin"""
-    sizes = {k: batch_size(f) for k, f in impls.items()}
-    best = {k: float("inf") for k in impls}
-    for _ in range(ROUNDS):
-        for k, f in impls.items():
-            n = sizes[k]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                f()
-            best[k] = min(best[k], (time.perf_counter() - t0) / n)
-    return best
 
 
 def fmt(s):
@@ -72,7 +45,7 @@ def main():
     if torch is not None:
         pp = [torch.from_numpy(p) for p in parts]
         impls["torch"] = lambda: torch.cat(pp)
-    report("cat 8 x 2^21 (dim 0)", interleaved(impls))
+    report("cat 8 x 2^21 (dim 0)", interleaved(impls, rounds=ROUNDS))
 
     parts2 = [p.reshape(2048, 1024) for p in parts]
     tp2 = [tl.from_numpy(p) for p in parts2]
@@ -80,7 +53,7 @@ def main():
     if torch is not None:
         pp2 = [torch.from_numpy(p) for p in parts2]
         impls["torch"] = lambda: torch.cat(pp2, 1)
-    report("cat 8 x [2048, 1024] (dim 1)", interleaved(impls))
+    report("cat 8 x [2048, 1024] (dim 1)", interleaved(impls, rounds=ROUNDS))
 
     m = rng.standard_normal((4096, 1024)).astype(np.float32)
     tm = tl.from_numpy(m)
@@ -94,7 +67,7 @@ def main():
         if torch is not None:
             pm, pix = torch.from_numpy(m), torch.from_numpy(ix)
             impls["torch"] = lambda dim=dim, pm=pm, pix=pix: torch.index_select(pm, dim, pix)
-        report(name, interleaved(impls))
+        report(name, interleaved(impls, rounds=ROUNDS))
 
     g = rng.integers(0, 1024, size=(4096, 1024))
     tg = tl.from_numpy(g)
@@ -102,14 +75,14 @@ def main():
     if torch is not None:
         pm, pg = torch.from_numpy(m), torch.from_numpy(g)
         impls["torch"] = lambda: torch.gather(pm, 1, pg)
-    report("gather 4096x1024, dim 1", interleaved(impls))
+    report("gather 4096x1024, dim 1", interleaved(impls, rounds=ROUNDS))
     g0 = rng.integers(0, 4096, size=(4096, 1024))
     tg0 = tl.from_numpy(g0)
     impls = {"torchlet": lambda: tl.gather(tm, 0, tg0), "numpy": lambda: np.take_along_axis(m, g0, 0)}
     if torch is not None:
         pg0 = torch.from_numpy(g0)
         impls["torch"] = lambda: torch.gather(pm, 0, pg0)
-    report("gather 4096x1024, dim 0", interleaved(impls))
+    report("gather 4096x1024, dim 0", interleaved(impls, rounds=ROUNDS))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import torchlet as tl  # noqa: E402
 from torchlet import _rt  # noqa: E402
 
-from _harness import interleaved, machine_info, torch  # noqa: E402
+from _harness import machine_info, print_interleaved, torch  # noqa: E402
 
 N = 1 << 24
 
@@ -68,16 +68,7 @@ def main():
     if torch is not None:
         torch.set_num_threads(1)
     print(f"# three-input pointwise ops, 2^24 float32, 1 thread, {tl.get_cpu_capability()} ({machine_info()})")
-    head = f"{'case':<30} {'torchlet':>10} {'numpy':>10} {'torch':>10} {'vs numpy':>9} {'vs torch':>9}"
-    print(head)
-    print("-" * len(head))
-    for name, fns in cases().items():
-        t = interleaved(fns, rounds=5)
-        line = f"{name:<30}" + "".join(f" {t[k] * 1e3:8.2f}ms" if k in t else f" {'-':>10}"
-                                       for k in ("torchlet", "numpy", "torch"))
-        for ref in ("numpy", "torch"):
-            line += f" {t[ref] / t['torchlet']:8.2f}x" if ref in t else f" {'-':>9}"
-        print(line, flush=True)
+    print_interleaved(cases(), width=30)
 
 
 if __name__ == "__main__":
