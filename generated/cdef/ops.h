@@ -510,6 +510,7 @@ tl_tensor *tl_ops_where_self(tl_tensor *condition, tl_tensor *self, tl_tensor *o
 tl_tensor *tl_ops_where_ScalarSelf(tl_tensor *condition, tl_scalar self, tl_tensor *other);
 tl_tensor *tl_ops_where_ScalarOther(tl_tensor *condition, tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_where_Scalar(tl_tensor *condition, tl_scalar self, tl_scalar other);
+int tl_ops_where(tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
 
 /* lerp */
 tl_tensor *tl_ops_lerp_Scalar_out(tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
@@ -941,5 +942,75 @@ tl_tensor *tl_ops_mse_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_
 
 /* scaled_dot_product_attention */
 tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
+
+/* _scaled_dot_product_flash_attention_for_cpu */
+int tl_ops__scaled_dot_product_flash_attention_for_cpu(tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _scaled_dot_product_flash_attention_for_cpu_backward */
+int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward(tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* asinh */
+tl_tensor *tl_ops_asinh(tl_tensor *self);
+tl_tensor *tl_ops_asinh_(tl_tensor *self);
+tl_tensor *tl_ops_asinh_out(tl_tensor *self, tl_tensor *out);
+
+/* acosh */
+tl_tensor *tl_ops_acosh(tl_tensor *self);
+tl_tensor *tl_ops_acosh_(tl_tensor *self);
+tl_tensor *tl_ops_acosh_out(tl_tensor *self, tl_tensor *out);
+
+/* atanh */
+tl_tensor *tl_ops_atanh(tl_tensor *self);
+tl_tensor *tl_ops_atanh_(tl_tensor *self);
+tl_tensor *tl_ops_atanh_out(tl_tensor *self, tl_tensor *out);
+
+/* arcsin */
+tl_tensor *tl_ops_arcsin(tl_tensor *self);
+tl_tensor *tl_ops_arcsin_(tl_tensor *self);
+tl_tensor *tl_ops_arcsin_out(tl_tensor *self, tl_tensor *out);
+
+/* arccos */
+tl_tensor *tl_ops_arccos(tl_tensor *self);
+tl_tensor *tl_ops_arccos_(tl_tensor *self);
+tl_tensor *tl_ops_arccos_out(tl_tensor *self, tl_tensor *out);
+
+/* arctan */
+tl_tensor *tl_ops_arctan(tl_tensor *self);
+tl_tensor *tl_ops_arctan_(tl_tensor *self);
+tl_tensor *tl_ops_arctan_out(tl_tensor *self, tl_tensor *out);
+
+/* arcsinh */
+tl_tensor *tl_ops_arcsinh(tl_tensor *self);
+tl_tensor *tl_ops_arcsinh_(tl_tensor *self);
+tl_tensor *tl_ops_arcsinh_out(tl_tensor *self, tl_tensor *out);
+
+/* arccosh */
+tl_tensor *tl_ops_arccosh(tl_tensor *self);
+tl_tensor *tl_ops_arccosh_(tl_tensor *self);
+tl_tensor *tl_ops_arccosh_out(tl_tensor *self, tl_tensor *out);
+
+/* arctanh */
+tl_tensor *tl_ops_arctanh(tl_tensor *self);
+tl_tensor *tl_ops_arctanh_(tl_tensor *self);
+tl_tensor *tl_ops_arctanh_out(tl_tensor *self, tl_tensor *out);
+
+/* arctan2 */
+tl_tensor *tl_ops_arctan2(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_arctan2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_arctan2_(tl_tensor *self, tl_tensor *other);
+
+/* nonzero */
+tl_tensor *tl_ops_nonzero_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_nonzero(tl_tensor *self);
+
+/* nonzero_numpy */
+int tl_ops_nonzero_numpy(tl_tensor *self, tl_tensor ***ret, int64_t *ret_len);
+
+/* argwhere */
+tl_tensor *tl_ops_argwhere(tl_tensor *self);
+
+/* count_nonzero */
+tl_tensor *tl_ops_count_nonzero_dim_IntList(tl_tensor *self, const int64_t *dim, int64_t dim_len);
+tl_tensor *tl_ops_count_nonzero(tl_tensor *self, int64_t dim, bool dim_has);
 
 #endif

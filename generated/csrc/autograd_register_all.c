@@ -141,6 +141,9 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_hardtanh_backward() != 0) return -1;
     if (tl_autograd_register_cat() != 0) return -1;
     if (tl_autograd_register_stack() != 0) return -1;
+    if (tl_autograd_register_split() != 0) return -1;
+    if (tl_autograd_register_split_with_sizes() != 0) return -1;
+    if (tl_autograd_register_unbind() != 0) return -1;
     if (tl_autograd_register_index_select() != 0) return -1;
     if (tl_autograd_register_index_add() != 0) return -1;
     if (tl_autograd_register_gather() != 0) return -1;
@@ -161,6 +164,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_nll_loss_forward() != 0) return -1;
     if (tl_autograd_register_nll_loss_backward() != 0) return -1;
     if (tl_autograd_register_mse_loss() != 0) return -1;
+    if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
+    if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
+    if (tl_autograd_register_asinh() != 0) return -1;
+    if (tl_autograd_register_acosh() != 0) return -1;
+    if (tl_autograd_register_atanh() != 0) return -1;
+    if (tl_autograd_register_nonzero() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -139,9 +139,9 @@ int tl_ops_split_sizes_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 int tl_ops_register_split(void) {
     tl_ops_split_Tensor_op = tl_op_define("aten::split.Tensor", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
     if (!tl_ops_split_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_split))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::split.Tensor", "CompositeImplicitAutograd", "tl_native_split");
-    else if (tl_op_register_kernel(tl_ops_split_Tensor_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_split, tl_ops_split_Tensor_boxed, NULL,
+    if (TL_KERNEL_MISSING(tl_native_split))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::split.Tensor", "CompositeExplicitAutograd", "tl_native_split");
+    else if (tl_op_register_kernel(tl_ops_split_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_split, tl_ops_split_Tensor_boxed, NULL,
                                    "tl_native_split registered at generated/csrc/ops_split.c") < 0)
         return -1;
     tl_ops_split_sizes_op = tl_op_define("aten::split.sizes", "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]");

@@ -77,9 +77,9 @@ int tl_ops_split_with_sizes_boxed(const tl_kernel *k_, const tl_operator *op_, t
 int tl_ops_register_split_with_sizes(void) {
     tl_ops_split_with_sizes_op = tl_op_define("aten::split_with_sizes", "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
     if (!tl_ops_split_with_sizes_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_split_with_sizes))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::split_with_sizes", "CompositeImplicitAutograd", "tl_native_split_with_sizes");
-    else if (tl_op_register_kernel(tl_ops_split_with_sizes_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_split_with_sizes, tl_ops_split_with_sizes_boxed, NULL,
+    if (TL_KERNEL_MISSING(tl_native_split_with_sizes))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::split_with_sizes", "CompositeExplicitAutograd", "tl_native_split_with_sizes");
+    else if (tl_op_register_kernel(tl_ops_split_with_sizes_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_split_with_sizes, tl_ops_split_with_sizes_boxed, NULL,
                                    "tl_native_split_with_sizes registered at generated/csrc/ops_split_with_sizes.c") < 0)
         return -1;
     return 0;

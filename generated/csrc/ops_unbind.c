@@ -73,9 +73,9 @@ int tl_ops_unbind_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
 int tl_ops_register_unbind(void) {
     tl_ops_unbind_int_op = tl_op_define("aten::unbind.int", "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
     if (!tl_ops_unbind_int_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_unbind))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::unbind.int", "CompositeImplicitAutograd", "tl_native_unbind");
-    else if (tl_op_register_kernel(tl_ops_unbind_int_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_unbind, tl_ops_unbind_int_boxed, NULL,
+    if (TL_KERNEL_MISSING(tl_native_unbind))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::unbind.int", "CompositeExplicitAutograd", "tl_native_unbind");
+    else if (tl_op_register_kernel(tl_ops_unbind_int_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_unbind, tl_ops_unbind_int_boxed, NULL,
                                    "tl_native_unbind registered at generated/csrc/ops_unbind.c") < 0)
         return -1;
     return 0;

@@ -11,6 +11,7 @@
  *   where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
  *   where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
  *   where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor
+ *   where(Tensor condition) -> Tensor[]
  */
 #include "tl_ops.h"
 
@@ -366,6 +367,61 @@ int tl_ops_where_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     return rc_;
 }
 
+/* ======================================================================
+ * aten::where
+ *   where(Tensor condition) -> Tensor[]
+ * ====================================================================== */
+
+tl_operator *tl_ops_where_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static int tl_ops_where_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, condition);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_where_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_glue_pop_tensor_list_ret(&st_, ret, ret_len);
+    tl_stack_free(&st_);
+    return rc_;
+}
+
+/* entry point (at::_ops::where::call) */
+int tl_ops_where(tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_where_op, tl_tensor_key_set(condition), &ks);
+    if (!k_) return -1;
+    if (k_->unboxed) return ((tl_ops_where_fn)k_->unboxed)(ks, condition, ret, ret_len);
+    return tl_ops_where_boxing_wrapper(k_, ks, condition, ret, ret_len);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+int tl_ops_where_redispatch(tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_where_op, ks);
+    if (!k_) return -1;
+    if (k_->unboxed) return ((tl_ops_where_fn)k_->unboxed)(ks, condition, ret, ret_len);
+    return tl_ops_where_boxing_wrapper(k_, ks, condition, ret, ret_len);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_where_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *condition = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &condition);
+    if (rc_ == 0) {
+        tl_tensor **r_ = NULL;
+        int64_t rn_ = 0;
+        rc_ = ((tl_ops_where_fn)k_->unboxed)(ks, condition, &r_, &rn_);
+        if (rc_ == 0) {
+            rc_ = tl_stack_push_tensor_list(st, r_, rn_);
+            tl_tensor_list_free(r_, rn_);
+        }
+    }
+    tl_tensor_release(condition);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_where(void) {
@@ -415,6 +471,13 @@ int tl_ops_register_where(void) {
         tl_glue_note_missing("aten::where.Scalar", "CompositeImplicitAutograd", "tl_native_where_Scalar");
     else if (tl_op_register_kernel(tl_ops_where_Scalar_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_where_Scalar, tl_ops_where_Scalar_boxed, NULL,
                                    "tl_native_where_Scalar registered at generated/csrc/ops_where.c") < 0)
+        return -1;
+    tl_ops_where_op = tl_op_define("aten::where", "where(Tensor condition) -> Tensor[]");
+    if (!tl_ops_where_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_where))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::where", "CompositeImplicitAutograd", "tl_native_where");
+    else if (tl_op_register_kernel(tl_ops_where_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_where, tl_ops_where_boxed, NULL,
+                                   "tl_native_where registered at generated/csrc/ops_where.c") < 0)
         return -1;
     return 0;
 }

@@ -81,6 +81,22 @@ int tl_pyabi_acos_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* acosh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_acosh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_acosh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_acosh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_acosh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tl_tensor *tl_pyabi_add_Tensor_n_other(tl_tensor *self, tl_scalar other, tl_scalar alpha) {
     tl_tensor *other_t = tl_wrapped_scalar(other);
@@ -240,6 +256,118 @@ int tl_pyabi_any_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *ou
     return tl_has_warning() ? 1 : 0;
 }
 
+/* arccos_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_arccos__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_arccos_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arccos_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arccos_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arccosh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_arccosh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_arccosh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arccosh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arccosh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arcsin_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_arcsin__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_arcsin_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arcsin_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arcsin_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arcsinh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_arcsinh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_arcsinh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arcsinh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arcsinh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_arctan2__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_arctan2_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arctan2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arctan2_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arctan_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_arctan__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_arctan_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arctan_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arctan_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arctanh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_arctanh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_arctanh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arctanh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arctanh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_argmax_out_r(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
     tl_tensor *r = tl_ops_argmax_out(self, dim, dim_has, keepdim, out);
@@ -272,6 +400,22 @@ int tl_pyabi_asin_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* asinh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_asinh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_asinh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_asinh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_asinh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_atan2__r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_atan2_(self, other);
@@ -299,6 +443,22 @@ int tl_pyabi_atan__r(tl_tensor *self) {
 /* atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_atan_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_atan_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* atanh_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_atanh__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_atanh_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_atanh_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_atanh_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1794,6 +1954,14 @@ int tl_pyabi_neg_out_r(tl_tensor *self, tl_tensor *out) {
 /* nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops_nll_loss_backward_grad_input(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nonzero_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -204,6 +204,22 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_mse_loss() != 0) return -1;
     if (tl_ops_register_mse_loss_backward() != 0) return -1;
     if (tl_ops_register_scaled_dot_product_attention() != 0) return -1;
+    if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
+    if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
+    if (tl_ops_register_asinh() != 0) return -1;
+    if (tl_ops_register_acosh() != 0) return -1;
+    if (tl_ops_register_atanh() != 0) return -1;
+    if (tl_ops_register_arcsin() != 0) return -1;
+    if (tl_ops_register_arccos() != 0) return -1;
+    if (tl_ops_register_arctan() != 0) return -1;
+    if (tl_ops_register_arcsinh() != 0) return -1;
+    if (tl_ops_register_arccosh() != 0) return -1;
+    if (tl_ops_register_arctanh() != 0) return -1;
+    if (tl_ops_register_arctan2() != 0) return -1;
+    if (tl_ops_register_nonzero() != 0) return -1;
+    if (tl_ops_register_nonzero_numpy() != 0) return -1;
+    if (tl_ops_register_argwhere() != 0) return -1;
+    if (tl_ops_register_count_nonzero() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -137,6 +137,9 @@ int tl_autograd_register_hardtanh(void);
 int tl_autograd_register_hardtanh_backward(void);
 int tl_autograd_register_cat(void);
 int tl_autograd_register_stack(void);
+int tl_autograd_register_split(void);
+int tl_autograd_register_split_with_sizes(void);
+int tl_autograd_register_unbind(void);
 int tl_autograd_register_index_select(void);
 int tl_autograd_register_index_add(void);
 int tl_autograd_register_gather(void);
@@ -157,5 +160,11 @@ int tl_autograd_register_native_dropout_backward(void);
 int tl_autograd_register_nll_loss_forward(void);
 int tl_autograd_register_nll_loss_backward(void);
 int tl_autograd_register_mse_loss(void);
+int tl_autograd_register__scaled_dot_product_flash_attention_for_cpu(void);
+int tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward(void);
+int tl_autograd_register_asinh(void);
+int tl_autograd_register_acosh(void);
+int tl_autograd_register_atanh(void);
+int tl_autograd_register_nonzero(void);
 
 #endif

@@ -2280,6 +2280,13 @@ tl_tensor *tl_ops_where_Scalar(tl_tensor *condition, tl_scalar self, tl_scalar o
 tl_tensor *tl_ops_where_Scalar_redispatch(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_scalar other);
 int tl_ops_where_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_where_Scalar(tl_keyset ks, tl_tensor *condition, tl_scalar self, tl_scalar other);
+/* where(Tensor condition) -> Tensor[] */
+extern tl_operator *tl_ops_where_op;
+typedef int (*tl_ops_where_fn)(tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_where(tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_where_redispatch(tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_where_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_where(tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
 TL_WEAK int tl_meta_where_self(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_where(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -4277,5 +4284,316 @@ tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key,
 tl_tensor *tl_ops_scaled_dot_product_attention_redispatch(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
 int tl_ops_scaled_dot_product_attention_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_scaled_dot_product_attention(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
+
+/* ---------------------------------------------------------------- _scaled_dot_product_flash_attention_for_cpu */
+int tl_ops_register__scaled_dot_product_flash_attention_for_cpu(void);
+/* _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
+extern tl_operator *tl_ops__scaled_dot_product_flash_attention_for_cpu_op;
+typedef int (*tl_ops__scaled_dot_product_flash_attention_for_cpu_fn)(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__scaled_dot_product_flash_attention_for_cpu(tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__scaled_dot_product_flash_attention_for_cpu_redispatch(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__scaled_dot_product_flash_attention_for_cpu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__scaled_dot_product_flash_attention_cpu(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- _scaled_dot_product_flash_attention_for_cpu_backward */
+int tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward(void);
+/* _scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+extern tl_operator *tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_op;
+typedef int (*tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_fn)(tl_keyset ks, tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward(tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_redispatch(tl_keyset ks, tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__scaled_dot_product_flash_attention_cpu_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- asinh */
+int tl_ops_register_asinh(void);
+/* asinh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_asinh_op;
+typedef tl_tensor *(*tl_ops_asinh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_asinh(tl_tensor *self);
+tl_tensor *tl_ops_asinh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_asinh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* asinh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_asinh__op;
+typedef tl_tensor *(*tl_ops_asinh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_asinh_(tl_tensor *self);
+tl_tensor *tl_ops_asinh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_asinh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_asinh_out_op;
+typedef tl_tensor *(*tl_ops_asinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_asinh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_asinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_asinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_asinh(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_asinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- acosh */
+int tl_ops_register_acosh(void);
+/* acosh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_acosh_op;
+typedef tl_tensor *(*tl_ops_acosh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_acosh(tl_tensor *self);
+tl_tensor *tl_ops_acosh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_acosh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* acosh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_acosh__op;
+typedef tl_tensor *(*tl_ops_acosh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_acosh_(tl_tensor *self);
+tl_tensor *tl_ops_acosh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_acosh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_acosh_out_op;
+typedef tl_tensor *(*tl_ops_acosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_acosh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_acosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_acosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_acosh(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_acosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- atanh */
+int tl_ops_register_atanh(void);
+/* atanh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_atanh_op;
+typedef tl_tensor *(*tl_ops_atanh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atanh(tl_tensor *self);
+tl_tensor *tl_ops_atanh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atanh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* atanh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_atanh__op;
+typedef tl_tensor *(*tl_ops_atanh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atanh_(tl_tensor *self);
+tl_tensor *tl_ops_atanh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atanh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_atanh_out_op;
+typedef tl_tensor *(*tl_ops_atanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_atanh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_atanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_atanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_atanh(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_atanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arcsin */
+int tl_ops_register_arcsin(void);
+/* arcsin(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_arcsin_op;
+typedef tl_tensor *(*tl_ops_arcsin_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arcsin(tl_tensor *self);
+tl_tensor *tl_ops_arcsin_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arcsin_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arcsin(tl_keyset ks, tl_tensor *self);
+/* arcsin_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_arcsin__op;
+typedef tl_tensor *(*tl_ops_arcsin__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arcsin_(tl_tensor *self);
+tl_tensor *tl_ops_arcsin__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arcsin__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arcsin_(tl_keyset ks, tl_tensor *self);
+/* arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arcsin_out_op;
+typedef tl_tensor *(*tl_ops_arcsin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arcsin_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arcsin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_arcsin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arcsin_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arccos */
+int tl_ops_register_arccos(void);
+/* arccos(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_arccos_op;
+typedef tl_tensor *(*tl_ops_arccos_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arccos(tl_tensor *self);
+tl_tensor *tl_ops_arccos_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arccos_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arccos(tl_keyset ks, tl_tensor *self);
+/* arccos_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_arccos__op;
+typedef tl_tensor *(*tl_ops_arccos__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arccos_(tl_tensor *self);
+tl_tensor *tl_ops_arccos__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arccos__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arccos_(tl_keyset ks, tl_tensor *self);
+/* arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arccos_out_op;
+typedef tl_tensor *(*tl_ops_arccos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arccos_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arccos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_arccos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arccos_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arctan */
+int tl_ops_register_arctan(void);
+/* arctan(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_arctan_op;
+typedef tl_tensor *(*tl_ops_arctan_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arctan(tl_tensor *self);
+tl_tensor *tl_ops_arctan_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arctan_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctan(tl_keyset ks, tl_tensor *self);
+/* arctan_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_arctan__op;
+typedef tl_tensor *(*tl_ops_arctan__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arctan_(tl_tensor *self);
+tl_tensor *tl_ops_arctan__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arctan__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctan_(tl_keyset ks, tl_tensor *self);
+/* arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arctan_out_op;
+typedef tl_tensor *(*tl_ops_arctan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arctan_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arctan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_arctan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctan_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arcsinh */
+int tl_ops_register_arcsinh(void);
+/* arcsinh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_arcsinh_op;
+typedef tl_tensor *(*tl_ops_arcsinh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arcsinh(tl_tensor *self);
+tl_tensor *tl_ops_arcsinh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arcsinh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arcsinh(tl_keyset ks, tl_tensor *self);
+/* arcsinh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_arcsinh__op;
+typedef tl_tensor *(*tl_ops_arcsinh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arcsinh_(tl_tensor *self);
+tl_tensor *tl_ops_arcsinh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arcsinh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arcsinh_(tl_keyset ks, tl_tensor *self);
+/* arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arcsinh_out_op;
+typedef tl_tensor *(*tl_ops_arcsinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arcsinh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arcsinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_arcsinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arcsinh_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arccosh */
+int tl_ops_register_arccosh(void);
+/* arccosh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_arccosh_op;
+typedef tl_tensor *(*tl_ops_arccosh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arccosh(tl_tensor *self);
+tl_tensor *tl_ops_arccosh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arccosh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arccosh(tl_keyset ks, tl_tensor *self);
+/* arccosh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_arccosh__op;
+typedef tl_tensor *(*tl_ops_arccosh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arccosh_(tl_tensor *self);
+tl_tensor *tl_ops_arccosh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arccosh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arccosh_(tl_keyset ks, tl_tensor *self);
+/* arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arccosh_out_op;
+typedef tl_tensor *(*tl_ops_arccosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arccosh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arccosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_arccosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arccosh_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arctanh */
+int tl_ops_register_arctanh(void);
+/* arctanh(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_arctanh_op;
+typedef tl_tensor *(*tl_ops_arctanh_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arctanh(tl_tensor *self);
+tl_tensor *tl_ops_arctanh_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arctanh_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctanh(tl_keyset ks, tl_tensor *self);
+/* arctanh_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_arctanh__op;
+typedef tl_tensor *(*tl_ops_arctanh__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_arctanh_(tl_tensor *self);
+tl_tensor *tl_ops_arctanh__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_arctanh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctanh_(tl_keyset ks, tl_tensor *self);
+/* arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arctanh_out_op;
+typedef tl_tensor *(*tl_ops_arctanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arctanh_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_arctanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_arctanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctanh_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- arctan2 */
+int tl_ops_register_arctan2(void);
+/* arctan2(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_arctan2_op;
+typedef tl_tensor *(*tl_ops_arctan2_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_arctan2(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_arctan2_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_arctan2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctan2(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arctan2_out_op;
+typedef tl_tensor *(*tl_ops_arctan2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_arctan2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_arctan2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_arctan2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctan2_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+/* arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_arctan2__op;
+typedef tl_tensor *(*tl_ops_arctan2__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_arctan2_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_arctan2__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_arctan2__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arctan2_(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+
+/* ---------------------------------------------------------------- nonzero */
+int tl_ops_register_nonzero(void);
+/* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_nonzero_out_op;
+typedef tl_tensor *(*tl_ops_nonzero_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_nonzero_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_nonzero_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_nonzero_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nonzero_out_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+/* nonzero(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_nonzero_op;
+typedef tl_tensor *(*tl_ops_nonzero_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_nonzero(tl_tensor *self);
+tl_tensor *tl_ops_nonzero_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_nonzero_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nonzero_cpu(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- nonzero_numpy */
+int tl_ops_register_nonzero_numpy(void);
+/* nonzero_numpy(Tensor self) -> Tensor[] */
+extern tl_operator *tl_ops_nonzero_numpy_op;
+typedef int (*tl_ops_nonzero_numpy_fn)(tl_keyset ks, tl_tensor *self, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_nonzero_numpy(tl_tensor *self, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_nonzero_numpy_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_nonzero_numpy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_nonzero_numpy(tl_keyset ks, tl_tensor *self, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- argwhere */
+int tl_ops_register_argwhere(void);
+/* argwhere(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_argwhere_op;
+typedef tl_tensor *(*tl_ops_argwhere_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_argwhere(tl_tensor *self);
+tl_tensor *tl_ops_argwhere_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_argwhere_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_argwhere(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- count_nonzero */
+int tl_ops_register_count_nonzero(void);
+/* count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor */
+extern tl_operator *tl_ops_count_nonzero_dim_IntList_op;
+typedef tl_tensor *(*tl_ops_count_nonzero_dim_IntList_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+tl_tensor *tl_ops_count_nonzero_dim_IntList(tl_tensor *self, const int64_t *dim, int64_t dim_len);
+tl_tensor *tl_ops_count_nonzero_dim_IntList_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+int tl_ops_count_nonzero_dim_IntList_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_count_nonzero_cpu(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+/* count_nonzero(Tensor self, int? dim=None) -> Tensor */
+extern tl_operator *tl_ops_count_nonzero_op;
+typedef tl_tensor *(*tl_ops_count_nonzero_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has);
+tl_tensor *tl_ops_count_nonzero(tl_tensor *self, int64_t dim, bool dim_has);
+tl_tensor *tl_ops_count_nonzero_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has);
+int tl_ops_count_nonzero_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_count_nonzero(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has);
 
 #endif

@@ -67,6 +67,8 @@ from torchlet._pyargs import (
 __all__ = [
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
@@ -74,6 +76,8 @@ __all__ = [
     "abs_",
     "acos",
     "acos_",
+    "acosh",
+    "acosh_",
     "add",
     "addcdiv",
     "addcmul",
@@ -84,14 +88,32 @@ __all__ = [
     "amin",
     "any",
     "arange",
+    "arccos",
+    "arccos_",
+    "arccosh",
+    "arccosh_",
+    "arcsin",
+    "arcsin_",
+    "arcsinh",
+    "arcsinh_",
+    "arctan",
+    "arctan2",
+    "arctan_",
+    "arctanh",
+    "arctanh_",
     "argmax",
     "argmin",
+    "argwhere",
     "as_strided",
     "asin",
     "asin_",
+    "asinh",
+    "asinh_",
     "atan",
     "atan2",
     "atan_",
+    "atanh",
+    "atanh_",
     "baddbmm",
     "bitwise_and",
     "bitwise_left_shift",
@@ -117,6 +139,7 @@ __all__ = [
     "cos_",
     "cosh",
     "cosh_",
+    "count_nonzero",
     "cumprod",
     "cumsum",
     "div",
@@ -203,6 +226,8 @@ __all__ = [
     "ne",
     "neg",
     "neg_",
+    "nonzero",
+    "nonzero_numpy",
     "ones",
     "ones_like",
     "outer",
@@ -290,6 +315,8 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
+_C__scaled_dot_product_flash_attention_for_cpu_backward = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu_backward", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu_backward")
 _C__softmax = getattr(_lib, "tl_ops__softmax", None) or _missing_c("tl_ops__softmax")
 _C__softmax_backward_data = getattr(_lib, "tl_ops__softmax_backward_data", None) or _missing_c("tl_ops__softmax_backward_data")
 _C__softmax_backward_data_out = getattr(_lib, "tl_ops__softmax_backward_data_out", None) or _missing_c("tl_ops__softmax_backward_data_out")
@@ -301,6 +328,9 @@ _C_abs_out = getattr(_lib, "tl_ops_abs_out", None) or _missing_c("tl_ops_abs_out
 _C_acos = getattr(_lib, "tl_ops_acos", None) or _missing_c("tl_ops_acos")
 _C_acos_ = getattr(_lib, "tl_ops_acos_", None) or _missing_c("tl_ops_acos_")
 _C_acos_out = getattr(_lib, "tl_ops_acos_out", None) or _missing_c("tl_ops_acos_out")
+_C_acosh = getattr(_lib, "tl_ops_acosh", None) or _missing_c("tl_ops_acosh")
+_C_acosh_ = getattr(_lib, "tl_ops_acosh_", None) or _missing_c("tl_ops_acosh_")
+_C_acosh_out = getattr(_lib, "tl_ops_acosh_out", None) or _missing_c("tl_ops_acosh_out")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
@@ -333,20 +363,48 @@ _C_any_out = getattr(_lib, "tl_ops_any_out", None) or _missing_c("tl_ops_any_out
 _C_arange = getattr(_lib, "tl_ops_arange", None) or _missing_c("tl_ops_arange")
 _C_arange_start = getattr(_lib, "tl_ops_arange_start", None) or _missing_c("tl_ops_arange_start")
 _C_arange_start_step = getattr(_lib, "tl_ops_arange_start_step", None) or _missing_c("tl_ops_arange_start_step")
+_C_arccos = getattr(_lib, "tl_ops_arccos", None) or _missing_c("tl_ops_arccos")
+_C_arccos_ = getattr(_lib, "tl_ops_arccos_", None) or _missing_c("tl_ops_arccos_")
+_C_arccos_out = getattr(_lib, "tl_ops_arccos_out", None) or _missing_c("tl_ops_arccos_out")
+_C_arccosh = getattr(_lib, "tl_ops_arccosh", None) or _missing_c("tl_ops_arccosh")
+_C_arccosh_ = getattr(_lib, "tl_ops_arccosh_", None) or _missing_c("tl_ops_arccosh_")
+_C_arccosh_out = getattr(_lib, "tl_ops_arccosh_out", None) or _missing_c("tl_ops_arccosh_out")
+_C_arcsin = getattr(_lib, "tl_ops_arcsin", None) or _missing_c("tl_ops_arcsin")
+_C_arcsin_ = getattr(_lib, "tl_ops_arcsin_", None) or _missing_c("tl_ops_arcsin_")
+_C_arcsin_out = getattr(_lib, "tl_ops_arcsin_out", None) or _missing_c("tl_ops_arcsin_out")
+_C_arcsinh = getattr(_lib, "tl_ops_arcsinh", None) or _missing_c("tl_ops_arcsinh")
+_C_arcsinh_ = getattr(_lib, "tl_ops_arcsinh_", None) or _missing_c("tl_ops_arcsinh_")
+_C_arcsinh_out = getattr(_lib, "tl_ops_arcsinh_out", None) or _missing_c("tl_ops_arcsinh_out")
+_C_arctan = getattr(_lib, "tl_ops_arctan", None) or _missing_c("tl_ops_arctan")
+_C_arctan2 = getattr(_lib, "tl_ops_arctan2", None) or _missing_c("tl_ops_arctan2")
+_C_arctan2_ = getattr(_lib, "tl_ops_arctan2_", None) or _missing_c("tl_ops_arctan2_")
+_C_arctan2_out = getattr(_lib, "tl_ops_arctan2_out", None) or _missing_c("tl_ops_arctan2_out")
+_C_arctan_ = getattr(_lib, "tl_ops_arctan_", None) or _missing_c("tl_ops_arctan_")
+_C_arctan_out = getattr(_lib, "tl_ops_arctan_out", None) or _missing_c("tl_ops_arctan_out")
+_C_arctanh = getattr(_lib, "tl_ops_arctanh", None) or _missing_c("tl_ops_arctanh")
+_C_arctanh_ = getattr(_lib, "tl_ops_arctanh_", None) or _missing_c("tl_ops_arctanh_")
+_C_arctanh_out = getattr(_lib, "tl_ops_arctanh_out", None) or _missing_c("tl_ops_arctanh_out")
 _C_argmax = getattr(_lib, "tl_ops_argmax", None) or _missing_c("tl_ops_argmax")
 _C_argmax_out = getattr(_lib, "tl_ops_argmax_out", None) or _missing_c("tl_ops_argmax_out")
 _C_argmin = getattr(_lib, "tl_ops_argmin", None) or _missing_c("tl_ops_argmin")
 _C_argmin_out = getattr(_lib, "tl_ops_argmin_out", None) or _missing_c("tl_ops_argmin_out")
+_C_argwhere = getattr(_lib, "tl_ops_argwhere", None) or _missing_c("tl_ops_argwhere")
 _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_as_strided")
 _C_asin = getattr(_lib, "tl_ops_asin", None) or _missing_c("tl_ops_asin")
 _C_asin_ = getattr(_lib, "tl_ops_asin_", None) or _missing_c("tl_ops_asin_")
 _C_asin_out = getattr(_lib, "tl_ops_asin_out", None) or _missing_c("tl_ops_asin_out")
+_C_asinh = getattr(_lib, "tl_ops_asinh", None) or _missing_c("tl_ops_asinh")
+_C_asinh_ = getattr(_lib, "tl_ops_asinh_", None) or _missing_c("tl_ops_asinh_")
+_C_asinh_out = getattr(_lib, "tl_ops_asinh_out", None) or _missing_c("tl_ops_asinh_out")
 _C_atan = getattr(_lib, "tl_ops_atan", None) or _missing_c("tl_ops_atan")
 _C_atan2 = getattr(_lib, "tl_ops_atan2", None) or _missing_c("tl_ops_atan2")
 _C_atan2_ = getattr(_lib, "tl_ops_atan2_", None) or _missing_c("tl_ops_atan2_")
 _C_atan2_out = getattr(_lib, "tl_ops_atan2_out", None) or _missing_c("tl_ops_atan2_out")
 _C_atan_ = getattr(_lib, "tl_ops_atan_", None) or _missing_c("tl_ops_atan_")
 _C_atan_out = getattr(_lib, "tl_ops_atan_out", None) or _missing_c("tl_ops_atan_out")
+_C_atanh = getattr(_lib, "tl_ops_atanh", None) or _missing_c("tl_ops_atanh")
+_C_atanh_ = getattr(_lib, "tl_ops_atanh_", None) or _missing_c("tl_ops_atanh_")
+_C_atanh_out = getattr(_lib, "tl_ops_atanh_out", None) or _missing_c("tl_ops_atanh_out")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
@@ -434,6 +492,8 @@ _C_cos_out = getattr(_lib, "tl_ops_cos_out", None) or _missing_c("tl_ops_cos_out
 _C_cosh = getattr(_lib, "tl_ops_cosh", None) or _missing_c("tl_ops_cosh")
 _C_cosh_ = getattr(_lib, "tl_ops_cosh_", None) or _missing_c("tl_ops_cosh_")
 _C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_out")
+_C_count_nonzero = getattr(_lib, "tl_ops_count_nonzero", None) or _missing_c("tl_ops_count_nonzero")
+_C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList", None) or _missing_c("tl_ops_count_nonzero_dim_IntList")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
 _C_cumprod = getattr(_lib, "tl_ops_cumprod", None) or _missing_c("tl_ops_cumprod")
 _C_cumprod_ = getattr(_lib, "tl_ops_cumprod_", None) or _missing_c("tl_ops_cumprod_")
@@ -657,6 +717,9 @@ _C_nll_loss_backward = getattr(_lib, "tl_ops_nll_loss_backward", None) or _missi
 _C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_input", None) or _missing_c("tl_ops_nll_loss_backward_grad_input")
 _C_nll_loss_forward = getattr(_lib, "tl_ops_nll_loss_forward", None) or _missing_c("tl_ops_nll_loss_forward")
 _C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops_nll_loss_nd")
+_C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
+_C_nonzero_numpy = getattr(_lib, "tl_ops_nonzero_numpy", None) or _missing_c("tl_ops_nonzero_numpy")
+_C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
@@ -804,6 +867,7 @@ _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_o
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
+_C_where = getattr(_lib, "tl_ops_where", None) or _missing_c("tl_ops_where")
 _C_where_Scalar = getattr(_lib, "tl_ops_where_Scalar", None) or _missing_c("tl_ops_where_Scalar")
 _C_where_ScalarOther = getattr(_lib, "tl_ops_where_ScalarOther", None) or _missing_c("tl_ops_where_ScalarOther")
 _C_where_ScalarSelf = getattr(_lib, "tl_ops_where_ScalarSelf", None) or _missing_c("tl_ops_where_ScalarSelf")
@@ -824,6 +888,8 @@ _P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__
 _P_abs_out_r = getattr(_lib, "tl_pyabi_abs_out_r", None) or _missing_c("tl_pyabi_abs_out_r")
 _P_acos__r = getattr(_lib, "tl_pyabi_acos__r", None) or _missing_c("tl_pyabi_acos__r")
 _P_acos_out_r = getattr(_lib, "tl_pyabi_acos_out_r", None) or _missing_c("tl_pyabi_acos_out_r")
+_P_acosh__r = getattr(_lib, "tl_pyabi_acosh__r", None) or _missing_c("tl_pyabi_acosh__r")
+_P_acosh_out_r = getattr(_lib, "tl_pyabi_acosh_out_r", None) or _missing_c("tl_pyabi_acosh_out_r")
 _P_add_Tensor_n_other = getattr(_lib, "tl_pyabi_add_Tensor_n_other", None) or _missing_c("tl_pyabi_add_Tensor_n_other")
 _P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None) or _missing_c("tl_pyabi_add__Tensor_n_other_r")
 _P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
@@ -843,14 +909,32 @@ _P_amin_out_r = getattr(_lib, "tl_pyabi_amin_out_r", None) or _missing_c("tl_pya
 _P_any_all_out_r = getattr(_lib, "tl_pyabi_any_all_out_r", None) or _missing_c("tl_pyabi_any_all_out_r")
 _P_any_dims_out_r = getattr(_lib, "tl_pyabi_any_dims_out_r", None) or _missing_c("tl_pyabi_any_dims_out_r")
 _P_any_out_r = getattr(_lib, "tl_pyabi_any_out_r", None) or _missing_c("tl_pyabi_any_out_r")
+_P_arccos__r = getattr(_lib, "tl_pyabi_arccos__r", None) or _missing_c("tl_pyabi_arccos__r")
+_P_arccos_out_r = getattr(_lib, "tl_pyabi_arccos_out_r", None) or _missing_c("tl_pyabi_arccos_out_r")
+_P_arccosh__r = getattr(_lib, "tl_pyabi_arccosh__r", None) or _missing_c("tl_pyabi_arccosh__r")
+_P_arccosh_out_r = getattr(_lib, "tl_pyabi_arccosh_out_r", None) or _missing_c("tl_pyabi_arccosh_out_r")
+_P_arcsin__r = getattr(_lib, "tl_pyabi_arcsin__r", None) or _missing_c("tl_pyabi_arcsin__r")
+_P_arcsin_out_r = getattr(_lib, "tl_pyabi_arcsin_out_r", None) or _missing_c("tl_pyabi_arcsin_out_r")
+_P_arcsinh__r = getattr(_lib, "tl_pyabi_arcsinh__r", None) or _missing_c("tl_pyabi_arcsinh__r")
+_P_arcsinh_out_r = getattr(_lib, "tl_pyabi_arcsinh_out_r", None) or _missing_c("tl_pyabi_arcsinh_out_r")
+_P_arctan2__r = getattr(_lib, "tl_pyabi_arctan2__r", None) or _missing_c("tl_pyabi_arctan2__r")
+_P_arctan2_out_r = getattr(_lib, "tl_pyabi_arctan2_out_r", None) or _missing_c("tl_pyabi_arctan2_out_r")
+_P_arctan__r = getattr(_lib, "tl_pyabi_arctan__r", None) or _missing_c("tl_pyabi_arctan__r")
+_P_arctan_out_r = getattr(_lib, "tl_pyabi_arctan_out_r", None) or _missing_c("tl_pyabi_arctan_out_r")
+_P_arctanh__r = getattr(_lib, "tl_pyabi_arctanh__r", None) or _missing_c("tl_pyabi_arctanh__r")
+_P_arctanh_out_r = getattr(_lib, "tl_pyabi_arctanh_out_r", None) or _missing_c("tl_pyabi_arctanh_out_r")
 _P_argmax_out_r = getattr(_lib, "tl_pyabi_argmax_out_r", None) or _missing_c("tl_pyabi_argmax_out_r")
 _P_argmin_out_r = getattr(_lib, "tl_pyabi_argmin_out_r", None) or _missing_c("tl_pyabi_argmin_out_r")
 _P_asin__r = getattr(_lib, "tl_pyabi_asin__r", None) or _missing_c("tl_pyabi_asin__r")
 _P_asin_out_r = getattr(_lib, "tl_pyabi_asin_out_r", None) or _missing_c("tl_pyabi_asin_out_r")
+_P_asinh__r = getattr(_lib, "tl_pyabi_asinh__r", None) or _missing_c("tl_pyabi_asinh__r")
+_P_asinh_out_r = getattr(_lib, "tl_pyabi_asinh_out_r", None) or _missing_c("tl_pyabi_asinh_out_r")
 _P_atan2__r = getattr(_lib, "tl_pyabi_atan2__r", None) or _missing_c("tl_pyabi_atan2__r")
 _P_atan2_out_r = getattr(_lib, "tl_pyabi_atan2_out_r", None) or _missing_c("tl_pyabi_atan2_out_r")
 _P_atan__r = getattr(_lib, "tl_pyabi_atan__r", None) or _missing_c("tl_pyabi_atan__r")
 _P_atan_out_r = getattr(_lib, "tl_pyabi_atan_out_r", None) or _missing_c("tl_pyabi_atan_out_r")
+_P_atanh__r = getattr(_lib, "tl_pyabi_atanh__r", None) or _missing_c("tl_pyabi_atanh__r")
+_P_atanh_out_r = getattr(_lib, "tl_pyabi_atanh_out_r", None) or _missing_c("tl_pyabi_atanh_out_r")
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
 _P_bitwise_and_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_Tensor_out_r")
@@ -1034,6 +1118,7 @@ _P_ne__Tensor_r = getattr(_lib, "tl_pyabi_ne__Tensor_r", None) or _missing_c("tl
 _P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
 _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
+_P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
 _P_pow_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Scalar_out_r")
 _P_pow_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Tensor_Scalar_out_r")
@@ -1174,6 +1259,83 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
+_SIGS__scaled_dot_product_flash_attention_for_cpu = (
+    ('(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)', (('query', lambda x: isinstance(x, _Tensor)), ('key', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)), ('dropout_p', lambda x: _cv_double(x) is not _BAD), ('is_causal', lambda x: _cv_bool(x) is not _BAD),), (('attn_mask', lambda x: (x is None or isinstance(x, _Tensor))), ('scale', lambda x: _cv_opt_double(x) is not _BAD),), False),
+)
+
+
+def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    '(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)'
+    if query.__class__ is not _Tensor:
+        if not isinstance(query, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'query', 1, 'Tensor', query)
+    if key.__class__ is not _Tensor:
+        if not isinstance(key, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'key', 2, 'Tensor', key)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'value', 3, 'Tensor', value)
+    dropout_p_c = _cv_double(dropout_p)
+    if dropout_p_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'dropout_p', 4, 'float', dropout_p)
+    is_causal_c = _cv_bool(is_causal)
+    if is_causal_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'is_causal', 5, 'bool', is_causal)
+    attn_mask_c = _cv_opt_tensor(attn_mask)
+    if attn_mask_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'attn_mask', 0, 'Tensor', attn_mask)
+    scale_c = _cv_opt_double(scale)
+    if scale_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'scale', 0, 'float', scale)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__scaled_dot_product_flash_attention_for_cpu(query._p, key._p, value._p, dropout_p_c, is_causal_c, attn_mask_c, scale_c[0], scale_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, '_scaled_dot_product_flash_attention_for_cpu', ('output', 'logsumexp'))
+
+
+# yaml/native_functions.yaml: _scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)
+_SIGS__scaled_dot_product_flash_attention_for_cpu_backward = (
+    ('(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor attn_mask = None, float scale = None)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('query', lambda x: isinstance(x, _Tensor)), ('key', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)), ('out', lambda x: isinstance(x, _Tensor)), ('logsumexp', lambda x: isinstance(x, _Tensor)), ('dropout_p', lambda x: _cv_double(x) is not _BAD), ('is_causal', lambda x: _cv_bool(x) is not _BAD),), (('attn_mask', lambda x: (x is None or isinstance(x, _Tensor))), ('scale', lambda x: _cv_opt_double(x) is not _BAD),), False),
+)
+
+
+def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
+    '(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor attn_mask = None, float scale = None)'
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if query.__class__ is not _Tensor:
+        if not isinstance(query, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'query', 2, 'Tensor', query)
+    if key.__class__ is not _Tensor:
+        if not isinstance(key, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'key', 3, 'Tensor', key)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'value', 4, 'Tensor', value)
+    if out.__class__ is not _Tensor:
+        if not isinstance(out, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'out', 5, 'Tensor', out)
+    if logsumexp.__class__ is not _Tensor:
+        if not isinstance(logsumexp, _Tensor):
+            raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'logsumexp', 6, 'Tensor', logsumexp)
+    dropout_p_c = _cv_double(dropout_p)
+    if dropout_p_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'dropout_p', 7, 'float', dropout_p)
+    is_causal_c = _cv_bool(is_causal)
+    if is_causal_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'is_causal', 8, 'bool', is_causal)
+    attn_mask_c = _cv_opt_tensor(attn_mask)
+    if attn_mask_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'attn_mask', 0, 'Tensor', attn_mask)
+    scale_c = _cv_opt_double(scale)
+    if scale_c is _BAD:
+        raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'scale', 0, 'float', scale)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__scaled_dot_product_flash_attention_for_cpu_backward(grad_out._p, query._p, key._p, value._p, out._p, logsumexp._p, dropout_p_c, is_causal_c, attn_mask_c, scale_c[0], scale_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, '_scaled_dot_product_flash_attention_for_cpu_backward', ('grad_query', 'grad_key', 'grad_value'))
 
 
 # yaml/native_functions.yaml: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -1365,6 +1527,50 @@ def acos_(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('acos_', 'input', 1, 'Tensor', input)
     rc_ = _P_acos__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: acosh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_acosh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def acosh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('acosh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_acosh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('acosh', 'out', 0, 'Tensor', out)
+    rc_ = _P_acosh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: acosh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_acosh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def acosh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('acosh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_acosh__r(input._p)
     if rc_:
         _after(rc_)
     return input
@@ -1946,6 +2152,300 @@ def arange(*args, **kwargs):
     raise _invalid_combination('arange', args, kwargs, _SIGS_arange)
 
 
+# yaml/native_functions.yaml: arccos(Tensor self) -> Tensor
+# yaml/native_functions.yaml: arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arccos = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arccos(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arccos', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_arccos(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arccos', 'out', 0, 'Tensor', out)
+    rc_ = _P_arccos_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arccos_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_arccos_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def arccos_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arccos_', 'input', 1, 'Tensor', input)
+    rc_ = _P_arccos__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: arccosh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arccosh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arccosh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arccosh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_arccosh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arccosh', 'out', 0, 'Tensor', out)
+    rc_ = _P_arccosh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arccosh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_arccosh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def arccosh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arccosh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_arccosh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: arcsin(Tensor self) -> Tensor
+# yaml/native_functions.yaml: arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arcsin = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arcsin(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arcsin', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_arcsin(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arcsin', 'out', 0, 'Tensor', out)
+    rc_ = _P_arcsin_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arcsin_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_arcsin_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def arcsin_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arcsin_', 'input', 1, 'Tensor', input)
+    rc_ = _P_arcsin__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: arcsinh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arcsinh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arcsinh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arcsinh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_arcsinh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arcsinh', 'out', 0, 'Tensor', out)
+    rc_ = _P_arcsinh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arcsinh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_arcsinh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def arcsinh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arcsinh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_arcsinh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: arctan(Tensor self) -> Tensor
+# yaml/native_functions.yaml: arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arctan = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arctan(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arctan', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_arctan(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arctan', 'out', 0, 'Tensor', out)
+    rc_ = _P_arctan_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arctan2(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arctan2 = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arctan2(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arctan2', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('arctan2', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_arctan2(input._p, other._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arctan2', 'out', 0, 'Tensor', out)
+    rc_ = _P_arctan2_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arctan_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_arctan_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def arctan_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arctan_', 'input', 1, 'Tensor', input)
+    rc_ = _P_arctan__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: arctanh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_arctanh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def arctanh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arctanh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_arctanh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arctanh', 'out', 0, 'Tensor', out)
+    rc_ = _P_arctanh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: arctanh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_arctanh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def arctanh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('arctanh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_arctanh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 # yaml/native_functions.yaml: argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_argmax = (
@@ -2010,6 +2510,25 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: argwhere(Tensor self) -> Tensor
+_SIGS_argwhere = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def argwhere(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('argwhere', 'input', 1, 'Tensor', input)
+    h_ = _C_argwhere(input._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
 
 
 # yaml/native_functions.yaml: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
@@ -2084,6 +2603,50 @@ def asin_(input):
     return input
 
 
+# yaml/native_functions.yaml: asinh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_asinh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def asinh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('asinh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_asinh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('asinh', 'out', 0, 'Tensor', out)
+    rc_ = _P_asinh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: asinh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_asinh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def asinh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('asinh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_asinh__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: atan(Tensor self) -> Tensor
 # yaml/native_functions.yaml: atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_atan = (
@@ -2153,6 +2716,50 @@ def atan_(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('atan_', 'input', 1, 'Tensor', input)
     rc_ = _P_atan__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: atanh(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_atanh = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def atanh(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atanh', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_atanh(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('atanh', 'out', 0, 'Tensor', out)
+    rc_ = _P_atanh_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: atanh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_atanh_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def atanh_(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atanh_', 'input', 1, 'Tensor', input)
+    rc_ = _P_atanh__r(input._p)
     if rc_:
         _after(rc_)
     return input
@@ -3464,6 +4071,58 @@ def cosh_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+# yaml/native_functions.yaml: count_nonzero(Tensor self, int? dim=None) -> Tensor
+_SIGS_count_nonzero = (
+    ('(Tensor input, int dim = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_count_nonzero_0 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD}
+_KW_count_nonzero_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implcount_nonzero_0(input, dim=None):
+    '(Tensor input, int dim = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('count_nonzero', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('count_nonzero', 'dim', 2, 'int', dim)
+    h_ = _C_count_nonzero(input._p, dim_c[0], dim_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implcount_nonzero_1(input, dim):
+    '(Tensor input, tuple of ints dim)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('count_nonzero', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('count_nonzero', 'dim', 2, 'tuple of ints', dim)
+    h_ = _C_count_nonzero_dim_IntList(input._p, dim_c[0], dim_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def count_nonzero(*args, **kwargs):
+    '(Tensor input, int dim = None) | (Tensor input, tuple of ints dim)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0)):
+        return _implcount_nonzero_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1)):
+        return _implcount_nonzero_1(*args, **kwargs)
+    raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -6447,6 +7106,50 @@ def neg_(input):
     return input
 
 
+# yaml/native_functions.yaml: nonzero(Tensor self) -> Tensor
+# yaml/native_functions.yaml: nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nonzero = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nonzero(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nonzero', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_nonzero(input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nonzero', 'out', 0, 'Tensor', out)
+    rc_ = _P_nonzero_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: nonzero_numpy(Tensor self) -> Tensor[]
+_SIGS_nonzero_numpy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def nonzero_numpy(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nonzero_numpy', 'input', 1, 'Tensor', input)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_nonzero_numpy(input._p, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_ones = (
     ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
@@ -8897,19 +9600,33 @@ def vstack(tensors):
 # yaml/native_functions.yaml: where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
 # yaml/native_functions.yaml: where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: where(Tensor condition) -> Tensor[]
 _SIGS_where = (
+    ('(Tensor condition)', (('condition', lambda x: isinstance(x, _Tensor)),), (), False),
     ('(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
     ('(Tensor condition, Number input, Tensor other)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
     ('(Tensor condition, Tensor input, Number other)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
     ('(Tensor condition, Number input, Number other)', (('condition', lambda x: isinstance(x, _Tensor)), ('input', lambda x: _is_scalar(x)), ('other', lambda x: _is_scalar(x)),), (), False),
 )
-_KW_where_0 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_where_1 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor)}
-_KW_where_2 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
-_KW_where_3 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'other': lambda x: _is_scalar(x)}
+_KW_where_0 = {'condition': lambda x: isinstance(x, _Tensor)}
+_KW_where_1 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_where_2 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor)}
+_KW_where_3 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_where_4 = {'condition': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'other': lambda x: _is_scalar(x)}
 
 
-def _implwhere_0(condition, input, other, *, out=None):
+def _implwhere_0(condition):
+    '(Tensor condition)'
+    if condition.__class__ is not _Tensor:
+        if not isinstance(condition, _Tensor):
+            raise _arg_error('where', 'condition', 1, 'Tensor', condition)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_where(condition._p, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implwhere_1(condition, input, other, *, out=None):
     '(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)'
     if condition.__class__ is not _Tensor:
         if not isinstance(condition, _Tensor):
@@ -8935,7 +9652,7 @@ def _implwhere_0(condition, input, other, *, out=None):
     return out
 
 
-def _implwhere_1(condition, input, other):
+def _implwhere_2(condition, input, other):
     '(Tensor condition, Number input, Tensor other)'
     if condition.__class__ is not _Tensor:
         if not isinstance(condition, _Tensor):
@@ -8956,7 +9673,7 @@ def _implwhere_1(condition, input, other):
     return r_
 
 
-def _implwhere_2(condition, input, other):
+def _implwhere_3(condition, input, other):
     '(Tensor condition, Tensor input, Number other)'
     if condition.__class__ is not _Tensor:
         if not isinstance(condition, _Tensor):
@@ -8977,7 +9694,7 @@ def _implwhere_2(condition, input, other):
     return r_
 
 
-def _implwhere_3(condition, input, other):
+def _implwhere_4(condition, input, other):
     '(Tensor condition, Number input, Number other)'
     if condition.__class__ is not _Tensor:
         if not isinstance(condition, _Tensor):
@@ -9001,16 +9718,18 @@ def _implwhere_3(condition, input, other):
 
 
 def where(*args, **kwargs):
-    '(Tensor condition, Tensor input, Tensor other, *, Tensor out = None) | (Tensor condition, Number input, Tensor other) | (Tensor condition, Tensor input, Number other) | (Tensor condition, Number input, Number other)'
+    '(Tensor condition) | (Tensor condition, Tensor input, Tensor other, *, Tensor out = None) | (Tensor condition, Number input, Tensor other) | (Tensor condition, Tensor input, Number other) | (Tensor condition, Number input, Number other)'
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
         return _implwhere_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1)):
         return _implwhere_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2)):
         return _implwhere_2(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3)):
         return _implwhere_3(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_4)):
+        return _implwhere_4(*args, **kwargs)
     raise _invalid_combination('where', args, kwargs, _SIGS_where)
 
 
@@ -10099,6 +10818,36 @@ def _m_acos_(self):
     return self
 
 
+# yaml/native_functions.yaml: acosh(Tensor self) -> Tensor
+_SIGS__m_acosh = (
+    ('()', (), (), False),
+)
+
+
+def _m_acosh(self):
+    '()'
+    h_ = _C_acosh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: acosh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_acosh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_acosh_(self):
+    '()'
+    rc_ = _P_acosh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 _SIGS__m_add = (
     ('(Tensor other, *, Number alpha = 1)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('alpha', lambda x: _is_scalar(x)),), False),
@@ -10519,6 +11268,222 @@ def _m_any(self, *args, **kwargs):
     raise _invalid_combination('any', args, kwargs, _SIGS__m_any)
 
 
+# yaml/native_functions.yaml: arccos(Tensor self) -> Tensor
+_SIGS__m_arccos = (
+    ('()', (), (), False),
+)
+
+
+def _m_arccos(self):
+    '()'
+    h_ = _C_arccos(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arccos_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_arccos_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_arccos_(self):
+    '()'
+    rc_ = _P_arccos__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: arccosh(Tensor self) -> Tensor
+_SIGS__m_arccosh = (
+    ('()', (), (), False),
+)
+
+
+def _m_arccosh(self):
+    '()'
+    h_ = _C_arccosh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arccosh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_arccosh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_arccosh_(self):
+    '()'
+    rc_ = _P_arccosh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: arcsin(Tensor self) -> Tensor
+_SIGS__m_arcsin = (
+    ('()', (), (), False),
+)
+
+
+def _m_arcsin(self):
+    '()'
+    h_ = _C_arcsin(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arcsin_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_arcsin_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_arcsin_(self):
+    '()'
+    rc_ = _P_arcsin__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: arcsinh(Tensor self) -> Tensor
+_SIGS__m_arcsinh = (
+    ('()', (), (), False),
+)
+
+
+def _m_arcsinh(self):
+    '()'
+    h_ = _C_arcsinh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arcsinh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_arcsinh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_arcsinh_(self):
+    '()'
+    rc_ = _P_arcsinh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: arctan(Tensor self) -> Tensor
+_SIGS__m_arctan = (
+    ('()', (), (), False),
+)
+
+
+def _m_arctan(self):
+    '()'
+    h_ = _C_arctan(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arctan2(Tensor self, Tensor other) -> Tensor
+_SIGS__m_arctan2 = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_arctan2(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('arctan2', 'other', 1, 'Tensor', other)
+    h_ = _C_arctan2(self._p, other._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_arctan2_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_arctan2_(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('arctan2_', 'other', 1, 'Tensor', other)
+    rc_ = _P_arctan2__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: arctan_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_arctan_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_arctan_(self):
+    '()'
+    rc_ = _P_arctan__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: arctanh(Tensor self) -> Tensor
+_SIGS__m_arctanh = (
+    ('()', (), (), False),
+)
+
+
+def _m_arctanh(self):
+    '()'
+    h_ = _C_arctanh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: arctanh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_arctanh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_arctanh_(self):
+    '()'
+    rc_ = _P_arctanh__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 _SIGS__m_argmax = (
     ('(int dim = None, bool keepdim = False)', (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -10556,6 +11521,22 @@ def _m_argmin(self, dim=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('argmin', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_argmin(self._p, dim_c[0], dim_c[1], keepdim_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: argwhere(Tensor self) -> Tensor
+_SIGS__m_argwhere = (
+    ('()', (), (), False),
+)
+
+
+def _m_argwhere(self):
+    '()'
+    h_ = _C_argwhere(self._p)
     if not h_:
         raise _pending_error()
     r_ = _new(_Tensor)
@@ -10613,6 +11594,36 @@ _SIGS__m_asin_ = (
 def _m_asin_(self):
     '()'
     rc_ = _P_asin__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: asinh(Tensor self) -> Tensor
+_SIGS__m_asinh = (
+    ('()', (), (), False),
+)
+
+
+def _m_asinh(self):
+    '()'
+    h_ = _C_asinh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: asinh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_asinh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_asinh_(self):
+    '()'
+    rc_ = _P_asinh__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -10679,6 +11690,36 @@ _SIGS__m_atan_ = (
 def _m_atan_(self):
     '()'
     rc_ = _P_atan__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: atanh(Tensor self) -> Tensor
+_SIGS__m_atanh = (
+    ('()', (), (), False),
+)
+
+
+def _m_atanh(self):
+    '()'
+    h_ = _C_atanh(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: atanh_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_atanh_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_atanh_(self):
+    '()'
+    rc_ = _P_atanh__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -11815,6 +12856,60 @@ def _m_cosh_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+# yaml/native_functions.yaml: count_nonzero(Tensor self, int? dim=None) -> Tensor
+_SIGS__m_count_nonzero = (
+    ('(int dim = None)', (('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+    ('(tuple of ints dim)', (('dim', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_count_nonzero_0 = {'dim': lambda x: _cv_opt_int(x) is not _BAD}
+_KW__m_count_nonzero_1 = {'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_count_nonzero_0(self, dim=None):
+    '(int dim = None)'
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('count_nonzero', 'dim', 1, 'int', dim)
+    h_ = _C_count_nonzero(self._p, dim_c[0], dim_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_count_nonzero_1(self, *_args, dim=None):
+    '(tuple of ints dim)'
+    if _args and dim is None and _args[0].__class__ is int:
+        dim = _args  # f(2, 3): the common case
+    else:
+        dim = _varargs(_args, dim)
+    if dim is None:
+        raise _missing_error('count_nonzero', 'dim')
+    if dim is _BAD:
+        raise TypeError("count_nonzero() got multiple values for argument 'dim'")
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('count_nonzero', 'dim', 1, 'tuple of ints', dim)
+    h_ = _C_count_nonzero_dim_IntList(self._p, dim_c[0], dim_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _m_count_nonzero(self, *args, **kwargs):
+    '(int dim = None) | (tuple of ints dim)'
+    n = len(args)
+    if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0)):
+        return _impl_m_count_nonzero_0(self, *args, **kwargs)
+    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1)):
+        return _impl_m_count_nonzero_1(self, *args, **kwargs)
+    raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -14285,6 +15380,36 @@ def _m_neg_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: nonzero(Tensor self) -> Tensor
+_SIGS__m_nonzero = (
+    ('()', (), (), False),
+)
+
+
+def _m_nonzero(self):
+    '()'
+    h_ = _C_nonzero(self._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: nonzero_numpy(Tensor self) -> Tensor[]
+_SIGS__m_nonzero_numpy = (
+    ('()', (), (), False),
+)
+
+
+def _m_nonzero_numpy(self):
+    '()'
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_nonzero_numpy(self._p, p_, n_))
+    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
@@ -17162,6 +18287,8 @@ class _TensorOps:
     abs_ = _m_abs_
     acos = _m_acos
     acos_ = _m_acos_
+    acosh = _m_acosh
+    acosh_ = _m_acosh_
     add = _m_add
     add_ = _m_add_
     addcdiv = _m_addcdiv
@@ -17175,15 +18302,34 @@ class _TensorOps:
     amax = _m_amax
     amin = _m_amin
     any = _m_any
+    arccos = _m_arccos
+    arccos_ = _m_arccos_
+    arccosh = _m_arccosh
+    arccosh_ = _m_arccosh_
+    arcsin = _m_arcsin
+    arcsin_ = _m_arcsin_
+    arcsinh = _m_arcsinh
+    arcsinh_ = _m_arcsinh_
+    arctan = _m_arctan
+    arctan2 = _m_arctan2
+    arctan2_ = _m_arctan2_
+    arctan_ = _m_arctan_
+    arctanh = _m_arctanh
+    arctanh_ = _m_arctanh_
     argmax = _m_argmax
     argmin = _m_argmin
+    argwhere = _m_argwhere
     as_strided = _m_as_strided
     asin = _m_asin
     asin_ = _m_asin_
+    asinh = _m_asinh
+    asinh_ = _m_asinh_
     atan = _m_atan
     atan2 = _m_atan2
     atan2_ = _m_atan2_
     atan_ = _m_atan_
+    atanh = _m_atanh
+    atanh_ = _m_atanh_
     baddbmm = _m_baddbmm
     baddbmm_ = _m_baddbmm_
     bitwise_and = _m_bitwise_and
@@ -17217,6 +18363,7 @@ class _TensorOps:
     cos_ = _m_cos_
     cosh = _m_cosh
     cosh_ = _m_cosh_
+    count_nonzero = _m_count_nonzero
     cumprod = _m_cumprod
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
@@ -17305,6 +18452,8 @@ class _TensorOps:
     ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
+    nonzero = _m_nonzero
+    nonzero_numpy = _m_nonzero_numpy
     outer = _m_outer
     permute = _m_permute
     pow = _m_pow
@@ -17422,6 +18571,12 @@ SIGNATURES = {
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
     ),
+    ("function", "_scaled_dot_product_flash_attention_for_cpu"): (
+        "(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)",
+    ),
+    ("function", "_scaled_dot_product_flash_attention_for_cpu_backward"): (
+        "(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor attn_mask = None, float scale = None)",
+    ),
     ("function", "_softmax"): (
         "(Tensor input, int dim, bool half_to_float, *, Tensor out = None)",
     ),
@@ -17441,6 +18596,12 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "acos_"): (
+        "(Tensor input)",
+    ),
+    ("function", "acosh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "acosh_"): (
         "(Tensor input)",
     ),
     ("function", "add"): (
@@ -17479,11 +18640,53 @@ SIGNATURES = {
         "(Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "arccos"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "arccos_"): (
+        "(Tensor input)",
+    ),
+    ("function", "arccosh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "arccosh_"): (
+        "(Tensor input)",
+    ),
+    ("function", "arcsin"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "arcsin_"): (
+        "(Tensor input)",
+    ),
+    ("function", "arcsinh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "arcsinh_"): (
+        "(Tensor input)",
+    ),
+    ("function", "arctan"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "arctan2"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "arctan_"): (
+        "(Tensor input)",
+    ),
+    ("function", "arctanh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "arctanh_"): (
+        "(Tensor input)",
+    ),
     ("function", "argmax"): (
         "(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)",
     ),
     ("function", "argmin"): (
         "(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "argwhere"): (
+        "(Tensor input)",
     ),
     ("function", "as_strided"): (
         "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
@@ -17494,6 +18697,12 @@ SIGNATURES = {
     ("function", "asin_"): (
         "(Tensor input)",
     ),
+    ("function", "asinh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "asinh_"): (
+        "(Tensor input)",
+    ),
     ("function", "atan"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -17501,6 +18710,12 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "atan_"): (
+        "(Tensor input)",
+    ),
+    ("function", "atanh"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "atanh_"): (
         "(Tensor input)",
     ),
     ("function", "baddbmm"): (
@@ -17595,6 +18810,10 @@ SIGNATURES = {
     ),
     ("function", "cosh_"): (
         "(Tensor input)",
+    ),
+    ("function", "count_nonzero"): (
+        "(Tensor input, int dim = None)",
+        "(Tensor input, tuple of ints dim)",
     ),
     ("function", "cumprod"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -17871,6 +19090,12 @@ SIGNATURES = {
     ("function", "neg_"): (
         "(Tensor input)",
     ),
+    ("function", "nonzero"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "nonzero_numpy"): (
+        "(Tensor input)",
+    ),
     ("function", "ones"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
@@ -18080,6 +19305,7 @@ SIGNATURES = {
         "(tuple of Tensors tensors)",
     ),
     ("function", "where"): (
+        "(Tensor condition)",
         "(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor condition, Number input, Tensor other)",
         "(Tensor condition, Tensor input, Number other)",
@@ -18104,6 +19330,12 @@ SIGNATURES = {
         "()",
     ),
     ("method", "acos_"): (
+        "()",
+    ),
+    ("method", "acosh"): (
+        "()",
+    ),
+    ("method", "acosh_"): (
         "()",
     ),
     ("method", "add"): (
@@ -18149,11 +19381,56 @@ SIGNATURES = {
         "(int dim, bool keepdim = False)",
         "(tuple of ints dim = None, bool keepdim = False)",
     ),
+    ("method", "arccos"): (
+        "()",
+    ),
+    ("method", "arccos_"): (
+        "()",
+    ),
+    ("method", "arccosh"): (
+        "()",
+    ),
+    ("method", "arccosh_"): (
+        "()",
+    ),
+    ("method", "arcsin"): (
+        "()",
+    ),
+    ("method", "arcsin_"): (
+        "()",
+    ),
+    ("method", "arcsinh"): (
+        "()",
+    ),
+    ("method", "arcsinh_"): (
+        "()",
+    ),
+    ("method", "arctan"): (
+        "()",
+    ),
+    ("method", "arctan2"): (
+        "(Tensor other)",
+    ),
+    ("method", "arctan2_"): (
+        "(Tensor other)",
+    ),
+    ("method", "arctan_"): (
+        "()",
+    ),
+    ("method", "arctanh"): (
+        "()",
+    ),
+    ("method", "arctanh_"): (
+        "()",
+    ),
     ("method", "argmax"): (
         "(int dim = None, bool keepdim = False)",
     ),
     ("method", "argmin"): (
         "(int dim = None, bool keepdim = False)",
+    ),
+    ("method", "argwhere"): (
+        "()",
     ),
     ("method", "as_strided"): (
         "(tuple of ints size, tuple of ints stride, int storage_offset = None)",
@@ -18162,6 +19439,12 @@ SIGNATURES = {
         "()",
     ),
     ("method", "asin_"): (
+        "()",
+    ),
+    ("method", "asinh"): (
+        "()",
+    ),
+    ("method", "asinh_"): (
         "()",
     ),
     ("method", "atan"): (
@@ -18174,6 +19457,12 @@ SIGNATURES = {
         "(Tensor other)",
     ),
     ("method", "atan_"): (
+        "()",
+    ),
+    ("method", "atanh"): (
+        "()",
+    ),
+    ("method", "atanh_"): (
         "()",
     ),
     ("method", "baddbmm"): (
@@ -18292,6 +19581,10 @@ SIGNATURES = {
     ),
     ("method", "cosh_"): (
         "()",
+    ),
+    ("method", "count_nonzero"): (
+        "(int dim = None)",
+        "(tuple of ints dim)",
     ),
     ("method", "cumprod"): (
         "(int dim, *, torchlet.dtype dtype = None)",
@@ -18584,6 +19877,12 @@ SIGNATURES = {
         "()",
     ),
     ("method", "neg_"): (
+        "()",
+    ),
+    ("method", "nonzero"): (
+        "()",
+    ),
+    ("method", "nonzero_numpy"): (
         "()",
     ),
     ("method", "outer"): (

@@ -3,10 +3,11 @@
  * split_with_sizes, chunk, unbind, flatten, unflatten, narrow, hstack, vstack,
  * which decompose into views / cat through the entry points.
  *
- * The decompositions are CompositeImplicitAutograd (also split.Tensor,
- * split_with_sizes and unbind, CompositeExplicitAutograd in PyTorch): every
- * piece is a slice / select view recorded by autograd, so they differentiate
- * with no Tensor[] formula. docs/OPS_SHAPE_INDEX.md lists the differences. */
+ * split.Tensor, split_with_sizes and unbind are CompositeExplicitAutograd as in
+ * PyTorch: their pieces are slice / select views made below autograd, and one
+ * SplitBackward0 / SplitWithSizesBackward0 / UnbindBackward0 node (a Tensor[]
+ * formula) covers them all; the other decompositions are
+ * CompositeImplicitAutograd. docs/OPS_SHAPE_INDEX.md lists the differences. */
 #include <stdlib.h>
 
 #include "shape_index.h"
@@ -229,8 +230,8 @@ tl_tensor *tl_native_vstack(tl_keyset ks, tl_tensor *const *tensors, int64_t ten
 
 /* ------------------------------------------------------- split and views */
 
-/* pieces of self along dim of the given lengths, as slice views (entry points:
- * autograd records a SliceBackward0 per piece) */
+/* pieces of self along dim of the given lengths, as slice views (entry points,
+ * called below autograd: the split node records them) */
 static int split_pieces(tl_tensor *self, int64_t dim, const int64_t *lens, int64_t n, tl_tensor ***ret, int64_t *ret_len) {
     tl_tensor **out = calloc((size_t)(n ? n : 1), sizeof *out);
     if (!out) return tl_set_error(TL_ERR_MEMORY, "out of memory");

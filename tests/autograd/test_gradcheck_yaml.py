@@ -176,6 +176,12 @@ SHAPE_INDEX_CASES = {
     "cat": [([_rs(2, 3), _rs(4, 3)], lambda a, b: torchlet.cat([a, b])),
             ([_rs(3, 2), _rs(3, 1)], lambda a, b: torchlet.cat([T(a), T(b)], 0))],
     "stack": [([_rs(2, 3), _rs(2, 3)], lambda a, b: torchlet.stack([a, b], 1))],
+    # split / unbind (engineer G): one node for all pieces; unused pieces get no gradient (zeros)
+    "split.Tensor": [([_rs(5, 3)], lambda a: torchlet.cat([p * (i + 1.0) for i, p in enumerate(a.split(2))])),
+                     ([_rs(3, 5)], lambda a: T(a).split(2)[1] * 3.0)],
+    "split_with_sizes": [([_rs(3, 6)], lambda a: torchlet.cat([p * (i + 1.0) for i, p in enumerate(a.split_with_sizes([1, 0, 5], 1))], 1))],
+    "unbind.int": [([_rs(3, 4)], lambda a: a.unbind(1)[0] * a.unbind(1)[3]),
+                   ([_rs(2, 3)], lambda a: torchlet.stack(T(a).unbind(0)[::-1]))],
 }
 
 # name -> list of (builder arrays, fn); fn gets leaf tensors in order
@@ -656,6 +662,8 @@ def test_torchlet_autograd_gradcheck(name):
         # formula-compiler features: Tensor[], several outputs, tuples, ternaries
         ("cat", [_ra(2, 3), _ra(1, 3)], lambda a, b: torchlet.cat([a * a, b]) * torchlet.cat([b, a])),
         ("stack", [_ra(2, 3)], lambda a: torchlet.stack([a, a * a], 0)),
+        ("split", [_ra(4, 3)], lambda a: torchlet.cat([p * p for p in (a * a).split(3)])),
+        ("unbind", [_ra(3, 2)], lambda a: a.unbind(1)[0] * a.unbind(1)[1]),
         ("max.dim", [_ra(3, 4)], lambda a: torchlet.max(a * a, 1)[0]),
         ("var_mean", [_ra(3, 4)], lambda a: torchlet.var_mean(a, 1)[0] + torchlet.var_mean(a * a, 1)[1]),
         ("native_layer_norm", [_ra(3, 4), _ra(4), _ra(4)],
