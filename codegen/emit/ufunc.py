@@ -99,6 +99,7 @@ _SCALARS_RE = re.compile(r"ufunc_scalar_args:\s*([\w ,]+)")
 _RESULT_RE = re.compile(r"ufunc_result_dtype:\s*(\w+)")
 _INPUT_DTYPE_RE = re.compile(r"ufunc_input_dtype:\s*(\w+)\s+(\w+)")
 _ERROR_NAME_RE = re.compile(r"ufunc_error_name:\s*(\w+)")
+_FALLBACK_RE = re.compile(r"ufunc_fallback:\s*(\w+)\s*->\s*(\w+)\s+if\s+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,10 @@ class Formula:
     #: kernel name of the "not implemented for" error (``ufunc_error_name:
     #: addcmul_cpu_out``, PyTorch's AT_DISPATCH name); None: ufunc_<kernel>_cpu
     error_name: str | None = None
+    #: (exact formula, predicate formula) from ``ufunc_fallback: fast -> exact
+    #: if slow``: this formula is vectorized and right wherever the predicate is
+    #: 0; a chunk where it is not takes the exact formula for those elements
+    fallback: tuple[str, str] | None = None
 
 
 def _rel(p: Path) -> str:
@@ -139,10 +144,20 @@ def read_formulas(directory: Path | None = None) -> dict[str, Formula]:
                     raise CodegenError([Diagnostic.at(Pos(_rel(p), 1, 1), f"unknown ufunc_input_dtype '{d}'",
                                                       "use a ScalarType name: " + ", ".join(BY_NAME))])
             em = _ERROR_NAME_RE.search(text)
+            fallbacks = {m.group(1): (m.group(2), m.group(3)) for m in _FALLBACK_RE.finditer(text)}
+            defined = {}
             for m in _DEFINE_RE.finditer(text):
                 params = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
+                defined[m.group(1)] = params
                 formulas[m.group(1)] = Formula(m.group(1), params, _rel(p), result,
-                                               tuple(x for x in fixed if x[0] in params), em.group(1) if em else None)
+                                               tuple(x for x in fixed if x[0] in params), em.group(1) if em else None,
+                                               fallbacks.get(m.group(1)))
+            for fast, names in fallbacks.items():
+                for n in (fast, *names):
+                    if defined.get(n) != defined.get(fast) or n not in defined:
+                        raise CodegenError([Diagnostic.at(
+                            Pos(_rel(p), 1, 1), f"ufunc_fallback of '{fast}': no formula TL_UFUNC_{n} with the "
+                            f"parameters of TL_UFUNC_{fast} in this header")])
     return formulas
 
 
@@ -190,8 +205,14 @@ def _loop_cases(idt: dict[int, DType], out: DType) -> list[dict[str, object]]:
 
 def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_args: list[str]) -> dict[str, object]:
     nin = len(tensor_args)
-    call = f"TL_UFUNC_{formula.name}(" + ", ".join([f"x{i}" for i in range(1, nin + 1)] + scalar_args) + ")"
+    xargs = ", ".join([f"x{i}" for i in range(1, nin + 1)] + scalar_args)
+    call = f"TL_UFUNC_{formula.name}({xargs})"
     out = BY_NAME[formula.result] if formula.result else dt
+    fallback = None
+    if formula.fallback:   # the exact formula where the predicate holds (strided path: per element)
+        exact, pred = formula.fallback
+        checked = f"(TL_UFUNC_{pred}({xargs}) ? TL_UFUNC_{exact}({xargs}) : {call})"
+        fallback = {"pred": f"TL_UFUNC_{pred}({xargs})", "call": checked, "store": out.store.format(v=checked)}
     fixed = dict(formula.input_dtypes)
     # each input's dtype: fixed by the formula's header, else the loop's
     idt = {i: BY_NAME[fixed[p]] if p in fixed else dt for i, p in enumerate(formula.params[:nin], 1)}
@@ -210,6 +231,7 @@ def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_a
         "cases": _loop_cases(idt, out),
         "call": call,
         "store": out.store.format(v=call),
+        "fallback": fallback,
         "load": {i: idt[i].load.format(x=f"p{i}[k]") for i in idt},
         "load_at_base": {i: idt[i].load.format(x=f"p{i}[base + k]") for i in idt},
         "load_scalar": {i: idt[i].load.format(x=f"*(const {idt[i].storage} *)data[{i}]") for i in idt},

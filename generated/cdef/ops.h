@@ -877,6 +877,20 @@ tl_tensor *tl_ops_triu_(tl_tensor *self, int64_t diagonal);
 tl_tensor *tl_ops_triu_out(tl_tensor *self, int64_t diagonal, tl_tensor *out);
 tl_tensor *tl_ops_triu(tl_tensor *self, int64_t diagonal);
 
+/* index */
+tl_tensor *tl_ops_index_Tensor(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
+tl_tensor *tl_ops_index_Tensor_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
+
+/* index_put */
+tl_tensor *tl_ops_index_put_(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+tl_tensor *tl_ops_index_put(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+tl_tensor *tl_ops_index_put_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
+
+/* _index_put_impl */
+tl_tensor *tl_ops__index_put_impl_(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+tl_tensor *tl_ops__index_put_impl(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+tl_tensor *tl_ops__index_put_impl_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
+
 /* _softmax */
 tl_tensor *tl_ops__softmax(tl_tensor *self, int64_t dim, bool half_to_float);
 tl_tensor *tl_ops__softmax_out(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);

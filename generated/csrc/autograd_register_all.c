@@ -154,6 +154,9 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_embedding_dense_backward() != 0) return -1;
     if (tl_autograd_register_tril() != 0) return -1;
     if (tl_autograd_register_triu() != 0) return -1;
+    if (tl_autograd_register_index() != 0) return -1;
+    if (tl_autograd_register_index_put() != 0) return -1;
+    if (tl_autograd_register__index_put_impl() != 0) return -1;
     if (tl_autograd_register__softmax() != 0) return -1;
     if (tl_autograd_register__softmax_backward_data() != 0) return -1;
     if (tl_autograd_register__log_softmax() != 0) return -1;

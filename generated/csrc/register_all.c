@@ -184,6 +184,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_embedding_dense_backward() != 0) return -1;
     if (tl_ops_register_tril() != 0) return -1;
     if (tl_ops_register_triu() != 0) return -1;
+    if (tl_ops_register_index() != 0) return -1;
+    if (tl_ops_register_index_put() != 0) return -1;
+    if (tl_ops_register__index_put_impl() != 0) return -1;
     if (tl_ops_register__softmax() != 0) return -1;
     if (tl_ops_register__softmax_backward_data() != 0) return -1;
     if (tl_ops_register__log_softmax() != 0) return -1;

@@ -4043,6 +4043,71 @@ int tl_ops_triu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks,
 TL_WEAK int tl_meta_triu(tl_structured *s, tl_tensor *self, int64_t diagonal);
 TL_WEAK int tl_impl_triu_cpu(tl_structured *s, tl_tensor *self, int64_t diagonal, tl_tensor *out);
 
+/* ---------------------------------------------------------------- index */
+int tl_ops_register_index(void);
+/* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
+extern tl_operator *tl_ops_index_Tensor_op;
+typedef tl_tensor *(*tl_ops_index_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
+tl_tensor *tl_ops_index_Tensor(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
+tl_tensor *tl_ops_index_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
+int tl_ops_index_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
+/* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_index_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
+tl_tensor *tl_ops_index_Tensor_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
+tl_tensor *tl_ops_index_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
+int tl_ops_index_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_out_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
+
+/* ---------------------------------------------------------------- index_put */
+int tl_ops_register_index_put(void);
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_put__op;
+typedef tl_tensor *(*tl_ops_index_put__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+tl_tensor *tl_ops_index_put_(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+tl_tensor *tl_ops_index_put__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+int tl_ops_index_put__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_put_(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+extern tl_operator *tl_ops_index_put_op;
+typedef tl_tensor *(*tl_ops_index_put_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+tl_tensor *tl_ops_index_put(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+tl_tensor *tl_ops_index_put_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+int tl_ops_index_put_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_put(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
+/* index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_put_out_op;
+typedef tl_tensor *(*tl_ops_index_put_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
+tl_tensor *tl_ops_index_put_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
+tl_tensor *tl_ops_index_put_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
+int tl_ops_index_put_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_put_out(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
+
+/* ---------------------------------------------------------------- _index_put_impl */
+int tl_ops_register__index_put_impl(void);
+/* _index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!) */
+extern tl_operator *tl_ops__index_put_impl__op;
+typedef tl_tensor *(*tl_ops__index_put_impl__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+tl_tensor *tl_ops__index_put_impl_(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+tl_tensor *tl_ops__index_put_impl__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+int tl_ops__index_put_impl__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__index_put_impl_(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+/* _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor */
+extern tl_operator *tl_ops__index_put_impl_op;
+typedef tl_tensor *(*tl_ops__index_put_impl_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+tl_tensor *tl_ops__index_put_impl(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+tl_tensor *tl_ops__index_put_impl_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+int tl_ops__index_put_impl_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__index_put_impl(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+/* _index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__index_put_impl_out_op;
+typedef tl_tensor *(*tl_ops__index_put_impl_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
+tl_tensor *tl_ops__index_put_impl_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
+tl_tensor *tl_ops__index_put_impl_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
+int tl_ops__index_put_impl_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__index_put_impl_out(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
+
 /* ---------------------------------------------------------------- _softmax */
 int tl_ops_register__softmax(void);
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */

@@ -245,10 +245,24 @@ static void TL_KNAME(ufunc_fmod_f16)(char **data, const int64_t *strides, int64_
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_f16_to_f32_n(b1, p1 + base, m);
             tl_f16_to_f32_n(b2, p2 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
                 const float x2 = b2[k];
-                bo[k] = TL_UFUNC_fmod(x1, x2);
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    const float x2 = b2[k];
+                    bo[k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    const float x2 = b2[k];
+                    bo[k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
             }
             tl_f32_to_f16_n(o + base, bo, m);
         }
@@ -264,9 +278,21 @@ static void TL_KNAME(ufunc_fmod_f16)(char **data, const int64_t *strides, int64_
         for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_f16_to_f32_n(b2, p2 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x2 = b2[k];
-                bo[k] = TL_UFUNC_fmod(x1, x2);
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = b2[k];
+                    bo[k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = b2[k];
+                    bo[k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
             }
             tl_f32_to_f16_n(o + base, bo, m);
         }
@@ -282,9 +308,21 @@ static void TL_KNAME(ufunc_fmod_f16)(char **data, const int64_t *strides, int64_
         for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_f16_to_f32_n(b1, p1 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
-                bo[k] = TL_UFUNC_fmod(x1, x2);
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
             }
             tl_f32_to_f16_n(o + base, bo, m);
         }
@@ -294,7 +332,7 @@ static void TL_KNAME(ufunc_fmod_f16)(char **data, const int64_t *strides, int64_
     for (int64_t k = 0; k < n; k++) {
         const float x1 = tl_f16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
         const float x2 = tl_f16_to_f32(*(const uint16_t *)(data[2] + k * strides[2]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16(TL_UFUNC_fmod(x1, x2));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16((TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2)));
     }
 }
 
@@ -313,10 +351,24 @@ static void TL_KNAME(ufunc_fmod_bf16)(char **data, const int64_t *strides, int64
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_bf16_to_f32_n(b1, p1 + base, m);
             tl_bf16_to_f32_n(b2, p2 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
                 const float x2 = b2[k];
-                bo[k] = TL_UFUNC_fmod(x1, x2);
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    const float x2 = b2[k];
+                    bo[k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    const float x2 = b2[k];
+                    bo[k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
             }
             tl_f32_to_bf16_n(o + base, bo, m);
         }
@@ -332,9 +384,21 @@ static void TL_KNAME(ufunc_fmod_bf16)(char **data, const int64_t *strides, int64
         for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_bf16_to_f32_n(b2, p2 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x2 = b2[k];
-                bo[k] = TL_UFUNC_fmod(x1, x2);
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = b2[k];
+                    bo[k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = b2[k];
+                    bo[k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
             }
             tl_f32_to_bf16_n(o + base, bo, m);
         }
@@ -350,9 +414,21 @@ static void TL_KNAME(ufunc_fmod_bf16)(char **data, const int64_t *strides, int64
         for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_bf16_to_f32_n(b1, p1 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
-                bo[k] = TL_UFUNC_fmod(x1, x2);
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
             }
             tl_f32_to_bf16_n(o + base, bo, m);
         }
@@ -362,7 +438,7 @@ static void TL_KNAME(ufunc_fmod_bf16)(char **data, const int64_t *strides, int64
     for (int64_t k = 0; k < n; k++) {
         const float x1 = tl_bf16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
         const float x2 = tl_bf16_to_f32(*(const uint16_t *)(data[2] + k * strides[2]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16(TL_UFUNC_fmod(x1, x2));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16((TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2)));
     }
 }
 
@@ -373,10 +449,27 @@ static void TL_KNAME(ufunc_fmod_f32)(char **data, const int64_t *strides, int64_
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
-        for (int64_t k = 0; k < n; k++) {
-            const float x1 = p1[k];
-            const float x2 = p2[k];
-            o[k] = TL_UFUNC_fmod(x1, x2);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = p1[base + k];
+                const float x2 = p2[base + k];
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    o[base + k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    o[base + k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
+            }
         }
         return;
     }
@@ -384,9 +477,24 @@ static void TL_KNAME(ufunc_fmod_f32)(char **data, const int64_t *strides, int64_
         float *restrict o = (float *)data[0];
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
-        for (int64_t k = 0; k < n; k++) {
-            const float x2 = p2[k];
-            o[k] = TL_UFUNC_fmod(x1, x2);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const float x2 = p2[base + k];
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    o[base + k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    o[base + k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
+            }
         }
         return;
     }
@@ -394,9 +502,24 @@ static void TL_KNAME(ufunc_fmod_f32)(char **data, const int64_t *strides, int64_
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
-        for (int64_t k = 0; k < n; k++) {
-            const float x1 = p1[k];
-            o[k] = TL_UFUNC_fmod(x1, x2);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = p1[base + k];
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    o[base + k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    o[base + k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
+            }
         }
         return;
     }
@@ -404,7 +527,7 @@ static void TL_KNAME(ufunc_fmod_f32)(char **data, const int64_t *strides, int64_
     for (int64_t k = 0; k < n; k++) {
         const float x1 = *(const float *)(data[1] + k * strides[1]);
         const float x2 = *(const float *)(data[2] + k * strides[2]);
-        *(float *)(data[0] + k * strides[0]) = TL_UFUNC_fmod(x1, x2);
+        *(float *)(data[0] + k * strides[0]) = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
     }
 }
 
@@ -415,10 +538,27 @@ static void TL_KNAME(ufunc_fmod_f64)(char **data, const int64_t *strides, int64_
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
-        for (int64_t k = 0; k < n; k++) {
-            const double x1 = p1[k];
-            const double x2 = p2[k];
-            o[k] = TL_UFUNC_fmod(x1, x2);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const double x1 = p1[base + k];
+                const double x2 = p2[base + k];
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    o[base + k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    o[base + k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
+            }
         }
         return;
     }
@@ -426,9 +566,24 @@ static void TL_KNAME(ufunc_fmod_f64)(char **data, const int64_t *strides, int64_
         double *restrict o = (double *)data[0];
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
-        for (int64_t k = 0; k < n; k++) {
-            const double x2 = p2[k];
-            o[k] = TL_UFUNC_fmod(x1, x2);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const double x2 = p2[base + k];
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    o[base + k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    o[base + k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
+            }
         }
         return;
     }
@@ -436,9 +591,24 @@ static void TL_KNAME(ufunc_fmod_f64)(char **data, const int64_t *strides, int64_
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
-        for (int64_t k = 0; k < n; k++) {
-            const double x1 = p1[k];
-            o[k] = TL_UFUNC_fmod(x1, x2);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const double x1 = p1[base + k];
+                slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    o[base + k] = TL_UFUNC_fmod(x1, x2);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    o[base + k] = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
+                }
+            }
         }
         return;
     }
@@ -446,7 +616,7 @@ static void TL_KNAME(ufunc_fmod_f64)(char **data, const int64_t *strides, int64_
     for (int64_t k = 0; k < n; k++) {
         const double x1 = *(const double *)(data[1] + k * strides[1]);
         const double x2 = *(const double *)(data[2] + k * strides[2]);
-        *(double *)(data[0] + k * strides[0]) = TL_UFUNC_fmod(x1, x2);
+        *(double *)(data[0] + k * strides[0]) = (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));
     }
 }
 

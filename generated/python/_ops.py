@@ -65,6 +65,8 @@ from torchlet._pyargs import (
 )
 
 __all__ = [
+    "_index_put_impl",
+    "_index_put_impl_",
     "_log_softmax",
     "_log_softmax_backward_data",
     "_scaled_dot_product_flash_attention_for_cpu",
@@ -179,7 +181,10 @@ __all__ = [
     "ger",
     "gt",
     "hstack",
+    "index",
     "index_add",
+    "index_put",
+    "index_put_",
     "index_select",
     "index_select_backward",
     "isfinite",
@@ -227,7 +232,6 @@ __all__ = [
     "neg",
     "neg_",
     "nonzero",
-    "nonzero_numpy",
     "ones",
     "ones_like",
     "outer",
@@ -311,6 +315,9 @@ def bind(tensor_cls, wrap):
 
 
 # the C entry points (docs/OPERATOR_ABI.md)
+_C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
+_C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
+_C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
 _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_ops__log_softmax")
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
@@ -592,9 +599,14 @@ _C_hardtanh_backward = getattr(_lib, "tl_ops_hardtanh_backward", None) or _missi
 _C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_input", None) or _missing_c("tl_ops_hardtanh_backward_grad_input")
 _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
+_C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
+_C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
 _C_index_add_ = getattr(_lib, "tl_ops_index_add_", None) or _missing_c("tl_ops_index_add_")
 _C_index_add_out = getattr(_lib, "tl_ops_index_add_out", None) or _missing_c("tl_ops_index_add_out")
+_C_index_put = getattr(_lib, "tl_ops_index_put", None) or _missing_c("tl_ops_index_put")
+_C_index_put_ = getattr(_lib, "tl_ops_index_put_", None) or _missing_c("tl_ops_index_put_")
+_C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl_ops_index_put_out")
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
@@ -718,7 +730,6 @@ _C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_i
 _C_nll_loss_forward = getattr(_lib, "tl_ops_nll_loss_forward", None) or _missing_c("tl_ops_nll_loss_forward")
 _C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops_nll_loss_nd")
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
-_C_nonzero_numpy = getattr(_lib, "tl_ops_nonzero_numpy", None) or _missing_c("tl_ops_nonzero_numpy")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
@@ -880,6 +891,8 @@ _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_z
 # C shims of the Python ABI (generated/csrc/python_abi.c): a number given for
 # a Tensor parameter crosses as a tl_scalar (_n_<arg>); in-place / out= calls
 # drop the returned reference in C (_r) and return 0, -1 or 1 (warning)
+_P__index_put_impl__r = getattr(_lib, "tl_pyabi__index_put_impl__r", None) or _missing_c("tl_pyabi__index_put_impl__r")
+_P__index_put_impl_out_r = getattr(_lib, "tl_pyabi__index_put_impl_out_r", None) or _missing_c("tl_pyabi__index_put_impl_out_r")
 _P__log_softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__log_softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__log_softmax_backward_data_out_r")
 _P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _missing_c("tl_pyabi__log_softmax_out_r")
 _P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
@@ -1051,8 +1064,11 @@ _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl
 _P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_pyabi_hardtanh__r")
 _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
+_P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
+_P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
+_P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
 _P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
 _P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
@@ -1190,6 +1206,74 @@ _P_where_self_out_r = getattr(_lib, "tl_pyabi_where_self_out_r", None) or _missi
 _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zero__r")
 
 # ----------------------------------------------------------------- functions
+
+
+# yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
+# yaml/native_functions.yaml: _index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__index_put_impl = (
+    ('(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD), ('unsafe', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _index_put_impl(input, indices, values, accumulate=False, unsafe=False, *, out=None):
+    '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_index_put_impl', 'input', 1, 'Tensor', input)
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('_index_put_impl', 'indices', 2, 'tuple of Tensors', indices)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('_index_put_impl', 'values', 3, 'Tensor', values)
+    accumulate_c = _cv_bool(accumulate)
+    if accumulate_c is _BAD:
+        raise _arg_error('_index_put_impl', 'accumulate', 4, 'bool', accumulate)
+    unsafe_c = _cv_bool(unsafe)
+    if unsafe_c is _BAD:
+        raise _arg_error('_index_put_impl', 'unsafe', 5, 'bool', unsafe)
+    if out is None:
+        h_ = _C__index_put_impl(input._p, indices_c[0], indices_c[1], values._p, accumulate_c, unsafe_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_index_put_impl', 'out', 0, 'Tensor', out)
+    rc_ = _P__index_put_impl_out_r(input._p, indices_c[0], indices_c[1], values._p, accumulate_c, unsafe_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+_SIGS__index_put_impl_ = (
+    ('(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD), ('unsafe', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
+    '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_index_put_impl_', 'input', 1, 'Tensor', input)
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('_index_put_impl_', 'indices', 2, 'tuple of Tensors', indices)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('_index_put_impl_', 'values', 3, 'Tensor', values)
+    accumulate_c = _cv_bool(accumulate)
+    if accumulate_c is _BAD:
+        raise _arg_error('_index_put_impl_', 'accumulate', 4, 'bool', accumulate)
+    unsafe_c = _cv_bool(unsafe)
+    if unsafe_c is _BAD:
+        raise _arg_error('_index_put_impl_', 'unsafe', 5, 'bool', unsafe)
+    rc_ = _P__index_put_impl__r(input._p, indices_c[0], indices_c[1], values._p, accumulate_c, unsafe_c)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -5474,6 +5558,36 @@ def hstack(tensors):
     return r_
 
 
+# yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+# yaml/native_functions.yaml: index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_index = (
+    ('(Tensor input, tuple of Tensors indices, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def index(input, indices, *, out=None):
+    '(Tensor input, tuple of Tensors indices, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index', 'input', 1, 'Tensor', input)
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('index', 'indices', 2, 'tuple of Tensors', indices)
+    if out is None:
+        h_ = _C_index_Tensor(input._p, indices_c[0], indices_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('index', 'out', 0, 'Tensor', out)
+    rc_ = _P_index_Tensor_out_r(input._p, indices_c[0], indices_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_index_add = (
@@ -5513,6 +5627,68 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+# yaml/native_functions.yaml: index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_index_put = (
+    ('(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def index_put(input, indices, values, accumulate=False, *, out=None):
+    '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_put', 'input', 1, 'Tensor', input)
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('index_put', 'indices', 2, 'tuple of Tensors', indices)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('index_put', 'values', 3, 'Tensor', values)
+    accumulate_c = _cv_bool(accumulate)
+    if accumulate_c is _BAD:
+        raise _arg_error('index_put', 'accumulate', 4, 'bool', accumulate)
+    if out is None:
+        h_ = _C_index_put(input._p, indices_c[0], indices_c[1], values._p, accumulate_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('index_put', 'out', 0, 'Tensor', out)
+    rc_ = _P_index_put_out_r(input._p, indices_c[0], indices_c[1], values._p, accumulate_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)
+_SIGS_index_put_ = (
+    ('(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def index_put_(input, indices, values, accumulate=False):
+    '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_put_', 'input', 1, 'Tensor', input)
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('index_put_', 'indices', 2, 'tuple of Tensors', indices)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('index_put_', 'values', 3, 'Tensor', values)
+    accumulate_c = _cv_bool(accumulate)
+    if accumulate_c is _BAD:
+        raise _arg_error('index_put_', 'accumulate', 4, 'bool', accumulate)
+    rc_ = _P_index_put__r(input._p, indices_c[0], indices_c[1], values._p, accumulate_c)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
@@ -7131,23 +7307,6 @@ def nonzero(input, *, out=None):
     if rc_:
         _after(rc_)
     return out
-
-
-# yaml/native_functions.yaml: nonzero_numpy(Tensor self) -> Tensor[]
-_SIGS_nonzero_numpy = (
-    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
-)
-
-
-def nonzero_numpy(input):
-    '(Tensor input)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('nonzero_numpy', 'input', 1, 'Tensor', input)
-    p_ = _ffi.new('tl_tensor ***')
-    n_ = _ffi.new('int64_t *')
-    _check_rc(_C_nonzero_numpy(input._p, p_, n_))
-    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -14010,6 +14169,25 @@ def _m_gt_(self, *args, **kwargs):
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
 
 
+# yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+_SIGS__m_index = (
+    ('(tuple of Tensors indices)', (('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def _m_index(self, indices):
+    '(tuple of Tensors indices)'
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('index', 'indices', 1, 'tuple of Tensors', indices)
+    h_ = _C_index_Tensor(self._p, indices_c[0], indices_c[1])
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
 # yaml/native_functions.yaml: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 _SIGS__m_index_add = (
     ('(int dim, Tensor index, Tensor source, *, Number alpha = 1)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (('alpha', lambda x: _is_scalar(x)),), False),
@@ -14063,6 +14241,54 @@ def _m_index_add_(self, dim, index, source, *, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('index_add_', 'alpha', 0, 'Number', alpha)
     rc_ = _P_index_add__r(self._p, dim_c, index._p, source._p, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+_SIGS__m_index_put = (
+    ('(tuple of Tensors indices, Tensor values, bool accumulate = False)', (('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_index_put(self, indices, values, accumulate=False):
+    '(tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('index_put', 'indices', 1, 'tuple of Tensors', indices)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('index_put', 'values', 2, 'Tensor', values)
+    accumulate_c = _cv_bool(accumulate)
+    if accumulate_c is _BAD:
+        raise _arg_error('index_put', 'accumulate', 3, 'bool', accumulate)
+    h_ = _C_index_put(self._p, indices_c[0], indices_c[1], values._p, accumulate_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)
+_SIGS__m_index_put_ = (
+    ('(tuple of Tensors indices, Tensor values, bool accumulate = False)', (('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_index_put_(self, indices, values, accumulate=False):
+    '(tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    indices_c = _cv_opt_tensor_list(indices)
+    if indices_c is _BAD:
+        raise _arg_error('index_put_', 'indices', 1, 'tuple of Tensors', indices)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('index_put_', 'values', 2, 'Tensor', values)
+    accumulate_c = _cv_bool(accumulate)
+    if accumulate_c is _BAD:
+        raise _arg_error('index_put_', 'accumulate', 3, 'bool', accumulate)
+    rc_ = _P_index_put__r(self._p, indices_c[0], indices_c[1], values._p, accumulate_c)
     if rc_:
         _after(rc_)
     return self
@@ -15396,20 +15622,6 @@ def _m_nonzero(self):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
-
-
-# yaml/native_functions.yaml: nonzero_numpy(Tensor self) -> Tensor[]
-_SIGS__m_nonzero_numpy = (
-    ('()', (), (), False),
-)
-
-
-def _m_nonzero_numpy(self):
-    '()'
-    p_ = _ffi.new('tl_tensor ***')
-    n_ = _ffi.new('int64_t *')
-    _check_rc(_C_nonzero_numpy(self._p, p_, n_))
-    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
@@ -18401,8 +18613,11 @@ class _TensorOps:
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
+    index = _m_index
     index_add = _m_index_add
     index_add_ = _m_index_add_
+    index_put = _m_index_put
+    index_put_ = _m_index_put_
     index_select = _m_index_select
     isfinite = _m_isfinite
     isinf = _m_isinf
@@ -18453,7 +18668,6 @@ class _TensorOps:
     neg = _m_neg
     neg_ = _m_neg_
     nonzero = _m_nonzero
-    nonzero_numpy = _m_nonzero_numpy
     outer = _m_outer
     permute = _m_permute
     pow = _m_pow
@@ -18565,6 +18779,12 @@ class _TensorOps:
 
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
+    ("function", "_index_put_impl"): (
+        "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
+    ),
+    ("function", "_index_put_impl_"): (
+        "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)",
+    ),
     ("function", "_log_softmax"): (
         "(Tensor input, int dim, bool half_to_float, *, Tensor out = None)",
     ),
@@ -18939,8 +19159,17 @@ SIGNATURES = {
     ("function", "hstack"): (
         "(tuple of Tensors tensors)",
     ),
+    ("function", "index"): (
+        "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
+    ),
     ("function", "index_add"): (
         "(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "index_put"): (
+        "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, *, Tensor out = None)",
+    ),
+    ("function", "index_put_"): (
+        "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False)",
     ),
     ("function", "index_select"): (
         "(Tensor input, int dim, Tensor index, *, Tensor out = None)",
@@ -19092,9 +19321,6 @@ SIGNATURES = {
     ),
     ("function", "nonzero"): (
         "(Tensor input, *, Tensor out = None)",
-    ),
-    ("function", "nonzero_numpy"): (
-        "(Tensor input)",
     ),
     ("function", "ones"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -19711,11 +19937,20 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "index"): (
+        "(tuple of Tensors indices)",
+    ),
     ("method", "index_add"): (
         "(int dim, Tensor index, Tensor source, *, Number alpha = 1)",
     ),
     ("method", "index_add_"): (
         "(int dim, Tensor index, Tensor source, *, Number alpha = 1)",
+    ),
+    ("method", "index_put"): (
+        "(tuple of Tensors indices, Tensor values, bool accumulate = False)",
+    ),
+    ("method", "index_put_"): (
+        "(tuple of Tensors indices, Tensor values, bool accumulate = False)",
     ),
     ("method", "index_select"): (
         "(int dim, Tensor index)",
@@ -19880,9 +20115,6 @@ SIGNATURES = {
         "()",
     ),
     ("method", "nonzero"): (
-        "()",
-    ),
-    ("method", "nonzero_numpy"): (
         "()",
     ),
     ("method", "outer"): (

@@ -37,4 +37,56 @@ static inline double tl_umath_sign_d(double x) { return (double)((x > 0) - (x < 
     _Generic((x), bool: tl_umath_sign_b, uint8_t: tl_umath_sign_u8, float: tl_umath_sign_f,      \
              double: tl_umath_sign_d, default: tl_umath_sign_i64)(x)
 
+/* fmod without libm's per-element loop (fmod.h, remainder.h; PyTorch's
+ * vectorized fmod is SLEEF's exact fmodf/fmod, so the result must be exact).
+ * TL_UMATH_FMOD(a, b) is exact wherever TL_UMATH_FMOD_SLOW(a, b) is false; the
+ * generated loops (`ufunc_fallback:` in the formula's header) take libm's fmod
+ * for the elements where it is true: zero divisors, infinite dividends and
+ * quotients too large for one step (rare), checked chunk by chunk.
+ *
+ * float (float32/16/bf16): in double, |a/b| < 2^29. The double quotient can
+ * only round up to the next integer n when a/b is within 2^-24 of it, which
+ * takes n >= 2^29 (a - n*b is a multiple of the smaller ulp, and b has 24
+ * bits), so its truncation is exact; q*b has at most 29 + 24 bits, so a - q*b
+ * is exact too.
+ * double: with a fused multiply-add, |a/b| < 2^51: q = trunc(a/b) is the
+ * true quotient or one more; fma(-q, b, a) is then exactly the remainder
+ * (representable) or a negative value, and then fma(-(q - 1), b, a) is exact.
+ * Without a hardware FMA (the baseline ISA) double takes libm's fmod.
+ * Both: b = +-inf gives a (q is 0; 0 * inf would be NaN), NaN stays NaN, and
+ * the result takes a's sign (-4 % 2 is -0.0) like fmod's. */
+
+/* trunc(q) for |q| < 2^30 (NaN and larger values: anything): SSE2 has no
+ * vector rounding (trunc is a libm call there), a conversion through int32 is
+ * vectorized; with SSE4.1 the conversion's select is not, trunc is */
+#if defined(__SSE4_1__) || !defined(__x86_64__)
+#define TL_UMATH_TRUNC30(q) trunc(q)
+#else
+#define TL_UMATH_TRUNC30(q) ((double)(int32_t)((q) < 0x1p30 ? (q) : 0.0))
+#endif
+static inline float tl_umath_fmod_f(float a, float b) {
+    const double x = fabs((double)a), y = fabs((double)b);
+    const double q = TL_UMATH_TRUNC30(x / y);
+    double r = x - q * y;
+    r = y == INFINITY ? x : r;
+    return copysignf((float)r, a);
+}
+static inline int tl_umath_fmod_slow_f(float a, float b) { return fabs((double)a) >= 0x1p29 * fabs((double)b); }
+#ifdef FP_FAST_FMA
+static inline double tl_umath_fmod_d(double a, double b) {
+    const double x = fabs(a), y = fabs(b);
+    const double q = trunc(x / y);
+    double r = fma(-q, y, x);
+    r = r < 0 ? fma(-(q - 1), y, x) : r;
+    r = y == INFINITY ? x : r;
+    return copysign(r, a);
+}
+static inline int tl_umath_fmod_slow_d(double a, double b) { return fabs(a) >= 0x1p51 * fabs(b); }
+#else
+static inline double tl_umath_fmod_d(double a, double b) { return fmod(a, b); }
+static inline int tl_umath_fmod_slow_d(double a, double b) { (void)a, (void)b; return 0; }
+#endif
+#define TL_UMATH_FMOD(a, b) _Generic((a), float: tl_umath_fmod_f, default: tl_umath_fmod_d)((a), (b))
+#define TL_UMATH_FMOD_SLOW(a, b) _Generic((a), float: tl_umath_fmod_slow_f, default: tl_umath_fmod_slow_d)((a), (b))
+
 #endif

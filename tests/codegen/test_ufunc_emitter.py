@@ -262,3 +262,28 @@ def test_unknown_input_dtype_is_a_diagnostic(tmp_path, monkeypatch):
     with pytest.raises(CodegenError) as e:
         U.read_formulas(fdir)
     assert "unknown ufunc_input_dtype 'Boolean'" in str(e.value.render() if hasattr(e.value, "render") else e.value)
+
+
+def test_fallback_formula(tmp_path):
+    """`ufunc_fallback: fast -> exact if slow`: per chunk the predicate first,
+    then the vectorized formula or the checked one; the strided path checks
+    each element; a fallback naming a missing formula is a diagnostic"""
+    f = U.read_formulas()["fmod"]
+    assert f.fallback == ("fmod_exact", "fmod_slow")
+    lp = U._loop("fmod", f, U.BY_NAME["Float"], ["self", "other"], [])
+    assert lp["fallback"]["pred"] == "TL_UFUNC_fmod_slow(x1, x2)"
+    assert lp["fallback"]["call"] == "(TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2))"
+    from pathlib import Path
+
+    c = (Path(U.__file__).resolve().parents[2] / "generated" / "kernels" / "ufunc_fmod.c").read_text()
+    body = c[c.index("ufunc_fmod_f32)"):c.index("ufunc_fmod_f64)")]
+    assert "slow |= (TL_UFUNC_fmod_slow(x1, x2)) != 0;" in body and "if (!slow) {" in body
+    assert "= (TL_UFUNC_fmod_slow(x1, x2) ? TL_UFUNC_fmod_exact(x1, x2) : TL_UFUNC_fmod(x1, x2));" in body
+    assert "slow" not in c[c.index("ufunc_fmod_i32)"):c.index("ufunc_fmod_i64)")]   # integer formulas: none
+    fdir = tmp_path / "ufunc"
+    fdir.mkdir()
+    (fdir / "bad.h").write_text("/* ufunc_fallback: bad -> bad_exact if bad_slow */\n#define TL_UFUNC_bad(x) (x)\n"
+                                "#define TL_UFUNC_bad_slow(x) (x)\n")
+    with pytest.raises(CodegenError) as e:
+        U.read_formulas(fdir)
+    assert "no formula TL_UFUNC_bad_exact" in str(e.value.render() if hasattr(e.value, "render") else e.value)

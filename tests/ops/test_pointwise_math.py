@@ -456,6 +456,93 @@ def test_integer_most_negative_by_minus_one(dt):
     np.testing.assert_array_equal(np_of(tl.floor_divide(a, m1)), np.array([lo, -(lo + 1), 7, -7]).astype(NPT[dt]))
 
 
+def _hard_divisions(dt, n, seed):
+    """float operands of every kind for fmod / remainder: random bit patterns
+    (all exponents: huge quotients, subnormals, inf, NaN), small quotients,
+    negative and zero divisors, infinities; in dt's numpy type"""
+    rng = np.random.default_rng(seed)
+    npt = {tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}[dt]
+    ity = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[npt]
+    bits = lambda: rng.integers(0, np.iinfo(ity).max, n, dtype=ity, endpoint=True).view(npt)
+    a = (rng.standard_normal(n) * 100).astype(npt)
+    b = (rng.standard_normal(n) * 3).astype(npt)
+    k = rng.integers(0, 6, n)
+    a = np.where(k == 0, bits(), a)
+    b = np.where(k <= 1, bits(), b)
+    b = np.where(k == 2, rng.integers(-3, 4, n).astype(npt), b)   # zero and small integer divisors
+    a = np.where(k == 3, rng.choice(np.array([0.0, -0.0, np.inf, -np.inf, np.nan], npt), n), a)
+    b = np.where(k == 4, rng.choice(np.array([np.inf, -np.inf, np.nan, -0.0], npt), n), b)
+    return a, b
+
+
+def _ref_remainder(a, b):
+    """PyTorch's float remainder: fmod, then + b where the signs differ (fmod's zero sign kept)"""
+    c = np.float32 if a.dtype == np.float16 else a.dtype
+    m = np.fmod(a.astype(c), b.astype(c))
+    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b.astype(c), m).astype(a.dtype)
+
+
+def _same_bits(got, want, msg):
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan, err_msg=msg)
+    np.testing.assert_array_equal(got[~nan].view(f"u{got.itemsize}"), want[~nan].view(f"u{want.itemsize}"),
+                                  err_msg=msg)
+
+
+@pytest.mark.parametrize("dt", [tl.float16, tl.float32, tl.float64])
+def test_fmod_remainder_exact_vs_numpy(dt, cpu_capability):
+    """the vectorized float fmod is exact (bit for bit libm's fmod, as PyTorch's
+    SLEEF loop): every operand kind, chunks with and without the libm fallback
+    (zero divisors, infinite dividends, huge quotients), tails, in-place,
+    broadcast scalars, strided views"""
+    with np.errstate(all="ignore"):
+        for n, seed in ((1, 0), (7, 1), (255, 2), (257, 3), (1025, 4), (20000, 5)):
+            a, b = _hard_divisions(dt, n, seed)
+            want = {"fmod": np.fmod(a, b), "remainder": _ref_remainder(a, b)}
+            for op in ("fmod", "remainder"):
+                _same_bits(np_of(getattr(tl, op)(T(a, dt), T(b, dt))), want[op], f"{op} n={n}")
+                t = T(a, dt)
+                getattr(t, op + "_")(T(b, dt))   # in place: the output aliases the dividend
+                _same_bits(np_of(t), want[op], f"{op}_ n={n}")
+            # chunks of 256 without any fallback element, then one with a single one
+            x = (np.arange(1000) * 7.25 - 3000).astype(a.dtype)
+            y = np.full(1000, -2.5, a.dtype)
+            y[600] = 0
+            for op, ref in (("fmod", np.fmod), ("remainder", _ref_remainder)):
+                _same_bits(np_of(getattr(tl, op)(T(x, dt), T(y, dt))), ref(x, y), op)
+            # a broadcast scalar on either side, strided views
+            for op, ref in (("fmod", np.fmod), ("remainder", _ref_remainder)):
+                s = a[:1].copy()
+                _same_bits(np_of(getattr(tl, op)(T(a, dt), T(s, dt)[0])), ref(a, np.broadcast_to(s, a.shape)), op)
+                _same_bits(np_of(getattr(tl, op)(T(s, dt)[0], T(b, dt))), ref(np.broadcast_to(s, b.shape), b), op)
+                if n > 2:
+                    _same_bits(np_of(getattr(tl, op)(T(a, dt)[::2], T(b, dt)[::2])), ref(a[::2], b[::2]), op)
+    # large quotients on purpose: every exponent gap the float types have
+    with np.errstate(all="ignore"):
+        npt = {tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}[dt]
+        fi = np.finfo(npt)
+        e = np.arange(int(np.log2(fi.smallest_subnormal)), fi.maxexp, dtype=np.float64)
+        a = (np.exp2(e[:, None]) * np.array([1.0, -1.375, 1.9921875])).astype(npt).ravel()
+        b = np.resize(np.array([0.3, -7.1, 1e-3, 3.3e3], npt), a.size)
+        _same_bits(np_of(tl.fmod(T(a, dt), T(b, dt))), np.fmod(a, b), "fmod gaps")
+        _same_bits(np_of(tl.remainder(T(a, dt), T(b, dt))), _ref_remainder(a, b), "remainder gaps")
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [tl.float32, tl.float64])
+def test_fmod_remainder_exact_vs_torch(dt):
+    with np.errstate(all="ignore"):
+        a, b = _hard_divisions(dt, 5000, 11)
+        # torch's SLEEF loop gives NaN where a / b overflows the dtype (std::fmod,
+        # numpy and torchlet: the exact remainder); compared elsewhere
+        q = np.abs(a.astype(np.float64) / b.astype(np.float64))
+        keep = ~(q > np.finfo(a.dtype).max / 4) | ~np.isfinite(a) | (b == 0)
+        a, b = a[keep], b[keep]
+        for op in ("fmod", "remainder"):
+            want = getattr(torch, op)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+            _same_bits(np_of(getattr(tl, op)(T(a, dt), T(b, dt))), want, op)
+
+
 def test_sign_rules_and_special_values_vs_numpy():
     a = np.array([5.5, -5.5, 5.5, -5.5, 0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, 1e-30], np.float64)
     b = np.array([2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 2.0, 2.0, 2.0, 0.0, np.inf], np.float64)
