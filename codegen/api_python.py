@@ -62,6 +62,11 @@ SKIP_PYTHON_OVERLOADS = frozenset(
 #: the name would also shadow the builtin inside the torchlet package).
 SKIP_PYTHON_FUNCTIONS = frozenset({"slice"})
 
+#: Operators PyTorch binds neither as functions nor as methods
+#: (torchgen's SKIP_PYTHON_BINDINGS: ``nonzero_numpy`` is reached through
+#: ``torch.where(condition)`` and ``nonzero(as_tuple=True)``).
+SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy"})
+
 #: Operator dunders of ``Tensor``: (dunder, operator name, form).
 #:   forward  -- ``op(self, other)`` through the method's overloads
 #:   reflect  -- ``op(other, self)``: ``2 - a``; ``other`` becomes a wrapped number

@@ -19,6 +19,7 @@ from .. import api_c
 from ..api_python import (
     DUNDERS,
     RETURNS_SELF_WHEN_UNCHANGED,
+    SKIP_PYTHON_BINDINGS,
     SKIP_PYTHON_FUNCTIONS,
     SKIP_PYTHON_OVERLOADS,
     PyArg,
@@ -95,6 +96,8 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
             skipped.append(f"{name.unqualified}: {e}")
             continue
         tags = tuple(f.tags)
+        if str(name.name) in SKIP_PYTHON_BINDINGS:
+            continue
         if (Variant.function in f.variants or kind is SchemaKind.out) and str(name.name) not in SKIP_PYTHON_FUNCTIONS:
             table = modules.setdefault(f.python_module, {}) if f.python_module else functions
             b = table.setdefault(str(name.name), Binding(str(name.name), False, module=f.python_module))

@@ -182,6 +182,16 @@ SHAPE_INDEX_CASES = {
     "split_with_sizes": [([_rs(3, 6)], lambda a: torchlet.cat([p * (i + 1.0) for i, p in enumerate(a.split_with_sizes([1, 0, 5], 1))], 1))],
     "unbind.int": [([_rs(3, 4)], lambda a: a.unbind(1)[0] * a.unbind(1)[3]),
                    ([_rs(2, 3)], lambda a: torchlet.stack(T(a).unbind(0)[::-1]))],
+    # advanced indexing (engineer G): repeated indices accumulate; separated index dims go first
+    "index.Tensor": [([_rs(4, 5)], lambda a: torchlet.index(a, [_ix([3, 0, 3])])),
+                     ([_rs(4, 5)], lambda a: T(a)[[0, 4, 4], [1, 3, 1]]),
+                     ([_rs(3, 4)], lambda a: a[_MASK]),
+                     ([_rs(2, 3, 4)], lambda a: a[[[1], [0]], :, [0, 3]])],
+    "index_put": [([_rs(4, 5), _rs(2, 5)], lambda a, v: torchlet.index_put(a, [_ix([3, 0])], v)),
+                  ([_rs(4, 5), _rs(5)], lambda a, v: torchlet.index_put(T(a), [_ix([1, 1, 2])], v[:4], True))],
+    "index_put_": [([_rs(4, 5), _rs(2)], lambda a, v: (a * 1.0).index_put_([None, _ix([4, 0])], v)),
+                   ([_rs(3, 4), _rs()], lambda a, v: (a * 1.0).index_put_([_MASK], v, accumulate=True))],
+    "_index_put_impl_": [([_rs(4, 5), _rs(3, 5)], lambda a, v: torchlet._index_put_impl_(a * 1.0, [_ix([2, 0, 2])], v, True))],
 }
 
 # name -> list of (builder arrays, fn); fn gets leaf tensors in order
@@ -495,6 +505,27 @@ REDUCTION_CASES = {
 }
 
 
+# issue 6, missing ops (session 3): own generator, so the cases above keep their inputs
+RM = np.random.default_rng(606)
+
+
+def _pm(*shape, lo=-2.0, hi=2.0):
+    return RM.uniform(lo, hi, shape)
+
+
+MISSING_OPS_CASES = {
+    "asinh": [([_pm(2, 3)], lambda a: torchlet.asinh(T(a))), ([_pm()], torchlet.asinh),
+              ([_pm(3)], lambda a: torchlet.arcsinh(a))],
+    "asinh_": [([_pm(2, 3)], lambda a: a.clone().asinh_())],
+    "acosh": [([_pm(2, 3, lo=1.2, hi=3.0)], lambda a: torchlet.acosh(T(a))), ([_pm(lo=1.2, hi=3.0)], torchlet.acosh),
+              ([_pm(3, lo=1.2, hi=3.0)], lambda a: a.arccosh())],
+    "acosh_": [([_pm(2, 3, lo=1.2, hi=3.0)], lambda a: a.clone().acosh_())],
+    "atanh": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: torchlet.atanh(T(a))), ([_pm(lo=-0.8, hi=0.8)], torchlet.atanh),
+              ([_pm(3, lo=-0.8, hi=0.8)], lambda a: torchlet.arctanh(a))],
+    "atanh_": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: a.clone().atanh_())],
+}
+
+
 CASES = {
     **REDUCTION_CASES,
     **COMPILER_CASES,
@@ -504,6 +535,7 @@ CASES = {
     **UNARY_CASES,
     **LINALG_CASES,
     **NN_CASES,
+    **MISSING_OPS_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),
@@ -664,6 +696,8 @@ def test_torchlet_autograd_gradcheck(name):
         ("stack", [_ra(2, 3)], lambda a: torchlet.stack([a, a * a], 0)),
         ("split", [_ra(4, 3)], lambda a: torchlet.cat([p * p for p in (a * a).split(3)])),
         ("unbind", [_ra(3, 2)], lambda a: a.unbind(1)[0] * a.unbind(1)[1]),
+        ("index", [_ra(4, 3)], lambda a: (a * a)[[3, 0, 3]] * a[[1, 1, 2]]),
+        ("index_put", [_ra(4, 3), _ra(2, 3)], lambda a, v: torchlet.index_put(a * a, [_ix([3, 0])], v * v * a[:2])),
         ("max.dim", [_ra(3, 4)], lambda a: torchlet.max(a * a, 1)[0]),
         ("var_mean", [_ra(3, 4)], lambda a: torchlet.var_mean(a, 1)[0] + torchlet.var_mean(a * a, 1)[1]),
         ("native_layer_norm", [_ra(3, 4), _ra(4), _ra(4)],

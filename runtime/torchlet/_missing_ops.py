@@ -1,0 +1,33 @@
+"""PyTorch's hand-written Python bindings of operators declared in the issue-6
+"missing ops" block (torch/csrc/autograd/python_torch_functions_manual.cpp,
+python_variable_methods.cpp): ``nonzero(as_tuple=...)``."""
+from __future__ import annotations
+
+
+def _wrap_nonzero(gen_nonzero):
+    import torchlet
+
+    def nonzero(input, *, out=None, as_tuple=False):
+        """torch.nonzero: coordinates of the nonzero elements, as an [n, ndim] long
+        tensor, or with as_tuple=True one 1-D long tensor per dimension."""
+        if as_tuple:
+            if out is not None:
+                raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+            return torchlet.where(input)
+        return gen_nonzero(input) if out is None else gen_nonzero(input, out=out)
+
+    nonzero.__doc__ = "(Tensor input, *, Tensor out = None, bool as_tuple = False)"
+    return nonzero
+
+
+def install(tensor_cls, namespace: dict) -> None:
+    nonzero = _wrap_nonzero(namespace["nonzero"])
+    namespace["nonzero"] = nonzero
+    gen_method = tensor_cls.nonzero
+
+    def _tensor_nonzero(self, *, as_tuple=False):
+        if as_tuple:
+            return nonzero(self, as_tuple=True)
+        return gen_method(self)
+
+    tensor_cls.nonzero = _tensor_nonzero

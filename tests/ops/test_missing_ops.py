@@ -1,0 +1,335 @@
+"""The operators issue 6 still lacked (session 3, slice O): asinh/acosh/atanh,
+the numpy-style arc* aliases, nonzero / argwhere / where(condition) /
+count_nonzero, the .out overloads, matrix norms, and PyTorch deviations.
+
+Against numpy always, against torch when installed (values, dtypes, error
+types and messages)."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import torchlet as tl
+from torchlet import _rt
+
+from ops_helpers import ALL, BF16, FLOATS, NAMES, needs_torch, torch
+
+NPT = {tl.bool: np.bool_, tl.uint8: np.uint8, tl.int8: np.int8, tl.int16: np.int16, tl.int32: np.int32,
+       tl.int64: np.int64, tl.float16: np.float16, tl.float32: np.float32, tl.float64: np.float64}
+INTS = [tl.uint8, tl.int8, tl.int16, tl.int32, tl.int64]
+
+
+def T(a, dt=None):
+    """a torchlet copy of numpy array a (bfloat16 through float32)"""
+    a = np.asarray(a)
+    if dt is tl.bfloat16:
+        return _rt.to(tl.from_numpy(np.array(a, np.float32, copy=True, order="C")), dtype=dt)
+    t = tl.from_numpy(np.array(a, copy=True, order="C"))
+    return t if dt is None else _rt.to(t, dtype=dt)
+
+
+def TT(a, dt=None):
+    a = np.asarray(a)
+    t = torch.from_numpy(np.array(a, copy=True, dtype=np.float32 if dt is tl.bfloat16 else a.dtype))
+    return t if dt is None else t.to(getattr(torch, NAMES[dt]))
+
+
+def np_of(t):
+    x = t.numpy()
+    return x.astype(np.float32) if BF16 is not None and x.dtype == BF16 else np.asarray(x)
+
+
+def torch_np(t):
+    t = t.detach()
+    return t.float().numpy() if t.dtype in (torch.bfloat16, torch.float16) else t.numpy()
+
+
+def close(got, want, rtol=1e-6, atol=None):
+    g = np_of(got)
+    want = np.asarray(want)
+    assert g.shape == want.shape, (g.shape, want.shape)
+    if g.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            np.testing.assert_allclose(g, want.astype(g.dtype), rtol=rtol, atol=rtol if atol is None else atol,
+                                       equal_nan=True)
+    else:
+        np.testing.assert_array_equal(g, want)
+
+
+def same_error(tl_call, torch_call, exc=None):
+    """torch raises; torchlet raises the same type with the same first line"""
+    with pytest.raises(Exception) as ei:
+        torch_call()
+    msg = str(ei.value).splitlines()[0]
+    with pytest.raises(exc or type(ei.value), match="^" + re.escape(msg)):
+        tl_call()
+
+
+def rand(rng, shape, dt, lo=-4.0, hi=4.0):
+    if dt is tl.bool:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dt in INTS:
+        return rng.integers(0 if dt is tl.uint8 else -3, 4, size=shape).astype(NPT[dt])
+    v = rng.uniform(lo, hi, size=shape)
+    if dt is tl.bfloat16:
+        return v.astype(np.float32).astype(BF16).astype(np.float32)
+    return v.astype(NPT[dt])
+
+
+# ======================================================= asinh / acosh / atanh
+HYP = {"asinh": (np.arcsinh, -4.0, 4.0), "acosh": (np.arccosh, 1.0, 6.0), "atanh": (np.arctanh, -0.95, 0.95)}
+TOL = {tl.float16: 2e-3, tl.bfloat16: 1.6e-2, tl.float32: 1e-5, tl.float64: 1e-13}
+
+
+@pytest.mark.parametrize("op", sorted(HYP))
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: NAMES[d])
+def test_inverse_hyperbolic_vs_numpy(op, dt, cpu_capability):
+    if dt is tl.bfloat16 and BF16 is None:
+        pytest.skip("ml_dtypes not installed")
+    fn, lo, hi = HYP[op]
+    rng = np.random.default_rng(hash((op, NAMES[dt])) % 2**32)
+    a = rand(rng, (3, 45), dt, lo, hi)
+    ta = T(a, dt)
+    rdt = dt if dt in FLOATS else tl.float32   # integers and bool compute in the default float dtype
+    src = np_of(ta).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = fn(src)
+    got = getattr(tl, op)(ta)
+    assert got.dtype is rdt
+    close(got, want, TOL[rdt])
+    close(getattr(ta, op)(), want, TOL[rdt])
+    close(getattr(tl, op)(_rt.transpose(ta, 0, 1)), want.T, TOL[rdt])
+    close(getattr(tl, op)(_rt.slice(ta, 1, 1, 45, 4)), want[:, 1::4], TOL[rdt])
+    z = getattr(tl, op)(_rt.select(_rt.select(ta, 0, 1), 0, 2))
+    assert tuple(z.shape) == ()
+    close(z, want[1, 2], TOL[rdt])
+    assert tuple(getattr(tl, op)(_rt.slice(ta, 0, 0, 0, 1)).shape) == (0, 45)
+
+
+@pytest.mark.parametrize("op", sorted(HYP))
+def test_inverse_hyperbolic_inplace_out_specials(op):
+    fn, lo, hi = HYP[op]
+    a = np.array([lo, (lo + hi) / 2, hi * 0.9, np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0])
+    with np.errstate(all="ignore"):
+        want = fn(a)
+    close(getattr(tl, op)(T(a)), want, 1e-13)   # inf, nan, domain edges as numpy
+    c = T(a.astype(np.float32))
+    v0 = c._version
+    assert getattr(c, op + "_")() is c and c._version > v0
+    close(c, want.astype(np.float32), 1e-5)
+    c = T(a.astype(np.float32))
+    getattr(tl, op + "_")(c)
+    close(c, want.astype(np.float32), 1e-5)
+    o = _rt.empty(2, dtype=tl.float64)     # computed in float32, widened into the (resized) float64 out=
+    with pytest.warns(UserWarning, match="was resized"):
+        r = getattr(tl, op)(T(a.astype(np.float32)), out=o)
+    assert r is o and tuple(o.shape) == (11,)
+    with np.errstate(all="ignore"):
+        close(o, fn(a.astype(np.float32).astype(np.float64)), 1e-5)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        getattr(T(np.array([1, 2])), op + "_")()
+
+
+@needs_torch
+@pytest.mark.parametrize("op", sorted(HYP))
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: NAMES[d])
+def test_inverse_hyperbolic_vs_torch(op, dt):
+    fn, lo, hi = HYP[op]
+    rng = np.random.default_rng(hash((op, NAMES[dt], 2)) % 2**32)
+    a = rand(rng, (5, 67), dt, lo - 1, hi + 1)   # some outside the domain: NaN
+    if dt in FLOATS:
+        a.flat[:8] = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.0]
+    want = getattr(torch, op)(TT(a, dt))
+    got = getattr(tl, op)(T(a, dt))
+    assert NAMES[got.dtype] == str(want.dtype).split(".")[-1]
+    close(got, torch_np(want), TOL[got.dtype])
+
+
+# ============================================================ arc* aliases
+ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+           "arctanh": "atanh"}
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_arc_aliases_match_original(alias):
+    op = ALIASES[alias]
+    rng = np.random.default_rng(7)
+    a = rng.uniform(1.05, 1.9, (4, 5)) if op == "acosh" else rng.uniform(-0.9, 0.9, (4, 5))
+    want = getattr(tl, op)(T(a))
+    close(getattr(tl, alias)(T(a)), np_of(want), 0)
+    close(getattr(T(a), alias)(), np_of(want), 0)
+    c = T(a)
+    assert getattr(c, alias + "_")() is c
+    close(c, np_of(want), 0)
+    c = T(a)
+    getattr(tl, alias + "_")(c)
+    close(c, np_of(want), 0)
+    o = _rt.empty(0, dtype=tl.float64)
+    assert getattr(tl, alias)(T(a), out=o) is o
+    close(o, np_of(want), 0)
+    assert getattr(tl, alias)(T(np.array([1, 2], np.int32))).dtype is tl.float32
+    # autograd records the original's node (CompositeImplicitAutograd alias)
+    x = T(a).requires_grad_()
+    y = getattr(tl, alias)(x)
+    assert type(y.grad_fn).__name__ == op.capitalize() + "Backward0"
+    y.sum().backward()
+    g = {"asin": lambda: 1 / np.sqrt(1 - a * a), "acos": lambda: -1 / np.sqrt(1 - a * a),
+         "atan": lambda: 1 / (1 + a * a), "asinh": lambda: 1 / np.sqrt(a * a + 1),
+         "acosh": lambda: 1 / np.sqrt(a * a - 1), "atanh": lambda: 1 / (1 - a * a)}[op]()
+    close(x.grad, g, 1e-12)
+
+
+def test_arctan2_alias():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(4,))
+    close(tl.arctan2(T(a), T(b)), np.arctan2(a, b), 1e-13)
+    close(T(a).arctan2(T(b)), np.arctan2(a, b), 1e-13)
+    c = T(a)
+    assert c.arctan2_(T(b)) is c
+    close(c, np.arctan2(a, b), 1e-13)
+    o = _rt.empty(3, 4, dtype=tl.float64)
+    assert tl.arctan2(T(a), T(b), out=o) is o
+    close(o, np.arctan2(a, b), 1e-13)
+    assert not hasattr(tl, "arctan2_")   # PyTorch: method only
+
+
+@needs_torch
+def test_arc_aliases_vs_torch():
+    a = np.linspace(-0.95, 0.95, 12).reshape(3, 4)
+    for alias in ALIASES:
+        x = a + 2.0 if alias == "arccosh" else a
+        close(getattr(tl, alias)(T(x)), getattr(torch, alias)(TT(x)).numpy(), 1e-13)
+        assert hasattr(torch.Tensor, alias + "_") and hasattr(tl.Tensor, alias + "_")
+    close(tl.arctan2(T(a), T(a.T[:1].T)), torch.arctan2(TT(a), TT(a.T[:1].T)).numpy(), 1e-13)
+
+
+# ============================================================ nonzero family
+def nz_input(rng, shape, dt, density=0.4):
+    if dt is tl.bool:
+        return rng.random(shape) < density
+    v = rand(rng, shape, dt, -3, 3)
+    return np.where(rng.random(shape) < density, v, 0).astype(v.dtype)
+
+
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: NAMES[d])
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (1, 1, 17), (0,), (2, 0, 3), ()])
+def test_nonzero_vs_numpy(dt, shape):
+    if dt is tl.bfloat16 and BF16 is None:
+        pytest.skip("ml_dtypes not installed")
+    rng = np.random.default_rng(hash((NAMES[dt], shape)) % 2**32)
+    a = nz_input(rng, shape, dt)
+    t = T(a, dt)
+    want = np.argwhere(np.asarray(a) != 0) if shape else np.zeros((int(a != 0), 0), np.int64)
+    want = want.reshape(want.shape[0], len(shape))
+    got = tl.nonzero(t)
+    assert got.dtype is tl.int64
+    close(got, want)
+    close(t.nonzero(), want)
+    close(tl.argwhere(t), want)
+    close(t.argwhere(), want)
+    cols = tl.where(t)
+    np_cols = np.nonzero(np.atleast_1d(a))
+    assert isinstance(cols, tuple) and len(cols) == len(np_cols)
+    for c, w in zip(cols, np_cols):
+        assert c.dtype is tl.int64
+        close(c, w)
+    for c, w in zip(tl.nonzero(t, as_tuple=True), np_cols):
+        close(c, w)
+    for c, w in zip(t.nonzero(as_tuple=True), np_cols):
+        close(c, w)
+    assert tl.count_nonzero(t).item() == np.count_nonzero(a)
+    if len(shape) >= 2:
+        close(tl.count_nonzero(t, 1), np.count_nonzero(a, axis=1))
+        close(t.count_nonzero((0, -1)), np.count_nonzero(a, axis=(0, len(shape) - 1)))
+        close(tl.count_nonzero(t, dim=[]), np.array(np.count_nonzero(a)))
+
+
+def test_nonzero_special_values_and_views():
+    a = np.array([[np.nan, -0.0, 0.0, np.inf], [1e-45, -1.0, 0.0, -np.inf]], np.float32)
+    for dt in (tl.float32, tl.float64, tl.float16, tl.bfloat16):
+        want = np.argwhere((a != 0) | np.isnan(a))
+        if dt in (tl.float16, tl.bfloat16):   # 1e-45 underflows to zero
+            want = np.argwhere(((a != 0) | np.isnan(a)) & (np.abs(a) != np.float32(1e-45)))
+        close(tl.nonzero(T(a, dt)), want)
+    rng = np.random.default_rng(5)
+    b = nz_input(rng, (6, 9), tl.int32)
+    close(tl.nonzero(_rt.transpose(T(b), 0, 1)), np.argwhere(b.T))
+    close(tl.nonzero(_rt.slice(T(b), 1, 1, 9, 3)), np.argwhere(b[:, 1::3]))
+    e = _rt.expand(T(np.array([1, 0, 2])), [2, 3])
+    close(tl.nonzero(e), np.argwhere(np.broadcast_to([1, 0, 2], (2, 3))))
+
+
+def test_nonzero_large_thread_independent():
+    rng = np.random.default_rng(11)
+    a = nz_input(rng, (301, 1031), tl.float32, 0.3)
+    want = np.argwhere(a)
+    n0 = tl.get_num_threads()
+    try:
+        for nt in (1, 2, 3):
+            tl.set_num_threads(nt)
+            close(tl.nonzero(T(a)), want)
+            assert tl.count_nonzero(T(a)).item() == want.shape[0]
+    finally:
+        tl.set_num_threads(n0)
+
+
+def test_nonzero_out():
+    a = np.array([[1.0, 0], [0, 3]])
+    o = _rt.empty(0, dtype=tl.int64)
+    assert tl.nonzero(T(a), out=o) is o
+    close(o, np.argwhere(a))
+    o = _rt.slice(_rt.empty(2, 4, dtype=tl.int64), 1, 0, 4, 2)   # strided out= of the right shape: written through
+    tl.nonzero(T(a), out=o)
+    assert tuple(o.stride()) == (4, 2)
+    close(o, np.argwhere(a))
+    o = _rt.empty(5, 2, dtype=tl.int64)
+    with pytest.warns(UserWarning, match=r"had shape \[5, 2\], which does not match the required output shape \[2, 2\]"):
+        tl.nonzero(T(a), out=o)
+    close(o, np.argwhere(a))
+    with pytest.raises(RuntimeError, match="^nonzero: Expected out tensor to have scalar type Long but got scalar typeFloat$"):
+        tl.nonzero(T(a), out=_rt.empty(0))
+    with pytest.raises(RuntimeError, match="^nonzero does not support the out kwarg when as_tuple is True$"):
+        tl.nonzero(T(a), out=o, as_tuple=True)
+
+
+def test_nonzero_autograd_and_bindings():
+    x = T(np.array([1.0, 0.0, 2.0])).requires_grad_()
+    r = tl.nonzero(x)
+    assert not r.requires_grad and r.grad_fn is None
+    c = tl.count_nonzero(x)
+    assert not c.requires_grad and c.item() == 2
+    assert not hasattr(tl, "nonzero_numpy") and not hasattr(x, "nonzero_numpy")   # as in PyTorch
+
+
+def test_count_nonzero_errors():
+    x = T(np.ones((2, 3)))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        tl.count_nonzero(x, (0, 0))
+    with pytest.raises(IndexError, match=re.escape("Dimension out of range (expected to be in range of [-2, 1], but got 5)")):
+        tl.count_nonzero(x, 5)
+    assert tl.count_nonzero(T(np.array(3.0)), 0).item() == 1
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: NAMES[d])
+def test_nonzero_vs_torch(dt):
+    rng = np.random.default_rng(hash(NAMES[dt]) % 2**32)
+    for shape in [(5, 7), (3,), (), (0, 4), (2, 1, 3)]:
+        a = nz_input(rng, shape, dt)
+        t, u = T(a, dt), TT(a, dt)
+        close(tl.nonzero(t), torch.nonzero(u).numpy())
+        close(tl.argwhere(t), torch.argwhere(u).numpy())
+        got, want = tl.where(t), torch.where(u)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            close(g, w.numpy())
+        for g, w in zip(t.nonzero(as_tuple=True), u.nonzero(as_tuple=True)):
+            close(g, w.numpy())
+        close(tl.count_nonzero(t), torch.count_nonzero(u).numpy())
+        if len(shape) == 2:
+            close(tl.count_nonzero(t, 0), torch.count_nonzero(u, 0).numpy())
+            close(tl.count_nonzero(t, (1, 0)), torch.count_nonzero(u, (1, 0)).numpy())
+    same_error(lambda: tl.count_nonzero(T(np.ones((2, 3))), (0, 0)), lambda: torch.count_nonzero(torch.ones(2, 3), (0, 0)))
+    same_error(lambda: tl.count_nonzero(T(np.ones((2, 3))), 4), lambda: torch.count_nonzero(torch.ones(2, 3), 4))
+    same_error(lambda: tl.nonzero(T(np.ones(2)), out=_rt.empty(0)), lambda: torch.nonzero(torch.ones(2), out=torch.empty(0)))
