@@ -1,75 +1,92 @@
-/* Leaf sums for sum / mean (kernels/native/reduce_ops.c): n contiguous
- * elements (at most TL_SUM_BLOCK = 4096 per call; the caller combines leaves
- * pairwise in double).
+/* Leaf sums for sum / mean (kernels/native/reduce_ops.c), compiled once per
+ * CPU capability.
  *
- * float32: each 8-float load is widened to doubles and added into one of 8
- * independent 8-lane double accumulators (GCC vector types, lowered to the
- * variant's ISA), so the error stays far below the 1e-6 bar (about 1e-9 at
- * 2^24). On one thread this reaches ~8 GB/s, not memory bandwidth (PyTorch's
- * float32 cascade: ~22 GB/s): the open speed item of issue 6.
+ * leaf: n contiguous elements (at most TL_SUM_BLOCK = 4096 per call; the
+ * caller combines leaves pairwise in double).
+ * float32: 128 floats per step as eight 16-lane float vectors added as a
+ * balanced tree (each float lane then holds 8 elements, 3 roundings deep),
+ * the 16 lanes widened to double and added to a double accumulator. The
+ * float32 part adds at most ~3 ulp of sum|x| (1.8e-7 relative for same-sign
+ * data), the rest is double: float32 results stay far inside the 1e-6 bar
+ * at 2^24 elements, while the loop runs at memory bandwidth (one convert per
+ * 128 floats; the previous float->double per element ran at ~8 GB/s).
  * float64: 16 double accumulators. float16/bfloat16 go through float32 in
- * chunks (bulk conversions). Compiled once per CPU capability. */
+ * chunks (bulk conversions), as PyTorch computes them.
+ *
+ * cols: acc[k] += sum over `rows` rows (row stride rs elements) of element
+ * k, for n contiguous kept elements (sum(a2, dim=0)). float32: 8 rows at a
+ * time added as the same float tree per column, then widened into the double
+ * accumulator; columns are blocked so acc stays in L1/L2. Every column gets
+ * the same operations whichever column range a thread is given (the scalar
+ * tail computes the same tree), so results do not depend on threads.
+ * Integers and bool: wrapping 64-bit. */
 #include <stdint.h>
 
 #include "tl_half.h"
 #include "tl_kernel.h"
 #include "tl_ufunc.h"
 
-#define LANES 16
-
-static inline double combine(const double *a) {
-    double s[LANES];
-    for (int j = 0; j < LANES; j++) s[j] = a[j];
-    for (int w = LANES / 2; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) s[j] += s[j + w];
-    return s[0];
-}
-
-typedef float tl_v8f __attribute__((vector_size(32)));
+typedef float tl_v16f __attribute__((vector_size(64)));
 typedef double tl_v8d __attribute__((vector_size(64)));
 
-/* acc += 8 floats at p as doubles (unaligned load); a macro, not a function:
- * returning a 64-byte vector changes the ABI below AVX-512 (-Wpsabi) */
-#define ADD8(acc, p)                                       \
-    do {                                                   \
-        tl_v8f v_;                                         \
-        __builtin_memcpy(&v_, (p), sizeof v_);             \
-        (acc) += __builtin_convertvector(v_, tl_v8d);      \
+/* macros, not functions: returning a 64-byte vector changes the ABI below
+ * AVX-512 (-Wpsabi under -Werror) */
+#define LD16(v, p) __builtin_memcpy(&(v), (p), sizeof(tl_v16f))
+/* the 16 float lanes of v as two 8-lane double vectors lo, hi */
+#define WIDEN(lo, hi, v)                                                                           \
+    do {                                                                                           \
+        (lo) = __builtin_convertvector(__builtin_shufflevector((v), (v), 0, 1, 2, 3, 4, 5, 6, 7), tl_v8d); \
+        (hi) = __builtin_convertvector(__builtin_shufflevector((v), (v), 8, 9, 10, 11, 12, 13, 14, 15), \
+                                       tl_v8d);                                                    \
+    } while (0)
+/* v0 = balanced float tree of the 8 vectors v0..v7 */
+#define TREE8(v0, v1, v2, v3, v4, v5, v6, v7) \
+    do {                                      \
+        v0 += v1; v2 += v3; v4 += v5; v6 += v7; \
+        v0 += v2; v4 += v6;                   \
+        v0 += v4;                             \
     } while (0)
 
 static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
     const float *restrict p = (const float *)p_;
-    tl_v8d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+    tl_v8d d0 = {0}, d1 = {0}, lo, hi;
     int64_t k = 0;
-    for (; k + 64 <= n; k += 64) {
-        ADD8(a0, p + k);
-        ADD8(a1, p + k + 8);
-        ADD8(a2, p + k + 16);
-        ADD8(a3, p + k + 24);
-        ADD8(a4, p + k + 32);
-        ADD8(a5, p + k + 40);
-        ADD8(a6, p + k + 48);
-        ADD8(a7, p + k + 56);
+    for (; k + 128 <= n; k += 128) {
+        tl_v16f v0, v1, v2, v3, v4, v5, v6, v7;
+        LD16(v0, p + k);
+        LD16(v1, p + k + 16);
+        LD16(v2, p + k + 32);
+        LD16(v3, p + k + 48);
+        LD16(v4, p + k + 64);
+        LD16(v5, p + k + 80);
+        LD16(v6, p + k + 96);
+        LD16(v7, p + k + 112);
+        TREE8(v0, v1, v2, v3, v4, v5, v6, v7);
+        WIDEN(lo, hi, v0);
+        d0 += lo;
+        d1 += hi;
     }
-    for (; k + 8 <= n; k += 8) ADD8(a0, p + k);
+    if (k + 16 <= n) {   /* at most 7 more vectors: a short float chain */
+        tl_v16f t, v;
+        LD16(t, p + k);
+        for (k += 16; k + 16 <= n; k += 16) {
+            LD16(v, p + k);
+            t += v;
+        }
+        WIDEN(lo, hi, t);
+        d0 += lo;
+        d1 += hi;
+    }
     double s = 0;
     for (; k < n; k++) s += (double)p[k];
-    a0 += a1;
-    a2 += a3;
-    a4 += a5;
-    a6 += a7;
-    a0 += a2;
-    a4 += a6;
-    a0 += a4;
-    double lanes[16];
-    for (int j = 0; j < 8; j++) {
-        lanes[j] = a0[j];
-        lanes[j + 8] = 0;
-    }
-    return combine(lanes) + s;
+    d0 += d1;
+    double r[8];
+    for (int j = 0; j < 8; j++) r[j] = d0[j];
+    return ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7])) + s;
 }
 
 static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
+    enum { LANES = 16 };
     const double *restrict p = (const double *)p_;
     double a[LANES] = {0};
     int64_t k = 0;
@@ -77,57 +94,97 @@ static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
         for (int j = 0; j < LANES; j++) a[j] += p[k + j];
     double tail = 0;
     for (; k < n; k++) tail += p[k];
-    return combine(a) + tail;
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) a[j] += a[j + w];
+    return a[0] + tail;
 }
 
-static double TL_KNAME(leaf_f16)(const void *p_, int64_t n) {
-    const uint16_t *p = (const uint16_t *)p_;
-    float buf[TL_UFUNC_CHUNK];
-    double s = 0;
-    for (int64_t b = 0; b < n; b += TL_UFUNC_CHUNK) {
-        const int64_t m = n - b < TL_UFUNC_CHUNK ? n - b : TL_UFUNC_CHUNK;
-        tl_f16_to_f32_n(buf, p + b, m);
-        s += TL_KNAME(leaf_f32)(buf, m);
+/* float16 / bfloat16: chunks converted to float32, then the float32 leaf */
+#define TL_DEF_HALF_LEAF(NAME, CONV)                                                   \
+    static double TL_KNAME(leaf_##NAME)(const void *p_, int64_t n) {                 \
+        const uint16_t *p = (const uint16_t *)p_;                                    \
+        float buf[TL_UFUNC_CHUNK];                                                   \
+        double s = 0;                                                                \
+        for (int64_t b = 0; b < n; b += TL_UFUNC_CHUNK) {                            \
+            const int64_t m = n - b < TL_UFUNC_CHUNK ? n - b : TL_UFUNC_CHUNK;       \
+            CONV(buf, p + b, m);                                                     \
+            s += TL_KNAME(leaf_f32)(buf, m);                                         \
+        }                                                                            \
+        return s;                                                                    \
     }
-    return s;
-}
+TL_DEF_HALF_LEAF(f16, tl_f16_to_f32_n)
+TL_DEF_HALF_LEAF(bf16, tl_bf16_to_f32_n)
 
-static double TL_KNAME(leaf_bf16)(const void *p_, int64_t n) {
-    const uint16_t *p = (const uint16_t *)p_;
-    float buf[TL_UFUNC_CHUNK];
-    double s = 0;
-    for (int64_t b = 0; b < n; b += TL_UFUNC_CHUNK) {
-        const int64_t m = n - b < TL_UFUNC_CHUNK ? n - b : TL_UFUNC_CHUNK;
-        tl_bf16_to_f32_n(buf, p + b, m);
-        s += TL_KNAME(leaf_f32)(buf, m);
+/* ---- column sums */
+
+enum { COLBLOCK = 2048 };   /* columns per block: 16 KB of double accumulators */
+
+static void TL_KNAME(cols_f32)(void *acc_, const void *p_, int64_t n, int64_t rows, int64_t rs) {
+    double *restrict acc = (double *)acc_;
+    const float *restrict p = (const float *)p_;
+    for (int64_t c0 = 0; c0 < n; c0 += COLBLOCK) {
+        const int64_t c1 = n - c0 < COLBLOCK ? n : c0 + COLBLOCK;
+        int64_t r = 0;
+        for (; r + 8 <= rows; r += 8) {
+            const float *q = p + r * rs;
+            int64_t k = c0;
+            for (; k + 16 <= c1; k += 16) {
+                tl_v16f v0, v1, v2, v3, v4, v5, v6, v7;
+                LD16(v0, q + k);
+                LD16(v1, q + rs + k);
+                LD16(v2, q + 2 * rs + k);
+                LD16(v3, q + 3 * rs + k);
+                LD16(v4, q + 4 * rs + k);
+                LD16(v5, q + 5 * rs + k);
+                LD16(v6, q + 6 * rs + k);
+                LD16(v7, q + 7 * rs + k);
+                TREE8(v0, v1, v2, v3, v4, v5, v6, v7);
+                tl_v8d lo, hi, a0, a1;
+                WIDEN(lo, hi, v0);
+                __builtin_memcpy(&a0, acc + k, sizeof a0);
+                __builtin_memcpy(&a1, acc + k + 8, sizeof a1);
+                a0 += lo;
+                a1 += hi;
+                __builtin_memcpy(acc + k, &a0, sizeof a0);
+                __builtin_memcpy(acc + k + 8, &a1, sizeof a1);
+            }
+            for (; k < c1; k++) {   /* the same float tree, one column */
+                float s0 = q[k], s1 = q[rs + k], s2 = q[2 * rs + k], s3 = q[3 * rs + k];
+                float s4 = q[4 * rs + k], s5 = q[5 * rs + k], s6 = q[6 * rs + k], s7 = q[7 * rs + k];
+                TREE8(s0, s1, s2, s3, s4, s5, s6, s7);
+                acc[k] += (double)s0;
+            }
+        }
+        for (; r < rows; r++)
+            for (int64_t k = c0; k < c1; k++) acc[k] += (double)p[r * rs + k];
     }
-    return s;
 }
 
-/* row accumulation (a kept dimension innermost, e.g. sum(x, 0)):
- * acc[k] += p[k] for n contiguous elements; floats into double, integers and
- * bool into wrapping 64-bit */
-#define TL_DEF_ROWACC(NAME, T, ACC, LOAD)                                                  \
-    static void TL_KNAME(rowacc_##NAME)(void *acc_, const void *p_, int64_t n) {          \
-        ACC *restrict acc = (ACC *)acc_;                                                  \
-        const T *restrict p = (const T *)p_;                                              \
-        for (int64_t k = 0; k < n; k++) acc[k] += (ACC)LOAD(p[k]);                        \
+/* the other dtypes: one row at a time, acc[k] += element k (floats into
+ * double, integers and bool into wrapping 64-bit) */
+#define TL_DEF_COLS(NAME, T, ACC, LOAD)                                                    \
+    static void TL_KNAME(cols_##NAME)(void *acc_, const void *p_, int64_t n, int64_t rows, \
+                                      int64_t rs) {                                         \
+        ACC *restrict acc = (ACC *)acc_;                                                   \
+        for (int64_t r = 0; r < rows; r++) {                                               \
+            const T *restrict p = (const T *)p_ + r * rs;                                  \
+            for (int64_t k = 0; k < n; k++) acc[k] += (ACC)LOAD(p[k]);                     \
+        }                                                                                  \
     }
 #define ID(x) (x)
 #define I64(x) ((int64_t)(x))
-TL_DEF_ROWACC(f32, float, double, ID)
-TL_DEF_ROWACC(f64, double, double, ID)
-TL_DEF_ROWACC(f16, uint16_t, double, tl_f16_to_f32)
-TL_DEF_ROWACC(bf16, uint16_t, double, tl_bf16_to_f32)
-TL_DEF_ROWACC(u8, uint8_t, uint64_t, I64)
-TL_DEF_ROWACC(i8, int8_t, uint64_t, I64)
-TL_DEF_ROWACC(i16, int16_t, uint64_t, I64)
-TL_DEF_ROWACC(i32, int32_t, uint64_t, I64)
-TL_DEF_ROWACC(i64, int64_t, uint64_t, I64)
+TL_DEF_COLS(f64, double, double, ID)
+TL_DEF_COLS(f16, uint16_t, double, tl_f16_to_f32)
+TL_DEF_COLS(bf16, uint16_t, double, tl_bf16_to_f32)
+TL_DEF_COLS(u8, uint8_t, uint64_t, I64)
+TL_DEF_COLS(i8, int8_t, uint64_t, I64)
+TL_DEF_COLS(i16, int16_t, uint64_t, I64)
+TL_DEF_COLS(i32, int32_t, uint64_t, I64)
+TL_DEF_COLS(i64, int64_t, uint64_t, I64)
 
-const tl_sum_rowacc_table_t TL_KNAME(tl_sum_rowacc_table) = {
-    TL_KNAME(rowacc_u8), TL_KNAME(rowacc_u8), TL_KNAME(rowacc_i8), TL_KNAME(rowacc_i16), TL_KNAME(rowacc_i32),
-    TL_KNAME(rowacc_i64), TL_KNAME(rowacc_f16), TL_KNAME(rowacc_bf16), TL_KNAME(rowacc_f32), TL_KNAME(rowacc_f64),
+const tl_sum_cols_table_t TL_KNAME(tl_sum_cols_table) = {
+    TL_KNAME(cols_u8), TL_KNAME(cols_u8), TL_KNAME(cols_i8), TL_KNAME(cols_i16), TL_KNAME(cols_i32),
+    TL_KNAME(cols_i64), TL_KNAME(cols_f16), TL_KNAME(cols_bf16), TL_KNAME(cols_f32), TL_KNAME(cols_f64),
 };
 
 const tl_sum_leaf_table_t TL_KNAME(tl_sum_leaf_table) = {

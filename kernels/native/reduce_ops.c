@@ -4,9 +4,10 @@
  * else self's dtype, with bool and integer inputs summed as int64. As in
  * PyTorch, the input is first converted to the result dtype, then summed.
  * Accumulation: every leaf of up to 4096 contiguous elements is summed by the
- * per-ISA kernel (float32 vector accumulators, 128 lanes, so each lane adds at
- * most 32 elements), leaves are combined pairwise in float64: float32 results
- * stay within 1e-6 relative of an exact sum at 2^24 elements and more.
+ * per-ISA kernel (kernels/cpu/sum_kernel.c: float32 trees of 8 elements per
+ * lane, widened into double), leaves are combined pairwise in float64: float32
+ * results stay within 1e-6 relative of an exact sum at 2^24 elements and more
+ * (same-sign data; in general 1e-6 of the sum of magnitudes).
  * Integers: int64 (wrapping); bool: `or`. mean = the same sum divided by the
  * reduced count in float64 before rounding to the result dtype.
  */
@@ -52,8 +53,8 @@ int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *di
 #define TL_SUM_BLOCK 4096
 
 TL_DEFINE_STUB(tl_sum_leaf_stub, tl_sum_leaf_table)
-TL_DEFINE_STUB(tl_sum_rowacc_stub, tl_sum_rowacc_table)
-#define TL_SUM_ROWACC(dt) ((*(const tl_sum_rowacc_table_t *)tl_sum_rowacc_stub.current)[dt])
+TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
+#define TL_SUM_COLS(dt) ((*(const tl_sum_cols_table_t *)tl_sum_cols_stub.current)[dt])
 
 /* float run: n elements of type T at p, stride st (elements), summed in
  * double; contiguous runs go pairwise over leaves of TL_SUM_BLOCK elements
@@ -118,28 +119,42 @@ TL_DEF_PRUN(f64, double)
 TL_DEF_PRUN(f16, uint16_t)
 TL_DEF_PRUN(bf16, uint16_t)
 
-/* the reduction walk: dims ordered outer..inner by |stride|; acc[j] for output j */
+/* the reduction walk: dims ordered outer..inner by |stride|, contiguous
+ * neighbours merged; acc[j] for output j. Per innermost run: a leaf sum
+ * (reduced innermost dim) or column sums (kept contiguous innermost dim:
+ * together with the reduced dim above it, rows of it at a time). */
 typedef struct {
     int64_t nd;
     int64_t size[MAXD], st[MAXD], ast[MAXD]; /* input stride (elements), acc stride (0: reduced) */
 } walk;
 
+/* dims the walk loops over itself: the innermost is the run, and a column
+ * sum also takes the reduced dim above it */
+static int64_t walk_outer_dims(const walk *w) {
+    const int64_t nd = w->nd;
+    const int cols = w->ast[nd - 1] == 1 && w->st[nd - 1] == 1 && nd >= 2 && w->ast[nd - 2] == 0;
+    return nd - 1 - cols;
+}
+
 #define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR, DT)                               \
     static void walk_##NAME(const walk *w, const T *base, ACC *acc) {                 \
         int64_t idx[MAXD] = {0};                                                        \
         const int64_t nd = w->nd, n = w->size[nd - 1], st = w->st[nd - 1], as = w->ast[nd - 1]; \
+        const int64_t no = walk_outer_dims(w);                                          \
         for (;;) {                                                                      \
             const T *p = base;                                                          \
             ACC *a = acc;                                                               \
-            for (int64_t d = 0; d < nd - 1; d++) { p += idx[d] * w->st[d]; a += idx[d] * w->ast[d]; } \
-            if (as == 0) {                                                              \
+            for (int64_t d = 0; d < no; d++) { p += idx[d] * w->st[d]; a += idx[d] * w->ast[d]; } \
+            if (no < nd - 1) {                                                          \
+                TL_SUM_COLS(DT)(a, p, n, w->size[nd - 2], w->st[nd - 2]);               \
+            } else if (as == 0) {                                                       \
                 *a = (ACC)(*a + (RUN_EXPR));                                            \
             } else if (as == 1 && st == 1) {                                            \
-                TL_SUM_ROWACC(DT)(a, p, n);                                             \
+                TL_SUM_COLS(DT)(a, p, n, 1, 0);                                         \
             } else {                                                                    \
                 for (int64_t k = 0; k < n; k++) a[k * as] = (ACC)(a[k * as] + (ADD_EXPR)); \
             }                                                                           \
-            int64_t d = nd - 2;                                                         \
+            int64_t d = no - 1;                                                         \
             for (; d >= 0; d--) {                                                       \
                 if (++idx[d] < w->size[d]) break;                                       \
                 idx[d] = 0;                                                             \
@@ -155,8 +170,12 @@ TL_DEF_WALK(bf16, uint16_t, double, prun_bf16(p, st, n), (double)tl_bf16_to_f32(
 
 static uint64_t irun_sum(const void *p, tl_dtype dt, int64_t st, int64_t n) {
     uint64_t s = 0;
-    switch (dt) {
-#define C(D, T) case D: for (int64_t k = 0; k < n; k++) s += (uint64_t)(int64_t)((const T *)p)[k * st]; break;
+    switch (dt) {   /* st == 1 spelled out so that the loops vectorize */
+#define C(D, T)                                                                              \
+    case D:                                                                                  \
+        if (st == 1) for (int64_t k = 0; k < n; k++) s += (uint64_t)(int64_t)((const T *)p)[k]; \
+        else for (int64_t k = 0; k < n; k++) s += (uint64_t)(int64_t)((const T *)p)[k * st];  \
+        break;
     C(TL_UINT8, uint8_t) C(TL_INT8, int8_t) C(TL_INT16, int16_t) C(TL_INT32, int32_t) C(TL_INT64, int64_t)
     C(TL_BOOL, uint8_t)
 #undef C
@@ -176,15 +195,17 @@ static int64_t iload(const void *p, tl_dtype dt) {
 static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, uint64_t *acc) {
     int64_t idx[MAXD] = {0};
     const int64_t nd = w->nd, n = w->size[nd - 1], st = w->st[nd - 1], as = w->ast[nd - 1];
+    const int64_t no = walk_outer_dims(w);
     for (;;) {
         const char *p = base;
         uint64_t *a = acc;
-        for (int64_t d = 0; d < nd - 1; d++) { p += idx[d] * w->st[d] * isz; a += idx[d] * w->ast[d]; }
-        if (as == 0) *a += irun_sum(p, dt, st, n);
-        else if (as == 1 && st == 1) TL_SUM_ROWACC(dt)(a, p, n);
+        for (int64_t d = 0; d < no; d++) { p += idx[d] * w->st[d] * isz; a += idx[d] * w->ast[d]; }
+        if (no < nd - 1) TL_SUM_COLS(dt)(a, p, n, w->size[nd - 2], w->st[nd - 2]);
+        else if (as == 0) *a += irun_sum(p, dt, st, n);
+        else if (as == 1 && st == 1) TL_SUM_COLS(dt)(a, p, n, 1, 0);
         else
             for (int64_t k = 0; k < n; k++) a[k * as] += (uint64_t)iload(p + k * st * isz, dt);
-        int64_t d = nd - 2;
+        int64_t d = no - 1;
         for (; d >= 0; d--) {
             if (++idx[d] < w->size[d]) break;
             idx[d] = 0;
@@ -193,14 +214,70 @@ static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
     }
 }
 
+/* x's elements (dtype dt) walked into acc (8-byte slots) */
+static void walk_any(const walk *w, const char *base, tl_dtype dt, int64_t isz, void *acc) {
+    switch (dt) {
+    case TL_FLOAT32: walk_f32(w, (const float *)base, acc); break;
+    case TL_FLOAT64: walk_f64(w, (const double *)base, acc); break;
+    case TL_FLOAT16: walk_f16(w, (const uint16_t *)base, acc); break;
+    case TL_BFLOAT16: walk_bf16(w, (const uint16_t *)base, acc); break;
+    default: walk_int(w, base, dt, isz, acc); break;
+    }
+}
+
+/* Threads: one kept dim (the largest) is split into ranges, each walked by
+ * one thread. Every output is then still summed by one thread in the serial
+ * order (column kernels treat each column alike whatever its range), so the
+ * bits do not depend on the thread count. A kept contiguous innermost dim
+ * is split in units of 16 elements (whole vectors). */
+#define TL_SUM_WALK_PAR_MIN (1 << 16)
+typedef struct {
+    const walk *w;
+    const char *base;
+    void *acc;
+    tl_dtype dt;
+    int64_t isz, d, unit;
+} pwalk_ctx;
+
+static void pwalk_body(int64_t b, int64_t e, void *ctx_) {
+    const pwalk_ctx *c = ctx_;
+    walk w = *c->w;
+    const int64_t d = c->d, lo = b * c->unit, hi = e * c->unit < w.size[d] ? e * c->unit : w.size[d];
+    w.size[d] = hi - lo;
+    walk_any(&w, c->base + lo * w.st[d] * c->isz, c->dt, c->isz, (char *)c->acc + lo * w.ast[d] * 8);
+}
+
+static void walk_run(const walk *w, const char *base, tl_dtype dt, int64_t isz, void *acc, int64_t numel) {
+    const int64_t nd = w->nd;
+    int64_t d = -1;
+    for (int64_t i = 0; i < nd; i++)
+        if (w->ast[i] != 0 && w->size[i] > 1 && (d < 0 || w->size[i] > w->size[d])) d = i;
+    const int nt = tl_get_num_threads();
+    /* a few kept outputs over long reduced runs: prun splits each run instead */
+    const int long_runs = w->ast[nd - 1] == 0 && w->st[nd - 1] == 1 && w->size[nd - 1] >= TL_SUM_PAR_MIN;
+    if (d < 0 || nt < 2 || tl__in_parallel_region() || numel < TL_SUM_WALK_PAR_MIN ||
+        (long_runs && w->size[d] < 4 * nt)) {
+        walk_any(w, base, dt, isz, acc);
+        return;
+    }
+    pwalk_ctx c = {w, base, acc, dt, isz, d, d == nd - 1 && w->st[d] == 1 ? 16 : 1};
+    const int64_t units = (w->size[d] + c.unit - 1) / c.unit;
+    const int64_t per_unit = numel / units > 0 ? numel / units : 1;
+    tl_parallel_for(units, (TL_SUM_WALK_PAR_MIN + per_unit - 1) / per_unit, pwalk_body, &c);
+}
+
 /* sum over the dims of mask into out (in out's dtype); mean: divided by the
  * reduced count (floating results only) */
 static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
     const tl_dtype rt = tl_tensor_dtype(out);
     const int64_t onumel = tl_tensor_numel(out);
     if (onumel == 0) return 0;
-    /* PyTorch converts the input to the result dtype first */
-    tl_tensor *x = tl_to_dtype(self, rt, 0);
+    /* PyTorch converts the input to the result dtype first. An integer (or
+     * bool) input summed into an integer result needs no copy: wrapping
+     * 64-bit sums of the original values truncate to the same result. */
+    const tl_dtype sdt = tl_tensor_dtype(self);
+    const int int_direct = tl_dtype_is_integral(rt, 0) && tl_dtype_is_integral(sdt, 1);
+    tl_tensor *x = tl_to_dtype(self, int_direct ? sdt : rt, 0);
     if (!x) return -1;
     const int floating = tl_dtype_is_floating(rt);
     const int64_t nd = tl_tensor_ndim(x);
@@ -237,17 +314,21 @@ static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
         }
         if (k == 0) { w.nd = 1; w.size[0] = 1; w.st[0] = 1; w.ast[0] = 0; }
         else {
-            w.nd = k;
-            for (int64_t i = 0; i < k; i++) { w.size[i] = sz[order[i]]; w.st[i] = st[order[i]]; w.ast[i] = ast[order[i]]; }
+            /* merge an inner dim into the outer one when both are reduced or
+             * both kept and they lie back to back (input and acc): a whole
+             * contiguous tensor becomes one run, summed pairwise */
+            w.nd = 0;
+            for (int64_t i = 0; i < k; i++) {
+                const int64_t s_ = sz[order[i]], t_ = st[order[i]], a_ = ast[order[i]], o = w.nd - 1;
+                if (o >= 0 && w.st[o] == t_ * s_ && w.ast[o] == a_ * s_) {
+                    w.size[o] *= s_; w.st[o] = t_; w.ast[o] = a_;
+                } else {
+                    w.size[w.nd] = s_; w.st[w.nd] = t_; w.ast[w.nd] = a_; w.nd++;
+                }
+            }
         }
-        const char *base = (const char *)tl_tensor_data_ptr(x);
-        switch (rt) {
-        case TL_FLOAT32: walk_f32(&w, (const float *)base, accbuf); break;
-        case TL_FLOAT64: walk_f64(&w, (const double *)base, accbuf); break;
-        case TL_FLOAT16: walk_f16(&w, (const uint16_t *)base, accbuf); break;
-        case TL_BFLOAT16: walk_bf16(&w, (const uint16_t *)base, accbuf); break;
-        default: walk_int(&w, base, rt, tl_tensor_itemsize(x), accbuf); break;
-        }
+        walk_run(&w, (const char *)tl_tensor_data_ptr(x), tl_tensor_dtype(x), tl_tensor_itemsize(x), accbuf,
+                 tl_tensor_numel(x));
     }
     tl_tensor_release(x);
     if (mean && floating) {

@@ -137,13 +137,13 @@ typedef double (*tl_sum_leaf_fn)(const void *p, int64_t n);
 typedef tl_sum_leaf_fn tl_sum_leaf_table_t[TL_NUM_DTYPES];
 extern const tl_sum_leaf_table_t tl_sum_leaf_table_DEFAULT, tl_sum_leaf_table_AVX2, tl_sum_leaf_table_AVX512;
 extern tl_kernel_stub tl_sum_leaf_stub;
-/* acc[k] += element k, n contiguous elements (acc: double for floating
- * dtypes, uint64 for integers and bool) */
-typedef void (*tl_sum_rowacc_fn)(void *acc, const void *p, int64_t n);
-typedef tl_sum_rowacc_fn tl_sum_rowacc_table_t[TL_NUM_DTYPES];
-extern const tl_sum_rowacc_table_t tl_sum_rowacc_table_DEFAULT, tl_sum_rowacc_table_AVX2,
-    tl_sum_rowacc_table_AVX512;
-extern tl_kernel_stub tl_sum_rowacc_stub;
+/* column sums: acc[k] += sum over `rows` rows (row stride rs elements) of
+ * element k, n contiguous elements per row (acc: double for floating dtypes,
+ * uint64 for integers and bool) */
+typedef void (*tl_sum_cols_fn)(void *acc, const void *p, int64_t n, int64_t rows, int64_t rs);
+typedef tl_sum_cols_fn tl_sum_cols_table_t[TL_NUM_DTYPES];
+extern const tl_sum_cols_table_t tl_sum_cols_table_DEFAULT, tl_sum_cols_table_AVX2, tl_sum_cols_table_AVX512;
+extern tl_kernel_stub tl_sum_cols_stub;
 
 /* ---- mm: per-capability blocked kernels (kernels/cpu/mm_kernel.c) over
  * contiguous operands in the compute dtype (FLOAT32, FLOAT64, INT64 slots),

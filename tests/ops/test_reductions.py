@@ -482,6 +482,127 @@ def test_sum_mean_leaf_tails(cpu_capability):
                                    a.astype(np.float16).astype(np.float64).mean(), rtol=2e-3, atol=2e-3)
 
 
+def _adversarial_2_24(kind):
+    """2^24 float32 values that a plain float32 accumulation gets wrong"""
+    rng = np.random.default_rng(11)
+    n = 1 << 24
+    if kind == "ones":        # all ~1.0: a running float32 sum stalls near 2^24
+        return (1.0 + rng.random(n) * 1e-3).astype(np.float32)
+    if kind == "magnitudes":  # positive, 12 orders of magnitude mixed
+        return np.exp(rng.uniform(-14, 14, n)).astype(np.float32)
+    # mixed signs and magnitudes (a relative bar only makes sense against sum|x|)
+    return (rng.standard_normal(n) * np.exp(rng.uniform(-8, 8, n))).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", ["ones", "magnitudes", "mixed"])
+def test_sum_accuracy_adversarial_2_24(kind):
+    """float32 sum / mean / column and row sums within 1e-6 of the float64
+    sum, relative to sum|x| (the same as relative to the sum for same-sign
+    data); every kernel level, ISA by ISA"""
+    a = _adversarial_2_24(kind)
+    a64 = a.astype(np.float64)
+    mag, s = np.abs(a64).sum(), a64.sum()
+    a2 = a64.reshape(4096, 4096)
+    for cap in tl._supported_cpu_capabilities():
+        before = tl.get_cpu_capability()
+        tl._set_cpu_capability(cap)
+        try:
+            x = T(a)
+            assert abs(tl.sum(x).item() - s) <= 1e-6 * mag, (cap, tl.sum(x).item(), s)
+            assert abs(tl.mean(x).item() - s / a.size) <= 1e-6 * mag / a.size, cap
+            x2 = x.view(4096, 4096)
+            for dim in (0, 1):
+                got = tl.sum(x2, dim).numpy().astype(np.float64)
+                err = np.abs(got - a2.sum(dim)) / np.abs(a2).sum(dim)
+                assert err.max() <= 1e-6, (cap, dim, err.max())
+        finally:
+            tl._set_cpu_capability(before)
+
+
+def test_sum_same_bits_every_isa():
+    """the SIMD kernels of every ISA do the same float operations in the
+    same order: one result, bit for bit"""
+    a = arr((1000, 333))
+    x = T(a)
+    caps = tl._supported_cpu_capabilities()
+    before = tl.get_cpu_capability()
+    res = {}
+    try:
+        for cap in caps:
+            tl._set_cpu_capability(cap)
+            res[cap] = [tl.sum(x).item(), tl.sum(x, 0).numpy().tobytes(), tl.sum(x, 1).numpy().tobytes(),
+                        tl.mean(x[:, 5:]).item()]
+    finally:
+        tl._set_cpu_capability(before)
+    assert all(r == res[caps[0]] for r in res.values())
+
+
+@pytest.mark.parametrize("rows", [1, 7, 8, 9, 17, 64])
+@pytest.mark.parametrize("cols", [1, 15, 16, 17, 33, 2049, 4100])
+def test_sum_columns(cpu_capability, rows, cols):
+    """sum over an outer dim (the column kernel: 8 rows at a time, column
+    blocks, vector and scalar tails) against float64"""
+    a = arr((rows, cols))
+    x = T(a)
+    close(tl.sum(x, 0), a.astype(np.float64).sum(0), rtol=1e-6, atol=1e-5)
+    close(tl.mean(x, 0, True), a.astype(np.float64).mean(0, keepdims=True), rtol=1e-6, atol=1e-6)
+    a3 = arr((3, rows, cols))
+    close(tl.sum(T(a3), 1), a3.astype(np.float64).sum(1), rtol=1e-6, atol=1e-5)   # per outer index
+    close(tl.sum(T(a3), (0, 1)), a3.astype(np.float64).sum((0, 1)), rtol=1e-6, atol=1e-5)
+    ai = arr((rows, cols), np.int32)
+    np.testing.assert_array_equal(tl.sum(T(ai), 0).numpy(), ai.astype(np.int64).sum(0))
+
+
+def test_sum_nan_inf_propagate(cpu_capability):
+    for n in (5, 100, 4096, 5000):
+        for pos in (0, n // 2, n - 1):
+            a = np.ones((8, n), np.float32)
+            a[3, pos] = np.nan
+            x = T(a)
+            assert np.isnan(tl.sum(x).item()) and np.isnan(tl.sum(x, 0).numpy()[pos])
+            assert np.isnan(tl.sum(x, 1).numpy()[3]) and not np.isnan(tl.sum(x, 1).numpy()[2])
+            a[3, pos] = np.inf
+            assert tl.sum(T(a)).item() == np.inf and tl.sum(T(a), 0).numpy()[pos] == np.inf
+            a[5, pos] = -np.inf
+            assert np.isnan(tl.sum(T(a)).item()) and np.isnan(tl.sum(T(a), 0).numpy()[pos])
+
+
+def test_sum_threads_do_not_change_results_dims():
+    """the walk splits a kept dim across threads (columns or rows); each
+    output is still summed in one fixed order"""
+    cases = [((512, 700), 0), ((512, 700), 1), ((700, 512), None), ((40, 50, 60), (0, 2)), ((40, 50, 60), 1),
+             ((3, 300000), 1), ((300000, 3), 0), ((64, 4096), 0)]
+    n0 = tl.get_num_threads()
+    try:
+        for shape, dim in cases:
+            for dt in (np.float32, np.float64, np.float16, np.int32):
+                a = arr(shape, dt)
+                xs = [T(a), T(a).transpose(0, -1)]
+                got = {}
+                for th in (1, 2):
+                    tl.set_num_threads(th)
+                    got[th] = [(tl.sum(x) if dim is None else tl.sum(x, dim)).numpy().tobytes() for x in xs]
+                    if dt != np.int32:
+                        got[th].append((tl.mean(xs[0]) if dim is None else tl.mean(xs[0], dim)).numpy().tobytes())
+                assert got[1] == got[2], (shape, dim, dt)
+    finally:
+        tl.set_num_threads(n0)
+
+
+def test_sum_integer_input_no_copy_semantics():
+    """integer inputs are summed without a converted copy: the result still
+    equals converting to the result dtype first (wrapping)"""
+    a = R.integers(-2**31, 2**31 - 1, (1000, 37), dtype=np.int64).astype(np.int32)
+    x = T(a)
+    np.testing.assert_array_equal(tl.sum(x, 1).numpy(), a.astype(np.int64).sum(1))
+    np.testing.assert_array_equal(tl.sum(x, 0, dtype=tl.int16).numpy(), a.astype(np.int16).sum(0, dtype=np.int16))
+    np.testing.assert_array_equal(tl.sum(x, 0, dtype=tl.uint8).numpy(), a.astype(np.uint8).sum(0, dtype=np.uint8))
+    b = a > 0
+    assert tl.sum(T(b)).item() == b.sum()
+    assert tl.sum(T(b), 0, dtype=tl.bool).numpy().tolist() == b.any(0).tolist()
+    assert tl.sum(T(a), 0, dtype=tl.bool).numpy().tolist() == (a != 0).any(0).tolist()
+
+
 # ------------------------------------------------------------------ torch
 
 @needs_torch
