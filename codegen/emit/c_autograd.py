@@ -276,6 +276,12 @@ def _int_list_field(name: str, kind: str, data: str, length: str) -> Field:
 def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, is_output: bool) -> Field:
     n = sv.name
     if suffix == "":
+        if sv.type in ("Tensor?[]", "Tensor[]") and c_arg is not None:
+            # index's `indices`: the list held by strong references (None kept as NULL)
+            p = [x.name for x in c_arg.params]
+            return Field(n, "tensorlist", [f"tl_ag_saved_tensors {n};"],
+                         [f"if (tl_ag_saved_tensors_set(&n_->{n}, {p[0]}, {p[1]}) < 0) goto fail;"],
+                         Val("tensorlist", (f"n_->{n}.data", f"n_->{n}.n")))  # fmt: skip
         if sv.type.startswith("Tensor") or sv.type == "const Tensor&":
             if sv.type not in ("Tensor", "Tensor?") and not sv.type.startswith("Tensor("):
                 raise UnsupportedFormula(f"saved variable '{n}' of type '{sv.type}'")
@@ -623,6 +629,11 @@ class FormulaCompiler:
                     return Val("int", (f"tl_tensor_size({obj.c[0]}, {d})",))
                 if name == "options" and not args:
                     return Val("options", (f"tl_tensor_dtype({obj.c[0]})", f"(int)tl_tensor_device({obj.c[0]})"))
+                if name in ("new_zeros", "new_zeros_symint") and not self._has_op("new_zeros") and len(args) in (1, 2) \
+                        and args[0].kind == "intlist" and (len(args) == 1 or args[1].kind == "options"):
+                    # x.new_zeros(sizes[, options]): zeros of x's (or the given) dtype and device
+                    opts = args[1].c if len(args) == 2 else (f"tl_tensor_dtype({obj.c[0]})", f"(int)tl_tensor_device({obj.c[0]})")
+                    return self.call_tensor("tl_ag_zeros_info", list(args[0].c) + list(opts), [a for a in [obj] + args if a.temp], src)
                 if name == "expand_as" and len(args) == 1 and args[0].kind == "tensor" and not self._has_op("expand_as"):
                     sizes = Val("intlist", (f"tl_tensor_sizes({args[0].c[0]})", f"tl_tensor_ndim({args[0].c[0]})"))
                     return self._op_call("expand", obj, [sizes], src)  # x.expand(other.sizes())
@@ -1019,6 +1030,8 @@ def _node(m: Model, info: DifferentiabilityInfo, entry_line: int, schema: str) -
                 frees.append(f"tl_ag_sizes_list_free(&n_->{decl.split()[1].rstrip(';')});")
             elif decl.startswith("tl_ag_dtype_list "):
                 frees.append(f"tl_ag_dtype_list_free(&n_->{decl.split()[1].rstrip(';')});")
+            elif decl.startswith("tl_ag_saved_tensors "):
+                frees.append(f"tl_ag_saved_tensors_free(&n_->{decl.split()[1].rstrip(';')});")
     return _Node(
         name=info.op or "",
         entry_line=entry_line,

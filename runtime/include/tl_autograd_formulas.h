@@ -53,6 +53,15 @@ int tl_ag_dtype_list_set(tl_ag_dtype_list *l, tl_tensor *const *ts, int64_t n);
 void tl_ag_dtype_list_free(tl_ag_dtype_list *l);
 /* release each element (NULL ignored), then free the array (a Tensor[] result) */
 void tl_ag_tensor_list_release(tl_tensor **list, int64_t n);
+/* A saved Tensor?[] argument (index / index_put's `indices`): strong
+ * references, None kept as NULL; passed to formulas as (data, n). Index
+ * tensors never require grad, so holding them makes no cycle. */
+typedef struct tl_ag_saved_tensors {
+    tl_tensor **data;
+    int64_t n;
+} tl_ag_saved_tensors;
+int tl_ag_saved_tensors_set(tl_ag_saved_tensors *l, tl_tensor *const *ts, int64_t n);
+void tl_ag_saved_tensors_free(tl_ag_saved_tensors *l);
 /* edges start..start+n-1 of a Tensor[] input: does any exist / is any wanted? */
 bool tl_ag_any_edge(const tl_node *node, int32_t start, int32_t n);
 bool tl_ag_any_should_compute(const tl_node *node, int32_t start, int32_t n);
@@ -141,6 +150,9 @@ tl_tensor *tl_ag_split_with_sizes_backward(tl_tensor *const *grads, int64_t n, c
 tl_tensor *tl_ag_split_backward(tl_tensor *const *grads, int64_t n, int64_t split_size, int64_t dim,
                                 const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device);
 tl_tensor *tl_ag_unbind_backward(tl_tensor *const *grads, int64_t n, int64_t dim);
+/* index.Tensor's gradient: grad accumulated into zeros_like_self at the indexed
+ * positions (index_put with accumulate=True, so it differentiates again) */
+tl_tensor *tl_ag_index_backward(tl_tensor *zeros_like_self, tl_tensor *const *indices, int64_t n, tl_tensor *grad);
 
 /* Reductions (FunctionsManual.cpp's). dims NULL: None (every dim);
  * correction NULL: None (1). The gradients of outputs that got none (gvar,

@@ -868,6 +868,29 @@ bool tl_ag_any_should_compute(const tl_node *node, int32_t start, int32_t n) {
 }
 
 double tl_ag_scalar_to_double(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i; }
+int tl_ag_saved_tensors_set(tl_ag_saved_tensors *l, tl_tensor *const *ts, int64_t n) {
+    tl_ag_saved_tensors_free(l);
+    l->data = calloc((size_t)n + 1, sizeof(tl_tensor *));
+    if (!l->data) return tl_set_error(TL_ERR_MEMORY, "out of memory saving a list for autograd");
+    for (int64_t i = 0; i < n; i++) {
+        if (ts[i]) tl_tensor_retain(ts[i]);
+        l->data[i] = ts[i];
+    }
+    l->n = n;
+    return 0;
+}
+
+void tl_ag_saved_tensors_free(tl_ag_saved_tensors *l) {
+    for (int64_t i = 0; l->data && i < l->n; i++) tl_tensor_release(l->data[i]);
+    free(l->data);
+    l->data = NULL;
+    l->n = 0;
+}
+
+tl_tensor *tl_ag_index_backward(tl_tensor *zeros_like_self, tl_tensor *const *indices, int64_t n, tl_tensor *grad) {
+    return tl_ops_index_put(zeros_like_self, indices, n, grad, true);
+}
+
 
 /* shape and dtype the gradient of edge i must have */
 static int64_t edge_shape(tl_node *node, int32_t i, const int64_t **sizes, tl_dtype *dtype, tl_tensor **hold) {

@@ -1,17 +1,21 @@
 """Tensor.__getitem__ / __setitem__ and the hand-written part of Tensor.to,
-built on the generated operator bindings (select, slice, unsqueeze, alias,
-copy_, fill_, to.dtype_layout), so every step goes through the dispatcher.
+built on the generated operator bindings, so every step goes through the
+dispatcher (and autograd records it).
 
-Basic indexing (PyTorch's / numpy's): ints (negative from the end), slices
-with positive steps, ``None`` (a new dimension of size 1), ``Ellipsis``, and
-0-dim integer tensors used as ints.  The result is a view.
+PyTorch's indexing (torch/csrc/autograd/python_variable_indexing.cpp,
+applySlicing): the index items are applied left to right to a running view --
+ints (negative from the end, and 0-dim integer tensors) by ``select``, slices
+by ``slice``, ``None`` by ``unsqueeze``, ``Ellipsis`` skips the unnamed dims.
+Advanced items (long / int tensors, bool / uint8 masks, lists, Python bools)
+are recorded at the view's dim they apply to, and one ``index.Tensor`` call
+(kernels/native/index_advanced.c) does them all: any number, broadcast
+together, adjacent or separated (then the index dims go first). Python bools
+and 0-dim bool tensors add a dim of size 1 that they index with [0] (True) or
+[] (False). As in PyTorch, ints are basic indices: ``x[0, :, [1, 2]]`` is
+``x[0][:, [1, 2]]`` (numpy would put the index dim first).
 
-Advanced indexing with ONE index that is a long tensor / list of ints (any
-shape) or a bool mask: the result is a new tensor gathered element-row by
-element-row with select + copy_ (correct for any layout and for meta tensors
-with a CPU long index, but O(number of indices) Python-level calls until an
-``index`` operator is declared).  Several advanced indices raise
-NotImplementedError.
+Assignment does the same walk and then ``copy_`` (basic only) or
+``index_put_`` (advanced), the value's leading size-1 dims dropped first.
 """
 from __future__ import annotations
 
@@ -24,11 +28,21 @@ from ._tensor import Tensor
 
 _new = Tensor.__new__
 _select = getattr(lib, "tl_ops_select_int", None) or (lambda p, d, i: lib.tl_select(p, d, i))
+_ops = None
+
+
+def _gen():
+    global _ops
+    if _ops is None:
+        from ._generated import _ops as o
+        _ops = o
+    return _ops
 
 
 def _as_int(x):
+    """x as a Python int when it is an int index (int, __index__, 0-dim integer tensor), else None."""
     if isinstance(x, Tensor):
-        if x.dim() == 0 and not x.is_floating_point() and x.dtype is not _dt.bool_:
+        if x.dim() == 0 and not x.is_floating_point() and x.dtype is not _dt.bool_ and x.dtype is not _dt.uint8:
             return int(x.item())
         return None
     if isinstance(x, bool):
@@ -39,137 +53,142 @@ def _as_int(x):
         return None
 
 
-def _expand(idx):
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    specified = 0
-    ellipsis = False
-    items = []
-    for x in idx:
-        if x is Ellipsis:
-            if ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            ellipsis = True
-            items.append(x)
-        elif x is None or isinstance(x, slice):
-            specified += isinstance(x, slice)
-            items.append(x)
-        else:
-            i = _as_int(x)
-            if i is None:
-                adv = _advanced(x)
-                if adv is not None:
-                    specified += adv[2]
-                    items.append(adv)
-                    continue
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                                 "Variables are valid indices (got " + type(x).__name__ + ")")
-            specified += 1
-            items.append(i)
-    return items, specified
+def _seq_as_tuple(x):
+    """PyTorch's treatSequenceAsTuple: a short list holding tensors, sequences,
+    slices, ``...`` or None is a tuple of indices (``x[[0, [1, 2]]]``)."""
+    if len(x) >= 32:
+        return False
+    return any(isinstance(e, (Tensor, list, tuple, slice)) or e is None or e is Ellipsis for e in x)
 
 
-class _Adv(tuple):
-    """An advanced index: (kind "long" | "mask", value, dims consumed)."""
+def _list_tensor(x):
+    """A list index as an index tensor: all bools -> a bool mask, else long
+    (numbers truncated, as PyTorch's indexing_tensor_from_data)."""
+    flat = list(_flat(x))
+    if flat and all(isinstance(e, bool) for e in flat):
+        return _tensor(x, dtype=_dt.bool_)
+    for e in flat:
+        if not isinstance(e, (int, float)) and _as_int(e) is None:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             "Variables are valid indices (got " + type(e).__name__ + ")")
+    return _tensor(_map(x, lambda e: int(e) if isinstance(e, float) else operator.index(e)), dtype=_dt.int64)
 
 
-def _advanced(x):
-    if isinstance(x, Tensor):
-        if x.dtype is _dt.bool_:
-            return _Adv(("mask", x, max(x.dim(), 1) if x.dim() else 1))
-        if x.is_floating_point():
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return _Adv(("long", x, 1))
-    if isinstance(x, list) and all(type(i) is int for i in _flat(x)):
-        return _Adv(("long", x, 1))
-    if isinstance(x, bool) or isinstance(x, (list, tuple)):
-        raise NotImplementedError("indexing with Python bools or nested non-int lists is not supported yet")
-    return None
+def _tensor(data, dtype):
+    from ._factory import tensor
+    return tensor(data, dtype=dtype)
 
 
 def _flat(x):
     for e in x:
-        if isinstance(e, list):
+        if isinstance(e, (list, tuple)):
             yield from _flat(e)
         else:
             yield e
 
 
-def _shape_of_list(x):
-    shape = []
-    while isinstance(x, list):
-        shape.append(len(x))
-        x = x[0] if x else None
-    return tuple(shape)
+def _map(x, f):
+    return [_map(e, f) if isinstance(e, (list, tuple)) else f(e) for e in x]
 
 
-def _positions(adv, v, d):
-    """(index tuples into dims d.., shape of the index) for an advanced index on view v at dim d."""
-    kind, x, k = adv
-    if kind == "long":
-        if isinstance(x, Tensor):
-            if x.is_meta:
-                raise NotImplementedError("indexing with a meta index tensor needs the 'index' operator")
-            values, shape = x.reshape(-1).tolist(), tuple(x.shape)
+def _items(idx):
+    """The index as a list of items, each an int, slice, None, Ellipsis, bool
+    or index Tensor, and the number of dims they name (for ``...``)."""
+    if isinstance(idx, list) and _seq_as_tuple(idx):
+        idx = tuple(idx)
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    items, specified, ellipsis = [], 0, False
+    for x in idx:
+        if x is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+        elif x is None or isinstance(x, bool):
+            pass
+        elif isinstance(x, slice):
+            specified += 1
+        elif isinstance(x, Tensor):
+            if x.dim() == 0 and (x.dtype is _dt.bool_ or x.dtype is _dt.uint8):
+                x = bool(x.item())
+            elif _as_int(x) is not None:
+                x = _as_int(x)
+                specified += 1
+            else:
+                if x.is_floating_point():
+                    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+                specified += x.dim() if x.dtype is _dt.bool_ or x.dtype is _dt.uint8 else 1
+        elif isinstance(x, (list, tuple)):
+            x = _list_tensor(x)
+            specified += x.dim() if x.dtype is _dt.bool_ else 1
         else:
-            values, shape = list(_flat(x)), _shape_of_list(x)
-        size = v.size(d)
-        out = []
-        for i in values:
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
-            out.append((i,))
-        return out, shape
-    if x.is_meta:
-        raise NotImplementedError("indexing with a meta bool mask: the result shape depends on the data")
-    mask = x if x.dim() else x.unsqueeze(0)
-    want = tuple(v.shape[d:d + mask.dim()])
-    if tuple(mask.shape) != want:
-        raise IndexError(f"The shape of the mask {list(mask.shape)} at index {d} does not match the shape of the "
-                         f"indexed tensor {list(v.shape)} at index {d}")
-    import numpy as np
-    pos = [tuple(int(j) for j in p) for p in np.argwhere(mask.numpy())]
-    return pos, (len(pos),)
+            i = _as_int(x)
+            if i is None:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                                 "Variables are valid indices (got " + type(x).__name__ + ")")
+            x = i
+            specified += 1
+        items.append(x)
+    return items, specified
 
 
-def _gather_view(v, d, pos):
-    src = v
-    for p in pos:
-        src = src.select(d, p)
-    return src
+def _slice_args(x):
+    step = 1 if x.step is None else _as_int(x.step)
+    if step is None:
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    start = None if x.start is None else _as_int(x.start)
+    stop = None if x.stop is None else _as_int(x.stop)
+    if (x.start is not None and start is None) or (x.stop is not None and stop is None):
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    return start, stop, step
 
 
-def _basic_then_advanced(self, items, specified):
-    """Apply the basic items, with the advanced one replaced by full slices;
-    returns (view, dim where the advanced index applies, the advanced index)."""
-    advs = [x for x in items if isinstance(x, _Adv)]
-    if len(advs) > 1:
-        raise NotImplementedError("indexing with more than one tensor/list index needs the 'index' operator")
-    adv = advs[0]
-    # ints count as advanced indices next to a tensor index (numpy's rule); when
-    # they are separated by a slice / None / ... the indexed dims move to the front
-    where = [i for i, x in enumerate(items) if isinstance(x, (int, _Adv))]
-    if where[-1] - where[0] + 1 != len(where):
-        raise NotImplementedError("an int and a tensor index separated by a slice need the 'index' operator")
-    repl = []
-    for x in items:
-        if x is adv:
-            repl.append(("ADV",))
-            repl.extend([slice(None)] * adv[2])
-        else:
-            repl.append(x)
-    # find the dim of the marker: count dims produced before it
+def _apply(self, idx):
+    """PyTorch's applySlicing: (the view after the basic items, the index
+    tensors by the view's dims (None between), whether anything happened)."""
+    items, specified = _items(idx)
     nd = self.dim()
-    dim = 0
-    for x in repl:
-        if isinstance(x, tuple) and x == ("ADV",):
-            break
-        if x is None or isinstance(x, slice):
+    if specified > nd:
+        if nd == 0 and any(type(x) is int for x in items):
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    result, dim, touched = self, 0, False
+    tensors: list = []
+    for x in items:
+        if type(x) is int:
+            size = result.size(dim)
+            if not -size <= x < size:
+                raise IndexError(f"index {x} is out of bounds for dimension {dim} with size {size}")
+            result = result.select(dim, x)
+            touched = True
+        elif isinstance(x, slice):
+            start, stop, step = _slice_args(x)
+            if start is not None or stop is not None or step != 1:
+                result = result.slice(dim, start, stop, step)
+                touched = True
             dim += 1
+        elif x is None:
+            result = result.unsqueeze(dim)
+            dim += 1
+            touched = True
         elif x is Ellipsis:
             dim += nd - specified
-    view = _basic(self, [x for x in repl if not (isinstance(x, tuple) and x == ("ADV",))], specified)
-    return view, dim, adv
+        elif isinstance(x, bool):
+            result = result.unsqueeze(dim)
+            _record(tensors, dim, _gen().zeros(1 if x else 0, dtype=_dt.int64))
+            dim += 1
+        else:
+            _record(tensors, dim, x)
+            dim += x.dim() if x.dtype is _dt.bool_ or x.dtype is _dt.uint8 else 1
+    return result, tensors, touched
+
+
+def _record(tensors, dim, t):
+    tensors.extend([None] * (dim + 1 - len(tensors)))
+    tensors[dim] = t
 
 
 def getitem(self, idx):
@@ -180,90 +199,50 @@ def getitem(self, idx):
             t._p = h
             return t
         lib.tl_clear_error()  # the general path below raises PyTorch's message
-    items, specified = _expand(idx)
-    nd = self.dim()
-    if nd == 0 and specified > 0:
-        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-    if specified > nd:
-        raise IndexError(f"too many indices for tensor of dimension {nd}")
-    if any(isinstance(x, _Adv) for x in items):
-        v, d, adv = _basic_then_advanced(self, items, specified)
-        pos, ishape = _positions(adv, v, d)
-        k = adv[2]
-        rest = tuple(v.shape[d + k:])
-        flat = tuple(v.shape[:d]) + (len(pos),) + rest
-        out = _empty(flat, v)
-        for j, p in enumerate(pos):
-            out.select(d, j).copy_(_gather_view(v, d, p))
-        return out.view(*(tuple(v.shape[:d]) + ishape + rest)) if ishape != (len(pos),) else out
-    return _basic(self, items, specified)
+    result, tensors, touched = _apply(self, idx)
+    if tensors:
+        return _gen().index(result, tensors)
+    return result if touched else self.alias()   # x[...] and x[:] are views too
 
 
-def _empty(shape, like):
-    from ._generated import _ops
-    return _ops.empty(tuple(shape), dtype=like.dtype, device=like.device)
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def _basic(self, items, specified):
-    nd = self.dim()
-    result = self
-    dim = 0
-    touched = False
-    for x in items:
-        if x is None:
-            result = result.unsqueeze(dim)
-            dim += 1
-            touched = True
-        elif x is Ellipsis:
-            dim += nd - specified
-        elif isinstance(x, slice):
-            step = 1 if x.step is None else _as_int(x.step)
-            if step is None:
-                raise TypeError("slice indices must be integers or None or have an __index__ method")
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start = None if x.start is None else _as_int(x.start)
-            stop = None if x.stop is None else _as_int(x.stop)
-            if (x.start is not None and start is None) or (x.stop is not None and stop is None):
-                raise TypeError("slice indices must be integers or None or have an __index__ method")
-            if start is not None or stop is not None or step != 1:
-                result = result.slice(dim, start, stop, step)
-                touched = True
-            dim += 1
-        else:
-            size = result.size(dim)
-            if not -size <= x < size:
-                raise IndexError(f"index {x} is out of bounds for dimension {dim} with size {size}")
-            result = result.select(dim, x)
-            touched = True
-    if not touched:
-        result = self.alias()   # x[...] and x[:] are views too
-    return result
+def _value_tensor(self, value):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return _gen().full((), value, dtype=self.dtype, device=self.device)
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    tname = _LEGACY.get(str(self.dtype).rsplit(".", 1)[-1], "")
+    raise TypeError(f"can't assign a {name} to a torch.{tname}Tensor")
+
+
+def _strip_leading_ones(value):
+    """PyTorch's slicePrefix1sSize: the value without its leading size-1 dims."""
+    shape = tuple(value.shape)
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.view(shape[k:]) if k else value
 
 
 def setitem(self, idx, value):
-    items, specified = _expand(idx) if idx.__class__ is not int else ([idx], 1)
-    if any(isinstance(x, _Adv) for x in items):
-        v, d, adv = _basic_then_advanced(self, items, specified)
-        pos, ishape = _positions(adv, v, d)
-        k = adv[2]
-        rest = tuple(v.shape[d + k:])
-        if isinstance(value, Tensor):
-            full = tuple(v.shape[:d]) + ishape + rest
-            value = value.expand(*full).reshape(*(tuple(v.shape[:d]) + (len(pos),) + rest))
-        for j, p in enumerate(pos):
-            dst = _gather_view(v, d, p)
-            if isinstance(value, Tensor):
-                dst.copy_(value.select(d, j))
-            else:
-                dst.fill_(value)
-        return
-    view = getitem(self, idx)
-    if isinstance(value, Tensor):
-        view.copy_(value)
+    value = _value_tensor(self, value)
+    if idx.__class__ is int:
+        result, tensors = getitem(self, idx), None
     else:
-        view.fill_(value)
+        result, tensors, _ = _apply(self, idx)
+    if tensors:
+        if value.dim() > 0:
+            value = _strip_leading_ones(value)
+        result.index_put_(tensors, value)
+        return
+    if value.dim() > result.dim():
+        value = _strip_leading_ones(value)
+    result.copy_(value)
 
 
 # ------------------------------------------------------------------ to()
