@@ -1,6 +1,14 @@
-/* float32 max/min reduction kernels (see kernels/ufunc/tl_reduce_kernel.h),
- * compiled once per CPU capability. Columns: the select
- * `(x > a || x != x) ? x : a` keeps NaN (compare + blend once vectorized). */
+/* max/min and argmax/argmin reduction kernels (see
+ * kernels/ufunc/tl_reduce_kernel.h), compiled once per CPU capability.
+ * Columns: the select `(x > a || x != x) ? x : a` keeps NaN (compare + blend
+ * once vectorized).
+ *
+ * argmax/argmin rows go block by block (ARG_BLOCK elements, in L1): the
+ * vectorized row max of each block, the first block whose max beats the best
+ * so far (strictly: ties keep the earlier block), and at the end one scan of
+ * that block for the first element equal to its max. A block with a NaN
+ * answers at once with its first NaN (PyTorch: NaN is the max and the min).
+ * One pass over memory, all of it at the speed of the max kernel. */
 #include <stdint.h>
 
 #include "tl_reduce_kernel.h"
@@ -10,12 +18,12 @@
 
 /* rows: 64 lanes of `x > a ? x : a` (exactly maxps / minps, so GCC emits
  * them) plus a lane-wise NaN flag; any NaN makes the result NaN */
-#define DEF_ROW(NAME, OP)                                                                     \
-    static float TL_KNAME(NAME)(const float *restrict p, int64_t n) {                         \
+#define DEF_ROW(NAME, T, OP)                                                                  \
+    static T TL_KNAME(NAME)(const T *restrict p, int64_t n) {                                 \
         int64_t k = 0;                                                                        \
-        float r = p[0];                                                                       \
+        T r = p[0];                                                                           \
         if (n >= 64) {                                                                        \
-            float a[64];                                                                      \
+            T a[64];                                                                          \
             int32_t nan[64];                                                                  \
             for (int j = 0; j < 64; j++) {                                                    \
                 a[j] = p[j];                                                                  \
@@ -23,18 +31,18 @@
             }                                                                                 \
             for (k = 64; k + 64 <= n; k += 64)                                                \
                 for (int j = 0; j < 64; j++) {                                                \
-                    const float x = p[k + j];                                                 \
+                    const T x = p[k + j];                                                     \
                     a[j] = x OP a[j] ? x : a[j];                                              \
                     nan[j] |= x != x;                                                         \
                 }                                                                             \
             int32_t any = 0;                                                                  \
             for (int j = 0; j < 64; j++) any |= nan[j];                                       \
-            if (any) return __builtin_nanf("");                                               \
+            if (any) return (T)__builtin_nan("");                                             \
             r = a[0];                                                                         \
             for (int j = 1; j < 64; j++) r = a[j] OP r ? a[j] : r;                            \
         }                                                                                     \
         for (; k < n; k++) {                                                                  \
-            const float x = p[k];                                                             \
+            const T x = p[k];                                                                 \
             if (x != x) return x;                                                             \
             r = x OP r ? x : r;                                                               \
         }                                                                                     \
@@ -46,10 +54,84 @@
         for (int64_t k = 0; k < n; k++) acc[k] = SEL(acc[k], p[k]);                           \
     }
 
-DEF_ROW(rowmax_f32, >)
-DEF_ROW(rowmin_f32, <)
+DEF_ROW(rowmax_f32, float, >)
+DEF_ROW(rowmin_f32, float, <)
+DEF_ROW(rowmax_f64, double, >)
+DEF_ROW(rowmin_f64, double, <)
 DEF_COL(colmax_f32, SEL_MAX)
 DEF_COL(colmin_f32, SEL_MIN)
+
+/* ---- argmax / argmin */
+
+#define ARG_BLOCK 2048
+
+/* the first k < n with p[k] == v (v NaN: the first NaN); v is in p[0, n) */
+#define DEF_FIRST(NAME, T)                                                                    \
+    static int64_t first_##NAME(const T *restrict p, int64_t n, T v) {                        \
+        const int nan = v != v;                                                               \
+        int64_t k = 0;                                                                        \
+        for (; k + 16 <= n; k += 16) {                                                        \
+            int hit = 0;                                                                      \
+            for (int j = 0; j < 16; j++) hit |= nan ? p[k + j] != p[k + j] : p[k + j] == v;   \
+            if (hit) break;                                                                   \
+        }                                                                                     \
+        for (; k < n; k++)                                                                    \
+            if (nan ? p[k] != p[k] : p[k] == v) return k;                                     \
+        return 0;                                                                             \
+    }
+DEF_FIRST(f32, float)
+DEF_FIRST(f64, double)
+
+#define DEF_ARGROW(NAME, T, SUF, BEST, OP)                                                    \
+    static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \
+        const T *restrict p = (const T *)p_;                                                  \
+        int64_t bb = 0;                                                                       \
+        T best = 0;                                                                           \
+        for (int64_t b = 0; b < n; b += ARG_BLOCK) {                                          \
+            const int64_t len = n - b < ARG_BLOCK ? n - b : ARG_BLOCK;                        \
+            const T m = TL_KNAME(BEST)(p + b, len);                                           \
+            if (m != m) return b + first_##SUF(p + b, len, m);                                 \
+            if (b == 0 || m OP best) {                                                        \
+                best = m;                                                                     \
+                bb = b;                                                                       \
+            }                                                                                 \
+        }                                                                                     \
+        return bb + first_##SUF(p + bb, n - bb < ARG_BLOCK ? n - bb : ARG_BLOCK, best);       \
+    }
+DEF_ARGROW(argmax_row_f32, float, f32, rowmax_f32, >)
+DEF_ARGROW(argmin_row_f32, float, f32, rowmin_f32, <)
+DEF_ARGROW(argmax_row_f64, double, f64, rowmax_f64, >)
+DEF_ARGROW(argmin_row_f64, double, f64, rowmin_f64, <)
+
+/* columns: an element replaces the best when it beats it, or is the first NaN */
+#define DEF_ARGCOL(NAME, T, OP)                                                               \
+    static void TL_KNAME(NAME)(const void *p_, int64_t n, int64_t stride, int64_t w, void *best_, \
+                               int64_t *restrict idx) {                                       \
+        const T *restrict p = (const T *)p_;                                                  \
+        T *restrict b = (T *)best_;                                                           \
+        for (int64_t c = 0; c < w; c++) {                                                     \
+            b[c] = p[c];                                                                      \
+            idx[c] = 0;                                                                       \
+        }                                                                                     \
+        for (int64_t i = 1; i < n; i++) {                                                     \
+            const T *restrict r = p + i * stride;                                             \
+            for (int64_t c = 0; c < w; c++) {                                                 \
+                const T x = r[c];                                                             \
+                const int take = (x OP b[c]) | ((x != x) & (b[c] == b[c]));                   \
+                b[c] = take ? x : b[c];                                                       \
+                idx[c] = take ? i : idx[c];                                                   \
+            }                                                                                 \
+        }                                                                                     \
+    }
+DEF_ARGCOL(argmax_col_f32, float, >)
+DEF_ARGCOL(argmin_col_f32, float, <)
+DEF_ARGCOL(argmax_col_f64, double, >)
+DEF_ARGCOL(argmin_col_f64, double, <)
+
+const tl_argbest_table_t TL_KNAME(tl_argbest_table) = {
+    {{TL_KNAME(argmax_row_f32), TL_KNAME(argmin_row_f32)}, {TL_KNAME(argmax_col_f32), TL_KNAME(argmin_col_f32)}},
+    {{TL_KNAME(argmax_row_f64), TL_KNAME(argmin_row_f64)}, {TL_KNAME(argmax_col_f64), TL_KNAME(argmin_col_f64)}},
+};
 
 const tl_minmax_f32_table_t TL_KNAME(tl_minmax_f32_table) = {{
     {TL_KNAME(rowmax_f32), TL_KNAME(rowmin_f32)},

@@ -3,15 +3,20 @@
  * maximum / minimum, as PyTorch's composite).
  *
  * NaN propagates: the value is NaN and the index that of the first NaN.
- * Ties: the first index (PyTorch's CPU kernels). Values are computed in the
- * rows layout (reduce_util.h: float64 or int64, exact for every input
- * value) except float32 amax/amin over a contiguous input whose reduced dims
- * are innermost (one SIMD row kernel per output) or outermost (a column
- * kernel across the kept inner elements), kernels/cpu/reduce_minmax_kernel.c.
+ * Ties: the first index (PyTorch's CPU kernels). Floating inputs go through
+ * the per-ISA kernels of kernels/cpu/reduce_minmax_kernel.c: float32 amax/amin
+ * over a contiguous input whose reduced dims are innermost (one SIMD row
+ * kernel per output) or outermost (a column kernel across the kept inner
+ * elements); argmax/argmin and max.dim/min.dim (and amax's other layouts)
+ * over reduce_direct.h's view (float32 / float64 read in place, half types
+ * and odd layouts through a float32 copy). Integers use the rows layout
+ * (reduce_util.h: int64, exact for every input value).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "reduce_direct.h"
 #include "reduce_util.h"
 #include "tl_error.h"
 #include "tl_internal.h"
@@ -20,55 +25,127 @@
 #include "tl_structured.h"
 
 TL_DEFINE_STUB(tl_minmax_f32_stub, tl_minmax_f32_table)
+TL_DEFINE_STUB(tl_argbest_stub, tl_argbest_table)
 
-/* best value and its index in each of O rows of R (R >= 1); vals / idx may be NULL */
-#define TL_DEF_BEST(NAME, T, ISNAN)                                                          \
-    static void best_##NAME(const T *p, int64_t O, int64_t R, int is_max, T *vals, int64_t *idx) { \
-        for (int64_t j = 0; j < O; j++) {                                                    \
-            const T *r = p + j * R;                                                          \
-            T b = r[0];                                                                      \
-            int64_t bi = 0;                                                                  \
-            if (!ISNAN(b))                                                                   \
-                for (int64_t k = 1; k < R; k++) {                                            \
-                    const T v = r[k];                                                        \
-                    if (ISNAN(v)) { b = v; bi = k; break; }                                  \
-                    if (is_max ? v > b : v < b) { b = v; bi = k; }                           \
-                }                                                                            \
-            if (vals) vals[j] = b;                                                           \
-            if (idx) idx[j] = bi;                                                            \
-        }                                                                                    \
+/* integers: best value and its index in each of O rows of R (R >= 1) of
+ * the int64 rows layout; vals / idx may be NULL */
+static void best_i64(const int64_t *p, int64_t O, int64_t R, int is_max, int64_t *vals, int64_t *idx) {
+    for (int64_t j = 0; j < O; j++) {
+        const int64_t *r = p + j * R;
+        int64_t b = r[0], bi = 0;
+        for (int64_t k = 1; k < R; k++)
+            if (is_max ? r[k] > b : r[k] < b) {
+                b = r[k];
+                bi = k;
+            }
+        if (vals) vals[j] = b;
+        if (idx) idx[j] = bi;
     }
-#define TL_NEVER_NAN(x) ((void)(x), 0)
-TL_DEF_BEST(f64, double, isnan)
-TL_DEF_BEST(i64, int64_t, TL_NEVER_NAN)
+}
+
+/* ---- floating inputs: the argbest kernels over the direct view */
+
+typedef struct {
+    tl_argbest_row_fn row;
+    tl_argbest_col_fn col;
+    int64_t isz;
+    char *vals;        /* per output (the view's dtype), may be NULL */
+    int64_t *idx;      /* per output, may be NULL */
+    char *cvals;       /* per chunk of a chunked single output */
+    int64_t *cidx;
+} arg_ctx;
+
+static void arg_row(void *c_, const void *p, int64_t R, int64_t o) {
+    const arg_ctx *c = c_;
+    const int64_t k = c->row(p, R);
+    if (c->idx) c->idx[o] = k;
+    if (c->vals) memcpy(c->vals + o * c->isz, (const char *)p + k * c->isz, (size_t)c->isz);
+}
+static void arg_col(void *c_, const void *p, int64_t R, int64_t stride, int64_t w, int64_t o) {
+    const arg_ctx *c = c_;
+    int64_t ibuf[TL_RD_COLS];
+    double vbuf[TL_RD_COLS];
+    c->col(p, R, stride, w, c->vals ? c->vals + o * c->isz : (char *)vbuf, c->idx ? c->idx + o : ibuf);
+}
+static void arg_chunk(void *c_, const void *p, int64_t len, int64_t i) {
+    const arg_ctx *c = c_;
+    const int64_t k = c->row(p, len);
+    c->cidx[i] = i * (int64_t)TL_RD_CHUNK + k;
+    memcpy(c->cvals + i * c->isz, (const char *)p + k * c->isz, (size_t)c->isz);
+}
+
+/* the chunk that wins: the first NaN, else the first strictly best */
+#define TL_DEF_ARG_MERGE(NAME, T)                                                        \
+    static int64_t arg_merge_##NAME(const T *v, int64_t n, int is_max) {                 \
+        int64_t b = 0;                                                                   \
+        for (int64_t i = 0; i < n && v[b] == v[b]; i++)                                  \
+            if (v[i] != v[i] || (is_max ? v[i] > v[b] : v[i] < v[b])) b = i;             \
+        return b;                                                                        \
+    }
+TL_DEF_ARG_MERGE(f32, float)
+TL_DEF_ARG_MERGE(f64, double)
+
+/* values (kdt) and/or indices of floating self into vals / idx (either may be NULL) */
+static int argbest_direct(const tl_tensor *self, uint64_t mask, int is_max, tl_dtype kdt, void *vals, int64_t *idx) {
+    tl_rd_view v;
+    if (tl_rd_view_init(&v, self, mask, kdt)) return -1;
+    const tl_argbest_fns *k = &TL_ARGBEST(v.slot);
+    arg_ctx c = {k->row[!is_max], k->col[!is_max], v.isz, vals, idx, NULL, NULL};
+    int rc = 0;
+    if (!tl_rd_view_chunked(&v)) {
+        const tl_rd_work w = {arg_row, arg_col, &c};
+        tl_rd_view_run(&v, &w);
+    } else {
+        const int64_t nch = tl_rd_chunk_count(&v);
+        c.cidx = malloc((size_t)nch * (sizeof(int64_t) + (size_t)v.isz));
+        if (!c.cidx) {
+            rc = tl_set_error(TL_ERR_RUNTIME, "out of memory");
+        } else {
+            c.cvals = (char *)(c.cidx + nch);
+            tl_rd_view_run_chunks(&v, arg_chunk, &c);
+            const int64_t b = v.slot ? arg_merge_f64((const double *)c.cvals, nch, is_max)
+                                     : arg_merge_f32((const float *)c.cvals, nch, is_max);
+            if (idx) idx[0] = c.cidx[b];
+            if (vals) memcpy(vals, c.cvals + b * v.isz, (size_t)v.isz);
+            free(c.cidx);
+        }
+    }
+    tl_rd_view_free(&v);
+    return rc;
+}
+
+/* integers: the int64 rows layout */
+static int best_rows_i64(const tl_tensor *self, uint64_t mask, int is_max, int64_t *vals, int64_t *idx) {
+    int64_t O, R;
+    tl_rd_counts(self, mask, &O, &R);
+    tl_tensor *rows = tl_rd_rows(self, mask, TL_INT64);
+    if (!rows) return -1;
+    best_i64(tl_tensor_data_ptr(rows), O, R, is_max, vals, idx);
+    tl_tensor_release(rows);
+    return 0;
+}
 
 /* values and/or indices of the max/min over mask into vals_out (self's
  * dtype or any dtype a copy accepts) and idx_out (int64) */
 static int minmax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *vals_out, tl_tensor *idx_out) {
     const tl_tensor *shape_of = vals_out ? vals_out : idx_out;
     if (tl_tensor_numel(shape_of) == 0) return 0;
-    const tl_dtype cdt = tl_rd_compute_dtype(tl_tensor_dtype(self));
-    int64_t O, R;
-    tl_rd_counts(self, mask, &O, &R);
-    tl_tensor *rows = tl_rd_rows(self, mask, cdt);
-    if (!rows) return -1;
-    tl_tensor *vt = vals_out ? tl_rd_target(vals_out, cdt) : NULL;
+    const tl_dtype dt = tl_tensor_dtype(self);
+    const int fl = tl_dtype_is_floating(dt);
+    /* the dtype values are computed in: exact for every input value */
+    const tl_dtype vdt = !fl ? TL_INT64 : dt == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32;
+    tl_tensor *vt = vals_out ? tl_rd_target(vals_out, vdt) : NULL;
     tl_tensor *it = idx_out ? tl_rd_target(idx_out, TL_INT64) : NULL;
     int rc = -1;
     if ((vals_out && !vt) || (idx_out && !it)) goto done;
-    if (cdt == TL_FLOAT64)
-        best_f64(tl_tensor_data_ptr(rows), O, R, is_max, vt ? tl_tensor_data_ptr(vt) : NULL,
-                 it ? tl_tensor_data_ptr(it) : NULL);
-    else
-        best_i64(tl_tensor_data_ptr(rows), O, R, is_max, vt ? tl_tensor_data_ptr(vt) : NULL,
-                 it ? tl_tensor_data_ptr(it) : NULL);
-    rc = 0;
-    if (vt) { rc |= tl_rd_commit(vals_out, vt); vt = NULL; }
-    if (it) { rc |= tl_rd_commit(idx_out, it); it = NULL; }
+    void *vp = vt ? tl_tensor_data_ptr(vt) : NULL;
+    int64_t *ip = it ? tl_tensor_data_ptr(it) : NULL;
+    rc = fl ? argbest_direct(self, mask, is_max, vdt, vp, ip) : best_rows_i64(self, mask, is_max, vp, ip);
+    if (!rc && vt) { rc |= tl_rd_commit(vals_out, vt); vt = NULL; }
+    if (!rc && it) { rc |= tl_rd_commit(idx_out, it); it = NULL; }
 done:
     tl_tensor_release(vt);
     tl_tensor_release(it);
-    tl_tensor_release(rows);
     return rc ? -1 : 0;
 }
 

@@ -1,41 +1,102 @@
 /* var / std / var_mean / std_mean (correction and unbiased overloads),
  * logsumexp, linalg_vector_norm.
  *
- * All over the rows layout in float64 (reduce_util.h): var is two-pass
- * (mean, then the sum of squared deviations), so float32 results are exact to
- * rounding; logsumexp subtracts the row max (0 when it is infinite, as
- * PyTorch); norms accumulate |x|^p in float64. The unbiased-bool overloads are
- * PyTorch's CompositeImplicitAutograd wrappers of the correction overloads.
+ * float32 / float64 inputs are read in place (reduce_direct.h: an [A, R, B]
+ * view, row kernels when the reduced elements are contiguous, column kernels
+ * across a kept inner dim); other layouts and dtypes go through one
+ * contiguous copy in float32 (float64 for float64) and the same row kernels
+ * (kernels/cpu/reduce_stats_kernel.c). Everything accumulates in double: var
+ * by Welford per SIMD lane (Chan's merge across lanes and chunks), so float32
+ * results are the float64 ones rounded; logsumexp subtracts the row max (0
+ * when it is infinite, as PyTorch); norms accumulate |x|^p. The unbiased-bool
+ * overloads are PyTorch's CompositeImplicitAutograd wrappers of the
+ * correction overloads.
  */
 #include <math.h>
 #include <stdio.h>
 
+#include <float.h>
+#include <stdlib.h>
+
+#include "reduce_direct.h"
 #include "reduce_util.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops.h"
+#include "tl_reduce_stats_kernel.h"
 #include "tl_structured.h"
+
+TL_DEFINE_STUB(tl_rstats_stub, tl_rstats_table)
 
 static double scalar_to_double(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i; }
 
 /* ---- var / std */
 
-/* var (or std) and mean of each row of the rows layout */
-static void var_rows(const double *p, int64_t O, int64_t R, double correction, int take_sqrt, double *var, double *mean) {
+/* the compute dtype of the direct kernels for an input / result dtype */
+static tl_dtype kernel_dtype(tl_dtype in, tl_dtype res) {
+    return in == TL_FLOAT64 || res == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32;
+}
+
+typedef struct {
+    const tl_rstats_fns *k;
+    double *mean, *m2;   /* per output; per chunk for a chunked single output */
+} mom_ctx;
+
+static void mom_row(void *c_, const void *p, int64_t R, int64_t o) {
+    const mom_ctx *c = c_;
+    c->k->moments_row(p, R, c->mean + o, c->m2 + o);
+}
+static void mom_col(void *c_, const void *p, int64_t R, int64_t stride, int64_t w, int64_t o) {
+    const mom_ctx *c = c_;
+    c->k->moments_col(p, R, stride, w, c->mean + o, c->m2 + o);
+}
+static void mom_chunk(void *c_, const void *p, int64_t len, int64_t i) {
+    const mom_ctx *c = c_;
+    c->k->moments_row(p, len, c->mean + i, c->m2 + i);
+}
+
+/* mean and M2 of each output into mean[O], m2[O] */
+static int moments(const tl_tensor *self, uint64_t mask, double *mean, double *m2) {
+    tl_rd_view v;
+    if (tl_rd_view_init(&v, self, mask, kernel_dtype(tl_tensor_dtype(self), tl_tensor_dtype(self)))) return -1;
+    mom_ctx c = {&TL_RSTATS(v.slot), mean, m2};
+    if (!tl_rd_view_chunked(&v)) {
+        const tl_rd_work w = {mom_row, mom_col, &c};
+        tl_rd_view_run(&v, &w);
+        tl_rd_view_free(&v);
+        return 0;
+    }
+    /* one long row: chunks merged in order with Chan's formula */
+    const int64_t nch = tl_rd_chunk_count(&v);
+    c.mean = malloc(2 * (size_t)nch * sizeof(double));
+    if (!c.mean) {
+        tl_rd_view_free(&v);
+        return tl_set_error(TL_ERR_RUNTIME, "out of memory");
+    }
+    c.m2 = c.mean + nch;
+    tl_rd_view_run_chunks(&v, mom_chunk, &c);
+    double n = 0, mu = 0, q = 0;
+    for (int64_t i = 0; i < nch; i++) {
+        const double nb = (double)(i + 1 < nch ? TL_RD_CHUNK : v.R - i * (int64_t)TL_RD_CHUNK), tot = n + nb;
+        const double d = c.mean[i] - mu;
+        mu += d * (nb / tot);
+        q += c.m2[i] + d * d * (n * nb / tot);
+        n = tot;
+    }
+    *mean = mu;
+    *m2 = q;
+    free(c.mean);
+    tl_rd_view_free(&v);
+    return 0;
+}
+
+/* var (or std) and mean of each output from the moments (in place) */
+static void var_finish(int64_t O, int64_t R, double correction, int take_sqrt, double *m2_var, double *mean) {
     const double dof = (double)R - correction;
     for (int64_t j = 0; j < O; j++) {
-        const double *r = p + j * R;
-        double s = 0;
-        for (int64_t k = 0; k < R; k++) s += r[k];
-        const double m = s / (double)R;
-        double m2 = 0;
-        for (int64_t k = 0; k < R; k++) {
-            const double d = r[k] - m;
-            m2 += d * d;
-        }
-        const double v = m2 / (dof > 0 ? dof : 0);
-        if (var) var[j] = take_sqrt ? sqrt(v) : v;
-        if (mean) mean[j] = m;
+        const double v = m2_var[j] / (dof > 0 ? dof : 0);
+        m2_var[j] = take_sqrt ? sqrt(v) : v;
+        if (R == 0) mean[j] = NAN;
     }
 }
 
@@ -63,21 +124,22 @@ static int var_impl(const char *name, tl_tensor *self, const int64_t *dim, int64
     if (!rc) rc = tl_structured_set_output(&s, 0, k, shape, NULL, dt);
     if (!rc && with_mean) rc = tl_structured_set_output(&s, 1, k, shape, NULL, tl_tensor_dtype(self));
     if (!rc && O > 0) {
-        tl_tensor *rows = tl_rd_rows(self, mask, TL_FLOAT64);
-        tl_tensor *vt = rows ? tl_rd_target(s.outputs[0], TL_FLOAT64) : NULL;
-        tl_tensor *mt = vt && with_mean ? tl_rd_target(s.outputs[1], TL_FLOAT64) : NULL;
-        if (!vt || (with_mean && !mt)) {
+        tl_tensor *vt = tl_rd_target(s.outputs[0], TL_FLOAT64);
+        /* the means go into the mean output, or a scratch tensor */
+        tl_tensor *mt = !vt ? NULL : with_mean ? tl_rd_target(s.outputs[1], TL_FLOAT64)
+                                              : tl_empty(1, &O, TL_FLOAT64, TL_CPU);
+        if (!vt || !mt || moments(self, mask, tl_tensor_data_ptr(mt), tl_tensor_data_ptr(vt))) {
             rc = -1;
             tl_tensor_release(vt);
         } else {
-            var_rows(tl_tensor_data_ptr(rows), O, R, corr, take_sqrt, tl_tensor_data_ptr(vt),
-                     mt ? tl_tensor_data_ptr(mt) : NULL);
+            var_finish(O, R, corr, take_sqrt, tl_tensor_data_ptr(vt), tl_tensor_data_ptr(mt));
             rc = tl_rd_commit(s.outputs[0], vt);
-            if (mt) rc |= tl_rd_commit(s.outputs[1], mt);
-            mt = NULL;
+            if (with_mean) {
+                rc |= tl_rd_commit(s.outputs[1], mt);
+                mt = NULL;
+            }
         }
         tl_tensor_release(mt);
-        tl_tensor_release(rows);
     }
     if (!rc) {
         if (var_out) tl_tensor_bump_version(s.outputs[0]);
@@ -194,30 +256,76 @@ int tl_native_std_mean_dim(tl_keyset ks, tl_tensor *self, const int64_t *dim, in
 /* ---- logsumexp: floating results (integers -> the default dtype); dim=[]
  * reduces every dim */
 
+typedef struct {
+    const tl_rstats_fns *k;
+    double *out;        /* per output */
+    double *m, *s;      /* per chunk of a chunked single output */
+} lse_ctx;
+
+static double lse_value(double m, double s) { return log(s) + m; }
+
+static void lse_row(void *c_, const void *p, int64_t R, int64_t o) {
+    const lse_ctx *c = c_;
+    double m, s;
+    c->k->lse_row(p, R, &m, &s);
+    c->out[o] = lse_value(m, s);
+}
+static void lse_col(void *c_, const void *p, int64_t R, int64_t stride, int64_t w, int64_t o) {
+    const lse_ctx *c = c_;
+    double mx[TL_RD_COLS];
+    c->k->lse_col(p, R, stride, w, c->out + o, mx);
+}
+static void lse_chunk(void *c_, const void *p, int64_t len, int64_t i) {
+    const lse_ctx *c = c_;
+    c->k->lse_row(p, len, c->m + i, c->s + i);
+}
+
+/* one long row from its chunks' (m, s): NaN wins, then +inf (s = inf); the
+ * others rescaled to the largest m among chunks with s > 0 (all -inf: -inf) */
+static double lse_merge(const double *m, const double *s, int64_t n) {
+    double M = -INFINITY, tot = 0;
+    int inf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(s[i])) return s[i];
+        if (isinf(s[i])) inf = 1;
+        else if (s[i] > 0 && m[i] > M) M = m[i];
+    }
+    if (inf) return INFINITY;
+    if (M == -INFINITY) return -INFINITY;
+    for (int64_t i = 0; i < n; i++)
+        if (s[i] > 0) tot += s[i] * exp(m[i] - M);
+    return lse_value(M, tot);
+}
+
 static int logsumexp_into(tl_tensor *self, uint64_t mask, tl_tensor *out) {
     int64_t O, R;
     tl_rd_counts(self, mask, &O, &R);
     if (O == 0) return 0;
-    tl_tensor *rows = tl_rd_rows(self, mask, TL_FLOAT64);
-    if (!rows) return -1;
     tl_tensor *t = tl_rd_target(out, TL_FLOAT64);
-    if (!t) {
-        tl_tensor_release(rows);
+    if (!t) return -1;
+    tl_rd_view v;
+    if (tl_rd_view_init(&v, self, mask, kernel_dtype(tl_tensor_dtype(self), tl_tensor_dtype(out)))) {
+        tl_tensor_release(t);
         return -1;
     }
-    const double *p = tl_tensor_data_ptr(rows);
-    double *o = tl_tensor_data_ptr(t);
-    for (int64_t j = 0; j < O; j++) {
-        const double *r = p + j * R;
-        double m = -INFINITY;
-        for (int64_t k = 0; k < R; k++)
-            if (r[k] > m || isnan(r[k])) m = r[k];
-        if (isinf(m)) m = 0;
-        double s = 0;
-        for (int64_t k = 0; k < R; k++) s += exp(r[k] - m);
-        o[j] = log(s) + m;
+    lse_ctx c = {&TL_RSTATS(v.slot), tl_tensor_data_ptr(t), NULL, NULL};
+    if (!tl_rd_view_chunked(&v)) {
+        const tl_rd_work w = {lse_row, lse_col, &c};
+        tl_rd_view_run(&v, &w);
+    } else {
+        const int64_t nch = tl_rd_chunk_count(&v);
+        c.m = malloc(2 * (size_t)nch * sizeof(double));
+        if (!c.m) {
+            tl_rd_view_free(&v);
+            tl_tensor_release(t);
+            return tl_set_error(TL_ERR_RUNTIME, "out of memory");
+        }
+        c.s = c.m + nch;
+        tl_rd_view_run_chunks(&v, lse_chunk, &c);
+        c.out[0] = lse_merge(c.m, c.s, nch);
+        free(c.m);
     }
-    tl_tensor_release(rows);
+    tl_rd_view_free(&v);
     return tl_rd_commit(out, t);
 }
 
@@ -292,6 +400,46 @@ int tl_meta_linalg_vector_norm(tl_structured *s, tl_tensor *self, tl_scalar ord,
     return tl_structured_set_output(s, 0, k, shape, NULL, dtype != TL_DTYPE_UNDEFINED ? dtype : tl_tensor_dtype(self));
 }
 
+typedef struct {
+    tl_norm_row_fn row;
+    tl_norm_col_fn col;
+    double ord;
+    double *out;   /* per output, or per chunk of a chunked single output */
+} norm_ctx;
+
+static void norm_row(void *c_, const void *p, int64_t R, int64_t o) {
+    const norm_ctx *c = c_;
+    c->out[o] = c->row(p, R, c->ord);
+}
+static void norm_col(void *c_, const void *p, int64_t R, int64_t stride, int64_t w, int64_t o) {
+    const norm_ctx *c = c_;
+    c->col(p, R, stride, w, c->ord, c->out + o);
+}
+static void norm_chunk(void *c_, const void *p, int64_t len, int64_t i) {
+    const norm_ctx *c = c_;
+    c->out[i] = c->row(p, len, c->ord);
+}
+
+static int norm_kind(double p) {
+    if (p == 2) return TL_NORM_L2;
+    if (p == 1) return TL_NORM_L1;
+    if (p == INFINITY) return TL_NORM_INF;
+    if (p == -INFINITY) return TL_NORM_NEGINF;
+    if (p == 0) return TL_NORM_L0;
+    return TL_NORM_P;
+}
+
+/* chunk partials of one output, in order (max/min keep NaN) */
+static double norm_merge(int kind, const double *a, int64_t n) {
+    double r = a[0];
+    for (int64_t i = 1; i < n; i++) {
+        if (kind == TL_NORM_INF) r = a[i] > r || isnan(a[i]) ? a[i] : r;
+        else if (kind == TL_NORM_NEGINF) r = a[i] < r || isnan(a[i]) ? a[i] : r;
+        else r += a[i];
+    }
+    return r;
+}
+
 int tl_impl_linalg_vector_norm_out(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim,
                                    int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
@@ -301,41 +449,50 @@ int tl_impl_linalg_vector_norm_out(tl_structured *s, tl_tensor *self, tl_scalar 
     tl_rd_counts(self, mask, &O, &R);
     if (O == 0) return 0;
     /* PyTorch converts to the result dtype first */
-    tl_tensor *x = tl_to_dtype(self, tl_tensor_dtype(out), 0);
-    tl_tensor *rows = x ? tl_rd_rows(x, mask, TL_FLOAT64) : NULL;
-    tl_tensor_release(x);
-    if (!rows) return -1;
+    const tl_dtype rdt = tl_tensor_dtype(out);
+    tl_tensor *x = tl_to_dtype(self, rdt, 0);
+    if (!x) return -1;
     tl_tensor *t = tl_rd_target(out, TL_FLOAT64);
-    if (!t) {
-        tl_tensor_release(rows);
+    tl_rd_view v;
+    if (!t || tl_rd_view_init(&v, x, mask, kernel_dtype(rdt, rdt))) {
+        tl_tensor_release(t);
+        tl_tensor_release(x);
         return -1;
     }
     const double p = scalar_to_double(ord);
-    const double *d = tl_tensor_data_ptr(rows);
-    double *o = tl_tensor_data_ptr(t);
-    for (int64_t j = 0; j < O; j++) {
-        const double *r = d + j * R;
-        double a = 0;
-        if (p == INFINITY || p == -INFINITY) {
-            a = R ? fabs(r[0]) : 0;
-            for (int64_t k = 1; k < R; k++) {
-                const double v = fabs(r[k]);
-                if (isnan(v)) { a = v; break; }
-                if (p > 0 ? v > a : v < a) a = v;
-            }
-        } else if (p == 0) {
-            for (int64_t k = 0; k < R; k++) a += r[k] != 0;
-        } else if (p == 1) {
-            for (int64_t k = 0; k < R; k++) a += fabs(r[k]);
-        } else if (p == 2) {
-            for (int64_t k = 0; k < R; k++) a += r[k] * r[k];
-            a = sqrt(a);
+    const int kind = norm_kind(p);
+    norm_ctx c = {TL_RSTATS(v.slot).norm_row[kind], TL_RSTATS(v.slot).norm_col[kind], p, tl_tensor_data_ptr(t)};
+    double *o = c.out;
+    int rc = 0;
+    if (!tl_rd_view_chunked(&v)) {
+        const tl_rd_work w = {norm_row, norm_col, &c};
+        tl_rd_view_run(&v, &w);
+    } else {
+        const int64_t nch = tl_rd_chunk_count(&v);
+        c.out = malloc((size_t)nch * sizeof(double));
+        if (!c.out) {
+            rc = tl_set_error(TL_ERR_RUNTIME, "out of memory");
         } else {
-            for (int64_t k = 0; k < R; k++) a += pow(fabs(r[k]), p);
-            a = pow(a, 1.0 / p);
+            tl_rd_view_run_chunks(&v, norm_chunk, &c);
+            o[0] = norm_merge(kind, c.out, nch);
+            free(c.out);
         }
+    }
+    /* PyTorch accumulates float32 (and half) norms in float32: a sum of
+     * powers beyond FLT_MAX is inf there (norm of [1e20, 1e20] is inf) */
+    const int f32acc = rdt != TL_FLOAT64;
+    for (int64_t j = 0; !rc && j < O; j++) {
+        double a = o[j];
+        if (f32acc && (kind == TL_NORM_L2 || kind == TL_NORM_P || kind == TL_NORM_L1) && a > FLT_MAX) a = INFINITY;
+        if (kind == TL_NORM_L2) a = sqrt(a);
+        else if (kind == TL_NORM_P) a = pow(a, 1.0 / p);
         o[j] = a;
     }
-    tl_tensor_release(rows);
+    tl_rd_view_free(&v);
+    tl_tensor_release(x);
+    if (rc) {
+        tl_tensor_release(t);
+        return -1;
+    }
     return tl_rd_commit(out, t);
 }

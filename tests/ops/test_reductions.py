@@ -603,6 +603,213 @@ def test_sum_integer_input_no_copy_semantics():
     assert tl.sum(T(a), 0, dtype=tl.bool).numpy().tolist() == (a != 0).any(0).tolist()
 
 
+# ------------------------------------------------------------------ direct kernels: var/std, norms, logsumexp, argmax
+# (kernels/native/reduce_direct.c, kernels/cpu/reduce_stats_kernel.c, reduce_minmax_kernel.c): float32 and float64
+# read in place (row kernels, column kernels across a kept inner dim, a full reduction in fixed chunks), other
+# layouts through one contiguous copy; compared with float64 numpy on the same values.
+
+def _np_lse(a, axis):
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isinf(m), 0, m)
+    with np.errstate(divide="ignore"):
+        return np.squeeze(np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m, axis=axis)
+
+
+def _np_norm(a, ord, axis):
+    x = np.abs(a)
+    if ord == float("inf"):
+        return x.max(axis=axis)
+    if ord == float("-inf"):
+        return x.min(axis=axis)
+    if ord == 0:
+        return (a != 0).sum(axis=axis).astype(np.float64)
+    return (x ** ord).sum(axis=axis) ** (1.0 / ord)
+
+
+def _check_stats(a, x, dims, rtol):
+    """var/std/var_mean, norms, logsumexp of torchlet x (same values as numpy a) over dims"""
+    a64 = a.astype(np.float64)
+    for corr in (1, 0):
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # numpy: "Degrees of freedom <= 0" (a NaN / inf result, as torchlet)
+            ref = a64.var(axis=dims, ddof=corr, keepdims=True)
+        close(tl.var(x, dims, correction=corr), np.squeeze(ref, dims), rtol=rtol, atol=1e-12)
+        v, m = tl.std_mean(x, dims, correction=corr, keepdim=True)
+        close(v, np.sqrt(ref), rtol=rtol, atol=1e-12)
+        close(m, a64.mean(axis=dims, keepdims=True), rtol=rtol, atol=1e-7)
+    for ord in (2, 1, float("inf"), float("-inf"), 0, 3):
+        close(tl.linalg_vector_norm(x, ord, dims), _np_norm(a64, ord, dims), rtol=rtol, atol=1e-12)
+    # x - max is rounded in the input dtype (PyTorch's too): absolute error up to eps * max |x|
+    close(tl.logsumexp(x, dims), _np_lse(a64, dims), rtol=rtol, atol=rtol * np.abs(a64).max(initial=1))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1000,), (3, 257), (257, 3), (2, 130, 5), (33,), (7, 17), (1, 1), (600, 2)])
+def test_direct_stats_layouts(cpu_capability, dt, shape):
+    """row kernels, column kernels ([A, R, B] with B > 1) and the copy path (transposed / stepped views, reduced
+    dims not adjacent), every dim combination"""
+    rtol = 1e-6 if dt == np.float32 else 1e-12
+    a = arr(shape, dt) * 3 + 1
+    for _, av, tv in views(a):
+        nd = av.ndim
+        for k in range(1, nd + 1):
+            for dims in itertools.combinations(range(nd), k):
+                _check_stats(av, tv, dims, rtol)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1000,), (3, 257), (257, 3), (2, 130, 5), (7, 17), (600, 2)])
+def test_direct_argmax_layouts(cpu_capability, dt, shape):
+    """argmax/argmin/max.dim/min.dim through the row, column and copy paths, with ties (small integers)"""
+    a = R.integers(-20, 20, shape).astype(dt)
+    for _, av, tv in views(a):
+        assert tl.argmax(tv).item() == av.argmax() and tl.argmin(tv).item() == av.argmin()
+        for d in range(av.ndim):
+            np.testing.assert_array_equal(tl.argmax(tv, d).numpy(), av.argmax(d))
+            np.testing.assert_array_equal(tl.argmin(tv, d, True).numpy(), np.expand_dims(av.argmin(d), d))
+            v, i = tl.max(tv, d)
+            np.testing.assert_array_equal(v.numpy(), av.max(d))
+            np.testing.assert_array_equal(i.numpy(), av.argmax(d))
+            v, i = tl.min(tv, d)
+            np.testing.assert_array_equal(v.numpy(), av.min(d))
+            np.testing.assert_array_equal(i.numpy(), av.argmin(d))
+
+
+def test_direct_tails_and_chunks(cpu_capability):
+    """lengths around the vector widths, the 2048-element argmax blocks and the 65536-element chunks of a full
+    reduction; the best element placed at the start, the end and in between, ties across blocks and chunks"""
+    for n in (1, 7, 15, 17, 31, 33, 63, 65, 1023, 1025, 2047, 2049, 4097, 65535, 65537, 3 * 65536 + 5):
+        a = arr((n,)) * 2 + 0.5
+        x = T(a)
+        _check_stats(a, x, (0,), 1e-6)
+        close(tl.var(x), a.astype(np.float64).var(ddof=1) if n > 1 else np.nan, rtol=1e-6)
+        close(tl.var(T(a.astype(np.float64))), a.astype(np.float64).var(ddof=1) if n > 1 else np.nan, rtol=1e-12)
+        for pos in sorted({0, n // 3, n // 2, n - 1}):
+            b = a.copy()
+            b[pos] = 100.0
+            b[min(n - 1, pos + 4099)] = 100.0   # a tie later (another block / chunk): the first one wins
+            c = -b
+            assert tl.argmax(T(b)).item() == pos and tl.argmin(T(c)).item() == pos
+            assert tl.max(T(b), 0).indices.item() == pos
+            b64 = b.astype(np.float64)
+            assert tl.argmax(T(b64)).item() == pos and tl.argmin(T(-b64)).item() == pos
+
+
+def test_direct_nan_inf(cpu_capability):
+    """NaN / inf through the row, column and chunked paths: argmax/argmin give the first NaN, norms and
+    logsumexp propagate NaN, logsumexp of all -inf is -inf and of a +inf is +inf (PyTorch's rules)"""
+    inf = np.inf
+    for n in (5, 100, 70000):
+        for dt in (np.float32, np.float64):
+            a = arr((n,), dt)
+            b = a.copy()
+            b[n // 5] = inf
+            b[n // 3 + 1] = np.nan
+            b[n // 2 + 2] = np.nan
+            assert tl.argmax(T(b)).item() == n // 3 + 1 and tl.argmin(T(b)).item() == n // 3 + 1
+            assert np.isnan(tl.max(T(b), 0).values.item())
+            for ord in (2, 1, inf, -inf, 3):
+                assert np.isnan(tl.linalg_vector_norm(T(b), ord).item()), ord
+            assert tl.linalg_vector_norm(T(b), 0).item() == np.count_nonzero(b)
+            assert np.isnan(tl.logsumexp(T(b), 0).item()) and np.isnan(tl.var(T(b)).item())
+            c = a.copy()
+            c[n - 1] = inf
+            assert tl.logsumexp(T(c), 0).item() == inf and tl.linalg_vector_norm(T(c), inf).item() == inf
+            c[:] = -inf
+            assert tl.logsumexp(T(c), 0).item() == -inf and tl.argmax(T(c)).item() == 0
+            c[n - 1] = inf
+            assert tl.logsumexp(T(c), 0).item() == inf and tl.argmax(T(c)).item() == n - 1
+    # columns (a kept inner dim): one column per case
+    m = np.array([[-inf, inf, np.nan, 1.0, -inf], [-inf, 1.0, 2.0, np.nan, 3.0], [-inf, -inf, np.nan, 5.0, 4.0]])
+    for dt in (np.float32, np.float64):
+        x = T(m.astype(dt))
+        r = tl.logsumexp(x, 0).numpy()
+        assert r[0] == -inf and r[1] == inf and np.isnan(r[2]) and np.isnan(r[3])
+        assert r[4] == pytest.approx(np.log(np.exp(3.0 - 4) + 1) + 4, rel=1e-6)
+        np.testing.assert_array_equal(tl.argmax(x, 0).numpy(), [0, 0, 0, 1, 2])
+        np.testing.assert_array_equal(tl.argmin(x, 0).numpy(), [0, 2, 0, 1, 0])
+        assert np.isnan(tl.linalg_vector_norm(x, inf, 0).numpy()[2:4]).all()
+        assert np.isnan(tl.var(x, 0).numpy()[1:4]).all()
+
+
+def test_direct_empty_and_errors():
+    e = tl.empty(0, 3)
+    assert np.isnan(tl.var(e, 0).numpy()).all() and tl.var(e, 0).shape == (3,)
+    v, m = tl.var_mean(e, 0)
+    assert np.isnan(m.numpy()).all() and m.shape == (3,)
+    np.testing.assert_array_equal(tl.logsumexp(e, 0).numpy(), [-np.inf] * 3)
+    np.testing.assert_array_equal(tl.linalg_vector_norm(e, 2, 0).numpy(), [0.0] * 3)
+    np.testing.assert_array_equal(tl.linalg_vector_norm(e, 0, 0).numpy(), [0.0] * 3)
+    assert tl.var(e, 1).shape == (0,) and tl.argmax(e, 1).shape == (0,)
+    with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim 0 to have non-zero size."):
+        tl.argmax(e, 0)
+    with pytest.raises(IndexError, match=r"argmin\(\): Expected reduction dim to be specified for input.numel\(\) == 0."):
+        tl.argmin(e)
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero size."):
+        tl.max(e, 0)
+
+
+def test_direct_large_mean_and_2_24():
+    """var with a large common offset (1e4 + noise, where a sum of squares cancels), full and dim reductions,
+    within 1e-6 of float64; argmax / norm at 2^24 through the chunked path"""
+    n = 1 << 24
+    rng = np.random.default_rng(11)
+    a = (1e4 + rng.standard_normal(n)).astype(np.float32)
+    a64 = a.astype(np.float64)
+    x = T(a)
+    ref = a64.var(ddof=1)
+    assert abs(tl.var(x).item() - ref) <= 1e-6 * ref
+    v, m = tl.var_mean(x)
+    assert abs(v.item() - ref) <= 1e-6 * ref and abs(m.item() - a64.mean()) <= 1e-6 * a64.mean()
+    a2, x2 = a64.reshape(4096, 4096), x.view(4096, 4096)
+    for d in (0, 1):
+        np.testing.assert_allclose(tl.var(x2, d).numpy(), a2.var(d, ddof=1), rtol=1e-6)
+    assert tl.argmax(x).item() == a.argmax() and tl.argmin(x).item() == a.argmin()
+    assert abs(tl.linalg_vector_norm(x, 1).item() - np.abs(a64).sum()) <= 1e-6 * np.abs(a64).sum()
+
+
+def test_direct_threads_do_not_change_results():
+    a = R.standard_normal(1 << 20).astype(np.float32)
+    x, x2 = T(a), T(a).view(1024, 1024)
+    calls = [lambda: tl.var(x), lambda: tl.std_mean(x)[1], lambda: tl.linalg_vector_norm(x),
+             lambda: tl.linalg_vector_norm(x, 1), lambda: tl.logsumexp(x, 0), lambda: tl.argmax(x),
+             lambda: tl.var(x2, 0), lambda: tl.var(x2, 1), lambda: tl.logsumexp(x2, 0), lambda: tl.argmin(x2, 0),
+             lambda: tl.linalg_vector_norm(x2, 2, 1)]
+    n0 = tl.get_num_threads()
+    try:
+        tl.set_num_threads(1)
+        r1 = [c().numpy() for c in calls]
+        tl.set_num_threads(2)
+        r2 = [c().numpy() for c in calls]
+    finally:
+        tl.set_num_threads(n0)
+    for u, v in zip(r1, r2):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_direct_half_and_norm_overflow():
+    """half types go through a float32 copy; a float32 sum of powers beyond FLT_MAX is inf, as PyTorch (which
+    accumulates float32 norms in float32): norm([1e20, 1e20]) is inf in float32, 1.414e20 in float64"""
+    a = arr((5, 300))
+    for dt in (tl.float16, tl.bfloat16):
+        x = T(a).to(dt)
+        h = x.to(tl.float64).numpy()
+        close(tl.var(x, 1).to(tl.float64), h.var(1, ddof=1), rtol=1e-2, atol=1e-3)
+        close(tl.linalg_vector_norm(x, 2, 1).to(tl.float64), np.sqrt((h * h).sum(1)), rtol=1e-2)
+        close(tl.logsumexp(x, 1).to(tl.float64), _np_lse(h, 1), rtol=1e-2)
+        np.testing.assert_array_equal(tl.argmax(x, 1).numpy(), h.argmax(1))
+        np.testing.assert_array_equal(tl.max(x, 0).indices.numpy(), h.argmax(0))
+    big = np.array([1e20, 1e20])
+    assert tl.linalg_vector_norm(T(big.astype(np.float32))).item() == np.inf
+    assert tl.linalg_vector_norm(T(big)).item() == pytest.approx(np.sqrt(2) * 1e20)
+    assert tl.linalg_vector_norm(T(big.astype(np.float32)), 1).item() == pytest.approx(2e20, rel=1e-6)
+    assert tl.linalg_vector_norm(T(big.astype(np.float32)), float("inf")).item() == pytest.approx(1e20, rel=1e-6)
+    if torch is not None:
+        tb = torch.tensor(big, dtype=torch.float32)
+        assert torch.linalg.vector_norm(tb).item() == tl.linalg_vector_norm(T(big.astype(np.float32))).item()
+        assert torch.linalg.vector_norm(tb, 3).item() == tl.linalg_vector_norm(T(big.astype(np.float32)), 3).item()
+
+
 # ------------------------------------------------------------------ torch
 
 @needs_torch
