@@ -213,6 +213,10 @@ tl_tensor *tl_ops_outer_out(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 tl_tensor *tl_ops_ger(tl_tensor *self, tl_tensor *vec2);
 tl_tensor *tl_ops_ger_out(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 
+/* silu_backward */
+tl_tensor *tl_ops_silu_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+tl_tensor *tl_ops_silu_backward(tl_tensor *grad_output, tl_tensor *self);
+
 /* view */
 tl_tensor *tl_ops_view(tl_tensor *self, const int64_t *size, int64_t size_len);
 
@@ -330,6 +334,7 @@ tl_tensor *tl_ops_eq_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_eq__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_eq_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_eq__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_eq_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
 /* ne */
 tl_tensor *tl_ops_ne_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -337,6 +342,7 @@ tl_tensor *tl_ops_ne_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_ne__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_ne_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_ne__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ne_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
 /* lt */
 tl_tensor *tl_ops_lt_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -344,6 +350,7 @@ tl_tensor *tl_ops_lt_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_lt__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_lt_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_lt__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_lt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
 /* le */
 tl_tensor *tl_ops_le_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -351,6 +358,7 @@ tl_tensor *tl_ops_le_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_le__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_le_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_le__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_le_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
 /* gt */
 tl_tensor *tl_ops_gt_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -358,6 +366,7 @@ tl_tensor *tl_ops_gt_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_gt__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_gt_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_gt__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_gt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
 /* ge */
 tl_tensor *tl_ops_ge_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -365,6 +374,7 @@ tl_tensor *tl_ops_ge_Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_ge__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_ge_Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_ge__Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_ge_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
 /* maximum */
 tl_tensor *tl_ops_maximum(tl_tensor *self, tl_tensor *other);
@@ -909,9 +919,11 @@ tl_tensor *tl_ops__log_softmax_backward_data_out(tl_tensor *grad_output, tl_tens
 
 /* softmax */
 tl_tensor *tl_ops_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_softmax_int_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 
 /* log_softmax */
 tl_tensor *tl_ops_log_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_log_softmax_int_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 
 /* native_layer_norm */
 int tl_ops_native_layer_norm(tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
@@ -933,6 +945,7 @@ tl_tensor *tl_ops_native_dropout_backward(tl_tensor *grad_output, tl_tensor *mas
 
 /* nll_loss_forward */
 int tl_ops_nll_loss_forward(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward_output(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1);
 
 /* nll_loss_backward */
 tl_tensor *tl_ops_nll_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
@@ -940,6 +953,7 @@ tl_tensor *tl_ops_nll_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_
 
 /* nll_loss */
 tl_tensor *tl_ops_nll_loss(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+tl_tensor *tl_ops_nll_loss_out(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
 
 /* nll_loss_nd */
 tl_tensor *tl_ops_nll_loss_nd(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);

@@ -13,6 +13,7 @@
  *   eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  *   eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -212,6 +213,20 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * eq.Scalar_out: eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_eq_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_compute_requires_grad(ins_, 2)) {
+        tl_set_error(TL_ERR_RUNTIME, "eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_eq_Scalar_out_redispatch(below_, self, other, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_eq(void) {
     if (tl_op_register_kernel(tl_ops_eq_Tensor_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_eq_Tensor_out, tl_ops_eq_Tensor_out_boxed, NULL,
@@ -220,5 +235,7 @@ int tl_autograd_register_eq(void) {
             "tl_autograd_eq__Tensor registered at generated/csrc/autograd_eq.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_eq__Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_eq__Scalar, tl_ops_eq__Scalar_boxed, NULL,
             "tl_autograd_eq__Scalar registered at generated/csrc/autograd_eq.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_eq_Scalar_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_eq_Scalar_out, tl_ops_eq_Scalar_out_boxed, NULL,
+            "tl_autograd_eq_Scalar_out registered at generated/csrc/autograd_eq.c") < 0) return -1;
     return 0;
 }

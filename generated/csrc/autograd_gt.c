@@ -13,6 +13,7 @@
  *   gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  *   gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -212,6 +213,20 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * gt.Scalar_out: gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_gt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_compute_requires_grad(ins_, 2)) {
+        tl_set_error(TL_ERR_RUNTIME, "gt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_gt_Scalar_out_redispatch(below_, self, other, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_gt(void) {
     if (tl_op_register_kernel(tl_ops_gt_Tensor_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_gt_Tensor_out, tl_ops_gt_Tensor_out_boxed, NULL,
@@ -220,5 +235,7 @@ int tl_autograd_register_gt(void) {
             "tl_autograd_gt__Tensor registered at generated/csrc/autograd_gt.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_gt__Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_gt__Scalar, tl_ops_gt__Scalar_boxed, NULL,
             "tl_autograd_gt__Scalar registered at generated/csrc/autograd_gt.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_gt_Scalar_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_gt_Scalar_out, tl_ops_gt_Scalar_out_boxed, NULL,
+            "tl_autograd_gt_Scalar_out registered at generated/csrc/autograd_gt.c") < 0) return -1;
     return 0;
 }

@@ -13,6 +13,7 @@
  *   lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  *   lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -212,6 +213,20 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * lt.Scalar_out: lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_lt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_compute_requires_grad(ins_, 2)) {
+        tl_set_error(TL_ERR_RUNTIME, "lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_lt_Scalar_out_redispatch(below_, self, other, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_lt(void) {
     if (tl_op_register_kernel(tl_ops_lt_Tensor_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_lt_Tensor_out, tl_ops_lt_Tensor_out_boxed, NULL,
@@ -220,5 +235,7 @@ int tl_autograd_register_lt(void) {
             "tl_autograd_lt__Tensor registered at generated/csrc/autograd_lt.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_lt__Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_lt__Scalar, tl_ops_lt__Scalar_boxed, NULL,
             "tl_autograd_lt__Scalar registered at generated/csrc/autograd_lt.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_lt_Scalar_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_lt_Scalar_out, tl_ops_lt_Scalar_out_boxed, NULL,
+            "tl_autograd_lt_Scalar_out registered at generated/csrc/autograd_lt.c") < 0) return -1;
     return 0;
 }

@@ -10,6 +10,7 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+ *   nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -124,9 +125,25 @@ fail:
     tl_node_release(&n_->base);
     return -1;
 }
+
+/* ----------------------------------------------------------------------
+ * nll_loss_forward.output: nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static int tl_autograd_nll_loss_forward_output(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[5] = { self, target, weight, output, total_weight };
+    if (tl_autograd_compute_requires_grad(ins_, 5)) {
+        tl_set_error(TL_ERR_RUNTIME, "nll_loss_forward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return -1;
+    }
+    return tl_ops_nll_loss_forward_output_redispatch(below_, self, target, weight, reduction, ignore_index, output, total_weight, ret0, ret1);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_nll_loss_forward(void) {
     if (tl_op_register_kernel(tl_ops_nll_loss_forward_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_nll_loss_forward, tl_ops_nll_loss_forward_boxed, NULL,
             "tl_autograd_nll_loss_forward registered at generated/csrc/autograd_nll_loss_forward.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_nll_loss_forward_output_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_nll_loss_forward_output, tl_ops_nll_loss_forward_output_boxed, NULL,
+            "tl_autograd_nll_loss_forward_output registered at generated/csrc/autograd_nll_loss_forward.c") < 0) return -1;
     return 0;
 }

@@ -46,6 +46,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_mv() != 0) return -1;
     if (tl_autograd_register_dot() != 0) return -1;
     if (tl_autograd_register_linear() != 0) return -1;
+    if (tl_autograd_register_silu_backward() != 0) return -1;
     if (tl_autograd_register_view() != 0) return -1;
     if (tl_autograd_register_transpose() != 0) return -1;
     if (tl_autograd_register_t() != 0) return -1;
@@ -161,6 +162,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register__softmax_backward_data() != 0) return -1;
     if (tl_autograd_register__log_softmax() != 0) return -1;
     if (tl_autograd_register__log_softmax_backward_data() != 0) return -1;
+    if (tl_autograd_register_softmax() != 0) return -1;
+    if (tl_autograd_register_log_softmax() != 0) return -1;
     if (tl_autograd_register_native_layer_norm() != 0) return -1;
     if (tl_autograd_register_native_dropout() != 0) return -1;
     if (tl_autograd_register_native_dropout_backward() != 0) return -1;

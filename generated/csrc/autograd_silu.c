@@ -41,40 +41,21 @@ static int SiluBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
-    tl_tensor *t3_ = NULL;
-    tl_tensor *t4_ = NULL;
-    tl_tensor *t5_ = NULL;
-    tl_tensor *t6_ = NULL;
-    tl_tensor *t7_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
-        /* self: grad * self.sigmoid() * (1 + self * (-self.sigmoid() + 1)) */
+        /* self: GradMode::is_enabled() ? infinitely_differentiable_silu_backward(grad, self) : silu_backward(grad, self) */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t0_ = tl_ops_sigmoid(self);
-        if (!t0_) goto done;
-        t1_ = tl_ops_mul_Tensor(grad, t0_);
-        tl_tensor_release(t0_); t0_ = NULL;
-        if (!t1_) goto done;
-        t2_ = tl_ops_sigmoid(self);
-        if (!t2_) goto done;
-        t3_ = tl_ops_neg(t2_);
-        tl_tensor_release(t2_); t2_ = NULL;
-        if (!t3_) goto done;
-        t4_ = tl_ops_add_Scalar(t3_, tl_scalar_from_int(1), tl_scalar_from_int(1));
-        tl_tensor_release(t3_); t3_ = NULL;
-        if (!t4_) goto done;
-        t5_ = tl_ops_mul_Tensor(self, t4_);
-        tl_tensor_release(t4_); t4_ = NULL;
-        if (!t5_) goto done;
-        t6_ = tl_ops_add_Scalar(t5_, tl_scalar_from_int(1), tl_scalar_from_int(1));
-        tl_tensor_release(t5_); t5_ = NULL;
-        if (!t6_) goto done;
-        t7_ = tl_ops_mul_Tensor(t1_, t6_);
-        tl_tensor_release(t1_); t1_ = NULL;
-        tl_tensor_release(t6_); t6_ = NULL;
-        if (!t7_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t7_, &grad_inputs[0]) < 0) { t7_ = NULL; goto done; }
-        t7_ = NULL;
+        if ((tl_grad_mode_is_enabled() != 0)) {
+            t0_ = tl_ag_infinitely_differentiable_silu_backward(grad, self);
+            if (!t0_) goto done;
+            t2_ = t0_; t0_ = NULL;
+        } else {
+            t1_ = tl_ops_silu_backward(grad, self);
+            if (!t1_) goto done;
+            t2_ = t1_; t1_ = NULL;
+        }
+        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+        t2_ = NULL;
     }
     rc_ = 0;
 done:
@@ -82,11 +63,6 @@ done:
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
-    tl_tensor_release(t3_);
-    tl_tensor_release(t4_);
-    tl_tensor_release(t5_);
-    tl_tensor_release(t6_);
-    tl_tensor_release(t7_);
     (void)grad;
     return rc_;
 }

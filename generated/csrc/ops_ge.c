@@ -11,6 +11,7 @@
  *   ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   ge.Scalar(Tensor self, Scalar other) -> Tensor
  *   ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -375,6 +376,65 @@ int tl_ops_ge__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
     return rc_;
 }
 
+/* ======================================================================
+ * aten::ge.Scalar_out
+ *   ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_ge_Scalar_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_ge_Scalar_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_ge_Scalar_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::ge_Scalar_out::call) */
+tl_tensor *tl_ops_ge_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_ge_Scalar_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_ge_Scalar_out_fn)k_->unboxed)(ks, self, other, out);
+    return tl_ops_ge_Scalar_out_boxing_wrapper(k_, ks, self, other, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_ge_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_ge_Scalar_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_ge_Scalar_out_fn)k_->unboxed)(ks, self, other, out);
+    return tl_ops_ge_Scalar_out_boxing_wrapper(k_, ks, self, other, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_ge_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_scalar other;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_ge_Scalar_out_fn)k_->unboxed)(ks, self, other, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_ge(void) {
@@ -430,6 +490,13 @@ int tl_ops_register_ge(void) {
         tl_glue_note_missing("aten::ge_.Scalar", "CompositeExplicitAutograd", "tl_native_ge__Scalar");
     else if (tl_op_register_kernel(tl_ops_ge__Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ge__Scalar, tl_ops_ge__Scalar_boxed, NULL,
                                    "tl_native_ge__Scalar registered at generated/csrc/ops_ge.c") < 0)
+        return -1;
+    tl_ops_ge_Scalar_out_op = tl_op_define("aten::ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_ge_Scalar_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_ge_Scalar_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::ge.Scalar_out", "CompositeExplicitAutograd", "tl_native_ge_Scalar_out");
+    else if (tl_op_register_kernel(tl_ops_ge_Scalar_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_ge_Scalar_out, tl_ops_ge_Scalar_out_boxed, NULL,
+                                   "tl_native_ge_Scalar_out registered at generated/csrc/ops_ge.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
+ *   nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -76,6 +77,76 @@ int tl_ops_nll_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset
     return rc_;
 }
 
+/* ======================================================================
+ * aten::nll_loss.out
+ *   nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_nll_loss_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_nll_loss_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, target);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, weight);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, reduction);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, ignore_index);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_nll_loss_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::nll_loss_out::call) */
+tl_tensor *tl_ops_nll_loss_out(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_nll_loss_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(target) | (weight ? tl_tensor_key_set(weight) : 0) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_nll_loss_out_fn)k_->unboxed)(ks, self, target, weight, reduction, ignore_index, out);
+    return tl_ops_nll_loss_out_boxing_wrapper(k_, ks, self, target, weight, reduction, ignore_index, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_nll_loss_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_nll_loss_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_nll_loss_out_fn)k_->unboxed)(ks, self, target, weight, reduction, ignore_index, out);
+    return tl_ops_nll_loss_out_boxing_wrapper(k_, ks, self, target, weight, reduction, ignore_index, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_nll_loss_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *target = NULL;
+    tl_tensor *weight = NULL;
+    int64_t reduction = 0;
+    int64_t ignore_index = 0;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &ignore_index);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &reduction);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(st, &weight);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &target);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_nll_loss_out_fn)k_->unboxed)(ks, self, target, weight, reduction, ignore_index, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(target);
+    tl_tensor_release(weight);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_nll_loss(void) {
@@ -85,6 +156,13 @@ int tl_ops_register_nll_loss(void) {
         tl_glue_note_missing("aten::nll_loss", "CompositeImplicitAutograd", "tl_native_nll_loss_symint");
     else if (tl_op_register_kernel(tl_ops_nll_loss_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_nll_loss_symint, tl_ops_nll_loss_boxed, NULL,
                                    "tl_native_nll_loss_symint registered at generated/csrc/ops_nll_loss.c") < 0)
+        return -1;
+    tl_ops_nll_loss_out_op = tl_op_define("aten::nll_loss.out", "nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_nll_loss_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_nll_loss_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::nll_loss.out", "CompositeImplicitAutograd", "tl_native_nll_loss_out");
+    else if (tl_op_register_kernel(tl_ops_nll_loss_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_nll_loss_out, tl_ops_nll_loss_out_boxed, NULL,
+                                   "tl_native_nll_loss_out registered at generated/csrc/ops_nll_loss.c") < 0)
         return -1;
     return 0;
 }

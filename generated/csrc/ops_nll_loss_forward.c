@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+ *   nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
  */
 #include "tl_ops.h"
 
@@ -77,6 +78,81 @@ int tl_ops_nll_loss_forward_boxed(const tl_kernel *k_, const tl_operator *op_, t
     return rc_;
 }
 
+/* ======================================================================
+ * aten::nll_loss_forward.output
+ *   nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
+ * ====================================================================== */
+
+tl_operator *tl_ops_nll_loss_forward_output_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static int tl_ops_nll_loss_forward_output_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, target);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, weight);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, reduction);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, ignore_index);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, output);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, total_weight);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_nll_loss_forward_output_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret0);
+    tl_stack_free(&st_);
+    return rc_;
+}
+
+/* entry point (at::_ops::nll_loss_forward_output::call) */
+int tl_ops_nll_loss_forward_output(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_nll_loss_forward_output_op, tl_tensor_key_set(self) | tl_tensor_key_set(target) | (weight ? tl_tensor_key_set(weight) : 0) | tl_tensor_key_set(output) | tl_tensor_key_set(total_weight), &ks);
+    if (!k_) return -1;
+    if (k_->unboxed) return ((tl_ops_nll_loss_forward_output_fn)k_->unboxed)(ks, self, target, weight, reduction, ignore_index, output, total_weight, ret0, ret1);
+    return tl_ops_nll_loss_forward_output_boxing_wrapper(k_, ks, self, target, weight, reduction, ignore_index, output, total_weight, ret0, ret1);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+int tl_ops_nll_loss_forward_output_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_nll_loss_forward_output_op, ks);
+    if (!k_) return -1;
+    if (k_->unboxed) return ((tl_ops_nll_loss_forward_output_fn)k_->unboxed)(ks, self, target, weight, reduction, ignore_index, output, total_weight, ret0, ret1);
+    return tl_ops_nll_loss_forward_output_boxing_wrapper(k_, ks, self, target, weight, reduction, ignore_index, output, total_weight, ret0, ret1);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_nll_loss_forward_output_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *target = NULL;
+    tl_tensor *weight = NULL;
+    int64_t reduction = 0;
+    int64_t ignore_index = 0;
+    tl_tensor *output = NULL;
+    tl_tensor *total_weight = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &total_weight);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &output);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &ignore_index);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &reduction);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(st, &weight);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &target);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r0_ = NULL, *r1_ = NULL;
+        rc_ = ((tl_ops_nll_loss_forward_output_fn)k_->unboxed)(ks, self, target, weight, reduction, ignore_index, output, total_weight, &r0_, &r1_);
+        if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, r0_); else tl_tensor_release(r0_);
+        if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, r1_); else tl_tensor_release(r1_);
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(target);
+    tl_tensor_release(weight);
+    tl_tensor_release(output);
+    tl_tensor_release(total_weight);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_nll_loss_forward(void) {
@@ -86,6 +162,13 @@ int tl_ops_register_nll_loss_forward(void) {
         tl_glue_note_missing("aten::nll_loss_forward", "CPU", "tl_native_nll_loss_forward_cpu");
     else if (tl_op_register_kernel(tl_ops_nll_loss_forward_op, TL_KEY_CPU, (void *)tl_native_nll_loss_forward_cpu, tl_ops_nll_loss_forward_boxed, NULL,
                                    "tl_native_nll_loss_forward_cpu registered at generated/csrc/ops_nll_loss_forward.c") < 0)
+        return -1;
+    tl_ops_nll_loss_forward_output_op = tl_op_define("aten::nll_loss_forward.output", "nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))");
+    if (!tl_ops_nll_loss_forward_output_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_nll_loss_forward_out_cpu))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::nll_loss_forward.output", "CPU", "tl_native_nll_loss_forward_out_cpu");
+    else if (tl_op_register_kernel(tl_ops_nll_loss_forward_output_op, TL_KEY_CPU, (void *)tl_native_nll_loss_forward_out_cpu, tl_ops_nll_loss_forward_output_boxed, NULL,
+                                   "tl_native_nll_loss_forward_out_cpu registered at generated/csrc/ops_nll_loss_forward.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+ *   softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -68,6 +69,68 @@ int tl_ops_softmax_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     return rc_;
 }
 
+/* ======================================================================
+ * aten::softmax.int_out
+ *   softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_softmax_int_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_softmax_int_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, dim);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, dtype);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_softmax_int_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::softmax_int_out::call) */
+tl_tensor *tl_ops_softmax_int_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_softmax_int_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_softmax_int_out_fn)k_->unboxed)(ks, self, dim, dtype, out);
+    return tl_ops_softmax_int_out_boxing_wrapper(k_, ks, self, dim, dtype, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_softmax_int_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_softmax_int_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_softmax_int_out_fn)k_->unboxed)(ks, self, dim, dtype, out);
+    return tl_ops_softmax_int_out_boxing_wrapper(k_, ks, self, dim, dtype, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_softmax_int_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    int64_t dim = 0;
+    tl_dtype dtype = TL_DTYPE_UNDEFINED;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &dim);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_softmax_int_out_fn)k_->unboxed)(ks, self, dim, dtype, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_softmax(void) {
@@ -77,6 +140,13 @@ int tl_ops_register_softmax(void) {
         tl_glue_note_missing("aten::softmax.int", "CompositeImplicitAutograd", "tl_native_softmax_int");
     else if (tl_op_register_kernel(tl_ops_softmax_int_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_softmax_int, tl_ops_softmax_int_boxed, NULL,
                                    "tl_native_softmax_int registered at generated/csrc/ops_softmax.c") < 0)
+        return -1;
+    tl_ops_softmax_int_out_op = tl_op_define("aten::softmax.int_out", "softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_softmax_int_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_softmax_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::softmax.int_out", "CompositeExplicitAutograd", "tl_native_softmax_out");
+    else if (tl_op_register_kernel(tl_ops_softmax_int_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_softmax_out, tl_ops_softmax_int_out_boxed, NULL,
+                                   "tl_native_softmax_out registered at generated/csrc/ops_softmax.c") < 0)
         return -1;
     return 0;
 }

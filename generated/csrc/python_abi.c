@@ -1089,6 +1089,14 @@ int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_sca
     return tl_has_warning() ? 1 : 0;
 }
 
+/* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_eq_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_eq_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_eq_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_eq_Tensor_out(self, other, out);
@@ -1328,6 +1336,14 @@ int tl_pyabi_gather_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, bool s
     return tl_has_warning() ? 1 : 0;
 }
 
+/* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ge_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ge_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ge_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_ge_Tensor_out(self, other, out);
@@ -1379,6 +1395,14 @@ int tl_pyabi_gelu_out_r(tl_tensor *self, const char *approximate, tl_tensor *out
 /* ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ger_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
     tl_tensor *r = tl_ops_ger_out(self, vec2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_gt_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_gt_Scalar_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1475,6 +1499,14 @@ int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t
 /* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_le_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_le_Scalar_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1640,6 +1672,14 @@ int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_log_softmax_int_out(self, dim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_logical_and_(self, other);
@@ -1731,6 +1771,14 @@ int tl_pyabi_logit_out_r(tl_tensor *self, double eps, bool eps_has, tl_tensor *o
 /* logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
     tl_tensor *r = tl_ops_logsumexp_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_lt_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_lt_Scalar_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1951,6 +1999,14 @@ int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ne_Scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ne_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_ne_Tensor_out(self, other, out);
@@ -1994,6 +2050,14 @@ int tl_pyabi_neg_out_r(tl_tensor *self, tl_tensor *out) {
 /* nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops_nll_loss_backward_grad_input(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nll_loss_out_r(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nll_loss_out(self, target, weight, reduction, ignore_index, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2295,6 +2359,14 @@ int tl_pyabi_silu__r(tl_tensor *self) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_silu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_silu_backward_grad_input(grad_output, self, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_silu_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_silu_out(self, out);
@@ -2330,6 +2402,14 @@ int tl_pyabi_sinh__r(tl_tensor *self) {
 /* sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_sinh_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_sinh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_softmax_int_out(self, dim, dtype, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

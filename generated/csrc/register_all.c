@@ -46,6 +46,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_linear() != 0) return -1;
     if (tl_ops_register_outer() != 0) return -1;
     if (tl_ops_register_ger() != 0) return -1;
+    if (tl_ops_register_silu_backward() != 0) return -1;
     if (tl_ops_register_view() != 0) return -1;
     if (tl_ops_register_reshape() != 0) return -1;
     if (tl_ops_register_transpose() != 0) return -1;

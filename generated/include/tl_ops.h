@@ -988,6 +988,23 @@ tl_tensor *tl_ops_ger_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *v
 int tl_ops_ger_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ger_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 
+/* ---------------------------------------------------------------- silu_backward */
+int tl_ops_register_silu_backward(void);
+/* silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_silu_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_silu_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+tl_tensor *tl_ops_silu_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+tl_tensor *tl_ops_silu_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+int tl_ops_silu_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+extern tl_operator *tl_ops_silu_backward_op;
+typedef tl_tensor *(*tl_ops_silu_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_silu_backward(tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_silu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+int tl_ops_silu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+
 /* ---------------------------------------------------------------- view */
 int tl_ops_register_view(void);
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
@@ -1425,6 +1442,13 @@ tl_tensor *tl_ops_eq__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_eq__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_eq__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_eq__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_eq_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_eq_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_eq_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_eq_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_eq_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_eq_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 TL_WEAK int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_eq(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -1462,6 +1486,13 @@ tl_tensor *tl_ops_ne__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_ne__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_ne__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ne__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ne_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_ne_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_ne_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_ne_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_ne_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ne_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 TL_WEAK int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ne(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -1499,6 +1530,13 @@ tl_tensor *tl_ops_lt__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_lt__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_lt__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_lt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_lt_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_lt_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_lt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_lt_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_lt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_lt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 TL_WEAK int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_lt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -1536,6 +1574,13 @@ tl_tensor *tl_ops_le__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_le__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_le__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_le__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_le_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_le_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_le_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_le_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_le_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_le_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 TL_WEAK int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_le(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -1573,6 +1618,13 @@ tl_tensor *tl_ops_gt__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_gt__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_gt__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_gt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_gt_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_gt_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_gt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_gt_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_gt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_gt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 TL_WEAK int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_gt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -1610,6 +1662,13 @@ tl_tensor *tl_ops_ge__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_ge__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_ge__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ge__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ge_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_ge_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_ge_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_ge_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_ge_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ge_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 TL_WEAK int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ge(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
@@ -4185,6 +4244,13 @@ tl_tensor *tl_ops_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
 tl_tensor *tl_ops_softmax_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
 int tl_ops_softmax_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_softmax_int(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+/* softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_softmax_int_out_op;
+typedef tl_tensor *(*tl_ops_softmax_int_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_softmax_int_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_softmax_int_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_softmax_int_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_softmax_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log_softmax */
 int tl_ops_register_log_softmax(void);
@@ -4195,6 +4261,13 @@ tl_tensor *tl_ops_log_softmax_int(tl_tensor *self, int64_t dim, tl_dtype dtype);
 tl_tensor *tl_ops_log_softmax_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
 int tl_ops_log_softmax_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_log_softmax_int(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+/* log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_log_softmax_int_out_op;
+typedef tl_tensor *(*tl_ops_log_softmax_int_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_log_softmax_int_out(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_log_softmax_int_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_log_softmax_int_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_log_softmax_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 
 /* ---------------------------------------------------------------- native_layer_norm */
 int tl_ops_register_native_layer_norm(void);
@@ -4265,6 +4338,13 @@ int tl_ops_nll_loss_forward(tl_tensor *self, tl_tensor *target, tl_tensor *weigh
 int tl_ops_nll_loss_forward_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
 int tl_ops_nll_loss_forward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native_nll_loss_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+/* nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!)) */
+extern tl_operator *tl_ops_nll_loss_forward_output_op;
+typedef int (*tl_ops_nll_loss_forward_output_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward_output(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward_output_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nll_loss_forward_output_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_nll_loss_forward_out_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1);
 
 /* ---------------------------------------------------------------- nll_loss_backward */
 int tl_ops_register_nll_loss_backward(void);
@@ -4292,6 +4372,13 @@ tl_tensor *tl_ops_nll_loss(tl_tensor *self, tl_tensor *target, tl_tensor *weight
 tl_tensor *tl_ops_nll_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
 int tl_ops_nll_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_nll_loss_symint(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index);
+/* nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_nll_loss_out_op;
+typedef tl_tensor *(*tl_ops_nll_loss_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
+tl_tensor *tl_ops_nll_loss_out(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
+tl_tensor *tl_ops_nll_loss_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
+int tl_ops_nll_loss_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_nll_loss_out(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
 
 /* ---------------------------------------------------------------- nll_loss_nd */
 int tl_ops_register_nll_loss_nd(void);

@@ -35,6 +35,7 @@ from ._ops import (  # noqa: F401
     _nn_scaled_dot_product_attention as scaled_dot_product_attention,
     _nn_silu as silu,
     _nn_silu_ as silu_,
+    _nn_silu_backward as silu_backward,
     _nn_softplus as softplus,
     _nn_softplus_backward as softplus_backward,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "silu",
     "silu_",
+    "silu_backward",
     "softplus",
     "softplus_backward",
 ]

@@ -29,6 +29,7 @@ from torchlet._pyargs import (
     after as _after,
     arg_error as _arg_error,
     check_rc as _check_rc,
+    check_out_tuple as _check_out_tuple,
     cv_bool as _cv_bool,
     cv_device as _cv_device,
     cv_double as _cv_double,
@@ -57,6 +58,7 @@ from torchlet._pyargs import (
     kw_ok as _kw_ok,
     missing_c as _missing_c,
     missing_error as _missing_error,
+    out_tuple_result as _out_tuple_result,
     tensor_list_result as _tensor_list_result,
     tensors_result as _tensors_result,
     value_result as _value_result,
@@ -531,6 +533,7 @@ _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_e
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
 _C_eq_Scalar = getattr(_lib, "tl_ops_eq_Scalar", None) or _missing_c("tl_ops_eq_Scalar")
+_C_eq_Scalar_out = getattr(_lib, "tl_ops_eq_Scalar_out", None) or _missing_c("tl_ops_eq_Scalar_out")
 _C_eq_Tensor = getattr(_lib, "tl_ops_eq_Tensor", None) or _missing_c("tl_ops_eq_Tensor")
 _C_eq_Tensor_out = getattr(_lib, "tl_ops_eq_Tensor_out", None) or _missing_c("tl_ops_eq_Tensor_out")
 _C_eq__Scalar = getattr(_lib, "tl_ops_eq__Scalar", None) or _missing_c("tl_ops_eq__Scalar")
@@ -577,6 +580,7 @@ _C_gather = getattr(_lib, "tl_ops_gather", None) or _missing_c("tl_ops_gather")
 _C_gather_backward = getattr(_lib, "tl_ops_gather_backward", None) or _missing_c("tl_ops_gather_backward")
 _C_gather_out = getattr(_lib, "tl_ops_gather_out", None) or _missing_c("tl_ops_gather_out")
 _C_ge_Scalar = getattr(_lib, "tl_ops_ge_Scalar", None) or _missing_c("tl_ops_ge_Scalar")
+_C_ge_Scalar_out = getattr(_lib, "tl_ops_ge_Scalar_out", None) or _missing_c("tl_ops_ge_Scalar_out")
 _C_ge_Tensor = getattr(_lib, "tl_ops_ge_Tensor", None) or _missing_c("tl_ops_ge_Tensor")
 _C_ge_Tensor_out = getattr(_lib, "tl_ops_ge_Tensor_out", None) or _missing_c("tl_ops_ge_Tensor_out")
 _C_ge__Scalar = getattr(_lib, "tl_ops_ge__Scalar", None) or _missing_c("tl_ops_ge__Scalar")
@@ -589,6 +593,7 @@ _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
+_C_gt_Scalar_out = getattr(_lib, "tl_ops_gt_Scalar_out", None) or _missing_c("tl_ops_gt_Scalar_out")
 _C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
 _C_gt_Tensor_out = getattr(_lib, "tl_ops_gt_Tensor_out", None) or _missing_c("tl_ops_gt_Tensor_out")
 _C_gt__Scalar = getattr(_lib, "tl_ops_gt__Scalar", None) or _missing_c("tl_ops_gt__Scalar")
@@ -615,6 +620,7 @@ _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
 _C_le_Scalar = getattr(_lib, "tl_ops_le_Scalar", None) or _missing_c("tl_ops_le_Scalar")
+_C_le_Scalar_out = getattr(_lib, "tl_ops_le_Scalar_out", None) or _missing_c("tl_ops_le_Scalar_out")
 _C_le_Tensor = getattr(_lib, "tl_ops_le_Tensor", None) or _missing_c("tl_ops_le_Tensor")
 _C_le_Tensor_out = getattr(_lib, "tl_ops_le_Tensor_out", None) or _missing_c("tl_ops_le_Tensor_out")
 _C_le__Scalar = getattr(_lib, "tl_ops_le__Scalar", None) or _missing_c("tl_ops_le__Scalar")
@@ -647,6 +653,7 @@ _C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_
 _C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
 _C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
 _C_log_softmax_int = getattr(_lib, "tl_ops_log_softmax_int", None) or _missing_c("tl_ops_log_softmax_int")
+_C_log_softmax_int_out = getattr(_lib, "tl_ops_log_softmax_int_out", None) or _missing_c("tl_ops_log_softmax_int_out")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
 _C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
 _C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
@@ -667,6 +674,7 @@ _C_logit_out = getattr(_lib, "tl_ops_logit_out", None) or _missing_c("tl_ops_log
 _C_logsumexp = getattr(_lib, "tl_ops_logsumexp", None) or _missing_c("tl_ops_logsumexp")
 _C_logsumexp_out = getattr(_lib, "tl_ops_logsumexp_out", None) or _missing_c("tl_ops_logsumexp_out")
 _C_lt_Scalar = getattr(_lib, "tl_ops_lt_Scalar", None) or _missing_c("tl_ops_lt_Scalar")
+_C_lt_Scalar_out = getattr(_lib, "tl_ops_lt_Scalar_out", None) or _missing_c("tl_ops_lt_Scalar_out")
 _C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_Tensor")
 _C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
 _C_lt__Scalar = getattr(_lib, "tl_ops_lt__Scalar", None) or _missing_c("tl_ops_lt__Scalar")
@@ -679,6 +687,7 @@ _C_matmul = getattr(_lib, "tl_ops_matmul", None) or _missing_c("tl_ops_matmul")
 _C_matmul_out = getattr(_lib, "tl_ops_matmul_out", None) or _missing_c("tl_ops_matmul_out")
 _C_max = getattr(_lib, "tl_ops_max", None) or _missing_c("tl_ops_max")
 _C_max_dim = getattr(_lib, "tl_ops_max_dim", None) or _missing_c("tl_ops_max_dim")
+_C_max_dim_max = getattr(_lib, "tl_ops_max_dim_max", None) or _missing_c("tl_ops_max_dim_max")
 _C_max_other = getattr(_lib, "tl_ops_max_other", None) or _missing_c("tl_ops_max_other")
 _C_max_out = getattr(_lib, "tl_ops_max_out", None) or _missing_c("tl_ops_max_out")
 _C_max_unary_out = getattr(_lib, "tl_ops_max_unary_out", None) or _missing_c("tl_ops_max_unary_out")
@@ -690,6 +699,7 @@ _C_mean_dtype_out = getattr(_lib, "tl_ops_mean_dtype_out", None) or _missing_c("
 _C_mean_out = getattr(_lib, "tl_ops_mean_out", None) or _missing_c("tl_ops_mean_out")
 _C_min = getattr(_lib, "tl_ops_min", None) or _missing_c("tl_ops_min")
 _C_min_dim = getattr(_lib, "tl_ops_min_dim", None) or _missing_c("tl_ops_min_dim")
+_C_min_dim_min = getattr(_lib, "tl_ops_min_dim_min", None) or _missing_c("tl_ops_min_dim_min")
 _C_min_other = getattr(_lib, "tl_ops_min_other", None) or _missing_c("tl_ops_min_other")
 _C_min_out = getattr(_lib, "tl_ops_min_out", None) or _missing_c("tl_ops_min_out")
 _C_min_unary_out = getattr(_lib, "tl_ops_min_unary_out", None) or _missing_c("tl_ops_min_unary_out")
@@ -717,6 +727,7 @@ _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("
 _C_native_dropout_backward = getattr(_lib, "tl_ops_native_dropout_backward", None) or _missing_c("tl_ops_native_dropout_backward")
 _C_native_layer_norm = getattr(_lib, "tl_ops_native_layer_norm", None) or _missing_c("tl_ops_native_layer_norm")
 _C_ne_Scalar = getattr(_lib, "tl_ops_ne_Scalar", None) or _missing_c("tl_ops_ne_Scalar")
+_C_ne_Scalar_out = getattr(_lib, "tl_ops_ne_Scalar_out", None) or _missing_c("tl_ops_ne_Scalar_out")
 _C_ne_Tensor = getattr(_lib, "tl_ops_ne_Tensor", None) or _missing_c("tl_ops_ne_Tensor")
 _C_ne_Tensor_out = getattr(_lib, "tl_ops_ne_Tensor_out", None) or _missing_c("tl_ops_ne_Tensor_out")
 _C_ne__Scalar = getattr(_lib, "tl_ops_ne__Scalar", None) or _missing_c("tl_ops_ne__Scalar")
@@ -728,7 +739,9 @@ _C_nll_loss = getattr(_lib, "tl_ops_nll_loss", None) or _missing_c("tl_ops_nll_l
 _C_nll_loss_backward = getattr(_lib, "tl_ops_nll_loss_backward", None) or _missing_c("tl_ops_nll_loss_backward")
 _C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_input", None) or _missing_c("tl_ops_nll_loss_backward_grad_input")
 _C_nll_loss_forward = getattr(_lib, "tl_ops_nll_loss_forward", None) or _missing_c("tl_ops_nll_loss_forward")
+_C_nll_loss_forward_output = getattr(_lib, "tl_ops_nll_loss_forward_output", None) or _missing_c("tl_ops_nll_loss_forward_output")
 _C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops_nll_loss_nd")
+_C_nll_loss_out = getattr(_lib, "tl_ops_nll_loss_out", None) or _missing_c("tl_ops_nll_loss_out")
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
@@ -804,6 +817,8 @@ _C_sign_ = getattr(_lib, "tl_ops_sign_", None) or _missing_c("tl_ops_sign_")
 _C_sign_out = getattr(_lib, "tl_ops_sign_out", None) or _missing_c("tl_ops_sign_out")
 _C_silu = getattr(_lib, "tl_ops_silu", None) or _missing_c("tl_ops_silu")
 _C_silu_ = getattr(_lib, "tl_ops_silu_", None) or _missing_c("tl_ops_silu_")
+_C_silu_backward = getattr(_lib, "tl_ops_silu_backward", None) or _missing_c("tl_ops_silu_backward")
+_C_silu_backward_grad_input = getattr(_lib, "tl_ops_silu_backward_grad_input", None) or _missing_c("tl_ops_silu_backward_grad_input")
 _C_silu_out = getattr(_lib, "tl_ops_silu_out", None) or _missing_c("tl_ops_silu_out")
 _C_sin = getattr(_lib, "tl_ops_sin", None) or _missing_c("tl_ops_sin")
 _C_sin_ = getattr(_lib, "tl_ops_sin_", None) or _missing_c("tl_ops_sin_")
@@ -814,6 +829,7 @@ _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
 _C_softmax_int = getattr(_lib, "tl_ops_softmax_int", None) or _missing_c("tl_ops_softmax_int")
+_C_softmax_int_out = getattr(_lib, "tl_ops_softmax_int_out", None) or _missing_c("tl_ops_softmax_int_out")
 _C_softplus = getattr(_lib, "tl_ops_softplus", None) or _missing_c("tl_ops_softplus")
 _C_softplus_backward = getattr(_lib, "tl_ops_softplus_backward", None) or _missing_c("tl_ops_softplus_backward")
 _C_softplus_backward_grad_input = getattr(_lib, "tl_ops_softplus_backward_grad_input", None) or _missing_c("tl_ops_softplus_backward_grad_input")
@@ -1022,6 +1038,7 @@ _P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi
 _P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
 _P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
 _P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
+_P_eq_Scalar_out_r = getattr(_lib, "tl_pyabi_eq_Scalar_out_r", None) or _missing_c("tl_pyabi_eq_Scalar_out_r")
 _P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
 _P_eq__Scalar_r = getattr(_lib, "tl_pyabi_eq__Scalar_r", None) or _missing_c("tl_pyabi_eq__Scalar_r")
 _P_eq__Tensor_r = getattr(_lib, "tl_pyabi_eq__Tensor_r", None) or _missing_c("tl_pyabi_eq__Tensor_r")
@@ -1051,6 +1068,7 @@ _P_fmod__Tensor_r = getattr(_lib, "tl_pyabi_fmod__Tensor_r", None) or _missing_c
 _P_frac__r = getattr(_lib, "tl_pyabi_frac__r", None) or _missing_c("tl_pyabi_frac__r")
 _P_frac_out_r = getattr(_lib, "tl_pyabi_frac_out_r", None) or _missing_c("tl_pyabi_frac_out_r")
 _P_gather_out_r = getattr(_lib, "tl_pyabi_gather_out_r", None) or _missing_c("tl_pyabi_gather_out_r")
+_P_ge_Scalar_out_r = getattr(_lib, "tl_pyabi_ge_Scalar_out_r", None) or _missing_c("tl_pyabi_ge_Scalar_out_r")
 _P_ge_Tensor_out_r = getattr(_lib, "tl_pyabi_ge_Tensor_out_r", None) or _missing_c("tl_pyabi_ge_Tensor_out_r")
 _P_ge__Scalar_r = getattr(_lib, "tl_pyabi_ge__Scalar_r", None) or _missing_c("tl_pyabi_ge__Scalar_r")
 _P_ge__Tensor_r = getattr(_lib, "tl_pyabi_ge__Tensor_r", None) or _missing_c("tl_pyabi_ge__Tensor_r")
@@ -1058,6 +1076,7 @@ _P_gelu__r = getattr(_lib, "tl_pyabi_gelu__r", None) or _missing_c("tl_pyabi_gel
 _P_gelu_backward_grad_input_r = getattr(_lib, "tl_pyabi_gelu_backward_grad_input_r", None) or _missing_c("tl_pyabi_gelu_backward_grad_input_r")
 _P_gelu_out_r = getattr(_lib, "tl_pyabi_gelu_out_r", None) or _missing_c("tl_pyabi_gelu_out_r")
 _P_ger_out_r = getattr(_lib, "tl_pyabi_ger_out_r", None) or _missing_c("tl_pyabi_ger_out_r")
+_P_gt_Scalar_out_r = getattr(_lib, "tl_pyabi_gt_Scalar_out_r", None) or _missing_c("tl_pyabi_gt_Scalar_out_r")
 _P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
 _P_gt__Scalar_r = getattr(_lib, "tl_pyabi_gt__Scalar_r", None) or _missing_c("tl_pyabi_gt__Scalar_r")
 _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl_pyabi_gt__Tensor_r")
@@ -1070,6 +1089,7 @@ _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
+_P_le_Scalar_out_r = getattr(_lib, "tl_pyabi_le_Scalar_out_r", None) or _missing_c("tl_pyabi_le_Scalar_out_r")
 _P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
 _P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
 _P_le__Tensor_r = getattr(_lib, "tl_pyabi_le__Tensor_r", None) or _missing_c("tl_pyabi_le__Tensor_r")
@@ -1090,6 +1110,7 @@ _P_log2__r = getattr(_lib, "tl_pyabi_log2__r", None) or _missing_c("tl_pyabi_log
 _P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pyabi_log2_out_r")
 _P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
 _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
+_P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
 _P_logical_and__r = getattr(_lib, "tl_pyabi_logical_and__r", None) or _missing_c("tl_pyabi_logical_and__r")
 _P_logical_and_out_r = getattr(_lib, "tl_pyabi_logical_and_out_r", None) or _missing_c("tl_pyabi_logical_and_out_r")
 _P_logical_not__r = getattr(_lib, "tl_pyabi_logical_not__r", None) or _missing_c("tl_pyabi_logical_not__r")
@@ -1102,6 +1123,7 @@ _P_logit__r = getattr(_lib, "tl_pyabi_logit__r", None) or _missing_c("tl_pyabi_l
 _P_logit_backward_grad_input_r = getattr(_lib, "tl_pyabi_logit_backward_grad_input_r", None) or _missing_c("tl_pyabi_logit_backward_grad_input_r")
 _P_logit_out_r = getattr(_lib, "tl_pyabi_logit_out_r", None) or _missing_c("tl_pyabi_logit_out_r")
 _P_logsumexp_out_r = getattr(_lib, "tl_pyabi_logsumexp_out_r", None) or _missing_c("tl_pyabi_logsumexp_out_r")
+_P_lt_Scalar_out_r = getattr(_lib, "tl_pyabi_lt_Scalar_out_r", None) or _missing_c("tl_pyabi_lt_Scalar_out_r")
 _P_lt_Tensor_out_r = getattr(_lib, "tl_pyabi_lt_Tensor_out_r", None) or _missing_c("tl_pyabi_lt_Tensor_out_r")
 _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl_pyabi_lt__Scalar_r")
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
@@ -1128,12 +1150,14 @@ _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi
 _P_mv_out_r = getattr(_lib, "tl_pyabi_mv_out_r", None) or _missing_c("tl_pyabi_mv_out_r")
 _P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
 _P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
+_P_ne_Scalar_out_r = getattr(_lib, "tl_pyabi_ne_Scalar_out_r", None) or _missing_c("tl_pyabi_ne_Scalar_out_r")
 _P_ne_Tensor_out_r = getattr(_lib, "tl_pyabi_ne_Tensor_out_r", None) or _missing_c("tl_pyabi_ne_Tensor_out_r")
 _P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl_pyabi_ne__Scalar_r")
 _P_ne__Tensor_r = getattr(_lib, "tl_pyabi_ne__Tensor_r", None) or _missing_c("tl_pyabi_ne__Tensor_r")
 _P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
 _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
+_P_nll_loss_out_r = getattr(_lib, "tl_pyabi_nll_loss_out_r", None) or _missing_c("tl_pyabi_nll_loss_out_r")
 _P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
 _P_pow_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Scalar_out_r")
@@ -1171,11 +1195,13 @@ _P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("
 _P_sign__r = getattr(_lib, "tl_pyabi_sign__r", None) or _missing_c("tl_pyabi_sign__r")
 _P_sign_out_r = getattr(_lib, "tl_pyabi_sign_out_r", None) or _missing_c("tl_pyabi_sign_out_r")
 _P_silu__r = getattr(_lib, "tl_pyabi_silu__r", None) or _missing_c("tl_pyabi_silu__r")
+_P_silu_backward_grad_input_r = getattr(_lib, "tl_pyabi_silu_backward_grad_input_r", None) or _missing_c("tl_pyabi_silu_backward_grad_input_r")
 _P_silu_out_r = getattr(_lib, "tl_pyabi_silu_out_r", None) or _missing_c("tl_pyabi_silu_out_r")
 _P_sin__r = getattr(_lib, "tl_pyabi_sin__r", None) or _missing_c("tl_pyabi_sin__r")
 _P_sin_out_r = getattr(_lib, "tl_pyabi_sin_out_r", None) or _missing_c("tl_pyabi_sin_out_r")
 _P_sinh__r = getattr(_lib, "tl_pyabi_sinh__r", None) or _missing_c("tl_pyabi_sinh__r")
 _P_sinh_out_r = getattr(_lib, "tl_pyabi_sinh_out_r", None) or _missing_c("tl_pyabi_sinh_out_r")
+_P_softmax_int_out_r = getattr(_lib, "tl_pyabi_softmax_int_out_r", None) or _missing_c("tl_pyabi_softmax_int_out_r")
 _P_softplus_backward_grad_input_r = getattr(_lib, "tl_pyabi_softplus_backward_grad_input_r", None) or _missing_c("tl_pyabi_softplus_backward_grad_input_r")
 _P_softplus_out_r = getattr(_lib, "tl_pyabi_softplus_out_r", None) or _missing_c("tl_pyabi_softplus_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
@@ -4659,12 +4685,13 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
 # yaml/native_functions.yaml: eq.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: eq.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_eq = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 _KW_eq_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_eq_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_eq_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
 def _impleq_0(input, other, *, out=None):
@@ -4690,8 +4717,8 @@ def _impleq_0(input, other, *, out=None):
     return out
 
 
-def _impleq_1(input, other):
-    '(Tensor input, Number other)'
+def _impleq_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('eq', 'input', 1, 'Tensor', input)
@@ -4700,16 +4727,23 @@ def _impleq_1(input, other):
         other_c = _cv_scalar(other)
         if other_c is _BAD:
             raise _arg_error('eq', 'other', 2, 'Number', other)
-    h_ = _C_eq_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_eq_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('eq', 'out', 0, 'Tensor', out)
+    rc_ = _P_eq_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 def eq(*args, **kwargs):
-    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0)):
         return _impleq_0(*args, **kwargs)
@@ -5388,12 +5422,13 @@ def gather_backward(grad, input, dim, index, sparse_grad):
 # yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: ge.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ge = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 _KW_ge_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_ge_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_ge_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
 def _implge_0(input, other, *, out=None):
@@ -5419,8 +5454,8 @@ def _implge_0(input, other, *, out=None):
     return out
 
 
-def _implge_1(input, other):
-    '(Tensor input, Number other)'
+def _implge_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ge', 'input', 1, 'Tensor', input)
@@ -5429,16 +5464,23 @@ def _implge_1(input, other):
         other_c = _cv_scalar(other)
         if other_c is _BAD:
             raise _arg_error('ge', 'other', 2, 'Number', other)
-    h_ = _C_ge_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_ge_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ge', 'out', 0, 'Tensor', out)
+    rc_ = _P_ge_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 def ge(*args, **kwargs):
-    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0)):
         return _implge_0(*args, **kwargs)
@@ -5480,12 +5522,13 @@ def ger(input, vec2, *, out=None):
 # yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: gt.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_gt = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 _KW_gt_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_gt_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_gt_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
 def _implgt_0(input, other, *, out=None):
@@ -5511,8 +5554,8 @@ def _implgt_0(input, other, *, out=None):
     return out
 
 
-def _implgt_1(input, other):
-    '(Tensor input, Number other)'
+def _implgt_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gt', 'input', 1, 'Tensor', input)
@@ -5521,16 +5564,23 @@ def _implgt_1(input, other):
         other_c = _cv_scalar(other)
         if other_c is _BAD:
             raise _arg_error('gt', 'other', 2, 'Number', other)
-    h_ = _C_gt_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_gt_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('gt', 'out', 0, 'Tensor', out)
+    rc_ = _P_gt_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 def gt(*args, **kwargs):
-    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0)):
         return _implgt_0(*args, **kwargs)
@@ -5846,12 +5896,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 # yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_le = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 _KW_le_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_le_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_le_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
 def _implle_0(input, other, *, out=None):
@@ -5877,8 +5928,8 @@ def _implle_0(input, other, *, out=None):
     return out
 
 
-def _implle_1(input, other):
-    '(Tensor input, Number other)'
+def _implle_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('le', 'input', 1, 'Tensor', input)
@@ -5887,16 +5938,23 @@ def _implle_1(input, other):
         other_c = _cv_scalar(other)
         if other_c is _BAD:
             raise _arg_error('le', 'other', 2, 'Number', other)
-    h_ = _C_le_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_le_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('le', 'out', 0, 'Tensor', out)
+    rc_ = _P_le_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 def le(*args, **kwargs):
-    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0)):
         return _implle_0(*args, **kwargs)
@@ -6199,13 +6257,14 @@ def log_(input):
 
 
 # yaml/native_functions.yaml: log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_log_softmax = (
-    ('(Tensor input, int dim, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+    ('(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def log_softmax(input, dim, dtype=None):
-    '(Tensor input, int dim, torchlet.dtype dtype = None)'
+def log_softmax(input, dim, dtype=None, *, out=None):
+    '(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log_softmax', 'input', 1, 'Tensor', input)
@@ -6215,12 +6274,19 @@ def log_softmax(input, dim, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('log_softmax', 'dtype', 3, 'torchlet.dtype', dtype)
-    h_ = _C_log_softmax_int(input._p, dim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_log_softmax_int(input._p, dim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('log_softmax', 'out', 0, 'Tensor', out)
+    rc_ = _P_log_softmax_int_out_r(input._p, dim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
@@ -6459,12 +6525,13 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 # yaml/native_functions.yaml: lt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: lt.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_lt = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 _KW_lt_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_lt_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_lt_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
 def _impllt_0(input, other, *, out=None):
@@ -6490,8 +6557,8 @@ def _impllt_0(input, other, *, out=None):
     return out
 
 
-def _impllt_1(input, other):
-    '(Tensor input, Number other)'
+def _impllt_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('lt', 'input', 1, 'Tensor', input)
@@ -6500,16 +6567,23 @@ def _impllt_1(input, other):
         other_c = _cv_scalar(other)
         if other_c is _BAD:
             raise _arg_error('lt', 'other', 2, 'Number', other)
-    h_ = _C_lt_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_lt_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('lt', 'out', 0, 'Tensor', out)
+    rc_ = _P_lt_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 def lt(*args, **kwargs):
-    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0)):
         return _impllt_0(*args, **kwargs)
@@ -6611,16 +6685,17 @@ def matmul(input, other, *, out=None):
 # yaml/native_functions.yaml: max(Tensor self) -> Tensor
 # yaml/native_functions.yaml: max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
 # yaml/native_functions.yaml: max.other(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_max = (
     ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, int dim, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
 )
 _KW_max_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 _KW_max_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_max_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW_max_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
 
 
 def _implmax_0(input, *, out=None):
@@ -6666,8 +6741,8 @@ def _implmax_1(input, other, *, out=None):
     return out
 
 
-def _implmax_2(input, dim, keepdim=False):
-    '(Tensor input, int dim, bool keepdim = False)'
+def _implmax_2(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('max', 'input', 1, 'Tensor', input)
@@ -6677,13 +6752,21 @@ def _implmax_2(input, dim, keepdim=False):
     keepdim_c = _cv_bool(keepdim)
     if keepdim_c is _BAD:
         raise _arg_error('max', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_max_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'max', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
     p_ = _ffi.new('tl_tensor *[2]')
-    _check_rc(_C_max_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2, 'max', ('values', 'indices'))
+    _check_rc(_C_max_dim_max(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    _flush()
+    return _out_tuple_result(out, 'max_out', ('values', 'indices'))
 
 
 def max(*args, **kwargs):
-    '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False)'
+    '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0)):
         return _implmax_0(*args, **kwargs)
@@ -6801,16 +6884,17 @@ def mean(*args, **kwargs):
 # yaml/native_functions.yaml: min(Tensor self) -> Tensor
 # yaml/native_functions.yaml: min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
 # yaml/native_functions.yaml: min.other(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_min = (
     ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, int dim, bool keepdim = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
 )
 _KW_min_0 = {'input': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 _KW_min_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_min_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+_KW_min_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
 
 
 def _implmin_0(input, *, out=None):
@@ -6856,8 +6940,8 @@ def _implmin_1(input, other, *, out=None):
     return out
 
 
-def _implmin_2(input, dim, keepdim=False):
-    '(Tensor input, int dim, bool keepdim = False)'
+def _implmin_2(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('min', 'input', 1, 'Tensor', input)
@@ -6867,13 +6951,21 @@ def _implmin_2(input, dim, keepdim=False):
     keepdim_c = _cv_bool(keepdim)
     if keepdim_c is _BAD:
         raise _arg_error('min', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_min_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'min', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
     p_ = _ffi.new('tl_tensor *[2]')
-    _check_rc(_C_min_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2, 'min', ('values', 'indices'))
+    _check_rc(_C_min_dim_min(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    _flush()
+    return _out_tuple_result(out, 'min_out', ('values', 'indices'))
 
 
 def min(*args, **kwargs):
-    '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False)'
+    '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0)):
         return _implmin_0(*args, **kwargs)
@@ -7179,12 +7271,13 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 # yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: ne.Scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ne = (
     ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 _KW_ne_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_ne_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+_KW_ne_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
 def _implne_0(input, other, *, out=None):
@@ -7210,8 +7303,8 @@ def _implne_0(input, other, *, out=None):
     return out
 
 
-def _implne_1(input, other):
-    '(Tensor input, Number other)'
+def _implne_1(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ne', 'input', 1, 'Tensor', input)
@@ -7220,16 +7313,23 @@ def _implne_1(input, other):
         other_c = _cv_scalar(other)
         if other_c is _BAD:
             raise _arg_error('ne', 'other', 2, 'Number', other)
-    h_ = _C_ne_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_ne_Scalar(input._p, other_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ne', 'out', 0, 'Tensor', out)
+    rc_ = _P_ne_Scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 def ne(*args, **kwargs):
-    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0)):
         return _implne_0(*args, **kwargs)
@@ -8698,13 +8798,14 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
 
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_softmax = (
-    ('(Tensor input, int dim, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+    ('(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def softmax(input, dim, dtype=None):
-    '(Tensor input, int dim, torchlet.dtype dtype = None)'
+def softmax(input, dim, dtype=None, *, out=None):
+    '(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('softmax', 'input', 1, 'Tensor', input)
@@ -8714,12 +8815,19 @@ def softmax(input, dim, dtype=None):
     dtype_c = _cv_dtype(dtype, True)
     if dtype_c is _BAD:
         raise _arg_error('softmax', 'dtype', 3, 'torchlet.dtype', dtype)
-    h_ = _C_softmax_int(input._p, dim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_softmax_int(input._p, dim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('softmax', 'out', 0, 'Tensor', out)
+    rc_ = _P_softmax_int_out_r(input._p, dim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
@@ -10584,13 +10692,14 @@ def _nn_mse_loss_backward(grad_output, input, target, reduction):
 
 
 # yaml/native_functions.yaml: nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
+# yaml/native_functions.yaml: nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_nll_loss = (
-    ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
-    '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)'
+def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100, *, out=None):
+    '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss', 'input', 1, 'Tensor', input)
@@ -10606,12 +10715,19 @@ def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     ignore_index_c = _cv_int(ignore_index)
     if ignore_index_c is _BAD:
         raise _arg_error('nll_loss', 'ignore_index', 5, 'int', ignore_index)
-    h_ = _C_nll_loss(input._p, target._p, weight_c, reduction_c, ignore_index_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_nll_loss(input._p, target._p, weight_c, reduction_c, ignore_index_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nll_loss', 'out', 0, 'Tensor', out)
+    rc_ = _P_nll_loss_out_r(input._p, target._p, weight_c, reduction_c, ignore_index_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
@@ -10660,13 +10776,14 @@ def _nn_nll_loss_backward(grad_output, input, target, weight, reduction, ignore_
 
 
 # yaml/native_functions.yaml: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+# yaml/native_functions.yaml: nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
 _SIGS__nn_nll_loss_forward = (
-    ('(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
 )
 
 
-def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index):
-    '(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index)'
+def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None):
+    '(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, *, tuple of Tensors out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss_forward', 'input', 1, 'Tensor', input)
@@ -10682,9 +10799,17 @@ def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index):
     ignore_index_c = _cv_int(ignore_index)
     if ignore_index_c is _BAD:
         raise _arg_error('nll_loss_forward', 'ignore_index', 5, 'int', ignore_index)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_nll_loss_forward(input._p, target._p, weight_c, reduction_c, ignore_index_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'nll_loss_forward', ('output', 'total_weight'))
+    _check_out_tuple(out, 2, 5)
     p_ = _ffi.new('tl_tensor *[2]')
-    _check_rc(_C_nll_loss_forward(input._p, target._p, weight_c, reduction_c, ignore_index_c, p_ + 0, p_ + 1))
-    return _tensors_result(p_, 2, 'nll_loss_forward', ('output', 'total_weight'))
+    _check_rc(_C_nll_loss_forward_output(input._p, target._p, weight_c, reduction_c, ignore_index_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    _flush()
+    return _out_tuple_result(out, 'nll_loss_forward_out', ('output', 'total_weight'))
 
 
 # yaml/native_functions.yaml: nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
@@ -10836,6 +10961,36 @@ def _nn_silu_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: silu_backward(Tensor grad_output, Tensor self) -> Tensor
+# yaml/native_functions.yaml: silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_silu_backward = (
+    ('(Tensor grad_output, Tensor input, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_silu_backward(grad_output, input, *, out=None):
+    '(Tensor grad_output, Tensor input, *, Tensor out = None)'
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('silu_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('silu_backward', 'input', 2, 'Tensor', input)
+    if out is None:
+        h_ = _C_silu_backward(grad_output._p, input._p)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('silu_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_silu_backward_grad_input_r(grad_output._p, input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
@@ -19072,7 +19227,7 @@ SIGNATURES = {
     ),
     ("function", "eq"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "erf"): (
         "(Tensor input, *, Tensor out = None)",
@@ -19147,14 +19302,14 @@ SIGNATURES = {
     ),
     ("function", "ge"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "ger"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
     ("function", "gt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors)",
@@ -19191,7 +19346,7 @@ SIGNATURES = {
     ),
     ("function", "le"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "lerp"): (
         "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
@@ -19225,7 +19380,7 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "log_softmax"): (
-        "(Tensor input, int dim, torchlet.dtype dtype = None)",
+        "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
     ),
     ("function", "logical_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -19253,7 +19408,7 @@ SIGNATURES = {
     ),
     ("function", "lt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "masked_fill"): (
         "(Tensor input, Tensor mask, Tensor value)",
@@ -19265,7 +19420,7 @@ SIGNATURES = {
     ("function", "max"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, int dim, bool keepdim = False)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
     ("function", "maximum"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -19277,7 +19432,7 @@ SIGNATURES = {
     ("function", "min"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, int dim, bool keepdim = False)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
     ("function", "minimum"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -19311,7 +19466,7 @@ SIGNATURES = {
     ),
     ("function", "ne"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
-        "(Tensor input, Number other)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "neg"): (
         "(Tensor input, *, Tensor out = None)",
@@ -19435,7 +19590,7 @@ SIGNATURES = {
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
     ),
     ("function", "softmax"): (
-        "(Tensor input, int dim, torchlet.dtype dtype = None)",
+        "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
     ),
     ("function", "split"): (
         "(Tensor input, int split_size, int dim = 0)",
@@ -20380,13 +20535,13 @@ SIGNATURES = {
         "(Tensor grad_output, Tensor input, Tensor target, int reduction)",
     ),
     ("nn", "nll_loss"): (
-        "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)",
+        "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)",
     ),
     ("nn", "nll_loss_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, Tensor total_weight, *, Tensor out = None)",
     ),
     ("nn", "nll_loss_forward"): (
-        "(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index)",
+        "(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, *, tuple of Tensors out = None)",
     ),
     ("nn", "nll_loss_nd"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)",
@@ -20405,6 +20560,9 @@ SIGNATURES = {
     ),
     ("nn", "silu_"): (
         "(Tensor input)",
+    ),
+    ("nn", "silu_backward"): (
+        "(Tensor grad_output, Tensor input, *, Tensor out = None)",
     ),
     ("nn", "softplus"): (
         "(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)",

@@ -92,17 +92,22 @@ int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar expon
     return tl_structured_build_as(s, TL_ITER_UNARY_OP, 1, in, dt);
 }
 
-/* PyTorch's fast paths by the exponent's value (pow_tensor_scalar_optimized_kernel,
+/* PyTorch's pow_Tensor_Scalar_out: exponent 0 (or False) fills 1, 1 (or True)
+ * copies self (converted to out's dtype; in place: nothing to do). Then its
+ * fast paths by the exponent's value (pow_tensor_scalar_optimized_kernel,
  * sqrt / rsqrt / reciprocal for 0.5 / -0.5 / -1) where PyTorch takes them: float32,
  * float64, bfloat16 (they differ from pow on -0.0 and -inf: sqrt(-0.0) is -0.0),
  * and x * x, x * x * x for integers (exact either way); float16 and the rest: pow
  * with the exponent converted once */
 int tl_impl_pow_Tensor_Scalar_out(tl_structured *s, tl_tensor *self, tl_scalar exponent, tl_tensor *out) {
-    (void)self;
-    (void)out;
     tl_iter *it = s->iter;
     const tl_dtype dt = tl_iter_common_dtype(it);
     const double e = scalar_as_double(exponent);
+    if (!tl_iter_is_meta(it) && (e == 0.0 || e == 1.0)) {   /* a bool exponent is 0 / 1 too */
+        if (tl_iter_numel(it) == 0) return 0;
+        if (e == 0.0) return tl_fill_(out, tl_scalar_from_int(1));
+        return out == self ? 0 : tl_copy_(out, self);
+    }
     if (exponent.kind != TL_SCALAR_BOOL && dt != TL_BOOL && dt != TL_FLOAT16) {
         if (e == 2) return tl_ufunc_pow_2_run(it);
         if (e == 3) return tl_ufunc_pow_3_run(it);

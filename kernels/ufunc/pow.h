@@ -1,5 +1,6 @@
 /* pow (pow.Tensor_Tensor_out): self ** exponent in the common dtype.
- * Floats call libm's pow/powf (libmvec vectorizes powf); integers use exact
+ * Floats call libm's pow/powf through TL_UMATH_POW (tl_umath.h: libmvec's vector
+ * pow on |x|, the sign of a negative base put back); integers use exact
  * repeated squaring with PyTorch's powi rules for a negative exponent
  * (1 -> 1, -1 -> +-1 by parity, anything else -> 0), wrapping like PyTorch.
  * Bool has no loop ("pow" is not implemented for Bool in PyTorch either).
@@ -25,6 +26,6 @@ static inline int64_t tl_ufunc_powi(int64_t base, int64_t e) {
     return (int64_t)r;
 }
 
-#define TL_UFUNC_pow(self, exponent) (TL_UMATH2(pow, (self), (exponent)))
+#define TL_UFUNC_pow(self, exponent) (TL_UMATH_POW((self), (exponent)))
 #define TL_UFUNC_pow_int(self, exponent) tl_ufunc_powi((int64_t)(self), (int64_t)(exponent))
 #endif

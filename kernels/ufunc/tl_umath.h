@@ -89,4 +89,27 @@ static inline int tl_umath_fmod_slow_d(double a, double b) { (void)a, (void)b; r
 #define TL_UMATH_FMOD(a, b) _Generic((a), float: tl_umath_fmod_f, default: tl_umath_fmod_d)((a), (b))
 #define TL_UMATH_FMOD_SLOW(a, b) _Generic((a), float: tl_umath_fmod_slow_f, default: tl_umath_fmod_slow_d)((a), (b))
 
+/* pow for floats (pow.h). glibc's vector powf / pow (libmvec) hand every lane
+ * with a negative base to the scalar libm, which made pow 4-5x slower than
+ * PyTorch's on data of mixed signs. libm computes a negative base as
+ * +-pow(|x|, y) for an integer y (minus for an odd one) and NaN for any other
+ * finite y (x = -0.0 and -inf: +-0 / +-inf, no NaN), so the vector call gets
+ * |x| and the sign is put back here: the same values. An integer float y is
+ * odd when y / 2 is not an integer (|y| >= 2^24 is always even; inf is even).
+ * The baseline ISA has no vector trunc: libm's pow there. */
+#if defined(__SSE4_1__) || !defined(__x86_64__)
+#define TL__UMATH_POW(NAME, T, SFX)                                                         \
+    static inline T NAME(T x, T y) {                                                       \
+        const T r = pow##SFX(fabs##SFX(x), y), h = y * (T)0.5;                             \
+        const int yint = trunc##SFX(y) == y, odd = yint && trunc##SFX(h) != h;             \
+        const T s = copysign##SFX(r, odd ? x : (T)1);                                      \
+        return x < 0 && x > -(T)INFINITY && !yint ? (T)NAN : s;                             \
+    }
+TL__UMATH_POW(tl_umath_pow_f, float, f)
+TL__UMATH_POW(tl_umath_pow_d, double, )
+#define TL_UMATH_POW(x, y) _Generic((x), float: tl_umath_pow_f, default: tl_umath_pow_d)((x), (y))
+#else
+#define TL_UMATH_POW(x, y) TL_UMATH2(pow, (x), (y))
+#endif
+
 #endif

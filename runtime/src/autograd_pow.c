@@ -28,11 +28,17 @@ static tl_tensor *done2(tl_tensor *r, tl_tensor *x, tl_tensor *y) {
 
 static tl_tensor *mul(tl_tensor *a, tl_tensor *b) { return a && b ? tl_ops_mul_Tensor(a, b) : NULL; }
 
-/* grad * (exponent * self.pow(exponent - 1)); zeros for exponent 0 */
+/* grad * (exponent * self.pow(exponent - 1)); zeros for exponent 0. Exponent
+ * 2 (x.pow(2): RMSNorm, variances) skips the pow, which would be a copy of
+ * self: grad * (2 * self), the same values in two passes instead of three. */
 tl_tensor *tl_ag_pow_backward(tl_tensor *grad, tl_tensor *self, tl_scalar exponent) {
     const double e = tl_ag_scalar_to_double(exponent);
     if (exponent.kind != TL_SCALAR_BOOL && e == 0.0)
         return tl_ops_zeros_like(self, TL_DTYPE_UNDEFINED, -1, -1, false, false, 0);
+    if (exponent.kind != TL_SCALAR_BOOL && e == 2.0) {
+        tl_tensor *q = tl_ops_mul_Scalar(self, exponent);
+        return done2(mul(grad, q), q, NULL);
+    }
     tl_tensor *p = tl_ops_pow_Tensor_Scalar(self, tl_scalar_from_double(e - 1.0));
     tl_tensor *q = p ? tl_ops_mul_Scalar(p, tl_scalar_from_double(e)) : NULL;
     return done2(mul(grad, q), p, q);

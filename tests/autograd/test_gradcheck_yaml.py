@@ -126,6 +126,8 @@ ACTIVATION_CASES = {
     "mish_": [([_ac(3, 2)], lambda a: _nnf().mish_(a.clone()))],
     "softplus": [([_ac(2, 3)], lambda a: _nnf().softplus(T(a), 2, 1.5)), ([_ac(4)], lambda a: _nnf().softplus(a))],
     "softplus_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().softplus_backward(g, x, 2, 1.5))],
+    "silu_backward": [([_ac(2, 3), _ac(2, 3)], lambda g, x: _nnf().silu_backward(g, x)),     # linalg seeds
+                      ([_ac(3), _ac(3, 2)], lambda g, x: _nnf().silu_backward(g, T(x)))],
 }
 
 # shape and indexing operators (issue 6 shape/indexing slice); index tensors
@@ -331,13 +333,13 @@ POINTWISE_MATH_CASES = {
     "pow.Tensor_Scalar": [([_pb(2, 3, lo=0.3, hi=2)], lambda a: torchlet.pow(T(a), 2.5)),
                           ([_pb(3, 2)], lambda a: a ** 2), ([_pb(3, 2)], lambda a: a ** 3),
                           ([_pb(3, 2, lo=0.3, hi=2)], lambda a: a ** -0.5), ([_pb(4)], lambda a: a ** 0 + a),
-                          ([_pb(lo=0.3, hi=2)], lambda a: a.pow(-1.5))],
+                          ([_pb(lo=0.3, hi=2)], lambda a: a.pow(-1.5)), ([_pb(3, 2)], lambda a: a.pow(1.0) * a)],
     "pow.Tensor_Tensor": [([_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
                           ([_pb(3, 2, lo=0.3, hi=2), _pb(2, 3)], lambda a, b: T(a) ** b),
                           ([_pb(2, 3)], lambda a: a ** _ix([[2, 3, 0]]))],   # integer exponents, incl. 0
     "pow.Scalar": [([_pb(2, 3)], lambda e: torchlet.pow(2.5, T(e))), ([_pb(3)], lambda e: 0.5 ** e),
                    ([_pb(3, lo=0.2, hi=2)], lambda e: torchlet.pow(0.0, e) + e)],
-    "pow_.Scalar": [([_pb(2, 3, lo=0.3, hi=2)], lambda a: a.clone().pow_(1.7))],
+    "pow_.Scalar": [([_pb(2, 3, lo=0.3, hi=2)], lambda a: a.clone().pow_(1.7)), ([_pb(3)], lambda a: (a * 1).pow_(2))],
     "pow_.Tensor": [([_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: a.clone().pow_(b))],
     "remainder.Tensor": [([_pfrac(2, 3), _pd(3)], lambda a, b: torchlet.remainder(a, b)),
                          ([_pfrac(3, 2), _pd(2, 3)], lambda a, b: T(a) % b)],
@@ -679,6 +681,8 @@ def test_torchlet_autograd_gradcheck(name):
         # pointwise math batch 1: pow's helpers and logit_backward's own entry differentiate again
         ("pow-tensor", [_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
         ("pow-scalar", [_pb(2, 3, lo=0.3, hi=2)], lambda a: a ** 2.5),
+        ("pow-2", [_pb(2, 3)], lambda a: (a ** 2) * a),   # pow_backward's exponent-2 path (no pow)
+        ("pow-1-3", [_pb(2, 3)], lambda a: a.pow(1) * a ** 3),   # pow(1): a copy; pow(3)'s backward: pow(2)
         ("pow-number-base", [_pb(3)], lambda e: 1.5 ** e),
         ("atan2", [_pb(2, 3), _pq(3)], lambda a, b: torchlet.atan2(a, b)),
         ("logit", [_pb(2, 3, lo=0.1, hi=0.9)], lambda a: torchlet.logit(a)),

@@ -365,6 +365,55 @@ def test_pow_tensor_scalar_fast_paths_vs_numpy(e, dt, cpu_capability):
         close(tl.pow(T(neg, dt), e), np.power(neg, np.float64(e)), dt)
 
 
+def test_pow_exponent_0_1_fill_and_copy():
+    """PyTorch's pow_Tensor_Scalar_out: exponent 0 fills 1 (NaN ** 0 is 1), 1 copies
+    self converted to the result / out= dtype; in place, strided, empty, Meta"""
+    a = np.array([[1.5, -2.0, np.nan], [np.inf, -0.0, 3.0]], np.float32)
+    for e in (0, 0.0, False, -0.0):
+        np.testing.assert_array_equal(np_of(tl.pow(T(a, tl.float32), e)), np.ones((2, 3), np.float32))
+    for e in (1, 1.0, True):
+        np.testing.assert_array_equal(np_of(tl.pow(T(a, tl.float32), e)), a)
+    i = np.array([[3, -4, 5]], np.int64)
+    r = tl.pow(T(i, tl.int64), 1.0)   # int ** 1.0: float32, as result_type(int, 1.0)
+    assert r.dtype is tl.float32
+    np.testing.assert_array_equal(np_of(r), i.astype(np.float32))
+    out = T(np.zeros((1, 3)), tl.float64)
+    tl.pow(T(i, tl.int64), 1, out=out)
+    np.testing.assert_array_equal(np_of(out), i.astype(np.float64))
+    tl.pow(T(i, tl.int64), 0, out=out)
+    np.testing.assert_array_equal(np_of(out), np.ones((1, 3)))
+    t = T(a, tl.float32)
+    t.pow_(1)
+    np.testing.assert_array_equal(np_of(t), a)
+    t.t().pow_(0)   # a transposed view in place
+    np.testing.assert_array_equal(np_of(t), np.ones((2, 3), np.float32))
+    s = T(a, tl.float32)[:, ::2]
+    np.testing.assert_array_equal(np_of(tl.pow(s, 1)), a[:, ::2])
+    assert tl.pow(T(np.zeros((0, 3)), tl.float32), 1).shape == (0, 3)
+    m = tl.pow(_rt.empty(2, 3, device="meta"), 0)
+    assert m.shape == (2, 3) and m.device.type == "meta"
+
+
+@pytest.mark.parametrize("dt", [tl.float32, tl.float64])
+def test_pow_negative_bases_vs_numpy(dt, cpu_capability):
+    """the float pow loop takes |x| to the vector pow and puts the sign back:
+    odd / even integer exponents, fractional ones (NaN), -0.0, -inf, NaN, +-1
+    with inf / NaN exponents, huge odd and even exponents; random mixed signs"""
+    sp = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, np.inf, -np.inf, np.nan,
+                   2.5, -2.5, 1e-3, -1e-3, 16777216.0, 16777215.0, -16777215.0, 7.0, -7.0], np.float64)
+    a, b = np.meshgrid(sp, sp)
+    rng = np.random.default_rng(5)
+    a = np.concatenate([a.ravel(), rng.standard_normal(3000) * 3]).astype(NPT[dt])
+    b = np.concatenate([b.ravel(), rng.integers(-6, 7, 3000) + (rng.random(3000) < 0.2) * 0.5]).astype(NPT[dt])
+    with np.errstate(all="ignore"):
+        want = np.power(a.astype(np.float64), b.astype(np.float64)).astype(NPT[dt])
+    got = np_of(tl.pow(T(a, dt), T(b, dt)))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+    close(tl.pow(T(a, dt), T(b, dt)), want, dt)
+    close(tl.pow(T(a, dt), 3.0), np.power(a.astype(np.float64), 3.0), dt)
+
+
 @needs_torch
 @pytest.mark.parametrize("e", [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5, -1.5, 3.0, -3, True, False])
 @pytest.mark.parametrize("dt", ALL, ids=lambda d: NAMES[d])
