@@ -65,7 +65,8 @@ TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
             const int64_t h = (n / 2 + TL_SUM_BLOCK - 1) / TL_SUM_BLOCK * TL_SUM_BLOCK; \
             return frun_##NAME(p, st, h) + frun_##NAME(p + h * st, st, n - h);       \
         }                                                                            \
-        if (st == 1) return TL_SUM_LEAF(DT)(p, n);                                   \
+        /* below one vector the leaf kernels add in double in order: inline */    \
+        if (st == 1 && n >= 16) return TL_SUM_LEAF(DT)(p, n);                        \
         double a = 0;                                                                \
         for (int64_t k = 0; k < n; k++) a += (double)LOAD(p[k * st]);                \
         return a;                                                                    \
@@ -128,12 +129,16 @@ typedef struct {
     int64_t size[MAXD], st[MAXD], ast[MAXD]; /* input stride (elements), acc stride (0: reduced) */
 } walk;
 
-/* dims the walk loops over itself: the innermost is the run, and a column
- * sum also takes the reduced dim above it */
+/* dims the walk loops over with its index machinery: all but the innermost
+ * run, and but the dim above it when the kernel takes both: column sums
+ * (kept contiguous run under a reduced dim) or a batch of short reduced runs
+ * (one per index of the kept dim above: many short rows, little overhead) */
 static int64_t walk_outer_dims(const walk *w) {
     const int64_t nd = w->nd;
-    const int cols = w->ast[nd - 1] == 1 && w->st[nd - 1] == 1 && nd >= 2 && w->ast[nd - 2] == 0;
-    return nd - 1 - cols;
+    if (nd < 2) return 0;
+    const int cols = w->ast[nd - 1] == 1 && w->st[nd - 1] == 1 && w->ast[nd - 2] == 0;
+    const int rows = w->ast[nd - 1] == 0 && w->ast[nd - 2] != 0 && w->size[nd - 1] < TL_SUM_PAR_MIN;
+    return nd - 1 - (cols || rows);
 }
 
 #define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR, DT)                               \
@@ -145,7 +150,10 @@ static int64_t walk_outer_dims(const walk *w) {
             const T *p = base;                                                          \
             ACC *a = acc;                                                               \
             for (int64_t d = 0; d < no; d++) { p += idx[d] * w->st[d]; a += idx[d] * w->ast[d]; } \
-            if (no < nd - 1) {                                                          \
+            if (no < nd - 1 && as == 0) {                                               \
+                const int64_t r = w->size[nd - 2], rs = w->st[nd - 2], ra = w->ast[nd - 2]; \
+                for (int64_t j = 0; j < r; j++) a[j * ra] = (ACC)(a[j * ra] + frun_##NAME(p + j * rs, st, n)); \
+            } else if (no < nd - 1) {                                                   \
                 TL_SUM_COLS(DT)(a, p, n, w->size[nd - 2], w->st[nd - 2]);               \
             } else if (as == 0) {                                                       \
                 *a = (ACC)(*a + (RUN_EXPR));                                            \
@@ -200,7 +208,10 @@ static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
         const char *p = base;
         uint64_t *a = acc;
         for (int64_t d = 0; d < no; d++) { p += idx[d] * w->st[d] * isz; a += idx[d] * w->ast[d]; }
-        if (no < nd - 1) TL_SUM_COLS(dt)(a, p, n, w->size[nd - 2], w->st[nd - 2]);
+        if (no < nd - 1 && as == 0) {
+            const int64_t r = w->size[nd - 2], rs = w->st[nd - 2] * isz, ra = w->ast[nd - 2];
+            for (int64_t j = 0; j < r; j++) a[j * ra] += irun_sum(p + j * rs, dt, st, n);
+        } else if (no < nd - 1) TL_SUM_COLS(dt)(a, p, n, w->size[nd - 2], w->st[nd - 2]);
         else if (as == 0) *a += irun_sum(p, dt, st, n);
         else if (as == 1 && st == 1) TL_SUM_COLS(dt)(a, p, n, 1, 0);
         else
