@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_add.h"
 #include "add.h"
 
@@ -28,6 +29,21 @@ static void TL_KNAME(ufunc_add_b)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const bool x2 = (p2[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_add(x1, x2, alpha)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const bool x2 = (p2[k] != 0);
@@ -39,6 +55,20 @@ static void TL_KNAME(ufunc_add_b)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x2 = (p2[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_add(x1, x2, alpha)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x2 = (p2[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_add(x1, x2, alpha)) != 0);
@@ -49,6 +79,20 @@ static void TL_KNAME(ufunc_add_b)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_add(x1, x2, alpha)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_add(x1, x2, alpha)) != 0);
@@ -71,6 +115,21 @@ static void TL_KNAME(ufunc_add_u8)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
@@ -82,6 +141,20 @@ static void TL_KNAME(ufunc_add_u8)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             o[k] = (uint8_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -92,6 +165,20 @@ static void TL_KNAME(ufunc_add_u8)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             o[k] = (uint8_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -114,6 +201,21 @@ static void TL_KNAME(ufunc_add_i8)(char **data, const int64_t *strides, int64_t 
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x2 = p2[k];
@@ -125,6 +227,20 @@ static void TL_KNAME(ufunc_add_i8)(char **data, const int64_t *strides, int64_t 
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             o[k] = (int8_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -135,6 +251,20 @@ static void TL_KNAME(ufunc_add_i8)(char **data, const int64_t *strides, int64_t 
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             o[k] = (int8_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -157,6 +287,21 @@ static void TL_KNAME(ufunc_add_i16)(char **data, const int64_t *strides, int64_t
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x2 = p2[k];
@@ -168,6 +313,20 @@ static void TL_KNAME(ufunc_add_i16)(char **data, const int64_t *strides, int64_t
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             o[k] = (int16_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -178,6 +337,20 @@ static void TL_KNAME(ufunc_add_i16)(char **data, const int64_t *strides, int64_t
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             o[k] = (int16_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -200,6 +373,21 @@ static void TL_KNAME(ufunc_add_i32)(char **data, const int64_t *strides, int64_t
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x2 = p2[k];
@@ -211,6 +399,20 @@ static void TL_KNAME(ufunc_add_i32)(char **data, const int64_t *strides, int64_t
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             o[k] = (int32_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -221,6 +423,20 @@ static void TL_KNAME(ufunc_add_i32)(char **data, const int64_t *strides, int64_t
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             o[k] = (int32_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -243,6 +459,21 @@ static void TL_KNAME(ufunc_add_i64)(char **data, const int64_t *strides, int64_t
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x2 = p2[k];
@@ -254,6 +485,20 @@ static void TL_KNAME(ufunc_add_i64)(char **data, const int64_t *strides, int64_t
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             o[k] = (int64_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -264,6 +509,20 @@ static void TL_KNAME(ufunc_add_i64)(char **data, const int64_t *strides, int64_t
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_add(x1, x2, alpha));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             o[k] = (int64_t)(TL_UFUNC_add(x1, x2, alpha));
@@ -424,6 +683,21 @@ static void TL_KNAME(ufunc_add_f32)(char **data, const int64_t *strides, int64_t
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_add(x1, x2, alpha);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -435,6 +709,20 @@ static void TL_KNAME(ufunc_add_f32)(char **data, const int64_t *strides, int64_t
         float *restrict o = (float *)data[0];
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_add(x1, x2, alpha);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_add(x1, x2, alpha);
@@ -445,6 +733,20 @@ static void TL_KNAME(ufunc_add_f32)(char **data, const int64_t *strides, int64_t
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_add(x1, x2, alpha);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_add(x1, x2, alpha);
@@ -467,6 +769,21 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_add(x1, x2, alpha);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -478,6 +795,20 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
         double *restrict o = (double *)data[0];
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_add(x1, x2, alpha);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_add(x1, x2, alpha);
@@ -488,6 +819,20 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_add(x1, x2, alpha);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_add(x1, x2, alpha);

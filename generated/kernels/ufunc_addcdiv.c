@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_addcdiv.h"
 #include "addcdiv.h"
 
@@ -351,6 +352,22 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -364,6 +381,21 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             const float x3 = p3[k];
@@ -376,6 +408,21 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x3 = p3[k];
@@ -388,6 +435,21 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -400,6 +462,20 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x3 = p3[k];
             o[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -411,6 +487,20 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -422,6 +512,20 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -446,6 +550,22 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -459,6 +579,21 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             const double x3 = p3[k];
@@ -471,6 +606,21 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x3 = p3[k];
@@ -483,6 +633,21 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -495,6 +660,20 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x3 = p3[k];
             o[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -506,6 +685,20 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -517,6 +710,20 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);

@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_addcmul.h"
 #include "addcmul.h"
 
@@ -29,6 +30,22 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x2 = p2[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
@@ -42,6 +59,21 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             const uint8_t x3 = p3[k];
@@ -54,6 +86,21 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x3 = p3[k];
@@ -66,6 +113,21 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
@@ -78,6 +140,20 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x3 = p3[k];
             o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -89,6 +165,20 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -100,6 +190,20 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -124,6 +228,22 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x2 = p2[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x2 = p2[k];
@@ -137,6 +257,21 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             const int8_t x3 = p3[k];
@@ -149,6 +284,21 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x3 = p3[k];
@@ -161,6 +311,21 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x2 = p2[k];
@@ -173,6 +338,20 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x3 = p3[k];
             o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -184,6 +363,20 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -195,6 +388,20 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -219,6 +426,22 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x2 = p2[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x2 = p2[k];
@@ -232,6 +455,21 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             const int16_t x3 = p3[k];
@@ -244,6 +482,21 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x3 = p3[k];
@@ -256,6 +509,21 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x2 = p2[k];
@@ -268,6 +536,20 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x3 = p3[k];
             o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -279,6 +561,20 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -290,6 +586,20 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -314,6 +624,22 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x2 = p2[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x2 = p2[k];
@@ -327,6 +653,21 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             const int32_t x3 = p3[k];
@@ -339,6 +680,21 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x3 = p3[k];
@@ -351,6 +707,21 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x2 = p2[k];
@@ -363,6 +734,20 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x3 = p3[k];
             o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -374,6 +759,20 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -385,6 +784,20 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -409,6 +822,22 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x2 = p2[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x2 = p2[k];
@@ -422,6 +851,21 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             const int64_t x3 = p3[k];
@@ -434,6 +878,21 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x3 = p3[k];
@@ -446,6 +905,21 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x2 = p2[k];
@@ -458,6 +932,20 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x3 = p3[k];
             o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -469,6 +957,20 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -480,6 +982,20 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -826,6 +1342,22 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -839,6 +1371,21 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             const float x3 = p3[k];
@@ -851,6 +1398,21 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x3 = p3[k];
@@ -863,6 +1425,21 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -875,6 +1452,20 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x3 = p3[k];
             o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -886,6 +1477,20 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -897,6 +1502,20 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -921,6 +1540,22 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -934,6 +1569,21 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             const double x3 = p3[k];
@@ -946,6 +1596,21 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x3 = p3[k];
@@ -958,6 +1623,21 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -970,6 +1650,20 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x3 = p3[k];
             o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -981,6 +1675,20 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -992,6 +1700,20 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);

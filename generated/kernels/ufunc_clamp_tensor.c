@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_clamp_tensor.h"
 #include "clamp.h"
 
@@ -28,6 +29,22 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x2 = p2[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
@@ -41,6 +58,21 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             const uint8_t x3 = p3[k];
@@ -53,6 +85,21 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x3 = p3[k];
@@ -65,6 +112,21 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
@@ -77,6 +139,20 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x3 = p3[k];
             o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -88,6 +164,20 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -99,6 +189,20 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -122,6 +226,22 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x2 = p2[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x2 = p2[k];
@@ -135,6 +255,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             const int8_t x3 = p3[k];
@@ -147,6 +282,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x3 = p3[k];
@@ -159,6 +309,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x2 = p2[k];
@@ -171,6 +336,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x3 = p3[k];
             o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -182,6 +361,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -193,6 +386,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -216,6 +423,22 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x2 = p2[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x2 = p2[k];
@@ -229,6 +452,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             const int16_t x3 = p3[k];
@@ -241,6 +479,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x3 = p3[k];
@@ -253,6 +506,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x2 = p2[k];
@@ -265,6 +533,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x3 = p3[k];
             o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -276,6 +558,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -287,6 +583,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -310,6 +620,22 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x2 = p2[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x2 = p2[k];
@@ -323,6 +649,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             const int32_t x3 = p3[k];
@@ -335,6 +676,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x3 = p3[k];
@@ -347,6 +703,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x2 = p2[k];
@@ -359,6 +730,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x3 = p3[k];
             o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -370,6 +755,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -381,6 +780,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -404,6 +817,22 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x2 = p2[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x2 = p2[k];
@@ -417,6 +846,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             const int64_t x3 = p3[k];
@@ -429,6 +873,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x3 = p3[k];
@@ -441,6 +900,21 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x2 = p2[k];
@@ -453,6 +927,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x3 = p3[k];
             o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -464,6 +952,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -475,6 +977,20 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -818,6 +1334,22 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -831,6 +1363,21 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             const float x3 = p3[k];
@@ -843,6 +1390,21 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x3 = p3[k];
@@ -855,6 +1417,21 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -867,6 +1444,20 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x3 = p3[k];
             o[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -878,6 +1469,20 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -889,6 +1494,20 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -912,6 +1531,22 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -925,6 +1560,21 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             const double x3 = p3[k];
@@ -937,6 +1587,21 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x3 = p3[k];
@@ -949,6 +1614,21 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -961,6 +1641,20 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x3 = p3[k];
             o[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -972,6 +1666,20 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -983,6 +1691,20 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_clamp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_clamp(x1, x2, x3);

@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_floor.h"
 #include "floor.h"
 
@@ -26,6 +27,20 @@ static void TL_KNAME(ufunc_floor_u8)(char **data, const int64_t *strides, int64_
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_floor(x1));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             o[k] = (uint8_t)(TL_UFUNC_floor(x1));
@@ -45,6 +60,20 @@ static void TL_KNAME(ufunc_floor_i8)(char **data, const int64_t *strides, int64_
     if (strides[0] == (int64_t)sizeof(int8_t) && strides[1] == (int64_t)sizeof(int8_t)) {
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_floor(x1));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             o[k] = (int8_t)(TL_UFUNC_floor(x1));
@@ -64,6 +93,20 @@ static void TL_KNAME(ufunc_floor_i16)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(int16_t) && strides[1] == (int64_t)sizeof(int16_t)) {
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_floor(x1));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             o[k] = (int16_t)(TL_UFUNC_floor(x1));
@@ -83,6 +126,20 @@ static void TL_KNAME(ufunc_floor_i32)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(int32_t) && strides[1] == (int64_t)sizeof(int32_t)) {
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_floor(x1));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             o[k] = (int32_t)(TL_UFUNC_floor(x1));
@@ -102,6 +159,20 @@ static void TL_KNAME(ufunc_floor_i64)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(int64_t) && strides[1] == (int64_t)sizeof(int64_t)) {
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_floor(x1));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             o[k] = (int64_t)(TL_UFUNC_floor(x1));
@@ -175,6 +246,20 @@ static void TL_KNAME(ufunc_floor_f32)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float)) {
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_floor(x1);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_floor(x1);
@@ -194,6 +279,20 @@ static void TL_KNAME(ufunc_floor_f64)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double)) {
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_floor(x1);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_floor(x1);

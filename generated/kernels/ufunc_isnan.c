@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_isnan.h"
 #include "isnan.h"
 
@@ -26,6 +27,20 @@ static void TL_KNAME(ufunc_isnan_b)(char **data, const int64_t *strides, int64_t
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
@@ -45,6 +60,20 @@ static void TL_KNAME(ufunc_isnan_u8)(char **data, const int64_t *strides, int64_
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
@@ -64,6 +93,20 @@ static void TL_KNAME(ufunc_isnan_i8)(char **data, const int64_t *strides, int64_
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(int8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
@@ -83,6 +126,20 @@ static void TL_KNAME(ufunc_isnan_i16)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(int16_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
@@ -102,6 +159,20 @@ static void TL_KNAME(ufunc_isnan_i32)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(int32_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
@@ -121,6 +192,20 @@ static void TL_KNAME(ufunc_isnan_i64)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(int64_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan_int(x1)) != 0);
@@ -190,6 +275,20 @@ static void TL_KNAME(ufunc_isnan_f32)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(float)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const float *restrict p1 = (const float *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan(x1)) != 0);
@@ -209,6 +308,20 @@ static void TL_KNAME(ufunc_isnan_f64)(char **data, const int64_t *strides, int64
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(double)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const double *restrict p1 = (const double *)data[1];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_isnan(x1)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_isnan(x1)) != 0);

@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_le.h"
 #include "le.h"
 
@@ -27,6 +28,21 @@ static void TL_KNAME(ufunc_le_b)(char **data, const int64_t *strides, int64_t n,
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const bool x2 = (p2[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const bool x2 = (p2[k] != 0);
@@ -38,6 +54,20 @@ static void TL_KNAME(ufunc_le_b)(char **data, const int64_t *strides, int64_t n,
         uint8_t *restrict o = (uint8_t *)data[0];
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x2 = (p2[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x2 = (p2[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -48,6 +78,20 @@ static void TL_KNAME(ufunc_le_b)(char **data, const int64_t *strides, int64_t n,
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -69,6 +113,21 @@ static void TL_KNAME(ufunc_le_u8)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             const uint8_t x2 = p2[k];
@@ -80,6 +139,20 @@ static void TL_KNAME(ufunc_le_u8)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -90,6 +163,20 @@ static void TL_KNAME(ufunc_le_u8)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -111,6 +198,21 @@ static void TL_KNAME(ufunc_le_i8)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             const int8_t x2 = p2[k];
@@ -122,6 +224,20 @@ static void TL_KNAME(ufunc_le_i8)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -132,6 +248,20 @@ static void TL_KNAME(ufunc_le_i8)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -153,6 +283,21 @@ static void TL_KNAME(ufunc_le_i16)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             const int16_t x2 = p2[k];
@@ -164,6 +309,20 @@ static void TL_KNAME(ufunc_le_i16)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -174,6 +333,20 @@ static void TL_KNAME(ufunc_le_i16)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -195,6 +368,21 @@ static void TL_KNAME(ufunc_le_i32)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             const int32_t x2 = p2[k];
@@ -206,6 +394,20 @@ static void TL_KNAME(ufunc_le_i32)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -216,6 +418,20 @@ static void TL_KNAME(ufunc_le_i32)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -237,6 +453,21 @@ static void TL_KNAME(ufunc_le_i64)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             const int64_t x2 = p2[k];
@@ -248,6 +479,20 @@ static void TL_KNAME(ufunc_le_i64)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -258,6 +503,20 @@ static void TL_KNAME(ufunc_le_i64)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -403,6 +662,21 @@ static void TL_KNAME(ufunc_le_f32)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -414,6 +688,20 @@ static void TL_KNAME(ufunc_le_f32)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -424,6 +712,20 @@ static void TL_KNAME(ufunc_le_f32)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -445,6 +747,21 @@ static void TL_KNAME(ufunc_le_f64)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -456,6 +773,20 @@ static void TL_KNAME(ufunc_le_f64)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
@@ -466,6 +797,20 @@ static void TL_KNAME(ufunc_le_f64)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = (uint8_t)((TL_UFUNC_le(x1, x2)) != 0);

@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_lerp_tensor.h"
 #include "lerp.h"
 
@@ -348,6 +349,22 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -361,6 +378,21 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             const float x3 = p3[k];
@@ -373,6 +405,21 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x3 = p3[k];
@@ -385,6 +432,21 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -397,6 +459,20 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x3 = p3[k];
             o[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -408,6 +484,20 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -419,6 +509,20 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -442,6 +546,22 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -455,6 +575,21 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             const double x3 = p3[k];
@@ -467,6 +602,21 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x3 = p3[k];
@@ -479,6 +629,21 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -491,6 +656,20 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x3 = p3[k];
             o[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -502,6 +681,20 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -513,6 +706,20 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_lerp(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_lerp(x1, x2, x3);

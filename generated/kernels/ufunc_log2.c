@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_log2.h"
 #include "log2.h"
 
@@ -80,6 +81,20 @@ static void TL_KNAME(ufunc_log2_f32)(char **data, const int64_t *strides, int64_
     if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float)) {
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_log2(x1);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_log2(x1);
@@ -99,6 +114,20 @@ static void TL_KNAME(ufunc_log2_f64)(char **data, const int64_t *strides, int64_
     if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double)) {
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_log2(x1);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_log2(x1);

@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_silu_backward.h"
 #include "silu_backward.h"
 
@@ -163,6 +164,21 @@ static void TL_KNAME(ufunc_silu_backward_f32)(char **data, const int64_t *stride
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_silu_backward(x1, x2);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             const float x2 = p2[k];
@@ -174,6 +190,20 @@ static void TL_KNAME(ufunc_silu_backward_f32)(char **data, const int64_t *stride
         float *restrict o = (float *)data[0];
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_silu_backward(x1, x2);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_silu_backward(x1, x2);
@@ -184,6 +214,20 @@ static void TL_KNAME(ufunc_silu_backward_f32)(char **data, const int64_t *stride
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    so[k] = TL_UFUNC_silu_backward(x1, x2);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x1 = p1[k];
             o[k] = TL_UFUNC_silu_backward(x1, x2);
@@ -205,6 +249,21 @@ static void TL_KNAME(ufunc_silu_backward_f64)(char **data, const int64_t *stride
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_silu_backward(x1, x2);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             const double x2 = p2[k];
@@ -216,6 +275,20 @@ static void TL_KNAME(ufunc_silu_backward_f64)(char **data, const int64_t *stride
         double *restrict o = (double *)data[0];
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_silu_backward(x1, x2);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_silu_backward(x1, x2);
@@ -226,6 +299,20 @@ static void TL_KNAME(ufunc_silu_backward_f64)(char **data, const int64_t *stride
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    so[k] = TL_UFUNC_silu_backward(x1, x2);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x1 = p1[k];
             o[k] = TL_UFUNC_silu_backward(x1, x2);

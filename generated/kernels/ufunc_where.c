@@ -17,6 +17,7 @@
 #include "tl_kernel.h"
 #include "tl_structured.h"
 #include "tl_ufunc.h"
+#include "tl_ustream.h"
 #include "ufunc_where.h"
 #include "where.h"
 
@@ -28,6 +29,22 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const bool x2 = (p2[base + k] != 0);
+                    const bool x3 = (p3[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const bool x2 = (p2[k] != 0);
@@ -41,6 +58,21 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x2 = (p2[base + k] != 0);
+                    const bool x3 = (p3[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x2 = (p2[k] != 0);
             const bool x3 = (p3[k] != 0);
@@ -53,6 +85,21 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const bool x3 = (p3[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const bool x3 = (p3[k] != 0);
@@ -65,6 +112,21 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const bool x3 = (*(const uint8_t *)data[3] != 0);
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const bool x2 = (p2[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const bool x2 = (p2[k] != 0);
@@ -77,6 +139,20 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x3 = (p3[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x3 = (p3[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
@@ -88,6 +164,20 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const bool x3 = (*(const uint8_t *)data[3] != 0);
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x2 = (p2[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x2 = (p2[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
@@ -99,6 +189,20 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const bool x3 = (*(const uint8_t *)data[3] != 0);
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
@@ -122,6 +226,22 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const uint8_t x2 = p2[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const uint8_t x2 = p2[k];
@@ -135,6 +255,21 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             const uint8_t x3 = p3[k];
@@ -147,6 +282,21 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const uint8_t x3 = p3[k];
@@ -159,6 +309,21 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const uint8_t x2 = p2[k];
@@ -171,6 +336,20 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x3 = p3[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x3 = p3[k];
             o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -182,6 +361,20 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const uint8_t x2 = p2[base + k];
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const uint8_t x2 = p2[k];
             o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -193,6 +386,20 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
+        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -216,6 +423,22 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int8_t x2 = p2[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int8_t x2 = p2[k];
@@ -229,6 +452,21 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             const int8_t x3 = p3[k];
@@ -241,6 +479,21 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int8_t x3 = p3[k];
@@ -253,6 +506,21 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int8_t x2 = p2[k];
@@ -265,6 +533,20 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x3 = p3[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x3 = p3[k];
             o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -276,6 +558,20 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int8_t x2 = p2[base + k];
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int8_t x2 = p2[k];
             o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -287,6 +583,20 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
+        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -310,6 +620,22 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int16_t x2 = p2[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int16_t x2 = p2[k];
@@ -323,6 +649,21 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             const int16_t x3 = p3[k];
@@ -335,6 +676,21 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int16_t x3 = p3[k];
@@ -347,6 +703,21 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int16_t x2 = p2[k];
@@ -359,6 +730,20 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x3 = p3[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x3 = p3[k];
             o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
@@ -370,6 +755,20 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int16_t x2 = p2[base + k];
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int16_t x2 = p2[k];
             o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
@@ -381,6 +780,20 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
+        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
@@ -404,6 +817,22 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int32_t x2 = p2[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int32_t x2 = p2[k];
@@ -417,6 +846,21 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             const int32_t x3 = p3[k];
@@ -429,6 +873,21 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int32_t x3 = p3[k];
@@ -441,6 +900,21 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int32_t x2 = p2[k];
@@ -453,6 +927,20 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x3 = p3[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x3 = p3[k];
             o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
@@ -464,6 +952,20 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int32_t x2 = p2[base + k];
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int32_t x2 = p2[k];
             o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
@@ -475,6 +977,20 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
+        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
@@ -498,6 +1014,22 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int64_t x2 = p2[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int64_t x2 = p2[k];
@@ -511,6 +1043,21 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             const int64_t x3 = p3[k];
@@ -523,6 +1070,21 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int64_t x3 = p3[k];
@@ -535,6 +1097,21 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const int64_t x2 = p2[k];
@@ -547,6 +1124,20 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x3 = p3[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x3 = p3[k];
             o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
@@ -558,6 +1149,20 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const int64_t x2 = p2[base + k];
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const int64_t x2 = p2[k];
             o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
@@ -569,6 +1174,20 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
+        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
@@ -896,6 +1515,22 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const float x2 = p2[k];
@@ -909,6 +1544,21 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             const float x3 = p3[k];
@@ -921,6 +1571,21 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const float x3 = p3[k];
@@ -933,6 +1598,21 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const float x2 = p2[k];
@@ -945,6 +1625,20 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x3 = p3[k];
             o[k] = TL_UFUNC_where(x1, x2, x3);
@@ -956,6 +1650,20 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float x2 = p2[k];
             o[k] = TL_UFUNC_where(x1, x2, x3);
@@ -967,6 +1675,20 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
+        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) float so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = TL_UFUNC_where(x1, x2, x3);
@@ -990,6 +1712,22 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const double x2 = p2[k];
@@ -1003,6 +1741,21 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             const double x3 = p3[k];
@@ -1015,6 +1768,21 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const double x3 = p3[k];
@@ -1027,6 +1795,21 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             const double x2 = p2[k];
@@ -1039,6 +1822,20 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x3 = p3[k];
             o[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1050,6 +1847,20 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const double x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const double x2 = p2[k];
             o[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1061,6 +1872,20 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
+        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
+            _Alignas(64) double so[TL_UFUNC_CHUNK];
+            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+            }
+            tl_ustream_fence();
+            return;
+        }
         for (int64_t k = 0; k < n; k++) {
             const bool x1 = (p1[k] != 0);
             o[k] = TL_UFUNC_where(x1, x2, x3);

@@ -156,6 +156,12 @@ int tl_meta_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tenso
     return backward_floating(s, grad_output, self, "softplus_backward_cpu");
 }
 
+/* silu_backward: PyTorch's build_borrowing_binary_op(grad_input, grad_output, self)
+ * (the fused backward of silu, kernels/ufunc/silu_backward.h) */
+int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self) {
+    return backward_floating(s, grad_output, self, "silu_backward_cpu");
+}
+
 /* c10's checked conversion of an integer bound: first to int64 (hardtanh's
  * toLong), then to the tensor's type (clamp's); PyTorch's C type names */
 static int bound_overflows(tl_scalar v, int64_t *out) {

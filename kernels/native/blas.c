@@ -8,9 +8,11 @@
  * work fight for the cores: measured in docs/LINALG.md). Before each call the
  * thread count is set to torchlet's (tl_get_num_threads: OMP_NUM_THREADS or
  * set_num_threads), or to 1 inside a tl_parallel_for region; the set is
- * skipped when the count did not change. Fork: torchlet's child handler sets
- * the count to 1, which the next call passes on (OpenBLAS also stops its own
- * pool around fork). TORCHLET_BLAS_OWN_POOL=1 at load keeps OpenBLAS's pool. */
+ * skipped when the count did not change. A batch of small matrices is split
+ * over the pool instead (one single-threaded call per matrix). Fork:
+ * torchlet's child handler sets the count to 1, which the next call passes
+ * on (OpenBLAS also stops its own pool around fork). TORCHLET_BLAS_OWN_POOL=1
+ * at load keeps OpenBLAS's pool. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,29 +71,71 @@ __attribute__((constructor)) static void blas_init(void) {
     tl_blas_use_openmp(!(e && e[0] == '1'));
 }
 
-static void blas_threads(void) {
-    int n = tl__in_parallel_region() ? 1 : tl_get_num_threads();
-    if (n > omp_get_thread_limit()) n = omp_get_thread_limit(); /* every job gets its own thread */
+/* tell OpenBLAS n threads, only when the count changed */
+static void set_blas_threads(int n) {
     if (atomic_load_explicit(&g_blas_threads, memory_order_relaxed) != n) {
         scipy_openblas_set_num_threads(n);
         atomic_store_explicit(&g_blas_threads, n, memory_order_relaxed);
     }
 }
 
+/* torchlet's thread count for this call: 1 inside a tl_parallel_for region,
+ * at most the OpenMP thread limit (every job gets its own thread) */
+static int blas_threads(void) {
+    int n = tl__in_parallel_region() ? 1 : tl_get_num_threads();
+    if (n > omp_get_thread_limit()) n = omp_get_thread_limit();
+    return n < 1 ? 1 : n;
+}
+
+typedef struct {
+    tl_dtype dt;
+    enum CBLAS_TRANSPOSE ta, tb;
+    blasint M, N, K, lda, ldb, ldc;
+    double alpha, beta;
+    const char *A, *B;
+    char *C;
+    int64_t sa, sb, sc; /* batch strides in bytes */
+} gemm_job;
+
+/* matrices [b, e) of the batch, each one BLAS call */
+static void gemm_items(int64_t b, int64_t e, void *ctx) {
+    const gemm_job *j = ctx;
+    for (int64_t i = b; i < e; i++) {
+        if (j->dt == TL_FLOAT64)
+            scipy_cblas_dgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, j->alpha,
+                              (const double *)(j->A + i * j->sa), j->lda, (const double *)(j->B + i * j->sb), j->ldb,
+                              j->beta, (double *)(j->C + i * j->sc), j->ldc);
+        else
+            scipy_cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, (float)j->alpha,
+                              (const float *)(j->A + i * j->sa), j->lda, (const float *)(j->B + i * j->sb), j->ldb,
+                              (float)j->beta, (float *)(j->C + i * j->sc), j->ldc);
+    }
+}
+
+/* Small matrices of a batch (bmm in attention: 128x64 @ 64x128) gain
+ * nothing from OpenBLAS splitting each one over threads (a team handoff and
+ * a join per matrix for ~20 us of work): the batch is split over the thread
+ * pool instead, one single-threaded BLAS call per matrix, as PyTorch's MKL
+ * batch does. Large matrices keep OpenBLAS's own split (better balanced when
+ * the batch does not divide by the thread count). */
+#define TL_BLAS_ITEM_PARALLEL_MAX (1LL << 24) /* M * N * K of one matrix */
+
 void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K, double alpha,
                   const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
                   void *C, int64_t ldc, int64_t sc, int64_t batch) {
-    blas_threads();
-    const enum CBLAS_TRANSPOSE ta = transa ? CblasTrans : CblasNoTrans;
-    const enum CBLAS_TRANSPOSE tb = transb ? CblasTrans : CblasNoTrans;
-    for (int64_t i = 0; i < batch; i++) {
-        if (dt == TL_FLOAT64)
-            scipy_cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, alpha,
-                              (const double *)A + i * sa, (blasint)lda, (const double *)B + i * sb, (blasint)ldb,
-                              beta, (double *)C + i * sc, (blasint)ldc);
-        else
-            scipy_cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, (float)alpha,
-                              (const float *)A + i * sa, (blasint)lda, (const float *)B + i * sb, (blasint)ldb,
-                              (float)beta, (float *)C + i * sc, (blasint)ldc);
+    const int64_t isz = dt == TL_FLOAT64 ? 8 : 4;
+    gemm_job j = {dt, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
+                  (blasint)M, (blasint)N, (blasint)K, (blasint)lda, (blasint)ldb, (blasint)ldc, alpha, beta,
+                  A, B, C, sa * isz, sb * isz, sc * isz};
+    const int n = blas_threads();
+    /* the matrices of C must not overlap (a batch stride below one matrix's
+     * extent: the calls would race) */
+    const bool disjoint = sc >= (M - 1) * ldc + N;
+    if (n > 1 && batch >= n && disjoint && M * N * K <= TL_BLAS_ITEM_PARALLEL_MAX) {
+        set_blas_threads(1); /* the pool's threads each run whole matrices */
+        tl_parallel_for(batch, 1, gemm_items, &j);
+        return;
     }
+    set_blas_threads(n);
+    gemm_items(0, batch, &j);
 }

@@ -19,7 +19,9 @@
  * (dt). beta == 0 ignores C's contents (NaN included), as BLAS specifies.
  * Every integer argument must be <= TL_BLAS_INT_MAX (the caller checks).
  * Runs on torchlet's thread count (tl_get_num_threads; one thread inside a
- * tl_parallel_for region). */
+ * tl_parallel_for region): a batch of small matrices (M*N*K <= 2^24, C's
+ * matrices disjoint) is split over the thread pool, one single-threaded
+ * call per matrix; otherwise OpenBLAS splits each call. */
 void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K, double alpha,
                   const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
                   void *C, int64_t ldc, int64_t sc, int64_t batch);

@@ -190,6 +190,7 @@ tl_tensor *tl_ag_elu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl
                                      tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
 tl_tensor *tl_ag_softplus_double_backward(tl_tensor *grad, tl_tensor *input, tl_scalar beta, tl_scalar threshold);
 tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output, tl_tensor *input);
+tl_tensor *tl_ag_infinitely_differentiable_silu_backward(tl_tensor *grad_output, tl_tensor *input);
 
 /* indexing (issue 6 shape and indexing slice; PyTorch's FunctionsManual.cpp
  * functions of the same names, built from entry points) */

@@ -1,7 +1,8 @@
 /* Helpers of the activation derivative formulas (issue 6 activations),
  * declared in runtime/include/tl_autograd_formulas.h: PyTorch's
  * FunctionsManual.cpp functions gelu_double_backward, elu_double_backward,
- * softplus_double_backward and infinitely_differentiable_mish_backward,
+ * softplus_double_backward, infinitely_differentiable_mish_backward and
+ * infinitely_differentiable_silu_backward,
  * written as compositions of entry points (tl_ops_*) so that they are
  * recorded under create_graph and differentiate again.
  *
@@ -117,4 +118,13 @@ tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output,
     /* grad * (tanh_sp + x * sigmoid * (1 - tanh_sp^2)) */
     tl_tensor *rest = mul(&a, mul(&a, input, sig), rsubs(&a, mul(&a, tsp, tsp), 1.0));
     return finish(&a, mul(&a, grad_output, add(&a, tsp, rest)));
+}
+
+/* silu under create_graph: grad * s * (1 + x * (1 - s)), s = sigmoid(x)
+ * (without grad mode the fused silu_backward kernel runs instead) */
+tl_tensor *tl_ag_infinitely_differentiable_silu_backward(tl_tensor *grad_output, tl_tensor *input) {
+    ag_tmp a = {.n = 0};
+    tl_tensor *sig = unary(&a, tl_ops_sigmoid, input);
+    tl_tensor *inner = adds(&a, mul(&a, input, rsubs(&a, sig, 1.0)), 1.0);
+    return finish(&a, mul(&a, mul(&a, grad_output, sig), inner));
 }

@@ -169,30 +169,43 @@ tl_tensor *tl_ag_sum_backward(tl_tensor *grad, const int64_t *sizes, int64_t ndi
     return r;
 }
 
-tl_tensor *tl_ag_mm_mat1_backward(tl_tensor *grad, tl_tensor *mat2, const int64_t *sizes, int64_t nsizes,
-                                  const int64_t *strides, int64_t nstrides, int layout, tl_scalar alpha) {
-    (void)sizes; (void)nsizes; (void)strides; (void)nstrides; (void)layout;
-    tl_tensor *t = tl_ops_t(mat2);
-    if (!t) return NULL;
-    tl_tensor *m = tl_ops_mm(grad, t);
-    tl_tensor_release(t);
+/* PyTorch's mm_mat1_backward / mm_mat2_backward: the gradient of a
+ * column-major input (strides [1, rows], e.g. weight.t() in nn.Linear) is
+ * computed column-major too, as (y @ x)^T, so that the leaf's .grad (after
+ * t()'s backward) is contiguous and stored without a layout copy */
+static bool is_col_major(const int64_t *sizes, int64_t nsizes, const int64_t *strides, int64_t nstrides) {
+    return nsizes == 2 && nstrides == 2 && strides[0] == 1 && strides[1] == sizes[0];
+}
+
+/* alpha * (a^T? @ b^T?), transposed at the end when result_t */
+static tl_tensor *mm_t(tl_tensor *a, bool at, tl_tensor *b, bool bt, bool result_t, tl_scalar alpha) {
+    tl_tensor *ta = at ? tl_ops_t(a) : retained(a), *tb = bt ? tl_ops_t(b) : retained(b);
+    tl_tensor *m = ta && tb ? tl_ops_mm(ta, tb) : NULL;
+    tl_tensor_release(ta);
+    tl_tensor_release(tb);
+    if (m && result_t) {
+        tl_tensor *t = tl_ops_t(m);
+        tl_tensor_release(m);
+        m = t;
+    }
     if (!m) return NULL;
     tl_tensor *r = tl_ag_maybe_multiply(m, alpha);
     tl_tensor_release(m);
     return r;
 }
 
+tl_tensor *tl_ag_mm_mat1_backward(tl_tensor *grad, tl_tensor *mat2, const int64_t *sizes, int64_t nsizes,
+                                  const int64_t *strides, int64_t nstrides, int layout, tl_scalar alpha) {
+    (void)layout;
+    if (is_col_major(sizes, nsizes, strides, nstrides)) return mm_t(mat2, false, grad, true, true, alpha);
+    return mm_t(grad, false, mat2, true, false, alpha);
+}
+
 tl_tensor *tl_ag_mm_mat2_backward(tl_tensor *grad, tl_tensor *mat1, const int64_t *sizes, int64_t nsizes,
                                   const int64_t *strides, int64_t nstrides, int layout, tl_scalar alpha) {
-    (void)sizes; (void)nsizes; (void)strides; (void)nstrides; (void)layout;
-    tl_tensor *t = tl_ops_t(mat1);
-    if (!t) return NULL;
-    tl_tensor *m = tl_ops_mm(t, grad);
-    tl_tensor_release(t);
-    if (!m) return NULL;
-    tl_tensor *r = tl_ag_maybe_multiply(m, alpha);
-    tl_tensor_release(m);
-    return r;
+    (void)layout;
+    if (is_col_major(sizes, nsizes, strides, nstrides)) return mm_t(grad, true, mat1, false, true, alpha);
+    return mm_t(mat1, true, grad, false, false, alpha);
 }
 
 tl_tensor *tl_ag_permute_backwards(tl_tensor *grad, const int64_t *dims, int64_t ndims) {
@@ -855,19 +868,6 @@ void tl_ag_tensor_list_release(tl_tensor **list, int64_t n) {
     free(list);
 }
 
-bool tl_ag_any_edge(const tl_node *node, int32_t start, int32_t n) {
-    for (int32_t i = 0; i < n; i++)
-        if (tl_node_next_edge(node, start + i).node) return true;
-    return false;
-}
-
-bool tl_ag_any_should_compute(const tl_node *node, int32_t start, int32_t n) {
-    for (int32_t i = 0; i < n; i++)
-        if (tl_node_should_compute_output(node, start + i)) return true;
-    return false;
-}
-
-double tl_ag_scalar_to_double(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i; }
 int tl_ag_saved_tensors_set(tl_ag_saved_tensors *l, tl_tensor *const *ts, int64_t n) {
     tl_ag_saved_tensors_free(l);
     l->data = calloc((size_t)n + 1, sizeof(tl_tensor *));
@@ -891,6 +891,19 @@ tl_tensor *tl_ag_index_backward(tl_tensor *zeros_like_self, tl_tensor *const *in
     return tl_ops_index_put(zeros_like_self, indices, n, grad, true);
 }
 
+bool tl_ag_any_edge(const tl_node *node, int32_t start, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (tl_node_next_edge(node, start + i).node) return true;
+    return false;
+}
+
+bool tl_ag_any_should_compute(const tl_node *node, int32_t start, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (tl_node_should_compute_output(node, start + i)) return true;
+    return false;
+}
+
+double tl_ag_scalar_to_double(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i; }
 
 /* shape and dtype the gradient of edge i must have */
 static int64_t edge_shape(tl_node *node, int32_t i, const int64_t **sizes, tl_dtype *dtype, tl_tensor **hold) {
