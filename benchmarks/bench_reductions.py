@@ -1,7 +1,8 @@
 """Reductions on 2^24 float32 (kernels/native/reduce_*.c, kernels/cpu/sum_kernel.c,
 reduce_minmax_kernel.c), torchlet beside numpy and PyTorch (when installed),
-one thread and two threads, interleaved in one process (the harness times each
-implementation of a row back to back). GB/s counts the bytes read.
+one thread and two threads, interleaved in one process (each row's
+implementations timed round robin, best of several rounds: load from other
+processes hits all alike). GB/s counts the bytes read.
 
     .venv/bin/python benchmarks/bench_reductions.py [--threads 1,2] [--quick]
 """
@@ -17,7 +18,7 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import Bench, machine_info, torch  # noqa: E402
+from _harness import Bench, interleaved, machine_info, torch  # noqa: E402
 
 N = 1 << 24
 SIDE = 1 << 12   # 4096 x 4096
@@ -36,6 +37,9 @@ def run(threads: int, quick: bool):
     pa = torch.from_numpy(a) if T else None
     pa2 = pa.view(SIDE, SIDE) if T else None
     B = Bench("reductions, 2^24 float32", threads=threads, cpu=tl.get_cpu_capability())
+    # every row timed with _harness.interleaved (round robin, best of 9 rounds)
+    B.row = lambda name, nbytes=None, **fns: B.rows.append(
+        (name, nbytes, interleaved({k: f for k, f in fns.items() if f is not None}, rounds=9)))
     nb = 4 * N
     B.row("sum(a)", nb, torchlet=lambda: tl.sum(ta), numpy=lambda: a.sum(),
           torch=(lambda: pa.sum()) if T else None)
@@ -47,6 +51,15 @@ def run(threads: int, quick: bool):
           torch=(lambda: pa2.sum(1)) if T else None)
     B.row("sum(a2, dim=0)", nb, torchlet=lambda: tl.sum(ta2, 0), numpy=lambda: a2.sum(0),
           torch=(lambda: pa2.sum(0)) if T else None)
+    if not quick:   # the other dtypes' sums (float16 accumulates in float32, as PyTorch)
+        a64, a16, ai = a.astype(np.float64), a.astype(np.float16), (a * 100).astype(np.int32)
+        t64, t16, ti = tl.from_numpy(a64), tl.from_numpy(a16), tl.from_numpy(ai)
+        B.row("sum(a float64)", 2 * nb, torchlet=lambda: tl.sum(t64), numpy=lambda: a64.sum(),
+              torch=(lambda p=torch.from_numpy(a64) if T else None: p.sum()) if T else None)
+        B.row("sum(a float16)", nb // 2, torchlet=lambda: tl.sum(t16), numpy=lambda: a16.sum(),
+              torch=(lambda p=torch.from_numpy(a16) if T else None: p.sum()) if T else None)
+        B.row("sum(a int32)", nb, torchlet=lambda: tl.sum(ti), numpy=lambda: ai.sum(),
+              torch=(lambda p=torch.from_numpy(ai) if T else None: p.sum()) if T else None)
     B.row("amax(a2, dim=1)", nb, torchlet=lambda: tl.amax(ta2, 1), numpy=lambda: a2.max(1),
           torch=(lambda: pa2.amax(1)) if T else None)
     B.row("amax(a2, dim=0)", nb, torchlet=lambda: tl.amax(ta2, 0), numpy=lambda: a2.max(0),
