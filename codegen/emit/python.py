@@ -83,11 +83,8 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
             # bound through its functional variant's out= (or alone when it has none)
             if g is not None and g.functional is not None and Variant.function in g.functional.variants:
                 continue
-            if len(f.func.arguments.out) != 1:
-                continue
         elif kind is SchemaKind.functional and g is not None and g.out is not None:
-            if len(g.out.func.arguments.out) == 1:
-                out_f = g.out
+            out_f = g.out  # one out: out=t; several: out=(values, indices) (PyTorch's tuple of Tensors)
         try:
             api_c.c_return(f)
             for a in f.func.arguments.flat_all:
@@ -327,6 +324,8 @@ class _Body:
         L = self.lines
         r = api_c.c_return(func)
         outs = ["out._p"] if out_call else []
+        if out_call and len(func.arguments.out) > 1:
+            outs = [f"out[{i}]._p" for i in range(len(func.arguments.out))]
         if r.kind == "tensor":
             if returns_var is not None:
                 # in-place / out=: one C call that also drops the returned reference
@@ -369,6 +368,19 @@ class _Body:
             L.append(f"{indent}p_ = _ffi.new({ctype!r})")
             L.append(f"{indent}_check_rc({self.call(func, outs + ['p_'])})")
             L.append(f"{indent}return _value_result(p_, {vk!r})")
+        elif r.kind == "tensors" and out_call:
+            # out=(a, b): the same Python objects come back, as torch.return_types.<op>_out
+            n = len(r.out_params)
+            L.append(f"{indent}p_ = _ffi.new('tl_tensor *[{n}]')")
+            L.append(f"{indent}_check_rc({self.call(func, outs + [f'p_ + {i}' for i in range(n)])})")
+            L.append(f"{indent}for i_ in range({n}):")
+            L.append(f"{indent}    _release(p_[i_])")
+            L.append(f"{indent}_flush()")
+            names = tuple(ret.name for ret in self.sig.func.returns)
+            if all(names):
+                L.append(f"{indent}return _out_tuple_result(out, {str(func.name.name.base) + '_out'!r}, {names!r})")
+            else:
+                L.append(f"{indent}return tuple(out)")
         elif r.kind == "tensors":
             n = len(r.out_params)
             L.append(f"{indent}p_ = _ffi.new('tl_tensor *[{n}]')")
@@ -442,8 +454,13 @@ def signature_body(fname: str, sig: PySignature, notimpl: bool = False, bound: d
     if out is not None and sig.out_func is not None:
         L.append("    if out is None:")
         b.result(sig.func, "        ", ret_var, False)
-        L.append("    if not isinstance(out, _Tensor):")
-        b.fail(out, "        ")
+        if out.kind == "out_tuple":
+            n = len(sig.out_func.arguments.out)
+            pos = len(sig.positional) + len(sig.kwonly) - 1
+            L.append(f"    _check_out_tuple(out, {n}, {pos})")
+        else:
+            L.append("    if not isinstance(out, _Tensor):")
+            b.fail(out, "        ")
         b.result(sig.out_func, "    ", "out", True)
     elif out is not None:
         # an out-only function: out= is required
@@ -482,7 +499,7 @@ def _guard(sig: PySignature, kwname: str) -> str:
 def _checks(sig: PySignature) -> tuple[str, str]:
     """(positional checks, keyword checks) as ``((name, predicate), ...)`` source."""
     pos = ", ".join(f"({a.name!r}, lambda x: {_pred(a, 'x')})" for a in sig.positional)
-    kws = [f"({a.name!r}, lambda x: {_pred(a, 'x') if not a.is_out else 'isinstance(x, _Tensor)'})"
+    kws = [f"({a.name!r}, lambda x: {_pred(a, 'x') if not a.is_out else _out_pred(a)})"
            for a in sig.kwonly]
     if sig.factory:
         kws.append("('requires_grad', lambda x: x.__class__ is bool)")
@@ -546,12 +563,18 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
     return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
 
 
+def _out_pred(a: PyArg) -> str:
+    """out= accepts a Tensor, or for several outputs a tuple / list (its
+    length and elements are checked by the body, with PyTorch's messages)"""
+    return "isinstance(x, (tuple, list))" if a.kind == "out_tuple" else "isinstance(x, _Tensor)"
+
+
 def _kw_table(s: PySignature) -> list[tuple[str, str]]:
     out = []
     for a in s.args:
         pred = "isinstance(x, _Tensor)" if a.is_out else _pred(a, "x")
         if a.is_out:
-            pred = "(x is None or isinstance(x, _Tensor))"
+            pred = f"(x is None or {_out_pred(a)})"
         out.append((repr(a.name), f"lambda x: {pred}"))
     if s.factory:
         out.append(("'requires_grad'", "lambda x: x.__class__ is bool"))
@@ -625,7 +648,8 @@ def _pyi_params(sig: PySignature, varargs_form: bool) -> str:
             ps.append(f"{a.name}: {t}" + ("" if a.required else " = ..."))
     kw = []
     for a in sig.kwonly:
-        t = "Tensor | None" if a.is_out else pyi_type(a.type, a.kind, a.numbers_ok)
+        t = ("tuple[Tensor, ...] | None" if a.kind == "out_tuple" else "Tensor | None") if a.is_out \
+            else pyi_type(a.type, a.kind, a.numbers_ok)
         kw.append(f"{a.name}: {t}" + ("" if a.required else " = ..."))
     if sig.factory:
         kw.append("requires_grad: bool = ...")

@@ -17,6 +17,7 @@ def _wrap_nonzero(gen_nonzero):
         return gen_nonzero(input) if out is None else gen_nonzero(input, out=out)
 
     nonzero.__doc__ = "(Tensor input, *, Tensor out = None, bool as_tuple = False)"
+    nonzero.__wrapped__ = gen_nonzero
     return nonzero
 
 

@@ -167,6 +167,21 @@ def tensor_list_result(p, n):
     return tuple(out)
 
 
+def check_out_tuple(out, n: int, pos: int) -> None:
+    """out=(a, b) of an operator with several outputs: PyTorch's parser texts"""
+    if len(out) != n:
+        raise TypeError(f"expected tuple of {n} elements but got {len(out)}")
+    for i, t in enumerate(out):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {pos}, but got {_type_name(t)}")
+
+
+def out_tuple_result(out, name: str, fields: tuple):
+    """out=(a, b) returns the same objects as torchlet.return_types.<op>_out"""
+    from torchlet import return_types
+    return return_types.get(name, fields)(*out)
+
+
 def tensors_result(p, n: int, name: str | None = None, fields: tuple | None = None):
     """Several results: a tuple, or the named tuple torchlet.return_types.<name>
     when the schema names them (``-> (Tensor values, Tensor indices)``)."""

@@ -333,3 +333,127 @@ def test_nonzero_vs_torch(dt):
     same_error(lambda: tl.count_nonzero(T(np.ones((2, 3))), (0, 0)), lambda: torch.count_nonzero(torch.ones(2, 3), (0, 0)))
     same_error(lambda: tl.count_nonzero(T(np.ones((2, 3))), 4), lambda: torch.count_nonzero(torch.ones(2, 3), 4))
     same_error(lambda: tl.nonzero(T(np.ones(2)), out=_rt.empty(0)), lambda: torch.nonzero(torch.ones(2), out=torch.empty(0)))
+
+
+# ============================================================ .out overloads
+def test_max_min_dim_out_tuple():
+    rng = np.random.default_rng(21)
+    a = rng.normal(size=(3, 5))
+    for op, npv, npi in (("max", np.max, np.argmax), ("min", np.min, np.argmin)):
+        v, i = _rt.empty(0, dtype=tl.float64), _rt.empty(0, dtype=tl.int64)
+        r = getattr(tl, op)(T(a), 1, out=(v, i))
+        assert type(r).__name__ == op + "_out" and type(r).__module__ == "torchlet.return_types"
+        assert r.values is v and r.indices is i and r[0] is v
+        close(v, npv(a, 1), 0)
+        close(i, npi(a, 1))
+        with pytest.warns(UserWarning, match="was resized"):
+            getattr(tl, op)(T(a), dim=0, keepdim=True, out=[v, i])
+        close(v, npv(a, 0, keepdims=True), 0)
+        with pytest.raises(TypeError, match="^expected tuple of 2 elements but got 1$"):
+            getattr(tl, op)(T(a), 1, out=(v,))
+        with pytest.raises(TypeError, match="^expected Tensor as element 1 in argument 3, but got int$"):
+            getattr(tl, op)(T(a), 1, out=(v, 3))
+        with pytest.raises(TypeError, match=re.escape(f"{op}() received an invalid combination of arguments")):
+            getattr(tl, op)(T(a), 1, out=v)
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double, but got long int instead"):
+            getattr(tl, op)(T(a), 1, out=(i, v))
+
+
+@needs_torch
+def test_max_min_dim_out_vs_torch():
+    a = np.random.default_rng(2).normal(size=(4, 6)).astype(np.float32)
+    for op in ("max", "min"):
+        v, i = _rt.empty(0), _rt.empty(0, dtype=tl.int64)
+        tv, ti = torch.empty(0), torch.empty(0, dtype=torch.long)
+        getattr(tl, op)(T(a), -1, True, out=(v, i))
+        r = getattr(torch, op)(TT(a), -1, True, out=(tv, ti))
+        assert type(r).__name__ == op + "_out"
+        close(v, tv.numpy(), 0)
+        close(i, ti.numpy())
+        same_error(lambda: getattr(tl, op)(T(a), 1, out=(v,)), lambda: getattr(torch, op)(TT(a), 1, out=(tv,)))
+        same_error(lambda: getattr(tl, op)(T(a), 1, out=(i, v)), lambda: getattr(torch, op)(TT(a), 1, out=(ti, tv)))
+
+
+def _np_softmax(a, dim):
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def test_softmax_log_softmax_out():
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(3, 7)).astype(np.float32)
+    for dim in (0, 1, -1):
+        o = _rt.empty(0)
+        assert tl.softmax(T(a), dim, out=o) is o
+        close(o, _np_softmax(a.astype(np.float64), dim), 1e-6)
+        o = _rt.empty(0)
+        assert tl.log_softmax(T(a), dim, out=o) is o
+        close(o, np.log(_np_softmax(a.astype(np.float64), dim)), 1e-5)
+    o = _rt.transpose(_rt.empty(7, 3), 0, 1)      # strided out= of the right shape: written through
+    tl.softmax(T(a), 1, out=o)
+    close(o, _np_softmax(a.astype(np.float64), 1), 1e-6)
+    o64 = _rt.empty(0, dtype=tl.float64)
+    tl.softmax(T(a), 1, dtype=tl.float64, out=o64)
+    close(o64, _np_softmax(a.astype(np.float64), 1), 1e-12)
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype float, but got double instead$"):
+        tl.softmax(T(a), 1, out=_rt.empty(0, dtype=tl.float64))
+    with pytest.warns(UserWarning, match="was resized"):
+        tl.log_softmax(T(a), 1, out=_rt.empty(2))
+
+
+def test_nll_loss_out():
+    rng = np.random.default_rng(8)
+    x = np.log(_np_softmax(rng.normal(size=(5, 4)), 1))
+    t = np.array([0, 3, 1, 1, 2])
+    w = rng.uniform(0.5, 2, 4)
+    picked = -x[np.arange(5), t]
+    nn = tl._C._nn
+    for red, want in ((0, picked * w[t]), (1, (picked * w[t]).sum() / w[t].sum()), (2, (picked * w[t]).sum())):
+        o = _rt.empty(0, dtype=tl.float64)
+        assert nn.nll_loss(T(x), T(t), T(w), red, out=o) is o
+        close(o, want, 1e-12)
+    o, tw = _rt.empty(0, dtype=tl.float64), _rt.empty(0, dtype=tl.float64)
+    r = nn.nll_loss_forward(T(x), T(t), T(w), 2, -100, out=(o, tw))
+    assert r[0] is o and r[1] is tw
+    close(o, (picked * w[t]).sum(), 1e-12)
+    close(tw, w[t].sum(), 1e-12)
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype double, but got float instead$"):
+        nn.nll_loss(T(x), T(t), out=_rt.empty(0))
+
+
+@needs_torch
+def test_softmax_nll_out_vs_torch():
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=(4, 5)).astype(np.float32)
+    for f in ("softmax", "log_softmax"):
+        o, to = _rt.empty(0), torch.empty(0)
+        getattr(tl, f)(T(a), 0, out=o)
+        getattr(torch, f)(TT(a), 0, out=to)
+        close(o, to.numpy(), 1e-6)
+        same_error(lambda: getattr(tl, f)(T(a), 0, out=_rt.empty(0, dtype=tl.int64)),
+                   lambda: getattr(torch, f)(TT(a), 0, out=torch.empty(0, dtype=torch.long)))
+    x = np.log(_np_softmax(a.astype(np.float64), 1))
+    t = np.array([0, 4, 2, 1])
+    o, to = _rt.empty(0, dtype=tl.float64), torch.empty(0, dtype=torch.float64)
+    tl._C._nn.nll_loss(T(x), T(t), None, 2, out=o)
+    torch._C._nn.nll_loss(TT(x), TT(t), None, 2, out=to)
+    close(o, to.numpy(), 1e-12)
+
+
+CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+       "ge": np.greater_equal}
+
+
+@pytest.mark.parametrize("op", sorted(CMP))
+def test_comparison_scalar_out(op):
+    a = np.array([[1, 2, 3], [3, 2, 1]], np.int32)
+    o = _rt.empty(0, dtype=tl.bool)
+    assert getattr(tl, op)(T(a), 2, out=o) is o
+    close(o, CMP[op](a, 2))
+    o = _rt.empty(2, 3, dtype=tl.float32)     # another out= dtype: stored as 1/0
+    getattr(tl, op)(T(a), 2.5, out=o)
+    close(o, CMP[op](a, 2.5).astype(np.float32), 0)
+    if torch is not None:
+        to = torch.empty(2, 3)
+        getattr(torch, op)(TT(a), 2.5, out=to)
+        close(o, to.numpy(), 0)
