@@ -19,7 +19,9 @@
  * accumulator; columns are blocked so acc stays in L1/L2. Every column gets
  * the same operations whichever column range a thread is given (the scalar
  * tail computes the same tree), so results do not depend on threads.
- * Integers and bool: wrapping 64-bit. */
+ * float16/bfloat16: converted to float32 in bulk, 8 rows of a column chunk at
+ * a time, then the float32 column kernel. float64: row by row. Integers and
+ * bool: wrapping 64-bit, row by row. */
 #include <stdint.h>
 
 #include "tl_half.h"
@@ -174,8 +176,27 @@ static void TL_KNAME(cols_f32)(void *acc_, const void *p_, int64_t n, int64_t ro
 #define ID(x) (x)
 #define I64(x) ((int64_t)(x))
 TL_DEF_COLS(f64, double, double, ID)
-TL_DEF_COLS(f16, uint16_t, double, tl_f16_to_f32)
-TL_DEF_COLS(bf16, uint16_t, double, tl_bf16_to_f32)
+
+/* float16 / bfloat16: 8 rows at a time, column chunks converted to float32
+ * in bulk, then the float32 column kernel (the same per-column arithmetic) */
+#define TL_DEF_HALF_COLS(NAME, CONV)                                                        \
+    static void TL_KNAME(cols_##NAME)(void *acc_, const void *p_, int64_t n, int64_t rows, \
+                                      int64_t rs) {                                         \
+        enum { CH = 512 };                                                                  \
+        double *acc = (double *)acc_;                                                       \
+        const uint16_t *p = (const uint16_t *)p_;                                           \
+        float buf[8 * CH];                                                                  \
+        for (int64_t r = 0; r < rows; r += 8) {                                             \
+            const int64_t g = rows - r < 8 ? rows - r : 8;                                  \
+            for (int64_t c0 = 0; c0 < n; c0 += CH) {                                        \
+                const int64_t m = n - c0 < CH ? n - c0 : CH;                                \
+                for (int64_t i = 0; i < g; i++) CONV(buf + i * CH, p + (r + i) * rs + c0, m); \
+                TL_KNAME(cols_f32)(acc + c0, buf, m, g, CH);                                \
+            }                                                                               \
+        }                                                                                   \
+    }
+TL_DEF_HALF_COLS(f16, tl_f16_to_f32_n)
+TL_DEF_HALF_COLS(bf16, tl_bf16_to_f32_n)
 TL_DEF_COLS(u8, uint8_t, uint64_t, I64)
 TL_DEF_COLS(i8, int8_t, uint64_t, I64)
 TL_DEF_COLS(i16, int16_t, uint64_t, I64)
