@@ -1,6 +1,8 @@
 """Shape and indexing operators beside numpy and PyTorch (when installed), one
 thread: cat of 8 float32 tensors of 2^21 elements (dim 0, and dim 1 of
-[2048, 1024] pieces), index_select and gather on a 4096 x 1024 float32 matrix.
+[2048, 1024] pieces), index_select and gather on a 4096 x 1024 float32 matrix,
+advanced indexing (x[idx] of 2^20 elements by 100k indices, 100k rows of 64,
+index_put_ accumulating 100k values).
 
 Timing: the implementations of a row run interleaved (round robin, ROUNDS
 batches each) and each keeps its best batch, so machine load hits all of them
@@ -84,6 +86,29 @@ def main():
         impls["torch"] = lambda: torch.gather(pm, 0, pg0)
     report("gather 4096x1024, dim 0", interleaved(impls, rounds=ROUNDS))
 
+    # advanced indexing (index.Tensor through Tensor.__getitem__): a 1M-element
+    # vector gathered by a 100k long index, 100k rows of 64 by a row index, and
+    # index_put_ accumulating 100k values (np.add.at)
+    def row(name, tl_fn, np_fn, torch_fn):
+        impls = {"torchlet": tl_fn, "numpy": np_fn}
+        if torch is not None:
+            impls["torch"] = torch_fn
+        report(name, interleaved(impls, rounds=ROUNDS))
+
+    pt = torch.from_numpy if torch is not None else (lambda a: None)
+    v = rng.standard_normal(1 << 20).astype(np.float32)
+    vi = rng.integers(-(1 << 20), 1 << 20, size=100_000)
+    tv, tvi, pv, pvi = tl.from_numpy(v), tl.from_numpy(vi), pt(v), pt(vi)
+    row("x[idx] 2^20 by 100k (getitem)", lambda: tv[tvi], lambda: v[vi], lambda: pv[pvi])
+    r = rng.standard_normal((1 << 14, 64)).astype(np.float32)
+    ri = rng.integers(0, 1 << 14, size=100_000)
+    tr, tri, pr, pri = tl.from_numpy(r), tl.from_numpy(ri), pt(r), pt(ri)
+    row("x[idx] [16384, 64] by 100k rows", lambda: tr[tri], lambda: r[ri], lambda: pr[pri])
+    acc = np.zeros(1 << 20, np.float32)
+    vals_ = rng.standard_normal(100_000).astype(np.float32)
+    tacc, tvals, pacc, pvals = tl.from_numpy(acc.copy()), tl.from_numpy(vals_), pt(acc.copy()), pt(vals_)
+    row("index_put_ accumulate 100k into 2^20", lambda: tacc.index_put_((tvi,), tvals, accumulate=True),
+        lambda: np.add.at(acc, vi, vals_), lambda: pacc.index_put_((pvi,), pvals, accumulate=True))
 
 if __name__ == "__main__":
     main()

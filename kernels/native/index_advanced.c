@@ -16,6 +16,7 @@
  * at boff[b] + noff[n]; a row is A elements at offsets aoff[]. */
 #include <stdlib.h>
 
+#include "missing_ops.h"
 #include "shape_index.h"
 #include "tl_half.h"
 #include "tl_ops.h"
@@ -31,12 +32,18 @@ typedef struct {
     int64_t res[TL_MAX_DIMS];
     int64_t B, N, A;              /* row counts */
     int64_t *boff, *noff, *aoff;  /* element offsets into self (NULL for meta) */
+    /* one index tensor: its values (checked) replace noff, saving a pass and
+     * an N-sized buffer: index n is at ix[n] (wrapped) * ix_stride */
+    tl_tensor *ix_hold;
+    const int64_t *ix;
+    int64_t ix_size, ix_stride;
     int a_dense;                  /* aoff[a] == a: a row is one memcpy */
 } adv_index;
 
 static void adv_free(adv_index *ai) {
     free(ai->boff);
     free(ai->noff);
+    tl_tensor_release(ai->ix_hold);
     free(ai->aoff);
 }
 
@@ -218,11 +225,12 @@ static int adv_prepare(tl_tensor *self, tl_tensor *const *indices, int64_t n, in
     }
     /* offsets of the index positions, every index checked */
     int rc = 0;
-    ai->noff = calloc((size_t)(ai->N ? ai->N : 1), sizeof(int64_t));
+    if (ntensors > 1) ai->noff = malloc(sizeof(int64_t) * (size_t)(ai->N ? ai->N : 1));
     ai->boff = dim_offsets(self, ai->bdims, ai->nb, ai->B);
     ai->aoff = dim_offsets(self, ai->adims, ai->na, ai->A);
-    if (!ai->noff || !ai->boff || !ai->aoff) rc = tl_set_error(TL_ERR_MEMORY, "out of memory");
-    for (int64_t k = 0; k < self->ndim && rc == 0 && ai->N; k++) {
+    if ((ntensors > 1 && !ai->noff) || !ai->boff || !ai->aoff) rc = tl_set_error(TL_ERR_MEMORY, "out of memory");
+    /* PyTorch's message names the index tensor's ordinal as the "dimension" */
+    for (int64_t k = 0, ord = 0; k < self->ndim && rc == 0 && ai->N; k++) {
         if (!per[k]) continue;
         tl_tensor *t = per[k];
         if (t->device == TL_META) {
@@ -235,14 +243,28 @@ static int adv_prepare(tl_tensor *self, tl_tensor *const *indices, int64_t n, in
         if (c) {
             const int64_t *iv = (const int64_t *)tl__data(c);
             const int64_t size = self->sizes[k], stride = self->strides[k];
+            /* min / max first (vectorizes); the element loop only when needed */
+            int64_t lo = 0, hi = 0;
             for (int64_t j = 0; j < ai->N; j++) {
+                lo = iv[j] < lo ? iv[j] : lo;
+                hi = iv[j] > hi ? iv[j] : hi;
+            }
+            const int bad = lo < -size || hi >= size;
+            for (int64_t j = 0; (bad || ai->noff) && j < ai->N; j++) {
                 int64_t v = iv[j];
                 if (v < -size || v >= size) {
                     rc = tl_set_error(TL_ERR_INDEX, "index %lld is out of bounds for dimension %lld with size %lld",
-                                      (long long)v, (long long)k, (long long)size);
+                                      (long long)v, (long long)ord, (long long)size);
                     break;
                 }
-                ai->noff[j] += (v < 0 ? v + size : v) * stride;
+                if (ai->noff) ai->noff[j] = (ord ? ai->noff[j] : 0) + (v + ((v >> 63) & size)) * stride;
+            }
+            if (!ai->noff) {
+                tl_tensor_retain(c);
+                ai->ix_hold = c;
+                ai->ix = iv;
+                ai->ix_size = size;
+                ai->ix_stride = stride;
             }
         } else {
             rc = -1;
@@ -250,6 +272,7 @@ static int adv_prepare(tl_tensor *self, tl_tensor *const *indices, int64_t n, in
         tl_tensor_release(c);
         tl_tensor_release(e);
         tl_tensor_release(l);
+        ord++;
     }
     release_all(per, TL_MAX_DIMS);
     if (rc == 0) {
@@ -270,24 +293,40 @@ typedef struct {
     int64_t isz;
 } adv_ctx;
 
+/* rows r in [b, e) of the [B, N, A] view: (row / N, row % N) kept as a
+ * counter pair (a division per element would cost more than the move) */
+#define ROW_LOOP(BODY)                                                                  \
+    const int64_t N = c->ai->N, *bo = c->ai->boff, *no = c->ai->noff, *ix = c->ai->ix; \
+    const int64_t isize = c->ai->ix_size, istride = c->ai->ix_stride;                  \
+    int64_t bi = b / N, j = b % N;                                                      \
+    for (int64_t r = b; r < e; r++) {                                                   \
+        const int64_t base = bo[bi] + (no ? no[j] : (ix[j] + ((ix[j] >> 63) & isize)) * istride); \
+        BODY;                                                                           \
+        if (++j == N) {                                                                 \
+            j = 0;                                                                      \
+            bi++;                                                                       \
+        }                                                                               \
+    }
+
 #define ADV_GATHER_ELEMS(T)                                                          \
     static void gather_elems_##T(int64_t b, int64_t e, void *p) {                     \
         const adv_ctx *c = p;                                                          \
-        const int64_t N = c->ai->N, *bo = c->ai->boff, *no = c->ai->noff;             \
         const T *s = (const T *)c->src;                                                \
         T *d = (T *)c->dst;                                                            \
-        for (int64_t r = b; r < e; r++) d[r] = s[bo[r / N] + no[r % N]];               \
+        if (c->ai->B == 1 && !c->ai->noff) { /* x[idx]: a plain gather loop */          \
+            const int64_t *ix = c->ai->ix, sz = c->ai->ix_size, st = c->ai->ix_stride;    \
+            s += c->ai->boff[0];                                                         \
+            for (int64_t r = b; r < e; r++) d[r] = s[(ix[r] + ((ix[r] >> 63) & sz)) * st]; \
+            return;                                                                      \
+        }                                                                                \
+        ROW_LOOP(d[r] = s[base])                                                       \
     }                                                                                  \
     static void gather_rows_##T(int64_t b, int64_t e, void *p) {                      \
         const adv_ctx *c = p;                                                          \
-        const int64_t N = c->ai->N, A = c->ai->A, *bo = c->ai->boff, *no = c->ai->noff, \
-                      *ao = c->ai->aoff;                                               \
+        const int64_t A = c->ai->A, *ao = c->ai->aoff;                                 \
         const T *s = (const T *)c->src;                                                \
         T *d = (T *)c->dst;                                                            \
-        for (int64_t r = b; r < e; r++) {                                              \
-            const T *row = s + bo[r / N] + no[r % N];                                  \
-            for (int64_t a = 0; a < A; a++) d[r * A + a] = row[ao[a]];                 \
-        }                                                                              \
+        ROW_LOOP(for (int64_t a = 0; a < A; a++) d[r * A + a] = s[base + ao[a]])       \
     }
 ADV_GATHER_ELEMS(uint8_t)
 ADV_GATHER_ELEMS(uint16_t)
@@ -296,9 +335,8 @@ ADV_GATHER_ELEMS(uint64_t)
 
 static void gather_dense_rows(int64_t b, int64_t e, void *p) {
     const adv_ctx *c = p;
-    const int64_t N = c->ai->N, bytes = c->ai->A * c->isz;
-    for (int64_t r = b; r < e; r++)
-        memcpy(c->dst + r * bytes, c->src + (c->ai->boff[r / N] + c->ai->noff[r % N]) * c->isz, (size_t)bytes);
+    const int64_t bytes = c->ai->A * c->isz;
+    ROW_LOOP(memcpy(c->dst + r * bytes, c->src + base * c->isz, (size_t)bytes))
 }
 
 static tl_range_fn pick(int64_t isz, tl_range_fn f1, tl_range_fn f2, tl_range_fn f4, tl_range_fn f8) {
@@ -381,14 +419,10 @@ tl_tensor *tl_native_index_out_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *con
 #define ADV_PUT(T)                                                                          \
     static void put_rows_##T(int64_t b, int64_t e, void *p) {                               \
         const adv_ctx *c = p; /* src: the value as [B, N, A]; dst: self */                   \
-        const int64_t N = c->ai->N, A = c->ai->A, *bo = c->ai->boff, *no = c->ai->noff,     \
-                      *ao = c->ai->aoff;                                                     \
+        const int64_t A = c->ai->A, *ao = c->ai->aoff;                                       \
         const T *s = (const T *)c->src;                                                      \
         T *d = (T *)c->dst;                                                                  \
-        for (int64_t r = b; r < e; r++) {                                                    \
-            T *row = d + bo[r / N] + no[r % N];                                              \
-            for (int64_t a = 0; a < A; a++) row[ao[a]] = s[r * A + a];                       \
-        }                                                                                    \
+        ROW_LOOP(for (int64_t a = 0; a < A; a++) d[base + ao[a]] = s[r * A + a])             \
     }
 ADV_PUT(uint8_t)
 ADV_PUT(uint16_t)
@@ -397,17 +431,26 @@ ADV_PUT(uint64_t)
 
 /* accumulate: sequential, so repeated indices add up in index order */
 #define ADV_ACC(NAME, T, ADD)                                                   \
-    static void acc_##NAME(const adv_index *ai, const char *src, char *dst) {   \
-        const T *s = (const T *)src;                                             \
-        T *d = (T *)dst;                                                         \
-        for (int64_t r = 0; r < ai->B * ai->N; r++) {                            \
-            T *row = d + ai->boff[r / ai->N] + ai->noff[r % ai->N];              \
-            for (int64_t a = 0; a < ai->A; a++) {                                \
-                T *x = row + ai->aoff[a];                                        \
-                const T y = s[r * ai->A + a];                                    \
-                *x = ADD;                                                        \
-            }                                                                    \
-        }                                                                        \
+    static void acc_##NAME(const adv_ctx *c) {                                   \
+        const int64_t b = 0, e = c->ai->B * c->ai->N, A = c->ai->A, *ao = c->ai->aoff; \
+        const T *s = (const T *)c->src;                                          \
+        T *d = (T *)c->dst;                                                      \
+        if (c->ai->B == 1 && A == 1 && !c->ai->noff) { /* x.index_put_((idx,), v, True) */ \
+            const int64_t *ix = c->ai->ix, sz = c->ai->ix_size, st = c->ai->ix_stride;  \
+            T *d0 = d + c->ai->boff[0];                                            \
+            for (int64_t r = b; r < e; r++) {                                      \
+                T *x = d0 + (ix[r] + ((ix[r] >> 63) & sz)) * st;                   \
+                const T y = s[r];                                                  \
+                *x = ADD;                                                          \
+            }                                                                      \
+            (void)ao;                                                              \
+            return;                                                                \
+        }                                                                          \
+        ROW_LOOP(for (int64_t a = 0; a < A; a++) {                               \
+            T *x = d + base + ao[a];                                             \
+            const T y = s[r * A + a];                                            \
+            *x = ADD;                                                            \
+        })                                                                       \
     }
 ADV_ACC(bool, uint8_t, (uint8_t)(*x | y))
 ADV_ACC(u8, uint8_t, (uint8_t)(*x + y))
@@ -468,16 +511,16 @@ static int index_put_impl(tl_tensor *self, tl_tensor *const *indices, int64_t n,
             tl_parallel_for(ai.B * ai.N, grain > 0 ? grain : 1, fn, &c);
         } else {
             switch (self->dtype) {
-            case TL_BOOL: acc_bool(&ai, c.src, c.dst); break;
-            case TL_UINT8: acc_u8(&ai, c.src, c.dst); break;
-            case TL_INT8: acc_i8(&ai, c.src, c.dst); break;
-            case TL_INT16: acc_i16(&ai, c.src, c.dst); break;
-            case TL_INT32: acc_i32(&ai, c.src, c.dst); break;
-            case TL_INT64: acc_i64(&ai, c.src, c.dst); break;
-            case TL_FLOAT16: acc_f16(&ai, c.src, c.dst); break;
-            case TL_BFLOAT16: acc_bf16(&ai, c.src, c.dst); break;
-            case TL_FLOAT32: acc_f32(&ai, c.src, c.dst); break;
-            default: acc_f64(&ai, c.src, c.dst); break;
+            case TL_BOOL: acc_bool(&c); break;
+            case TL_UINT8: acc_u8(&c); break;
+            case TL_INT8: acc_i8(&c); break;
+            case TL_INT16: acc_i16(&c); break;
+            case TL_INT32: acc_i32(&c); break;
+            case TL_INT64: acc_i64(&c); break;
+            case TL_FLOAT16: acc_f16(&c); break;
+            case TL_BFLOAT16: acc_bf16(&c); break;
+            case TL_FLOAT32: acc_f32(&c); break;
+            default: acc_f64(&c); break;
             }
         }
     }
@@ -504,12 +547,40 @@ tl_tensor *tl_native_index_put_(tl_keyset ks, tl_tensor *self, tl_tensor *const 
     return tl_ops__index_put_impl_(self, indices, indices_len, values, accumulate, false);
 }
 
+/* the functional forms: a clone of self, written in place */
+static tl_tensor *put_into_clone(tl_tensor *self, tl_tensor *const *indices, int64_t n, tl_tensor *values,
+                                 bool accumulate, bool unsafe) {
+    tl_tensor *c = tl_ops_clone(self, -1);
+    if (!c) return NULL;
+    tl_tensor *r = tl_ops__index_put_impl_(c, indices, n, values, accumulate, unsafe);
+    tl_tensor_release(c);
+    return r;
+}
+
 tl_tensor *tl_native_index_put(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len,
                                tl_tensor *values, bool accumulate) {
     (void)ks;
-    tl_tensor *c = tl_ops_clone(self, -1);
-    if (!c) return NULL;
-    tl_tensor *r = tl_ops__index_put_impl_(c, indices, indices_len, values, accumulate, false);
-    tl_tensor_release(c);
-    return r;
+    return put_into_clone(self, indices, indices_len, values, accumulate, false);
+}
+
+/* the autogen variants (PyTorch generates them: a functional result copied
+ * into out, resized like resize_output) */
+tl_tensor *tl_native_index_put_out(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len,
+                                   tl_tensor *values, bool accumulate, tl_tensor *out) {
+    (void)ks;
+    tl_tensor *r = tl_ops_index_put(self, indices, indices_len, values, accumulate);
+    return r ? tl_missing_copy_to_out(r, out) : NULL;
+}
+
+tl_tensor *tl_native__index_put_impl(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len,
+                                     tl_tensor *values, bool accumulate, bool unsafe) {
+    (void)ks;
+    return put_into_clone(self, indices, indices_len, values, accumulate, unsafe);
+}
+
+tl_tensor *tl_native__index_put_impl_out(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len,
+                                         tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out) {
+    (void)ks;
+    tl_tensor *r = tl_ops__index_put_impl(self, indices, indices_len, values, accumulate, unsafe);
+    return r ? tl_missing_copy_to_out(r, out) : NULL;
 }

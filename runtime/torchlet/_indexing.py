@@ -20,6 +20,7 @@ Assignment does the same walk and then ``copy_`` (basic only) or
 from __future__ import annotations
 
 import operator
+import warnings
 
 from . import _device as _dev
 from . import _dtype as _dt
@@ -117,7 +118,11 @@ def _items(idx):
             else:
                 if x.is_floating_point():
                     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-                specified += x.dim() if x.dtype is _dt.bool_ or x.dtype is _dt.uint8 else 1
+                if x.dtype is _dt.uint8:  # warned here: the operator's own warning would surface late
+                    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                                  "torch.bool instead.", UserWarning, stacklevel=3)
+                    x = x.to(_dt.bool_)
+                specified += x.dim() if x.dtype is _dt.bool_ else 1
         elif isinstance(x, (list, tuple)):
             x = _list_tensor(x)
             specified += x.dim() if x.dtype is _dt.bool_ else 1
@@ -187,8 +192,15 @@ def _apply(self, idx):
 
 
 def _record(tensors, dim, t):
-    tensors.extend([None] * (dim + 1 - len(tensors)))
-    tensors[dim] = t
+    """Append index t for the view's dim `dim`: None for the dims skipped since
+    the last entry (a mask entry stands for as many dims as it has)."""
+    covered = sum(1 if e is None or not _is_mask(e) else e.dim() for e in tensors)
+    tensors.extend([None] * (dim - covered))
+    tensors.append(t)
+
+
+def _is_mask(t):
+    return t.dtype is _dt.bool_ or t.dtype is _dt.uint8
 
 
 def getitem(self, idx):

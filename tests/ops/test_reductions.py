@@ -607,6 +607,30 @@ def test_sum_integer_input_no_copy_semantics():
     assert tl.sum(T(a), 0, dtype=tl.bool).numpy().tolist() == (a != 0).any(0).tolist()
 
 
+def test_sum_layouts_merged_and_split():
+    """flipped (negative strides), expanded (stride 0), permuted and stepped
+    inputs through the dim merging, the column / row kernels and the thread
+    split (above 2^16 elements), every dim combination, against float64"""
+    a = arr((4, 130, 130))
+    t = T(a)
+    cases = [(t.flip((0, 2)), a[::-1, :, ::-1]), (T(a[:, :1]).expand(4, 130, 130), np.broadcast_to(a[:, :1], a.shape)),
+             (t.permute(2, 0, 1), a.transpose(2, 0, 1)), (t[:, ::3, 1::2], a[:, ::3, 1::2])]
+    n0 = tl.get_num_threads()
+    try:
+        for tv, av in cases:
+            th, ah = tv.to(tl.float16), av.astype(np.float16).astype(np.float64)
+            ti, ai = (tv * 10).to(tl.int32), (av * 10).astype(np.int32).astype(np.int64)
+            for k in (1, 2, 3):
+                for dims in itertools.combinations(range(3), k):
+                    for nt in (1, 2):
+                        tl.set_num_threads(nt)
+                        close(tl.sum(tv, dims), av.astype(np.float64).sum(dims), rtol=1e-5, atol=1e-5)
+                        close(tl.sum(th, dims), ah.sum(dims), rtol=1e-2, atol=1e-2)
+                        np.testing.assert_array_equal(tl.sum(ti, dims).numpy(), ai.sum(dims))
+    finally:
+        tl.set_num_threads(n0)
+
+
 # ------------------------------------------------------------------ direct kernels: var/std, norms, logsumexp, argmax
 # (kernels/native/reduce_direct.c, kernels/cpu/reduce_stats_kernel.c, reduce_minmax_kernel.c): float32 and float64
 # read in place (row kernels, column kernels across a kept inner dim, a full reduction in fixed chunks), other
