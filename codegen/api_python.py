@@ -67,9 +67,19 @@ SKIP_PYTHON_FUNCTIONS = frozenset({"slice"})
 #: ``torch.where(condition)`` and ``nonzero(as_tuple=True)``).
 SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy"})
 
+#: Operators whose kernels may record a runtime warning (``tl__warn``) other
+#: than an out= resize: their functional bindings raise it as a UserWarning
+#: after the call (in-place and out= bindings always do, through the releasing
+#: shim's return code).  A check is one cffi call, about a tenth of a 1-element
+#: ``a + b``, so the other operators' functional bindings do not make it.
+WARNING_OPS = frozenset(
+    """var std var_mean std_mean scatter where index index_put _index_put_impl_""".split()
+)
+
 #: Operator dunders of ``Tensor``: (dunder, operator name, form).
 #:   forward  -- ``op(self, other)`` through the method's overloads
 #:   reflect  -- ``op(other, self)``: ``2 - a``; ``other`` becomes a wrapped number
+#:   reflect_tensor -- ``op(other, self)`` for a tensor ``other`` only (``2 @ a``: TypeError, as PyTorch)
 #:   inplace  -- ``self.op_(other)`` (``op`` names the in-place method)
 #:   unary    -- ``op(self)``
 #: Entries whose operator is not declared in yaml/ are skipped; as operators
@@ -97,7 +107,7 @@ DUNDERS: tuple[tuple[str, str, str], ...] = (
     ("__rpow__", "pow", "reflect"),
     ("__ipow__", "pow_", "inplace"),
     ("__matmul__", "matmul", "forward"),
-    ("__rmatmul__", "matmul", "reflect"),
+    ("__rmatmul__", "matmul", "reflect_tensor"),
     ("__and__", "bitwise_and", "forward"),
     ("__rand__", "bitwise_and", "forward"),
     ("__iand__", "bitwise_and_", "inplace"),

@@ -22,6 +22,7 @@ from ..api_python import (
     SKIP_PYTHON_BINDINGS,
     SKIP_PYTHON_FUNCTIONS,
     SKIP_PYTHON_OVERLOADS,
+    WARNING_OPS,
     PyArg,
     PySignature,
     make_signature,
@@ -231,6 +232,7 @@ class _Body:
         # one Tensor parameter that takes numbers: the number crosses as a
         # tl_scalar and a C shim wraps it (no Python wrapped-number object)
         self.num: PyArg | None = nums[0] if len(nums) == 1 else None
+        self.warns = str(sig.func.name.name.base) in WARNING_OPS
 
     def fail(self, a: PyArg, indent: str) -> None:
         if self.notimpl:
@@ -354,6 +356,8 @@ class _Body:
                     L.append(f"{indent}    return {me}")
                 L.append(f"{indent}r_ = _new(_Tensor)")
                 L.append(f"{indent}r_._p = h_")
+                if self.warns:  # var(): degrees of freedom <= 0, deprecations (WARNING_OPS)
+                    L.append(f"{indent}_flush()")
                 if self.sig.factory:  # requires_grad=True: a leaf (torchlet.autograd)
                     L.append(f"{indent}if requires_grad:")
                     L.append(f"{indent}    from torchlet.autograd import _factory_requires_grad")
@@ -385,6 +389,8 @@ class _Body:
             n = len(r.out_params)
             L.append(f"{indent}p_ = _ffi.new('tl_tensor *[{n}]')")
             L.append(f"{indent}_check_rc({self.call(func, outs + [f'p_ + {i}' for i in range(n)])})")
+            if self.warns:
+                L.append(f"{indent}_flush()")
             names = tuple(ret.name for ret in func.returns)
             if all(names):  # named results: torchlet.return_types.<op> (torch.return_types)
                 L.append(f"{indent}return _tensors_result(p_, {n}, {str(func.name.name.base)!r}, {names!r})")
@@ -394,6 +400,8 @@ class _Body:
             L.append(f"{indent}p_ = _ffi.new('tl_tensor ***')")
             L.append(f"{indent}n_ = _ffi.new('int64_t *')")
             L.append(f"{indent}_check_rc({self.call(func, outs + ['p_', 'n_'])})")
+            if self.warns:
+                L.append(f"{indent}_flush()")
             L.append(f"{indent}return _tensor_list_result(p_, n_)")
 
 
@@ -602,6 +610,14 @@ def emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], fu
             return None
         L.append(f"def {pyname}(self):")
         L.extend(signature_body(dunder, cands[0]))
+        return L
+    if form == "reflect_tensor":
+        # other @ self: PyTorch's __rmatmul__ calls matmul(other, self) and turns its TypeError
+        # for a non-tensor into NotImplemented (`2 @ t`: Python's "unsupported operand type(s)")
+        L.append(f"def {pyname}(self, other):")
+        L.append("    if not isinstance(other, _Tensor):")
+        L.append("        return NotImplemented")
+        L.append(f"    return _m_{op}(other, self)")
         return L
     if form == "reflect":
         L.append(f"def {pyname}(self, other):")

@@ -5629,6 +5629,7 @@ def index(input, indices, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index', 'out', 0, 'Tensor', out)
@@ -5706,6 +5707,7 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index_put', 'out', 0, 'Tensor', out)
@@ -8378,6 +8380,7 @@ def _implscatter_0(input, dim, index, src, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -8409,6 +8412,7 @@ def _implscatter_1(input, dim, index, value, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -8441,6 +8445,7 @@ def _implscatter_2(input, dim, index, src, *, reduce, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -8475,6 +8480,7 @@ def _implscatter_3(input, dim, index, value, *, reduce, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9079,6 +9085,7 @@ def _implstd_0(input, unbiased=True):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -9102,6 +9109,7 @@ def _implstd_1(input, dim=None, *, correction=None, keepdim=False, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('std', 'out', 0, 'Tensor', out)
@@ -9131,6 +9139,7 @@ def _implstd_2(input, dim, unbiased=True, keepdim=False, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('std', 'out', 0, 'Tensor', out)
@@ -9175,6 +9184,7 @@ def _implstd_mean_0(input, unbiased=True):
         raise _arg_error('std_mean', 'unbiased', 2, 'bool', unbiased)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_std_mean(input._p, unbiased_c, p_ + 0, p_ + 1))
+    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9194,6 +9204,7 @@ def _implstd_mean_1(input, dim=None, *, correction=None, keepdim=False):
         raise _arg_error('std_mean', 'keepdim', 0, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_std_mean_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, p_ + 0, p_ + 1))
+    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9213,6 +9224,7 @@ def _implstd_mean_2(input, dim, unbiased=True, keepdim=False):
         raise _arg_error('std_mean', 'keepdim', 4, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_std_mean_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, p_ + 0, p_ + 1))
+    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9694,6 +9706,7 @@ def _implvar_0(input, unbiased=True):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -9717,6 +9730,7 @@ def _implvar_1(input, dim=None, *, correction=None, keepdim=False, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('var', 'out', 0, 'Tensor', out)
@@ -9746,6 +9760,7 @@ def _implvar_2(input, dim, unbiased=True, keepdim=False, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('var', 'out', 0, 'Tensor', out)
@@ -9790,6 +9805,7 @@ def _implvar_mean_0(input, unbiased=True):
         raise _arg_error('var_mean', 'unbiased', 2, 'bool', unbiased)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_var_mean(input._p, unbiased_c, p_ + 0, p_ + 1))
+    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9809,6 +9825,7 @@ def _implvar_mean_1(input, dim=None, *, correction=None, keepdim=False):
         raise _arg_error('var_mean', 'keepdim', 0, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_var_mean_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, p_ + 0, p_ + 1))
+    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9828,6 +9845,7 @@ def _implvar_mean_2(input, dim, unbiased=True, keepdim=False):
         raise _arg_error('var_mean', 'keepdim', 4, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_var_mean_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, p_ + 0, p_ + 1))
+    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9890,6 +9908,7 @@ def _implwhere_0(condition):
     p_ = _ffi.new('tl_tensor ***')
     n_ = _ffi.new('int64_t *')
     _check_rc(_C_where(condition._p, p_, n_))
+    _flush()
     return _tensor_list_result(p_, n_)
 
 
@@ -9910,6 +9929,7 @@ def _implwhere_1(condition, input, other, *, out=None):
             raise _pending_error()
         r_ = _new(_Tensor)
         r_._p = h_
+        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('where', 'out', 0, 'Tensor', out)
@@ -9937,6 +9957,7 @@ def _implwhere_2(condition, input, other):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -9958,6 +9979,7 @@ def _implwhere_3(condition, input, other):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -9981,6 +10003,7 @@ def _implwhere_4(condition, input, other):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -14340,6 +14363,7 @@ def _m_index(self, indices):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -14423,6 +14447,7 @@ def _m_index_put(self, indices, values, accumulate=False):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16292,6 +16317,7 @@ def _impl_m_scatter_0(self, dim, index, src):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16313,6 +16339,7 @@ def _impl_m_scatter_1(self, dim, index, value):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16335,6 +16362,7 @@ def _impl_m_scatter_2(self, dim, index, src, *, reduce):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16359,6 +16387,7 @@ def _impl_m_scatter_3(self, dim, index, value, *, reduce):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16914,6 +16943,7 @@ def _impl_m_std_0(self, unbiased=True):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16933,6 +16963,7 @@ def _impl_m_std_1(self, dim=None, *, correction=None, keepdim=False):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -16952,6 +16983,7 @@ def _impl_m_std_2(self, dim, unbiased=True, keepdim=False):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -17509,6 +17541,7 @@ def _impl_m_var_0(self, unbiased=True):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -17528,6 +17561,7 @@ def _impl_m_var_1(self, dim=None, *, correction=None, keepdim=False):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -17547,6 +17581,7 @@ def _impl_m_var_2(self, dim, unbiased=True, keepdim=False):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -17612,6 +17647,7 @@ def _impl_m_where_0(self, condition, other):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -17630,6 +17666,7 @@ def _impl_m_where_1(self, condition, other):
         raise _pending_error()
     r_ = _new(_Tensor)
     r_._p = h_
+    _flush()
     return r_
 
 
@@ -17681,7 +17718,7 @@ def _m_zero_(self):
 #   __rpow__ pow reflect
 #   __ipow__ pow_ inplace
 #   __matmul__ matmul forward
-#   __rmatmul__ matmul reflect
+#   __rmatmul__ matmul reflect_tensor
 #   __and__ bitwise_and forward
 #   __rand__ bitwise_and forward
 #   __iand__ bitwise_and_ inplace
@@ -18115,13 +18152,9 @@ def _d__matmul__(self, other):
 
 
 def _d__rmatmul__(self, other):
-    # __rmatmul__: other matmul self, with the number as a wrapped 0-dim tensor
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if not isinstance(other, _Tensor):
         return NotImplemented
-    try:
-        return _m_matmul(_wrapped(other), self)
-    except TypeError:
-        return NotImplemented
+    return _m_matmul(other, self)
 
 
 def _d__and__(self, other):

@@ -112,11 +112,11 @@ static int var_impl(const char *name, tl_tensor *self, const int64_t *dim, int64
     const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
     int64_t O, R;
     tl_rd_counts(self, mask, &O, &R);
-    /* PyTorch warns "<name>(): degrees of freedom is <= 0" here; torchlet's
-     * functional bindings do not surface runtime warnings (only out= resizes
-     * do), so a warning would pop up at some later out= call: none is set.
-     * The value is PyTorch's: m2 / max(0, dof) -> inf or nan. */
-    (void)name;
+    /* PyTorch's warn_invalid_degrees_of_freedom (the bindings raise it as a
+     * UserWarning); the value is PyTorch's: m2 / max(0, dof) -> inf or nan */
+    if ((O == 0 ? 0 : R) - corr <= 0)
+        tl__warn("%s(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+                 "(input numel divided by output numel).", name);
     tl_structured s;
     tl_structured_init(&s, var_out ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     int rc = var_out ? tl_structured_propose(&s, 0, var_out) : 0;

@@ -1,6 +1,8 @@
 """PyTorch's hand-written Python bindings of operators declared in the issue-6
 "missing ops" block (torch/csrc/autograd/python_torch_functions_manual.cpp,
-python_variable_methods.cpp): ``nonzero(as_tuple=...)``."""
+python_variable_methods.cpp): ``nonzero(as_tuple=...)``; and ``cat([])``, whose
+empty list reaches no kernel through the dispatcher (PyTorch runs its structured
+kernel from the Undefined slot, whose meta function raises the ValueError)."""
 from __future__ import annotations
 
 
@@ -21,7 +23,20 @@ def _wrap_nonzero(gen_nonzero):
     return nonzero
 
 
+def _wrap_cat(gen_cat):
+    def cat(*args, **kwargs):
+        tensors = args[0] if args else kwargs.get("tensors")
+        if isinstance(tensors, (list, tuple)) and not tensors and kwargs.get("out") is None:
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        return gen_cat(*args, **kwargs)
+
+    cat.__doc__ = gen_cat.__doc__
+    cat.__wrapped__ = gen_cat
+    return cat
+
+
 def install(tensor_cls, namespace: dict) -> None:
+    namespace["cat"] = _wrap_cat(namespace["cat"])
     nonzero = _wrap_nonzero(namespace["nonzero"])
     namespace["nonzero"] = nonzero
     gen_method = tensor_cls.nonzero

@@ -27,8 +27,8 @@ def test_stub_is_shipped_with_the_package():
 
 
 # torchlet functions that wrap their generated binding in Python, like PyTorch's
-# hand-written bindings (nonzero's as_tuple=: runtime/torchlet/_missing_ops.py)
-HAND_WRAPPED = {"nonzero"}
+# hand-written bindings (nonzero's as_tuple=, cat([]): runtime/torchlet/_missing_ops.py)
+HAND_WRAPPED = {"nonzero", "cat"}
 
 
 def test_every_function_and_method_has_a_stub():

@@ -457,3 +457,72 @@ def test_comparison_scalar_out(op):
         to = torch.empty(2, 3)
         getattr(torch, op)(TT(a), 2.5, out=to)
         close(o, to.numpy(), 0)
+
+
+# ============================================================ PyTorch deviations fixed
+def test_cat_stack_empty_list():
+    for call in (lambda: tl.cat([]), lambda: tl.cat(()), lambda: tl.cat([], 1), lambda: tl.cat(tensors=[])):
+        with pytest.raises(ValueError, match=r"^torch\.cat\(\): expected a non-empty list of Tensors$"):
+            call()
+    with pytest.raises(ValueError, match=r"^torch\.cat\(\): expected a non-empty list of Tensors$"):
+        tl.cat([], out=_rt.empty(0))
+    with pytest.raises(RuntimeError, match="^stack expects a non-empty TensorList$"):
+        tl.stack([])
+    close(tl.cat([T(np.ones(2)), T(np.zeros(1))]), np.array([1.0, 1.0, 0.0]), 0)
+    if torch is not None:
+        same_error(lambda: tl.cat([]), lambda: torch.cat([]))
+        same_error(lambda: tl.stack([]), lambda: torch.stack([]))
+
+
+def test_number_matmul_tensor_is_type_error():
+    t = T(np.ones(2))
+    with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for @: 'int' and 'Tensor'")):
+        2 @ t
+    with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for @: 'Tensor' and 'float'")):
+        t @ 2.0
+    assert (t @ t).item() == 2.0
+    if torch is not None:
+        with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for @: 'int' and 'Tensor'")):
+            2 @ torch.ones(2)
+
+
+DOF = "degrees of freedom is <= 0. Correction should be strictly less than the reduction factor (input numel divided by output numel)."
+
+
+def _warned(call):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call()
+    return [(x.category, str(x.message)) for x in w]
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: tl.var(x), "var"), (lambda x: x.var(), "var"), (lambda x: tl.std(x, 0), "std"),
+    (lambda x: x.std(correction=2), "std"), (lambda x: tl.var_mean(x), "var_mean"), (lambda x: tl.std_mean(x), "std_mean"),
+    (lambda x: tl.var(x, 0, out=_rt.empty(())), "var"), (lambda x: tl.var(_rt.empty(0)), "var"),
+])
+def test_var_std_dof_warning(call, name):
+    assert _warned(lambda: call(T(np.ones(1, np.float32)))) == [(UserWarning, f"{name}(): {DOF}")]
+
+
+def test_var_no_warning_when_dof_positive():
+    assert _warned(lambda: tl.var(T(np.ones(1)), correction=0)) == []
+    assert _warned(lambda: tl.std(T(np.ones(3)))) == []
+
+
+@needs_torch
+def test_warnings_vs_torch():
+    for f in (lambda m, x: m.var(x), lambda m, x: m.std_mean(x, correction=3), lambda m, x: m.var(x[:0], 0)):
+        want = [str(m).split(" (Triggered")[0] for c, m in _warned(lambda: f(torch, torch.ones(2, 1)))]
+        got = [m for c, m in _warned(lambda: f(tl, T(np.ones((2, 1), np.float32))))]
+        assert got == want
+
+
+def test_where_uint8_and_scatter_reduce_warnings():
+    w = _warned(lambda: tl.where(T(np.array([1, 0], np.uint8)), T(np.ones(2)), T(np.zeros(2))))
+    assert w == [(UserWarning, "where received a uint8 condition tensor. This behavior is deprecated and will be "
+                               "removed in a future version of PyTorch. Use a boolean condition instead.")]
+    w = _warned(lambda: [tl.scatter(T(np.zeros(3)), 0, T(np.array([0])), T(np.ones(1)), reduce="add")
+                         for _ in range(2)])   # once per process, as PyTorch's TORCH_WARN_ONCE
+    assert len(w) <= 1
+    assert all(m.startswith("The reduce argument of torch.scatter with Tensor src is deprecated") for c, m in w)

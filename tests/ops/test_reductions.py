@@ -283,7 +283,7 @@ def test_var_overloads_and_errors():
     assert tl.var(x.to(tl.float16)).dtype == tl.float16
     with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
         tl.var(T(arr((3,), np.int64)))
-    assert np.isnan(tl.var(T(np.ones(1, np.float32))).item())   # dof 0 (PyTorch also warns; torchlet does not)
+    assert np.isnan(tl.var(T(np.ones(1, np.float32))).item())   # dof 0 (warns, as PyTorch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.isinf(tl.var(T(np.array([1.0, 2.0])), correction=2).item())
@@ -704,9 +704,11 @@ def test_direct_argmax_layouts(cpu_capability, dt, shape):
 
 
 def test_direct_tails_and_chunks(cpu_capability):
-    """lengths around the vector widths, the 2048-element argmax blocks and the 65536-element chunks of a full
-    reduction; the best element placed at the start, the end and in between, ties across blocks and chunks"""
-    for n in (1, 7, 15, 17, 31, 33, 63, 65, 1023, 1025, 2047, 2049, 4097, 65535, 65537, 3 * 65536 + 5):
+    """lengths around the vector widths, var's 2048-element blocks, argmax's 8192-element blocks and the
+    65536-element chunks of a full reduction; the best element placed at the start, the end and in between,
+    ties across blocks and chunks"""
+    for n in (1, 7, 15, 17, 31, 33, 63, 65, 1023, 1025, 2047, 2049, 4097, 8191, 8193, 65535, 65537,
+              3 * 65536 + 5):
         a = arr((n,)) * 2 + 0.5
         x = T(a)
         _check_stats(a, x, (0,), 1e-6)
@@ -715,7 +717,7 @@ def test_direct_tails_and_chunks(cpu_capability):
         for pos in sorted({0, n // 3, n // 2, n - 1}):
             b = a.copy()
             b[pos] = 100.0
-            b[min(n - 1, pos + 4099)] = 100.0   # a tie later (another block / chunk): the first one wins
+            b[min(n - 1, pos + 8195)] = 100.0   # a tie later (another block / chunk): the first one wins
             c = -b
             assert tl.argmax(T(b)).item() == pos and tl.argmin(T(c)).item() == pos
             assert tl.max(T(b), 0).indices.item() == pos
