@@ -901,6 +901,9 @@ tl_tensor *tl_ops__index_put_impl_(tl_tensor *self, tl_tensor *const *indices, i
 tl_tensor *tl_ops__index_put_impl(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
 tl_tensor *tl_ops__index_put_impl_out(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
 
+/* native_layer_norm_backward */
+int tl_ops_native_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, tl_tensor *bias, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 /* _softmax */
 tl_tensor *tl_ops__softmax(tl_tensor *self, int64_t dim, bool half_to_float);
 tl_tensor *tl_ops__softmax_out(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
@@ -1040,5 +1043,27 @@ tl_tensor *tl_ops_argwhere(tl_tensor *self);
 /* count_nonzero */
 tl_tensor *tl_ops_count_nonzero_dim_IntList(tl_tensor *self, const int64_t *dim, int64_t dim_len);
 tl_tensor *tl_ops_count_nonzero(tl_tensor *self, int64_t dim, bool dim_has);
+
+/* _linalg_svd */
+int tl_ops__linalg_svd(tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_svd */
+int tl_ops_linalg_svd(tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_svdvals */
+tl_tensor *tl_ops_linalg_svdvals(tl_tensor *A, const char *driver);
+tl_tensor *tl_ops_linalg_svdvals_out(tl_tensor *A, const char *driver, tl_tensor *out);
+
+/* linalg_matrix_norm */
+tl_tensor *tl_ops_linalg_matrix_norm(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_matrix_norm_out(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_matrix_norm_str_ord(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_matrix_norm_str_ord_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* linalg_norm */
+tl_tensor *tl_ops_linalg_norm(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_norm_ord_str(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_norm_out(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_norm_ord_str_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif

@@ -203,6 +203,11 @@ int tl_pyabi_lerp_Scalar_out_r(tl_tensor *self, tl_tensor *end, tl_scalar weight
 int tl_pyabi_lerp_Tensor_out_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
 int tl_pyabi_lerp__Scalar_r(tl_tensor *self, tl_tensor *end, tl_scalar weight);
 int tl_pyabi_lerp__Tensor_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+int tl_pyabi_linalg_matrix_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_linalg_matrix_norm_str_ord_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_linalg_norm_ord_str_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_linalg_norm_out_r(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_linalg_svdvals_out_r(tl_tensor *A, const char *driver, tl_tensor *out);
 int tl_pyabi_linalg_vector_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linear_out_r(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
 int tl_pyabi_log10__r(tl_tensor *self);

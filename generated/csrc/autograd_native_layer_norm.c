@@ -61,7 +61,7 @@ static int NativeLayerNormBackward0_apply(tl_node *node_, tl_tensor *const *grad
         if (!result2 && tl_saved_variable_unpack(&n_->result2_, node_, &result2) < 0) goto done;
         if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
         if ((grad != NULL)) {
-            if (tl_ag_native_layer_norm_backward(grad, input, n_->normalized_shape.data, n_->normalized_shape.len, result1, result2, weight, bias, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
+            if (tl_ops_native_layer_norm_backward(grad, input, n_->normalized_shape.data, n_->normalized_shape.len, result1, result2, weight, bias, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
             t3_ = t0_; t0_ = NULL;
             t4_ = t1_; t1_ = NULL;
             t5_ = t2_; t2_ = NULL;

@@ -188,6 +188,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_index() != 0) return -1;
     if (tl_ops_register_index_put() != 0) return -1;
     if (tl_ops_register__index_put_impl() != 0) return -1;
+    if (tl_ops_register_native_layer_norm_backward() != 0) return -1;
     if (tl_ops_register__softmax() != 0) return -1;
     if (tl_ops_register__softmax_backward_data() != 0) return -1;
     if (tl_ops_register__log_softmax() != 0) return -1;
@@ -224,6 +225,11 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_nonzero_numpy() != 0) return -1;
     if (tl_ops_register_argwhere() != 0) return -1;
     if (tl_ops_register_count_nonzero() != 0) return -1;
+    if (tl_ops_register__linalg_svd() != 0) return -1;
+    if (tl_ops_register_linalg_svd() != 0) return -1;
+    if (tl_ops_register_linalg_svdvals() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_norm() != 0) return -1;
+    if (tl_ops_register_linalg_norm() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -172,5 +172,6 @@ int tl_autograd_register_asinh(void);
 int tl_autograd_register_acosh(void);
 int tl_autograd_register_atanh(void);
 int tl_autograd_register_nonzero(void);
+int tl_autograd_register__linalg_svd(void);
 
 #endif

@@ -4167,6 +4167,16 @@ tl_tensor *tl_ops__index_put_impl_out_redispatch(tl_keyset ks, tl_tensor *self, 
 int tl_ops__index_put_impl_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native__index_put_impl_out(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
 
+/* ---------------------------------------------------------------- native_layer_norm_backward */
+int tl_ops_register_native_layer_norm_backward(void);
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_native_layer_norm_backward_op;
+typedef int (*tl_ops_native_layer_norm_backward_fn)(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, tl_tensor *bias, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, tl_tensor *bias, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_layer_norm_backward_redispatch(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, tl_tensor *bias, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_layer_norm_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_native_layer_norm_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, tl_tensor *bias, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 /* ---------------------------------------------------------------- _softmax */
 int tl_ops_register__softmax(void);
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -4747,5 +4757,104 @@ tl_tensor *tl_ops_count_nonzero(tl_tensor *self, int64_t dim, bool dim_has);
 tl_tensor *tl_ops_count_nonzero_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has);
 int tl_ops_count_nonzero_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_count_nonzero(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has);
+
+/* ---------------------------------------------------------------- _linalg_svd */
+int tl_ops_register__linalg_svd(void);
+/* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh) */
+extern tl_operator *tl_ops__linalg_svd_op;
+typedef int (*tl_ops__linalg_svd_fn)(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd(tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__linalg_svd_cpu(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- linalg_svd */
+int tl_ops_register_linalg_svd(void);
+/* linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh) */
+extern tl_operator *tl_ops_linalg_svd_op;
+typedef int (*tl_ops_linalg_svd_fn)(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd(tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_linalg_svd(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- linalg_svdvals */
+int tl_ops_register_linalg_svdvals(void);
+/* linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor */
+extern tl_operator *tl_ops_linalg_svdvals_op;
+typedef tl_tensor *(*tl_ops_linalg_svdvals_fn)(tl_keyset ks, tl_tensor *A, const char *driver);
+tl_tensor *tl_ops_linalg_svdvals(tl_tensor *A, const char *driver);
+tl_tensor *tl_ops_linalg_svdvals_redispatch(tl_keyset ks, tl_tensor *A, const char *driver);
+int tl_ops_linalg_svdvals_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_svdvals(tl_keyset ks, tl_tensor *A, const char *driver);
+/* linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_svdvals_out_op;
+typedef tl_tensor *(*tl_ops_linalg_svdvals_out_fn)(tl_keyset ks, tl_tensor *A, const char *driver, tl_tensor *out);
+tl_tensor *tl_ops_linalg_svdvals_out(tl_tensor *A, const char *driver, tl_tensor *out);
+tl_tensor *tl_ops_linalg_svdvals_out_redispatch(tl_keyset ks, tl_tensor *A, const char *driver, tl_tensor *out);
+int tl_ops_linalg_svdvals_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_svdvals_out(tl_keyset ks, tl_tensor *A, const char *driver, tl_tensor *out);
+
+/* ---------------------------------------------------------------- linalg_matrix_norm */
+int tl_ops_register_linalg_matrix_norm(void);
+/* linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_linalg_matrix_norm_op;
+typedef tl_tensor *(*tl_ops_linalg_matrix_norm_fn)(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_matrix_norm(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_matrix_norm_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+int tl_ops_linalg_matrix_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_matrix_norm(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+/* linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_matrix_norm_out_op;
+typedef tl_tensor *(*tl_ops_linalg_matrix_norm_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_matrix_norm_out(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_matrix_norm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_linalg_matrix_norm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_matrix_norm_out(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+/* linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_linalg_matrix_norm_str_ord_op;
+typedef tl_tensor *(*tl_ops_linalg_matrix_norm_str_ord_fn)(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_matrix_norm_str_ord(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_matrix_norm_str_ord_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+int tl_ops_linalg_matrix_norm_str_ord_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_matrix_norm(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+/* linalg_matrix_norm.str_ord_out(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_matrix_norm_str_ord_out_op;
+typedef tl_tensor *(*tl_ops_linalg_matrix_norm_str_ord_out_fn)(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_matrix_norm_str_ord_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_matrix_norm_str_ord_out_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_linalg_matrix_norm_str_ord_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_matrix_norm_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* ---------------------------------------------------------------- linalg_norm */
+int tl_ops_register_linalg_norm(void);
+/* linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_linalg_norm_op;
+typedef tl_tensor *(*tl_ops_linalg_norm_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_norm(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_norm_redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+int tl_ops_linalg_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_norm(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+/* linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_linalg_norm_ord_str_op;
+typedef tl_tensor *(*tl_ops_linalg_norm_ord_str_fn)(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_norm_ord_str(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_linalg_norm_ord_str_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+int tl_ops_linalg_norm_ord_str_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_norm(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+/* linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_norm_out_op;
+typedef tl_tensor *(*tl_ops_linalg_norm_out_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_norm_out(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_norm_out_redispatch(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_linalg_norm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_norm_out(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+/* linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_norm_ord_str_out_op;
+typedef tl_tensor *(*tl_ops_linalg_norm_ord_str_out_fn)(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_norm_ord_str_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+tl_tensor *tl_ops_linalg_norm_ord_str_out_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_ops_linalg_norm_ord_str_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_norm_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif

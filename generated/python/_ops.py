@@ -31,6 +31,7 @@ from torchlet._pyargs import (
     check_rc as _check_rc,
     check_out_tuple as _check_out_tuple,
     cv_bool as _cv_bool,
+    cv_bool_list as _cv_bool_list,
     cv_device as _cv_device,
     cv_double as _cv_double,
     cv_double_list as _cv_double_list,
@@ -69,6 +70,7 @@ from torchlet._pyargs import (
 __all__ = [
     "_index_put_impl",
     "_index_put_impl_",
+    "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
     "_scaled_dot_product_flash_attention_for_cpu",
@@ -195,6 +197,10 @@ __all__ = [
     "layer_norm",
     "le",
     "lerp",
+    "linalg_matrix_norm",
+    "linalg_norm",
+    "linalg_svd",
+    "linalg_svdvals",
     "linalg_vector_norm",
     "log",
     "log10",
@@ -230,6 +236,7 @@ __all__ = [
     "native_dropout",
     "native_dropout_backward",
     "native_layer_norm",
+    "native_layer_norm_backward",
     "ne",
     "neg",
     "neg_",
@@ -320,6 +327,7 @@ def bind(tensor_cls, wrap):
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
+_C__linalg_svd = getattr(_lib, "tl_ops__linalg_svd", None) or _missing_c("tl_ops__linalg_svd")
 _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_ops__log_softmax")
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
@@ -636,6 +644,17 @@ _C_lerp_Tensor = getattr(_lib, "tl_ops_lerp_Tensor", None) or _missing_c("tl_ops
 _C_lerp_Tensor_out = getattr(_lib, "tl_ops_lerp_Tensor_out", None) or _missing_c("tl_ops_lerp_Tensor_out")
 _C_lerp__Scalar = getattr(_lib, "tl_ops_lerp__Scalar", None) or _missing_c("tl_ops_lerp__Scalar")
 _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_ops_lerp__Tensor")
+_C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
+_C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
+_C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
+_C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
+_C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
+_C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
+_C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
+_C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c("tl_ops_linalg_norm_out")
+_C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_linalg_svd")
+_C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
+_C_linalg_svdvals_out = getattr(_lib, "tl_ops_linalg_svdvals_out", None) or _missing_c("tl_ops_linalg_svdvals_out")
 _C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _missing_c("tl_ops_linalg_vector_norm")
 _C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None) or _missing_c("tl_ops_linalg_vector_norm_out")
 _C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
@@ -726,6 +745,7 @@ _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
 _C_native_dropout_backward = getattr(_lib, "tl_ops_native_dropout_backward", None) or _missing_c("tl_ops_native_dropout_backward")
 _C_native_layer_norm = getattr(_lib, "tl_ops_native_layer_norm", None) or _missing_c("tl_ops_native_layer_norm")
+_C_native_layer_norm_backward = getattr(_lib, "tl_ops_native_layer_norm_backward", None) or _missing_c("tl_ops_native_layer_norm_backward")
 _C_ne_Scalar = getattr(_lib, "tl_ops_ne_Scalar", None) or _missing_c("tl_ops_ne_Scalar")
 _C_ne_Scalar_out = getattr(_lib, "tl_ops_ne_Scalar_out", None) or _missing_c("tl_ops_ne_Scalar_out")
 _C_ne_Tensor = getattr(_lib, "tl_ops_ne_Tensor", None) or _missing_c("tl_ops_ne_Tensor")
@@ -1100,6 +1120,11 @@ _P_lerp_Scalar_out_r = getattr(_lib, "tl_pyabi_lerp_Scalar_out_r", None) or _mis
 _P_lerp_Tensor_out_r = getattr(_lib, "tl_pyabi_lerp_Tensor_out_r", None) or _missing_c("tl_pyabi_lerp_Tensor_out_r")
 _P_lerp__Scalar_r = getattr(_lib, "tl_pyabi_lerp__Scalar_r", None) or _missing_c("tl_pyabi_lerp__Scalar_r")
 _P_lerp__Tensor_r = getattr(_lib, "tl_pyabi_lerp__Tensor_r", None) or _missing_c("tl_pyabi_lerp__Tensor_r")
+_P_linalg_matrix_norm_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_out_r")
+_P_linalg_matrix_norm_str_ord_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_str_ord_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_str_ord_out_r")
+_P_linalg_norm_ord_str_out_r = getattr(_lib, "tl_pyabi_linalg_norm_ord_str_out_r", None) or _missing_c("tl_pyabi_linalg_norm_ord_str_out_r")
+_P_linalg_norm_out_r = getattr(_lib, "tl_pyabi_linalg_norm_out_r", None) or _missing_c("tl_pyabi_linalg_norm_out_r")
+_P_linalg_svdvals_out_r = getattr(_lib, "tl_pyabi_linalg_svdvals_out_r", None) or _missing_c("tl_pyabi_linalg_svdvals_out_r")
 _P_linalg_vector_norm_out_r = getattr(_lib, "tl_pyabi_linalg_vector_norm_out_r", None) or _missing_c("tl_pyabi_linalg_vector_norm_out_r")
 _P_linear_out_r = getattr(_lib, "tl_pyabi_linear_out_r", None) or _missing_c("tl_pyabi_linear_out_r")
 _P_log10__r = getattr(_lib, "tl_pyabi_log10__r", None) or _missing_c("tl_pyabi_log10__r")
@@ -1300,6 +1325,31 @@ def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+_SIGS__linalg_svd = (
+    ('(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None)', (('A', lambda x: isinstance(x, _Tensor)), ('full_matrices', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD),), False),
+)
+
+
+def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
+    '(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None)'
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_svd', 'A', 1, 'Tensor', A)
+    full_matrices_c = _cv_bool(full_matrices)
+    if full_matrices_c is _BAD:
+        raise _arg_error('_linalg_svd', 'full_matrices', 2, 'bool', full_matrices)
+    compute_uv_c = _cv_bool(compute_uv)
+    if compute_uv_c is _BAD:
+        raise _arg_error('_linalg_svd', 'compute_uv', 3, 'bool', compute_uv)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('_linalg_svd', 'driver', 0, 'str', driver)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__linalg_svd(A._p, full_matrices_c, compute_uv_c, driver_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, '_linalg_svd', ('U', 'S', 'Vh'))
 
 
 # yaml/native_functions.yaml: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -6041,6 +6091,232 @@ def lerp(*args, **kwargs):
     raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
 
 
+# yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_norm.str_ord_out(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_linalg_matrix_norm = (
+    ('(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ("(Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_str(x, False) is not _BAD), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_linalg_matrix_norm_0 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_linalg_matrix_norm_1 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_str(x, False) is not _BAD, 'dim': lambda x: _cv_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impllinalg_matrix_norm_0(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_norm', 'input', 1, 'Tensor', input)
+    ord_c = _SC_INT.get(ord) if ord.__class__ is int else None
+    if ord_c is None:
+        ord_c = _cv_scalar(ord)
+        if ord_c is _BAD:
+            raise _arg_error('linalg_matrix_norm', 'ord', 2, 'Number', ord)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_matrix_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_matrix_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impllinalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    "(Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_norm', 'input', 1, 'Tensor', input)
+    ord_c = _cv_str(ord, False)
+    if ord_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'ord', 2, 'str', ord)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_matrix_norm_str_ord(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_matrix_norm_str_ord_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def linalg_matrix_norm(*args, **kwargs):
+    "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_matrix_norm_0)):
+        return _impllinalg_matrix_norm_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_matrix_norm_1)):
+        return _impllinalg_matrix_norm_1(*args, **kwargs)
+    raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS_linalg_matrix_norm)
+
+
+# yaml/native_functions.yaml: linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_linalg_norm = (
+    ('(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_opt_scalar(x) is not _BAD), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_str(x, False) is not _BAD), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_linalg_norm_0 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_opt_scalar(x) is not _BAD, 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_linalg_norm_1 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_str(x, False) is not _BAD, 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impllinalg_norm_0(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_norm', 'input', 1, 'Tensor', input)
+    ord_c = _cv_opt_scalar(ord)
+    if ord_c is _BAD:
+        raise _arg_error('linalg_norm', 'ord', 2, 'Number', ord)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impllinalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_norm', 'input', 1, 'Tensor', input)
+    ord_c = _cv_str(ord, False)
+    if ord_c is _BAD:
+        raise _arg_error('linalg_norm', 'ord', 2, 'str', ord)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_norm_ord_str(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_norm_ord_str_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def linalg_norm(*args, **kwargs):
+    '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_norm_0)):
+        return _impllinalg_norm_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_norm_1)):
+        return _impllinalg_norm_1(*args, **kwargs)
+    raise _invalid_combination('linalg_norm', args, kwargs, _SIGS_linalg_norm)
+
+
+# yaml/native_functions.yaml: linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+_SIGS_linalg_svd = (
+    ('(Tensor A, bool full_matrices = True, *, str driver = None)', (('A', lambda x: isinstance(x, _Tensor)), ('full_matrices', lambda x: _cv_bool(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD),), False),
+)
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    '(Tensor A, bool full_matrices = True, *, str driver = None)'
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_svd', 'A', 1, 'Tensor', A)
+    full_matrices_c = _cv_bool(full_matrices)
+    if full_matrices_c is _BAD:
+        raise _arg_error('linalg_svd', 'full_matrices', 2, 'bool', full_matrices)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('linalg_svd', 'driver', 0, 'str', driver)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_svd(A._p, full_matrices_c, driver_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_svd', ('U', 'S', 'Vh'))
+
+
+# yaml/native_functions.yaml: linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
+# yaml/native_functions.yaml: linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_linalg_svdvals = (
+    ('(Tensor A, *, str driver = None, Tensor out = None)', (('A', lambda x: isinstance(x, _Tensor)),), (('driver', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def linalg_svdvals(A, *, driver=None, out=None):
+    '(Tensor A, *, str driver = None, Tensor out = None)'
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_svdvals', 'A', 1, 'Tensor', A)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('linalg_svdvals', 'driver', 0, 'str', driver)
+    if out is None:
+        h_ = _C_linalg_svdvals(A._p, driver_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_svdvals', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_svdvals_out_r(A._p, driver_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 _SIGS_linalg_vector_norm = (
@@ -7267,6 +7543,43 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         raise _arg_error('native_layer_norm', 'eps', 5, 'float', eps)
     p_ = _ffi.new('tl_tensor *[3]')
     _check_rc(_C_native_layer_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, bias_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_SIGS_native_layer_norm_backward = (
+    ('(Tensor grad_out, Tensor input, tuple of ints normalized_shape, Tensor mean, Tensor rstd, Tensor weight, Tensor bias, tuple of bools output_mask)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('mean', lambda x: isinstance(x, _Tensor)), ('rstd', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('output_mask', lambda x: _cv_bool_list(x) is not _BAD),), (), False),
+)
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    '(Tensor grad_out, Tensor input, tuple of ints normalized_shape, Tensor mean, Tensor rstd, Tensor weight, Tensor bias, tuple of bools output_mask)'
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('native_layer_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_layer_norm_backward', 'input', 2, 'Tensor', input)
+    normalized_shape_c = _cv_int_list(normalized_shape, 0)
+    if normalized_shape_c is _BAD:
+        raise _arg_error('native_layer_norm_backward', 'normalized_shape', 3, 'tuple of ints', normalized_shape)
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('native_layer_norm_backward', 'mean', 4, 'Tensor', mean)
+    if rstd.__class__ is not _Tensor:
+        if not isinstance(rstd, _Tensor):
+            raise _arg_error('native_layer_norm_backward', 'rstd', 5, 'Tensor', rstd)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_layer_norm_backward', 'weight', 6, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('native_layer_norm_backward', 'bias', 7, 'Tensor', bias)
+    output_mask_c = _cv_bool_list(output_mask)
+    if output_mask_c is _BAD:
+        raise _arg_error('native_layer_norm_backward', 'output_mask', 8, 'tuple of bools', output_mask)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_layer_norm_backward(grad_out._p, input._p, normalized_shape_c[0], normalized_shape_c[1], mean._p, rstd._p, weight_c, bias_c, output_mask_c[0], output_mask_c[1], p_ + 0, p_ + 1, p_ + 2))
     return _tensors_result(p_, 3)
 
 
@@ -18973,6 +19286,9 @@ SIGNATURES = {
     ("function", "_index_put_impl_"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)",
     ),
+    ("function", "_linalg_svd"): (
+        "(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None)",
+    ),
     ("function", "_log_softmax"): (
         "(Tensor input, int dim, bool half_to_float, *, Tensor out = None)",
     ),
@@ -19385,6 +19701,20 @@ SIGNATURES = {
         "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
         "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
     ),
+    ("function", "linalg_matrix_norm"): (
+        "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+        "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "linalg_norm"): (
+        "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+        "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "linalg_svd"): (
+        "(Tensor A, bool full_matrices = True, *, str driver = None)",
+    ),
+    ("function", "linalg_svdvals"): (
+        "(Tensor A, *, str driver = None, Tensor out = None)",
+    ),
     ("function", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
@@ -19496,6 +19826,9 @@ SIGNATURES = {
     ),
     ("function", "native_layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)",
+    ),
+    ("function", "native_layer_norm_backward"): (
+        "(Tensor grad_out, Tensor input, tuple of ints normalized_shape, Tensor mean, Tensor rstd, Tensor weight, Tensor bias, tuple of bools output_mask)",
     ),
     ("function", "ne"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",

@@ -120,6 +120,7 @@ def test_result_dtype_compiles(tmp_path, monkeypatch):
     fdir = tmp_path / "ufunc"
     fdir.mkdir()
     shutil.copy(root / "kernels" / "ufunc" / "tl_ufunc.h", fdir)
+    shutil.copy(root / "kernels" / "ufunc" / "tl_ustream.h", fdir)   # the streamed stores
     (fdir / "lt.h").write_text(
         "/* ufunc_inner_loop: Generic: lt (All, BFloat16, Half, Bool)\n"
         " * ufunc_result_dtype: Bool */\n"
@@ -188,6 +189,7 @@ def _ternary_formulas(tmp_path, monkeypatch):
     fdir = tmp_path / "ufunc"
     fdir.mkdir()
     shutil.copy(root / "kernels" / "ufunc" / "tl_ufunc.h", fdir)
+    shutil.copy(root / "kernels" / "ufunc" / "tl_ustream.h", fdir)   # the streamed stores
     (fdir / "pick.h").write_text("/* ufunc_input_dtype: condition Bool\n * ufunc_error_name: pick_cpu */\n"
                                  "#define TL_UFUNC_pick(condition, self, other) ((condition) ? (self) : (other))\n")
     (fdir / "mac.h").write_text("/* ufunc_error_name: mac_cpu_out */\n"
@@ -287,3 +289,16 @@ def test_fallback_formula(tmp_path):
     with pytest.raises(CodegenError) as e:
         U.read_formulas(fdir)
     assert "no formula TL_UFUNC_bad_exact" in str(e.value.render() if hasattr(e.value, "render") else e.value)
+
+
+def test_large_outputs_are_streamed(tmp_path):
+    """contiguous / broadcast paths of plain dtypes write outputs >= 1 MiB per
+    call in chunks with non-temporal stores (kernels/ufunc/tl_ustream.h);
+    float16 chunks and the strided path keep plain stores"""
+    c = _emit(tmp_path, ADD.format(dtypes="Float, Half"))["kernels/ufunc_add.c"]
+    assert '#include "tl_ustream.h"' in c
+    f32 = c[c.index("ufunc_add_f32)"):]
+    f16 = c[c.index("ufunc_add_f16)"):c.index("ufunc_add_f32)")]
+    assert f32.count("n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES") == 3   # contiguous + 2 broadcast
+    assert "tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));" in f32 and "tl_ustream_fence();" in f32
+    assert "tl_ustream_copy" not in f16

@@ -1,0 +1,70 @@
+/* Non-temporal stores for the generated pointwise loops (templates/ufunc_kernel.c.j2).
+ *
+ * A contiguous or broadcast fast path whose output in one loop call is at least
+ * TL_USTREAM_MIN_BYTES computes chunks of TL_UFUNC_CHUNK elements into a buffer
+ * on the stack (L1) and writes each chunk with streaming stores, which skip the
+ * read-for-ownership of every output cache line and keep the output from
+ * evicting the inputs. Measured on the development VM (AVX-512, 2 MiB L2,
+ * a + b in float32, huge pages): 1.14x at 1 MiB per array, 1.3-2x at 4-16 MiB,
+ * 1.4x at 64 MiB; below ~1 MiB plain stores win (the output stays in L2 for the
+ * next operator), hence the threshold. PyTorch and numpy use plain stores.
+ *
+ * Only the store is x86-specific (SSE2 / AVX / AVX-512 by the compilation's
+ * ISA, like the rest of the loop); elsewhere it is a memcpy. tl_ustream_fence()
+ * orders the weakly ordered streaming stores before the loop returns (the
+ * results are read by other threads after the iterator's join).
+ */
+#ifndef TL_USTREAM_H
+#define TL_USTREAM_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#define TL_USTREAM_MIN_BYTES ((int64_t)1 << 20)
+
+#if defined(__AVX512F__)
+#define TL__USTREAM_VEC 64
+#elif defined(__AVX__)
+#define TL__USTREAM_VEC 32
+#elif defined(__SSE2__)
+#define TL__USTREAM_VEC 16
+#else
+#define TL__USTREAM_VEC 0
+#endif
+
+/* dst <- src (nbytes): the whole vectors of dst's aligned part streamed, the
+ * unaligned head and tail copied (plain stores) */
+static inline void tl_ustream_copy(void *dst, const void *src, int64_t nbytes) {
+#if TL__USTREAM_VEC
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    int64_t head = (int64_t)((TL__USTREAM_VEC - ((uintptr_t)d & (TL__USTREAM_VEC - 1))) & (TL__USTREAM_VEC - 1));
+    if (head > nbytes) head = nbytes;
+    memcpy(d, s, (size_t)head);
+    d += head, s += head, nbytes -= head;
+    for (; nbytes >= TL__USTREAM_VEC; d += TL__USTREAM_VEC, s += TL__USTREAM_VEC, nbytes -= TL__USTREAM_VEC) {
+#if TL__USTREAM_VEC == 64
+        _mm512_stream_si512((void *)d, _mm512_loadu_si512((const void *)s));
+#elif TL__USTREAM_VEC == 32
+        _mm256_stream_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
+#else
+        _mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+#endif
+    }
+    memcpy(d, s, (size_t)nbytes);
+#else
+    memcpy(dst, src, (size_t)nbytes);
+#endif
+}
+
+static inline void tl_ustream_fence(void) {
+#if TL__USTREAM_VEC
+    _mm_sfence();
+#endif
+}
+
+#endif
