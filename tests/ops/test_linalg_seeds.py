@@ -282,3 +282,92 @@ def test_silu_double_backward_matches_torch():
     for u, v in zip(a, b):
         np.testing.assert_allclose(u.numpy(), v.detach().numpy(), rtol=1e-10, atol=1e-12)
 
+
+
+# ---------------------------------------------------------------- small float32 products
+# kernels/cpu/sgemm_small_kernel.c takes float32 products with K <= 256,
+# 2^18 <= M*N*K <= 2^21, M >= 32 and N a multiple of 64 (blas.c's small_product)
+SMALL = [(128, 64, 128), (33, 256, 64), (64, 37, 128), (35, 129, 64), (32, 256, 128), (512, 16, 64)]
+
+
+def small_ref(a, b, s=None, beta=0, alpha=1):
+    return (beta * s.astype(np.float64) if beta else 0) + alpha * (a.astype(np.float64) @ b.astype(np.float64))
+
+
+@pytest.mark.parametrize("mkn", SMALL, ids=lambda s: "x".join(map(str, s)))
+def test_small_products_every_capability(cpu_capability, mkn):
+    m, k, n = mkn
+    a, b = f32(m, k), f32(k, n)
+    got = tl.mm(tl.from_numpy(a), tl.from_numpy(b)).numpy()
+    np.testing.assert_allclose(got, small_ref(a, b), rtol=1e-5, atol=1e-4)
+    # transposed and stepped operands (A read at any strides, B packed)
+    at = tl.from_numpy(np.ascontiguousarray(a.T)).t()
+    bt = tl.from_numpy(np.ascontiguousarray(b.T)).t()
+    ast = tl.from_numpy(np.repeat(a, 2, axis=1))[:, ::2]
+    bst = tl.from_numpy(np.pad(b, ((0, 0), (0, 5))))[:, :n]
+    for x, y in [(at, tl.from_numpy(b)), (tl.from_numpy(a), bt), (at, bt), (ast, bst)]:
+        np.testing.assert_allclose(tl.mm(x, y).numpy(), small_ref(a, b), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, -2), (0, 1), (0, 0.25)])
+def test_small_products_beta_alpha_out(nthreads, beta, alpha):
+    a, b, s = f32(70, 64), f32(64, 128), f32(70, 128)
+    s_in = np.where(R.random(s.shape) < 0.2, np.nan, s).astype(np.float32) if beta == 0 else s
+    want = small_ref(a, b, s, beta, alpha)
+    with threads(nthreads):
+        got = tl.addmm(tl.from_numpy(s_in), tl.from_numpy(a), tl.from_numpy(b), beta=beta, alpha=alpha)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-4)   # beta == 0: NaN ignored
+        ts = tl.from_numpy(s_in.copy())
+        ts.addmm_(tl.from_numpy(a), tl.from_numpy(b), beta=beta, alpha=alpha)
+        np.testing.assert_allclose(ts.numpy(), want, rtol=1e-5, atol=1e-4)
+        row = tl.from_numpy(s[0])                                              # broadcast self
+        np.testing.assert_allclose(tl.addmm(row, tl.from_numpy(a), tl.from_numpy(b), beta=beta, alpha=alpha).numpy(),
+                                   small_ref(a, b, np.broadcast_to(s[0], s.shape), beta, alpha), rtol=1e-5, atol=1e-4)
+        # out= row-major with a row stride > N, and column-major (computed as C^T = B^T A^T)
+        for out in (tl.empty(70, 200)[:, :128], tl.empty(128, 70).t()):
+            tl.addmm(tl.from_numpy(s), tl.from_numpy(a), tl.from_numpy(b), beta=beta or 1, alpha=alpha, out=out)
+            np.testing.assert_allclose(out.numpy(), small_ref(a, b, s, beta or 1, alpha), rtol=1e-5, atol=1e-4)
+
+
+def test_small_products_aliasing_out():
+    """addmm_(self, self, b): the output is an input, so it goes through a
+    temporary before the kernel writes"""
+    a, b = f32(64, 64), f32(64, 64)
+    ta = tl.from_numpy(a.copy())
+    ta.addmm_(ta, tl.from_numpy(b))
+    np.testing.assert_allclose(ta.numpy(), small_ref(a, b, a, 1, 1), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_small_products_batched_and_threads_agree(nthreads):
+    a, b = f32(9, 128, 64), f32(9, 64, 128)
+    with threads(nthreads):
+        got = tl.bmm(tl.from_numpy(a), tl.from_numpy(b)).numpy()
+        kt = tl.from_numpy(np.ascontiguousarray(np.swapaxes(b, 1, 2))).transpose(1, 2)   # q @ k^T shape
+        got_t = tl.bmm(tl.from_numpy(a), kt).numpy()
+        one = tl.mm(tl.from_numpy(a[0]), tl.from_numpy(b[0])).numpy()           # one matrix, rows split
+    np.testing.assert_allclose(got, bmm_ref(a, b), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(got_t, got)
+    np.testing.assert_array_equal(one, got[0])          # each element one k-ordered chain, any split
+    with threads(1):
+        np.testing.assert_array_equal(tl.bmm(tl.from_numpy(a), tl.from_numpy(b)).numpy(), got)
+
+
+@needs_torch
+def test_small_products_match_torch():
+    a, b = f32(4, 128, 64), f32(4, 64, 128)
+    got = tl.bmm(tl.from_numpy(a), tl.from_numpy(b)).numpy()
+    np.testing.assert_allclose(got, torch.bmm(torch.from_numpy(a), torch.from_numpy(b)).numpy(), rtol=1e-5, atol=1e-4)
+
+
+def test_small_products_special_values():
+    a, b = f32(64, 64), f32(64, 64)
+    a[3, 5], b[7, 9] = np.inf, np.nan
+    got = tl.mm(tl.from_numpy(a), tl.from_numpy(b)).numpy()
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-5, atol=1e-4)
