@@ -65,15 +65,37 @@ def run(threads: int, quick: bool):
     B.row("amax(a2, dim=0)", nb, torchlet=lambda: tl.amax(ta2, 0), numpy=lambda: a2.max(0),
           torch=(lambda: pa2.amax(0)) if T else None)
     if not quick:
+        # var/std, norms, logsumexp, argmax: reduce_stats.c / reduce_minmax.c over reduce_direct.c
         B.row("var(a)", nb, torchlet=lambda: tl.var(ta), numpy=lambda: a.var(ddof=1),
               torch=(lambda: pa.var()) if T else None)
+        B.row("std(a2, dim=1)", nb, torchlet=lambda: tl.std(ta2, 1), numpy=lambda: a2.std(1, ddof=1),
+              torch=(lambda: pa2.std(1)) if T else None)
+        B.row("var(a2, dim=0)", nb, torchlet=lambda: tl.var(ta2, 0), numpy=lambda: a2.var(0, ddof=1),
+              torch=(lambda: pa2.var(0)) if T else None)
         B.row("argmax(a)", nb, torchlet=lambda: tl.argmax(ta), numpy=lambda: a.argmax(),
               torch=(lambda: pa.argmax()) if T else None)
+        B.row("argmax(a2, 1)", nb, torchlet=lambda: tl.argmax(ta2, 1), numpy=lambda: a2.argmax(1),
+              torch=(lambda: pa2.argmax(1)) if T else None)
+        B.row("argmin(a2, 0)", nb, torchlet=lambda: tl.argmin(ta2, 0), numpy=lambda: a2.argmin(0),
+              torch=(lambda: pa2.argmin(0)) if T else None)
+        B.row("max(a2, 1) (values, indices)", nb, torchlet=lambda: tl.max(ta2, 1),
+              torch=(lambda: pa2.max(1)) if T else None)
         B.row("logsumexp(a2, 1)", nb, torchlet=lambda: tl.logsumexp(ta2, 1),
               numpy=lambda: np.log(np.exp(a2 - a2.max(1, keepdims=True)).sum(1)) + a2.max(1),
               torch=(lambda: pa2.logsumexp(1)) if T else None)
+        B.row("logsumexp(a2, 0)", nb, torchlet=lambda: tl.logsumexp(ta2, 0),
+              numpy=lambda: np.log(np.exp(a2 - a2.max(0, keepdims=True)).sum(0)) + a2.max(0),
+              torch=(lambda: pa2.logsumexp(0)) if T else None)
         B.row("norm(a)", nb, torchlet=lambda: tl.norm(ta), numpy=lambda: np.linalg.norm(a),
               torch=(lambda: pa.norm()) if T else None)
+        B.row("norm(a2, dim=1)", nb, torchlet=lambda: tl.norm(ta2, dim=1), numpy=lambda: np.linalg.norm(a2, axis=1),
+              torch=(lambda: pa2.norm(dim=1)) if T else None)
+        B.row("norm(a2, dim=0)", nb, torchlet=lambda: tl.norm(ta2, dim=0), numpy=lambda: np.linalg.norm(a2, axis=0),
+              torch=(lambda: pa2.norm(dim=0)) if T else None)
+        B.row("norm(a, 1)", nb, torchlet=lambda: tl.norm(ta, 1), numpy=lambda: np.linalg.norm(a, 1),
+              torch=(lambda: pa.norm(1)) if T else None)
+        B.row("norm(a, inf)", nb, torchlet=lambda: tl.norm(ta, float("inf")), numpy=lambda: np.linalg.norm(a, np.inf),
+              torch=(lambda: pa.norm(float("inf"))) if T else None)
         B.row("cumsum(a2, 1)", 2 * nb, torchlet=lambda: tl.cumsum(ta2, 1), numpy=lambda: a2.cumsum(1),
               torch=(lambda: pa2.cumsum(1)) if T else None)
     B.print()

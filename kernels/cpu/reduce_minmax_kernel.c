@@ -3,7 +3,7 @@
  * Columns: the select `(x > a || x != x) ? x : a` keeps NaN (compare + blend
  * once vectorized).
  *
- * argmax/argmin rows go block by block (ARG_BLOCK elements, in L1): the
+ * argmax/argmin rows go block by block (ARG_BLOCK elements, in cache): the
  * vectorized row max of each block, the first block whose max beats the best
  * so far (strictly: ties keep the earlier block), and at the end one scan of
  * that block for the first element equal to its max. A block with a NaN
@@ -38,8 +38,9 @@
             int32_t any = 0;                                                                  \
             for (int j = 0; j < 64; j++) any |= nan[j];                                       \
             if (any) return (T)__builtin_nan("");                                             \
+            for (int w = 32; w > 0; w /= 2)   /* a tree: vectorized, no 63-step chain */      \
+                for (int j = 0; j < w; j++) a[j] = a[j + w] OP a[j] ? a[j + w] : a[j];         \
             r = a[0];                                                                         \
-            for (int j = 1; j < 64; j++) r = a[j] OP r ? a[j] : r;                            \
         }                                                                                     \
         for (; k < n; k++) {                                                                  \
             const T x = p[k];                                                                 \
@@ -63,24 +64,46 @@ DEF_COL(colmin_f32, SEL_MIN)
 
 /* ---- argmax / argmin */
 
-#define ARG_BLOCK 2048
+#define ARG_BLOCK 8192
 
-/* the first k < n with p[k] == v (v NaN: the first NaN); v is in p[0, n) */
-#define DEF_FIRST(NAME, T)                                                                    \
-    static int64_t first_##NAME(const T *restrict p, int64_t n, T v) {                        \
-        const int nan = v != v;                                                               \
-        int64_t k = 0;                                                                        \
-        for (; k + 16 <= n; k += 16) {                                                        \
-            int hit = 0;                                                                      \
-            for (int j = 0; j < 16; j++) hit |= nan ? p[k + j] != p[k + j] : p[k + j] == v;   \
-            if (hit) break;                                                                   \
+/* the first k < n with p[k] == v (v NaN: the first NaN); v is in p[0, n).
+ * 256 bytes at a time (GCC vector types, lowered to the variant's ISA):
+ * four compares OR-ed, one test, an early exit at the first hit, then the
+ * scalar loop finds the element. */
+#define FIRST_SCAN(T, VT, MT, HIT)                                                            \
+    for (; k + 4 * VL <= n; k += 4 * VL) {                                                    \
+        MT m = {0};                                                                           \
+        for (int b = 0; b < 4; b++) {                                                         \
+            VT x;                                                                             \
+            __builtin_memcpy(&x, p + k + b * VL, sizeof x);                                   \
+            m |= HIT;                                                                         \
         }                                                                                     \
-        for (; k < n; k++)                                                                    \
-            if (nan ? p[k] != p[k] : p[k] == v) return k;                                     \
+        uint64_t u[8], any = 0;                                                               \
+        __builtin_memcpy(u, &m, sizeof u);                                                    \
+        for (int j = 0; j < 8; j++) any |= u[j];                                              \
+        if (any) break;                                                                       \
+    }
+#define DEF_FIRST(NAME, T, VT, MT)                                                            \
+    static int64_t first_##NAME(const T *restrict p, int64_t n, T v) {                        \
+        enum { VL = 64 / sizeof(T) };                                                         \
+        int64_t k = 0;                                                                        \
+        if (v != v) {                                                                         \
+            FIRST_SCAN(T, VT, MT, x != x)                                                     \
+            for (; k < n; k++)                                                                \
+                if (p[k] != p[k]) return k;                                                   \
+        } else {                                                                              \
+            FIRST_SCAN(T, VT, MT, x == v)                                                     \
+            for (; k < n; k++)                                                                \
+                if (p[k] == v) return k;                                                      \
+        }                                                                                     \
         return 0;                                                                             \
     }
-DEF_FIRST(f32, float)
-DEF_FIRST(f64, double)
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef double v8d __attribute__((vector_size(64)));
+typedef int64_t v8i __attribute__((vector_size(64)));
+DEF_FIRST(f32, float, v16f, v16i)
+DEF_FIRST(f64, double, v8d, v8i)
 
 #define DEF_ARGROW(NAME, T, SUF, BEST, OP)                                                    \
     static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \

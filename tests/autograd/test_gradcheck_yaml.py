@@ -525,6 +525,12 @@ MISSING_OPS_CASES = {
     "atanh": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: torchlet.atanh(T(a))), ([_pm(lo=-0.8, hi=0.8)], torchlet.atanh),
               ([_pm(3, lo=-0.8, hi=0.8)], lambda a: torchlet.arctanh(a))],
     "atanh_": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: a.clone().atanh_())],
+    # singular values only (svd_backward's gS branch; gU / gVh raise NotImplementedError)
+    "_linalg_svd": [([_pm(3, 4)], lambda a: torchlet.linalg_svdvals(a)),
+                    ([_pm(2, 4, 3)], lambda a: torchlet._linalg_svd(a.transpose(1, 2), True, True)[1]),
+                    ([_pm(4, 3)], lambda a: torchlet.linalg_matrix_norm(a, "nuc")),
+                    ([_pm(3, 3)], lambda a: torchlet.linalg_matrix_norm(a, -2)),
+                    ([_pm(2, 3)], lambda a: torchlet.norm(a, "nuc"))],
 }
 
 

@@ -838,6 +838,11 @@ def test_direct_half_and_norm_overflow():
         tb = torch.tensor(big, dtype=torch.float32)
         assert torch.linalg.vector_norm(tb).item() == tl.linalg_vector_norm(T(big.astype(np.float32))).item()
         assert torch.linalg.vector_norm(tb, 3).item() == tl.linalg_vector_norm(T(big.astype(np.float32)), 3).item()
+        for n in (2, 300):   # the scalar tail and the float trees: squares under/overflow as in PyTorch
+            for v in (1e-30, 1e20, 3.0):
+                x = np.full(n, v, np.float32)
+                ref = torch.linalg.vector_norm(torch.from_numpy(x)).item()
+                assert tl.linalg_vector_norm(T(x)).item() == pytest.approx(ref, rel=1e-6), (n, v)
 
 
 # ------------------------------------------------------------------ torch
