@@ -3,7 +3,7 @@
  * nll_loss_forward / nll_loss_backward, mse_loss, native_dropout, and the
  * CompositeImplicitAutograd kernels PyTorch writes over them (softmax.int,
  * layer_norm, rms_norm, dropout, nll_loss, nll_loss_nd, cross_entropy_loss,
- * mse_loss_backward, scaled_dot_product_attention).
+ * mse_loss_backward; scaled_dot_product_attention is in attention.c).
  *
  * Schemas, messages and result dtypes as PyTorch 2.13. The arithmetic inner
  * loops are per-ISA (kernels/cpu/nn_kernel.c); this file shapes the work:
@@ -1049,115 +1049,4 @@ tl_tensor *tl_native_mse_loss_backward(tl_keyset ks, tl_tensor *grad_output, tl_
     tl_tensor *r = tl_ops_mul_Tensor(a, grad_output);
     tl_tensor_release(a);
     return r;
-}
-
-/* --------------------------------------------------------------- attention */
-
-/* PyTorch's math path turns masks into additive float masks: 0 where a
- * position is attended, -inf where it is masked (built here directly: they
- * carry no gradient) */
-static tl_tensor *additive_from_bools(const bool *keep, int64_t nd, const int64_t *shape, tl_dtype dt) {
-    tl_tensor *m = tl_empty(nd, shape, TL_FLOAT64, TL_CPU);
-    if (!m) return NULL;
-    double *v = tl_tensor_data_ptr(m);
-    for (int64_t i = 0; i < tl_tensor_numel(m); i++) v[i] = keep[i] ? 0.0 : -INFINITY;
-    tl_tensor *r = tl_to_dtype(m, dt, 0);
-    tl_tensor_release(m);
-    return r;
-}
-
-static tl_tensor *causal_additive_mask(int64_t L, int64_t S, tl_dtype dt) {
-    const int64_t sh[2] = {L, S};
-    bool *keep = malloc((size_t)(L * S + 1));
-    if (!keep) return (tl_set_error(TL_ERR_MEMORY, "out of memory"), NULL);
-    for (int64_t i = 0; i < L; i++)
-        for (int64_t j = 0; j < S; j++) keep[i * S + j] = j <= i;  /* top-left aligned lower triangle */
-    tl_tensor *r = additive_from_bools(keep, 2, sh, dt);
-    free(keep);
-    return r;
-}
-
-static tl_tensor *bool_additive_mask(tl_tensor *mask, tl_dtype dt) {
-    tl_tensor *c = tl_contiguous(mask);
-    if (!c) return NULL;
-    tl_tensor *r = additive_from_bools(tl_tensor_data_ptr(c), tl_tensor_ndim(c), tl_tensor_sizes(c), dt);
-    tl_tensor_release(c);
-    return r;
-}
-
-/* scaled_dot_product_attention (CompositeImplicitAutograd, PyTorch's math
- * path): softmax(q @ k^T * scale + mask) @ v, scale = 1/sqrt(E) by default.
- * is_causal masks key positions after the query's (the top-left aligned
- * lower triangle of the L x S scores); a bool attn_mask keeps True
- * positions, a floating one is added. dropout_p > 0 drops attention
- * weights (dropout with train=True). Every step is an operator call, so the
- * backward is recorded through matmul / mul / add / softmax. */
-tl_tensor *tl_native_scaled_dot_product_attention(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value,
-                                                  tl_tensor *attn_mask, double dropout_p, bool is_causal,
-                                                  double scale, bool scale_has, bool enable_gqa) {
-    (void)ks;
-    const int64_t qd = tl_tensor_ndim(query), kd = tl_tensor_ndim(key), vd = tl_tensor_ndim(value);
-    if (qd < 2 || kd < 2 || vd < 2) {
-        tl_set_error(TL_ERR_RUNTIME, "scaled_dot_product_attention: query, key and value must have at least 2 "
-                                     "dimensions");
-        return NULL;
-    }
-    if (is_causal && attn_mask) {
-        tl_set_error(TL_ERR_RUNTIME, "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                                     "is_causal=True");
-        return NULL;
-    }
-    const tl_dtype qt = tl_tensor_dtype(query);
-    if (attn_mask) {
-        const tl_dtype mt = tl_tensor_dtype(attn_mask);
-        if (mt != TL_BOOL && !tl_dtype_is_floating(mt) && mt != qt) {
-            tl_set_error(TL_ERR_RUNTIME, "Expected attn_mask dtype to be bool or float or to match query dtype, but "
-                                         "got attn_mask.dtype: %s and  query.dtype: %s instead.",
-                         tl_dtype_caffe2_name(mt), tl_dtype_caffe2_name(qt));
-            return NULL;
-        }
-    }
-    if (enable_gqa && qd >= 3 && kd >= 3 && tl_tensor_size(query, -3) != tl_tensor_size(key, -3)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "scaled_dot_product_attention: enable_gqa with fewer key/value heads "
-                                             "than query heads is not supported yet");
-        return NULL;
-    }
-    const int64_t E = tl_tensor_size(query, -1), L = tl_tensor_size(query, -2), S = tl_tensor_size(key, -2);
-    const double sc = scale_has ? scale : 1.0 / sqrt((double)(E > 0 ? E : 1));
-    tl_tensor *kt = NULL, *qk = NULL, *s = NULL, *nm = NULL, *s2 = NULL, *p = NULL, *pd = NULL,
-              *res = NULL;
-    if (!(kt = tl_ops_transpose_int(key, -2, -1)) || !(qk = tl_ops_matmul(query, kt)) ||
-        !(s = tl_ops_mul_Scalar(qk, tl_scalar_from_double(sc))))
-        goto done;
-    if (is_causal) {
-        nm = causal_additive_mask(L, S, qt);
-    } else if (attn_mask && tl_tensor_dtype(attn_mask) == TL_BOOL) {
-        nm = bool_additive_mask(attn_mask, qt);
-    } else if (attn_mask) {
-        nm = attn_mask;
-        tl_tensor_retain(nm);
-    }
-    if (nm) {
-        s2 = tl_ops_add_Tensor(s, nm, tl_scalar_from_int(1));
-    } else if (!is_causal && !attn_mask) {
-        s2 = s;
-        tl_tensor_retain(s2);
-    }
-    if (!s2 || !(p = tl_ops__softmax(s2, -1, false))) goto done;
-    if (dropout_p > 0) {
-        if (!(pd = tl_ops_dropout(p, dropout_p, true))) goto done;
-    } else {
-        pd = p;
-        tl_tensor_retain(pd);
-    }
-    res = tl_ops_matmul(pd, value);
-done:
-    tl_tensor_release(kt);
-    tl_tensor_release(qk);
-    tl_tensor_release(s);
-    tl_tensor_release(nm);
-    tl_tensor_release(s2);
-    tl_tensor_release(p);
-    tl_tensor_release(pd);
-    return res;
 }

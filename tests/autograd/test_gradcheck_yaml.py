@@ -228,6 +228,18 @@ NN_CASES = {
                                 lambda g, y: torchlet._softmax_backward_data(T(g), y, 0, torchlet.float64))],
     "_log_softmax_backward_data": [([RN.standard_normal((3, 4)), RN.uniform(-2, -0.1, (3, 4))],
                                     lambda g, y: torchlet._log_softmax_backward_data(g, y, -1, torchlet.float64))],
+    # fused attention (q, k, v as (B, H, T, E)): causal with T_q != T_k, a float mask with a
+    # fully masked row, grouped-query heads on transposed views
+    "_scaled_dot_product_flash_attention_for_cpu": [
+        ([RN.standard_normal((2, 2, 5, 3)), RN.standard_normal((2, 2, 4, 3)), RN.standard_normal((2, 2, 4, 3))],
+         lambda q, k, v: torchlet._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)[0]),
+        ([RN.standard_normal((1, 2, 3, 4)), RN.standard_normal((1, 2, 6, 4)), RN.standard_normal((1, 2, 6, 4))],
+         lambda q, k, v: torchlet._scaled_dot_product_flash_attention_for_cpu(
+             q, k, v, attn_mask=torchlet.tensor([[0.0] * 6, [-float("inf")] * 6, [0.5, -1, 0, 2, -float("inf"), 0]],
+                                                dtype=torchlet.float64), scale=0.8)[0]),
+        ([RN.standard_normal((1, 3, 4, 3)), RN.standard_normal((1, 3, 1, 3)), RN.standard_normal((1, 3, 1, 3))],
+         lambda q, k, v: torchlet._scaled_dot_product_flash_attention_for_cpu(
+             q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), 0.0, True)[0])],
 }
 
 # matrix products (issue 6 linalg slice): own generator; transposed operands
