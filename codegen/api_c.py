@@ -215,7 +215,7 @@ class CArg:
     ``kind`` names the convention (``tensor``, ``opt_tensor``, ``tensor_list``,
     ``opt_tensor_list``, ``int``, ``opt_int``, ``int_list``, ``opt_int_list``,
     ``double``, ``opt_double``, ``double_list``, ``opt_double_list``, ``bool``,
-    ``opt_bool``, ``scalar``, ``opt_scalar``, ``dtype``, ``device``, ``enum``,
+    ``opt_bool``, ``bool_list``, ``scalar``, ``opt_scalar``, ``dtype``, ``device``, ``enum``,
     ``str``, ``generator``).  In the boxed adapter the popped value lives in
     locals named after the argument; ``pop_decls`` declares them, ``pop``
     is a C expression (0 on success), ``call_args`` are the expressions passed
@@ -246,6 +246,7 @@ class CArg:
             "opt_double_list": f"tl_glue_push_opt_double_list({st}, {n}, {n}_len)",
             "bool": f"tl_stack_push_bool({st}, {n})",
             "opt_bool": f"tl_glue_push_opt_bool({st}, {n}, {n}_has)",
+            "bool_list": f"tl_stack_push_bool_list({st}, (const uint8_t *){n}, {n}_len)",
             "scalar": f"tl_stack_push_scalar({st}, {n})",
             "opt_scalar": f"tl_glue_push_opt_scalar({st}, {n})",
             "dtype": f"tl_glue_push_dtype({st}, {n})",
@@ -261,7 +262,8 @@ class CArg:
         k = self.kind
         if k in ("tensor", "opt_tensor"):
             return [f"tl_tensor *{n} = NULL;"]
-        if k in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list", "str"):
+        if k in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list",
+                 "bool_list", "str"):
             return [f"tl_ivalue {n}_iv = {{0}};"]
         if k in ("opt_int", "opt_double", "opt_bool"):
             return [f"{self.params[0].ctype} {n} = 0;", f"bool {n}_has = false;"]
@@ -295,6 +297,7 @@ class CArg:
             "opt_double_list": f"tl_glue_pop_list({st}, TL_IV_DOUBLE_LIST, 1, &{n}_iv)",
             "bool": f"tl_glue_pop_bool({st}, &{n})",
             "opt_bool": f"tl_glue_pop_opt_bool({st}, &{n}, &{n}_has)",
+            "bool_list": f"tl_glue_pop_list({st}, TL_IV_BOOL_LIST, 0, &{n}_iv)",
             "scalar": f"tl_stack_pop_scalar({st}, &{n})",
             "opt_scalar": f"tl_glue_pop_opt_scalar({st}, &{n}_v, &{n})",
             "dtype": f"tl_glue_pop_dtype({st}, &{n})",
@@ -314,6 +317,8 @@ class CArg:
             return [f"{n}_iv.u.ints.data", f"{n}_iv.u.ints.len"]
         if k in ("double_list", "opt_double_list"):
             return [f"{n}_iv.u.doubles.data", f"{n}_iv.u.doubles.len"]
+        if k == "bool_list":  # stored as uint8_t 0 / 1
+            return [f"(const bool *){n}_iv.u.bools.data", f"{n}_iv.u.bools.len"]
         if k == "str":
             return [f"{n}_iv.u.s"]
         return [p.name for p in self.params]
@@ -322,7 +327,8 @@ class CArg:
         n = self.name
         if self.kind in ("tensor", "opt_tensor"):
             return [f"tl_tensor_release({n});"]
-        if self.kind in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list", "str"):
+        if self.kind in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list",
+                         "bool_list", "str"):
             return [f"tl_ivalue_destroy(&{n}_iv);"]
         return []
 
@@ -395,6 +401,8 @@ def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
                 return "int_list", ("const int64_t *", "int64_t")
             if e.name is BaseTy.float:
                 return "double_list", ("const double *", "int64_t")
+            if e.name is BaseTy.bool:  # bool[N] (output_mask): the kernel checks N
+                return "bool_list", ("const bool *", "int64_t")
         elif isinstance(e, OptionalType) and isinstance(e.elem, BaseType) and e.elem.name is BaseTy.Tensor:
             return "opt_tensor_list", ("tl_tensor *const *", "int64_t")
     raise UnsupportedCType(f"{where}: the C ABI has no convention for type '{t}' yet (docs/OPERATOR_ABI.md)")
@@ -403,7 +411,7 @@ def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
 _SUFFIX = {
     "opt_int": "_has", "opt_double": "_has", "opt_bool": "_has",
     "tensor_list": "_len", "opt_tensor_list": "_len", "int_list": "_len", "opt_int_list": "_len",
-    "double_list": "_len", "opt_double_list": "_len",
+    "double_list": "_len", "opt_double_list": "_len", "bool_list": "_len",
 }
 
 

@@ -202,6 +202,7 @@ def pyi_type(t: Type, kind: str, numbers: bool) -> str:
         "double": "float",
         "double_list": "Sequence[float]",
         "bool": "bool",
+        "bool_list": "Sequence[bool]",
         "scalar": "Number",
         "dtype": "_dtype",
         "device": "_device | str | int",

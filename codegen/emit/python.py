@@ -37,7 +37,7 @@ PY_COMMENT = ("", "# ", "")
 C_COMMENT = ("/*", " * ", " */")
 
 _TWO_PARAM = {"opt_int", "opt_double", "opt_bool", "tensor_list", "opt_tensor_list", "int_list",
-              "opt_int_list", "double_list", "opt_double_list"}
+              "opt_int_list", "double_list", "opt_double_list", "bool_list"}
 
 
 @dataclass

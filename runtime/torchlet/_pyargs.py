@@ -185,7 +185,7 @@ def out_tuple_result(out, name: str, fields: tuple):
 def tensors_result(p, n: int, name: str | None = None, fields: tuple | None = None):
     """Several results: a tuple, or the named tuple torchlet.return_types.<name>
     when the schema names them (``-> (Tensor values, Tensor indices)``)."""
-    vals = tuple(_wrap(p[i]) for i in range(n))
+    vals = tuple(_wrap(p[i]) if p[i] else None for i in range(n))  # NULL: an undefined output (output_mask)
     if fields is None:
         return vals
     from torchlet import return_types
@@ -382,6 +382,14 @@ def cv_opt_double_list(v, size=0):
     if v is None:
         return (NULL, 0)
     return cv_double_list(v, size)
+
+
+def cv_bool_list(v):
+    """``bool[N]`` (output_mask): a sequence of bools -> (values, n); the kernel checks N."""
+    if not isinstance(v, (tuple, list)):
+        return BAD
+    out = [cv_bool(x) for x in v]
+    return BAD if any(x is BAD for x in out) else (out, len(out))
 
 
 def cv_bool(v):

@@ -100,6 +100,8 @@ def _push(stack, x) -> int:
         return lib.tl_stack_push_double(stack, x)
     if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
         return lib.tl_stack_push_tensor_list(stack, [t._p for t in x], len(x))
+    if isinstance(x, (list, tuple)) and x and all(type(i) is bool for i in x):  # bool[N] (output_mask)
+        return lib.tl_stack_push_bool_list(stack, [int(i) for i in x], len(x))
     if isinstance(x, (list, tuple)) and all(type(i) is int for i in x):
         return lib.tl_stack_push_int_list(stack, list(x), len(x))
     if isinstance(x, _dt.dtype):
