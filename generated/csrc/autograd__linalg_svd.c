@@ -142,8 +142,6 @@ static int tl_autograd__linalg_svd(tl_keyset ks, tl_tensor *A, bool full_matrice
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node) {
         n_->full_matrices = full_matrices;
-        n_->S_sym_argsize_minus_1 = tl_tensor_size(S, -1);
-        if (n_->S_sym_argsize_minus_1 < 0) goto fail;
     }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
@@ -156,6 +154,8 @@ static int tl_autograd__linalg_svd(tl_keyset ks, tl_tensor *A, bool full_matrice
     if (tl_autograd_set_history(o_[2], &n_->base, 2) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node) {
         if (tl_saved_variable_save(&n_->U_, o_[0], 1) < 0) goto fail;
+        n_->S_sym_argsize_minus_1 = tl_tensor_size(o_[1], -1);
+        if (n_->S_sym_argsize_minus_1 < 0) goto fail;
         if (tl_saved_variable_save(&n_->S_, o_[1], 1) < 0) goto fail;
         if (tl_saved_variable_save(&n_->Vh_, o_[2], 1) < 0) goto fail;
     }

@@ -302,17 +302,17 @@ int tl_ops_register_linalg_matrix_norm(void) {
         return -1;
     tl_ops_linalg_matrix_norm_str_ord_op = tl_op_define("aten::linalg_matrix_norm.str_ord", "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
     if (!tl_ops_linalg_matrix_norm_str_ord_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_linalg_matrix_norm))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::linalg_matrix_norm.str_ord", "CompositeImplicitAutograd", "tl_native_linalg_matrix_norm");
-    else if (tl_op_register_kernel(tl_ops_linalg_matrix_norm_str_ord_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_matrix_norm, tl_ops_linalg_matrix_norm_str_ord_boxed, NULL,
-                                   "tl_native_linalg_matrix_norm registered at generated/csrc/ops_linalg_matrix_norm.c") < 0)
+    if (TL_KERNEL_MISSING(tl_native_linalg_matrix_norm_str_ord))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::linalg_matrix_norm.str_ord", "CompositeImplicitAutograd", "tl_native_linalg_matrix_norm_str_ord");
+    else if (tl_op_register_kernel(tl_ops_linalg_matrix_norm_str_ord_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_matrix_norm_str_ord, tl_ops_linalg_matrix_norm_str_ord_boxed, NULL,
+                                   "tl_native_linalg_matrix_norm_str_ord registered at generated/csrc/ops_linalg_matrix_norm.c") < 0)
         return -1;
     tl_ops_linalg_matrix_norm_str_ord_out_op = tl_op_define("aten::linalg_matrix_norm.str_ord_out", "linalg_matrix_norm.str_ord_out(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_linalg_matrix_norm_str_ord_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_linalg_matrix_norm_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::linalg_matrix_norm.str_ord_out", "CompositeImplicitAutograd", "tl_native_linalg_matrix_norm_out");
-    else if (tl_op_register_kernel(tl_ops_linalg_matrix_norm_str_ord_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_matrix_norm_out, tl_ops_linalg_matrix_norm_str_ord_out_boxed, NULL,
-                                   "tl_native_linalg_matrix_norm_out registered at generated/csrc/ops_linalg_matrix_norm.c") < 0)
+    if (TL_KERNEL_MISSING(tl_native_linalg_matrix_norm_str_ord_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::linalg_matrix_norm.str_ord_out", "CompositeImplicitAutograd", "tl_native_linalg_matrix_norm_str_ord_out");
+    else if (tl_op_register_kernel(tl_ops_linalg_matrix_norm_str_ord_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_matrix_norm_str_ord_out, tl_ops_linalg_matrix_norm_str_ord_out_boxed, NULL,
+                                   "tl_native_linalg_matrix_norm_str_ord_out registered at generated/csrc/ops_linalg_matrix_norm.c") < 0)
         return -1;
     return 0;
 }

@@ -297,10 +297,10 @@ int tl_ops_register_linalg_norm(void) {
         return -1;
     tl_ops_linalg_norm_ord_str_op = tl_op_define("aten::linalg_norm.ord_str", "linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
     if (!tl_ops_linalg_norm_ord_str_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_linalg_norm))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::linalg_norm.ord_str", "CompositeImplicitAutograd", "tl_native_linalg_norm");
-    else if (tl_op_register_kernel(tl_ops_linalg_norm_ord_str_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_norm, tl_ops_linalg_norm_ord_str_boxed, NULL,
-                                   "tl_native_linalg_norm registered at generated/csrc/ops_linalg_norm.c") < 0)
+    if (TL_KERNEL_MISSING(tl_native_linalg_norm_ord_str))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::linalg_norm.ord_str", "CompositeImplicitAutograd", "tl_native_linalg_norm_ord_str");
+    else if (tl_op_register_kernel(tl_ops_linalg_norm_ord_str_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_norm_ord_str, tl_ops_linalg_norm_ord_str_boxed, NULL,
+                                   "tl_native_linalg_norm_ord_str registered at generated/csrc/ops_linalg_norm.c") < 0)
         return -1;
     tl_ops_linalg_norm_out_op = tl_op_define("aten::linalg_norm.out", "linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_linalg_norm_out_op) return -1;
@@ -311,10 +311,10 @@ int tl_ops_register_linalg_norm(void) {
         return -1;
     tl_ops_linalg_norm_ord_str_out_op = tl_op_define("aten::linalg_norm.ord_str_out", "linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_linalg_norm_ord_str_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_native_linalg_norm_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
-        tl_glue_note_missing("aten::linalg_norm.ord_str_out", "CompositeImplicitAutograd", "tl_native_linalg_norm_out");
-    else if (tl_op_register_kernel(tl_ops_linalg_norm_ord_str_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_norm_out, tl_ops_linalg_norm_ord_str_out_boxed, NULL,
-                                   "tl_native_linalg_norm_out registered at generated/csrc/ops_linalg_norm.c") < 0)
+    if (TL_KERNEL_MISSING(tl_native_linalg_norm_ord_str_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::linalg_norm.ord_str_out", "CompositeImplicitAutograd", "tl_native_linalg_norm_ord_str_out");
+    else if (tl_op_register_kernel(tl_ops_linalg_norm_ord_str_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_linalg_norm_ord_str_out, tl_ops_linalg_norm_ord_str_out_boxed, NULL,
+                                   "tl_native_linalg_norm_ord_str_out registered at generated/csrc/ops_linalg_norm.c") < 0)
         return -1;
     return 0;
 }

@@ -4817,14 +4817,14 @@ typedef tl_tensor *(*tl_ops_linalg_matrix_norm_str_ord_fn)(tl_keyset ks, tl_tens
 tl_tensor *tl_ops_linalg_matrix_norm_str_ord(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 tl_tensor *tl_ops_linalg_matrix_norm_str_ord_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 int tl_ops_linalg_matrix_norm_str_ord_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK tl_tensor *tl_native_linalg_matrix_norm(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+TL_WEAK tl_tensor *tl_native_linalg_matrix_norm_str_ord(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 /* linalg_matrix_norm.str_ord_out(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_linalg_matrix_norm_str_ord_out_op;
 typedef tl_tensor *(*tl_ops_linalg_matrix_norm_str_ord_out_fn)(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 tl_tensor *tl_ops_linalg_matrix_norm_str_ord_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 tl_tensor *tl_ops_linalg_matrix_norm_str_ord_out_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_ops_linalg_matrix_norm_str_ord_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK tl_tensor *tl_native_linalg_matrix_norm_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+TL_WEAK tl_tensor *tl_native_linalg_matrix_norm_str_ord_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 /* ---------------------------------------------------------------- linalg_norm */
 int tl_ops_register_linalg_norm(void);
@@ -4841,7 +4841,7 @@ typedef tl_tensor *(*tl_ops_linalg_norm_ord_str_fn)(tl_keyset ks, tl_tensor *sel
 tl_tensor *tl_ops_linalg_norm_ord_str(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 tl_tensor *tl_ops_linalg_norm_ord_str_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 int tl_ops_linalg_norm_ord_str_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK tl_tensor *tl_native_linalg_norm(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+TL_WEAK tl_tensor *tl_native_linalg_norm_ord_str(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 /* linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_linalg_norm_out_op;
 typedef tl_tensor *(*tl_ops_linalg_norm_out_fn)(tl_keyset ks, tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
@@ -4855,6 +4855,6 @@ typedef tl_tensor *(*tl_ops_linalg_norm_ord_str_out_fn)(tl_keyset ks, tl_tensor 
 tl_tensor *tl_ops_linalg_norm_ord_str_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 tl_tensor *tl_ops_linalg_norm_ord_str_out_redispatch(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_ops_linalg_norm_ord_str_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK tl_tensor *tl_native_linalg_norm_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+TL_WEAK tl_tensor *tl_native_linalg_norm_ord_str_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif

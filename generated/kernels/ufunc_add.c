@@ -29,7 +29,7 @@ static void TL_KNAME(ufunc_add_b)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -55,7 +55,7 @@ static void TL_KNAME(ufunc_add_b)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -79,7 +79,7 @@ static void TL_KNAME(ufunc_add_b)(char **data, const int64_t *strides, int64_t n
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -115,7 +115,7 @@ static void TL_KNAME(ufunc_add_u8)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -141,7 +141,7 @@ static void TL_KNAME(ufunc_add_u8)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -165,7 +165,7 @@ static void TL_KNAME(ufunc_add_u8)(char **data, const int64_t *strides, int64_t 
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -201,7 +201,7 @@ static void TL_KNAME(ufunc_add_i8)(char **data, const int64_t *strides, int64_t 
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -227,7 +227,7 @@ static void TL_KNAME(ufunc_add_i8)(char **data, const int64_t *strides, int64_t 
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -251,7 +251,7 @@ static void TL_KNAME(ufunc_add_i8)(char **data, const int64_t *strides, int64_t 
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -287,7 +287,7 @@ static void TL_KNAME(ufunc_add_i16)(char **data, const int64_t *strides, int64_t
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -313,7 +313,7 @@ static void TL_KNAME(ufunc_add_i16)(char **data, const int64_t *strides, int64_t
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -337,7 +337,7 @@ static void TL_KNAME(ufunc_add_i16)(char **data, const int64_t *strides, int64_t
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -373,7 +373,7 @@ static void TL_KNAME(ufunc_add_i32)(char **data, const int64_t *strides, int64_t
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -399,7 +399,7 @@ static void TL_KNAME(ufunc_add_i32)(char **data, const int64_t *strides, int64_t
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -423,7 +423,7 @@ static void TL_KNAME(ufunc_add_i32)(char **data, const int64_t *strides, int64_t
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -459,7 +459,7 @@ static void TL_KNAME(ufunc_add_i64)(char **data, const int64_t *strides, int64_t
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -485,7 +485,7 @@ static void TL_KNAME(ufunc_add_i64)(char **data, const int64_t *strides, int64_t
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -509,7 +509,7 @@ static void TL_KNAME(ufunc_add_i64)(char **data, const int64_t *strides, int64_t
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -683,7 +683,7 @@ static void TL_KNAME(ufunc_add_f32)(char **data, const int64_t *strides, int64_t
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -709,7 +709,7 @@ static void TL_KNAME(ufunc_add_f32)(char **data, const int64_t *strides, int64_t
         float *restrict o = (float *)data[0];
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -733,7 +733,7 @@ static void TL_KNAME(ufunc_add_f32)(char **data, const int64_t *strides, int64_t
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -769,7 +769,7 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -795,7 +795,7 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
         double *restrict o = (double *)data[0];
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -819,7 +819,7 @@ static void TL_KNAME(ufunc_add_f64)(char **data, const int64_t *strides, int64_t
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

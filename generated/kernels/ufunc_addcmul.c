@@ -30,7 +30,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -59,7 +59,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -86,7 +86,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -113,7 +113,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -140,7 +140,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -165,7 +165,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -190,7 +190,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -228,7 +228,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -257,7 +257,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -284,7 +284,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -311,7 +311,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -338,7 +338,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -363,7 +363,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -388,7 +388,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -426,7 +426,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -455,7 +455,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -482,7 +482,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -509,7 +509,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -536,7 +536,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -561,7 +561,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -586,7 +586,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -624,7 +624,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -653,7 +653,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -680,7 +680,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -707,7 +707,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -734,7 +734,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -759,7 +759,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -784,7 +784,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -822,7 +822,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -851,7 +851,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -878,7 +878,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -905,7 +905,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -932,7 +932,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -957,7 +957,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -982,7 +982,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1342,7 +1342,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1371,7 +1371,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1398,7 +1398,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1425,7 +1425,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1452,7 +1452,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1477,7 +1477,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1502,7 +1502,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1540,7 +1540,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1569,7 +1569,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1596,7 +1596,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1623,7 +1623,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1650,7 +1650,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1675,7 +1675,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1700,7 +1700,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

@@ -27,7 +27,7 @@ static void TL_KNAME(ufunc_bitwise_not_b)(char **data, const int64_t *strides, i
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -60,7 +60,7 @@ static void TL_KNAME(ufunc_bitwise_not_u8)(char **data, const int64_t *strides, 
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -93,7 +93,7 @@ static void TL_KNAME(ufunc_bitwise_not_i8)(char **data, const int64_t *strides, 
     if (strides[0] == (int64_t)sizeof(int8_t) && strides[1] == (int64_t)sizeof(int8_t)) {
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -126,7 +126,7 @@ static void TL_KNAME(ufunc_bitwise_not_i16)(char **data, const int64_t *strides,
     if (strides[0] == (int64_t)sizeof(int16_t) && strides[1] == (int64_t)sizeof(int16_t)) {
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -159,7 +159,7 @@ static void TL_KNAME(ufunc_bitwise_not_i32)(char **data, const int64_t *strides,
     if (strides[0] == (int64_t)sizeof(int32_t) && strides[1] == (int64_t)sizeof(int32_t)) {
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -192,7 +192,7 @@ static void TL_KNAME(ufunc_bitwise_not_i64)(char **data, const int64_t *strides,
     if (strides[0] == (int64_t)sizeof(int64_t) && strides[1] == (int64_t)sizeof(int64_t)) {
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

@@ -167,7 +167,7 @@ static void TL_KNAME(ufunc_lerp_scalar_f32)(char **data, const int64_t *strides,
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -193,7 +193,7 @@ static void TL_KNAME(ufunc_lerp_scalar_f32)(char **data, const int64_t *strides,
         float *restrict o = (float *)data[0];
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -217,7 +217,7 @@ static void TL_KNAME(ufunc_lerp_scalar_f32)(char **data, const int64_t *strides,
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -253,7 +253,7 @@ static void TL_KNAME(ufunc_lerp_scalar_f64)(char **data, const int64_t *strides,
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -279,7 +279,7 @@ static void TL_KNAME(ufunc_lerp_scalar_f64)(char **data, const int64_t *strides,
         double *restrict o = (double *)data[0];
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -303,7 +303,7 @@ static void TL_KNAME(ufunc_lerp_scalar_f64)(char **data, const int64_t *strides,
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

@@ -349,7 +349,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -378,7 +378,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -405,7 +405,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -432,7 +432,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -459,7 +459,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -484,7 +484,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -509,7 +509,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -546,7 +546,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -575,7 +575,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -602,7 +602,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -629,7 +629,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -656,7 +656,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -681,7 +681,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -706,7 +706,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

@@ -90,7 +90,7 @@ static void TL_KNAME(ufunc_nan_to_num_f32)(char **data, const int64_t *strides, 
     if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float)) {
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -126,7 +126,7 @@ static void TL_KNAME(ufunc_nan_to_num_f64)(char **data, const int64_t *strides, 
     if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double)) {
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

@@ -29,7 +29,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -58,7 +58,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -85,7 +85,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -112,7 +112,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const bool x3 = (*(const uint8_t *)data[3] != 0);
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -139,7 +139,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -164,7 +164,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const bool x3 = (*(const uint8_t *)data[3] != 0);
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -189,7 +189,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const bool x3 = (*(const uint8_t *)data[3] != 0);
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -226,7 +226,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -255,7 +255,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -282,7 +282,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -309,7 +309,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -336,7 +336,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -361,7 +361,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -386,7 +386,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)sizeof(uint8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -423,7 +423,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -452,7 +452,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -479,7 +479,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -506,7 +506,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -533,7 +533,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -558,7 +558,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -583,7 +583,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)sizeof(int8_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -620,7 +620,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -649,7 +649,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -676,7 +676,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -703,7 +703,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -730,7 +730,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -755,7 +755,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -780,7 +780,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)sizeof(int16_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -817,7 +817,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -846,7 +846,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -873,7 +873,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -900,7 +900,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -927,7 +927,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -952,7 +952,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -977,7 +977,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)sizeof(int32_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1014,7 +1014,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1043,7 +1043,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1070,7 +1070,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1097,7 +1097,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1124,7 +1124,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1149,7 +1149,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1174,7 +1174,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)sizeof(int64_t) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1515,7 +1515,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1544,7 +1544,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1571,7 +1571,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1598,7 +1598,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1625,7 +1625,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1650,7 +1650,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1675,7 +1675,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)sizeof(float) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1712,7 +1712,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1741,7 +1741,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1768,7 +1768,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1795,7 +1795,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1822,7 +1822,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1847,7 +1847,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
@@ -1872,7 +1872,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)sizeof(double) >= TL_USTREAM_MIN_BYTES) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
             /* a large output: chunks through L1, streamed out (tl_ustream.h) */
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {

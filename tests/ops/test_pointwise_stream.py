@@ -1,5 +1,5 @@
-"""Large outputs of the generated pointwise loops (>= 1 MiB per loop call) are
-computed in chunks and written with non-temporal stores (kernels/ufunc/tl_ustream.h):
+"""Large pointwise loop calls (>= 3 MiB moved: output + non-scalar inputs) compute
+their output in chunks and write it with non-temporal stores (kernels/ufunc/tl_ustream.h):
 values against numpy for every store width (bool / int8 / float32 / float64
 outputs), misaligned outputs (views at odd offsets), in-place (the output is
 an input), broadcast scalars, tails that are not whole chunks or vectors, and
@@ -11,12 +11,12 @@ import torchlet as tl
 
 from ops_helpers import needs_torch, torch
 
-N = (1 << 20) + 37   # > 1 MiB for every dtype here, a tail of 37 elements
+N = (3 << 20) + 37   # >= 3 MiB moved for every dtype and case here, a tail of 37 elements
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """one loop call over the whole tensor (threads would split it below 1 MiB)"""
+    """one loop call over the whole tensor (threads would split it below 3 MiB)"""
     before = tl.get_num_threads()
     tl.set_num_threads(1)
     yield
