@@ -200,17 +200,19 @@ static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); 
         const int64_t E1 = E > 0 ? E : 1;                                                                    \
         T *buf = scratch(sizeof(T) * (size_t)(2 * BQ * BK + BQ + 2 * E1 * (S > 0 ? S : 1)));                 \
         if (!buf) return -1;                                                                                 \
-        T *s = buf, *dp = s + BQ * BK, *D = dp + BQ * BK, *kt = D + BQ, *vt = kt + E1 * (S > 0 ? S : 1);                  \
+        T *s = buf, *dp = s + BQ * BK, *D = dp + BQ * BK, *kt = D + BQ, *vt = kt + E1 * (S > 0 ? S : 1);    \
         for (int64_t it = begin; it < end; it++) {                                                           \
             const int64_t hk = it % p->Hk, b = it / p->Hk;                                                   \
             const T *kb = (const T *)p->k + b * p->ks[0] + hk * p->ks[1];                                    \
             const T *vb = (const T *)p->v + b * p->vs[0] + hk * p->vs[1];                                    \
             T *gkb = (T *)p->gk + b * p->gks[0] + hk * p->gks[1];                                            \
             T *gvb = (T *)p->gv + b * p->gvs[0] + hk * p->gvs[1];                                            \
-            zero_rows_##NAME(gkb, S, p->gks[2], E);                                                          \
             transpose_##NAME(kb, p->ks[2], S, E, kt, S);                                                     \
             transpose_##NAME(vb, p->vs[2], S, E, vt, S);                                                     \
-            zero_rows_##NAME(gvb, S, p->gvs[2], E);                                                          \
+            /* dk / dv rows [0, init) hold sums; the first product reaching a \
+             * row overwrites it (beta 0) instead of a zero fill. The query \
+             * tiles run last to first, so the first one covers the most keys. */ \
+            int64_t init = 0;                                                                                \
             for (int64_t h = hk * rep; h < (hk + 1) * rep; h++) {                                            \
                 const T *qb = (const T *)p->q + b * p->qs[0] + h * p->qs[1];                                 \
                 const T *ob = (const T *)p->out + b * p->os[0] + h * p->os[1];                               \
@@ -218,7 +220,7 @@ static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); 
                 const T *lb = (const T *)p->lse + b * p->ls[0] + h * p->ls[1];                               \
                 const T *mb = p->mask ? (const T *)p->mask + b * p->ms[0] + h * p->ms[1] : NULL;             \
                 T *gqb = (T *)p->gq + b * p->gqs[0] + h * p->gqs[1];                                         \
-                for (int64_t q0 = 0; q0 < L; q0 += BQ) {                                                     \
+                for (int64_t q0 = (L - 1) / BQ * BQ; q0 >= 0 && L > 0; q0 -= BQ) {                           \
                     const int64_t bq = L - q0 < BQ ? L - q0 : BQ;                                            \
                     const int64_t kv_end = p->causal && q0 + bq < S ? q0 + bq : S;                           \
                     const T *go = gob + q0 * p->gos[2];                                                      \
@@ -228,11 +230,18 @@ static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); 
                     if (kv_end == 0) zero_rows_##NAME(gq, bq, p->gqs[2], E);                                 \
                     for (int64_t kv0 = 0; kv0 < kv_end; kv0 += BK) {                                         \
                         const int64_t n = kv_end - kv0 < BK ? kv_end - kv0 : BK;                             \
+                        if (kv0 < init && kv0 + n > init) { /* part of the block is new */                   \
+                            zero_rows_##NAME(gkb + init * p->gks[2], kv0 + n - init, p->gks[2], E);          \
+                            zero_rows_##NAME(gvb + init * p->gvs[2], kv0 + n - init, p->gvs[2], E);          \
+                            init = kv0 + n;                                                                  \
+                        }                                                                                    \
+                        const double acc = kv0 < init ? 1.0 : 0.0;                                           \
+                        if (kv0 + n > init) init = kv0 + n;                                                  \
                         scores_##NAME(p, qb, kt, mb, q0, bq, kv0, n, s);                                     \
                         const int64_t ld = RS(n);                                                            \
                         for (int64_t r = 0; r < bq; r++) expsum_##NAME(s + r * ld, ld, lb[(q0 + r) * p->ls[2]]); \
                         /* dv += p^T do; dp = do v^T */                                                      \
-                        tl_blas_gemm(DT, true, false, n, E, bq, 1.0, s, ld, 0, go, LD(p->gos[2]), 0, 1.0,   \
+                        tl_blas_gemm(DT, true, false, n, E, bq, 1.0, s, ld, 0, go, LD(p->gos[2]), 0, acc,   \
                                      gvb + kv0 * p->gvs[2], LD(p->gvs[2]), 0, 1);                            \
                         tl_blas_gemm(DT, false, false, bq, n, E, 1.0, go, LD(p->gos[2]), 0, vt + kv0, LD(S), 0, \
                                      0.0,                                                                    \
@@ -247,10 +256,12 @@ static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); 
                         tl_blas_gemm(DT, false, false, bq, E, n, p->scale, dp, ld, 0, kb + kv0 * p->ks[2],  \
                                      LD(p->ks[2]), 0, kv0 > 0 ? 1.0 : 0.0, gq, LD(p->gqs[2]), 0, 1);         \
                         tl_blas_gemm(DT, true, false, n, E, bq, p->scale, dp, ld, 0, qb + q0 * p->qs[2],    \
-                                     LD(p->qs[2]), 0, 1.0, gkb + kv0 * p->gks[2], LD(p->gks[2]), 0, 1);      \
+                                     LD(p->qs[2]), 0, acc, gkb + kv0 * p->gks[2], LD(p->gks[2]), 0, 1);      \
                     }                                                                                        \
                 }                                                                                            \
             }                                                                                                \
+            zero_rows_##NAME(gkb + init * p->gks[2], S - init, p->gks[2], E);                                \
+            zero_rows_##NAME(gvb + init * p->gvs[2], S - init, p->gvs[2], E);                                \
         }                                                                                                    \
         free(buf);                                                                                           \
         return 0;                                                                                            \
