@@ -960,6 +960,7 @@ def _node(m: Model, info: DifferentiabilityInfo, entry_line: int, schema: str) -
                     raise UnsupportedFormula(f"{fname}: saved outputs of a Tensor[] return")
                 fields[sv.name] = _field(sv, var, suffix, ca, is_out)
                 fields[sv.name].var = var
+                fields[sv.name].is_output = is_out  # metadata of an output (S.sym_size(-1)): read after the call
             fields[sv.name].edges.update(d.var_names)
     env: dict[str, Val] = {"grad": Val("tensor", ("grad",)), "grads[0]": Val("tensor", ("grad",))}
     if ret.kind == "tensor_list":
@@ -1168,7 +1169,8 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
                 saves_before.append({"cond": cond, "lines": [f"if (tl_saved_variable_save(&n_->{fl.name}_, {src}, 0) < 0) goto fail;"]})
         else:
             if fl.is_output:
-                lines = [ln.replace(f"({fl.var})", f"({out_c[fl.var]})") for ln in fl.capture]
+                lines = [ln.replace(f"({fl.var})", f"({out_c[fl.var]})").replace(f"({fl.var}, ", f"({out_c[fl.var]}, ")
+                         for ln in fl.capture]
                 saves_after.append({"cond": cond, "lines": lines})
             else:
                 lines = [ln.replace(f"({fl.var})", f"({pnames.get(fl.var, fl.var)})") for ln in fl.capture]

@@ -1,7 +1,8 @@
 """The Python-level reductions of PyTorch (torch/functional.py, torch/_tensor.py):
 torchlet.norm / Tensor.norm over linalg_vector_norm, as torch.norm does for
-vector norms (p a number, None or 'fro' over at most two dims). Matrix norms
-('nuc', or 'fro' over more than two dims) are not implemented."""
+vector norms (p a number, None or 'fro' over at most two dims) and over
+linalg_matrix_norm for the other string orders ('nuc'; 'fro' over more dims is
+matrix_norm's error, as in torch)."""
 from __future__ import annotations
 
 import builtins
@@ -14,8 +15,10 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, builtins.int) or len(dim) <= 2):
             p = 2
-        else:
-            raise NotImplementedError(f"torchlet.norm: p={p!r} needs linalg.matrix_norm, which torchlet does not have")
+        else:  # 'nuc', or matrix_norm raising torch's error for what it does not take
+            _dim = list(range(input.ndim)) if _dim is None else _dim
+            kw = {"dtype": dtype} if out is None else {"dtype": dtype, "out": out}
+            return torchlet.linalg_matrix_norm(input, p, _dim, keepdim, **kw)
     _p = 2.0 if p is None else p
     kw = {"dtype": dtype}
     if out is not None:

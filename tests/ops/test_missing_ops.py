@@ -526,3 +526,129 @@ def test_where_uint8_and_scatter_reduce_warnings():
                          for _ in range(2)])   # once per process, as PyTorch's TORCH_WARN_ONCE
     assert len(w) <= 1
     assert all(m.startswith("The reduce argument of torch.scatter with Tensor src is deprecated") for c, m in w)
+
+
+# ============================================================ singular values, matrix norms
+INF = float("inf")
+ORDS = ["fro", "nuc", INF, -INF, 1, -1, 2, -2]
+
+
+def _np_ord(o):
+    return {INF: np.inf, -INF: -np.inf}.get(o, o)
+
+
+@pytest.mark.parametrize("dt", [tl.float32, tl.float64], ids=lambda d: NAMES[d])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (1, 1), (2, 3, 4), (2, 1, 4, 4)])
+def test_svd_vs_numpy(dt, shape):
+    rng = np.random.default_rng(hash((shape, NAMES[dt])) % 2**32)
+    a = rng.normal(size=shape).astype(NPT[dt])
+    tol = 1e-4 if dt is tl.float32 else 1e-11
+    s = tl.linalg.svdvals(T(a))
+    assert s.dtype is dt
+    close(s, np.linalg.svd(a.astype(np.float64), compute_uv=False), tol)
+    for full in (False, True):
+        U, S, Vh = tl.linalg.svd(T(a), full_matrices=full)
+        m, n = shape[-2:]
+        k = min(m, n)
+        assert tuple(U.shape) == shape[:-2] + ((m, m) if full else (m, k))
+        assert tuple(Vh.shape) == shape[:-2] + ((n, n) if full else (k, n))
+        u, vh = np_of(U).astype(np.float64), np_of(Vh).astype(np.float64)
+        rec = (u[..., :, :k] * np_of(S)[..., None, :]) @ vh[..., :k, :]
+        np.testing.assert_allclose(rec, a, rtol=tol * 10, atol=tol * 10)
+        eye = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, eye, atol=tol * 10)
+    # a transposed view, an empty matrix
+    close(tl.linalg.svdvals(_rt.transpose(T(a), -1, -2)), np.linalg.svd(np.swapaxes(a, -1, -2).astype(np.float64),
+                                                                        compute_uv=False), tol)
+    assert tuple(tl.linalg.svdvals(T(np.zeros((0, 3), NPT[dt]))).shape) == (0,)
+
+
+def test_svd_errors():
+    with pytest.raises(RuntimeError, match="^linalg.svd: The input tensor A must have at least 2 dimensions.$"):
+        tl.linalg.svdvals(T(np.ones(3)))
+    with pytest.raises(RuntimeError, match="^linalg.svd: Expected a floating point or complex tensor as input. Got Long$"):
+        tl.linalg.svdvals(T(np.ones((2, 2), np.int64)))
+
+
+@pytest.mark.parametrize("ord", ORDS, ids=str)
+def test_matrix_norm_vs_numpy(ord):
+    rng = np.random.default_rng(31)
+    a = rng.normal(size=(2, 4, 3))
+    want = np.linalg.norm(a, _np_ord(ord), axis=(-2, -1))
+    close(tl.linalg.matrix_norm(T(a), ord), want, 1e-12)
+    close(tl.linalg_matrix_norm(T(a), ord), want, 1e-12)
+    close(tl.linalg.matrix_norm(T(a), ord, dim=(2, 1)), np.linalg.norm(a, _np_ord(ord), axis=(2, 1)), 1e-12)
+    close(tl.linalg.matrix_norm(T(a), ord, dim=(0, 2), keepdim=True),
+          np.linalg.norm(a, _np_ord(ord), axis=(0, 2), keepdims=True), 1e-12)
+    close(tl.linalg.matrix_norm(_rt.transpose(T(a), 0, 2), ord), np.linalg.norm(a.T, _np_ord(ord), axis=(-2, -1)),
+          1e-12)
+    r = tl.linalg.matrix_norm(T(a.astype(np.float32)), ord, dtype=tl.float64)
+    assert r.dtype is tl.float64
+    close(r, np.linalg.norm(a.astype(np.float32).astype(np.float64), _np_ord(ord), axis=(-2, -1)), 1e-12)
+    o = _rt.empty(0, dtype=tl.float64)
+    assert tl.linalg.matrix_norm(T(a), ord, out=o) is o
+    close(o, want, 1e-12)
+    # linalg.norm of a matrix with ord: the matrix norm; torchlet.norm for the string orders
+    close(tl.linalg.norm(T(a[0]), ord), np.linalg.norm(a[0], _np_ord(ord)), 1e-12)
+    close(tl.linalg.norm(T(a), ord, dim=(1, 2)), want, 1e-12)
+    if isinstance(ord, str):
+        close(tl.norm(T(a), ord, dim=(1, 2)), want, 1e-12)
+        close(T(a[0]).norm(ord), np.linalg.norm(a[0], ord), 1e-12)
+
+
+def test_linalg_norm_vector_cases_and_errors():
+    a = np.random.default_rng(5).normal(size=(3, 4))
+    close(tl.linalg.norm(T(a)), np.linalg.norm(a), 1e-12)                  # ord None: 2-norm of all
+    close(tl.linalg.norm(T(a), 3, dim=1), np.linalg.norm(a, 3, axis=1), 1e-12)
+    close(tl.linalg.norm(T(a[0]), 1), np.linalg.norm(a[0], 1), 1e-12)
+    close(tl.norm(T(a), "nuc"), np.linalg.norm(a, "nuc"), 1e-12)
+    msgs = [
+        (lambda: tl.linalg.norm(T(a), dim=(0, 1, 1)), "linalg.norm: If dim is specified, it must be of length 1 or 2. Got [0, 1, 1]"),
+        (lambda: tl.linalg.norm(T(np.ones((2, 2, 2))), 2), "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D."),
+        (lambda: tl.linalg.matrix_norm(T(a), 3), "linalg.matrix_norm: Order 3 not supported."),
+        (lambda: tl.linalg.matrix_norm(T(a), 0.5), "linalg.matrix_norm: Order 0.5 not supported."),
+        (lambda: tl.linalg.matrix_norm(T(a), "abc"), "linalg.matrix_norm: Order abc not supported."),
+        (lambda: tl.linalg.matrix_norm(T(np.ones(3))), "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
+        (lambda: tl.linalg.matrix_norm(T(np.ones((3, 3), np.int64))), "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got Long"),
+        (lambda: tl.linalg.matrix_norm(T(a), dim=(0, 0)), "linalg.matrix_norm: dims must be different. Got (0, 0)"),
+        (lambda: tl.linalg.matrix_norm(T(a), dim=(1, -1)), "linalg.matrix_norm: dims must be different. Got (1, 1)"),
+        (lambda: tl.linalg.matrix_norm(T(a), "nuc", dtype=tl.int64), "linalg.matrix_norm: dtype should be floating point or complex, but got Long"),
+        (lambda: tl.linalg.matrix_norm(T(a).to(tl.float16), "nuc"), "linalg.matrix_norm: Low precision dtypes not supported. Got Half"),
+        (lambda: tl.norm(T(a), "fro", (0, 1, 1)), "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 1"),
+    ]
+    for call, msg in msgs:
+        with pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$"):
+            call()
+    with pytest.raises(IndexError, match=re.escape("Dimension out of range (expected to be in range of [-2, 1], but got 5)")):
+        tl.linalg.matrix_norm(T(a), dim=(0, 5))
+    close(tl.linalg.matrix_norm(T(np.ones((0, 3))), 2), np.array(0.0), 0)
+
+
+@needs_torch
+@pytest.mark.parametrize("ord", ORDS, ids=str)
+def test_matrix_norm_vs_torch(ord):
+    rng = np.random.default_rng(41)
+    a = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    for kw in ({}, {"dim": (0, 2)}, {"dim": (-1, -3), "keepdim": True}, {"dtype": tl.float64}):
+        tkw = {k: (torch.float64 if v is tl.float64 else v) for k, v in kw.items()}
+        got = tl.linalg.matrix_norm(T(a), ord, **kw)
+        want = torch.linalg.matrix_norm(TT(a), ord, **tkw)
+        assert NAMES[got.dtype] == str(want.dtype).split(".")[-1]
+        close(got, want.numpy(), 1e-5)
+    close(tl.linalg.norm(T(a[0]), ord), torch.linalg.norm(TT(a[0]), ord).numpy(), 1e-5)
+    if isinstance(ord, str):
+        close(tl.norm(T(a), ord, (1, 2)), torch.norm(TT(a), ord, (1, 2)).numpy(), 1e-5)
+    # gradients (svdvals' backward for nuc / 2 / -2)
+    x = T(a.astype(np.float64)).requires_grad_()
+    tx = TT(a.astype(np.float64)).requires_grad_()
+    tl.linalg.matrix_norm(x, ord).sum().backward()
+    torch.linalg.matrix_norm(tx, ord).sum().backward()
+    close(x.grad, tx.grad.numpy(), 1e-9)
+    same_error(lambda: tl.linalg.matrix_norm(T(a), ord, dim=(0, 0)), lambda: torch.linalg.matrix_norm(TT(a), ord, dim=(0, 0)))
+
+
+def test_svd_backward_of_u_not_implemented():
+    x = T(np.random.default_rng(2).normal(size=(3, 3))).requires_grad_()
+    U, S, Vh = tl.linalg.svd(x)
+    with pytest.raises(NotImplementedError, match="svd_backward: the gradients of U and Vh are not implemented"):
+        U.sum().backward()
