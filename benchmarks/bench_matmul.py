@@ -1,4 +1,5 @@
-"""Matrix products: mm (256^3, 1024^3, 4096^3 with --big), bmm, and addmm in
+"""Matrix products: mm (256^3, 1024^3, 4096^3 with --big), bmm (also q @ k^T
+with a transposed operand), the Linear seeds' three products, and addmm in
 nn.Linear's forward shape (x[64,1024] @ W[4096,1024].T + b), float32, through
 torchlet, numpy and PyTorch (when installed), on one thread and on two.
 
@@ -97,6 +98,27 @@ def run(threads: int, big: bool, rounds: int) -> None:
         {"torchlet": (lambda: tl.bmm(ta, tb)) if hasattr(tl, "bmm") else None,
          "numpy": lambda: np.matmul(a, b),
          "torch": (lambda: torch.bmm(pa, pb)) if torch is not None else None}, rounds)
+
+    # q @ k^T in attention: the second operand transposed (the small-product kernel packs it)
+    bt = np.ascontiguousarray(np.swapaxes(b, 1, 2))
+    tbt, pbt = tl.from_numpy(bt), (torch.from_numpy(bt) if torch is not None else None)
+    row("bmm 32 x (128x64 @ (128x64).T)", 2.0 * 32 * 128 * 64 * 128,
+        {"torchlet": lambda: tl.bmm(ta, tbt.transpose(1, 2)),
+         "numpy": lambda: np.matmul(a, np.swapaxes(bt, 1, 2)),
+         "torch": (lambda: torch.bmm(pa, pbt.transpose(1, 2))) if torch is not None else None}, rounds)
+
+    # the Linear seeds' products (x 256x512, W 512x512): forward x @ W.T, grad_input g @ W, grad_weight g.T @ x
+    x, w, g = mats(256, 512), mats(512, 512), mats(256, 512)
+    tx, tw, tg = tl.from_numpy(x), tl.from_numpy(w), tl.from_numpy(g)
+    if torch is not None:
+        px, pw, pg = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(g)
+    for name, f_tl, f_np, f_pt in (
+            ("mm seed fwd 256x512 @ W[512,512].T", lambda: tl.mm(tx, tw.t()), lambda: x @ w.T,
+             lambda: torch.mm(px, pw.t())),
+            ("mm seed grad_input g @ W", lambda: tl.mm(tg, tw), lambda: g @ w, lambda: torch.mm(pg, pw)),
+            ("mm seed grad_weight g.T @ x", lambda: tl.mm(tg.t(), tx), lambda: g.T @ x, lambda: torch.mm(pg.t(), px))):
+        row(name, 2.0 * 256 * 512 * 512, {"torchlet": f_tl, "numpy": f_np,
+                                          "torch": f_pt if torch is not None else None}, rounds)
 
     # nn.Linear forward: addmm(b, x, W.t()), W stored [out, in] like PyTorch's
     x, w, bias = mats(64, 1024), mats(4096, 1024), mats(4096)
