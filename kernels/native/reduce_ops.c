@@ -277,6 +277,92 @@ static void walk_run(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
     tl_parallel_for(units, (TL_SUM_WALK_PAR_MIN + per_unit - 1) / per_unit, pwalk_body, &c);
 }
 
+/* the walk of x's dims for a reduction over mask: acc strides contiguous over
+ * the kept dims, dims ordered by |stride| descending (size-1 dims dropped),
+ * neighbours merged when both are reduced or both kept and they lie back to
+ * back (input and acc): a whole contiguous tensor becomes one run, summed
+ * pairwise */
+static void build_walk(const tl_tensor *x, uint64_t mask, walk *w) {
+    const int64_t nd = tl_tensor_ndim(x);
+    int64_t ast[MAXD], m = 1;
+    const int64_t *sz = tl_tensor_sizes(x), *st = tl_tensor_strides(x);
+    for (int64_t i = nd - 1; i >= 0; i--) {
+        if (mask & (1ull << i)) ast[i] = 0;
+        else { ast[i] = m; m *= sz[i]; }
+    }
+    int64_t order[MAXD], k = 0;
+    for (int64_t i = 0; i < nd; i++)
+        if (sz[i] != 1) order[k++] = i;
+    for (int64_t i = 1; i < k; i++) {
+        int64_t v = order[i], j = i;
+        int64_t sv = st[v] < 0 ? -st[v] : st[v];
+        while (j > 0) {
+            int64_t u = order[j - 1];
+            int64_t su = st[u] < 0 ? -st[u] : st[u];
+            if (su >= sv) break;
+            order[j] = u;
+            j--;
+        }
+        order[j] = v;
+    }
+    if (k == 0) { w->nd = 1; w->size[0] = 1; w->st[0] = 1; w->ast[0] = 0; return; }
+    w->nd = 0;
+    for (int64_t i = 0; i < k; i++) {
+        const int64_t s_ = sz[order[i]], t_ = st[order[i]], a_ = ast[order[i]], o = w->nd - 1;
+        if (o >= 0 && w->st[o] == t_ * s_ && w->ast[o] == a_ * s_) {
+            w->size[o] *= s_; w->st[o] = t_; w->ast[o] = a_;
+        } else {
+            w->size[w->nd] = s_; w->st[w->nd] = t_; w->ast[w->nd] = a_; w->nd++;
+        }
+    }
+}
+
+/* Many outputs from one 2-D pass (a reduced dim over a kept contiguous one,
+ * or kept rows of a reduced run) into a contiguous float32/float64 out: each
+ * block of outputs is walked into a small local float64 buffer and rounded
+ * straight into out, blocks across threads. No output-sized float64 buffer
+ * (its page faults cost as much as the sum); the same arithmetic per output. */
+enum { DIRECT_BLOCK = 2048, DIRECT_MIN = 4096 };
+typedef struct {
+    const walk *w;
+    const char *base;
+    void *out;
+    tl_dtype rt;
+    int64_t isz, d;
+    double div;
+} direct_ctx;
+
+static void direct_body(int64_t b, int64_t e, void *ctx_) {
+    const direct_ctx *c = ctx_;
+    double acc[DIRECT_BLOCK];
+    for (int64_t blk = b; blk < e; blk++) {
+        walk w = *c->w;
+        const int64_t o0 = blk * DIRECT_BLOCK, m = w.size[c->d] - o0 < DIRECT_BLOCK ? w.size[c->d] - o0 : DIRECT_BLOCK;
+        w.size[c->d] = m;
+        memset(acc, 0, (size_t)m * sizeof acc[0]);
+        walk_any(&w, c->base + o0 * w.st[c->d] * c->isz, c->rt, c->isz, acc);
+        if (c->rt == TL_FLOAT32)
+            for (int64_t i = 0; i < m; i++) ((float *)c->out)[o0 + i] = (float)(acc[i] / c->div);
+        else
+            for (int64_t i = 0; i < m; i++) ((double *)c->out)[o0 + i] = acc[i] / c->div;
+    }
+}
+
+static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mean) {
+    const tl_dtype rt = tl_tensor_dtype(out);
+    if (w->nd != 2 || !(rt == TL_FLOAT32 || rt == TL_FLOAT64) || tl_tensor_dtype(x) != rt ||
+        !tl_tensor_is_contiguous(out) || tl_tensor_numel(out) < DIRECT_MIN)
+        return 0;
+    const int64_t d = w->ast[0] == 0 ? 1 : 0;   /* the kept dim */
+    if (w->ast[d] != 1 || w->ast[1 - d] != 0) return 0;
+    direct_ctx c = {w, (const char *)tl_tensor_data_ptr(x), tl_tensor_data_ptr(out), rt, tl_tensor_itemsize(x), d,
+                    mean ? (double)w->size[1 - d] : 1.0};
+    const int64_t blocks = (w->size[d] + DIRECT_BLOCK - 1) / DIRECT_BLOCK;
+    const int64_t per_block = tl_tensor_numel(x) / blocks > 0 ? tl_tensor_numel(x) / blocks : 1;
+    tl_parallel_for(blocks, (TL_SUM_WALK_PAR_MIN + per_block - 1) / per_block, direct_body, &c);
+    return 1;
+}
+
 /* sum over the dims of mask into out (in out's dtype); mean: divided by the
  * reduced count (floating results only) */
 static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
@@ -291,56 +377,23 @@ static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
     tl_tensor *x = tl_to_dtype(self, int_direct ? sdt : rt, 0);
     if (!x) return -1;
     const int floating = tl_dtype_is_floating(rt);
-    const int64_t nd = tl_tensor_ndim(x);
+    const int64_t xnumel = tl_tensor_numel(x);
+    walk w;
+    if (xnumel > 0) {
+        build_walk(x, mask, &w);
+        if (sum_direct(&w, x, out, mean)) {
+            tl_tensor_release(x);
+            return 0;
+        }
+    }
     uint64_t small[16] = {0};   /* most reductions have few outputs: no heap buffer */
     void *accbuf = onumel <= 16 ? (void *)small : calloc((size_t)onumel, 8);
     if (!accbuf) {
         tl_tensor_release(x);
         return tl_set_error(TL_ERR_MEMORY, "sum: out of memory");
     }
-    if (tl_tensor_numel(x) > 0) {
-        walk w;
-        /* acc strides: contiguous over the kept dims */
-        int64_t ast[MAXD], m = 1;
-        const int64_t *sz = tl_tensor_sizes(x), *st = tl_tensor_strides(x);
-        for (int64_t i = nd - 1; i >= 0; i--) {
-            if (mask & (1ull << i)) ast[i] = 0;
-            else { ast[i] = m; m *= sz[i]; }
-        }
-        /* order dims by |stride| descending (size-1 dims dropped) */
-        int64_t order[MAXD], k = 0;
-        for (int64_t i = 0; i < nd; i++)
-            if (sz[i] != 1) order[k++] = i;
-        for (int64_t i = 1; i < k; i++) {
-            int64_t v = order[i], j = i;
-            int64_t sv = st[v] < 0 ? -st[v] : st[v];
-            while (j > 0) {
-                int64_t u = order[j - 1];
-                int64_t su = st[u] < 0 ? -st[u] : st[u];
-                if (su >= sv) break;
-                order[j] = u;
-                j--;
-            }
-            order[j] = v;
-        }
-        if (k == 0) { w.nd = 1; w.size[0] = 1; w.st[0] = 1; w.ast[0] = 0; }
-        else {
-            /* merge an inner dim into the outer one when both are reduced or
-             * both kept and they lie back to back (input and acc): a whole
-             * contiguous tensor becomes one run, summed pairwise */
-            w.nd = 0;
-            for (int64_t i = 0; i < k; i++) {
-                const int64_t s_ = sz[order[i]], t_ = st[order[i]], a_ = ast[order[i]], o = w.nd - 1;
-                if (o >= 0 && w.st[o] == t_ * s_ && w.ast[o] == a_ * s_) {
-                    w.size[o] *= s_; w.st[o] = t_; w.ast[o] = a_;
-                } else {
-                    w.size[w.nd] = s_; w.st[w.nd] = t_; w.ast[w.nd] = a_; w.nd++;
-                }
-            }
-        }
-        walk_run(&w, (const char *)tl_tensor_data_ptr(x), tl_tensor_dtype(x), tl_tensor_itemsize(x), accbuf,
-                 tl_tensor_numel(x));
-    }
+    if (xnumel > 0)
+        walk_run(&w, (const char *)tl_tensor_data_ptr(x), tl_tensor_dtype(x), tl_tensor_itemsize(x), accbuf, xnumel);
     tl_tensor_release(x);
     if (mean && floating) {
         int64_t O, R;
