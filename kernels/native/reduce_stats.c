@@ -5,10 +5,11 @@
  * view, row kernels when the reduced elements are contiguous, column kernels
  * across a kept inner dim); other layouts and dtypes go through one
  * contiguous copy in float32 (float64 for float64) and the same row kernels
- * (kernels/cpu/reduce_stats_kernel.c). Everything accumulates in double: var
- * by Welford per SIMD lane (Chan's merge across lanes and chunks), so float32
- * results are the float64 ones rounded; logsumexp subtracts the row max (0
- * when it is infinite, as PyTorch); norms accumulate |x|^p. The unbiased-bool
+ * (kernels/cpu/reduce_stats_kernel.c). var accumulates in double (shifted
+ * block sums per SIMD lane, Chan's merge across blocks, lanes and chunks), so
+ * float32 results are the float64 ones rounded; logsumexp subtracts the row
+ * max (0 when it is infinite, as PyTorch) and sums exp in double; norms
+ * accumulate |x|^p (float32 ord 2 / 1 rows as float trees widened to double). The unbiased-bool
  * overloads are PyTorch's CompositeImplicitAutograd wrappers of the
  * correction overloads.
  */
