@@ -407,8 +407,24 @@ tl_tensor *tl_native_scaled_dot_product_attention(tl_keyset ks, tl_tensor *query
                      scale_has ? scale : 1.0 / sqrt((double)(E > 0 ? E : 1)));
 }
 
+/* PyTorch's _safe_softmax over the last dim (the math path's): rows whose
+ * scores are all -inf give 0, not NaN. Written as where(dead, 0,
+ * softmax(where(dead, 0, s))) so that the dead rows' gradient is 0 too (no
+ * NaN through softmax's backward) without an operator of its own. */
+static tl_tensor *safe_softmax(tl_tensor *s) {
+    const tl_scalar zero = tl_scalar_from_double(0.0);
+    tl_tensor *ninf = tl_ops_eq_Scalar(s, tl_scalar_from_double(-INFINITY)), *dead = NULL, *s0 = NULL, *p = NULL,
+              *r = NULL;
+    if (ninf && (dead = tl_ops_all_dim(ninf, -1, true)) && (s0 = tl_ops_where_ScalarSelf(dead, zero, s)) &&
+        (p = tl_ops__softmax(s0, -1, false)))
+        r = tl_ops_where_ScalarSelf(dead, zero, p);
+    release_all((tl_tensor *[]){ninf, dead, s0, p}, 4);
+    return r;
+}
+
 /* PyTorch's math path: every step is an operator call, so the backward is
- * recorded through matmul / mul / add / softmax. is_causal masks key
+ * recorded through matmul / mul / add / softmax (PyTorch's _safe_softmax:
+ * fully masked rows give 0). is_causal masks key
  * positions after the query's (the top-left aligned lower triangle of the
  * L x S scores); a bool attn_mask keeps True positions, a floating one is
  * added; dropout_p > 0 drops attention weights (dropout, train=True). */
@@ -434,7 +450,7 @@ static tl_tensor *sdpa_math(tl_tensor *query, tl_tensor *key, tl_tensor *value, 
         s2 = s;
         tl_tensor_retain(s2);
     }
-    if (!s2 || !(p = tl_ops__softmax(s2, -1, false))) goto done;
+    if (!s2 || !(p = safe_softmax(s2))) goto done;
     if (dropout_p > 0) {
         if (!(pd = tl_ops_dropout(p, dropout_p, true))) goto done;
     } else {

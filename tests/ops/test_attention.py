@@ -270,6 +270,26 @@ def test_math_path_values():
     np.testing.assert_allclose(f64(o), ref, rtol=1e-5, atol=2e-6)
 
 
+def test_math_path_fully_masked_rows():
+    """PyTorch's math path (_safe_softmax): rows whose keys are all masked give
+    0 and zero gradients, no NaN (3-D inputs take the math path)"""
+    q, k, v, g = rn(2, 5, 4), rn(2, 6, 4), rn(2, 6, 4), rn(2, 5, 4)
+    m = rn(5, 6)
+    m[1] = -np.inf
+    m[3, 2:] = -np.inf
+    o, grads = run_tl(q, k, v, g, dtype=tl.float64, attn_mask=m)
+    assert type(o.grad_fn).__name__ != FUSED
+    ref = np_attention(q[:, None], k[:, None], v[:, None], mask=m, g=g[:, None])
+    np.testing.assert_allclose(o.detach().numpy(), ref[0][:, 0], rtol=1e-12, atol=1e-13)
+    for got, want in zip(grads, ref[2:]):
+        np.testing.assert_allclose(got.numpy(), want[:, 0], rtol=1e-11, atol=1e-12)
+    assert (o.detach().numpy()[:, 1] == 0).all()
+    mb = np.ones((5, 6), bool)
+    mb[4] = False
+    o = F.scaled_dot_product_attention(*[tl.from_numpy(x) for x in (q, k, v)], attn_mask=tl.from_numpy(mb))
+    assert (o.numpy()[:, 4] == 0).all() and not np.isnan(o.numpy()).any()
+
+
 @needs_torch
 @pytest.mark.parametrize("B,Hq,Hk,L,S,E,causal", CASES[:9] + CASES[10:])
 def test_against_torch(B, Hq, Hk, L, S, E, causal):
