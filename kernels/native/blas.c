@@ -22,7 +22,6 @@
 
 #include "tl_blas.h"
 #include "tl_internal.h"
-#include "tl_kernel.h"
 #include "tl_runtime.h"
 
 static atomic_int g_blas_threads = 0; /* the count last given to OpenBLAS */
@@ -121,33 +120,6 @@ static void gemm_items(int64_t b, int64_t e, void *ctx) {
  * the batch does not divide by the thread count). */
 #define TL_BLAS_ITEM_PARALLEL_MAX (1LL << 24) /* M * N * K of one matrix */
 
-/* ---- small float32 products: kernels/cpu/sgemm_small_kernel.c ---- */
-TL_DEFINE_STUB(tl_sgemm_small_stub, tl_sgemm_small_table)
-
-/* where the register-tile kernel measured faster than OpenBLAS (single
- * thread, AVX-512): enough work per matrix to amortize packing B's panels,
- * whole panels (N a multiple of 64, every ISA's panel width divides it), K
- * small enough for a panel to stay in L1/L2. Smaller products: OpenBLAS's
- * own small-matrix kernels are faster. */
-static bool small_product(int64_t M, int64_t N, int64_t K) {
-    const int64_t mnk = M * N * K;
-    return K <= TL_SGEMM_SMALL_K_MAX && mnk <= TL_SGEMM_SMALL_MNK_MAX && mnk >= (1LL << 18) && M >= 32 &&
-           N % 64 == 0;
-}
-
-static void small_items(int64_t b, int64_t e, void *ctx) {
-    const tl_sgemm_small_args *g = ctx;
-    float P[TL_SGEMM_SMALL_K_MAX * TL_SGEMM_SMALL_NR_MAX] __attribute__((aligned(64)));
-    const tl_sgemm_small_fn fn = (*(const tl_sgemm_small_fn(*)[1])tl_sgemm_small_stub.current)[0];
-    for (int64_t i = b; i < e; i++) fn(g, i, 0, g->M, P);
-}
-
-static void small_rows(int64_t b, int64_t e, void *ctx) {
-    const tl_sgemm_small_args *g = ctx;
-    float P[TL_SGEMM_SMALL_K_MAX * TL_SGEMM_SMALL_NR_MAX] __attribute__((aligned(64)));
-    (*(const tl_sgemm_small_fn(*)[1])tl_sgemm_small_stub.current)[0](g, 0, b, e, P);
-}
-
 void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K, double alpha,
                   const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
                   void *C, int64_t ldc, int64_t sc, int64_t batch) {
@@ -155,19 +127,6 @@ void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, i
     /* the matrices of C must not overlap (a batch stride below one matrix's
      * extent: the calls would race) */
     const bool disjoint = sc >= (M - 1) * ldc + N;
-    if (dt == TL_FLOAT32 && small_product(M, N, K)) {
-        tl_sgemm_small_args g = {M, N, K, (float)alpha, (float)beta,
-                                 A, transa ? 1 : lda, transa ? lda : 1, sa,
-                                 B, transb ? 1 : ldb, transb ? ldb : 1, sb,
-                                 C, ldc, sc};
-        if (n > 1 && batch >= n && disjoint)
-            tl_parallel_for(batch, 1, small_items, &g);
-        else if (n > 1 && batch == 1)
-            tl_parallel_for(M, 32, small_rows, &g); /* row blocks: each thread packs B's panels itself */
-        else
-            small_items(0, batch, &g);
-        return;
-    }
     const int64_t isz = dt == TL_FLOAT64 ? 8 : 4;
     gemm_job j = {dt, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
                   (blasint)M, (blasint)N, (blasint)K, (blasint)lda, (blasint)ldb, (blasint)ldc, alpha, beta,

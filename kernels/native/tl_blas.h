@@ -26,30 +26,6 @@ void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, i
                   const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
                   void *C, int64_t ldc, int64_t sc, int64_t batch);
 
-/* Small float32 products (kernels/cpu/sgemm_small_kernel.c, per CPU
- * capability): rows [r0, r1) of C[item] = alpha * A[item] @ B[item] +
- * beta * C[item] (beta == 0 ignores C), A and B at any element strides
- * (row, column, batch), C row-major (ldc, batch stride sc). P: scratch of
- * K x TL_SGEMM_SMALL_NR_MAX floats, 64-byte aligned. tl_blas_gemm sends
- * float32 products with K <= TL_SGEMM_SMALL_K_MAX and M * N * K <=
- * TL_SGEMM_SMALL_MNK_MAX here instead of OpenBLAS. */
-#define TL_SGEMM_SMALL_NR_MAX 64
-#define TL_SGEMM_SMALL_K_MAX 256
-#define TL_SGEMM_SMALL_MNK_MAX (1LL << 21)
-typedef struct {
-    int64_t M, N, K;
-    float alpha, beta;
-    const float *A;
-    int64_t rsa, csa, sa;
-    const float *B;
-    int64_t rsb, csb, sb;
-    float *C;
-    int64_t ldc, sc;
-} tl_sgemm_small_args;
-typedef void (*tl_sgemm_small_fn)(const tl_sgemm_small_args *g, int64_t item, int64_t r0, int64_t r1, float *P);
-extern const tl_sgemm_small_fn tl_sgemm_small_table_DEFAULT[1], tl_sgemm_small_table_AVX2[1],
-    tl_sgemm_small_table_AVX512[1];
-
 /* OpenBLAS's threads: torchlet's OpenMP team (1, the default) or OpenBLAS's
  * own pthread pool (0; also TORCHLET_BLAS_OWN_POOL=1 at load) */
 void tl_blas_use_openmp(int on);

@@ -285,8 +285,8 @@ def test_silu_double_backward_matches_torch():
 
 
 # ---------------------------------------------------------------- small float32 products
-# kernels/cpu/sgemm_small_kernel.c takes float32 products with K <= 256,
-# 2^18 <= M*N*K <= 2^21, M >= 32 and N a multiple of 64 (blas.c's small_product)
+# attention-sized products (K <= 256, M*N*K around 2^18..2^21, partial
+# panels) through OpenBLAS: layouts, beta/alpha, out=, threads
 SMALL = [(128, 64, 128), (33, 256, 64), (64, 37, 128), (35, 129, 64), (32, 256, 128), (512, 16, 64)]
 
 
