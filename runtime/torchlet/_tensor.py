@@ -11,6 +11,7 @@ numpy interop, tolist/item, repr.
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -143,6 +144,53 @@ class Tensor(_TensorOps):
 
     def dim(self) -> int:
         return _ndim(self._p)
+
+    # PyTorch's numpy-style transposes (aten/src/ATen/native/TensorShape.cpp,
+    # numpy_T / matrix_H / mT / mH). torchlet has no complex dtypes, so the
+    # conjugate transposes are the plain ones; the deprecation warnings are
+    # TORCH_WARN_ONCE there: once per process here too.
+    @property
+    def T(self) -> Tensor:
+        n = _ndim(self._p)
+        if n == 0:
+            _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+        elif n != 2:
+            _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                       "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                       "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+                       "to reverse the dimensions of a tensor.")
+        return self.permute(tuple(range(n - 1, -1, -1)))
+
+    @property
+    def H(self) -> Tensor:
+        n = _ndim(self._p)
+        if n == 0:
+            _warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+            return self.permute(())
+        if n != 2:
+            msg = f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+            if n > 2:
+                msg += " For batches of matrices, consider using tensor.mH"
+            raise RuntimeError(msg)
+        return self.transpose(0, 1)
+
+    @property
+    def mT(self) -> Tensor:
+        return self._matrix_transpose("mT", "This function is the identity in these cases.")
+
+    @property
+    def mH(self) -> Tensor:
+        return self._matrix_transpose("mH", "Consider using x.conj().")
+
+    def _matrix_transpose(self, name, hint):
+        n = _ndim(self._p)
+        if n == 0:
+            _warn_once(f"Tensor.{name} is deprecated on 0-D tensors. {hint}")
+            return self.permute(())
+        if n < 2:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                               f"Got {n}-D tensor.")
+        return self.transpose(-2, -1)
 
     def ndimension(self) -> int:
         return _ndim(self._p)
@@ -302,6 +350,16 @@ class _Bits:
     def __init__(self, t):
         self._t = t
         self.__array_interface__ = t._interface("<u2")
+
+
+_WARNED: set = set()
+
+
+def _warn_once(msg: str) -> None:
+    """PyTorch's TORCH_WARN_ONCE: a UserWarning the first time a message is raised."""
+    if msg not in _WARNED:
+        _WARNED.add(msg)
+        warnings.warn(msg, UserWarning, stacklevel=3)
 
 
 def _wrap(h) -> Tensor:
