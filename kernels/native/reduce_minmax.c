@@ -149,8 +149,44 @@ done:
     return rc ? -1 : 0;
 }
 
+#define AMAX_CHUNK (1 << 16)      /* elements per chunk of a long row */
+#define AMAX_PAR_MIN (1 << 15)    /* fewest elements worth a thread */
+#define SEL_MAX(a, x) ((x) > (a) || (x) != (x) ? (x) : (a))
+#define SEL_MIN(a, x) ((x) < (a) || (x) != (x) ? (x) : (a))
+
+typedef struct {
+    const float *p;
+    float *o, *part;
+    int64_t O, R;
+    tl_rowmax_f32_fn row;
+    tl_colmax_f32_fn col;
+    int is_max;
+} f32_ctx;
+
+static void f32_rows_body(int64_t b, int64_t e, void *c_) {
+    const f32_ctx *c = c_;
+    for (int64_t j = b; j < e; j++) c->o[j] = c->row(c->p + j * c->R, c->R);
+}
+
+static void f32_chunks_body(int64_t b, int64_t e, void *c_) {
+    const f32_ctx *c = c_;
+    for (int64_t k = b; k < e; k++) {
+        const int64_t s = k * AMAX_CHUNK, len = c->R - s < AMAX_CHUNK ? c->R - s : AMAX_CHUNK;
+        c->part[k] = c->row(c->p + s, len);
+    }
+}
+
+static void f32_cols_body(int64_t b, int64_t e, void *c_) {
+    const f32_ctx *c = c_;
+    const int64_t lo = b * 16, n = (e * 16 < c->O ? e * 16 : c->O) - lo;
+    memcpy(c->o + lo, c->p + lo, (size_t)n * sizeof(float));
+    for (int64_t r = 1; r < c->R; r++) c->col(c->o + lo, c->p + r * c->O + lo, n);
+}
+
 /* float32, contiguous, reduced dims a suffix (rows) or a prefix (columns) of
- * the dims: the SIMD kernels straight on the data. 1 = done, 0 = not this layout. */
+ * the dims: the SIMD kernels straight on the data, split across threads (every
+ * output still computed in an order that does not depend on the thread count).
+ * 1 = done, 0 = not this layout, -1 = error. */
 static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *out) {
     if (tl_tensor_dtype(self) != TL_FLOAT32 || tl_tensor_dtype(out) != TL_FLOAT32 || !tl_tensor_is_contiguous(self) ||
         !tl_tensor_is_contiguous(out))
@@ -167,15 +203,33 @@ static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_te
     const float *p = tl_tensor_data_ptr(self);
     float *o = tl_tensor_data_ptr(out);
     const int w = is_max ? 0 : 1;
+    f32_ctx c = {p, o, NULL, O, R, TL_MINMAX_F32.row[w], TL_MINMAX_F32.col[w], is_max};
     if (last == nd - 1) {
-        const tl_rowmax_f32_fn row = TL_MINMAX_F32.row[w];
-        for (int64_t j = 0; j < O; j++) o[j] = row(p + j * R, R);
+        if (R <= AMAX_CHUNK || O >= 16) {   /* shape only: the same bits for any thread count */
+            /* one output per row, rows across threads */
+            tl_parallel_for(O, (AMAX_PAR_MIN + R - 1) / R, f32_rows_body, &c);
+            return 1;
+        }
+        /* few long rows (a full reduction): each row in fixed chunks across
+         * threads, the chunk results merged in order (independent of the
+         * thread count; a NaN chunk makes the row NaN) */
+        const int64_t nc = (R + AMAX_CHUNK - 1) / AMAX_CHUNK;
+        float *part = malloc((size_t)nc * sizeof(float));
+        if (!part) { tl_set_error(TL_ERR_RUNTIME, "out of memory"); return -1; }
+        c.part = part;
+        for (int64_t j = 0; j < O; j++) {
+            c.p = p + j * R;
+            tl_parallel_for(nc, 1, f32_chunks_body, &c);
+            float r = part[0];
+            for (int64_t k = 1; k < nc; k++) r = is_max ? SEL_MAX(r, part[k]) : SEL_MIN(r, part[k]);
+            o[j] = r;
+        }
+        free(part);
         return 1;
     }
     if (first == 0) {
-        const tl_colmax_f32_fn col = TL_MINMAX_F32.col[w];
-        memcpy(o, p, (size_t)O * sizeof(float));
-        for (int64_t r = 1; r < R; r++) col(o, p + r * O, O);
+        /* kept columns across threads (blocks of 16, each column by one thread) */
+        tl_parallel_for((O + 15) / 16, (AMAX_PAR_MIN + 16 * R - 1) / (16 * R), f32_cols_body, &c);
         return 1;
     }
     return 0;
@@ -183,7 +237,8 @@ static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_te
 
 static int amax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *out) {
     if (tl_tensor_numel(out) == 0) return 0;
-    if (amax_f32_fast(self, mask, is_max, out)) return 0;
+    const int f = amax_f32_fast(self, mask, is_max, out);
+    if (f) return f < 0 ? -1 : 0;
     return minmax_core(self, mask, is_max, out, NULL);
 }
 

@@ -459,6 +459,42 @@ def test_threads_do_not_change_results():
     assert r1 == r2
 
 
+@pytest.mark.parametrize("shape,dim", [((1 << 20,), None), ((3, 300001), 1), ((4096, 64), 1), ((64, 4096), 0),
+                                       ((5, 70000), 0), ((2, 3, 70001), (1, 2)), ((300001,), 0)])
+@pytest.mark.parametrize("op", ["amax", "amin", "max"])
+def test_amax_threads_same_bits_and_nan(shape, dim, op):
+    """float32 amax/amin/max split across threads (rows, columns, fixed chunks of
+    a long row): 1 and 2 threads give the same bits and numpy's values, and any
+    NaN (first, last, at a chunk boundary, in the tail) makes the result NaN."""
+    a = R.standard_normal(shape).astype(np.float32)
+    n = a.size
+    flat_positions = [None, 0, n - 1, 65535, 65536, n // 2 + 7, n - 3]
+    ref_fn = np.max if op in ("amax", "max") else np.min
+    n0 = tl.get_num_threads()
+    try:
+        for pos in flat_positions:
+            b = a.copy()
+            if pos is not None:
+                b.reshape(-1)[pos] = np.nan
+            x = T(b)
+            got = []
+            for th in (1, 2):
+                tl.set_num_threads(th)
+                if op == "max" or dim is None:
+                    r = getattr(tl, "max" if op == "max" else op)(x)
+                else:
+                    r = getattr(tl, op)(x, dim)
+                got.append(r.numpy().copy())
+            ax = None if (op == "max" or dim is None) else dim
+            ref = ref_fn(b, axis=ax)
+            assert got[0].tobytes() == got[1].tobytes(), (pos, th)
+            np.testing.assert_array_equal(got[0], ref)   # NaN where numpy has NaN
+            if pos is not None and ax is None:
+                assert np.isnan(got[0])
+    finally:
+        tl.set_num_threads(n0)
+
+
 @pytest.mark.parametrize("shape", [(1000,), (3, 257), (257, 3), (2, 130, 5), (129,), (16, 16)])
 def test_amax_f32_layouts(cpu_capability, shape):
     """the float32 SIMD row/column kernels against the general path"""
