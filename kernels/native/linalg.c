@@ -366,17 +366,6 @@ int tl_impl_baddbmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *batch1
 /* ------------------------------------------------------------------ */
 /* mv, dot (CompositeExplicitAutograd / CPU kernels over the engine)    */
 
-/* PyTorch's resize_output: out takes the shape (a warning when it had elements) */
-static int resize_output(tl_tensor *out, int64_t ndim, const int64_t *sizes) {
-    tl_structured s;
-    tl_structured_init(&s, TL_STRUCTURED_OUT, TL_CPU, 0);
-    int r = tl_structured_propose(&s, 0, out) == 0 ? tl_structured_set_output(&s, 0, ndim, sizes, NULL,
-                                                                              tl_tensor_dtype(out))
-                                                   : -1;
-    tl_structured_cleanup(&s);
-    return r;
-}
-
 /* PyTorch's addmv checks, result being mv's output (dtype rd) */
 static int check_mv(tl_tensor *self, tl_tensor *vec, tl_dtype rd) {
     if (tl_tensor_ndim(self) != 2 || tl_tensor_ndim(vec) != 1)
@@ -415,7 +404,7 @@ tl_tensor *tl_native_mv_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec, tl_te
     (void)ks;
     if (check_mv(self, vec, tl_tensor_dtype(out)) != 0) return NULL;
     const int64_t m = tl_tensor_size(self, 0);
-    if (resize_output(out, 1, &m) != 0 || mv_into(out, self, vec) != 0) return NULL;
+    if (tl_structured_resize_out(out, 1, &m, TL_DTYPE_UNDEFINED) != 0 || mv_into(out, self, vec) != 0) return NULL;
     tl_tensor_bump_version(out);
     tl_tensor_retain(out);
     return out;
@@ -454,7 +443,7 @@ tl_tensor *tl_native_dot(tl_keyset ks, tl_tensor *self, tl_tensor *tensor) {
 
 tl_tensor *tl_native_dot_out(tl_keyset ks, tl_tensor *self, tl_tensor *tensor, tl_tensor *out) {
     (void)ks;
-    if (resize_output(out, 0, NULL) != 0) return NULL;
+    if (tl_structured_resize_out(out, 0, NULL, TL_DTYPE_UNDEFINED) != 0) return NULL;
     if (tl_tensor_dtype(out) != tl_tensor_dtype(self)) {
         tl_set_error(TL_ERR_RUNTIME, "result dtype %s does not match input dtype %s",
                      tl_dtype_scalar_name(tl_tensor_dtype(out)), tl_dtype_scalar_name(tl_tensor_dtype(self)));
@@ -555,7 +544,7 @@ static tl_tensor *matmul_folded(tl_tensor *tensor1, tl_tensor *tensor2, tl_tenso
     }
     /* out=: PyTorch never gets here with transpose && t2_matrix */
     const int64_t oshape[2] = {folded, t2_matrix ? tl_tensor_size(t2, 1) : 1};
-    if (resize_output(out, nshape, shape) != 0 || !(ro = tl_ops_reshape(out, oshape, t2_matrix ? 2 : 1))) goto done;
+    if (tl_structured_resize_out(out, nshape, shape, TL_DTYPE_UNDEFINED) != 0 || !(ro = tl_ops_reshape(out, oshape, t2_matrix ? 2 : 1))) goto done;
     tl_tensor *r = t2_matrix ? tl_ops_mm_out(t1f, t2, ro) : tl_ops_mv_out(t1f, t2, ro);
     tl_tensor_release(r);
     if (r && into_out(out, ro) == 0) tl_tensor_retain(res = out);
@@ -618,7 +607,7 @@ static tl_tensor *matmul_batched(tl_tensor *tensor1, tl_tensor *tensor2, tl_tens
         goto done;
     }
     const int64_t os[3] = {bp, n, p};
-    if (resize_output(out, nout, shape) != 0 || !(ro = tl_ops_reshape(out, os, 3))) goto done;
+    if (tl_structured_resize_out(out, nout, shape, TL_DTYPE_UNDEFINED) != 0 || !(ro = tl_ops_reshape(out, os, 3))) goto done;
     if (!(bm = tl_ops_bmm_out(r1, r2, ro))) goto done;
     if (into_out(out, ro) == 0) tl_tensor_retain(res = out);
 done:
@@ -651,7 +640,7 @@ static tl_tensor *matmul_impl(tl_tensor *t1, tl_tensor *t2, tl_tensor *out) {
             tl_tensor_release(m);
         } else if (u) {
             const int64_t nn = tl_tensor_size(t2, 1);
-            if (resize_output(out, 1, &nn) == 0 && (ou = tl_ops_unsqueeze(out, 0))) {
+            if (tl_structured_resize_out(out, 1, &nn, TL_DTYPE_UNDEFINED) == 0 && (ou = tl_ops_unsqueeze(out, 0))) {
                 tl_tensor *m = tl_ops_mm_out(u, t2, ou);
                 if (m) tl_tensor_retain(r = out);
                 tl_tensor_release(m);

@@ -7,12 +7,8 @@
 
 #include "tl_tensor.h"
 
-/* PyTorch's at::native::resize_output: an out= tensor of another shape is
- * resized, with the deprecation warning when it had elements. */
-int tl_missing_resize_output(tl_tensor *out, int64_t ndim, const int64_t *sizes);
-
 /* out= through a functional result: checks the dtype (PyTorch's "Expected out
- * tensor to have dtype ..."), resizes `out` like resize_output and copies
+ * tensor to have dtype ..."), resizes `out` (tl_structured_resize_out) and copies
  * `result` into it. Releases `result`; returns a new reference to out. */
 tl_tensor *tl_missing_copy_to_out(tl_tensor *result, tl_tensor *out);
 

@@ -22,20 +22,6 @@
 #include "tl_ops.h"
 #include "tl_structured.h"
 
-/* ------------------------------------------------------------ resize_output */
-int tl_missing_resize_output(tl_tensor *out, int64_t ndim, const int64_t *sizes) {
-    if (out->ndim == ndim && memcmp(out->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0) return 0;
-    if (out->numel != 0) {
-        char b1[256], b2[256];
-        tl__warn("An output with one or more elements was resized since it had shape %s, which does not match the "
-                 "required output shape %s. This behavior is deprecated, and in a future PyTorch release outputs "
-                 "will not be resized unless they have zero elements. You can explicitly reuse an out tensor t by "
-                 "resizing it, inplace, to zero elements with t.resize_(0).",
-                 si_shape_str(b1, sizeof b1, out->ndim, out->sizes), si_shape_str(b2, sizeof b2, ndim, sizes));
-    }
-    return tl_resize_(out, ndim, sizes);
-}
-
 tl_tensor *tl_missing_copy_to_out(tl_tensor *result, tl_tensor *out) {
     if (!result) return NULL;
     if (result->dtype != out->dtype) {
@@ -44,7 +30,7 @@ tl_tensor *tl_missing_copy_to_out(tl_tensor *result, tl_tensor *out) {
         tl_tensor_release(result);
         return NULL;
     }
-    int rc = tl_missing_resize_output(out, result->ndim, result->sizes);
+    int rc = tl_structured_resize_out(out, result->ndim, result->sizes, TL_DTYPE_UNDEFINED);
     if (rc == 0 && out->device != TL_META) rc = tl_copy_(out, result);
     tl_tensor_release(result);
     if (rc) return NULL;
@@ -180,7 +166,7 @@ static int nonzero_into(tl_tensor *self, tl_tensor *out) {
         n += m;
     }
     const int64_t shape[2] = {n, x->ndim};
-    int rc = tl_missing_resize_output(out, 2, shape);
+    int rc = tl_structured_resize_out(out, 2, shape, TL_DTYPE_UNDEFINED);
     tl_tensor *dst = NULL;
     if (rc == 0) dst = tl_tensor_is_contiguous(out) ? (tl_tensor_retain(out), out) : tl_empty(2, shape, TL_INT64, TL_CPU);
     if (!dst) rc = -1;

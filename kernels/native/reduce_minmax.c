@@ -296,21 +296,10 @@ static tl_tensor *full_minmax(tl_tensor *self, int is_max) {
     return out;
 }
 
-/* out= resized to `ndim, sizes` (PyTorch's resize_output, with its warning),
- * dtype unchecked when dtype is UNDEFINED */
-static int resize_out(tl_tensor *out, int64_t ndim, const int64_t *sizes, tl_dtype dtype) {
-    tl_structured s;
-    tl_structured_init(&s, TL_STRUCTURED_OUT, TL_CPU, 0);
-    int rc = tl_structured_propose(&s, 0, out);
-    if (!rc) rc = tl_structured_set_output(&s, 0, ndim, sizes, NULL, dtype == TL_DTYPE_UNDEFINED ? tl_tensor_dtype(out) : dtype);
-    tl_structured_cleanup(&s);
-    return rc;
-}
-
 static tl_tensor *full_minmax_out(tl_tensor *self, tl_tensor *out, int is_max) {
     tl_tensor *r = full_minmax(self, is_max);
     if (!r) return NULL;
-    int rc = resize_out(out, 0, NULL, TL_DTYPE_UNDEFINED);
+    int rc = tl_structured_resize_out(out, 0, NULL, TL_DTYPE_UNDEFINED);
     if (!rc) rc = tl_copy_(out, r);
     tl_tensor_release(r);
     if (rc) return NULL;

@@ -108,6 +108,11 @@ int tl_structured_build_where_op(tl_structured *s, const tl_tensor *cond, const 
 int tl_structured_set_output(tl_structured *s, int i, int64_t ndim, const int64_t *sizes,
                              const int64_t *strides, tl_dtype dtype);
 
+/* PyTorch's resize_output for a hand-written CPU out= kernel: out must have
+ * `dtype` (TL_DTYPE_UNDEFINED: any) and be on the CPU, then takes `ndim,
+ * sizes` (the deprecation warning when it had elements and another shape). */
+int tl_structured_resize_out(tl_tensor *out, int64_t ndim, const int64_t *sizes, tl_dtype dtype);
+
 /* 1 when impl must not run: a Meta kernel, or Meta outputs. */
 int tl_structured_skip_impl(const tl_structured *s);
 /* Success: bumps the version counter of a mutated output (inplace / out=),

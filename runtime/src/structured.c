@@ -211,6 +211,15 @@ int tl_structured_set_output(tl_structured *s, int i, int64_t ndim, const int64_
     return 0;
 }
 
+int tl_structured_resize_out(tl_tensor *out, int64_t ndim, const int64_t *sizes, tl_dtype dtype) {
+    tl_structured s;
+    tl_structured_init(&s, TL_STRUCTURED_OUT, TL_CPU, 0);
+    int rc = tl_structured_propose(&s, 0, out);
+    if (!rc) rc = tl_structured_set_output(&s, 0, ndim, sizes, NULL, dtype == TL_DTYPE_UNDEFINED ? tl_tensor_dtype(out) : dtype);
+    tl_structured_cleanup(&s);
+    return rc;
+}
+
 int tl_structured_skip_impl(const tl_structured *s) {
     if (s->meta_only) return 1;
     return s->outputs[0] && tl_tensor_device(s->outputs[0]) == TL_META;
