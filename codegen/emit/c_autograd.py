@@ -45,7 +45,7 @@ C_COMMENT = ("/*", " * ", "")
 # fall through.
 DONT_REQUIRE_DERIVATIVE = frozenset(
     {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "isnan",
-     "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "sign", "floor_divide", "result_type",
+     "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "sign", "result_type",
      "logical_and", "logical_or", "logical_xor", "logical_not"}
 )  # fmt: skip
 
@@ -659,6 +659,12 @@ class FormulaCompiler:
                 return Val("bool", (f"tl_ag_is_differentiable_type({args[0].c[0]})",))
             if key in ("GradMode::is_enabled", "at::GradMode::is_enabled") and not args:
                 return Val("bool", ("(tl_grad_mode_is_enabled() != 0)",))
+            if key == "not_implemented" and len(args) == 1 and args[0].kind == "str":
+                # FunctionsManual's not_implemented(name): the backward raises when it runs
+                self.lines.append(f"tl_set_error(TL_ERR_NOT_IMPLEMENTED, \"the derivative for '%s' is not implemented.\", {args[0].c[0]});")
+                self.lines.append("(void)grad_inputs;")
+                self.lines.append("goto done;")
+                return Val("tensor", ("NULL",))
             if key in ("Tensor", "at::Tensor") and not args:
                 return Val("tensor", ("NULL",))  # an undefined tensor
             if key == "std::tuple" and not args and f.template_args and all(t.strip() == "Tensor" for t in f.template_args):
@@ -1110,8 +1116,12 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
         od = info_entry.output_differentiability if info_entry is not None else None
         if od and not any(x is True for x in od):
             return None  # output_differentiability: [False] (isinf): outputs never require grad, keys fall through
-        return {**common, "kind": "not_implemented", "base": str(f.func.name.name),
-                "comment": "no derivatives.yaml entry: an error when an input requires grad"}
+        # PyTorch's autograd-not-implemented fallback: the forward runs, the
+        # outputs get a NotImplemented grad_fn, backward fails (tl_autograd_not_implemented)
+        return {**common, "kind": "not_implemented", "aten": f"aten::{f.func.name.name}",
+                "inplace": bool(f.func.name.name.inplace) and r.kind == "tensor",
+                "n_out": len(f.func.returns),
+                "comment": "no derivatives.yaml entry: a NotImplemented node, the error comes in backward"}
     node = nodes.get(id(info))
     if node is None:
         return None  # its formula could not be translated (reported)

@@ -174,20 +174,28 @@ tl_tensor *tl_ops_flip(tl_tensor *self, const int64_t *dims, int64_t dims_len);
 /* mm */
 tl_tensor *tl_ops_mm(tl_tensor *self, tl_tensor *mat2);
 tl_tensor *tl_ops_mm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+tl_tensor *tl_ops_mm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+tl_tensor *tl_ops_mm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 
 /* bmm */
 tl_tensor *tl_ops_bmm(tl_tensor *self, tl_tensor *mat2);
 tl_tensor *tl_ops_bmm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+tl_tensor *tl_ops_bmm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+tl_tensor *tl_ops_bmm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 
 /* addmm */
 tl_tensor *tl_ops_addmm_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_addmm(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_addmm_(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_dtype(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_dtype_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 /* baddbmm */
 tl_tensor *tl_ops_baddbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_baddbmm_(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_baddbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_baddbmm_dtype(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_dtype_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 /* mv */
 tl_tensor *tl_ops_mv(tl_tensor *self, tl_tensor *vec);
@@ -219,6 +227,7 @@ tl_tensor *tl_ops_silu_backward(tl_tensor *grad_output, tl_tensor *self);
 
 /* view */
 tl_tensor *tl_ops_view(tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops_view_dtype(tl_tensor *self, tl_dtype dtype);
 
 /* reshape */
 tl_tensor *tl_ops_reshape(tl_tensor *self, const int64_t *shape, int64_t shape_len);
@@ -281,31 +290,41 @@ tl_tensor *tl_ops_to_other(tl_tensor *self, tl_tensor *other, bool non_blocking,
 
 /* empty */
 tl_tensor *tl_ops_empty_memory_format(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_empty_out(const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out);
 
 /* empty_strided */
 tl_tensor *tl_ops_empty_strided(const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
 /* zeros */
 tl_tensor *tl_ops_zeros(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_zeros_out(const int64_t *size, int64_t size_len, tl_tensor *out);
 
 /* ones */
 tl_tensor *tl_ops_ones(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_ones_out(const int64_t *size, int64_t size_len, tl_tensor *out);
 
 /* full */
 tl_tensor *tl_ops_full(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_full_out(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out);
 
 /* arange */
 tl_tensor *tl_ops_arange(tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 tl_tensor *tl_ops_arange_start(tl_scalar start, tl_scalar end, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 tl_tensor *tl_ops_arange_start_step(tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_arange_out(tl_scalar end, tl_tensor *out);
+tl_tensor *tl_ops_arange_start_out(tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out);
 
 /* rand */
 tl_tensor *tl_ops_rand(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 tl_tensor *tl_ops_rand_generator(const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_rand_out(const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_rand_generator_out(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 
 /* randn */
 tl_tensor *tl_ops_randn(const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 tl_tensor *tl_ops_randn_generator(const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randn_out(const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_randn_generator_out(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 
 /* empty_like */
 tl_tensor *tl_ops_empty_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
@@ -321,12 +340,16 @@ tl_tensor *tl_ops_full_like(tl_tensor *self, tl_scalar fill_value, tl_dtype dtyp
 
 /* fill */
 tl_tensor *tl_ops_fill__Scalar(tl_tensor *self, tl_scalar value);
+tl_tensor *tl_ops_fill_Scalar(tl_tensor *self, tl_scalar value);
+tl_tensor *tl_ops_fill_Tensor(tl_tensor *self, tl_tensor *value);
+tl_tensor *tl_ops_fill__Tensor(tl_tensor *self, tl_tensor *value);
 
 /* zero */
 tl_tensor *tl_ops_zero_(tl_tensor *self);
 
 /* threshold_backward */
 tl_tensor *tl_ops_threshold_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
+tl_tensor *tl_ops_threshold_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
 
 /* eq */
 tl_tensor *tl_ops_eq_Tensor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -798,9 +821,11 @@ tl_tensor *tl_ops_stack_out(tl_tensor *const *tensors, int64_t tensors_len, int6
 
 /* hstack */
 tl_tensor *tl_ops_hstack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_hstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 
 /* vstack */
 tl_tensor *tl_ops_vstack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_vstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 
 /* split */
 int tl_ops_split_Tensor(tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
@@ -823,6 +848,7 @@ tl_tensor *tl_ops_unflatten_int(tl_tensor *self, int64_t dim, const int64_t *siz
 
 /* narrow */
 tl_tensor *tl_ops_narrow(tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+tl_tensor *tl_ops_narrow_Tensor(tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length);
 
 /* index_select */
 tl_tensor *tl_ops_index_select_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
@@ -970,6 +996,7 @@ tl_tensor *tl_ops_mse_loss_out(tl_tensor *self, tl_tensor *target, int64_t reduc
 
 /* mse_loss_backward */
 tl_tensor *tl_ops_mse_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_mse_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
 
 /* scaled_dot_product_attention */
 tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);

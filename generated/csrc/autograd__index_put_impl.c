@@ -132,7 +132,7 @@ fail:
 
 /* ----------------------------------------------------------------------
  * _index_put_impl: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd__index_put_impl(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -141,11 +141,20 @@ static tl_tensor *tl_autograd__index_put_impl(tl_keyset ks, tl_tensor *self, tl_
     ins_[nin_++] = self;
     for (int64_t i_ = 0; i_ < indices_len; i_++) ins_[nin_++] = indices[i_];
     ins_[nin_++] = values;
-    if (tl_autograd_compute_requires_grad(ins_, nin_)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '_index_put_impl' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, nin_))
+        return tl_ops__index_put_impl_redispatch(below_, self, indices, indices_len, values, accumulate, unsafe);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops__index_put_impl_redispatch(below_, self, indices, indices_len, values, accumulate, unsafe);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::_index_put_impl", ins_, nin_, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops__index_put_impl_redispatch(below_, self, indices, indices_len, values, accumulate, unsafe);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------

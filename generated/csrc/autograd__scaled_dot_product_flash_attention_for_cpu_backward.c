@@ -20,16 +20,31 @@
 
 /* ----------------------------------------------------------------------
  * _scaled_dot_product_flash_attention_for_cpu_backward: _scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static int tl_autograd__scaled_dot_product_flash_attention_for_cpu_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[7] = { grad_out, query, key, value, out, logsumexp, attn_mask };
-    if (tl_autograd_compute_requires_grad(ins_, 7)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '_scaled_dot_product_flash_attention_for_cpu_backward' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 7))
+        return tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_redispatch(below_, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale, scale_has, ret0, ret1, ret2);
+    int rc_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        rc_ = tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_redispatch(below_, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale, scale_has, ret0, ret1, ret2);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (rc_ < 0) return -1;
+    tl_tensor *o_[3] = { *ret0, *ret1, *ret2 };
+    if (tl_autograd_not_implemented("aten::_scaled_dot_product_flash_attention_for_cpu_backward", ins_, 7, o_, 3, 0) < 0) {
+        tl_tensor_release(*ret0);
+        *ret0 = NULL;
+        tl_tensor_release(*ret1);
+        *ret1 = NULL;
+        tl_tensor_release(*ret2);
+        *ret2 = NULL;
         return -1;
     }
-    return tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_redispatch(below_, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale, scale_has, ret0, ret1, ret2);
+    return 0;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward(void) {

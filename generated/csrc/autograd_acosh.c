@@ -7,6 +7,7 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   acosh(Tensor self) -> Tensor
+ *   acosh_(Tensor(a!) self) -> Tensor(a!)
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   acosh(Tensor self) -> Tensor
@@ -120,6 +121,42 @@ static const tl_node_vtable AcoshBackward0_vtable = {
     "AcoshBackward0", AcoshBackward0_apply, AcoshBackward0_release_saved_variables, AcoshBackward0_destroy,
 };
 
+/* ======================================================================
+ * AcoshBackward1: the backward node of (yaml/derivatives.yaml)
+ *   acosh_(Tensor(a!) self) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct AcoshBackward1 {
+    tl_node base;
+} AcoshBackward1;
+
+static int AcoshBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: not_implemented("inplace version of acosh") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "inplace version of acosh");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    (void)grad;
+    return rc_;
+}
+
+static void AcoshBackward1_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void AcoshBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable AcoshBackward1_vtable = {
+    "AcoshBackward1", AcoshBackward1_apply, AcoshBackward1_release_saved_variables, AcoshBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * acosh: acosh(Tensor self) -> Tensor
  * records AcoshBackward0
@@ -153,7 +190,7 @@ fail:
 
 /* ----------------------------------------------------------------------
  * acosh_: acosh_(Tensor(a!) self) -> Tensor(a!)
- * records AcoshBackward0 (in place: self's history is rebased onto it)
+ * records AcoshBackward1 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_acosh_(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -161,18 +198,10 @@ static tl_tensor *tl_autograd_acosh_(tl_keyset ks, tl_tensor *self) {
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_acosh__redispatch(below_, self);
-    AcoshBackward0 *n_ = (AcoshBackward0 *)tl_node_new(&AcoshBackward0_vtable, sizeof(AcoshBackward0), 1, 1);
+    AcoshBackward1 *n_ = (AcoshBackward1 *)tl_node_new(&AcoshBackward1_vtable, sizeof(AcoshBackward1), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
-    if (tl_node_next_edge(&n_->base, 0).node) {
-        /* self is overwritten: save a copy taken before the op (PyTorch's original_self) */
-        { tl_tensor *c_ = tl_ops_clone(self, -1);
-          if (!c_) goto fail;
-          int rc_ = tl_saved_variable_save(&n_->self_, c_, 0);
-          tl_tensor_release(c_);
-          if (rc_ < 0) goto fail; }
-    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_acosh__redispatch(below_, self);

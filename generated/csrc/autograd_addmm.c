@@ -12,6 +12,8 @@
  *   addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  *   addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  *   addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ *   addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *   addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -210,6 +212,43 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * addmm.dtype: addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_addmm_dtype(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[3] = { self, mat1, mat2 };
+    if (!tl_autograd_compute_requires_grad(ins_, 3))
+        return tl_ops_addmm_dtype_redispatch(below_, self, mat1, mat2, out_dtype, beta, alpha);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_addmm_dtype_redispatch(below_, self, mat1, mat2, out_dtype, beta, alpha);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::addmm", ins_, 3, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
+
+/* ----------------------------------------------------------------------
+ * addmm.dtype_out: addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_addmm_dtype_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[4] = { self, mat1, mat2, out };
+    if (tl_autograd_compute_requires_grad(ins_, 4)) {
+        tl_set_error(TL_ERR_RUNTIME, "addmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_addmm_dtype_out_redispatch(below_, self, mat1, mat2, out_dtype, beta, alpha, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_addmm(void) {
     if (tl_op_register_kernel(tl_ops_addmm_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addmm_out, tl_ops_addmm_out_boxed, NULL,
@@ -218,5 +257,9 @@ int tl_autograd_register_addmm(void) {
             "tl_autograd_addmm registered at generated/csrc/autograd_addmm.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_addmm__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addmm_, tl_ops_addmm__boxed, NULL,
             "tl_autograd_addmm_ registered at generated/csrc/autograd_addmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_addmm_dtype_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addmm_dtype, tl_ops_addmm_dtype_boxed, NULL,
+            "tl_autograd_addmm_dtype registered at generated/csrc/autograd_addmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_addmm_dtype_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addmm_dtype_out, tl_ops_addmm_dtype_out_boxed, NULL,
+            "tl_autograd_addmm_dtype_out registered at generated/csrc/autograd_addmm.c") < 0) return -1;
     return 0;
 }

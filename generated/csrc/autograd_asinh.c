@@ -7,6 +7,7 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   asinh(Tensor self) -> Tensor
+ *   asinh_(Tensor(a!) self) -> Tensor(a!)
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   asinh(Tensor self) -> Tensor
@@ -84,6 +85,42 @@ static const tl_node_vtable AsinhBackward0_vtable = {
     "AsinhBackward0", AsinhBackward0_apply, AsinhBackward0_release_saved_variables, AsinhBackward0_destroy,
 };
 
+/* ======================================================================
+ * AsinhBackward1: the backward node of (yaml/derivatives.yaml)
+ *   asinh_(Tensor(a!) self) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct AsinhBackward1 {
+    tl_node base;
+} AsinhBackward1;
+
+static int AsinhBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: not_implemented("inplace version of asinh") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "inplace version of asinh");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    (void)grad;
+    return rc_;
+}
+
+static void AsinhBackward1_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void AsinhBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable AsinhBackward1_vtable = {
+    "AsinhBackward1", AsinhBackward1_apply, AsinhBackward1_release_saved_variables, AsinhBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * asinh: asinh(Tensor self) -> Tensor
  * records AsinhBackward0
@@ -117,7 +154,7 @@ fail:
 
 /* ----------------------------------------------------------------------
  * asinh_: asinh_(Tensor(a!) self) -> Tensor(a!)
- * records AsinhBackward0 (in place: self's history is rebased onto it)
+ * records AsinhBackward1 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_asinh_(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -125,18 +162,10 @@ static tl_tensor *tl_autograd_asinh_(tl_keyset ks, tl_tensor *self) {
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_asinh__redispatch(below_, self);
-    AsinhBackward0 *n_ = (AsinhBackward0 *)tl_node_new(&AsinhBackward0_vtable, sizeof(AsinhBackward0), 1, 1);
+    AsinhBackward1 *n_ = (AsinhBackward1 *)tl_node_new(&AsinhBackward1_vtable, sizeof(AsinhBackward1), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
-    if (tl_node_next_edge(&n_->base, 0).node) {
-        /* self is overwritten: save a copy taken before the op (PyTorch's original_self) */
-        { tl_tensor *c_ = tl_ops_clone(self, -1);
-          if (!c_) goto fail;
-          int rc_ = tl_saved_variable_save(&n_->self_, c_, 0);
-          tl_tensor_release(c_);
-          if (rc_ < 0) goto fail; }
-    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_asinh__redispatch(below_, self);

@@ -7,6 +7,7 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   atanh(Tensor self) -> Tensor
+ *   atanh_(Tensor(a!) self) -> Tensor(a!)
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   atanh(Tensor self) -> Tensor
@@ -84,6 +85,42 @@ static const tl_node_vtable AtanhBackward0_vtable = {
     "AtanhBackward0", AtanhBackward0_apply, AtanhBackward0_release_saved_variables, AtanhBackward0_destroy,
 };
 
+/* ======================================================================
+ * AtanhBackward1: the backward node of (yaml/derivatives.yaml)
+ *   atanh_(Tensor(a!) self) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct AtanhBackward1 {
+    tl_node base;
+} AtanhBackward1;
+
+static int AtanhBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: not_implemented("inplace version of atanh") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "inplace version of atanh");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    (void)grad;
+    return rc_;
+}
+
+static void AtanhBackward1_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void AtanhBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable AtanhBackward1_vtable = {
+    "AtanhBackward1", AtanhBackward1_apply, AtanhBackward1_release_saved_variables, AtanhBackward1_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * atanh: atanh(Tensor self) -> Tensor
  * records AtanhBackward0
@@ -117,7 +154,7 @@ fail:
 
 /* ----------------------------------------------------------------------
  * atanh_: atanh_(Tensor(a!) self) -> Tensor(a!)
- * records AtanhBackward0 (in place: self's history is rebased onto it)
+ * records AtanhBackward1 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_atanh_(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -125,18 +162,10 @@ static tl_tensor *tl_autograd_atanh_(tl_keyset ks, tl_tensor *self) {
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_atanh__redispatch(below_, self);
-    AtanhBackward0 *n_ = (AtanhBackward0 *)tl_node_new(&AtanhBackward0_vtable, sizeof(AtanhBackward0), 1, 1);
+    AtanhBackward1 *n_ = (AtanhBackward1 *)tl_node_new(&AtanhBackward1_vtable, sizeof(AtanhBackward1), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
-    if (tl_node_next_edge(&n_->base, 0).node) {
-        /* self is overwritten: save a copy taken before the op (PyTorch's original_self) */
-        { tl_tensor *c_ = tl_ops_clone(self, -1);
-          if (!c_) goto fail;
-          int rc_ = tl_saved_variable_save(&n_->self_, c_, 0);
-          tl_tensor_release(c_);
-          if (rc_ < 0) goto fail; }
-    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_atanh__redispatch(below_, self);

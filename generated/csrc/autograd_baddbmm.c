@@ -12,6 +12,8 @@
  *   baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  *   baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
  *   baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ *   baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *   baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -208,6 +210,43 @@ static tl_tensor *tl_autograd_baddbmm_out(tl_keyset ks, tl_tensor *self, tl_tens
     }
     return tl_ops_baddbmm_out_redispatch(below_, self, batch1, batch2, beta, alpha, out);
 }
+
+/* ----------------------------------------------------------------------
+ * baddbmm.dtype: baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_baddbmm_dtype(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[3] = { self, batch1, batch2 };
+    if (!tl_autograd_compute_requires_grad(ins_, 3))
+        return tl_ops_baddbmm_dtype_redispatch(below_, self, batch1, batch2, out_dtype, beta, alpha);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_baddbmm_dtype_redispatch(below_, self, batch1, batch2, out_dtype, beta, alpha);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::baddbmm", ins_, 3, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
+
+/* ----------------------------------------------------------------------
+ * baddbmm.dtype_out: baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_baddbmm_dtype_out(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[4] = { self, batch1, batch2, out };
+    if (tl_autograd_compute_requires_grad(ins_, 4)) {
+        tl_set_error(TL_ERR_RUNTIME, "baddbmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_baddbmm_dtype_out_redispatch(below_, self, batch1, batch2, out_dtype, beta, alpha, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_baddbmm(void) {
     if (tl_op_register_kernel(tl_ops_baddbmm_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_baddbmm, tl_ops_baddbmm_boxed, NULL,
@@ -216,5 +255,9 @@ int tl_autograd_register_baddbmm(void) {
             "tl_autograd_baddbmm_ registered at generated/csrc/autograd_baddbmm.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_baddbmm_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_baddbmm_out, tl_ops_baddbmm_out_boxed, NULL,
             "tl_autograd_baddbmm_out registered at generated/csrc/autograd_baddbmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_baddbmm_dtype_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_baddbmm_dtype, tl_ops_baddbmm_dtype_boxed, NULL,
+            "tl_autograd_baddbmm_dtype registered at generated/csrc/autograd_baddbmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_baddbmm_dtype_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_baddbmm_dtype_out, tl_ops_baddbmm_dtype_out_boxed, NULL,
+            "tl_autograd_baddbmm_dtype_out registered at generated/csrc/autograd_baddbmm.c") < 0) return -1;
     return 0;
 }

@@ -22,30 +22,49 @@
 
 /* ----------------------------------------------------------------------
  * bitwise_not: bitwise_not(Tensor self) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_not(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_not' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_not_redispatch(below_, self);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_not_redispatch(below_, self);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_not", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_not_redispatch(below_, self);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_not_: bitwise_not_(Tensor(a!) self) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_not_(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_not_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_not__redispatch(below_, self);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_not__redispatch(below_, self);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_not_", ins_, 1, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_not__redispatch(below_, self);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------

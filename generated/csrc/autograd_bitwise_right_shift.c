@@ -27,30 +27,49 @@
 
 /* ----------------------------------------------------------------------
  * bitwise_right_shift.Tensor: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_right_shift_Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, other };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_right_shift' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_bitwise_right_shift_Tensor_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_right_shift_Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_right_shift", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_right_shift_Tensor_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_right_shift_.Tensor: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_right_shift__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, other };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_right_shift_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_bitwise_right_shift__Tensor_redispatch(below_, self, other);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_right_shift__Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_right_shift_", ins_, 2, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_right_shift__Tensor_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
@@ -69,30 +88,49 @@ static tl_tensor *tl_autograd_bitwise_right_shift_Tensor_out(tl_keyset ks, tl_te
 
 /* ----------------------------------------------------------------------
  * bitwise_right_shift.Tensor_Scalar: bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_right_shift_Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_right_shift' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_right_shift_Tensor_Scalar_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_right_shift_Tensor_Scalar_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_right_shift", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_right_shift_Tensor_Scalar_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_right_shift_.Tensor_Scalar: bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_right_shift__Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_right_shift_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_right_shift__Tensor_Scalar_redispatch(below_, self, other);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_right_shift__Tensor_Scalar_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_right_shift_", ins_, 1, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_right_shift__Tensor_Scalar_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
@@ -111,16 +149,25 @@ static tl_tensor *tl_autograd_bitwise_right_shift_Tensor_Scalar_out(tl_keyset ks
 
 /* ----------------------------------------------------------------------
  * bitwise_right_shift.Scalar_Tensor: bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_right_shift_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { other };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_right_shift' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_right_shift_Scalar_Tensor_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_right_shift_Scalar_Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_right_shift", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_right_shift_Scalar_Tensor_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------

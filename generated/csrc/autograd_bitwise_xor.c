@@ -55,72 +55,119 @@ static tl_tensor *tl_autograd_bitwise_xor_Scalar_out(tl_keyset ks, tl_tensor *se
 
 /* ----------------------------------------------------------------------
  * bitwise_xor.Scalar: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_xor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_xor' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_xor_Scalar_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_xor_Scalar_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_xor", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_xor_Scalar_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_xor.Scalar_Tensor: bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_xor_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { other };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_xor' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_xor_Scalar_Tensor_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_xor_Scalar_Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_xor", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_xor_Scalar_Tensor_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_xor.Tensor: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_xor_Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, other };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_xor' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_bitwise_xor_Tensor_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_xor_Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_xor", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_xor_Tensor_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_xor_.Scalar: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_xor__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_xor_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_bitwise_xor__Scalar_redispatch(below_, self, other);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_xor__Scalar_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_xor_", ins_, 1, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_xor__Scalar_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * bitwise_xor_.Tensor: bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bitwise_xor__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, other };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'bitwise_xor_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_bitwise_xor__Tensor_redispatch(below_, self, other);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bitwise_xor__Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bitwise_xor_", ins_, 2, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_bitwise_xor__Tensor_redispatch(below_, self, other);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------

@@ -11,6 +11,8 @@
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   bmm(Tensor self, Tensor mat2) -> Tensor
  *   bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+ *   bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+ *   bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -139,11 +141,52 @@ static tl_tensor *tl_autograd_bmm_out(tl_keyset ks, tl_tensor *self, tl_tensor *
     }
     return tl_ops_bmm_out_redispatch(below_, self, mat2, out);
 }
+
+/* ----------------------------------------------------------------------
+ * bmm.dtype: bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_bmm_dtype(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, mat2 };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_bmm_dtype_redispatch(below_, self, mat2, out_dtype);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bmm_dtype_redispatch(below_, self, mat2, out_dtype);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bmm", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
+
+/* ----------------------------------------------------------------------
+ * bmm.dtype_out: bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_bmm_dtype_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[3] = { self, mat2, out };
+    if (tl_autograd_compute_requires_grad(ins_, 3)) {
+        tl_set_error(TL_ERR_RUNTIME, "bmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_bmm_dtype_out_redispatch(below_, self, mat2, out_dtype, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_bmm(void) {
     if (tl_op_register_kernel(tl_ops_bmm_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bmm, tl_ops_bmm_boxed, NULL,
             "tl_autograd_bmm registered at generated/csrc/autograd_bmm.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_bmm_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bmm_out, tl_ops_bmm_out_boxed, NULL,
             "tl_autograd_bmm_out registered at generated/csrc/autograd_bmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_bmm_dtype_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bmm_dtype, tl_ops_bmm_dtype_boxed, NULL,
+            "tl_autograd_bmm_dtype registered at generated/csrc/autograd_bmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_bmm_dtype_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bmm_dtype_out, tl_ops_bmm_dtype_out_boxed, NULL,
+            "tl_autograd_bmm_dtype_out registered at generated/csrc/autograd_bmm.c") < 0) return -1;
     return 0;
 }

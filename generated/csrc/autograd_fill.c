@@ -6,10 +6,16 @@
  *
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
+ *   fill.Scalar(Tensor self, Scalar value) -> Tensor
+ *   fill.Tensor(Tensor self, Tensor value) -> Tensor
  *   fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ *   fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ *   fill.Scalar(Tensor self, Scalar value) -> Tensor
+ *   fill.Tensor(Tensor self, Tensor value) -> Tensor
+ *   fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,7 +30,7 @@
 
 /* ======================================================================
  * FillBackward0: the backward node of (yaml/derivatives.yaml)
- *   fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ *   fill.Scalar(Tensor self, Scalar value) -> Tensor
  * ====================================================================== */
 
 typedef struct FillBackward0 {
@@ -61,9 +67,144 @@ static const tl_node_vtable FillBackward0_vtable = {
     "FillBackward0", FillBackward0_apply, FillBackward0_release_saved_variables, FillBackward0_destroy,
 };
 
+/* ======================================================================
+ * FillBackward1: the backward node of (yaml/derivatives.yaml)
+ *   fill.Tensor(Tensor self, Tensor value) -> Tensor
+ * ====================================================================== */
+
+typedef struct FillBackward1 {
+    tl_node base;
+} FillBackward1;
+
+static int FillBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: zeros_like(grad) */
+        t0_ = tl_ops_zeros_like(grad, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* value: grad.sum() */
+        t1_ = tl_ops_sum(grad, TL_DTYPE_UNDEFINED);
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void FillBackward1_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void FillBackward1_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable FillBackward1_vtable = {
+    "FillBackward1", FillBackward1_apply, FillBackward1_release_saved_variables, FillBackward1_destroy,
+};
+
+/* ======================================================================
+ * FillBackward2: the backward node of (yaml/derivatives.yaml)
+ *   fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct FillBackward2 {
+    tl_node base;
+} FillBackward2;
+
+static int FillBackward2_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: zeros_like(grad) */
+        t0_ = tl_ops_zeros_like(grad, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void FillBackward2_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void FillBackward2_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable FillBackward2_vtable = {
+    "FillBackward2", FillBackward2_apply, FillBackward2_release_saved_variables, FillBackward2_destroy,
+};
+
+/* ======================================================================
+ * FillBackward3: the backward node of (yaml/derivatives.yaml)
+ *   fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct FillBackward3 {
+    tl_node base;
+} FillBackward3;
+
+static int FillBackward3_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: zeros_like(grad) */
+        t0_ = tl_ops_zeros_like(grad, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* value: grad.sum() */
+        t1_ = tl_ops_sum(grad, TL_DTYPE_UNDEFINED);
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void FillBackward3_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void FillBackward3_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable FillBackward3_vtable = {
+    "FillBackward3", FillBackward3_apply, FillBackward3_release_saved_variables, FillBackward3_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * fill_.Scalar: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
- * records FillBackward0 (in place: self's history is rebased onto it)
+ * records FillBackward2 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_fill__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar value) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -71,7 +212,7 @@ static tl_tensor *tl_autograd_fill__Scalar(tl_keyset ks, tl_tensor *self, tl_sca
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_fill__Scalar_redispatch(below_, self, value);
-    FillBackward0 *n_ = (FillBackward0 *)tl_node_new(&FillBackward0_vtable, sizeof(FillBackward0), 1, 1);
+    FillBackward2 *n_ = (FillBackward2 *)tl_node_new(&FillBackward2_vtable, sizeof(FillBackward2), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
@@ -89,9 +230,100 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * fill.Scalar: fill.Scalar(Tensor self, Scalar value) -> Tensor
+ * records FillBackward0
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_fill_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar value) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { self };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_fill_Scalar_redispatch(below_, self, value);
+    FillBackward0 *n_ = (FillBackward0 *)tl_node_new(&FillBackward0_vtable, sizeof(FillBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_fill_Scalar_redispatch(below_, self, value);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * fill.Tensor: fill.Tensor(Tensor self, Tensor value) -> Tensor
+ * records FillBackward1
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_fill_Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, value };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_fill_Tensor_redispatch(below_, self, value);
+    FillBackward1 *n_ = (FillBackward1 *)tl_node_new(&FillBackward1_vtable, sizeof(FillBackward1), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_fill_Tensor_redispatch(below_, self, value);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * fill_.Tensor: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+ * records FillBackward3 (in place: self's history is rebased onto it)
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_fill__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *ins_[2] = { self, value };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_fill__Tensor_redispatch(below_, self, value);
+    FillBackward3 *n_ = (FillBackward3 *)tl_node_new(&FillBackward3_vtable, sizeof(FillBackward3), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_fill__Tensor_redispatch(below_, self, value);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_fill(void) {
     if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_fill__Scalar, tl_ops_fill__Scalar_boxed, NULL,
             "tl_autograd_fill__Scalar registered at generated/csrc/autograd_fill.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_fill_Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_fill_Scalar, tl_ops_fill_Scalar_boxed, NULL,
+            "tl_autograd_fill_Scalar registered at generated/csrc/autograd_fill.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_fill_Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_fill_Tensor, tl_ops_fill_Tensor_boxed, NULL,
+            "tl_autograd_fill_Tensor registered at generated/csrc/autograd_fill.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_fill__Tensor, tl_ops_fill__Tensor_boxed, NULL,
+            "tl_autograd_fill__Tensor registered at generated/csrc/autograd_fill.c") < 0) return -1;
     return 0;
 }

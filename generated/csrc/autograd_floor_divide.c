@@ -5,7 +5,11 @@
  * Edit the inputs or the template, then run `make generate`.
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
+ *   floor_divide(Tensor self, Tensor other) -> Tensor
+ *   floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+ *   floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+ *   floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +21,53 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
+
+/* ----------------------------------------------------------------------
+ * floor_divide: floor_divide(Tensor self, Tensor other) -> Tensor
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_floor_divide(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, other };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_floor_divide_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_floor_divide_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::floor_divide", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
+
+/* ----------------------------------------------------------------------
+ * floor_divide_.Tensor: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_floor_divide__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, other };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_floor_divide__Tensor_redispatch(below_, self, other);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_floor_divide__Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::floor_divide_", ins_, 2, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
 
 /* ----------------------------------------------------------------------
  * floor_divide.out: floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -31,9 +82,64 @@ static tl_tensor *tl_autograd_floor_divide_out(tl_keyset ks, tl_tensor *self, tl
     }
     return tl_ops_floor_divide_out_redispatch(below_, self, other, out);
 }
+
+/* ----------------------------------------------------------------------
+ * floor_divide.Scalar: floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_floor_divide_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { self };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_floor_divide_Scalar_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_floor_divide_Scalar_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::floor_divide", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
+
+/* ----------------------------------------------------------------------
+ * floor_divide_.Scalar: floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_floor_divide__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { self };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_floor_divide__Scalar_redispatch(below_, self, other);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_floor_divide__Scalar_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::floor_divide_", ins_, 1, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
+    return r_;
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_floor_divide(void) {
+    if (tl_op_register_kernel(tl_ops_floor_divide_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_floor_divide, tl_ops_floor_divide_boxed, NULL,
+            "tl_autograd_floor_divide registered at generated/csrc/autograd_floor_divide.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_floor_divide__Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_floor_divide__Tensor, tl_ops_floor_divide__Tensor_boxed, NULL,
+            "tl_autograd_floor_divide__Tensor registered at generated/csrc/autograd_floor_divide.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_floor_divide_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_floor_divide_out, tl_ops_floor_divide_out_boxed, NULL,
             "tl_autograd_floor_divide_out registered at generated/csrc/autograd_floor_divide.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_floor_divide_Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_floor_divide_Scalar, tl_ops_floor_divide_Scalar_boxed, NULL,
+            "tl_autograd_floor_divide_Scalar registered at generated/csrc/autograd_floor_divide.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_floor_divide__Scalar_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_floor_divide__Scalar, tl_ops_floor_divide__Scalar_boxed, NULL,
+            "tl_autograd_floor_divide__Scalar registered at generated/csrc/autograd_floor_divide.c") < 0) return -1;
     return 0;
 }

@@ -20,16 +20,25 @@
 
 /* ----------------------------------------------------------------------
  * native_dropout_backward: native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_native_dropout_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *mask, double scale) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { grad_output, mask };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'native_dropout_backward' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_native_dropout_backward_redispatch(below_, grad_output, mask, scale);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_native_dropout_backward_redispatch(below_, grad_output, mask, scale);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::native_dropout_backward", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_native_dropout_backward_redispatch(below_, grad_output, mask, scale);
+    return r_;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_native_dropout_backward(void) {

@@ -63,6 +63,11 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_clone() != 0) return -1;
     if (tl_autograd_register_copy() != 0) return -1;
     if (tl_autograd_register__to_copy() != 0) return -1;
+    if (tl_autograd_register_zeros() != 0) return -1;
+    if (tl_autograd_register_ones() != 0) return -1;
+    if (tl_autograd_register_full() != 0) return -1;
+    if (tl_autograd_register_arange() != 0) return -1;
+    if (tl_autograd_register_rand() != 0) return -1;
     if (tl_autograd_register_fill() != 0) return -1;
     if (tl_autograd_register_zero() != 0) return -1;
     if (tl_autograd_register_threshold_backward() != 0) return -1;
@@ -170,6 +175,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_nll_loss_forward() != 0) return -1;
     if (tl_autograd_register_nll_loss_backward() != 0) return -1;
     if (tl_autograd_register_mse_loss() != 0) return -1;
+    if (tl_autograd_register_mse_loss_backward() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
     if (tl_autograd_register_asinh() != 0) return -1;

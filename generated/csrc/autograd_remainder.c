@@ -286,16 +286,25 @@ fail:
 
 /* ----------------------------------------------------------------------
  * remainder.Scalar_Tensor: remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_remainder_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { other };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'remainder' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_remainder_Scalar_Tensor_redispatch(below_, self, other);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_remainder_Scalar_Tensor_redispatch(below_, self, other);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::remainder", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_remainder_Scalar_Tensor_redispatch(below_, self, other);
+    return r_;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_remainder(void) {

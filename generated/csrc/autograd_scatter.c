@@ -296,30 +296,49 @@ static tl_tensor *tl_autograd_scatter_value_out(tl_keyset ks, tl_tensor *self, i
 
 /* ----------------------------------------------------------------------
  * scatter.reduce: scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_scatter_reduce(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, index, src };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'scatter' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 3))
+        return tl_ops_scatter_reduce_redispatch(below_, self, dim, index, src, reduce);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_scatter_reduce_redispatch(below_, self, dim, index, src, reduce);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::scatter", ins_, 3, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_scatter_reduce_redispatch(below_, self, dim, index, src, reduce);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * scatter_.reduce: scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_scatter__reduce(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, index, src };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'scatter_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 3))
+        return tl_ops_scatter__reduce_redispatch(below_, self, dim, index, src, reduce);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_scatter__reduce_redispatch(below_, self, dim, index, src, reduce);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::scatter_", ins_, 3, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_scatter__reduce_redispatch(below_, self, dim, index, src, reduce);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
@@ -338,30 +357,49 @@ static tl_tensor *tl_autograd_scatter_reduce_out(tl_keyset ks, tl_tensor *self, 
 
 /* ----------------------------------------------------------------------
  * scatter.value_reduce: scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_scatter_value_reduce(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, index };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'scatter' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_scatter_value_reduce_redispatch(below_, self, dim, index, value, reduce);
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_scatter_value_reduce_redispatch(below_, self, dim, index, value, reduce);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::scatter", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_scatter_value_reduce_redispatch(below_, self, dim, index, value, reduce);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------
  * scatter_.value_reduce: scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
- * no derivatives.yaml entry: an error when an input requires grad
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_scatter__value_reduce(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, index };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for 'scatter_' is not implemented.");
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_scatter__value_reduce_redispatch(below_, self, dim, index, value, reduce);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *r_;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_scatter__value_reduce_redispatch(below_, self, dim, index, value, reduce);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::scatter_", ins_, 2, &r_, 1, 1) < 0) {
+        tl_tensor_release(r_);
         return NULL;
     }
-    return tl_ops_scatter__value_reduce_redispatch(below_, self, dim, index, value, reduce);
+    return r_;
 }
 
 /* ----------------------------------------------------------------------

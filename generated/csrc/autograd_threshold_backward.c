@@ -10,6 +10,7 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+ *   threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,9 +109,25 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * threshold_backward.grad_input: threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_threshold_backward_grad_input(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[3] = { grad_output, self, grad_input };
+    if (tl_autograd_compute_requires_grad(ins_, 3)) {
+        tl_set_error(TL_ERR_RUNTIME, "threshold_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
+    return tl_ops_threshold_backward_grad_input_redispatch(below_, grad_output, self, threshold, grad_input);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_threshold_backward(void) {
     if (tl_op_register_kernel(tl_ops_threshold_backward_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_threshold_backward, tl_ops_threshold_backward_boxed, NULL,
             "tl_autograd_threshold_backward registered at generated/csrc/autograd_threshold_backward.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_threshold_backward_grad_input_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_threshold_backward_grad_input, tl_ops_threshold_backward_grad_input_boxed, NULL,
+            "tl_autograd_threshold_backward_grad_input registered at generated/csrc/autograd_threshold_backward.c") < 0) return -1;
     return 0;
 }

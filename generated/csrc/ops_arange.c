@@ -9,6 +9,8 @@
  *   arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  *   arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  *   arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
+ *   arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -234,6 +236,122 @@ static tl_tensor *tl_ops_arange_start_step_backend_select(tl_keyset ks, tl_scala
     return tl_ops_arange_start_step_redispatch(ks, start, end, step, dtype, layout, device, pin_memory, pin_memory_has);
 }
 
+/* ======================================================================
+ * aten::arange.out
+ *   arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_arange_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_arange_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_scalar end, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, end);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_arange_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::arange_out::call) */
+tl_tensor *tl_ops_arange_out(tl_scalar end, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_arange_out_op, tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_arange_out_fn)k_->unboxed)(ks, end, out);
+    return tl_ops_arange_out_boxing_wrapper(k_, ks, end, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_arange_out_redispatch(tl_keyset ks, tl_scalar end, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_arange_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_arange_out_fn)k_->unboxed)(ks, end, out);
+    return tl_ops_arange_out_boxing_wrapper(k_, ks, end, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_arange_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_scalar end;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &end);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_arange_out_fn)k_->unboxed)(ks, end, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(out);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::arange.start_out
+ *   arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_arange_start_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_arange_start_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, start);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, end);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, step);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_arange_start_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::arange_start_out::call) */
+tl_tensor *tl_ops_arange_start_out(tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_arange_start_out_op, tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_arange_start_out_fn)k_->unboxed)(ks, start, end, step, out);
+    return tl_ops_arange_start_out_boxing_wrapper(k_, ks, start, end, step, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_arange_start_out_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_arange_start_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_arange_start_out_fn)k_->unboxed)(ks, start, end, step, out);
+    return tl_ops_arange_start_out_boxing_wrapper(k_, ks, start, end, step, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_arange_start_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_scalar start;
+    tl_scalar end;
+    tl_scalar step;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &step);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &end);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &start);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_arange_start_out_fn)k_->unboxed)(ks, start, end, step, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_arange(void) {
@@ -266,6 +384,25 @@ int tl_ops_register_arange(void) {
         return -1;
     if (tl_op_register_kernel(tl_ops_arange_start_step_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_arange_start_step_backend_select, tl_ops_arange_start_step_boxed, NULL,
                               "tl_ops_arange_start_step_backend_select registered at generated/csrc/ops_arange.c") < 0)
+        return -1;
+    tl_ops_arange_out_op = tl_op_define("aten::arange.out", "arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_arange_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_arange_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::arange.out", "CompositeExplicitAutograd", "tl_native_arange_out");
+    else if (tl_op_register_kernel(tl_ops_arange_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_arange_out, tl_ops_arange_out_boxed, NULL,
+                                   "tl_native_arange_out registered at generated/csrc/ops_arange.c") < 0)
+        return -1;
+    tl_ops_arange_start_out_op = tl_op_define("aten::arange.start_out", "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_arange_start_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_arange_start_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::arange.start_out", "CPU", "tl_native_arange_start_out");
+    else if (tl_op_register_kernel(tl_ops_arange_start_out_op, TL_KEY_CPU, (void *)tl_native_arange_start_out, tl_ops_arange_start_out_boxed, NULL,
+                                   "tl_native_arange_start_out registered at generated/csrc/ops_arange.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_arange_start_out))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::arange.start_out", "Meta", "tl_native_arange_start_out");
+    else if (tl_op_register_kernel(tl_ops_arange_start_out_op, TL_KEY_META, (void *)tl_native_arange_start_out, tl_ops_arange_start_out_boxed, NULL,
+                                   "tl_native_arange_start_out registered at generated/csrc/ops_arange.c") < 0)
         return -1;
     return 0;
 }

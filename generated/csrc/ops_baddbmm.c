@@ -9,6 +9,8 @@
  *   baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  *   baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
  *   baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ *   baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *   baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -293,6 +295,148 @@ fail:
     return NULL;
 }
 
+/* ======================================================================
+ * aten::baddbmm.dtype
+ *   baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_baddbmm_dtype_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_baddbmm_dtype_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch1);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch2);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_baddbmm_dtype_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::baddbmm_dtype::call) */
+tl_tensor *tl_ops_baddbmm_dtype(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_baddbmm_dtype_op, tl_tensor_key_set(self) | tl_tensor_key_set(batch1) | tl_tensor_key_set(batch2), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_baddbmm_dtype_fn)k_->unboxed)(ks, self, batch1, batch2, out_dtype, beta, alpha);
+    return tl_ops_baddbmm_dtype_boxing_wrapper(k_, ks, self, batch1, batch2, out_dtype, beta, alpha);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_baddbmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_baddbmm_dtype_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_baddbmm_dtype_fn)k_->unboxed)(ks, self, batch1, batch2, out_dtype, beta, alpha);
+    return tl_ops_baddbmm_dtype_boxing_wrapper(k_, ks, self, batch1, batch2, out_dtype, beta, alpha);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_baddbmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *batch1 = NULL;
+    tl_tensor *batch2 = NULL;
+    tl_dtype out_dtype = TL_DTYPE_UNDEFINED;
+    tl_scalar beta;
+    tl_scalar alpha;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_baddbmm_dtype_fn)k_->unboxed)(ks, self, batch1, batch2, out_dtype, beta, alpha);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(batch1);
+    tl_tensor_release(batch2);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::baddbmm.dtype_out
+ *   baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_baddbmm_dtype_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_baddbmm_dtype_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch1);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch2);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_baddbmm_dtype_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::baddbmm_dtype_out::call) */
+tl_tensor *tl_ops_baddbmm_dtype_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_baddbmm_dtype_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(batch1) | tl_tensor_key_set(batch2) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_baddbmm_dtype_out_fn)k_->unboxed)(ks, self, batch1, batch2, out_dtype, beta, alpha, out);
+    return tl_ops_baddbmm_dtype_out_boxing_wrapper(k_, ks, self, batch1, batch2, out_dtype, beta, alpha, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_baddbmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_baddbmm_dtype_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_baddbmm_dtype_out_fn)k_->unboxed)(ks, self, batch1, batch2, out_dtype, beta, alpha, out);
+    return tl_ops_baddbmm_dtype_out_boxing_wrapper(k_, ks, self, batch1, batch2, out_dtype, beta, alpha, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_baddbmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *batch1 = NULL;
+    tl_tensor *batch2 = NULL;
+    tl_dtype out_dtype = TL_DTYPE_UNDEFINED;
+    tl_scalar beta;
+    tl_scalar alpha;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_baddbmm_dtype_out_fn)k_->unboxed)(ks, self, batch1, batch2, out_dtype, beta, alpha, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(batch1);
+    tl_tensor_release(batch2);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_baddbmm(void) {
@@ -332,5 +476,11 @@ int tl_ops_register_baddbmm(void) {
     else if (tl_op_register_kernel(tl_ops_baddbmm_out_op, TL_KEY_META, (void *)tl_structured_baddbmm_out_Meta, tl_ops_baddbmm_out_boxed, NULL,
                                    "tl_structured_baddbmm_out_Meta registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
+    tl_ops_baddbmm_dtype_op = tl_op_define("aten::baddbmm.dtype", "baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
+    if (!tl_ops_baddbmm_dtype_op) return -1;
+    /* not registered: CUDA: _baddbmm_dtype_cuda (no CUDA backend in the runtime) */
+    tl_ops_baddbmm_dtype_out_op = tl_op_define("aten::baddbmm.dtype_out", "baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_baddbmm_dtype_out_op) return -1;
+    /* not registered: CUDA: _baddbmm_out_dtype_cuda (no CUDA backend in the runtime) */
     return 0;
 }

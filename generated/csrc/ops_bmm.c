@@ -8,6 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   bmm(Tensor self, Tensor mat2) -> Tensor
  *   bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+ *   bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+ *   bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -179,6 +181,128 @@ fail:
     return NULL;
 }
 
+/* ======================================================================
+ * aten::bmm.dtype
+ *   bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_bmm_dtype_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_bmm_dtype_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mat2);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, out_dtype);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_bmm_dtype_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::bmm_dtype::call) */
+tl_tensor *tl_ops_bmm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_bmm_dtype_op, tl_tensor_key_set(self) | tl_tensor_key_set(mat2), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_bmm_dtype_fn)k_->unboxed)(ks, self, mat2, out_dtype);
+    return tl_ops_bmm_dtype_boxing_wrapper(k_, ks, self, mat2, out_dtype);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_bmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_bmm_dtype_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_bmm_dtype_fn)k_->unboxed)(ks, self, mat2, out_dtype);
+    return tl_ops_bmm_dtype_boxing_wrapper(k_, ks, self, mat2, out_dtype);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_bmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *mat2 = NULL;
+    tl_dtype out_dtype = TL_DTYPE_UNDEFINED;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mat2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_bmm_dtype_fn)k_->unboxed)(ks, self, mat2, out_dtype);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(mat2);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::bmm.dtype_out
+ *   bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_bmm_dtype_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_bmm_dtype_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mat2);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_bmm_dtype_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::bmm_dtype_out::call) */
+tl_tensor *tl_ops_bmm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_bmm_dtype_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(mat2) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_bmm_dtype_out_fn)k_->unboxed)(ks, self, mat2, out_dtype, out);
+    return tl_ops_bmm_dtype_out_boxing_wrapper(k_, ks, self, mat2, out_dtype, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_bmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_bmm_dtype_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_bmm_dtype_out_fn)k_->unboxed)(ks, self, mat2, out_dtype, out);
+    return tl_ops_bmm_dtype_out_boxing_wrapper(k_, ks, self, mat2, out_dtype, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_bmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *mat2 = NULL;
+    tl_dtype out_dtype = TL_DTYPE_UNDEFINED;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &out_dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mat2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_bmm_dtype_out_fn)k_->unboxed)(ks, self, mat2, out_dtype, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(mat2);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_bmm(void) {
@@ -206,5 +330,11 @@ int tl_ops_register_bmm(void) {
     else if (tl_op_register_kernel(tl_ops_bmm_out_op, TL_KEY_META, (void *)tl_structured_bmm_out_Meta, tl_ops_bmm_out_boxed, NULL,
                                    "tl_structured_bmm_out_Meta registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
+    tl_ops_bmm_dtype_op = tl_op_define("aten::bmm.dtype", "bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor");
+    if (!tl_ops_bmm_dtype_op) return -1;
+    /* not registered: CUDA: _bmm_dtype_cuda (no CUDA backend in the runtime) */
+    tl_ops_bmm_dtype_out_op = tl_op_define("aten::bmm.dtype_out", "bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_bmm_dtype_out_op) return -1;
+    /* not registered: CUDA: _bmm_out_dtype_cuda (no CUDA backend in the runtime) */
     return 0;
 }

@@ -7,6 +7,9 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ *   fill.Scalar(Tensor self, Scalar value) -> Tensor
+ *   fill.Tensor(Tensor self, Tensor value) -> Tensor
+ *   fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -65,6 +68,173 @@ int tl_ops_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     return rc_;
 }
 
+/* ======================================================================
+ * aten::fill.Scalar
+ *   fill.Scalar(Tensor self, Scalar value) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_fill_Scalar_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_fill_Scalar_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_scalar value) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, value);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_fill_Scalar_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::fill_Scalar::call) */
+tl_tensor *tl_ops_fill_Scalar(tl_tensor *self, tl_scalar value) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_fill_Scalar_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_fill_Scalar_fn)k_->unboxed)(ks, self, value);
+    return tl_ops_fill_Scalar_boxing_wrapper(k_, ks, self, value);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_fill_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar value) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_fill_Scalar_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_fill_Scalar_fn)k_->unboxed)(ks, self, value);
+    return tl_ops_fill_Scalar_boxing_wrapper(k_, ks, self, value);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_fill_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_scalar value;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &value);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_fill_Scalar_fn)k_->unboxed)(ks, self, value);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::fill.Tensor
+ *   fill.Tensor(Tensor self, Tensor value) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_fill_Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_fill_Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, value);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_fill_Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::fill_Tensor::call) */
+tl_tensor *tl_ops_fill_Tensor(tl_tensor *self, tl_tensor *value) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_fill_Tensor_op, tl_tensor_key_set(self) | tl_tensor_key_set(value), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_fill_Tensor_fn)k_->unboxed)(ks, self, value);
+    return tl_ops_fill_Tensor_boxing_wrapper(k_, ks, self, value);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_fill_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_fill_Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_fill_Tensor_fn)k_->unboxed)(ks, self, value);
+    return tl_ops_fill_Tensor_boxing_wrapper(k_, ks, self, value);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_fill_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *value = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &value);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_fill_Tensor_fn)k_->unboxed)(ks, self, value);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(value);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::fill_.Tensor
+ *   fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_fill__Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_fill__Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, value);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_fill__Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::fill__Tensor::call) */
+tl_tensor *tl_ops_fill__Tensor(tl_tensor *self, tl_tensor *value) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_fill__Tensor_op, tl_tensor_key_set(self) | tl_tensor_key_set(value), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_fill__Tensor_fn)k_->unboxed)(ks, self, value);
+    return tl_ops_fill__Tensor_boxing_wrapper(k_, ks, self, value);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_fill__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_fill__Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_fill__Tensor_fn)k_->unboxed)(ks, self, value);
+    return tl_ops_fill__Tensor_boxing_wrapper(k_, ks, self, value);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_fill__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *value = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &value);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_fill__Tensor_fn)k_->unboxed)(ks, self, value);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(value);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_fill(void) {
@@ -79,6 +249,32 @@ int tl_ops_register_fill(void) {
         tl_glue_note_missing("aten::fill_.Scalar", "Meta", "tl_native_fill_");
     else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_META, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
                                    "tl_native_fill_ registered at generated/csrc/ops_fill.c") < 0)
+        return -1;
+    tl_ops_fill_Scalar_op = tl_op_define("aten::fill.Scalar", "fill.Scalar(Tensor self, Scalar value) -> Tensor");
+    if (!tl_ops_fill_Scalar_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_fill_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::fill.Scalar", "CompositeExplicitAutograd", "tl_native_fill_Scalar");
+    else if (tl_op_register_kernel(tl_ops_fill_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_fill_Scalar, tl_ops_fill_Scalar_boxed, NULL,
+                                   "tl_native_fill_Scalar registered at generated/csrc/ops_fill.c") < 0)
+        return -1;
+    tl_ops_fill_Tensor_op = tl_op_define("aten::fill.Tensor", "fill.Tensor(Tensor self, Tensor value) -> Tensor");
+    if (!tl_ops_fill_Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_fill_Tensor))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::fill.Tensor", "CompositeExplicitAutograd", "tl_native_fill_Tensor");
+    else if (tl_op_register_kernel(tl_ops_fill_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_fill_Tensor, tl_ops_fill_Tensor_boxed, NULL,
+                                   "tl_native_fill_Tensor registered at generated/csrc/ops_fill.c") < 0)
+        return -1;
+    tl_ops_fill__Tensor_op = tl_op_define("aten::fill_.Tensor", "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)");
+    if (!tl_ops_fill__Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::fill_.Tensor", "CPU", "tl_native_fill__Tensor");
+    else if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_CPU, (void *)tl_native_fill__Tensor, tl_ops_fill__Tensor_boxed, NULL,
+                                   "tl_native_fill__Tensor registered at generated/csrc/ops_fill.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::fill_.Tensor", "Meta", "tl_native_fill__Tensor");
+    else if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_META, (void *)tl_native_fill__Tensor, tl_ops_fill__Tensor_boxed, NULL,
+                                   "tl_native_fill__Tensor registered at generated/csrc/ops_fill.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -85,6 +86,65 @@ static tl_tensor *tl_ops_full_backend_select(tl_keyset ks, const int64_t *size, 
     return tl_ops_full_redispatch(ks, size, size_len, fill_value, dtype, layout, device, pin_memory, pin_memory_has);
 }
 
+/* ======================================================================
+ * aten::full.out
+ *   full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_full_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_full_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_int_list(&st_, size, size_len);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, fill_value);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_full_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::full_out::call) */
+tl_tensor *tl_ops_full_out(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_full_out_op, tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_full_out_fn)k_->unboxed)(ks, size, size_len, fill_value, out);
+    return tl_ops_full_out_boxing_wrapper(k_, ks, size, size_len, fill_value, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_full_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_full_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_full_out_fn)k_->unboxed)(ks, size, size_len, fill_value, out);
+    return tl_ops_full_out_boxing_wrapper(k_, ks, size, size_len, fill_value, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_full_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_ivalue size_iv = {0};
+    tl_scalar fill_value;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &fill_value);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 0, &size_iv);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_full_out_fn)k_->unboxed)(ks, size_iv.u.ints.data, size_iv.u.ints.len, fill_value, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_ivalue_destroy(&size_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_full(void) {
@@ -97,6 +157,13 @@ int tl_ops_register_full(void) {
         return -1;
     if (tl_op_register_kernel(tl_ops_full_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_full_backend_select, tl_ops_full_boxed, NULL,
                               "tl_ops_full_backend_select registered at generated/csrc/ops_full.c") < 0)
+        return -1;
+    tl_ops_full_out_op = tl_op_define("aten::full.out", "full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_full_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_full_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::full.out", "CompositeExplicitAutograd", "tl_native_full_out");
+    else if (tl_op_register_kernel(tl_ops_full_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_full_out, tl_ops_full_out_boxed, NULL,
+                                   "tl_native_full_out registered at generated/csrc/ops_full.c") < 0)
         return -1;
     return 0;
 }

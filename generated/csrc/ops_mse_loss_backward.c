@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+ *   mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -73,6 +74,73 @@ int tl_ops_mse_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, 
     return rc_;
 }
 
+/* ======================================================================
+ * aten::mse_loss_backward.grad_input
+ *   mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_mse_loss_backward_grad_input_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_mse_loss_backward_grad_input_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, grad_output);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, target);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, reduction);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, grad_input);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_mse_loss_backward_grad_input_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::mse_loss_backward_grad_input::call) */
+tl_tensor *tl_ops_mse_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_mse_loss_backward_grad_input_op, tl_tensor_key_set(grad_output) | tl_tensor_key_set(self) | tl_tensor_key_set(target) | tl_tensor_key_set(grad_input), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_mse_loss_backward_grad_input_fn)k_->unboxed)(ks, grad_output, self, target, reduction, grad_input);
+    return tl_ops_mse_loss_backward_grad_input_boxing_wrapper(k_, ks, grad_output, self, target, reduction, grad_input);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_mse_loss_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_mse_loss_backward_grad_input_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_mse_loss_backward_grad_input_fn)k_->unboxed)(ks, grad_output, self, target, reduction, grad_input);
+    return tl_ops_mse_loss_backward_grad_input_boxing_wrapper(k_, ks, grad_output, self, target, reduction, grad_input);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_mse_loss_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *grad_output = NULL;
+    tl_tensor *self = NULL;
+    tl_tensor *target = NULL;
+    int64_t reduction = 0;
+    tl_tensor *grad_input = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &grad_input);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &reduction);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &target);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &grad_output);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_mse_loss_backward_grad_input_fn)k_->unboxed)(ks, grad_output, self, target, reduction, grad_input);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(grad_output);
+    tl_tensor_release(self);
+    tl_tensor_release(target);
+    tl_tensor_release(grad_input);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_mse_loss_backward(void) {
@@ -82,6 +150,13 @@ int tl_ops_register_mse_loss_backward(void) {
         tl_glue_note_missing("aten::mse_loss_backward", "CompositeImplicitAutograd", "tl_native_mse_loss_backward");
     else if (tl_op_register_kernel(tl_ops_mse_loss_backward_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_mse_loss_backward, tl_ops_mse_loss_backward_boxed, NULL,
                                    "tl_native_mse_loss_backward registered at generated/csrc/ops_mse_loss_backward.c") < 0)
+        return -1;
+    tl_ops_mse_loss_backward_grad_input_op = tl_op_define("aten::mse_loss_backward.grad_input", "mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)");
+    if (!tl_ops_mse_loss_backward_grad_input_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_mse_loss_backward_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::mse_loss_backward.grad_input", "CPU", "tl_native_mse_loss_backward_out");
+    else if (tl_op_register_kernel(tl_ops_mse_loss_backward_grad_input_op, TL_KEY_CPU, (void *)tl_native_mse_loss_backward_out, tl_ops_mse_loss_backward_grad_input_boxed, NULL,
+                                   "tl_native_mse_loss_backward_out registered at generated/csrc/ops_mse_loss_backward.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
+ *   narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)
  */
 #include "tl_ops.h"
 
@@ -71,6 +72,68 @@ int tl_ops_narrow_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset k
     return rc_;
 }
 
+/* ======================================================================
+ * aten::narrow.Tensor
+ *   narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)
+ * ====================================================================== */
+
+tl_operator *tl_ops_narrow_Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_narrow_Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, dim);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, start);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, length);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_narrow_Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::narrow_Tensor::call) */
+tl_tensor *tl_ops_narrow_Tensor(tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_narrow_Tensor_op, tl_tensor_key_set(self) | tl_tensor_key_set(start), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_narrow_Tensor_fn)k_->unboxed)(ks, self, dim, start, length);
+    return tl_ops_narrow_Tensor_boxing_wrapper(k_, ks, self, dim, start, length);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_narrow_Tensor_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_narrow_Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_narrow_Tensor_fn)k_->unboxed)(ks, self, dim, start, length);
+    return tl_ops_narrow_Tensor_boxing_wrapper(k_, ks, self, dim, start, length);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_narrow_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    int64_t dim = 0;
+    tl_tensor *start = NULL;
+    int64_t length = 0;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &length);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &start);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &dim);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_narrow_Tensor_fn)k_->unboxed)(ks, self, dim, start, length);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(start);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_narrow(void) {
@@ -80,6 +143,13 @@ int tl_ops_register_narrow(void) {
         tl_glue_note_missing("aten::narrow", "CompositeImplicitAutograd", "tl_native_narrow");
     else if (tl_op_register_kernel(tl_ops_narrow_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_narrow, tl_ops_narrow_boxed, NULL,
                                    "tl_native_narrow registered at generated/csrc/ops_narrow.c") < 0)
+        return -1;
+    tl_ops_narrow_Tensor_op = tl_op_define("aten::narrow.Tensor", "narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)");
+    if (!tl_ops_narrow_Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_narrow_tensor))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::narrow.Tensor", "CompositeImplicitAutograd", "tl_native_narrow_tensor");
+    else if (tl_op_register_kernel(tl_ops_narrow_Tensor_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_narrow_tensor, tl_ops_narrow_Tensor_boxed, NULL,
+                                   "tl_native_narrow_tensor registered at generated/csrc/ops_narrow.c") < 0)
         return -1;
     return 0;
 }

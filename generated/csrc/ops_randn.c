@@ -8,6 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  *   randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
+ *   randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -158,6 +160,121 @@ static tl_tensor *tl_ops_randn_generator_backend_select(tl_keyset ks, const int6
     return tl_ops_randn_generator_redispatch(ks, size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
 }
 
+/* ======================================================================
+ * aten::randn.out
+ *   randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_randn_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_randn_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_int_list(&st_, size, size_len);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_randn_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::randn_out::call) */
+tl_tensor *tl_ops_randn_out(const int64_t *size, int64_t size_len, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_randn_out_op, tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_randn_out_fn)k_->unboxed)(ks, size, size_len, out);
+    return tl_ops_randn_out_boxing_wrapper(k_, ks, size, size_len, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_randn_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_randn_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_randn_out_fn)k_->unboxed)(ks, size, size_len, out);
+    return tl_ops_randn_out_boxing_wrapper(k_, ks, size, size_len, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_randn_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_ivalue size_iv = {0};
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 0, &size_iv);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_randn_out_fn)k_->unboxed)(ks, size_iv.u.ints.data, size_iv.u.ints.len, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_ivalue_destroy(&size_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::randn.generator_out
+ *   randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_randn_generator_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_randn_generator_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_int_list(&st_, size, size_len);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_randn_generator_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::randn_generator_out::call) */
+tl_tensor *tl_ops_randn_generator_out(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_randn_generator_out_op, tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_randn_generator_out_fn)k_->unboxed)(ks, size, size_len, generator, out);
+    return tl_ops_randn_generator_out_boxing_wrapper(k_, ks, size, size_len, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_randn_generator_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_randn_generator_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_randn_generator_out_fn)k_->unboxed)(ks, size, size_len, generator, out);
+    return tl_ops_randn_generator_out_boxing_wrapper(k_, ks, size, size_len, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_randn_generator_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_ivalue size_iv = {0};
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 0, &size_iv);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_randn_generator_out_fn)k_->unboxed)(ks, size_iv.u.ints.data, size_iv.u.ints.len, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_ivalue_destroy(&size_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_randn(void) {
@@ -180,6 +297,20 @@ int tl_ops_register_randn(void) {
         return -1;
     if (tl_op_register_kernel(tl_ops_randn_generator_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_randn_generator_backend_select, tl_ops_randn_generator_boxed, NULL,
                               "tl_ops_randn_generator_backend_select registered at generated/csrc/ops_randn.c") < 0)
+        return -1;
+    tl_ops_randn_out_op = tl_op_define("aten::randn.out", "randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_randn_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_randn_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::randn.out", "CompositeImplicitAutograd", "tl_native_randn_out");
+    else if (tl_op_register_kernel(tl_ops_randn_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_randn_out, tl_ops_randn_out_boxed, NULL,
+                                   "tl_native_randn_out registered at generated/csrc/ops_randn.c") < 0)
+        return -1;
+    tl_ops_randn_generator_out_op = tl_op_define("aten::randn.generator_out", "randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_randn_generator_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_randn_generator_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::randn.generator_out", "CompositeImplicitAutograd", "tl_native_randn_generator_out");
+    else if (tl_op_register_kernel(tl_ops_randn_generator_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_randn_generator_out, tl_ops_randn_generator_out_boxed, NULL,
+                                   "tl_native_randn_generator_out registered at generated/csrc/ops_randn.c") < 0)
         return -1;
     return 0;
 }

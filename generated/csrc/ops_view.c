@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+ *   view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
  */
 #include "tl_ops.h"
 
@@ -66,6 +67,61 @@ int tl_ops_view_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks,
     return rc_;
 }
 
+/* ======================================================================
+ * aten::view.dtype
+ *   view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
+ * ====================================================================== */
+
+tl_operator *tl_ops_view_dtype_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_view_dtype_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, dtype);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_view_dtype_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::view_dtype::call) */
+tl_tensor *tl_ops_view_dtype(tl_tensor *self, tl_dtype dtype) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_view_dtype_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_view_dtype_fn)k_->unboxed)(ks, self, dtype);
+    return tl_ops_view_dtype_boxing_wrapper(k_, ks, self, dtype);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_view_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_view_dtype_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_view_dtype_fn)k_->unboxed)(ks, self, dtype);
+    return tl_ops_view_dtype_boxing_wrapper(k_, ks, self, dtype);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_view_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_dtype dtype = TL_DTYPE_UNDEFINED;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_view_dtype_fn)k_->unboxed)(ks, self, dtype);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_view(void) {
@@ -80,6 +136,13 @@ int tl_ops_register_view(void) {
         tl_glue_note_missing("aten::view", "Meta", "tl_native_view");
     else if (tl_op_register_kernel(tl_ops_view_op, TL_KEY_META, (void *)tl_native_view, tl_ops_view_boxed, NULL,
                                    "tl_native_view registered at generated/csrc/ops_view.c") < 0)
+        return -1;
+    tl_ops_view_dtype_op = tl_op_define("aten::view.dtype", "view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)");
+    if (!tl_ops_view_dtype_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_view_dtype))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::view.dtype", "CompositeExplicitAutograd", "tl_native_view_dtype");
+    else if (tl_op_register_kernel(tl_ops_view_dtype_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_view_dtype, tl_ops_view_dtype_boxed, NULL,
+                                   "tl_native_view_dtype registered at generated/csrc/ops_view.c") < 0)
         return -1;
     return 0;
 }

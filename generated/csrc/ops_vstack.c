@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   vstack(Tensor[] tensors) -> Tensor
+ *   vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops.h"
 
@@ -62,6 +63,62 @@ int tl_ops_vstack_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset k
     return rc_;
 }
 
+/* ======================================================================
+ * aten::vstack.out
+ *   vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_vstack_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_vstack_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor_list(&st_, tensors, tensors_len);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_vstack_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::vstack_out::call) */
+tl_tensor *tl_ops_vstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_vstack_out_op, tl_glue_list_keyset(tensors, tensors_len) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_vstack_out_fn)k_->unboxed)(ks, tensors, tensors_len, out);
+    return tl_ops_vstack_out_boxing_wrapper(k_, ks, tensors, tensors_len, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_vstack_out_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_vstack_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_vstack_out_fn)k_->unboxed)(ks, tensors, tensors_len, out);
+    return tl_ops_vstack_out_boxing_wrapper(k_, ks, tensors, tensors_len, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_vstack_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_ivalue tensors_iv = {0};
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_TENSOR_LIST, 0, &tensors_iv);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_vstack_out_fn)k_->unboxed)(ks, (tl_tensor *const *)tensors_iv.u.tensors.data, tensors_iv.u.tensors.len, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_ivalue_destroy(&tensors_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_vstack(void) {
@@ -71,6 +128,13 @@ int tl_ops_register_vstack(void) {
         tl_glue_note_missing("aten::vstack", "CompositeImplicitAutograd", "tl_native_vstack");
     else if (tl_op_register_kernel(tl_ops_vstack_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_vstack, tl_ops_vstack_boxed, NULL,
                                    "tl_native_vstack registered at generated/csrc/ops_vstack.c") < 0)
+        return -1;
+    tl_ops_vstack_out_op = tl_op_define("aten::vstack.out", "vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_vstack_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_vstack_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::vstack.out", "CompositeImplicitAutograd", "tl_native_vstack_out");
+    else if (tl_op_register_kernel(tl_ops_vstack_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_vstack_out, tl_ops_vstack_out_boxed, NULL,
+                                   "tl_native_vstack_out registered at generated/csrc/ops_vstack.c") < 0)
         return -1;
     return 0;
 }

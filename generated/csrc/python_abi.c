@@ -200,6 +200,14 @@ int tl_pyabi_addmm__r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scal
     return tl_has_warning() ? 1 : 0;
 }
 
+/* addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addmm_dtype_out_r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addmm_dtype_out(self, mat1, mat2, out_dtype, beta, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_addmm_out_r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     tl_tensor *r = tl_ops_addmm_out(self, mat1, mat2, beta, alpha, out);
@@ -267,6 +275,22 @@ int tl_pyabi_any_dims_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len
 /* any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_any_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
     tl_tensor *r = tl_ops_any_out(self, dim, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arange_out_r(tl_scalar end, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arange_out(end, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_arange_start_out_r(tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out) {
+    tl_tensor *r = tl_ops_arange_start_out(start, end, step, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -483,6 +507,14 @@ int tl_pyabi_atanh_out_r(tl_tensor *self, tl_tensor *out) {
 /* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 int tl_pyabi_baddbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
     tl_tensor *r = tl_ops_baddbmm_(self, batch1, batch2, beta, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_baddbmm_dtype_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_baddbmm_dtype_out(self, batch1, batch2, out_dtype, beta, alpha, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -707,6 +739,14 @@ int tl_pyabi_bitwise_xor__Scalar_r(tl_tensor *self, tl_scalar other) {
 /* bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_bitwise_xor__Tensor_r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_bitwise_xor__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bmm_dtype_out_r(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bmm_dtype_out(self, mat2, out_dtype, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1089,6 +1129,14 @@ int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_sca
     return tl_has_warning() ? 1 : 0;
 }
 
+/* empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_empty_out_r(const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out) {
+    tl_tensor *r = tl_ops_empty_out(size, size_len, memory_format, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_eq_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_tensor *r = tl_ops_eq_Scalar_out(self, other, out);
@@ -1209,6 +1257,14 @@ int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!) */
+int tl_pyabi_fill__Tensor_r(tl_tensor *self, tl_tensor *value) {
+    tl_tensor *r = tl_ops_fill__Tensor(self, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* floor_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_floor__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_floor_(self);
@@ -1323,6 +1379,14 @@ int tl_pyabi_frac__r(tl_tensor *self) {
 /* frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_frac_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_frac_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_full_out_r(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out) {
+    tl_tensor *r = tl_ops_full_out(size, size_len, fill_value, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1451,6 +1515,14 @@ int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *s
 /* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out) {
     tl_tensor *r = tl_ops_hardtanh_out(self, min_val, max_val, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_hstack_out(tensors, tensors_len, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1952,9 +2024,25 @@ int tl_pyabi_mish_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mm_dtype_out_r(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mm_dtype_out(self, mat2, out_dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_mm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     tl_tensor *r = tl_ops_mm_out(self, mat2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_mse_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_mse_loss_backward_grad_input(grad_output, self, target, reduction, grad_input);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2111,6 +2199,14 @@ int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ones_out_r(const int64_t *size, int64_t size_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ones_out(size, size_len, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_outer_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
     tl_tensor *r = tl_ops_outer_out(self, vec2, out);
@@ -2162,6 +2258,38 @@ int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent) {
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_prod_int_out(self, dim, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_rand_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_rand_generator_out(size, size_len, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_rand_out_r(const int64_t *size, int64_t size_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_rand_out(size, size_len, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_randn_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_randn_generator_out(size, size_len, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_randn_out_r(const int64_t *size, int64_t size_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_randn_out(size, size_len, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2598,6 +2726,14 @@ int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_threshold_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_threshold_backward_grad_input(grad_output, self, threshold, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a) */
 tl_tensor *tl_pyabi_to_other_n_other(tl_tensor *self, tl_scalar other, bool non_blocking, bool copy, int memory_format) {
     tl_tensor *other_t = tl_wrapped_scalar(other);
@@ -2671,6 +2807,14 @@ int tl_pyabi_var_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, boo
     return tl_has_warning() ? 1 : 0;
 }
 
+/* vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_vstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_vstack_out(tensors, tensors_len, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_where_self_out_r(tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_where_self_out(condition, self, other, out);
@@ -2682,6 +2826,14 @@ int tl_pyabi_where_self_out_r(tl_tensor *condition, tl_tensor *self, tl_tensor *
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_zero__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_zero_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_zeros_out(size, size_len, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

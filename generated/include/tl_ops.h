@@ -820,6 +820,18 @@ typedef tl_tensor *(*tl_ops_mm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor 
 tl_tensor *tl_ops_mm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 tl_tensor *tl_ops_mm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 int tl_ops_mm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor */
+extern tl_operator *tl_ops_mm_dtype_op;
+typedef tl_tensor *(*tl_ops_mm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+tl_tensor *tl_ops_mm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+tl_tensor *tl_ops_mm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+int tl_ops_mm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mm_dtype_out_op;
+typedef tl_tensor *(*tl_ops_mm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
+tl_tensor *tl_ops_mm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
+tl_tensor *tl_ops_mm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
+int tl_ops_mm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
@@ -837,6 +849,18 @@ typedef tl_tensor *(*tl_ops_bmm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_bmm_out(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 tl_tensor *tl_ops_bmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 int tl_ops_bmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor */
+extern tl_operator *tl_ops_bmm_dtype_op;
+typedef tl_tensor *(*tl_ops_bmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+tl_tensor *tl_ops_bmm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+tl_tensor *tl_ops_bmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
+int tl_ops_bmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_bmm_dtype_out_op;
+typedef tl_tensor *(*tl_ops_bmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
+tl_tensor *tl_ops_bmm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
+tl_tensor *tl_ops_bmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
+int tl_ops_bmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_bmm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_bmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
@@ -860,6 +884,18 @@ typedef tl_tensor *(*tl_ops_addmm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor 
 tl_tensor *tl_ops_addmm_(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_addmm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
 int tl_ops_addmm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+extern tl_operator *tl_ops_addmm_dtype_op;
+typedef tl_tensor *(*tl_ops_addmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_dtype(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+int tl_ops_addmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addmm_dtype_out_op;
+typedef tl_tensor *(*tl_ops_addmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmm_dtype_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_addmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_addmm(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_addmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
@@ -883,6 +919,18 @@ typedef tl_tensor *(*tl_ops_baddbmm_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_baddbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_baddbmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_ops_baddbmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+extern tl_operator *tl_ops_baddbmm_dtype_op;
+typedef tl_tensor *(*tl_ops_baddbmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_dtype(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_baddbmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
+int tl_ops_baddbmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_baddbmm_dtype_out_op;
+typedef tl_tensor *(*tl_ops_baddbmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_baddbmm_dtype_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_baddbmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_baddbmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_baddbmm(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_baddbmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
@@ -1014,6 +1062,13 @@ tl_tensor *tl_ops_view(tl_tensor *self, const int64_t *size, int64_t size_len);
 tl_tensor *tl_ops_view_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
 int tl_ops_view_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_view(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+/* view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a) */
+extern tl_operator *tl_ops_view_dtype_op;
+typedef tl_tensor *(*tl_ops_view_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_view_dtype(tl_tensor *self, tl_dtype dtype);
+tl_tensor *tl_ops_view_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
+int tl_ops_view_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_view_dtype(tl_keyset ks, tl_tensor *self, tl_dtype dtype);
 
 /* ---------------------------------------------------------------- reshape */
 int tl_ops_register_reshape(void);
@@ -1239,6 +1294,13 @@ tl_tensor *tl_ops_empty_memory_format(const int64_t *size, int64_t size_len, tl_
 tl_tensor *tl_ops_empty_memory_format_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
 int tl_ops_empty_memory_format_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_empty_memory_format(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+/* empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_empty_out_op;
+typedef tl_tensor *(*tl_ops_empty_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out);
+tl_tensor *tl_ops_empty_out(const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out);
+tl_tensor *tl_ops_empty_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out);
+int tl_ops_empty_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_empty_out(tl_keyset ks, const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out);
 
 /* ---------------------------------------------------------------- empty_strided */
 int tl_ops_register_empty_strided(void);
@@ -1259,6 +1321,13 @@ tl_tensor *tl_ops_zeros(const int64_t *size, int64_t size_len, tl_dtype dtype, i
 tl_tensor *tl_ops_zeros_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_zeros_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_zeros(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_zeros_out_op;
+typedef tl_tensor *(*tl_ops_zeros_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_zeros_out(const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_zeros_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+int tl_ops_zeros_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_zeros_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ones */
 int tl_ops_register_ones(void);
@@ -1269,6 +1338,13 @@ tl_tensor *tl_ops_ones(const int64_t *size, int64_t size_len, tl_dtype dtype, in
 tl_tensor *tl_ops_ones_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_ones_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ones(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ones_out_op;
+typedef tl_tensor *(*tl_ops_ones_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_ones_out(const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_ones_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+int tl_ops_ones_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ones_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
 
 /* ---------------------------------------------------------------- full */
 int tl_ops_register_full(void);
@@ -1279,6 +1355,13 @@ tl_tensor *tl_ops_full(const int64_t *size, int64_t size_len, tl_scalar fill_val
 tl_tensor *tl_ops_full_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_full_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_full(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_full_out_op;
+typedef tl_tensor *(*tl_ops_full_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out);
+tl_tensor *tl_ops_full_out(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out);
+tl_tensor *tl_ops_full_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out);
+int tl_ops_full_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_full_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out);
 
 /* ---------------------------------------------------------------- arange */
 int tl_ops_register_arange(void);
@@ -1303,6 +1386,20 @@ tl_tensor *tl_ops_arange_start_step(tl_scalar start, tl_scalar end, tl_scalar st
 tl_tensor *tl_ops_arange_start_step_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_arange_start_step_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_arange_start_step(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arange_out_op;
+typedef tl_tensor *(*tl_ops_arange_out_fn)(tl_keyset ks, tl_scalar end, tl_tensor *out);
+tl_tensor *tl_ops_arange_out(tl_scalar end, tl_tensor *out);
+tl_tensor *tl_ops_arange_out_redispatch(tl_keyset ks, tl_scalar end, tl_tensor *out);
+int tl_ops_arange_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arange_out(tl_keyset ks, tl_scalar end, tl_tensor *out);
+/* arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_arange_start_out_op;
+typedef tl_tensor *(*tl_ops_arange_start_out_fn)(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out);
+tl_tensor *tl_ops_arange_start_out(tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out);
+tl_tensor *tl_ops_arange_start_out_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out);
+int tl_ops_arange_start_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_arange_start_out(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rand */
 int tl_ops_register_rand(void);
@@ -1320,6 +1417,20 @@ tl_tensor *tl_ops_rand_generator(const int64_t *size, int64_t size_len, tl_gener
 tl_tensor *tl_ops_rand_generator_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_rand_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_rand_generator(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_rand_out_op;
+typedef tl_tensor *(*tl_ops_rand_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_rand_out(const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_rand_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+int tl_ops_rand_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rand_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+/* rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_rand_generator_out_op;
+typedef tl_tensor *(*tl_ops_rand_generator_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_rand_generator_out(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_rand_generator_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+int tl_ops_rand_generator_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rand_generator_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 
 /* ---------------------------------------------------------------- randn */
 int tl_ops_register_randn(void);
@@ -1337,6 +1448,20 @@ tl_tensor *tl_ops_randn_generator(const int64_t *size, int64_t size_len, tl_gene
 tl_tensor *tl_ops_randn_generator_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_randn_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_randn_generator(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_randn_out_op;
+typedef tl_tensor *(*tl_ops_randn_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_randn_out(const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops_randn_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+int tl_ops_randn_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randn_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out);
+/* randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_randn_generator_out_op;
+typedef tl_tensor *(*tl_ops_randn_generator_out_fn)(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_randn_generator_out(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_randn_generator_out_redispatch(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+int tl_ops_randn_generator_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randn_generator_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 
 /* ---------------------------------------------------------------- empty_like */
 int tl_ops_register_empty_like(void);
@@ -1387,6 +1512,27 @@ tl_tensor *tl_ops_fill__Scalar(tl_tensor *self, tl_scalar value);
 tl_tensor *tl_ops_fill__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar value);
 int tl_ops_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_fill_(tl_keyset ks, tl_tensor *self, tl_scalar value);
+/* fill.Scalar(Tensor self, Scalar value) -> Tensor */
+extern tl_operator *tl_ops_fill_Scalar_op;
+typedef tl_tensor *(*tl_ops_fill_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar value);
+tl_tensor *tl_ops_fill_Scalar(tl_tensor *self, tl_scalar value);
+tl_tensor *tl_ops_fill_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar value);
+int tl_ops_fill_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fill_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar value);
+/* fill.Tensor(Tensor self, Tensor value) -> Tensor */
+extern tl_operator *tl_ops_fill_Tensor_op;
+typedef tl_tensor *(*tl_ops_fill_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *value);
+tl_tensor *tl_ops_fill_Tensor(tl_tensor *self, tl_tensor *value);
+tl_tensor *tl_ops_fill_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *value);
+int tl_ops_fill_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fill_Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *value);
+/* fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!) */
+extern tl_operator *tl_ops_fill__Tensor_op;
+typedef tl_tensor *(*tl_ops_fill__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *value);
+tl_tensor *tl_ops_fill__Tensor(tl_tensor *self, tl_tensor *value);
+tl_tensor *tl_ops_fill__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *value);
+int tl_ops_fill__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_fill__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *value);
 
 /* ---------------------------------------------------------------- zero */
 int tl_ops_register_zero(void);
@@ -1407,6 +1553,13 @@ tl_tensor *tl_ops_threshold_backward(tl_tensor *grad_output, tl_tensor *self, tl
 tl_tensor *tl_ops_threshold_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
 int tl_ops_threshold_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_threshold_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
+/* threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_threshold_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_threshold_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
+tl_tensor *tl_ops_threshold_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
+tl_tensor *tl_ops_threshold_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
+int tl_ops_threshold_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_threshold_backward_out(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- eq */
 int tl_ops_register_eq(void);
@@ -3724,6 +3877,13 @@ tl_tensor *tl_ops_hstack(tl_tensor *const *tensors, int64_t tensors_len);
 tl_tensor *tl_ops_hstack_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
 int tl_ops_hstack_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_hstack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+/* hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hstack_out_op;
+typedef tl_tensor *(*tl_ops_hstack_out_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+tl_tensor *tl_ops_hstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+tl_tensor *tl_ops_hstack_out_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+int tl_ops_hstack_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_hstack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 
 /* ---------------------------------------------------------------- vstack */
 int tl_ops_register_vstack(void);
@@ -3734,6 +3894,13 @@ tl_tensor *tl_ops_vstack(tl_tensor *const *tensors, int64_t tensors_len);
 tl_tensor *tl_ops_vstack_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
 int tl_ops_vstack_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_vstack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+/* vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_vstack_out_op;
+typedef tl_tensor *(*tl_ops_vstack_out_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+tl_tensor *tl_ops_vstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+tl_tensor *tl_ops_vstack_out_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+int tl_ops_vstack_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_vstack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 
 /* ---------------------------------------------------------------- split */
 int tl_ops_register_split(void);
@@ -3811,6 +3978,13 @@ tl_tensor *tl_ops_narrow(tl_tensor *self, int64_t dim, int64_t start, int64_t le
 tl_tensor *tl_ops_narrow_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, int64_t length);
 int tl_ops_narrow_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_narrow(tl_keyset ks, tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+/* narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a) */
+extern tl_operator *tl_ops_narrow_Tensor_op;
+typedef tl_tensor *(*tl_ops_narrow_Tensor_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length);
+tl_tensor *tl_ops_narrow_Tensor(tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length);
+tl_tensor *tl_ops_narrow_Tensor_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length);
+int tl_ops_narrow_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_narrow_tensor(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *start, int64_t length);
 
 /* ---------------------------------------------------------------- index_select */
 int tl_ops_register_index_select(void);
@@ -4436,6 +4610,13 @@ tl_tensor *tl_ops_mse_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_
 tl_tensor *tl_ops_mse_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
 int tl_ops_mse_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_mse_loss_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+/* mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_mse_loss_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_mse_loss_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
+tl_tensor *tl_ops_mse_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
+tl_tensor *tl_ops_mse_loss_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
+int tl_ops_mse_loss_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mse_loss_backward_out(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- scaled_dot_product_attention */
 int tl_ops_register_scaled_dot_product_attention(void);

@@ -30,6 +30,7 @@ from torchlet._pyargs import (
     arg_error as _arg_error,
     check_rc as _check_rc,
     check_out_tuple as _check_out_tuple,
+    check_out_type as _check_out_type,
     cv_bool as _cv_bool,
     cv_bool_list as _cv_bool_list,
     cv_device as _cv_device,
@@ -168,6 +169,7 @@ __all__ = [
     "exp_",
     "expm1",
     "expm1_",
+    "fill",
     "fill_",
     "flatten",
     "flip",
@@ -359,6 +361,8 @@ _C_addcmul_ = getattr(_lib, "tl_ops_addcmul_", None) or _missing_c("tl_ops_addcm
 _C_addcmul_out = getattr(_lib, "tl_ops_addcmul_out", None) or _missing_c("tl_ops_addcmul_out")
 _C_addmm = getattr(_lib, "tl_ops_addmm", None) or _missing_c("tl_ops_addmm")
 _C_addmm_ = getattr(_lib, "tl_ops_addmm_", None) or _missing_c("tl_ops_addmm_")
+_C_addmm_dtype = getattr(_lib, "tl_ops_addmm_dtype", None) or _missing_c("tl_ops_addmm_dtype")
+_C_addmm_dtype_out = getattr(_lib, "tl_ops_addmm_dtype_out", None) or _missing_c("tl_ops_addmm_dtype_out")
 _C_addmm_out = getattr(_lib, "tl_ops_addmm_out", None) or _missing_c("tl_ops_addmm_out")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
 _C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
@@ -378,7 +382,9 @@ _C_any_dims = getattr(_lib, "tl_ops_any_dims", None) or _missing_c("tl_ops_any_d
 _C_any_dims_out = getattr(_lib, "tl_ops_any_dims_out", None) or _missing_c("tl_ops_any_dims_out")
 _C_any_out = getattr(_lib, "tl_ops_any_out", None) or _missing_c("tl_ops_any_out")
 _C_arange = getattr(_lib, "tl_ops_arange", None) or _missing_c("tl_ops_arange")
+_C_arange_out = getattr(_lib, "tl_ops_arange_out", None) or _missing_c("tl_ops_arange_out")
 _C_arange_start = getattr(_lib, "tl_ops_arange_start", None) or _missing_c("tl_ops_arange_start")
+_C_arange_start_out = getattr(_lib, "tl_ops_arange_start_out", None) or _missing_c("tl_ops_arange_start_out")
 _C_arange_start_step = getattr(_lib, "tl_ops_arange_start_step", None) or _missing_c("tl_ops_arange_start_step")
 _C_arccos = getattr(_lib, "tl_ops_arccos", None) or _missing_c("tl_ops_arccos")
 _C_arccos_ = getattr(_lib, "tl_ops_arccos_", None) or _missing_c("tl_ops_arccos_")
@@ -424,6 +430,8 @@ _C_atanh_ = getattr(_lib, "tl_ops_atanh_", None) or _missing_c("tl_ops_atanh_")
 _C_atanh_out = getattr(_lib, "tl_ops_atanh_out", None) or _missing_c("tl_ops_atanh_out")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
+_C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
+_C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
 _C_bitwise_and_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor")
@@ -469,6 +477,8 @@ _C_bitwise_xor_Tensor_out = getattr(_lib, "tl_ops_bitwise_xor_Tensor_out", None)
 _C_bitwise_xor__Scalar = getattr(_lib, "tl_ops_bitwise_xor__Scalar", None) or _missing_c("tl_ops_bitwise_xor__Scalar")
 _C_bitwise_xor__Tensor = getattr(_lib, "tl_ops_bitwise_xor__Tensor", None) or _missing_c("tl_ops_bitwise_xor__Tensor")
 _C_bmm = getattr(_lib, "tl_ops_bmm", None) or _missing_c("tl_ops_bmm")
+_C_bmm_dtype = getattr(_lib, "tl_ops_bmm_dtype", None) or _missing_c("tl_ops_bmm_dtype")
+_C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl_ops_bmm_dtype_out")
 _C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
@@ -539,6 +549,7 @@ _C_embedding_backward = getattr(_lib, "tl_ops_embedding_backward", None) or _mis
 _C_embedding_dense_backward = getattr(_lib, "tl_ops_embedding_dense_backward", None) or _missing_c("tl_ops_embedding_dense_backward")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
+_C_empty_out = getattr(_lib, "tl_ops_empty_out", None) or _missing_c("tl_ops_empty_out")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
 _C_eq_Scalar = getattr(_lib, "tl_ops_eq_Scalar", None) or _missing_c("tl_ops_eq_Scalar")
 _C_eq_Scalar_out = getattr(_lib, "tl_ops_eq_Scalar_out", None) or _missing_c("tl_ops_eq_Scalar_out")
@@ -562,7 +573,10 @@ _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
+_C_fill_Scalar = getattr(_lib, "tl_ops_fill_Scalar", None) or _missing_c("tl_ops_fill_Scalar")
+_C_fill_Tensor = getattr(_lib, "tl_ops_fill_Tensor", None) or _missing_c("tl_ops_fill_Tensor")
 _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_ops_fill__Scalar")
+_C_fill__Tensor = getattr(_lib, "tl_ops_fill__Tensor", None) or _missing_c("tl_ops_fill__Tensor")
 _C_flatten_using_ints = getattr(_lib, "tl_ops_flatten_using_ints", None) or _missing_c("tl_ops_flatten_using_ints")
 _C_flip = getattr(_lib, "tl_ops_flip", None) or _missing_c("tl_ops_flip")
 _C_floor = getattr(_lib, "tl_ops_floor", None) or _missing_c("tl_ops_floor")
@@ -584,6 +598,7 @@ _C_frac_ = getattr(_lib, "tl_ops_frac_", None) or _missing_c("tl_ops_frac_")
 _C_frac_out = getattr(_lib, "tl_ops_frac_out", None) or _missing_c("tl_ops_frac_out")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
 _C_full_like = getattr(_lib, "tl_ops_full_like", None) or _missing_c("tl_ops_full_like")
+_C_full_out = getattr(_lib, "tl_ops_full_out", None) or _missing_c("tl_ops_full_out")
 _C_gather = getattr(_lib, "tl_ops_gather", None) or _missing_c("tl_ops_gather")
 _C_gather_backward = getattr(_lib, "tl_ops_gather_backward", None) or _missing_c("tl_ops_gather_backward")
 _C_gather_out = getattr(_lib, "tl_ops_gather_out", None) or _missing_c("tl_ops_gather_out")
@@ -612,6 +627,7 @@ _C_hardtanh_backward = getattr(_lib, "tl_ops_hardtanh_backward", None) or _missi
 _C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_input", None) or _missing_c("tl_ops_hardtanh_backward_grad_input")
 _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
+_C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -729,9 +745,12 @@ _C_mish_ = getattr(_lib, "tl_ops_mish_", None) or _missing_c("tl_ops_mish_")
 _C_mish_backward = getattr(_lib, "tl_ops_mish_backward", None) or _missing_c("tl_ops_mish_backward")
 _C_mish_out = getattr(_lib, "tl_ops_mish_out", None) or _missing_c("tl_ops_mish_out")
 _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
+_C_mm_dtype = getattr(_lib, "tl_ops_mm_dtype", None) or _missing_c("tl_ops_mm_dtype")
+_C_mm_dtype_out = getattr(_lib, "tl_ops_mm_dtype_out", None) or _missing_c("tl_ops_mm_dtype_out")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
 _C_mse_loss = getattr(_lib, "tl_ops_mse_loss", None) or _missing_c("tl_ops_mse_loss")
 _C_mse_loss_backward = getattr(_lib, "tl_ops_mse_loss_backward", None) or _missing_c("tl_ops_mse_loss_backward")
+_C_mse_loss_backward_grad_input = getattr(_lib, "tl_ops_mse_loss_backward_grad_input", None) or _missing_c("tl_ops_mse_loss_backward_grad_input")
 _C_mse_loss_out = getattr(_lib, "tl_ops_mse_loss_out", None) or _missing_c("tl_ops_mse_loss_out")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
@@ -742,6 +761,7 @@ _C_nan_to_num = getattr(_lib, "tl_ops_nan_to_num", None) or _missing_c("tl_ops_n
 _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops_nan_to_num_")
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
+_C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
 _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
 _C_native_dropout_backward = getattr(_lib, "tl_ops_native_dropout_backward", None) or _missing_c("tl_ops_native_dropout_backward")
 _C_native_layer_norm = getattr(_lib, "tl_ops_native_layer_norm", None) or _missing_c("tl_ops_native_layer_norm")
@@ -766,6 +786,7 @@ _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
+_C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
@@ -782,8 +803,12 @@ _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_o
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
 _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
+_C_rand_generator_out = getattr(_lib, "tl_ops_rand_generator_out", None) or _missing_c("tl_ops_rand_generator_out")
+_C_rand_out = getattr(_lib, "tl_ops_rand_out", None) or _missing_c("tl_ops_rand_out")
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
 _C_randn_generator = getattr(_lib, "tl_ops_randn_generator", None) or _missing_c("tl_ops_randn_generator")
+_C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _missing_c("tl_ops_randn_generator_out")
+_C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
 _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
@@ -887,6 +912,7 @@ _C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
 _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
+_C_threshold_backward_grad_input = getattr(_lib, "tl_ops_threshold_backward_grad_input", None) or _missing_c("tl_ops_threshold_backward_grad_input")
 _C_to_device = getattr(_lib, "tl_ops_to_device", None) or _missing_c("tl_ops_to_device")
 _C_to_dtype = getattr(_lib, "tl_ops_to_dtype", None) or _missing_c("tl_ops_to_dtype")
 _C_to_dtype_layout = getattr(_lib, "tl_ops_to_dtype_layout", None) or _missing_c("tl_ops_to_dtype_layout")
@@ -913,7 +939,9 @@ _C_var_mean_correction = getattr(_lib, "tl_ops_var_mean_correction", None) or _m
 _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_ops_var_mean_dim")
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
+_C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
 _C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
+_C_vstack_out = getattr(_lib, "tl_ops_vstack_out", None) or _missing_c("tl_ops_vstack_out")
 _C_where = getattr(_lib, "tl_ops_where", None) or _missing_c("tl_ops_where")
 _C_where_Scalar = getattr(_lib, "tl_ops_where_Scalar", None) or _missing_c("tl_ops_where_Scalar")
 _C_where_ScalarOther = getattr(_lib, "tl_ops_where_ScalarOther", None) or _missing_c("tl_ops_where_ScalarOther")
@@ -923,6 +951,7 @@ _C_where_self_out = getattr(_lib, "tl_ops_where_self_out", None) or _missing_c("
 _C_zero_ = getattr(_lib, "tl_ops_zero_", None) or _missing_c("tl_ops_zero_")
 _C_zeros = getattr(_lib, "tl_ops_zeros", None) or _missing_c("tl_ops_zeros")
 _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_zeros_like")
+_C_zeros_out = getattr(_lib, "tl_ops_zeros_out", None) or _missing_c("tl_ops_zeros_out")
 
 # C shims of the Python ABI (generated/csrc/python_abi.c): a number given for
 # a Tensor parameter crosses as a tl_scalar (_n_<arg>); in-place / out= calls
@@ -949,6 +978,7 @@ _P_addcdiv_out_r = getattr(_lib, "tl_pyabi_addcdiv_out_r", None) or _missing_c("
 _P_addcmul__r = getattr(_lib, "tl_pyabi_addcmul__r", None) or _missing_c("tl_pyabi_addcmul__r")
 _P_addcmul_out_r = getattr(_lib, "tl_pyabi_addcmul_out_r", None) or _missing_c("tl_pyabi_addcmul_out_r")
 _P_addmm__r = getattr(_lib, "tl_pyabi_addmm__r", None) or _missing_c("tl_pyabi_addmm__r")
+_P_addmm_dtype_out_r = getattr(_lib, "tl_pyabi_addmm_dtype_out_r", None) or _missing_c("tl_pyabi_addmm_dtype_out_r")
 _P_addmm_out_r = getattr(_lib, "tl_pyabi_addmm_out_r", None) or _missing_c("tl_pyabi_addmm_out_r")
 _P_all_all_out_r = getattr(_lib, "tl_pyabi_all_all_out_r", None) or _missing_c("tl_pyabi_all_all_out_r")
 _P_all_dims_out_r = getattr(_lib, "tl_pyabi_all_dims_out_r", None) or _missing_c("tl_pyabi_all_dims_out_r")
@@ -958,6 +988,8 @@ _P_amin_out_r = getattr(_lib, "tl_pyabi_amin_out_r", None) or _missing_c("tl_pya
 _P_any_all_out_r = getattr(_lib, "tl_pyabi_any_all_out_r", None) or _missing_c("tl_pyabi_any_all_out_r")
 _P_any_dims_out_r = getattr(_lib, "tl_pyabi_any_dims_out_r", None) or _missing_c("tl_pyabi_any_dims_out_r")
 _P_any_out_r = getattr(_lib, "tl_pyabi_any_out_r", None) or _missing_c("tl_pyabi_any_out_r")
+_P_arange_out_r = getattr(_lib, "tl_pyabi_arange_out_r", None) or _missing_c("tl_pyabi_arange_out_r")
+_P_arange_start_out_r = getattr(_lib, "tl_pyabi_arange_start_out_r", None) or _missing_c("tl_pyabi_arange_start_out_r")
 _P_arccos__r = getattr(_lib, "tl_pyabi_arccos__r", None) or _missing_c("tl_pyabi_arccos__r")
 _P_arccos_out_r = getattr(_lib, "tl_pyabi_arccos_out_r", None) or _missing_c("tl_pyabi_arccos_out_r")
 _P_arccosh__r = getattr(_lib, "tl_pyabi_arccosh__r", None) or _missing_c("tl_pyabi_arccosh__r")
@@ -985,6 +1017,7 @@ _P_atan_out_r = getattr(_lib, "tl_pyabi_atan_out_r", None) or _missing_c("tl_pya
 _P_atanh__r = getattr(_lib, "tl_pyabi_atanh__r", None) or _missing_c("tl_pyabi_atanh__r")
 _P_atanh_out_r = getattr(_lib, "tl_pyabi_atanh_out_r", None) or _missing_c("tl_pyabi_atanh_out_r")
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
+_P_baddbmm_dtype_out_r = getattr(_lib, "tl_pyabi_baddbmm_dtype_out_r", None) or _missing_c("tl_pyabi_baddbmm_dtype_out_r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
 _P_bitwise_and_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_Tensor_out_r")
 _P_bitwise_and_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_out_r")
@@ -1013,6 +1046,7 @@ _P_bitwise_xor_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_xor_Scalar_out_r",
 _P_bitwise_xor_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_xor_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_xor_Tensor_out_r")
 _P_bitwise_xor__Scalar_r = getattr(_lib, "tl_pyabi_bitwise_xor__Scalar_r", None) or _missing_c("tl_pyabi_bitwise_xor__Scalar_r")
 _P_bitwise_xor__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_xor__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_xor__Tensor_r")
+_P_bmm_dtype_out_r = getattr(_lib, "tl_pyabi_bmm_dtype_out_r", None) or _missing_c("tl_pyabi_bmm_dtype_out_r")
 _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi_bmm_out_r")
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
@@ -1058,6 +1092,7 @@ _P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi
 _P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
 _P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
 _P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
+_P_empty_out_r = getattr(_lib, "tl_pyabi_empty_out_r", None) or _missing_c("tl_pyabi_empty_out_r")
 _P_eq_Scalar_out_r = getattr(_lib, "tl_pyabi_eq_Scalar_out_r", None) or _missing_c("tl_pyabi_eq_Scalar_out_r")
 _P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
 _P_eq__Scalar_r = getattr(_lib, "tl_pyabi_eq__Scalar_r", None) or _missing_c("tl_pyabi_eq__Scalar_r")
@@ -1073,6 +1108,7 @@ _P_exp_out_r = getattr(_lib, "tl_pyabi_exp_out_r", None) or _missing_c("tl_pyabi
 _P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_expm1__r")
 _P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
+_P_fill__Tensor_r = getattr(_lib, "tl_pyabi_fill__Tensor_r", None) or _missing_c("tl_pyabi_fill__Tensor_r")
 _P_floor__r = getattr(_lib, "tl_pyabi_floor__r", None) or _missing_c("tl_pyabi_floor__r")
 _P_floor_divide__Scalar_r = getattr(_lib, "tl_pyabi_floor_divide__Scalar_r", None) or _missing_c("tl_pyabi_floor_divide__Scalar_r")
 _P_floor_divide__Tensor_n_other_r = getattr(_lib, "tl_pyabi_floor_divide__Tensor_n_other_r", None) or _missing_c("tl_pyabi_floor_divide__Tensor_n_other_r")
@@ -1087,6 +1123,7 @@ _P_fmod__Scalar_r = getattr(_lib, "tl_pyabi_fmod__Scalar_r", None) or _missing_c
 _P_fmod__Tensor_r = getattr(_lib, "tl_pyabi_fmod__Tensor_r", None) or _missing_c("tl_pyabi_fmod__Tensor_r")
 _P_frac__r = getattr(_lib, "tl_pyabi_frac__r", None) or _missing_c("tl_pyabi_frac__r")
 _P_frac_out_r = getattr(_lib, "tl_pyabi_frac_out_r", None) or _missing_c("tl_pyabi_frac_out_r")
+_P_full_out_r = getattr(_lib, "tl_pyabi_full_out_r", None) or _missing_c("tl_pyabi_full_out_r")
 _P_gather_out_r = getattr(_lib, "tl_pyabi_gather_out_r", None) or _missing_c("tl_pyabi_gather_out_r")
 _P_ge_Scalar_out_r = getattr(_lib, "tl_pyabi_ge_Scalar_out_r", None) or _missing_c("tl_pyabi_ge_Scalar_out_r")
 _P_ge_Tensor_out_r = getattr(_lib, "tl_pyabi_ge_Tensor_out_r", None) or _missing_c("tl_pyabi_ge_Tensor_out_r")
@@ -1103,6 +1140,7 @@ _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl
 _P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_pyabi_hardtanh__r")
 _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
+_P_hstack_out_r = getattr(_lib, "tl_pyabi_hstack_out_r", None) or _missing_c("tl_pyabi_hstack_out_r")
 _P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
@@ -1165,7 +1203,9 @@ _P_min_unary_out_r = getattr(_lib, "tl_pyabi_min_unary_out_r", None) or _missing
 _P_minimum_out_r = getattr(_lib, "tl_pyabi_minimum_out_r", None) or _missing_c("tl_pyabi_minimum_out_r")
 _P_mish__r = getattr(_lib, "tl_pyabi_mish__r", None) or _missing_c("tl_pyabi_mish__r")
 _P_mish_out_r = getattr(_lib, "tl_pyabi_mish_out_r", None) or _missing_c("tl_pyabi_mish_out_r")
+_P_mm_dtype_out_r = getattr(_lib, "tl_pyabi_mm_dtype_out_r", None) or _missing_c("tl_pyabi_mm_dtype_out_r")
 _P_mm_out_r = getattr(_lib, "tl_pyabi_mm_out_r", None) or _missing_c("tl_pyabi_mm_out_r")
+_P_mse_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_mse_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_mse_loss_backward_grad_input_r")
 _P_mse_loss_out_r = getattr(_lib, "tl_pyabi_mse_loss_out_r", None) or _missing_c("tl_pyabi_mse_loss_out_r")
 _P_mul_Tensor_n_other = getattr(_lib, "tl_pyabi_mul_Tensor_n_other", None) or _missing_c("tl_pyabi_mul_Tensor_n_other")
 _P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None) or _missing_c("tl_pyabi_mul__Tensor_n_other_r")
@@ -1184,6 +1224,7 @@ _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
 _P_nll_loss_out_r = getattr(_lib, "tl_pyabi_nll_loss_out_r", None) or _missing_c("tl_pyabi_nll_loss_out_r")
 _P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
+_P_ones_out_r = getattr(_lib, "tl_pyabi_ones_out_r", None) or _missing_c("tl_pyabi_ones_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
 _P_pow_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Scalar_out_r")
 _P_pow_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Tensor_Scalar_out_r")
@@ -1191,6 +1232,10 @@ _P_pow_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Tensor_out_r", N
 _P_pow__Scalar_r = getattr(_lib, "tl_pyabi_pow__Scalar_r", None) or _missing_c("tl_pyabi_pow__Scalar_r")
 _P_pow__Tensor_r = getattr(_lib, "tl_pyabi_pow__Tensor_r", None) or _missing_c("tl_pyabi_pow__Tensor_r")
 _P_prod_int_out_r = getattr(_lib, "tl_pyabi_prod_int_out_r", None) or _missing_c("tl_pyabi_prod_int_out_r")
+_P_rand_generator_out_r = getattr(_lib, "tl_pyabi_rand_generator_out_r", None) or _missing_c("tl_pyabi_rand_generator_out_r")
+_P_rand_out_r = getattr(_lib, "tl_pyabi_rand_out_r", None) or _missing_c("tl_pyabi_rand_out_r")
+_P_randn_generator_out_r = getattr(_lib, "tl_pyabi_randn_generator_out_r", None) or _missing_c("tl_pyabi_randn_generator_out_r")
+_P_randn_out_r = getattr(_lib, "tl_pyabi_randn_out_r", None) or _missing_c("tl_pyabi_randn_out_r")
 _P_reciprocal__r = getattr(_lib, "tl_pyabi_reciprocal__r", None) or _missing_c("tl_pyabi_reciprocal__r")
 _P_reciprocal_out_r = getattr(_lib, "tl_pyabi_reciprocal_out_r", None) or _missing_c("tl_pyabi_reciprocal_out_r")
 _P_relu6__r = getattr(_lib, "tl_pyabi_relu6__r", None) or _missing_c("tl_pyabi_relu6__r")
@@ -1244,6 +1289,7 @@ _P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__
 _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
 _P_tanh_out_r = getattr(_lib, "tl_pyabi_tanh_out_r", None) or _missing_c("tl_pyabi_tanh_out_r")
+_P_threshold_backward_grad_input_r = getattr(_lib, "tl_pyabi_threshold_backward_grad_input_r", None) or _missing_c("tl_pyabi_threshold_backward_grad_input_r")
 _P_to_other_n_other = getattr(_lib, "tl_pyabi_to_other_n_other", None) or _missing_c("tl_pyabi_to_other_n_other")
 _P_tril__r = getattr(_lib, "tl_pyabi_tril__r", None) or _missing_c("tl_pyabi_tril__r")
 _P_tril_out_r = getattr(_lib, "tl_pyabi_tril_out_r", None) or _missing_c("tl_pyabi_tril_out_r")
@@ -1253,8 +1299,10 @@ _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_t
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
 _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
 _P_var_out_r = getattr(_lib, "tl_pyabi_var_out_r", None) or _missing_c("tl_pyabi_var_out_r")
+_P_vstack_out_r = getattr(_lib, "tl_pyabi_vstack_out_r", None) or _missing_c("tl_pyabi_vstack_out_r")
 _P_where_self_out_r = getattr(_lib, "tl_pyabi_where_self_out_r", None) or _missing_c("tl_pyabi_where_self_out_r")
 _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zero__r")
+_P_zeros_out_r = getattr(_lib, "tl_pyabi_zeros_out_r", None) or _missing_c("tl_pyabi_zeros_out_r")
 
 # ----------------------------------------------------------------- functions
 
@@ -1856,12 +1904,17 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 
 # yaml/native_functions.yaml: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_addmm = (
     ('(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat1', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat1', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)), ('out_dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
+_KW_addmm_0 = {'input': lambda x: isinstance(x, _Tensor), 'mat1': lambda x: isinstance(x, _Tensor), 'mat2': lambda x: isinstance(x, _Tensor), 'beta': lambda x: _is_scalar(x), 'alpha': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_addmm_1 = {'input': lambda x: isinstance(x, _Tensor), 'mat1': lambda x: isinstance(x, _Tensor), 'mat2': lambda x: isinstance(x, _Tensor), 'out_dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'beta': lambda x: _is_scalar(x), 'alpha': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def _impladdmm_0(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     '(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -1895,6 +1948,55 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+def _impladdmm_1(input, mat1, mat2, out_dtype, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addmm', 'input', 1, 'Tensor', input)
+    if mat1.__class__ is not _Tensor:
+        if not isinstance(mat1, _Tensor):
+            raise _arg_error('addmm', 'mat1', 2, 'Tensor', mat1)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('addmm', 'mat2', 3, 'Tensor', mat2)
+    out_dtype_c = _cv_dtype(out_dtype, False)
+    if out_dtype_c is _BAD:
+        raise _arg_error('addmm', 'out_dtype', 4, 'torchlet.dtype', out_dtype)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmm', 'alpha', 0, 'Number', alpha)
+    if out is None:
+        h_ = _C_addmm_dtype(input._p, mat1._p, mat2._p, out_dtype_c, beta_c, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_addmm_dtype_out_r(input._p, mat1._p, mat2._p, out_dtype_c, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def addmm(*args, **kwargs):
+    '(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None) | (Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0)):
+        return _impladdmm_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1)):
+        return _impladdmm_1(*args, **kwargs)
+    raise _invalid_combination('addmm', args, kwargs, _SIGS_addmm)
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -2183,20 +2285,22 @@ def any(*args, **kwargs):
 
 
 # yaml/native_functions.yaml: arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_arange = (
-    ('(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('end', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('end', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), False),
     ('(Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
-    ('(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)), ('step', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)), ('step', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
-_KW_arange_0 = {'end': lambda x: _is_scalar(x), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_arange_0 = {'end': lambda x: _is_scalar(x), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
 _KW_arange_1 = {'start': lambda x: _is_scalar(x), 'end': lambda x: _is_scalar(x), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
-_KW_arange_2 = {'start': lambda x: _is_scalar(x), 'end': lambda x: _is_scalar(x), 'step': lambda x: _is_scalar(x), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_arange_2 = {'start': lambda x: _is_scalar(x), 'end': lambda x: _is_scalar(x), 'step': lambda x: _is_scalar(x), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     end_c = _SC_INT.get(end) if end.__class__ is int else None
     if end_c is None:
         end_c = _cv_scalar(end)
@@ -2214,15 +2318,27 @@ def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None,
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_arange(end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_arange(end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arange', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_arange_out_r(end_c, out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -2260,8 +2376,8 @@ def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memor
     return r_
 
 
-def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     start_c = _SC_INT.get(start) if start.__class__ is int else None
     if start_c is None:
         start_c = _cv_scalar(start)
@@ -2289,19 +2405,31 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_arange_start_step(start_c, end_c, step_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_arange_start_step(start_c, end_c, step_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('arange', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_arange_start_out_r(start_c, end_c, step_c, out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 def arange(*args, **kwargs):
-    '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     n = len(args)
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0)):
         return _implarange_0(*args, **kwargs)
@@ -2927,12 +3055,17 @@ def atanh_(input):
 
 # yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_baddbmm = (
     ('(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)), ('out_dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
+_KW_baddbmm_0 = {'input': lambda x: isinstance(x, _Tensor), 'batch1': lambda x: isinstance(x, _Tensor), 'batch2': lambda x: isinstance(x, _Tensor), 'beta': lambda x: _is_scalar(x), 'alpha': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_baddbmm_1 = {'input': lambda x: isinstance(x, _Tensor), 'batch1': lambda x: isinstance(x, _Tensor), 'batch2': lambda x: isinstance(x, _Tensor), 'out_dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'beta': lambda x: _is_scalar(x), 'alpha': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+def _implbaddbmm_0(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -2966,6 +3099,55 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+def _implbaddbmm_1(input, batch1, batch2, out_dtype, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('baddbmm', 'input', 1, 'Tensor', input)
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('baddbmm', 'batch1', 2, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('baddbmm', 'batch2', 3, 'Tensor', batch2)
+    out_dtype_c = _cv_dtype(out_dtype, False)
+    if out_dtype_c is _BAD:
+        raise _arg_error('baddbmm', 'out_dtype', 4, 'torchlet.dtype', out_dtype)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('baddbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('baddbmm', 'alpha', 0, 'Number', alpha)
+    if out is None:
+        h_ = _C_baddbmm_dtype(input._p, batch1._p, batch2._p, out_dtype_c, beta_c, alpha_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('baddbmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_baddbmm_dtype_out_r(input._p, batch1._p, batch2._p, out_dtype_c, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def baddbmm(*args, **kwargs):
+    '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None) | (Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0)):
+        return _implbaddbmm_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1)):
+        return _implbaddbmm_1(*args, **kwargs)
+    raise _invalid_combination('baddbmm', args, kwargs, _SIGS_baddbmm)
 
 
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
@@ -3502,12 +3684,17 @@ def bitwise_xor(*args, **kwargs):
 
 # yaml/native_functions.yaml: bmm(Tensor self, Tensor mat2) -> Tensor
 # yaml/native_functions.yaml: bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+# yaml/native_functions.yaml: bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_bmm = (
     ('(Tensor input, Tensor mat2, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)), ('out_dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
+_KW_bmm_0 = {'input': lambda x: isinstance(x, _Tensor), 'mat2': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bmm_1 = {'input': lambda x: isinstance(x, _Tensor), 'mat2': lambda x: isinstance(x, _Tensor), 'out_dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
-def bmm(input, mat2, *, out=None):
+def _implbmm_0(input, mat2, *, out=None):
     '(Tensor input, Tensor mat2, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -3528,6 +3715,42 @@ def bmm(input, mat2, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+def _implbmm_1(input, mat2, out_dtype, *, out=None):
+    '(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bmm', 'input', 1, 'Tensor', input)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('bmm', 'mat2', 2, 'Tensor', mat2)
+    out_dtype_c = _cv_dtype(out_dtype, False)
+    if out_dtype_c is _BAD:
+        raise _arg_error('bmm', 'out_dtype', 3, 'torchlet.dtype', out_dtype)
+    if out is None:
+        h_ = _C_bmm_dtype(input._p, mat2._p, out_dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_bmm_dtype_out_r(input._p, mat2._p, out_dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def bmm(*args, **kwargs):
+    '(Tensor input, Tensor mat2, *, Tensor out = None) | (Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0)):
+        return _implbmm_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_1)):
+        return _implbmm_1(*args, **kwargs)
+    raise _invalid_combination('bmm', args, kwargs, _SIGS_bmm)
 
 
 # yaml/native_functions.yaml: cat(Tensor[] tensors, int dim=0) -> Tensor
@@ -4614,13 +4837,14 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 
 
 # yaml/native_functions.yaml: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
 _SIGS_empty = (
-    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
 
 
-def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -4647,15 +4871,27 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('empty', 'memory_format', 0, 'torchlet.memory_format', memory_format)
-    h_ = _C_empty_memory_format(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_empty_memory_format(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('empty', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_empty_out_r(size_c[0], size_c[1], memory_format_c, out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 # yaml/native_functions.yaml: empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -5022,13 +5258,85 @@ def expm1_(input):
     return input
 
 
-# yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
-_SIGS_fill_ = (
+# yaml/native_functions.yaml: fill.Scalar(Tensor self, Scalar value) -> Tensor
+# yaml/native_functions.yaml: fill.Tensor(Tensor self, Tensor value) -> Tensor
+_SIGS_fill = (
+    ('(Tensor input, Tensor value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)),), (), False),
     ('(Tensor input, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
 )
+_KW_fill_0 = {'input': lambda x: isinstance(x, _Tensor), 'value': lambda x: isinstance(x, _Tensor)}
+_KW_fill_1 = {'input': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
 
 
-def fill_(input, value):
+def _implfill_0(input, value):
+    '(Tensor input, Tensor value)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fill', 'input', 1, 'Tensor', input)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('fill', 'value', 2, 'Tensor', value)
+    h_ = _C_fill_Tensor(input._p, value._p)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implfill_1(input, value):
+    '(Tensor input, Number value)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fill', 'input', 1, 'Tensor', input)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('fill', 'value', 2, 'Number', value)
+    h_ = _C_fill_Scalar(input._p, value_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def fill(*args, **kwargs):
+    '(Tensor input, Tensor value) | (Tensor input, Number value)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0)):
+        return _implfill_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_1)):
+        return _implfill_1(*args, **kwargs)
+    raise _invalid_combination('fill', args, kwargs, _SIGS_fill)
+
+
+# yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+# yaml/native_functions.yaml: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+_SIGS_fill_ = (
+    ('(Tensor input, Tensor value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_fill__0 = {'input': lambda x: isinstance(x, _Tensor), 'value': lambda x: isinstance(x, _Tensor)}
+_KW_fill__1 = {'input': lambda x: isinstance(x, _Tensor), 'value': lambda x: _is_scalar(x)}
+
+
+def _implfill__0(input, value):
+    '(Tensor input, Tensor value)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fill_', 'input', 1, 'Tensor', input)
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('fill_', 'value', 2, 'Tensor', value)
+    rc_ = _P_fill__Tensor_r(input._p, value._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implfill__1(input, value):
     '(Tensor input, Number value)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -5042,6 +5350,16 @@ def fill_(input, value):
     if rc_:
         _after(rc_)
     return input
+
+
+def fill_(*args, **kwargs):
+    '(Tensor input, Tensor value) | (Tensor input, Number value)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0)):
+        return _implfill__0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__1)):
+        return _implfill__1(*args, **kwargs)
+    raise _invalid_combination('fill_', args, kwargs, _SIGS_fill_)
 
 
 # yaml/native_functions.yaml: flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
@@ -5322,13 +5640,14 @@ def frac_(input):
 
 
 # yaml/native_functions.yaml: full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_full = (
-    ('(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('fill_value', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('fill_value', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
 
 
-def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('full', 'size', 1, 'tuple of ints', size)
@@ -5349,15 +5668,27 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('full', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_full(size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_full(size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('full', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_full_out_r(size_c[0], size_c[1], fill_value_c, out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 # yaml/native_functions.yaml: full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -5640,22 +5971,30 @@ def gt(*args, **kwargs):
 
 
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
-    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def hstack(tensors):
-    '(tuple of Tensors tensors)'
+def hstack(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('hstack', 'tensors', 1, 'tuple of Tensors', tensors)
-    h_ = _C_hstack(tensors_c[0], tensors_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_hstack(tensors_c[0], tensors_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hstack', 'out', 0, 'Tensor', out)
+    rc_ = _P_hstack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -7286,12 +7625,17 @@ def minimum(input, other, *, out=None):
 
 # yaml/native_functions.yaml: mm(Tensor self, Tensor mat2) -> Tensor
 # yaml/native_functions.yaml: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+# yaml/native_functions.yaml: mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_mm = (
     ('(Tensor input, Tensor mat2, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat2', lambda x: isinstance(x, _Tensor)), ('out_dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
+_KW_mm_0 = {'input': lambda x: isinstance(x, _Tensor), 'mat2': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_mm_1 = {'input': lambda x: isinstance(x, _Tensor), 'mat2': lambda x: isinstance(x, _Tensor), 'out_dtype': lambda x: _cv_dtype(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
 
 
-def mm(input, mat2, *, out=None):
+def _implmm_0(input, mat2, *, out=None):
     '(Tensor input, Tensor mat2, *, Tensor out = None)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -7312,6 +7656,42 @@ def mm(input, mat2, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+def _implmm_1(input, mat2, out_dtype, *, out=None):
+    '(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mm', 'input', 1, 'Tensor', input)
+    if mat2.__class__ is not _Tensor:
+        if not isinstance(mat2, _Tensor):
+            raise _arg_error('mm', 'mat2', 2, 'Tensor', mat2)
+    out_dtype_c = _cv_dtype(out_dtype, False)
+    if out_dtype_c is _BAD:
+        raise _arg_error('mm', 'out_dtype', 3, 'torchlet.dtype', out_dtype)
+    if out is None:
+        h_ = _C_mm_dtype(input._p, mat2._p, out_dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mm', 'out', 0, 'Tensor', out)
+    rc_ = _P_mm_dtype_out_r(input._p, mat2._p, out_dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def mm(*args, **kwargs):
+    '(Tensor input, Tensor mat2, *, Tensor out = None) | (Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0)):
+        return _implmm_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1)):
+        return _implmm_1(*args, **kwargs)
+    raise _invalid_combination('mm', args, kwargs, _SIGS_mm)
 
 
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -7444,12 +7824,38 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
 
 
 # yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
+# yaml/native_functions.yaml: narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)
 _SIGS_narrow = (
+    ('(Tensor input, int dim, Tensor start, int length)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: isinstance(x, _Tensor)), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
     ('(Tensor input, int dim, int start, int length)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
+_KW_narrow_0 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'start': lambda x: isinstance(x, _Tensor), 'length': lambda x: _cv_int(x) is not _BAD}
+_KW_narrow_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'start': lambda x: _cv_int(x) is not _BAD, 'length': lambda x: _cv_int(x) is not _BAD}
 
 
-def narrow(input, dim, start, length):
+def _implnarrow_0(input, dim, start, length):
+    '(Tensor input, int dim, Tensor start, int length)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('narrow', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow', 'dim', 2, 'int', dim)
+    if start.__class__ is not _Tensor:
+        if not isinstance(start, _Tensor):
+            raise _arg_error('narrow', 'start', 3, 'Tensor', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow', 'length', 4, 'int', length)
+    h_ = _C_narrow_Tensor(input._p, dim_c, start._p, length_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _implnarrow_1(input, dim, start, length):
     '(Tensor input, int dim, int start, int length)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -7469,6 +7875,16 @@ def narrow(input, dim, start, length):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+def narrow(*args, **kwargs):
+    '(Tensor input, int dim, Tensor start, int length) | (Tensor input, int dim, int start, int length)'
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0)):
+        return _implnarrow_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_1)):
+        return _implnarrow_1(*args, **kwargs)
+    raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
 
 # yaml/native_functions.yaml: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
@@ -7725,13 +8141,14 @@ def nonzero(input, *, out=None):
 
 
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ones = (
-    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
 
 
-def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -7755,15 +8172,27 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('ones', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_ones(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_ones(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ones', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_ones_out_r(size_c[0], size_c[1], out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 # yaml/native_functions.yaml: ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -8023,17 +8452,19 @@ def prod(*args, **kwargs):
 
 
 # yaml/native_functions.yaml: rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
 _SIGS_rand = (
-    ('(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
-    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
-_KW_rand_0 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
-_KW_rand_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_rand_0 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
+_KW_rand_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -8060,19 +8491,31 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('rand', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_rand_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_rand_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('rand', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_rand_generator_out_r(size_c[0], size_c[1], generator_c, out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
-def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -8096,19 +8539,31 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('rand', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_rand(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_rand(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('rand', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_rand_out_r(size_c[0], size_c[1], out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 def rand(*args, **kwargs):
-    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
         return _implrand_0(*args, **kwargs)
@@ -8118,17 +8573,19 @@ def rand(*args, **kwargs):
 
 
 # yaml/native_functions.yaml: randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
 _SIGS_randn = (
-    ('(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
-    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
-_KW_randn_0 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
-_KW_randn_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randn_0 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randn_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -8155,19 +8612,31 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('randn', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_randn_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_randn_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('randn', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_randn_generator_out_r(size_c[0], size_c[1], generator_c, out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
-def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -8191,19 +8660,31 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('randn', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_randn(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_randn(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('randn', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_randn_out_r(size_c[0], size_c[1], out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 def randn(*args, **kwargs):
-    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
         return _implrandn_0(*args, **kwargs)
@@ -9769,13 +10250,14 @@ def tanh_(input):
 
 
 # yaml/native_functions.yaml: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+# yaml/native_functions.yaml: threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
 _SIGS_threshold_backward = (
-    ('(Tensor grad_output, Tensor input, Number threshold)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('threshold', lambda x: _is_scalar(x)),), (), False),
+    ('(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('threshold', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def threshold_backward(grad_output, input, threshold):
-    '(Tensor grad_output, Tensor input, Number threshold)'
+def threshold_backward(grad_output, input, threshold, *, out=None):
+    '(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)'
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('threshold_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -9787,12 +10269,19 @@ def threshold_backward(grad_output, input, threshold):
         threshold_c = _cv_scalar(threshold)
         if threshold_c is _BAD:
             raise _arg_error('threshold_backward', 'threshold', 3, 'Number', threshold)
-    h_ = _C_threshold_backward(grad_output._p, input._p, threshold_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_threshold_backward(grad_output._p, input._p, threshold_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('threshold_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_threshold_backward_grad_input_r(grad_output._p, input._p, threshold_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
@@ -10175,22 +10664,30 @@ def var_mean(*args, **kwargs):
 
 
 # yaml/native_functions.yaml: vstack(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_vstack = (
-    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def vstack(tensors):
-    '(tuple of Tensors tensors)'
+def vstack(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('vstack', 'tensors', 1, 'tuple of Tensors', tensors)
-    h_ = _C_vstack(tensors_c[0], tensors_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_vstack(tensors_c[0], tensors_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('vstack', 'out', 0, 'Tensor', out)
+    rc_ = _P_vstack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -10354,13 +10851,14 @@ def zero_(input):
 
 
 # yaml/native_functions.yaml: zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_zeros = (
-    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), True),
 )
 
 
-def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -10384,15 +10882,27 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
     pin_memory_c = _cv_opt_bool(pin_memory)
     if pin_memory_c is _BAD:
         raise _arg_error('zeros', 'pin_memory', 0, 'bool', pin_memory)
-    h_ = _C_zeros(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
+    if out is None:
+        h_ = _C_zeros(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('zeros', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_zeros_out_r(size_c[0], size_c[1], out._p)
+    if rc_:
+        _after(rc_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
-        _factory_requires_grad(r_)
-    return r_
+        _factory_requires_grad(out)
+    return out
 
 
 # yaml/native_functions.yaml: zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -11000,13 +11510,14 @@ def _nn_mse_loss(input, target, reduction=1, *, out=None):
 
 
 # yaml/native_functions.yaml: mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+# yaml/native_functions.yaml: mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)
 _SIGS__nn_mse_loss_backward = (
-    ('(Tensor grad_output, Tensor input, Tensor target, int reduction)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def _nn_mse_loss_backward(grad_output, input, target, reduction):
-    '(Tensor grad_output, Tensor input, Tensor target, int reduction)'
+def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)'
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('mse_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11019,12 +11530,19 @@ def _nn_mse_loss_backward(grad_output, input, target, reduction):
     reduction_c = _cv_int(reduction)
     if reduction_c is _BAD:
         raise _arg_error('mse_loss_backward', 'reduction', 4, 'int', reduction)
-    h_ = _C_mse_loss_backward(grad_output._p, input._p, target._p, reduction_c)
-    if not h_:
-        raise _pending_error()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    return r_
+    if out is None:
+        h_ = _C_mse_loss_backward(grad_output._p, input._p, target._p, reduction_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mse_loss_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_mse_loss_backward_grad_input_r(grad_output._p, input._p, target._p, reduction_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
@@ -14104,12 +14622,27 @@ def _m_expm1_(self):
 
 
 # yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+# yaml/native_functions.yaml: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 _SIGS__m_fill_ = (
+    ('(Tensor value)', (('value', lambda x: isinstance(x, _Tensor)),), (), False),
     ('(Number value)', (('value', lambda x: _is_scalar(x)),), (), False),
 )
+_KW__m_fill__0 = {'value': lambda x: isinstance(x, _Tensor)}
+_KW__m_fill__1 = {'value': lambda x: _is_scalar(x)}
 
 
-def _m_fill_(self, value):
+def _impl_m_fill__0(self, value):
+    '(Tensor value)'
+    if value.__class__ is not _Tensor:
+        if not isinstance(value, _Tensor):
+            raise _arg_error('fill_', 'value', 1, 'Tensor', value)
+    rc_ = _P_fill__Tensor_r(self._p, value._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_fill__1(self, value):
     '(Number value)'
     value_c = _SC_INT.get(value) if value.__class__ is int else None
     if value_c is None:
@@ -14120,6 +14653,16 @@ def _m_fill_(self, value):
     if rc_:
         _after(rc_)
     return self
+
+
+def _m_fill_(self, *args, **kwargs):
+    '(Tensor value) | (Number value)'
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0)):
+        return _impl_m_fill__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__1)):
+        return _impl_m_fill__1(self, *args, **kwargs)
+    raise _invalid_combination('fill_', args, kwargs, _SIGS__m_fill_)
 
 
 # yaml/native_functions.yaml: flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
@@ -15955,12 +16498,35 @@ def _m_nan_to_num_(self, nan=None, posinf=None, neginf=None):
 
 
 # yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
+# yaml/native_functions.yaml: narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)
 _SIGS__m_narrow = (
+    ('(int dim, Tensor start, int length)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: isinstance(x, _Tensor)), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
     ('(int dim, int start, int length)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
+_KW__m_narrow_0 = {'dim': lambda x: _cv_int(x) is not _BAD, 'start': lambda x: isinstance(x, _Tensor), 'length': lambda x: _cv_int(x) is not _BAD}
+_KW__m_narrow_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'start': lambda x: _cv_int(x) is not _BAD, 'length': lambda x: _cv_int(x) is not _BAD}
 
 
-def _m_narrow(self, dim, start, length):
+def _impl_m_narrow_0(self, dim, start, length):
+    '(int dim, Tensor start, int length)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow', 'dim', 1, 'int', dim)
+    if start.__class__ is not _Tensor:
+        if not isinstance(start, _Tensor):
+            raise _arg_error('narrow', 'start', 2, 'Tensor', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow', 'length', 3, 'int', length)
+    h_ = _C_narrow_Tensor(self._p, dim_c, start._p, length_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_narrow_1(self, dim, start, length):
     '(int dim, int start, int length)'
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
@@ -15977,6 +16543,16 @@ def _m_narrow(self, dim, start, length):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+def _m_narrow(self, *args, **kwargs):
+    '(int dim, Tensor start, int length) | (int dim, int start, int length)'
+    n = len(args)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0)):
+        return _impl_m_narrow_0(self, *args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_1)):
+        return _impl_m_narrow_1(self, *args, **kwargs)
+    raise _invalid_combination('narrow', args, kwargs, _SIGS__m_narrow)
 
 
 # yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -17911,12 +18487,29 @@ def _m_var(self, *args, **kwargs):
 
 
 # yaml/native_functions.yaml: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+# yaml/native_functions.yaml: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
 _SIGS__m_view = (
+    ('(torchlet.dtype dtype)', (('dtype', lambda x: _cv_dtype(x, False) is not _BAD),), (), False),
     ('(tuple of ints size)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
 )
+_KW__m_view_0 = {'dtype': lambda x: _cv_dtype(x, False) is not _BAD}
+_KW__m_view_1 = {'size': lambda x: _cv_int_list(x, 0) is not _BAD}
 
 
-def _m_view(self, *_args, size=None):
+def _impl_m_view_0(self, dtype):
+    '(torchlet.dtype dtype)'
+    dtype_c = _cv_dtype(dtype, False)
+    if dtype_c is _BAD:
+        raise _arg_error('view', 'dtype', 1, 'torchlet.dtype', dtype)
+    h_ = _C_view_dtype(self._p, dtype_c)
+    if not h_:
+        raise _pending_error()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+def _impl_m_view_1(self, *_args, size=None):
     '(tuple of ints size)'
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
@@ -17935,6 +18528,16 @@ def _m_view(self, *_args, size=None):
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
+
+
+def _m_view(self, *args, **kwargs):
+    '(torchlet.dtype dtype) | (tuple of ints size)'
+    n = len(args)
+    if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0)):
+        return _impl_m_view_0(self, *args, **kwargs)
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_view_1)):
+        return _impl_m_view_1(self, *args, **kwargs)
+    raise _invalid_combination('view', args, kwargs, _SIGS__m_view)
 
 
 # yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -19339,6 +19942,7 @@ SIGNATURES = {
     ),
     ("function", "addmm"): (
         "(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+        "(Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "alias"): (
         "(Tensor input)",
@@ -19360,9 +19964,9 @@ SIGNATURES = {
         "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)",
     ),
     ("function", "arange"): (
-        "(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
-        "(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "arccos"): (
         "(Tensor input, *, Tensor out = None)",
@@ -19444,6 +20048,7 @@ SIGNATURES = {
     ),
     ("function", "baddbmm"): (
         "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+        "(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -19475,6 +20080,7 @@ SIGNATURES = {
     ),
     ("function", "bmm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
+        "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
     ),
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
@@ -19566,7 +20172,7 @@ SIGNATURES = {
         "(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)",
     ),
     ("function", "empty"): (
-        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "empty_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
@@ -19608,7 +20214,12 @@ SIGNATURES = {
     ("function", "expm1_"): (
         "(Tensor input)",
     ),
+    ("function", "fill"): (
+        "(Tensor input, Tensor value)",
+        "(Tensor input, Number value)",
+    ),
     ("function", "fill_"): (
+        "(Tensor input, Tensor value)",
         "(Tensor input, Number value)",
     ),
     ("function", "flatten"): (
@@ -19638,7 +20249,7 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "full"): (
-        "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "full_like"): (
         "(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
@@ -19661,7 +20272,7 @@ SIGNATURES = {
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("function", "hstack"): (
-        "(tuple of Tensors tensors)",
+        "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("function", "index"): (
         "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
@@ -19802,6 +20413,7 @@ SIGNATURES = {
     ),
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
+        "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -19816,6 +20428,7 @@ SIGNATURES = {
         "(Tensor input, float nan = None, float posinf = None, float neginf = None)",
     ),
     ("function", "narrow"): (
+        "(Tensor input, int dim, Tensor start, int length)",
         "(Tensor input, int dim, int start, int length)",
     ),
     ("function", "native_dropout"): (
@@ -19844,7 +20457,7 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "ones"): (
-        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "ones_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
@@ -19865,12 +20478,12 @@ SIGNATURES = {
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "rand"): (
-        "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
-        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "randn"): (
-        "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
-        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "reciprocal"): (
         "(Tensor input, *, Tensor out = None)",
@@ -20012,7 +20625,7 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "threshold_backward"): (
-        "(Tensor grad_output, Tensor input, Number threshold)",
+        "(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)",
     ),
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
@@ -20049,7 +20662,7 @@ SIGNATURES = {
         "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
     ),
     ("function", "vstack"): (
-        "(tuple of Tensors tensors)",
+        "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("function", "where"): (
         "(Tensor condition)",
@@ -20062,7 +20675,7 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "zeros"): (
-        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "zeros_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
@@ -20400,6 +21013,7 @@ SIGNATURES = {
         "()",
     ),
     ("method", "fill_"): (
+        "(Tensor value)",
         "(Number value)",
     ),
     ("method", "flatten"): (
@@ -20619,6 +21233,7 @@ SIGNATURES = {
         "(float nan = None, float posinf = None, float neginf = None)",
     ),
     ("method", "narrow"): (
+        "(int dim, Tensor start, int length)",
         "(int dim, int start, int length)",
     ),
     ("method", "ne"): (
@@ -20834,6 +21449,7 @@ SIGNATURES = {
         "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
     ),
     ("method", "view"): (
+        "(torchlet.dtype dtype)",
         "(tuple of ints size)",
     ),
     ("method", "where"): (
@@ -20898,7 +21514,7 @@ SIGNATURES = {
         "(Tensor input, Tensor target, int reduction = Mean, *, Tensor out = None)",
     ),
     ("nn", "mse_loss_backward"): (
-        "(Tensor grad_output, Tensor input, Tensor target, int reduction)",
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)",
     ),
     ("nn", "nll_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)",

@@ -179,6 +179,15 @@ int tl_autograd_check_inplace(const tl_tensor *self);
 /* In-place ops, after running: self's history becomes (node, output_nr)
  * (the old grad_fn is released; the node's edges, set before, keep it alive). */
 int tl_autograd_rebase_history(tl_tensor *self, tl_node *node, int32_t output_nr);
+/* PyTorch's autograd-not-implemented fallback, for operators with no
+ * derivatives.yaml entry (generated kernels, after the forward ran): a
+ * "torch::autograd::NotImplemented" node over the inputs that require grad
+ * (self first for an in-place op), set as the history of each output of a
+ * differentiable dtype (rebased for the in-place self, outs[0]); a backward
+ * pass reaching it fails with "derivative for <op> is not implemented".
+ * `op` ("aten::floor_divide") must outlive the node. Returns 0 / -1. */
+int tl_autograd_not_implemented(const char *op, tl_tensor *const *ins, int64_t nin, tl_tensor *const *outs,
+                                int64_t nout, int inplace);
 /* New tensor sharing storage (and version counter) with t, no history. */
 tl_tensor *tl_autograd_detach(const tl_tensor *t);
 /* Drop t's history in place: no grad_fn, requires_grad off. */

@@ -55,6 +55,8 @@ def differentiable_ops() -> list[str]:
             continue
         e = m.autograd_of(f)
         if e is not None and e.default is not None and e.default.op is not None:
+            if all(d.text.startswith("not_implemented(") for d in e.default.derivatives):
+                continue  # asinh_ ...: its backward raises (tests/autograd/test_not_implemented.py)
             names.append(str(f.func.name))
     return names
 
@@ -530,19 +532,22 @@ def _pm(*shape, lo=-2.0, hi=2.0):
 MISSING_OPS_CASES = {
     "asinh": [([_pm(2, 3)], lambda a: torchlet.asinh(T(a))), ([_pm()], torchlet.asinh),
               ([_pm(3)], lambda a: torchlet.arcsinh(a))],
-    "asinh_": [([_pm(2, 3)], lambda a: a.clone().asinh_())],
     "acosh": [([_pm(2, 3, lo=1.2, hi=3.0)], lambda a: torchlet.acosh(T(a))), ([_pm(lo=1.2, hi=3.0)], torchlet.acosh),
               ([_pm(3, lo=1.2, hi=3.0)], lambda a: a.arccosh())],
-    "acosh_": [([_pm(2, 3, lo=1.2, hi=3.0)], lambda a: a.clone().acosh_())],
     "atanh": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: torchlet.atanh(T(a))), ([_pm(lo=-0.8, hi=0.8)], torchlet.atanh),
               ([_pm(3, lo=-0.8, hi=0.8)], lambda a: torchlet.arctanh(a))],
-    "atanh_": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: a.clone().atanh_())],
     # singular values only (svd_backward's gS branch; gU / gVh raise NotImplementedError)
     "_linalg_svd": [([_pm(3, 4)], lambda a: torchlet.linalg_svdvals(a)),
                     ([_pm(2, 4, 3)], lambda a: torchlet._linalg_svd(a.transpose(1, 2), True, True)[1]),
                     ([_pm(4, 3)], lambda a: torchlet.linalg_matrix_norm(a, "nuc")),
                     ([_pm(3, 3)], lambda a: torchlet.linalg_matrix_norm(a, -2)),
                     ([_pm(2, 3)], lambda a: torchlet.norm(a, "nuc"))],
+    # issue 6: missing overloads (session 4)
+    "fill.Scalar": [([_pm(2, 3)], lambda a: torchlet.fill(T(a), 1.5) + a.t())],
+    "fill.Tensor": [([_pm(2, 3), _pm()], lambda a, v: torchlet.fill(T(a), v)),
+                    ([_pm(4), _pm()], lambda a, v: torchlet.fill(a, v) * a)],
+    "fill_.Tensor": [([_pm(2, 3), _pm()], lambda a, v: (a * 2).fill_(v)),
+                     ([_pm(3, 2), _pm()], lambda a, v: T(a * 1).fill_(v * v) * a.t())],
 }
 
 

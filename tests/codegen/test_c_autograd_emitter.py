@@ -126,7 +126,7 @@ def test_kernels_kinds(files):
 
 
 def test_not_implemented_kernel(tmp_path):
-    """an explicit kernel and no derivatives.yaml entry: NotImplementedError when an input requires grad"""
+    """an explicit kernel and no derivatives.yaml entry: PyTorch's NotImplemented node after the forward"""
     nf = tmp_path / "native_functions.yaml"
     nf.write_text(textwrap.dedent(
         """\
@@ -144,7 +144,7 @@ def test_not_implemented_kernel(tmp_path):
     m = load_model(Inputs(str(nf), str(d)))
     out = emit_c_autograd(EmitContext(m, make_environment(), ("native_functions.yaml",), "test"))
     s = out["csrc/autograd_foo.c"]
-    assert 'tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for \'foo\' is not implemented.");' in s
+    assert 'tl_autograd_not_implemented("aten::foo", ins_, 1, &r_, 1, 0)' in s
     assert "csrc/autograd_zeros_like.c" not in out  # PyTorch's DONT_REQUIRE_DERIVATIVE
 
 

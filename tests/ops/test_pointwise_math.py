@@ -1060,8 +1060,10 @@ def test_not_differentiable_like_torch():
     for op in ("isnan", "isinf", "isfinite"):
         r = getattr(tl, op)(x)
         assert not r.requires_grad and r.dtype is tl.bool
-    # floor_divide is in PyTorch's DONT_REQUIRE_DERIVATIVE list: its result never requires grad
-    assert not tl.floor_divide(x, 2).requires_grad
+    # floor_divide has no derivative in PyTorch: a NotImplemented grad_fn, backward raises
+    # (tests/autograd/test_not_implemented.py)
+    r = tl.floor_divide(x, 2)
+    assert r.requires_grad and r.grad_fn.name() == "torch::autograd::NotImplemented"
 
 
 def test_threads_same_bits():
