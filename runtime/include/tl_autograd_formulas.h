@@ -205,8 +205,8 @@ tl_tensor *tl_ag_pow_backward_self(tl_tensor *grad, tl_tensor *self, tl_tensor *
 tl_tensor *tl_ag_pow_backward_exponent(tl_tensor *grad, tl_tensor *self, tl_tensor *exponent, tl_tensor *result);
 tl_tensor *tl_ag_pow_backward_exponent_scalar(tl_tensor *grad, tl_scalar self, tl_tensor *exponent,
                                               tl_tensor *result);
-/* svd (runtime/src/autograd_svd.c; PyTorch's svd_backward, singular values
- * only: gU / gVh given raise NotImplementedError) */
+/* svd (runtime/src/autograd_svd.c): PyTorch's svd_backward for real inputs
+ * (gradients of U, S and Vh; any of them may be NULL) */
 tl_tensor *tl_ag_svd_backward(tl_tensor *gU, tl_tensor *gS, tl_tensor *gVh, tl_tensor *U, tl_tensor *S,
                               tl_tensor *Vh);
 

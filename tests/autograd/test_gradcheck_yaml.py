@@ -536,8 +536,10 @@ MISSING_OPS_CASES = {
               ([_pm(3, lo=1.2, hi=3.0)], lambda a: a.arccosh())],
     "atanh": [([_pm(2, 3, lo=-0.8, hi=0.8)], lambda a: torchlet.atanh(T(a))), ([_pm(lo=-0.8, hi=0.8)], torchlet.atanh),
               ([_pm(3, lo=-0.8, hi=0.8)], lambda a: torchlet.arctanh(a))],
-    # singular values only (svd_backward's gS branch; gU / gVh raise NotImplementedError)
+    # singular values, and U / Vh through sign-invariant products (tests/autograd/test_svd_backward.py)
     "_linalg_svd": [([_pm(3, 4)], lambda a: torchlet.linalg_svdvals(a)),
+                    ([_pm(4, 3)], lambda a: (lambda r: r[0] * r[0])(torchlet.linalg_svd(a, False))),
+                    ([_pm(2, 3)], lambda a: (lambda r: r[2] * r[2])(torchlet.linalg_svd(a, False))),
                     ([_pm(2, 4, 3)], lambda a: torchlet._linalg_svd(a.transpose(1, 2), True, True)[1]),
                     ([_pm(4, 3)], lambda a: torchlet.linalg_matrix_norm(a, "nuc")),
                     ([_pm(3, 3)], lambda a: torchlet.linalg_matrix_norm(a, -2)),

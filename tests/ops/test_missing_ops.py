@@ -647,8 +647,9 @@ def test_matrix_norm_vs_torch(ord):
     same_error(lambda: tl.linalg.matrix_norm(T(a), ord, dim=(0, 0)), lambda: torch.linalg.matrix_norm(TT(a), ord, dim=(0, 0)))
 
 
-def test_svd_backward_of_u_not_implemented():
+def test_svd_backward_of_u():
+    """gradients through U and Vh (tests/autograd/test_svd_backward.py checks them in depth)"""
     x = T(np.random.default_rng(2).normal(size=(3, 3))).requires_grad_()
     U, S, Vh = tl.linalg.svd(x)
-    with pytest.raises(NotImplementedError, match="svd_backward: the gradients of U and Vh are not implemented"):
-        U.sum().backward()
+    (U * U * tl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
