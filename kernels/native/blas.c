@@ -4,8 +4,8 @@
  *
  * Threads: the wheel is a pthreads build with its own pool. torchlet hands
  * OpenBLAS a threads callback instead, so its parallel jobs run on torchlet's
- * OpenMP team: one pool for kernels and BLAS (two pools spinning after their
- * work fight for the cores: measured in docs/LINALG.md). Before each call the
+ * thread pool (runtime/src/parallel.c): one pool for kernels and BLAS (two
+ * pools spinning after their work fight for the cores: docs/LINALG.md). Before each call the
  * thread count is set to torchlet's (tl_get_num_threads: OMP_NUM_THREADS or
  * set_num_threads), or to 1 inside a tl_parallel_for region; the set is
  * skipped when the count did not change. A batch of small matrices is split
@@ -13,8 +13,6 @@
  * torchlet's child handler sets the count to 1, which the next call passes
  * on (OpenBLAS also stops its own pool around fork). TORCHLET_BLAS_OWN_POOL=1
  * at load keeps OpenBLAS's pool. */
-#include <omp.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -26,49 +24,34 @@
 
 static atomic_int g_blas_threads = 0; /* the count last given to OpenBLAS */
 
-/* OpenBLAS's parallel jobs on torchlet's OpenMP team instead of its own
- * pthread pool: one pool of threads for the whole library, as PyTorch's BLAS
- * shares its OpenMP pool with at::parallel_for. The jobs of one call wait on
- * each other, so all of them must run at once: one thread per job. */
+/* OpenBLAS's parallel jobs on torchlet's thread pool instead of its own
+ * pthread pool: one set of threads for the whole library (as PyTorch's BLAS
+ * shares its OpenMP pool with at::parallel_for), and none left spinning
+ * beside BLAS. The jobs of one call wait on each other, so each runs on its
+ * own thread (tl_parallel_jobs). */
 typedef struct {
     openblas_dojob_callback dojob;
-    int i, data;
-    void *job;
-} job_arg;
+    char *jobdata;
+    size_t elsize;
+    int data;
+} blas_jobs;
 
-static void *job_thread(void *p) {
-    const job_arg *a = p;
-    a->dojob(a->i, a->job, a->data);
-    return NULL;
+static void blas_job(int i, void *p) {
+    const blas_jobs *j = p;
+    j->dojob(i, j->jobdata + (size_t)i * j->elsize, j->data);
 }
 
-static void omp_jobs(int sync, openblas_dojob_callback dojob, int numjobs, size_t elsize, void *jobdata, int data) {
+static void pool_jobs(int sync, openblas_dojob_callback dojob, int numjobs, size_t elsize, void *jobdata, int data) {
     (void)sync;
-    /* OpenMP cannot promise a team of numjobs here (a nested region beyond
-     * the active levels): plain threads for jobs 1.. (rare; never from
-     * torchlet's own regions, which run BLAS on one thread) */
-    if (omp_in_parallel() && omp_get_active_level() >= omp_get_max_active_levels()) {
-        pthread_t th[64];
-        job_arg args[64];
-        int started = 0;
-        for (int i = 1; i < numjobs && i < 64; i++) {
-            args[i] = (job_arg){dojob, i, data, (char *)jobdata + (size_t)i * elsize};
-            if (pthread_create(&th[i], NULL, job_thread, &args[i]) != 0) abort(); /* jobs wait on each other */
-            started = i;
-        }
-        dojob(0, jobdata, data);
-        for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
-        return;
-    }
-#pragma omp parallel num_threads(numjobs)
-    dojob(omp_get_thread_num(), (char *)jobdata + (size_t)omp_get_thread_num() * elsize, data);
+    blas_jobs j = {dojob, jobdata, elsize, data};
+    tl_parallel_jobs(numjobs, blas_job, &j);
 }
 
-void tl_blas_use_openmp(int on) { scipy_openblas_set_threads_callback_function(on ? omp_jobs : NULL); }
+void tl_blas_use_pool(int on) { scipy_openblas_set_threads_callback_function(on ? pool_jobs : NULL); }
 
 __attribute__((constructor)) static void blas_init(void) {
     const char *e = getenv("TORCHLET_BLAS_OWN_POOL");
-    tl_blas_use_openmp(!(e && e[0] == '1'));
+    tl_blas_use_pool(!(e && e[0] == '1'));
 }
 
 /* tell OpenBLAS n threads, only when the count changed */
@@ -80,10 +63,10 @@ static void set_blas_threads(int n) {
 }
 
 /* torchlet's thread count for this call: 1 inside a tl_parallel_for region,
- * at most the OpenMP thread limit (every job gets its own thread) */
+ * at most the pool's limit (every job gets its own thread) */
 static int blas_threads(void) {
     int n = tl__in_parallel_region() ? 1 : tl_get_num_threads();
-    if (n > omp_get_thread_limit()) n = omp_get_thread_limit();
+    if (n > TL_MAX_THREADS) n = TL_MAX_THREADS;
     return n < 1 ? 1 : n;
 }
 

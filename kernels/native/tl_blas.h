@@ -26,8 +26,8 @@ void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, i
                   const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
                   void *C, int64_t ldc, int64_t sc, int64_t batch);
 
-/* OpenBLAS's threads: torchlet's OpenMP team (1, the default) or OpenBLAS's
+/* OpenBLAS's threads: torchlet's thread pool (1, the default) or OpenBLAS's
  * own pthread pool (0; also TORCHLET_BLAS_OWN_POOL=1 at load) */
-void tl_blas_use_openmp(int on);
+void tl_blas_use_pool(int on);
 
 #endif

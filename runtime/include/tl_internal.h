@@ -102,9 +102,16 @@ void tl__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- parallel (parallel.c) */
 typedef void (*tl_range_fn)(int64_t begin, int64_t end, void *ctx);
-/* calls fn over [0, n) split in chunks across threads when n >= grain */
+/* the pool's size limit: threads a region uses, the caller included */
+#define TL_MAX_THREADS 64
+/* calls fn over [0, n) split in chunks across threads when n >= grain (at
+ * most one chunk per thread and per grain elements; which thread runs which
+ * chunk varies: results must not depend on it) */
 void tl_parallel_for(int64_t n, int64_t grain, tl_range_fn fn, void *ctx);
 int tl__in_parallel_region(void);
+/* job(i) for i < njobs, each on its own thread at the same time (jobs that
+ * wait on each other: OpenBLAS's) */
+void tl_parallel_jobs(int njobs, void (*job)(int i, void *ctx), void *ctx);
 
 /* ---- copy / fill engine (copy.c) */
 int tl__copy_impl(tl_tensor *dst, const tl_tensor *src);
