@@ -469,6 +469,11 @@ def signature_body(fname: str, sig: PySignature, notimpl: bool = False, bound: d
         else:
             L.append("    if not isinstance(out, _Tensor):")
             b.fail(out, "        ")
+            opts = [n for n in ("dtype", "device") if n in b.cexpr]
+            if sig.factory and opts:  # zeros(2, out=t, dtype=...): PyTorch's check_out_type_matches
+                args = ", ".join(b.cexpr[n][0] if n in opts else "-1" for n in ("dtype", "device"))
+                L.append(f"    if {' or '.join(f'{n} is not None' for n in opts)}:")
+                L.append(f"        _check_out_type(out, {args})")
         b.result(sig.out_func, "    ", "out", True)
     elif out is not None:
         # an out-only function: out= is required

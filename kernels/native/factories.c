@@ -103,16 +103,21 @@ static tl_tensor *arange_impl(tl_scalar start, tl_scalar end, tl_scalar step, tl
         is = start.kind == TL_SCALAR_DOUBLE ? (int64_t)xs : start.i;
         int64_t ie = end.kind == TL_SCALAR_DOUBLE ? (int64_t)xe : end.i;
         ist = step.kind == TL_SCALAR_DOUBLE ? (int64_t)xst : step.i;
-        if (ist == 0) {
-            tl_set_error(TL_ERR_RUNTIME, "step must be nonzero");
+        /* PyTorch counts int64 ranges in int64 (a float step that truncates
+         * to 0 is its ValueError) and the narrower integer types with the
+         * double values, stepping by the truncated step (maybe 0) */
+        const int wide = dtype == TL_INT64;
+        if (xst == 0 || (wide && ist == 0)) {
+            tl_set_error(xst == 0 ? TL_ERR_RUNTIME : TL_ERR_VALUE, "step must be nonzero");
             return NULL;
         }
-        if ((ist > 0 && ie < is) || (ist < 0 && ie > is)) {
-            tl_set_error(TL_ERR_RUNTIME, "upper bound and larger bound inconsistent with step sign");
+        if (wide ? ((ist > 0 && ie < is) || (ist < 0 && ie > is)) : ((xst > 0 && xe < xs) || (xst < 0 && xe > xs))) {
+            tl_set_error(TL_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
             return NULL;
         }
         /* ceil((ie - is) / ist) without overflow: in long double */
-        long double q = ((long double)ie - (long double)is) / (long double)ist;
+        long double q = wide ? ((long double)ie - (long double)is) / (long double)ist
+                             : ((long double)xe - (long double)xs) / (long double)xst;
         long double c = ceill(q);
         if (c > (long double)INT64_MAX) {
             tl_set_error(TL_ERR_RUNTIME, "arange: result too large");
@@ -129,7 +134,7 @@ static tl_tensor *arange_impl(tl_scalar start, tl_scalar end, tl_scalar step, tl
             return NULL;
         }
         if ((xst > 0 && xe < xs) || (xst < 0 && xe > xs)) {
-            tl_set_error(TL_ERR_RUNTIME, "upper bound and larger bound inconsistent with step sign");
+            tl_set_error(TL_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
             return NULL;
         }
         double c = ceil((xe - xs) / xst);

@@ -189,8 +189,10 @@ tl_tensor *tl_native_stack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t 
     return r;
 }
 
-/* hstack / vstack: PyTorch's atleast_1d / atleast_2d, then cat */
-static tl_tensor *cat_atleast(tl_tensor *const *tensors, int64_t n, int64_t min_dim, const char *name) {
+/* hstack / vstack (+ .out when out is not NULL): PyTorch's atleast_1d /
+ * atleast_2d, then cat / cat.out */
+static tl_tensor *cat_atleast(tl_tensor *const *tensors, int64_t n, int64_t min_dim, const char *name,
+                              tl_tensor *out) {
     if (n == 0) {
         tl_set_error(TL_ERR_RUNTIME, "%s expects a non-empty TensorList", name);
         return NULL;
@@ -212,7 +214,8 @@ static tl_tensor *cat_atleast(tl_tensor *const *tensors, int64_t n, int64_t min_
         }
         if (!rep[i]) goto done;
     }
-    r = tl_ops_cat(rep, n, min_dim == 1 && rep[0]->ndim > 1 ? 1 : 0);
+    const int64_t cat_dim = min_dim == 1 && rep[0]->ndim > 1 ? 1 : 0;
+    r = out ? tl_ops_cat_out(rep, n, cat_dim, out) : tl_ops_cat(rep, n, cat_dim);
 done:
     tl_tensor_list_free(rep, n);
     return r;
@@ -220,12 +223,22 @@ done:
 
 tl_tensor *tl_native_hstack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len) {
     (void)ks;
-    return cat_atleast(tensors, tensors_len, 1, "hstack");
+    return cat_atleast(tensors, tensors_len, 1, "hstack", NULL);
 }
 
 tl_tensor *tl_native_vstack(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len) {
     (void)ks;
-    return cat_atleast(tensors, tensors_len, 2, "vstack");
+    return cat_atleast(tensors, tensors_len, 2, "vstack", NULL);
+}
+
+tl_tensor *tl_native_hstack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    (void)ks;
+    return cat_atleast(tensors, tensors_len, 1, "hstack", out);
+}
+
+tl_tensor *tl_native_vstack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    (void)ks;
+    return cat_atleast(tensors, tensors_len, 2, "vstack", out);
 }
 
 /* ------------------------------------------------------- split and views */

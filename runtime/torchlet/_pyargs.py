@@ -176,6 +176,21 @@ def check_out_tuple(out, n: int, pos: int) -> None:
             raise TypeError(f"expected Tensor as element {i} in argument {pos}, but got {_type_name(t)}")
 
 
+_DEVICE_TYPE_NAMES = ("cpu", "cuda", "meta")
+
+
+def check_out_type(out, dtype_c, device_c) -> None:
+    """factory(..., out=t, dtype=, device=): PyTorch's check_out_type_matches
+    (torch/csrc/utils/out_types.cpp) -- the out tensor is not converted"""
+    if dtype_c >= 0 and lib.tl_tensor_dtype(out._p) != dtype_c:
+        name = ffi.string(lib.tl_dtype_scalar_name(dtype_c)).decode()
+        have = ffi.string(lib.tl_dtype_scalar_name(lib.tl_tensor_dtype(out._p))).decode()
+        raise RuntimeError(f"dtype {name} does not match dtype of out parameter ({have})")
+    if device_c >= 0 and lib.tl_tensor_device(out._p) != device_c:
+        raise RuntimeError(f"device type {_DEVICE_TYPE_NAMES[device_c]} does not match device type of out "
+                           f"parameter ({_DEVICE_TYPE_NAMES[lib.tl_tensor_device(out._p)]})")
+
+
 def out_tuple_result(out, name: str, fields: tuple):
     """out=(a, b) returns the same objects as torchlet.return_types.<op>_out"""
     from torchlet import return_types

@@ -204,10 +204,12 @@ def test_arange_dtypes_and_errors():
     t = call(lib.tl_ops_arange_start_step(sc(0), sc(5), sc(1), lib.TL_FLOAT16, NONE, NONE, False, False))
     assert t.dtype == tl.float16 and N(t).tolist() == [0, 1, 2, 3, 4]
     t = call(lib.tl_ops_arange_start_step(sc(0.5), sc(4.7), sc(1.0), lib.TL_INT32, NONE, NONE, False, False))
-    assert t.dtype == tl.int32 and N(t).tolist() == [0, 1, 2, 3]
+    assert t.dtype == tl.int32 and N(t).tolist() == [0, 1, 2, 3, 4]  # counted in doubles (int64: [0, 1, 2, 3])
+    t = call(lib.tl_ops_arange_start_step(sc(0.5), sc(4.7), sc(1.0), lib.TL_INT64, NONE, NONE, False, False))
+    assert N(t).tolist() == [0, 1, 2, 3]
     err(lambda: call(lib.tl_ops_arange_start_step(sc(0), sc(5), sc(0), U, NONE, NONE, False, False)), RuntimeError, "step must be nonzero")
     err(lambda: call(lib.tl_ops_arange_start_step(sc(5), sc(0), sc(1), U, NONE, NONE, False, False)), RuntimeError,
-        "upper bound and larger bound inconsistent with step sign")
+        "upper bound and lower bound inconsistent with step sign")
     err(lambda: call(lib.tl_ops_arange(sc(float("inf")), U, NONE, NONE, False, False)), RuntimeError, "unsupported range")
     m = call(lib.tl_ops_arange(sc(7), U, NONE, lib.TL_META, False, False))
     assert m.device.type == "meta" and m.shape == (7,)
