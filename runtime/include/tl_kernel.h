@@ -76,6 +76,20 @@ extern const tl_fill_table_t tl_fill_table_DEFAULT, tl_fill_table_AVX2, tl_fill_
 extern tl_kernel_stub tl_fill_stub;
 #define TL_FILL_LOOP(dt) ((*(const tl_fill_table_t *)tl_fill_stub.current)[dt])
 
+/* ---- tiled walk of TensorIterator (kernels/cpu/tile_kernel.c, runtime/src/iter.c):
+ * transpose[log2 itemsize]: dst[c * dst_row + r * isz] = src[r * src_row + c * isz]
+ * for r < rows, c < cols (bytes); stream: dst <- src with non-temporal stores
+ * for dst's whole 64-byte lines; fence: orders those stores */
+typedef void (*tl_transpose_fn)(char *dst, int64_t dst_row, const char *src, int64_t src_row, int64_t rows,
+                                int64_t cols);
+typedef struct {
+    tl_transpose_fn transpose[4];
+    void (*stream)(char *dst, const char *src, int64_t nbytes);
+    void (*fence)(void);
+} tl_tile_kernels_t;
+extern const tl_tile_kernels_t tl_tile_kernels_DEFAULT, tl_tile_kernels_AVX2, tl_tile_kernels_AVX512;
+extern tl_kernel_stub tl_tile_stub;
+
 /* true when every operand's stride equals its element size */
 static inline int tl_loop_is_contiguous(const int64_t *strides, const int64_t *itemsizes, int nops) {
     for (int i = 0; i < nops; i++)

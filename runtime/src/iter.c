@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "tl_internal.h"
+#include "tl_kernel.h"
+#include "tl_ustream.h"   /* TL_USTREAM_MIN_BYTES: when streaming stores pay off */
 
 typedef struct tl_iter_op {
     tl_tensor *tensor;        /* what the loop reads / writes (own reference) */
@@ -710,9 +712,6 @@ typedef struct {
     tl_iter *it;
     tl_loop_fn loop;
     void *ctx;
-    int tile_dim;          /* 0: plain traversal; k >= 1: tile over dims 0 and k */
-    int64_t t0, t1;        /* tile sizes */
-    int64_t n0, n1, nouter;/* tile counts */
 } run_ctx;
 
 static void serial_range(tl_iter *it, int64_t begin, int64_t end, tl_loop_fn loop, void *ctx) {
@@ -759,37 +758,102 @@ static void range_fn(int64_t begin, int64_t end, void *p) {
     serial_range(rc->it, begin, end, rc->loop, rc->ctx);
 }
 
-/* tiles: flattened index over (outer, tile1, tile0) */
+/* ---- tiled walk (docs/RUNTIME.md, "Tiled walk").
+ *
+ * When an input is contiguous along loop dim k but strided along dim 0 (the
+ * dimension the outputs are contiguous in: `a + b.T`, `b.T.contiguous()`),
+ * the plain walk reads it one element per cache line. Instead the 2-D space
+ * (dims 0 and k, for every index of the other dims) is cut into tiles of
+ * t0 x t1 (t0 along dim 0). Per tile each such input is transposed by SIMD
+ * register blocks (kernels/cpu/tile_kernel.c) into a scratch buffer of t1 rows
+ * of t0 contiguous elements, reading whole cache lines of the input; then the
+ * loop runs once per row of the tile, every operand contiguous (the ufunc
+ * loops' SIMD paths). Outputs of large iterations are computed into a
+ * one-row buffer and written with non-temporal stores of whole lines
+ * (tl_ustream.h's rule: they skip the read-for-ownership and keep the output
+ * from evicting the inputs). Tiles are split across threads; every element is
+ * computed the same way whatever the split. */
+
+enum {
+    TILE_T0 = 256,           /* elements along dim 0 (the rows the loop sees) */
+    TILE_ROW_BYTES = 128,    /* bytes of the transposed input per tile row: two cache lines */
+};
+
+typedef struct {
+    tl_iter *it;
+    tl_loop_fn loop;
+    void *ctx;
+    int k;                   /* the second tiled dim */
+    int64_t t0, t1;          /* tile sizes */
+    int64_t n0, n1;          /* tile counts along dims 0 and k */
+    uint32_t trans;          /* inputs read through the transpose (bit i: operand i) */
+    uint32_t stream;         /* outputs written through a row buffer with streaming stores */
+    size_t scratch_bytes;
+    const tl_tile_kernels_t *kern;
+} tile_plan;
+
+static int log2_itemsize(int64_t isz) {
+    return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : -1;
+}
+
+/* tile index order: strips along dim k fastest, then tiles along dim 0, then
+ * the other dims: the t0 lines of the transposed inputs a tile starts are
+ * read on by the next strip */
 static void tile_fn(int64_t begin, int64_t end, void *p) {
-    run_ctx *rc = p;
-    tl_iter *it = rc->it;
-    int nops = it->nops;
-    int k = rc->tile_dim;
-    int64_t nd = it->ndim;
-    int64_t inner[TL_ITER_MAX_OPERANDS];
+    const tile_plan *tp = p;
+    tl_iter *it = tp->it;
+    const int nops = it->nops, k = tp->k;
+    const int64_t nd = it->ndim;
+    uint32_t trans = tp->trans, stream = tp->stream;
+    char *scratch = NULL;
+    if ((trans | stream) && posix_memalign((void **)&scratch, 64, tp->scratch_bytes) != 0) {
+        scratch = NULL;
+        trans = stream = 0;   /* no memory for the buffers: the same walk on strided pointers */
+    }
+    int64_t isz[TL_ITER_MAX_OPERANDS], inner[TL_ITER_MAX_OPERANDS];
+    char *buf[TL_ITER_MAX_OPERANDS];
     char *ptrs[TL_ITER_MAX_OPERANDS];
-    for (int i = 0; i < nops; i++) inner[i] = it->ops[i].strides[0];
-    for (int64_t tix = begin; tix < end; tix++) {
-        int64_t i0 = tix % rc->n0, r = tix / rc->n0;
-        int64_t j0 = r % rc->n1, outer = r / rc->n1;
-        /* base pointers for the outer index (all dims except 0 and k) */
-        char *base[TL_ITER_MAX_OPERANDS];
-        for (int i = 0; i < nops; i++) base[i] = it->ops[i].data;
-        int64_t o = outer;
-        for (int64_t d = 1; d < nd; d++) {
-            if (d == k) continue;
-            int64_t id = o % it->shape[d];
-            o /= it->shape[d];
-            for (int i = 0; i < nops; i++) base[i] += id * it->ops[i].strides[d];
-        }
-        int64_t a0 = i0 * rc->t0, b0 = a0 + rc->t0 < it->shape[0] ? a0 + rc->t0 : it->shape[0];
-        int64_t a1 = j0 * rc->t1, b1 = a1 + rc->t1 < it->shape[k] ? a1 + rc->t1 : it->shape[k];
-        for (int64_t j = a1; j < b1; j++) {
-            for (int i = 0; i < nops; i++)
-                ptrs[i] = base[i] + j * it->ops[i].strides[k] + a0 * inner[i];
-            rc->loop(ptrs, inner, b0 - a0, rc->ctx);
+    char *base[TL_ITER_MAX_OPERANDS];
+    size_t off = 0;
+    for (int i = 0; i < nops; i++) {
+        isz[i] = tl__itemsize(it->ops[i].tensor->dtype);
+        inner[i] = it->ops[i].strides[0];
+        buf[i] = NULL;
+        if ((trans | stream) >> i & 1) {
+            buf[i] = scratch + off;
+            off += (size_t)(((trans >> i & 1) ? tp->t0 * tp->t1 : tp->t0) * isz[i] + 63) & ~(size_t)63;
+            inner[i] = isz[i];     /* the loop sees the buffer, contiguous */
         }
     }
+    for (int64_t tix = begin; tix < end; tix++) {
+        int64_t j0 = tix % tp->n1, r = tix / tp->n1;
+        int64_t i0 = r % tp->n0, outer = r / tp->n0;
+        /* base pointers for the outer index (all dims except 0 and k) */
+        for (int i = 0; i < nops; i++) base[i] = it->ops[i].data;
+        for (int64_t d = 1; d < nd && outer; d++) {
+            if (d == k) continue;
+            int64_t id = outer % it->shape[d];
+            outer /= it->shape[d];
+            for (int i = 0; i < nops; i++) base[i] += id * it->ops[i].strides[d];
+        }
+        const int64_t a0 = i0 * tp->t0, n = a0 + tp->t0 < it->shape[0] ? tp->t0 : it->shape[0] - a0;
+        const int64_t a1 = j0 * tp->t1, w = a1 + tp->t1 < it->shape[k] ? tp->t1 : it->shape[k] - a1;
+        for (int i = 0; i < nops; i++) {
+            base[i] += a0 * it->ops[i].strides[0] + a1 * it->ops[i].strides[k];
+            if (trans >> i & 1)   /* n rows (dim 0) of w contiguous elements -> w rows of n */
+                tp->kern->transpose[log2_itemsize(isz[i])](buf[i], n * isz[i], base[i], it->ops[i].strides[0], n, w);
+        }
+        for (int64_t j = 0; j < w; j++) {
+            for (int i = 0; i < nops; i++)
+                ptrs[i] = buf[i] ? ((trans >> i & 1) ? buf[i] + j * n * isz[i] : buf[i])
+                                 : base[i] + j * it->ops[i].strides[k];
+            tp->loop(ptrs, inner, n, tp->ctx);
+            for (int i = 0; i < nops; i++)
+                if (stream >> i & 1) tp->kern->stream(base[i] + j * it->ops[i].strides[k], buf[i], n * isz[i]);
+        }
+    }
+    if (stream) tp->kern->fence();
+    free(scratch);
 }
 
 /* An operand that moves by one element along dim k but not along dim 0
@@ -807,6 +871,42 @@ static int pick_tile_dim(const tl_iter *it) {
     return 0;
 }
 
+/* which operands go through buffers, the tile sizes and the scratch size */
+static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
+    int64_t widest = 1, moved = 0;
+    tp->trans = tp->stream = 0;
+    for (int i = 0; i < it->nops; i++) {
+        const tl_iter_op *op = &it->ops[i];
+        int64_t isz = tl__itemsize(op->tensor->dtype), s0 = op->strides[0];
+        moved += isz;
+        if (!op->is_output && s0 != isz && s0 != 0 && op->strides[k] == isz && log2_itemsize(isz) >= 0) {
+            tp->trans |= 1u << i;
+            if (isz > widest) widest = isz;
+        }
+    }
+    /* streaming stores pay off once the data outgrows L2 (tl_ustream.h) */
+    if (it->numel * moved >= TL_USTREAM_MIN_BYTES)
+        for (int i = 0; i < it->nout; i++)
+            if (it->ops[i].strides[0] == tl__itemsize(it->ops[i].tensor->dtype)) tp->stream |= 1u << i;
+    tp->k = k;
+    tp->t0 = it->shape[0] < TILE_T0 ? it->shape[0] : TILE_T0;
+    tp->t1 = TILE_ROW_BYTES / widest;
+    tp->n0 = (it->shape[0] + tp->t0 - 1) / tp->t0;
+    tp->n1 = (it->shape[k] + tp->t1 - 1) / tp->t1;
+    tp->scratch_bytes = 0;
+    for (int i = 0; i < it->nops; i++) {
+        int64_t isz = tl__itemsize(it->ops[i].tensor->dtype);
+        if (tp->trans >> i & 1) tp->scratch_bytes += (size_t)((tp->t0 * tp->t1 * isz + 63) & ~(int64_t)63);
+        if (tp->stream >> i & 1) tp->scratch_bytes += (size_t)((tp->t0 * isz + 63) & ~(int64_t)63);
+    }
+    tp->kern = tl_tile_stub.current;
+}
+
+/* the tile kernels, one table per CPU capability */
+tl_kernel_stub tl_tile_stub = {"tl_tile_stub", {&tl_tile_kernels_DEFAULT, &tl_tile_kernels_AVX2,
+                                                &tl_tile_kernels_AVX512}, &tl_tile_kernels_DEFAULT, 0};
+__attribute__((constructor)) static void tl_tile_stub_register(void) { tl_kernel_stub_register(&tl_tile_stub); }
+
 static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");
     if (!it->is_meta && it->numel > 0) {
@@ -823,21 +923,15 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
             loop(ptrs, inner, it->numel, ctx);
             goto copy_back;
         }
-        run_ctx rc = {it, loop, ctx, 0, 0, 0, 0, 0, 0};
-        rc.tile_dim = pick_tile_dim(it);
-        if (rc.tile_dim) {
-            int k = rc.tile_dim;
-            /* measured on 4096x4096 float32 transposed copies: 64 along the
-             * loop dim, 256 along the other one (strided lines stay in L2) */
-            rc.t0 = 64;
-            rc.t1 = 256;
-            rc.n0 = (it->shape[0] + rc.t0 - 1) / rc.t0;
-            rc.n1 = (it->shape[k] + rc.t1 - 1) / rc.t1;
-            rc.nouter = it->numel / (it->shape[0] * it->shape[k]);
-            int64_t ntiles = rc.n0 * rc.n1 * rc.nouter;
-            int64_t tgrain = grain == INT64_MAX ? INT64_MAX : (grain + rc.t0 * rc.t1 - 1) / (rc.t0 * rc.t1);
-            tl_parallel_for(ntiles, tgrain, tile_fn, &rc);
+        int k = pick_tile_dim(it);
+        if (k) {
+            tile_plan tp = {it, loop, ctx, 0, 0, 0, 0, 0, 0, 0, 0, NULL};
+            plan_tiles(&tp, it, k);
+            int64_t ntiles = tp.n0 * tp.n1 * (it->numel / (it->shape[0] * it->shape[k]));
+            int64_t tgrain = grain == INT64_MAX ? INT64_MAX : (grain + tp.t0 * tp.t1 - 1) / (tp.t0 * tp.t1);
+            tl_parallel_for(ntiles, tgrain, tile_fn, &tp);
         } else {
+            run_ctx rc = {it, loop, ctx};
             tl_parallel_for(it->numel, grain, range_fn, &rc);
         }
     }
