@@ -16,6 +16,13 @@
 #define SEL_MAX(a, x) ((x) > (a) || (x) != (x) ? (x) : (a))
 #define SEL_MIN(a, x) ((x) < (a) || (x) != (x) ? (x) : (a))
 
+/* software prefetch of the lines of [q, q + bytes) 4 KiB ahead: the loops
+ * below do enough work per load that without it they read ~1.2-1.3x slower
+ * than a plain load loop (measured; with it ~1.0-1.04x) */
+#define PF_BYTES 4096
+#define PREFETCH_LINES(q, bytes)                                                              \
+    for (unsigned o_ = 0; o_ < (bytes); o_ += 64) __builtin_prefetch((const char *)(q) + PF_BYTES + o_)
+
 /* rows: 64 lanes of `x > a ? x : a` (exactly maxps / minps, so GCC emits
  * them) plus a lane-wise NaN flag; any NaN makes the result NaN */
 #define DEF_ROW(NAME, T, OP)                                                                  \
@@ -29,12 +36,14 @@
                 a[j] = p[j];                                                                  \
                 nan[j] = p[j] != p[j];                                                        \
             }                                                                                 \
-            for (k = 64; k + 64 <= n; k += 64)                                                \
+            for (k = 64; k + 64 <= n; k += 64) {                                              \
+                PREFETCH_LINES(p + k, 64 * sizeof(T));                                        \
                 for (int j = 0; j < 64; j++) {                                                \
                     const T x = p[k + j];                                                     \
                     a[j] = x OP a[j] ? x : a[j];                                              \
                     nan[j] |= x != x;                                                         \
                 }                                                                             \
+            }                                                                                 \
             int32_t any = 0;                                                                  \
             for (int j = 0; j < 64; j++) any |= nan[j];                                       \
             if (any) return (T)__builtin_nan("");                                             \
@@ -121,8 +130,156 @@ DEF_FIRST(f64, double, v8d, v8i)
         }                                                                                     \
         return bb + first_##SUF(p + bb, n - bb < ARG_BLOCK ? n - bb : ARG_BLOCK, best);       \
     }
+#if defined(__AVX512F__) || defined(__AVX2__)
+DEF_ARGROW(argmax_blk_f32, float, f32, rowmax_f32, >)
+DEF_ARGROW(argmin_blk_f32, float, f32, rowmin_f32, <)
+
+/* float32 argmax / argmin rows in one pass (intrinsics per ISA): U = 4 vector
+ * accumulators hold each lane's best value so far and the step (one step =
+ * U vectors) where a strictly better value last replaced it, so every lane
+ * keeps its first best. At the end the row's best is the best over the
+ * lanes, and its first index the smallest `step * U * VL + j * VL + lane`
+ * among the lanes holding it; then the tail, scalar. A lane-wise NaN flag is
+ * tested every ARG_NB steps: a block with a NaN answers with its first NaN
+ * (PyTorch: NaN is both the max and the min). Indices are int32 lanes, so
+ * rows longer than ARG_PIECE take the blocked kernel above, as do short ones. */
+#define ARG_PIECE (1ll << 30)
+
+/* the scalar tail of a one-pass row, elements k .. n - 1, after the best b at bi */
+static inline int64_t arg_tail_f32(const float *p, int64_t k, int64_t n, float b, int64_t bi, int is_max) {
+    for (; k < n; k++) {
+        const float x = p[k];
+        if (x != x) return k;
+        if (is_max ? x > b : x < b) {
+            b = x;
+            bi = k;
+        }
+    }
+    return bi;
+}
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define ARG_VL 16
+#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, IS_MAX)                                           \
+    static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \
+        const float *restrict p = (const float *)p_;                                          \
+        if (n < 8 * ARG_VL || n > ARG_PIECE) return TL_KNAME(BLK)(p_, n);                     \
+        __m512 m[4];                                                                          \
+        __m512i it[4];                                                                        \
+        __mmask16 nan = 0;                                                                    \
+        for (int j = 0; j < 4; j++) {                                                         \
+            m[j] = _mm512_loadu_ps(p + j * ARG_VL);                                           \
+            it[j] = _mm512_setzero_si512();                                                   \
+            nan |= _mm512_cmp_ps_mask(m[j], m[j], _CMP_UNORD_Q);                              \
+        }                                                                                     \
+        if (nan) return first_f32(p, 4 * ARG_VL, __builtin_nanf(""));                      \
+        const int64_t steps = n / (4 * ARG_VL);                                               \
+        for (int64_t s = 1; s < steps;) {                                                     \
+            const int64_t b0 = s, e = steps - s < ARG_NB ? steps : s + ARG_NB;                \
+            for (; s < e; s++) {                                                              \
+                const __m512i cur = _mm512_set1_epi32((int32_t)s);                            \
+                const float *restrict q = p + s * 4 * ARG_VL;                                 \
+                for (int j = 0; j < 4; j++) {                                                 \
+                    _mm_prefetch((const char *)(q + ARG_PF + j * ARG_VL), _MM_HINT_T0);       \
+                    const __m512 x = _mm512_loadu_ps(q + j * ARG_VL);                         \
+                    const __mmask16 k = _mm512_cmp_ps_mask(x, m[j], CMP);                     \
+                    m[j] = _mm512_mask_mov_ps(m[j], k, x);                                    \
+                    it[j] = _mm512_mask_mov_epi32(it[j], k, cur);                             \
+                    nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                            \
+                }                                                                             \
+            }                                                                                 \
+            if (nan) {                                                                        \
+                const int64_t off = b0 * 4 * ARG_VL;                                          \
+                return off + first_f32(p + off, (e - b0) * 4 * ARG_VL, __builtin_nanf(""));  \
+            }                                                                                 \
+        }                                                                                     \
+        const float best = HBEST(VBEST(VBEST(m[0], m[1]), VBEST(m[2], m[3])));                \
+        const __m512 bv = _mm512_set1_ps(best);                                               \
+        const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); \
+        __m512i cand = _mm512_set1_epi32(INT32_MAX);                                          \
+        for (int j = 0; j < 4; j++) {                                                         \
+            const __m512i ix = _mm512_add_epi32(_mm512_slli_epi32(it[j], 6),                  \
+                                                _mm512_add_epi32(lane, _mm512_set1_epi32(j * ARG_VL))); \
+            const __mmask16 k = _mm512_cmp_ps_mask(m[j], bv, _CMP_EQ_OQ);                     \
+            cand = _mm512_mask_min_epi32(cand, k, cand, ix);                                  \
+        }                                                                                     \
+        int64_t bi = _mm512_reduce_min_epi32(cand);                                           \
+        return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, IS_MAX);                      \
+    }
+#define ARG_NB 128   /* steps of 64 elements per NaN test */
+#define ARG_PF (PF_BYTES / 4)
+DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm512_max_ps, _mm512_reduce_max_ps, 1)
+DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm512_min_ps, _mm512_reduce_min_ps, 0)
+#else /* AVX2 */
+#include <immintrin.h>
+#define ARG_VL 8
+static inline float hmax8(__m256 v) {
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_max_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+static inline float hmin8(__m256 v) {
+    __m128 h = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_min_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, IS_MAX)                                           \
+    static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \
+        const float *restrict p = (const float *)p_;                                          \
+        if (n < 8 * ARG_VL || n > ARG_PIECE) return TL_KNAME(BLK)(p_, n);                     \
+        __m256 m[4], nan = _mm256_setzero_ps();                                               \
+        __m256i it[4];                                                                        \
+        for (int j = 0; j < 4; j++) {                                                         \
+            m[j] = _mm256_loadu_ps(p + j * ARG_VL);                                           \
+            it[j] = _mm256_setzero_si256();                                                   \
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(m[j], m[j], _CMP_UNORD_Q));                 \
+        }                                                                                     \
+        if (_mm256_movemask_ps(nan)) return first_f32(p, 4 * ARG_VL, __builtin_nanf(""));     \
+        const int64_t steps = n / (4 * ARG_VL);                                               \
+        for (int64_t s = 1; s < steps;) {                                                     \
+            const int64_t b0 = s, e = steps - s < ARG_NB ? steps : s + ARG_NB;                \
+            for (; s < e; s++) {                                                              \
+                const __m256 cur = _mm256_castsi256_ps(_mm256_set1_epi32((int32_t)s));        \
+                const float *restrict q = p + s * 4 * ARG_VL;                                 \
+                for (int j = 0; j < 4; j++) {                                                 \
+                    if (!(j & 1)) _mm_prefetch((const char *)(q + ARG_PF + j * ARG_VL), _MM_HINT_T0); \
+                    const __m256 x = _mm256_loadu_ps(q + j * ARG_VL);                         \
+                    const __m256 k = _mm256_cmp_ps(x, m[j], CMP);                             \
+                    m[j] = VBEST(x, m[j]);   /* x if x beats m, else m (also for NaN x) */    \
+                    it[j] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(it[j]), cur, k)); \
+                    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));               \
+                }                                                                             \
+            }                                                                                 \
+            if (_mm256_movemask_ps(nan)) {                                                    \
+                const int64_t off = b0 * 4 * ARG_VL;                                          \
+                return off + first_f32(p + off, (e - b0) * 4 * ARG_VL, __builtin_nanf(""));  \
+            }                                                                                 \
+        }                                                                                     \
+        const float best = HBEST(VBEST(VBEST(m[0], m[1]), VBEST(m[2], m[3])));                \
+        const __m256 bv = _mm256_set1_ps(best);                                               \
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                       \
+        __m256i cand = _mm256_set1_epi32(INT32_MAX);                                          \
+        for (int j = 0; j < 4; j++) {                                                         \
+            const __m256i ix = _mm256_add_epi32(_mm256_slli_epi32(it[j], 5),                  \
+                                                _mm256_add_epi32(lane, _mm256_set1_epi32(j * ARG_VL))); \
+            const __m256i k = _mm256_castps_si256(_mm256_cmp_ps(m[j], bv, _CMP_EQ_OQ));       \
+            cand = _mm256_min_epi32(cand, _mm256_blendv_epi8(cand, ix, k));                   \
+        }                                                                                     \
+        int32_t c8[8];                                                                        \
+        _mm256_storeu_si256((__m256i *)c8, cand);                                             \
+        int64_t bi = c8[0];                                                                   \
+        for (int j = 1; j < 8; j++) bi = c8[j] < bi ? c8[j] : bi;                             \
+        return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, IS_MAX);                      \
+    }
+#define ARG_NB 256   /* steps of 32 elements per NaN test */
+#define ARG_PF (PF_BYTES / 4)
+DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm256_max_ps, hmax8, 1)
+DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm256_min_ps, hmin8, 0)
+#endif
+#else
 DEF_ARGROW(argmax_row_f32, float, f32, rowmax_f32, >)
 DEF_ARGROW(argmin_row_f32, float, f32, rowmin_f32, <)
+#endif
 DEF_ARGROW(argmax_row_f64, double, f64, rowmax_f64, >)
 DEF_ARGROW(argmin_row_f64, double, f64, rowmin_f64, <)
 

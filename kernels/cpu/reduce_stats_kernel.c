@@ -193,6 +193,12 @@
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
 typedef double v8d __attribute__((vector_size(64)));
+/* software prefetch 4 KiB ahead: without it the loop's compute delays the
+ * loads enough to read at ~0.8x the speed of a plain load loop */
+#ifndef NORM_PF
+#define NORM_PF 1024
+#endif
+#define PREFETCH(q) __builtin_prefetch(q)
 #define SQ_V(v) ((v) * (v))
 #define ABS_V(v) ((v16f)((v16i)(v) & 0x7fffffff))
 #define DEF_FTREE(NAME, FV, FS)                                                                             \
@@ -203,6 +209,7 @@ typedef double v8d __attribute__((vector_size(64)));
         for (; k + 128 <= n; k += 128) {                                                                    \
             v16f v[8];                                                                                      \
             for (int b = 0; b < 8; b++) {                                                                   \
+                PREFETCH(p + k + NORM_PF + 16 * b);                                                        \
                 __builtin_memcpy(&v[b], p + k + 16 * b, sizeof v[b]);                                       \
                 v[b] = FV(v[b]);                                                                            \
             }                                                                                               \

@@ -936,3 +936,180 @@ def test_gradients_vs_torch():
         xr = torch.tensor(a, requires_grad=True)
         eval(expr, {"float": float}, {"x": xr}).backward()
         np.testing.assert_allclose(xt.grad.numpy(), xr.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=expr)
+
+
+# ------------------------------------------------------------------ one-pass argmax, SIMD scans (session 4)
+
+def _with_threads(n, fn):
+    n0 = tl.get_num_threads()
+    try:
+        tl.set_num_threads(n)
+        return fn()
+    finally:
+        tl.set_num_threads(n0)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_argmax_one_pass_lanes_ties_nan(cpu_capability, dt):
+    """the float32 one-pass kernel (per-lane best and step, merged at the end; rows under 128 elements and
+    float64 take the blocked kernel): every position of the best in a 64-element step (each lane and
+    accumulator), ties in other lanes / steps / the tail (the first wins), -0.0 == 0.0, +-inf, NaN in the
+    first step, in a later 8192-element NaN block, in the tail, and several NaNs (the first one)"""
+    for n in (127, 128, 129, 191, 200, 4096, 8191, 8192 + 64 * 3 + 5, 3 * 8192 + 77):
+        base = (R.standard_normal(n) - 10).astype(dt)
+        for pos in sorted({0, 1, 15, 16, 31, 47, 63, 64, 65, n // 2, n - 65, n - 64, n - 1}):
+            b = base.copy()
+            b[pos] = 3.0
+            for tie in (pos + 1, pos + 17, pos + 64, pos + 8192, n - 1):   # later ties lose
+                if tie < n:
+                    b[tie] = 3.0
+            assert tl.argmax(T(b)).item() == pos == np.argmax(b), (n, pos)
+            assert tl.argmin(T(-b)).item() == pos, (n, pos)
+        z = np.zeros(n, dt)
+        z[n // 3] = -0.0
+        assert tl.argmax(T(z)).item() == 0 and tl.argmin(T(z)).item() == 0   # -0.0 == 0.0: the first
+        c = np.full(n, -np.inf, dt)
+        assert tl.argmax(T(c)).item() == 0 and tl.argmin(T(-c)).item() == 0
+        c[n - 2] = np.inf
+        assert tl.argmax(T(c)).item() == n - 2
+        for nans in ([3], [n - 1], [n // 2, n // 2 + 1], [n - 70, 5], [8192 + 3] if n > 8200 else [n // 4]):
+            b = base.copy()
+            b[nans] = np.nan
+            first = min(nans)
+            assert tl.argmax(T(b)).item() == first and tl.argmin(T(b)).item() == first, (n, nans)
+            assert np.isnan(tl.max(T(b), 0).values.item()) and tl.max(T(b), 0).indices.item() == first
+
+
+def test_argmax_rows_threads_and_capabilities():
+    """argmax / argmin / max.dim over rows, columns and a full 2^20 reduction: numpy's indices, the same at
+    1 and 2 threads and at every CPU capability"""
+    a = R.standard_normal((37, 4099)).astype(np.float32)
+    a[5, 100] = a[5, 3000] = 9.0   # a tie in one row
+    a[7, 2000] = np.nan
+    a[9, 4098] = np.nan
+    f = R.standard_normal(1 << 20).astype(np.float32)
+    f[(1 << 19) + 3] = f[(1 << 20) - 1] = 7.0
+    x, xf = T(a), T(f)
+    ref = [np.argmax(a, 1), np.argmin(a, 1), np.argmax(a, 0), np.argmax(f), np.argmin(f)]
+
+    def run():
+        return [tl.argmax(x, 1).numpy(), tl.argmin(x, 1).numpy(), tl.argmax(x, 0).numpy(),
+                tl.argmax(xf).numpy(), tl.argmin(xf).numpy(), tl.max(x, 1).indices.numpy()]
+
+    before = tl.get_cpu_capability()
+    try:
+        for cap in ("DEFAULT", "AVX2", "AVX512"):
+            tl._set_cpu_capability(cap)
+            for th in (1, 2):
+                got = _with_threads(th, run)
+                for g, r in zip(got, ref + [ref[0]]):
+                    np.testing.assert_array_equal(g, r)
+    finally:
+        tl._set_cpu_capability(before)
+
+
+def _seq_scan(a, op, axis):
+    """PyTorch's float32 / float64 scan: sequential, accumulated in float64, rounded per element"""
+    f = np.cumsum if op == "cumsum" else np.cumprod
+    with np.errstate(invalid="ignore"):   # inf - inf, 0 * inf
+        return f(a.astype(np.float64), axis=axis).astype(a.dtype)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan_simd_rows_and_columns(cpu_capability, op):
+    """float32 rows (16-element SIMD steps, tails, the 65536-element chunks of long rows), float64 rows
+    (the sequential loop: exactly PyTorch's), columns (the sequential loop across 512-column blocks) and the
+    middle dim of a 3-D tensor: within 1 float32 ulp of the sequential float64 scan (float64: equal)"""
+    for shape, dim in [((1,), 0), ((7,), 0), ((15,), 0), ((16,), 0), ((17,), 0), ((31,), 0), ((33,), 0),
+                       ((1023,), 0), ((1025,), 0), ((65536,), 0), ((65537,), 0), ((3, 140001), 1),
+                       ((5, 33), -1), ((1025, 3), 0), ((17, 1100), 0), ((4, 9, 515), 1), ((3, 5, 7), 2)]:
+        a = R.standard_normal(shape).astype(np.float32)
+        if op == "cumprod":
+            a = (1 + 0.01 * a).astype(np.float32)   # products that stay in range for long rows
+        got = getattr(tl, op)(T(a), dim).numpy()
+        ref = _seq_scan(a, op, dim)
+        ulp = np.spacing(np.abs(ref).astype(np.float32))
+        assert np.all(np.abs(got.astype(np.float64) - ref) <= ulp), (shape, dim)
+        assert np.count_nonzero(got != ref) <= max(1, ref.size // 1000), (shape, dim)
+        a64 = a.astype(np.float64)
+        np.testing.assert_array_equal(getattr(tl, op)(T(a64), dim).numpy(), _seq_scan(a64, op, dim))
+    pos = np.abs(R.standard_normal(50000)).astype(np.float32)
+    assert np.all(np.diff(tl.cumsum(T(pos), 0).numpy()) >= 0)   # nondecreasing for nonnegative input
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan_vs_torch_bits(op):
+    """float32 random data: the same bits as PyTorch's sequential double loop (the SIMD prefix only
+    reassociates double additions); float64 always the same bits"""
+    a = R.standard_normal((64, 4096)).astype(np.float32)
+    if op == "cumprod":
+        a = (1 + 0.01 * a).astype(np.float32)
+    for dt in (np.float32, np.float64):
+        b = a.astype(dt)
+        for dim in (0, 1):
+            got = getattr(tl, op)(T(b), dim).numpy()
+            ref = getattr(torch, op)(torch.from_numpy(b), dim).numpy()
+            assert np.count_nonzero(got != ref) <= (0 if dt == np.float64 else 5), (dt, dim)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan_nan_inf_zero(cpu_capability, op):
+    """NaN and inf propagate as in a sequential scan: inf + -inf and 0 * inf give NaN from there on"""
+    for n in (5, 40, 70001):
+        for dt in (np.float32, np.float64):
+            a = np.ones(n, dt)
+            k = n // 2
+            if op == "cumsum":
+                a[k], a[k + 2] = np.inf, -np.inf
+            else:
+                a[k], a[k + 2] = 0.0, np.inf
+            got = getattr(tl, op)(T(a), 0).numpy()
+            ref = _seq_scan(a, op, 0)
+            np.testing.assert_array_equal(got, ref)
+            assert np.isnan(got[k + 2:]).all() and not np.isnan(got[:k + 2]).any()
+            b = np.ones(n, dt)
+            b[3] = np.nan
+            assert np.isnan(getattr(tl, op)(T(b), 0).numpy()[3:]).all()
+
+
+def test_scan_threads_layouts_out_inplace():
+    """1 and 2 threads give the same bits (long rows: one pass per row, or the chunk totals first with few
+    rows); non-contiguous inputs, out= (contiguous, non-contiguous, other dtype), in-place on contiguous and
+    transposed tensors, dtype= from integers and to float64"""
+    a = R.standard_normal((3, 200003)).astype(np.float32)
+    x = T(a)
+    for t in (x, x[1], x[:, ::3]):
+        r1 = _with_threads(1, lambda: tl.cumsum(t, -1).numpy().copy())
+        r2 = _with_threads(2, lambda: tl.cumsum(t, -1).numpy().copy())
+        assert r1.tobytes() == r2.tobytes()
+        close(tl.cumsum(t, -1), np.cumsum(t.numpy().astype(np.float64), -1), rtol=1e-5, atol=1e-3)
+    m = R.standard_normal((40, 60)).astype(np.float32)
+    tm = T(m).t()   # (60, 40), non-contiguous
+    for dim in (0, 1):
+        close(tl.cumsum(tm, dim), _seq_scan(m.T, "cumsum", dim), rtol=1e-6)
+        close(tl.cumprod(tm, dim), _seq_scan(m.T, "cumprod", dim), rtol=1e-6)
+        out = tl.empty(60, 40).t().t()
+        o2 = tl.empty(40, 60).t()   # a non-contiguous out
+        assert tl.cumsum(tm, dim, out=o2) is o2
+        close(o2, _seq_scan(m.T, "cumsum", dim), rtol=1e-6)
+        assert tl.cumsum(tm, dim, out=out) is out
+        close(out, _seq_scan(m.T, "cumsum", dim), rtol=1e-6)
+        o64 = tl.empty(0, dtype=tl.float64)
+        tl.cumsum(tm, dim, out=o64)
+        close(o64, np.cumsum(m.T.astype(np.float64), dim), rtol=1e-12)
+        y = T(m)
+        assert y.cumprod_(dim) is y
+        close(y, _seq_scan(m, "cumprod", dim), rtol=1e-6)
+        yt = T(m).t()
+        assert yt.cumsum_(dim) is yt
+        close(yt, _seq_scan(m.T, "cumsum", dim), rtol=1e-6)
+    ai = R.integers(-5, 6, (7, 300)).astype(np.int32)
+    r = tl.cumsum(T(ai), 1, dtype=tl.float32)
+    assert r.dtype == tl.float32
+    close(r, np.cumsum(ai.astype(np.float64), 1), rtol=0, atol=0)
+    r = tl.cumprod(T(m), 0, dtype=tl.float64)
+    assert r.dtype == tl.float64
+    np.testing.assert_array_equal(r.numpy(), np.cumprod(m.astype(np.float64), 0))
+    h = R.standard_normal((5, 70)).astype(np.float16)
+    close(tl.cumsum(T(h), 1), np.cumsum(h.astype(np.float64), 1).astype(np.float16), rtol=2e-3, atol=2e-3)
