@@ -77,6 +77,12 @@ def run(threads: int):
           torchlet=lambda: _rt.contiguous(tmT),
           numpy=lambda: np.ascontiguousarray(m.T),
           torch=(lambda: pa.view(SIDE, SIDE).T.contiguous()) if torch is not None else None)
+    outT16 = _rt.empty(SIDE, SIDE, dtype=tl.float16)
+    outT16_np = np.empty((SIDE, SIDE), np.float16)
+    b.row("cast copy out= (f16 <- x.T)", nb + N * 2,
+          torchlet=lambda: _rt.copy_(outT16, tmT),
+          numpy=lambda: np.copyto(outT16_np, m.T, casting="same_kind"),
+          torch=(lambda: torch.from_numpy(outT16_np).copy_(pa.view(SIDE, SIDE).T)) if torch is not None else None)
     m2 = rng.standard_normal((SIDE, SIDE)).astype(np.float32)
     tm2 = tl.from_numpy(m2)
     b.row("a + b.T (test hook loop)", 3 * nb,

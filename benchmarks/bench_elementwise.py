@@ -90,6 +90,38 @@ def rows_2_26():
     return out
 
 
+def rows_transposed():
+    """a + b.T beyond 4096^2 (TensorIterator's tiled walk, docs/RUNTIME.md):
+    a size that is not a power of two (numpy's and torch's strided reads do not
+    thrash one cache set there), odd sizes (tile tails), out=, 3-D"""
+    rng = np.random.default_rng(2)
+    out = {}
+    for m, n in [(1000, 1000), (4097, 4095)]:
+        a = rng.standard_normal((m, n), dtype=np.float32)
+        b = rng.standard_normal((n, m), dtype=np.float32)
+        ta, tbT = tl.from_numpy(a), _rt.transpose(tl.from_numpy(b), 0, 1)
+        fns = {"torchlet": lambda ta=ta, tbT=tbT: ta + tbT, "numpy": lambda a=a, b=b: a + b.T}
+        if torch is not None:
+            pa, pb = torch.from_numpy(a), torch.from_numpy(b)
+            fns["torch"] = lambda pa=pa, pb=pb: pa + pb.T
+        out[f"a + b.T {m}x{n}"] = (3 * 4 * m * n, fns)
+    a = rng.standard_normal((SIDE, SIDE), dtype=np.float32)
+    b = rng.standard_normal((SIDE, SIDE), dtype=np.float32)
+    ta, tbT, o_tl, o_np = tl.from_numpy(a), _rt.transpose(tl.from_numpy(b), 0, 1), _rt.empty(SIDE, SIDE), np.empty_like(a)
+    fns = {"torchlet": lambda: tl.add(ta, tbT, out=o_tl), "numpy": lambda: np.add(a, b.T, out=o_np)}
+    x = rng.standard_normal((16, 512, 512), dtype=np.float32)
+    y = rng.standard_normal((16, 512, 512), dtype=np.float32)
+    tx, ty = tl.from_numpy(x), tl.from_numpy(y)
+    fns3 = {"torchlet": lambda: _rt.transpose(tx, 1, 2) + ty, "numpy": lambda: x.transpose(0, 2, 1) + y}
+    if torch is not None:
+        pa, pb, po, px, py = (torch.from_numpy(v) for v in (a, b, np.empty_like(a), x, y))
+        fns["torch"] = lambda: torch.add(pa, pb.T, out=po)
+        fns3["torch"] = lambda: px.transpose(1, 2) + py
+    out["a + b.T 4096^2, out="] = (3 * 4 * SIDE * SIDE, fns)
+    out["x.mT + y 16x512x512"] = (3 * 4 * x.size, fns3)
+    return out
+
+
 def print_rows(title, cases, rounds=5):
     print(f"\n## {title}")
     head = f"{'case':<26}" + "".join(f" {k:>19}" for k in IMPLS) + f" {'vs numpy':>9} {'vs torch':>9}"
@@ -112,6 +144,7 @@ def run(threads: int):
     cap = tl.get_cpu_capability()
     print_rows(f"elementwise, 2^24 float32 (threads={threads}, cpu={cap})", rows())
     print_rows(f"add, 2^26 float32 (threads={threads}, cpu={cap})", rows_2_26(), rounds=3)
+    print_rows(f"a + b.T, float32 (threads={threads}, cpu={cap})", rows_transposed())
 
 
 if __name__ == "__main__":
