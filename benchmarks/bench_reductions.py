@@ -98,6 +98,13 @@ def run(threads: int, quick: bool):
               torch=(lambda: pa.norm(float("inf"))) if T else None)
         B.row("cumsum(a2, 1)", 2 * nb, torchlet=lambda: tl.cumsum(ta2, 1), numpy=lambda: a2.cumsum(1),
               torch=(lambda: pa2.cumsum(1)) if T else None)
+        # scan_kernel.c: columns (sequential, across 512-column blocks), one long row (fixed chunks), cumprod
+        B.row("cumsum(a2, 0)", 2 * nb, torchlet=lambda: tl.cumsum(ta2, 0), numpy=lambda: a2.cumsum(0),
+              torch=(lambda: pa2.cumsum(0)) if T else None)
+        B.row("cumsum(a)", 2 * nb, torchlet=lambda: tl.cumsum(ta, 0), numpy=lambda: a.cumsum(),
+              torch=(lambda: pa.cumsum(0)) if T else None)
+        B.row("cumprod(a2, 1)", 2 * nb, torchlet=lambda: tl.cumprod(ta2, 1), numpy=lambda: a2.cumprod(1),
+              torch=(lambda: pa2.cumprod(1)) if T else None)
     B.print()
 
 
