@@ -1,6 +1,6 @@
 """Activations on 2^24 float32, one thread: gelu (approximate='none' and
-'tanh') and leaky_relu, allocating and out=, torchlet beside PyTorch (when
-installed) and numpy. Timed round robin (`interleaved`): on a shared machine
+'tanh'), sigmoid, silu and leaky_relu, allocating and out=, torchlet beside
+PyTorch (when installed) and numpy. Timed round robin (`interleaved`): on a shared machine
 only the ratios mean something. Ratio = other library's time / torchlet's
 time (above 1.0 torchlet is faster).
 
@@ -38,6 +38,10 @@ def cases():
         "gelu out=": dict(torchlet=lambda: NN.gelu(ta, out=o_tl)),
         "gelu tanh (allocating)": dict(torchlet=lambda: NN.gelu(ta, approximate="tanh"),
                                        numpy=lambda: 0.5 * a * (1 + np.tanh(c * (a + np.float32(0.044715) * a ** 3)))),
+        "sigmoid out=": dict(torchlet=lambda: tl.sigmoid(ta, out=o_tl),
+                             numpy=lambda: np.divide(1, 1 + np.exp(-a), out=o_np)),
+        "silu out=": dict(torchlet=lambda: NN.silu(ta, out=o_tl),
+                          numpy=lambda: np.divide(a, 1 + np.exp(-a), out=o_np)),
         "leaky_relu (allocating)": dict(torchlet=lambda: NN.leaky_relu(ta),
                                         numpy=lambda: np.where(a > 0, a, a * np.float32(0.01))),
         "leaky_relu out=": dict(torchlet=lambda: NN.leaky_relu(ta, out=o_tl),
@@ -51,6 +55,8 @@ def cases():
         rows["gelu (allocating)"]["torch"] = lambda: F.gelu(pa)
         rows["gelu out="]["torch"] = lambda: torch._C._nn.gelu(pa, out=o_pt)
         rows["gelu tanh (allocating)"]["torch"] = lambda: F.gelu(pa, approximate="tanh")
+        rows["sigmoid out="]["torch"] = lambda: torch.sigmoid(pa, out=o_pt)
+        rows["silu out="]["torch"] = lambda: torch._C._nn.silu(pa, out=o_pt)
         rows["leaky_relu (allocating)"]["torch"] = lambda: F.leaky_relu(pa)
         rows["leaky_relu out="]["torch"] = lambda: torch._C._nn.leaky_relu(pa, out=o_pt)
     return rows

@@ -1,8 +1,9 @@
 /* Fused CPU attention, forward and backward (kernels/cpu/attention_kernel.h
  * gives the calling convention; kernels/native/attention.c the operators).
- * Compiled once per CPU capability: the exp loops vectorize through libmvec
- * (tl_mvec.h), the products are vendor-BLAS GEMMs on tiles (tl_blas.h; one
- * thread each, since the items already run on torchlet's thread pool).
+ * Compiled once per CPU capability: float exp is tl_vexp.h's (inlined), double
+ * exp and log vectorize through libmvec (tl_mvec.h), the products are
+ * vendor-BLAS GEMMs on tiles (tl_blas.h; one thread each, since the items
+ * already run on torchlet's thread pool).
  *
  * Forward (flash style): a tile of TL_ATTN_BQ query rows meets the keys in
  * blocks of TL_ATTN_BK; each block's scores s = scale * q k^T + mask go
@@ -28,6 +29,7 @@
 
 #include "tl_mvec.h"
 #include "tl_kernel.h"
+#include "tl_vexp.h"
 #include "../native/tl_blas.h"
 #include "attention_kernel.h"
 
@@ -41,15 +43,31 @@
 /* 64-byte aligned scratch (rows of RS(n) elements stay aligned); free() */
 static void *scratch(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
-/* exp of a shifted score: arguments below the underflow bound (and -inf
- * from masks) give exactly 0 without libmvec's ~20x slower scalar path for
- * special inputs; NaN propagates */
-#define EXP_LO_f32 (-87.0f)
+/* exp of a shifted score, exactly 0 where it underflows and for -inf from
+ * masks; NaN propagates. float: tl_vexp.h's in-house exp (inlined), which
+ * flushes results below 2^-125 to 0 itself, so no lane makes a subnormal (a
+ * microcode assist per vector) and no special input takes libmvec's ~20x
+ * slower scalar path; double: libm's exp, arguments below LO given 0. */
 #define EXP_LO_f64 (-708.0)
-static inline float aexp_f32(float d) { return d < EXP_LO_f32 ? 0.0f : expf(d); }
+static inline float aexp_f32(float d) { return tl_expf_ftz(d); }
 static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); }
 
-#define TL_DEF_ATTN(NAME, T, DT, EXP, LOG)                                                                        \
+/* p[k] = exp(p[k] - sub) over a padded row (ld a multiple of LANES, 64-byte
+ * aligned: no scalar peel or tail) */
+static inline void exprow_f32(float *restrict p, int64_t ld, float sub) {
+    for (int64_t k = 0; k < ld; k++) p[k] = tl_expf_ftz(p[k] - sub);
+}
+/* double: the arguments are clamped to lo in a pass of their own (the
+ * compiler barrier keeps GCC from feeding the unclamped -inf to the vector
+ * exp, which it does when clamp and exp share a loop); clamped entries give 0 */
+static inline void exprow_f64(double *restrict p, int64_t ld, double sub) {
+    const double lo = EXP_LO_f64;
+    for (int64_t k = 0; k < ld; k++) p[k] = p[k] - sub < lo ? lo : p[k] - sub;
+    __asm__("" : : "r"(p) : "memory");
+    for (int64_t k = 0; k < ld; k++) p[k] = p[k] == lo ? 0 : exp(p[k]);
+}
+
+#define TL_DEF_ATTN(NAME, T, DT, LOG)                                                                             \
     /* the maximum of a padded row (ld a multiple of LANES, 64-byte aligned); \
      * NaN is skipped here and reaches the output through exp(NaN - max) */                                \
     static T rowmax_##NAME(const T *p_, int64_t ld) {                                                        \
@@ -58,18 +76,10 @@ static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); 
         _Pragma("omp simd reduction(max : mx)") for (int64_t k = 0; k < ld; k++) mx = p[k] > mx ? p[k] : mx; \
         return mx;                                                                                           \
     }                                                                                                        \
-    /* p[k] = exp(p[k] - sub) over a padded row (ld a multiple of LANES, \
-     * 64-byte aligned: no scalar peel or tail reaches libm); returns the sum. \
-     * Arguments are clamped to lo in a pass of their own (the compiler \
-     * barrier keeps GCC from feeding the unclamped -inf to the vector exp, \
-     * which it does when clamp and exp share a loop); clamped entries (<= lo) \
-     * give 0. */                                                                                           \
+    /* p[k] = exp(p[k] - sub) over a padded row (exprow_*); returns the sum */                             \
     static T expsum_##NAME(T *p_, int64_t ld, T sub) {                                                       \
         T *restrict p = __builtin_assume_aligned(p_, 64);                                                    \
-        const T lo = EXP_LO_##NAME;                                                                          \
-        for (int64_t k = 0; k < ld; k++) p[k] = p[k] - sub < lo ? lo : p[k] - sub;                           \
-        __asm__("" : : "r"(p) : "memory");                                                                   \
-        for (int64_t k = 0; k < ld; k++) p[k] = p[k] == lo ? 0 : EXP(p[k]);                                  \
+        exprow_##NAME(p, ld, sub);                                                                           \
         T a[LANES] = {0};                                                                                    \
         for (int64_t k = 0; k < ld; k += LANES)                                                              \
             for (int j = 0; j < LANES; j++) a[j] += p[k + j];                                                \
@@ -267,8 +277,8 @@ static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); 
         return 0;                                                                                            \
     }
 
-TL_DEF_ATTN(f32, float, TL_FLOAT32, expf, logf)
-TL_DEF_ATTN(f64, double, TL_FLOAT64, exp, log)
+TL_DEF_ATTN(f32, float, TL_FLOAT32, logf)
+TL_DEF_ATTN(f64, double, TL_FLOAT64, log)
 
 const tl_attn_table_t TL_KNAME(tl_attn_table) = {
     {TL_KNAME(attn_fwd_f32), TL_KNAME(attn_bwd_f32)},

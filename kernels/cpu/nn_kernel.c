@@ -1,8 +1,9 @@
 /* Inner loops of softmax / log_softmax (forward and backward) and layer_norm
  * rows (kernels/cpu/nn_kernel.h describes the calling convention). Compiled
- * once per CPU capability; exp/log vectorize through libmvec (tl_mvec.h), and
- * the reductions use LANES independent accumulators so GCC vectorizes them
- * without reassociating (no -ffast-math).
+ * once per CPU capability; float exp is tl_vexp.h's (inlined), log and double
+ * exp vectorize through libmvec (tl_mvec.h), and the reductions use LANES
+ * independent accumulators so GCC vectorizes them without reassociating (no
+ * -ffast-math).
  *
  * Numerics as PyTorch's CPU kernels: the row maximum is subtracted before
  * exp (a NaN anywhere in a row makes the sum, hence the whole row, NaN);
@@ -14,22 +15,20 @@
 
 #include "tl_mvec.h"
 #include "tl_kernel.h"
+#include "tl_vexp.h"
 #include "nn_kernel.h"
 
 #define LANES 16
 
-/* exp for softmax: arguments below LO (where exp underflows towards the
- * denormals, and -inf from masked attention scores) give exactly 0 without
- * reaching libmvec's scalar fallback for special inputs, which costs ~10x per
- * vector (a causal mask makes half the scores -inf); NaN still propagates. */
-#define SEXP_LO_f32 (-87.0f)
+/* exp for softmax. float: tl_vexp.h's in-house exp, inlined into the loops,
+ * with results below 2^-125 (arguments below ~-87.3, and -inf from masked
+ * attention scores) flushed to exactly 0, so no lane ever makes a subnormal
+ * (a microcode assist per vector) and nothing reaches libmvec's slow scalar
+ * path for special inputs; NaN propagates. double: libm's exp with arguments
+ * below LO given 0 for the same reason. */
 #define SEXP_LO_f64 (-708.0)
-#define SEXP_f32(d) sexp_f32(d)
+#define SEXP_f32(d) tl_expf_ftz(d)
 #define SEXP_f64(d) sexp_f64(d)
-static inline float sexp_f32(float d) {
-    const float e = expf(d < SEXP_LO_f32 ? SEXP_LO_f32 : d);
-    return d < SEXP_LO_f32 ? 0.0f : e;
-}
 static inline double sexp_f64(double d) {
     const double e = exp(d < SEXP_LO_f64 ? SEXP_LO_f64 : d);
     return d < SEXP_LO_f64 ? 0.0 : e;

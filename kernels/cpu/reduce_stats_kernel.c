@@ -2,8 +2,9 @@
  * float64 data read in place (kernels/ufunc/tl_reduce_stats_kernel.h gives
  * the calling convention). Compiled once per CPU capability; every loop runs
  * over LANES independent accumulators (or along the columns), so GCC
- * vectorizes it without reassociating (no -ffast-math), and exp/log/pow
- * vectorize through libmvec (tl_mvec.h, as the exp ufunc and softmax do).
+ * vectorizes it without reassociating (no -ffast-math); log/pow and double
+ * exp vectorize through libmvec (tl_mvec.h), float exp is tl_vexp.h's
+ * (inlined, as in the exp ufunc and softmax).
  *
  * Numerics: everything accumulates in double, so float32 results are the
  * float64 result rounded (1e-6 relative holds at 2^24 elements for any data).
@@ -17,6 +18,7 @@
 
 #include "tl_mvec.h"
 #include "tl_kernel.h"
+#include "tl_vexp.h"
 #include "tl_reduce_stats_kernel.h"
 
 #define LANES 32
@@ -64,11 +66,11 @@
         (void)ord;                                                                                          \
     }
 
-/* exp(d) for logsumexp: exactly 0 below LO (where exp underflows, and -inf);
- * the row max term exp(0) = 1 is always in the sum, so nothing below LO
- * matters. (GCC 12 folds the clamp into the select and calls libmvec on the
- * raw d, so such arguments still take libmvec's slower path for special
- * inputs, as in nn_kernel.c's softmax.) */
+/* exp(d) for logsumexp: exactly 0 where it underflows and for -inf; the row
+ * max term exp(0) = 1 is always in the sum, so nothing below ~2^-125
+ * matters. float: tl_vexp.h's exp, which flushes those terms itself, without
+ * making subnormals (a microcode assist per vector) or taking libmvec's slow
+ * path for special inputs; double: libm's exp clamped at LO. */
 #define DEF_SEXP(NAME, T, EXPF, LO)                                                                         \
     static inline T sexp_##NAME(T d) {                                                                      \
         const T e = EXPF(d < (LO) ? (LO) : d);                                                              \
@@ -230,7 +232,7 @@ typedef double v8d __attribute__((vector_size(64)));
 DEF_FTREE(ftree_l2_f32, SQ_V, SQ_S)
 DEF_FTREE(ftree_l1_f32, ABS_V, fabsf)
 
-DEF_SEXP(f32, float, expf, -87.0f)
+static inline float sexp_f32(float d) { return tl_expf_ftz(d); }
 DEF_SEXP(f64, double, exp, -708.0)
 DEF_STATS(f32, float, log)
 DEF_STATS(f64, double, log)

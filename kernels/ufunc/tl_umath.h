@@ -3,9 +3,12 @@
  * The compute type of a floating loop is float (float32, float16, bfloat16)
  * or double (float64); TL_UMATH(f, x) picks libm's `f##f` or `f` for it at
  * compile time, so float loops call expf/sinf/... and vectorize into glibc's
- * libmvec variants (tl_mvec.h re-declares them with the simd attribute) --
- * never a hand-written approximation. Integer compute types (abs, sign,
- * floor, ... keep integers) use the plain expression given to TL_UMATH_INT.
+ * libmvec variants (tl_mvec.h re-declares them with the simd attribute).
+ * The exception is float exp and erf (TL_UEXP, TL_UERF: tl_vexp.h's in-house
+ * tl_expf / tl_erff, inlined into the loop; float64 keeps libm), which the
+ * exp-heavy formulas (exp, sigmoid, silu, gelu, ...) use. Integer compute
+ * types (abs, sign, floor, ... keep integers) use the plain expression given
+ * to TL_UMATH_INT.
  */
 #ifndef TL_UMATH_H
 #define TL_UMATH_H
@@ -15,8 +18,12 @@
 #include <stdint.h>
 
 #include "tl_mvec.h"
+#include "tl_vexp.h"
 
 #define TL_UMATH(fn, x) _Generic((x), float: fn##f, default: fn)(x)
+/* e^x and erf(x): in-house for float compute types, libm's for double */
+#define TL_UEXP(x) _Generic((x), float: tl_expf, default: exp)(x)
+#define TL_UERF(x) _Generic((x), float: tl_erff, default: erf)(x)
 /* two-argument functions (pow, atan2, fmod), picked by the first argument */
 #define TL_UMATH2(fn, x, y) _Generic((x), float: fn##f, default: fn)((x), (y))
 /* a floating constant in the compute type of x (float32/16/bf16 loops: float,
