@@ -48,7 +48,7 @@ class Binding:
     method: bool
     sigs: list[PySignature] = field(default_factory=list)
     sources: list[NativeFunction] = field(default_factory=list)
-    module: str | None = None  # python_module (``nn``): bound in torchlet._C._<module>, not torchlet.<name>
+    module: str | None = None  # python_module (``nn``, ``linalg``): bound in torchlet._C._<module>, not torchlet.<name>
 
     @property
     def pyname(self) -> str:
@@ -210,6 +210,10 @@ class Shim:
 
 
 SHIMS: dict[str, Shim] = {}  # filled while the bindings are emitted (reset per run)
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
 
 
 def _shim(func, number_arg: str | None, release: bool) -> Shim:
@@ -715,10 +719,13 @@ def stub_defs(b: Binding, name: str, indent: str) -> list[str]:
 def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
     SHIMS.clear()
     functions, methods, skipped, modules = collect(ctx)
-    nn = modules.pop("nn", {})
-    for mod, bs in modules.items():  # only nn is a module of torchlet so far
+    # the python_module values torchlet binds, as PyTorch's torch._C._<module>
+    bound = {mod: modules.pop(mod, {}) for mod in BOUND_MODULES}
+    for mod, bs in modules.items():
         skipped.extend(f"{n}: python_module {mod} is not bound yet" for n in bs)
-    funcs = [emit_binding(ctx, b) for b in list(functions.values()) + list(nn.values())]
+    in_modules = [b for bs in bound.values() for b in bs.values()]
+    nn = bound["nn"]
+    funcs = [emit_binding(ctx, b) for b in list(functions.values()) + in_modules]
     meths = [emit_binding(ctx, b) for b in methods.values()]
     dunders = []
     declared = set(methods)
@@ -727,11 +734,11 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         if lines is not None:
             dunders.append({"name": dunder, "pyname": f"_d{dunder}", "op": op, "form": form, "lines": lines})
     c_names = sorted({api_c.unambiguous_name(s.func) for b in list(functions.values()) + list(methods.values())
-                      + list(nn.values()) for s in b.sigs}
-                     | {api_c.unambiguous_name(s.out_func) for b in list(functions.values()) + list(nn.values())
+                      + in_modules for s in b.sigs}
+                     | {api_c.unambiguous_name(s.out_func) for b in list(functions.values()) + in_modules
                         for s in b.sigs if s.out_func is not None})
     signatures = []
-    for kind, bs in (("function", functions), ("method", methods), ("nn", nn)):
+    for kind, bs in (("function", functions), ("method", methods), *bound.items()):
         for b in bs.values():
             signatures.append((kind, b.name, [s.signature_str() for s in b.sigs]))
     text = ctx.render(
@@ -756,13 +763,16 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         dunders=[(d["name"], d["form"]) for d in dunders],
         all_names=[b.name for b in functions.values()],
     )
-    nn_py = ctx.render("py_nn.py.j2", PY_COMMENT, names=[(b.name, b.pyname) for b in nn.values()])
-    nn_stub = ctx.render("py_nn.pyi.j2", PY_COMMENT, functions=[stub_defs(b, b.name, "") for b in nn.values()],
-                         all_names=list(nn))
+    module_files = {}
+    for mod, bs in bound.items():  # generated/python/_nn.py, _linalg.py (+ stubs)
+        module_files[f"python/_{mod}.py"] = ctx.render(
+            "py_nn.py.j2", PY_COMMENT, module=mod, names=[(b.name, b.pyname) for b in bs.values()])
+        module_files[f"python/_{mod}.pyi"] = ctx.render(
+            "py_nn.pyi.j2", PY_COMMENT, functions=[stub_defs(b, b.name, "") for b in bs.values()], all_names=list(bs))
     init = ctx.render("py_init.py.j2", PY_COMMENT)
     shims = [SHIMS[k] for k in sorted(SHIMS)]
     abi_c = ctx.render("py_abi.c.j2", C_COMMENT, shims=[sh.c_lines() for sh in shims])
     abi_h = ctx.render("py_abi.h.j2", C_COMMENT, prototypes=[sh.prototype() for sh in shims])
-    return {"python/_ops.py": text, "python/_ops.pyi": stub, "python/_nn.py": nn_py, "python/_nn.pyi": nn_stub,
+    return {"python/_ops.py": text, "python/_ops.pyi": stub, **module_files,
             "python/__init__.py": init,
             "csrc/python_abi.c": abi_c, "cdef/python_abi.h": abi_h}

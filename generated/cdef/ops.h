@@ -1073,9 +1073,11 @@ tl_tensor *tl_ops_count_nonzero(tl_tensor *self, int64_t dim, bool dim_has);
 
 /* _linalg_svd */
 int tl_ops__linalg_svd(tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd_U(tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
 /* linalg_svd */
 int tl_ops_linalg_svd(tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd_U(tl_tensor *A, bool full_matrices, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
 /* linalg_svdvals */
 tl_tensor *tl_ops_linalg_svdvals(tl_tensor *A, const char *driver);

@@ -10,6 +10,7 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+ *   _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -171,9 +172,25 @@ fail:
     tl_node_release(&n_->base);
     return -1;
 }
+
+/* ----------------------------------------------------------------------
+ * _linalg_svd.U: _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static int tl_autograd__linalg_svd_U(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[4] = { A, U, S, Vh };
+    if (tl_autograd_compute_requires_grad(ins_, 4)) {
+        tl_set_error(TL_ERR_RUNTIME, "_linalg_svd(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        return -1;
+    }
+    return tl_ops__linalg_svd_U_redispatch(below_, A, full_matrices, compute_uv, driver, U, S, Vh, ret0, ret1, ret2);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register__linalg_svd(void) {
     if (tl_op_register_kernel(tl_ops__linalg_svd_op, TL_KEY_AUTOGRAD, (void *)tl_autograd__linalg_svd, tl_ops__linalg_svd_boxed, NULL,
             "tl_autograd__linalg_svd registered at generated/csrc/autograd__linalg_svd.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops__linalg_svd_U_op, TL_KEY_AUTOGRAD, (void *)tl_autograd__linalg_svd_U, tl_ops__linalg_svd_U_boxed, NULL,
+            "tl_autograd__linalg_svd_U registered at generated/csrc/autograd__linalg_svd.c") < 0) return -1;
     return 0;
 }

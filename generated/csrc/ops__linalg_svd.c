@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+ *   _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
  */
 #include "tl_ops.h"
 
@@ -75,6 +76,83 @@ int tl_ops__linalg_svd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     return rc_;
 }
 
+/* ======================================================================
+ * aten::_linalg_svd.U
+ *   _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
+ * ====================================================================== */
+
+tl_operator *tl_ops__linalg_svd_U_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static int tl_ops__linalg_svd_U_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, A);
+    if (rc_ == 0) rc_ = tl_stack_push_bool(&st_, full_matrices);
+    if (rc_ == 0) rc_ = tl_stack_push_bool(&st_, compute_uv);
+    if (rc_ == 0) rc_ = tl_stack_push_string(&st_, driver);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, U);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, S);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, Vh);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops__linalg_svd_U_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret0);
+    tl_stack_free(&st_);
+    return rc_;
+}
+
+/* entry point (at::_ops::_linalg_svd_U::call) */
+int tl_ops__linalg_svd_U(tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops__linalg_svd_U_op, tl_tensor_key_set(A) | tl_tensor_key_set(U) | tl_tensor_key_set(S) | tl_tensor_key_set(Vh), &ks);
+    if (!k_) return -1;
+    if (k_->unboxed) return ((tl_ops__linalg_svd_U_fn)k_->unboxed)(ks, A, full_matrices, compute_uv, driver, U, S, Vh, ret0, ret1, ret2);
+    return tl_ops__linalg_svd_U_boxing_wrapper(k_, ks, A, full_matrices, compute_uv, driver, U, S, Vh, ret0, ret1, ret2);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+int tl_ops__linalg_svd_U_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops__linalg_svd_U_op, ks);
+    if (!k_) return -1;
+    if (k_->unboxed) return ((tl_ops__linalg_svd_U_fn)k_->unboxed)(ks, A, full_matrices, compute_uv, driver, U, S, Vh, ret0, ret1, ret2);
+    return tl_ops__linalg_svd_U_boxing_wrapper(k_, ks, A, full_matrices, compute_uv, driver, U, S, Vh, ret0, ret1, ret2);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops__linalg_svd_U_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *A = NULL;
+    bool full_matrices = 0;
+    bool compute_uv = 0;
+    tl_ivalue driver_iv = {0};
+    tl_tensor *U = NULL;
+    tl_tensor *S = NULL;
+    tl_tensor *Vh = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &Vh);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &S);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &U);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_STRING, 1, &driver_iv);
+    if (rc_ == 0) rc_ = tl_glue_pop_bool(st, &compute_uv);
+    if (rc_ == 0) rc_ = tl_glue_pop_bool(st, &full_matrices);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &A);
+    if (rc_ == 0) {
+        tl_tensor *r0_ = NULL, *r1_ = NULL, *r2_ = NULL;
+        rc_ = ((tl_ops__linalg_svd_U_fn)k_->unboxed)(ks, A, full_matrices, compute_uv, driver_iv.u.s, U, S, Vh, &r0_, &r1_, &r2_);
+        if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, r0_); else tl_tensor_release(r0_);
+        if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, r1_); else tl_tensor_release(r1_);
+        if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, r2_); else tl_tensor_release(r2_);
+    }
+    tl_tensor_release(A);
+    tl_ivalue_destroy(&driver_iv);
+    tl_tensor_release(U);
+    tl_tensor_release(S);
+    tl_tensor_release(Vh);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register__linalg_svd(void) {
@@ -84,6 +162,13 @@ int tl_ops_register__linalg_svd(void) {
         tl_glue_note_missing("aten::_linalg_svd", "CPU", "tl_native__linalg_svd_cpu");
     else if (tl_op_register_kernel(tl_ops__linalg_svd_op, TL_KEY_CPU, (void *)tl_native__linalg_svd_cpu, tl_ops__linalg_svd_boxed, NULL,
                                    "tl_native__linalg_svd_cpu registered at generated/csrc/ops__linalg_svd.c") < 0)
+        return -1;
+    tl_ops__linalg_svd_U_op = tl_op_define("aten::_linalg_svd.U", "_linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)");
+    if (!tl_ops__linalg_svd_U_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native__linalg_svd_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::_linalg_svd.U", "CPU", "tl_native__linalg_svd_out");
+    else if (tl_op_register_kernel(tl_ops__linalg_svd_U_op, TL_KEY_CPU, (void *)tl_native__linalg_svd_out, tl_ops__linalg_svd_U_boxed, NULL,
+                                   "tl_native__linalg_svd_out registered at generated/csrc/ops__linalg_svd.c") < 0)
         return -1;
     return 0;
 }

@@ -4948,6 +4948,13 @@ int tl_ops__linalg_svd(tl_tensor *A, bool full_matrices, bool compute_uv, const 
 int tl_ops__linalg_svd_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 int tl_ops__linalg_svd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native__linalg_svd_cpu(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+/* _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) */
+extern tl_operator *tl_ops__linalg_svd_U_op;
+typedef int (*tl_ops__linalg_svd_U_fn)(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd_U(tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd_U_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__linalg_svd_U_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__linalg_svd_out(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
 /* ---------------------------------------------------------------- linalg_svd */
 int tl_ops_register_linalg_svd(void);
@@ -4958,6 +4965,13 @@ int tl_ops_linalg_svd(tl_tensor *A, bool full_matrices, const char *driver, tl_t
 int tl_ops_linalg_svd_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 int tl_ops_linalg_svd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native_linalg_svd(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+/* linalg_svd.U(Tensor A, bool full_matrices=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) */
+extern tl_operator *tl_ops_linalg_svd_U_op;
+typedef int (*tl_ops_linalg_svd_U_fn)(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd_U(tl_tensor *A, bool full_matrices, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd_U_redispatch(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_linalg_svd_U_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_linalg_svd_U(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
 /* ---------------------------------------------------------------- linalg_svdvals */
 int tl_ops_register_linalg_svdvals(void);

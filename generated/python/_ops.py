@@ -199,11 +199,6 @@ __all__ = [
     "layer_norm",
     "le",
     "lerp",
-    "linalg_matrix_norm",
-    "linalg_norm",
-    "linalg_svd",
-    "linalg_svdvals",
-    "linalg_vector_norm",
     "log",
     "log10",
     "log10_",
@@ -330,6 +325,7 @@ _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
 _C__linalg_svd = getattr(_lib, "tl_ops__linalg_svd", None) or _missing_c("tl_ops__linalg_svd")
+_C__linalg_svd_U = getattr(_lib, "tl_ops__linalg_svd_U", None) or _missing_c("tl_ops__linalg_svd_U")
 _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_ops__log_softmax")
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
@@ -669,6 +665,7 @@ _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _m
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
 _C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c("tl_ops_linalg_norm_out")
 _C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_linalg_svd")
+_C_linalg_svd_U = getattr(_lib, "tl_ops_linalg_svd_U", None) or _missing_c("tl_ops_linalg_svd_U")
 _C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
 _C_linalg_svdvals_out = getattr(_lib, "tl_ops_linalg_svdvals_out", None) or _missing_c("tl_ops_linalg_svdvals_out")
 _C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _missing_c("tl_ops_linalg_vector_norm")
@@ -1376,13 +1373,14 @@ def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
 
 
 # yaml/native_functions.yaml: _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+# yaml/native_functions.yaml: _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
 _SIGS__linalg_svd = (
-    ('(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None)', (('A', lambda x: isinstance(x, _Tensor)), ('full_matrices', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD),), False),
+    ('(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)', (('A', lambda x: isinstance(x, _Tensor)), ('full_matrices', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, (tuple, list))),), False),
 )
 
 
-def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
-    '(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None)'
+def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None, out=None):
+    '(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)'
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('_linalg_svd', 'A', 1, 'Tensor', A)
@@ -1395,9 +1393,17 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
     driver_c = _cv_str(driver, True)
     if driver_c is _BAD:
         raise _arg_error('_linalg_svd', 'driver', 0, 'str', driver)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[3]')
+        _check_rc(_C__linalg_svd(A._p, full_matrices_c, compute_uv_c, driver_c, p_ + 0, p_ + 1, p_ + 2))
+        return _tensors_result(p_, 3, '_linalg_svd', ('U', 'S', 'Vh'))
+    _check_out_tuple(out, 3, 4)
     p_ = _ffi.new('tl_tensor *[3]')
-    _check_rc(_C__linalg_svd(A._p, full_matrices_c, compute_uv_c, driver_c, p_ + 0, p_ + 1, p_ + 2))
-    return _tensors_result(p_, 3, '_linalg_svd', ('U', 'S', 'Vh'))
+    _check_rc(_C__linalg_svd_U(A._p, full_matrices_c, compute_uv_c, driver_c, out[0]._p, out[1]._p, out[2]._p, p_ + 0, p_ + 1, p_ + 2))
+    for i_ in range(3):
+        _release(p_[i_])
+    _flush()
+    return _out_tuple_result(out, '_linalg_svd_out', ('U', 'S', 'Vh'))
 
 
 # yaml/native_functions.yaml: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -6428,273 +6434,6 @@ def lerp(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1)):
         return _impllerp_1(*args, **kwargs)
     raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
-
-
-# yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml: linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-# yaml/native_functions.yaml: linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml: linalg_matrix_norm.str_ord_out(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-_SIGS_linalg_matrix_norm = (
-    ('(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
-    ("(Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_str(x, False) is not _BAD), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
-)
-_KW_linalg_matrix_norm_0 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_linalg_matrix_norm_1 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_str(x, False) is not _BAD, 'dim': lambda x: _cv_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-
-
-def _impllinalg_matrix_norm_0(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    '(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('linalg_matrix_norm', 'input', 1, 'Tensor', input)
-    ord_c = _SC_INT.get(ord) if ord.__class__ is int else None
-    if ord_c is None:
-        ord_c = _cv_scalar(ord)
-        if ord_c is _BAD:
-            raise _arg_error('linalg_matrix_norm', 'ord', 2, 'Number', ord)
-    dim_c = _cv_int_list(dim, 0)
-    if dim_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'dim', 3, 'tuple of ints', dim)
-    keepdim_c = _cv_bool(keepdim)
-    if keepdim_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'keepdim', 4, 'bool', keepdim)
-    dtype_c = _cv_dtype(dtype, True)
-    if dtype_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
-    if out is None:
-        h_ = _C_linalg_matrix_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
-    rc_ = _P_linalg_matrix_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
-    if rc_:
-        _after(rc_)
-    return out
-
-
-def _impllinalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    "(Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('linalg_matrix_norm', 'input', 1, 'Tensor', input)
-    ord_c = _cv_str(ord, False)
-    if ord_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'ord', 2, 'str', ord)
-    dim_c = _cv_int_list(dim, 0)
-    if dim_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'dim', 3, 'tuple of ints', dim)
-    keepdim_c = _cv_bool(keepdim)
-    if keepdim_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'keepdim', 4, 'bool', keepdim)
-    dtype_c = _cv_dtype(dtype, True)
-    if dtype_c is _BAD:
-        raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
-    if out is None:
-        h_ = _C_linalg_matrix_norm_str_ord(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
-    rc_ = _P_linalg_matrix_norm_str_ord_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
-    if rc_:
-        _after(rc_)
-    return out
-
-
-def linalg_matrix_norm(*args, **kwargs):
-    "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
-    n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_matrix_norm_0)):
-        return _impllinalg_matrix_norm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_matrix_norm_1)):
-        return _impllinalg_matrix_norm_1(*args, **kwargs)
-    raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS_linalg_matrix_norm)
-
-
-# yaml/native_functions.yaml: linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml: linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-# yaml/native_functions.yaml: linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml: linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-_SIGS_linalg_norm = (
-    ('(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_opt_scalar(x) is not _BAD), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
-    ('(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_str(x, False) is not _BAD), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
-)
-_KW_linalg_norm_0 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_opt_scalar(x) is not _BAD, 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-_KW_linalg_norm_1 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_str(x, False) is not _BAD, 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
-
-
-def _impllinalg_norm_0(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
-    '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('linalg_norm', 'input', 1, 'Tensor', input)
-    ord_c = _cv_opt_scalar(ord)
-    if ord_c is _BAD:
-        raise _arg_error('linalg_norm', 'ord', 2, 'Number', ord)
-    dim_c = _cv_opt_int_list(dim, 1)
-    if dim_c is _BAD:
-        raise _arg_error('linalg_norm', 'dim', 3, 'tuple of ints', dim)
-    keepdim_c = _cv_bool(keepdim)
-    if keepdim_c is _BAD:
-        raise _arg_error('linalg_norm', 'keepdim', 4, 'bool', keepdim)
-    dtype_c = _cv_dtype(dtype, True)
-    if dtype_c is _BAD:
-        raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
-    if out is None:
-        h_ = _C_linalg_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
-    rc_ = _P_linalg_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
-    if rc_:
-        _after(rc_)
-    return out
-
-
-def _impllinalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=None, out=None):
-    '(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('linalg_norm', 'input', 1, 'Tensor', input)
-    ord_c = _cv_str(ord, False)
-    if ord_c is _BAD:
-        raise _arg_error('linalg_norm', 'ord', 2, 'str', ord)
-    dim_c = _cv_opt_int_list(dim, 1)
-    if dim_c is _BAD:
-        raise _arg_error('linalg_norm', 'dim', 3, 'tuple of ints', dim)
-    keepdim_c = _cv_bool(keepdim)
-    if keepdim_c is _BAD:
-        raise _arg_error('linalg_norm', 'keepdim', 4, 'bool', keepdim)
-    dtype_c = _cv_dtype(dtype, True)
-    if dtype_c is _BAD:
-        raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
-    if out is None:
-        h_ = _C_linalg_norm_ord_str(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
-    rc_ = _P_linalg_norm_ord_str_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
-    if rc_:
-        _after(rc_)
-    return out
-
-
-def linalg_norm(*args, **kwargs):
-    '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
-    n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_norm_0)):
-        return _impllinalg_norm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_linalg_norm_1)):
-        return _impllinalg_norm_1(*args, **kwargs)
-    raise _invalid_combination('linalg_norm', args, kwargs, _SIGS_linalg_norm)
-
-
-# yaml/native_functions.yaml: linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
-_SIGS_linalg_svd = (
-    ('(Tensor A, bool full_matrices = True, *, str driver = None)', (('A', lambda x: isinstance(x, _Tensor)), ('full_matrices', lambda x: _cv_bool(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD),), False),
-)
-
-
-def linalg_svd(A, full_matrices=True, *, driver=None):
-    '(Tensor A, bool full_matrices = True, *, str driver = None)'
-    if A.__class__ is not _Tensor:
-        if not isinstance(A, _Tensor):
-            raise _arg_error('linalg_svd', 'A', 1, 'Tensor', A)
-    full_matrices_c = _cv_bool(full_matrices)
-    if full_matrices_c is _BAD:
-        raise _arg_error('linalg_svd', 'full_matrices', 2, 'bool', full_matrices)
-    driver_c = _cv_str(driver, True)
-    if driver_c is _BAD:
-        raise _arg_error('linalg_svd', 'driver', 0, 'str', driver)
-    p_ = _ffi.new('tl_tensor *[3]')
-    _check_rc(_C_linalg_svd(A._p, full_matrices_c, driver_c, p_ + 0, p_ + 1, p_ + 2))
-    return _tensors_result(p_, 3, 'linalg_svd', ('U', 'S', 'Vh'))
-
-
-# yaml/native_functions.yaml: linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
-# yaml/native_functions.yaml: linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!)
-_SIGS_linalg_svdvals = (
-    ('(Tensor A, *, str driver = None, Tensor out = None)', (('A', lambda x: isinstance(x, _Tensor)),), (('driver', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
-)
-
-
-def linalg_svdvals(A, *, driver=None, out=None):
-    '(Tensor A, *, str driver = None, Tensor out = None)'
-    if A.__class__ is not _Tensor:
-        if not isinstance(A, _Tensor):
-            raise _arg_error('linalg_svdvals', 'A', 1, 'Tensor', A)
-    driver_c = _cv_str(driver, True)
-    if driver_c is _BAD:
-        raise _arg_error('linalg_svdvals', 'driver', 0, 'str', driver)
-    if out is None:
-        h_ = _C_linalg_svdvals(A._p, driver_c)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('linalg_svdvals', 'out', 0, 'Tensor', out)
-    rc_ = _P_linalg_svdvals_out_r(A._p, driver_c, out._p)
-    if rc_:
-        _after(rc_)
-    return out
-
-
-# yaml/native_functions.yaml: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-# yaml/native_functions.yaml: linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
-_SIGS_linalg_vector_norm = (
-    ('(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
-)
-
-
-def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    '(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('linalg_vector_norm', 'input', 1, 'Tensor', input)
-    ord_c = _SC_INT.get(ord) if ord.__class__ is int else None
-    if ord_c is None:
-        ord_c = _cv_scalar(ord)
-        if ord_c is _BAD:
-            raise _arg_error('linalg_vector_norm', 'ord', 2, 'Number', ord)
-    dim_c = _cv_opt_int_list(dim, 1)
-    if dim_c is _BAD:
-        raise _arg_error('linalg_vector_norm', 'dim', 3, 'tuple of ints', dim)
-    keepdim_c = _cv_bool(keepdim)
-    if keepdim_c is _BAD:
-        raise _arg_error('linalg_vector_norm', 'keepdim', 4, 'bool', keepdim)
-    dtype_c = _cv_dtype(dtype, True)
-    if dtype_c is _BAD:
-        raise _arg_error('linalg_vector_norm', 'dtype', 0, 'torchlet.dtype', dtype)
-    if out is None:
-        h_ = _C_linalg_vector_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
-        r_ = _new(_Tensor)
-        r_._p = h_
-        return r_
-    if not isinstance(out, _Tensor):
-        raise _arg_error('linalg_vector_norm', 'out', 0, 'Tensor', out)
-    rc_ = _P_linalg_vector_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
-    if rc_:
-        _after(rc_)
-    return out
 
 
 # yaml/native_functions.yaml: log(Tensor self) -> Tensor
@@ -11919,6 +11658,282 @@ def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('softplus_backward', 'out', 0, 'Tensor', out)
     rc_ = _P_softplus_backward_grad_input_r(grad_output._p, input._p, beta_c, threshold_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_norm.str_ord_out(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_matrix_norm = (
+    ('(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ("(Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_str(x, False) is not _BAD), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__linalg_linalg_matrix_norm_0 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__linalg_linalg_matrix_norm_1 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_str(x, False) is not _BAD, 'dim': lambda x: _cv_int_list(x, 0) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_linalg_linalg_matrix_norm_0(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_norm', 'input', 1, 'Tensor', input)
+    ord_c = _SC_INT.get(ord) if ord.__class__ is int else None
+    if ord_c is None:
+        ord_c = _cv_scalar(ord)
+        if ord_c is _BAD:
+            raise _arg_error('linalg_matrix_norm', 'ord', 2, 'Number', ord)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_matrix_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_matrix_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_linalg_linalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    "(Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_norm', 'input', 1, 'Tensor', input)
+    ord_c = _cv_str(ord, False)
+    if ord_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'ord', 2, 'str', ord)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_matrix_norm_str_ord(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_matrix_norm_str_ord_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _linalg_linalg_matrix_norm(*args, **kwargs):
+    "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0)):
+        return _impl_linalg_linalg_matrix_norm_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1)):
+        return _impl_linalg_linalg_matrix_norm_1(*args, **kwargs)
+    raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
+
+
+# yaml/native_functions.yaml: linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_norm = (
+    ('(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_opt_scalar(x) is not _BAD), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _cv_str(x, False) is not _BAD), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__linalg_linalg_norm_0 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_opt_scalar(x) is not _BAD, 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__linalg_linalg_norm_1 = {'input': lambda x: isinstance(x, _Tensor), 'ord': lambda x: _cv_str(x, False) is not _BAD, 'dim': lambda x: _cv_opt_int_list(x, 1) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_linalg_linalg_norm_0(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_norm', 'input', 1, 'Tensor', input)
+    ord_c = _cv_opt_scalar(ord)
+    if ord_c is _BAD:
+        raise _arg_error('linalg_norm', 'ord', 2, 'Number', ord)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_linalg_linalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_norm', 'input', 1, 'Tensor', input)
+    ord_c = _cv_str(ord, False)
+    if ord_c is _BAD:
+        raise _arg_error('linalg_norm', 'ord', 2, 'str', ord)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_norm_ord_str(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_norm_ord_str_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _linalg_linalg_norm(*args, **kwargs):
+    '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0)):
+        return _impl_linalg_linalg_norm_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1)):
+        return _impl_linalg_linalg_norm_1(*args, **kwargs)
+    raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
+
+
+# yaml/native_functions.yaml: linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+# yaml/native_functions.yaml: linalg_svd.U(Tensor A, bool full_matrices=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
+_SIGS__linalg_linalg_svd = (
+    ('(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)', (('A', lambda x: isinstance(x, _Tensor)), ('full_matrices', lambda x: _cv_bool(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def _linalg_linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+    '(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)'
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_svd', 'A', 1, 'Tensor', A)
+    full_matrices_c = _cv_bool(full_matrices)
+    if full_matrices_c is _BAD:
+        raise _arg_error('linalg_svd', 'full_matrices', 2, 'bool', full_matrices)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('linalg_svd', 'driver', 0, 'str', driver)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[3]')
+        _check_rc(_C_linalg_svd(A._p, full_matrices_c, driver_c, p_ + 0, p_ + 1, p_ + 2))
+        return _tensors_result(p_, 3, 'linalg_svd', ('U', 'S', 'Vh'))
+    _check_out_tuple(out, 3, 3)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_svd_U(A._p, full_matrices_c, driver_c, out[0]._p, out[1]._p, out[2]._p, p_ + 0, p_ + 1, p_ + 2))
+    for i_ in range(3):
+        _release(p_[i_])
+    _flush()
+    return _out_tuple_result(out, 'linalg_svd_out', ('U', 'S', 'Vh'))
+
+
+# yaml/native_functions.yaml: linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
+# yaml/native_functions.yaml: linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_svdvals = (
+    ('(Tensor A, *, str driver = None, Tensor out = None)', (('A', lambda x: isinstance(x, _Tensor)),), (('driver', lambda x: _cv_str(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_svdvals(A, *, driver=None, out=None):
+    '(Tensor A, *, str driver = None, Tensor out = None)'
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_svdvals', 'A', 1, 'Tensor', A)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('linalg_svdvals', 'driver', 0, 'str', driver)
+    if out is None:
+        h_ = _C_linalg_svdvals(A._p, driver_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_svdvals', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_svdvals_out_r(A._p, driver_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_vector_norm = (
+    ('(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('ord', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_vector_norm', 'input', 1, 'Tensor', input)
+    ord_c = _SC_INT.get(ord) if ord.__class__ is int else None
+    if ord_c is None:
+        ord_c = _cv_scalar(ord)
+        if ord_c is _BAD:
+            raise _arg_error('linalg_vector_norm', 'ord', 2, 'Number', ord)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_vector_norm', 'dim', 3, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('linalg_vector_norm', 'keepdim', 4, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linalg_vector_norm', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_linalg_vector_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:
+            raise _pending_error()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_vector_norm', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_vector_norm_out_r(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -19890,7 +19905,7 @@ SIGNATURES = {
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)",
     ),
     ("function", "_linalg_svd"): (
-        "(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None)",
+        "(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)",
     ),
     ("function", "_log_softmax"): (
         "(Tensor input, int dim, bool half_to_float, *, Tensor out = None)",
@@ -20311,23 +20326,6 @@ SIGNATURES = {
     ("function", "lerp"): (
         "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
         "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
-    ),
-    ("function", "linalg_matrix_norm"): (
-        "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
-        "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
-    ),
-    ("function", "linalg_norm"): (
-        "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
-        "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
-    ),
-    ("function", "linalg_svd"): (
-        "(Tensor A, bool full_matrices = True, *, str driver = None)",
-    ),
-    ("function", "linalg_svdvals"): (
-        "(Tensor A, *, str driver = None, Tensor out = None)",
-    ),
-    ("function", "linalg_vector_norm"): (
-        "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "log"): (
         "(Tensor input, *, Tensor out = None)",
@@ -21551,5 +21549,22 @@ SIGNATURES = {
     ),
     ("nn", "softplus_backward"): (
         "(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)",
+    ),
+    ("linalg", "linalg_matrix_norm"): (
+        "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+        "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_norm"): (
+        "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+        "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_svd"): (
+        "(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)",
+    ),
+    ("linalg", "linalg_svdvals"): (
+        "(Tensor A, *, str driver = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_vector_norm"): (
+        "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
 }

@@ -29,6 +29,7 @@
 
 #include "tl_mvec.h"
 #include "tl_kernel.h"
+#include "tl_rowdot.h"
 #include "tl_vexp.h"
 #include "../native/tl_blas.h"
 #include "attention_kernel.h"
@@ -95,16 +96,6 @@ static inline void exprow_f64(double *restrict p, int64_t ld, double sub) {
         for (int64_t j0 = 0; j0 < n; j0 += 16)                                                               \
             for (int64_t e = 0; e < E; e++)                                                                  \
                 for (int64_t j = j0; j < n && j < j0 + 16; j++) dst[e * ldd + j] = src[j * rs + e];          \
-    }                                                                                                        \
-    static T rowdot_##NAME(const T *restrict x, const T *restrict y, int64_t n) {                            \
-        T a[LANES] = {0};                                                                                    \
-        int64_t k = 0;                                                                                       \
-        for (; k + LANES <= n; k += LANES)                                                                   \
-            for (int j = 0; j < LANES; j++) a[j] += x[k + j] * y[k + j];                                     \
-        T t = 0;                                                                                             \
-        for (int j = 0; j < LANES; j++) t += a[j];                                                           \
-        for (; k < n; k++) t += x[k] * y[k];                                                                 \
-        return t;                                                                                            \
     }                                                                                                        \
     /* s (bq x n, row stride RS(n), the padding -inf) = scale * q[q0:q0+bq] k[kv0:kv0+n]^T + mask, \
      * causal positions -inf; kt: the head's keys transposed (E x S, row stride S) */                      \
@@ -236,7 +227,7 @@ static inline void exprow_f64(double *restrict p, int64_t ld, double sub) {
                     const T *go = gob + q0 * p->gos[2];                                                      \
                     T *gq = gqb + q0 * p->gqs[2];                                                            \
                     for (int64_t r = 0; r < bq; r++)                                                         \
-                        D[r] = rowdot_##NAME(go + r * p->gos[2], ob + (q0 + r) * p->os[2], E);               \
+                        D[r] = tl_rowdot_##NAME(go + r * p->gos[2], ob + (q0 + r) * p->os[2], E);               \
                     if (kv_end == 0) zero_rows_##NAME(gq, bq, p->gqs[2], E);                                 \
                     for (int64_t kv0 = 0; kv0 < kv_end; kv0 += BK) {                                         \
                         const int64_t n = kv_end - kv0 < BK ? kv_end - kv0 : BK;                             \

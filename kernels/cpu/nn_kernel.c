@@ -15,6 +15,7 @@
 
 #include "tl_mvec.h"
 #include "tl_kernel.h"
+#include "tl_rowdot.h"
 #include "tl_vexp.h"
 #include "nn_kernel.h"
 
@@ -49,15 +50,6 @@ static inline double sexp_f64(double d) {
             for (int j = 0; j < LANES; j++) a[j] += p[k + j];                                             \
         T t = combine_##NAME(a);                                                                          \
         for (; k < n; k++) t += p[k];                                                                     \
-        return t;                                                                                         \
-    }                                                                                                     \
-    static T rowdot_##NAME(const T *restrict p, const T *restrict q, int64_t n) {                         \
-        T a[LANES] = {0};                                                                                 \
-        int64_t k = 0;                                                                                    \
-        for (; k + LANES <= n; k += LANES)                                                                \
-            for (int j = 0; j < LANES; j++) a[j] += p[k + j] * q[k + j];                                  \
-        T t = combine_##NAME(a);                                                                          \
-        for (; k < n; k++) t += p[k] * q[k];                                                              \
         return t;                                                                                         \
     }                                                                                                     \
     static T rowmax_##NAME(const T *restrict p, int64_t n) {                                              \
@@ -124,7 +116,7 @@ static inline double sexp_f64(double d) {
         const T *restrict g = (const T *)g_, *restrict y = (const T *)y_;                                 \
         T *restrict gi = (T *)gi_;                                                                        \
         if (mode == 0) {                                                                                  \
-            const T d = rowdot_##NAME(g, y, n);                                                           \
+            const T d = tl_rowdot_##NAME(g, y, n);                                                           \
             for (int64_t k = 0; k < n; k++) gi[k] = y[k] * (g[k] - d);                                    \
         } else {                                                                                          \
             const T s = rowsum_##NAME(g, n);                                                              \

@@ -11,7 +11,8 @@
  *  - linalg_matrix_norm (Scalar and str ord), linalg_norm (vector or matrix
  *    norm as torch decides): PyTorch's composites (LinearAlgebra.cpp) over
  *    linalg_vector_norm, amax/amin and svdvals, so autograd follows.
- *  - .out overloads: the functional result copied into out.
+ *  - .out overloads (linalg_svdvals.out, _linalg_svd.U, linalg_svd.U, the
+ *    norms'): the functional result copied into out.
  */
 #include <math.h>
 #include <stdio.h>
@@ -151,6 +152,38 @@ int tl_native_linalg_svd(tl_keyset ks, tl_tensor *A, bool full_matrices, const c
                          tl_tensor **ret1, tl_tensor **ret2) {
     (void)ks;
     return tl_ops__linalg_svd(A, full_matrices, true, driver, ret0, ret1, ret2);
+}
+
+/* _linalg_svd.U (PyTorch: the structured out= of _linalg_svd): the functional
+ * results copied into U, S, Vh (each dtype-checked and resized as a structured
+ * out=; without compute_uv, U and Vh become empty as the functional's) */
+int tl_native__linalg_svd_out(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver,
+                              tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1,
+                              tl_tensor **ret2) {
+    (void)ks;
+    tl_tensor *r[3] = {NULL, NULL, NULL}, *outs[3] = {U, S, Vh}, *got[3] = {NULL, NULL, NULL};
+    if (tl_ops__linalg_svd(A, full_matrices, compute_uv, driver, &r[0], &r[1], &r[2])) return -1;
+    int i = 0;
+    for (; i < 3; i++) {
+        got[i] = tl_missing_copy_to_out(r[i], outs[i]); /* releases r[i] */
+        if (!got[i]) break;
+    }
+    if (i < 3) {
+        for (int j = 0; j < 3; j++) tl_tensor_release(got[j]);
+        for (int j = i + 1; j < 3; j++) tl_tensor_release(r[j]);
+        return -1;
+    }
+    *ret0 = got[0];
+    *ret1 = got[1];
+    *ret2 = got[2];
+    return 0;
+}
+
+/* linalg_svd.U (CompositeImplicitAutograd): _linalg_svd.U with compute_uv */
+int tl_native_linalg_svd_U(tl_keyset ks, tl_tensor *A, bool full_matrices, const char *driver, tl_tensor *U,
+                           tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
+    (void)ks;
+    return tl_ops__linalg_svd_U(A, full_matrices, true, driver, U, S, Vh, ret0, ret1, ret2);
 }
 
 tl_tensor *tl_native_linalg_svdvals(tl_keyset ks, tl_tensor *A, const char *driver) {

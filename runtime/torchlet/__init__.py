@@ -110,6 +110,9 @@ if _gen_ops is not None:
     from ._generated import _nn as _gen_nn  # noqa: E402  (python_module: nn operators)
 
     _C._nn = _gen_nn  # torch._C._nn's counterpart; torchlet.nn.functional builds on it
+    from ._generated import _linalg as _gen_linalg  # noqa: E402  (python_module: linalg operators)
+
+    _C._linalg = _gen_linalg  # torch._C._linalg's counterpart; torchlet.linalg builds on it
 
     from . import _reductions  # noqa: E402  (torchlet.norm / Tensor.norm over linalg_vector_norm)
     from ._reductions import norm  # noqa: E402,F401

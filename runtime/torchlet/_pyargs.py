@@ -88,6 +88,13 @@ def invalid_combination(fname: str, args, kwargs, sigs) -> TypeError:
     "didn't match because some of the arguments have invalid types" line with
     the offending arguments marked ``!type!``, like PyTorch.
     """
+    if len(sigs) > 1:
+        n = len(args) + len(kwargs)  # PyTorch counts keywords too
+        plausible = [s for s in sigs if s[3] or _arity(s[0])[0] <= n <= _arity(s[0])[1]]
+        if len(plausible) == 1:
+            err = _one_overload_error(fname, args, kwargs, plausible[0])
+            if err is not None:
+                return err
     lines = [f"{fname}() received an invalid combination of arguments - got {_got(args, kwargs)}, "
              + ("but expected one of:" if len(sigs) > 1 else f"but expected {sigs[0][0]}")]
     for text, pos_checks, kw_checks, varargs in sigs:
@@ -113,6 +120,47 @@ def invalid_combination(fname: str, args, kwargs, sigs) -> TypeError:
             lines.append("      didn't match because some of the arguments have invalid types: "
                          + "(" + ", ".join(marks) + ")")
     return TypeError("\n".join(lines) + "\n")
+
+
+def _params(text: str) -> list[str]:
+    """the parameters of a printed signature, split at top-level commas"""
+    out, depth, cur = [], 0, ""
+    for ch in text.strip()[1:-1]:
+        depth += ch in "([" and 1 or (ch in ")]" and -1 or 0)
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [p for p in out + [cur.strip()] if p]
+
+
+def _arity(text: str) -> tuple[int, int, dict[str, str]]:
+    """PyTorch's min_args (parameters without a default), max_args (all
+    parameters) and the printed type of each parameter of a signature"""
+    params = [p for p in _params(text) if p != "*"]
+    types = {p.split(" = ")[0].rsplit(" ", 1)[1]: p.split(" = ")[0].rsplit(" ", 1)[0] for p in params}
+    return sum(" = " not in p for p in params), len(params), types
+
+
+def _one_overload_error(fname: str, args, kwargs, sig):
+    """The error the only plausible overload gives (PyTorch's signature.parse
+    with raise_exception); None when it would accept the types."""
+    text, pos_checks, kw_checks, varargs = sig
+    types = _arity(text)[2]
+    if varargs:
+        return None
+    for i, a in enumerate(args):
+        name, ok = pos_checks[i]
+        if not ok(a):
+            return arg_error(fname, name, i + 1, types.get(name, "?"), a)
+    checks = dict(pos_checks + kw_checks)
+    for k, v in kwargs.items():
+        if k not in checks:
+            return TypeError(f"{fname}() got an unexpected keyword argument '{k}'")
+        if not checks[k](v):
+            return arg_error(fname, k, 0, types.get(k, "?"), v)
+    return None
 
 
 def missing_error(fname: str, name: str) -> TypeError:

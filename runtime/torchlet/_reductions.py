@@ -18,12 +18,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         else:  # 'nuc', or matrix_norm raising torch's error for what it does not take
             _dim = list(range(input.ndim)) if _dim is None else _dim
             kw = {"dtype": dtype} if out is None else {"dtype": dtype, "out": out}
-            return torchlet.linalg_matrix_norm(input, p, _dim, keepdim, **kw)
+            return torchlet.linalg.matrix_norm(input, p, _dim, keepdim, **kw)
     _p = 2.0 if p is None else p
     kw = {"dtype": dtype}
     if out is not None:
         kw["out"] = out
-    return torchlet.linalg_vector_norm(input, _p, _dim, keepdim, **kw)
+    return torchlet.linalg.vector_norm(input, _p, _dim, keepdim, **kw)
 
 
 def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):

@@ -1,43 +1,21 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
-(vector_norm, matrix_norm, norm, svdvals, svd)
-(the operators are declared without `python_module: linalg`, which the
-generator does not bind yet, so they are also torchlet.linalg_<name>)."""
+(vector_norm, matrix_norm, norm, svd, svdvals).
+
+As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
+binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
+codegen/emit/python.py), bound in torchlet._C._linalg: PyTorch's signatures,
+overloads (matrix_norm / norm take a number or a string ord), out= (svd:
+out=(U, S, Vh)) and argument errors come from the generator."""
 from __future__ import annotations
 
+from torchlet import _C
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    """torch.linalg.vector_norm."""
-    import torchlet
-    if out is None:
-        return torchlet.linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype)
-    return torchlet.linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype, out=out)
+_linalg = _C._linalg
 
+vector_norm = _linalg.linalg_vector_norm
+matrix_norm = _linalg.linalg_matrix_norm
+norm = _linalg.linalg_norm
+svd = _linalg.linalg_svd
+svdvals = _linalg.linalg_svdvals
 
-def _kw(dtype, out):
-    return {"dtype": dtype} if out is None else {"dtype": dtype, "out": out}
-
-
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    """torch.linalg.matrix_norm: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over two dims."""
-    import torchlet
-    return torchlet.linalg_matrix_norm(A, ord, dim, keepdim, **_kw(dtype, out))
-
-
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
-    """torch.linalg.norm: a matrix norm when ord is given over two dims, else a vector norm."""
-    import torchlet
-    return torchlet.linalg_norm(A, ord, dim, keepdim, **_kw(dtype, out))
-
-
-def svdvals(A, *, driver=None, out=None):
-    """torch.linalg.svdvals: the singular values, descending (LAPACK gesdd)."""
-    import torchlet
-    if out is None:
-        return torchlet.linalg_svdvals(A, driver=driver)
-    return torchlet.linalg_svdvals(A, driver=driver, out=out)
-
-
-def svd(A, full_matrices=True, *, driver=None):
-    """torch.linalg.svd: (U, S, Vh) with A = U diag(S) Vh (gradients of S only)."""
-    import torchlet
-    return torchlet.linalg_svd(A, full_matrices, driver=driver)
+__all__ = ["matrix_norm", "norm", "svd", "svdvals", "vector_norm"]

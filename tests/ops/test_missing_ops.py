@@ -576,7 +576,7 @@ def test_matrix_norm_vs_numpy(ord):
     a = rng.normal(size=(2, 4, 3))
     want = np.linalg.norm(a, _np_ord(ord), axis=(-2, -1))
     close(tl.linalg.matrix_norm(T(a), ord), want, 1e-12)
-    close(tl.linalg_matrix_norm(T(a), ord), want, 1e-12)
+    close(tl.linalg.matrix_norm(T(a), ord), want, 1e-12)
     close(tl.linalg.matrix_norm(T(a), ord, dim=(2, 1)), np.linalg.norm(a, _np_ord(ord), axis=(2, 1)), 1e-12)
     close(tl.linalg.matrix_norm(T(a), ord, dim=(0, 2), keepdim=True),
           np.linalg.norm(a, _np_ord(ord), axis=(0, 2), keepdims=True), 1e-12)

@@ -152,6 +152,7 @@ def test_arange_out_values_dtype_and_shape_rule(dt):
     if dt in (tl.int32, tl.int64):
         for args, w32, w64 in [((0.5, 4.7, 1.5), [0, 1, 2], [0, 1, 2, 3]), ((-0.5, 3.9, 1.2), [0, 1, 2, 3], [0, 1, 2]),
                                ((5, 0.3, -1.7), [5, 4, 3], [5, 4, 3, 2, 1])]:
+            out = tl.empty(0, dtype=dt)
             tl.arange(*args, out=out)
             assert out.numpy().tolist() == (w64 if dt == tl.int64 else w32)
             assert tl.arange(*args, dtype=dt).numpy().tolist() == out.numpy().tolist()
@@ -168,6 +169,7 @@ def test_arange_out_values_dtype_and_shape_rule(dt):
     if torch is not None:
         tout = torch.empty(0, dtype=tdt(dt))
         torch.arange(0.5, 4.7, 1.5, out=tout)
+        out = tl.empty(0, dtype=dt)
         tl.arange(0.5, 4.7, 1.5, out=out)
         np.testing.assert_array_equal(out.numpy(), tout.numpy())
 
@@ -498,3 +500,95 @@ def test_out_dtype_products_are_cuda_only_as_in_pytorch(call):
     with pytest.raises(TypeError, match=re.escape("(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, "
                                                   "Tensor out = None)")):
         tl.mm(a, a.t(), "x")
+
+
+# ------------------------------------ torchlet.linalg from python_module: linalg
+
+def test_linalg_module_is_generated_like_torch_C_linalg():
+    from torchlet._generated import _linalg
+
+    assert tl._C._linalg is _linalg
+    names = ["linalg_matrix_norm", "linalg_norm", "linalg_svd", "linalg_svdvals", "linalg_vector_norm"]
+    assert sorted(_linalg.__all__) == names
+    for n in names:
+        assert not hasattr(tl, n), n  # torch.linalg_svd does not exist either
+        assert getattr(tl.linalg, n[len("linalg_"):]) is getattr(_linalg, n)
+        if torch is not None:
+            assert hasattr(torch._C._linalg, n) and not hasattr(torch, n)
+    assert tl._linalg_svd is not None  # _linalg_svd has no python_module (torch._linalg_svd)
+
+
+def test_linalg_signatures_and_overloads():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 3))
+    x = T(a)
+    np.testing.assert_allclose(tl.linalg.matrix_norm(x).item(), np.linalg.norm(a, "fro"), rtol=1e-12)
+    np.testing.assert_allclose(tl.linalg.matrix_norm(x, ord="nuc").item(), np.linalg.norm(a, "nuc"), rtol=1e-12)
+    np.testing.assert_allclose(tl.linalg.matrix_norm(x, -2).item(), np.linalg.norm(a, -2), rtol=1e-12)
+    np.testing.assert_allclose(tl.linalg.norm(x).item(), np.linalg.norm(a), rtol=1e-12)
+    np.testing.assert_allclose(tl.linalg.norm(x, 1, dim=0).numpy(), np.linalg.norm(a, 1, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(tl.linalg.vector_norm(x, 3, dim=(0, 1)).item(),
+                               (np.abs(a) ** 3).sum() ** (1 / 3), rtol=1e-12)
+    np.testing.assert_allclose(tl.linalg.svdvals(A=x).numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    assert tl.linalg.norm(x, "fro", out=out) is out and out.shape == ()
+    raises_like(TypeError, "linalg_svd(): argument 'full_matrices' (position 2) must be bool, not str",
+                lambda: tl.linalg.svd(x, "a"), lambda: torch.linalg.svd(torch.ones(2, 2), "a"))
+    if torch is not None:
+        ta = torch.from_numpy(a)
+        assert tl.linalg.matrix_norm.__doc__ == "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool " \
+            "keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord = 'fro', " \
+            "tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+        for ord_ in ("fro", "nuc", 2, -1, float("inf")):
+            np.testing.assert_allclose(tl.linalg.matrix_norm(x, ord_).item(),
+                                       torch.linalg.matrix_norm(ta, ord_).item(), rtol=1e-12)
+
+
+def test_linalg_svd_out_and__linalg_svd_U():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, 5, 3))
+    x = T(a)
+    for full in (True, False):
+        outs = (tl.empty(0, dtype=tl.float64), tl.empty(7, dtype=tl.float64), tl.empty(0, dtype=tl.float64))
+        with pytest.warns(UserWarning, match=RESIZE_WARN):  # S had elements
+            r = tl.linalg.svd(x, full_matrices=full, out=outs)
+        assert type(r).__name__ == "linalg_svd_out" and all(r[i] is outs[i] for i in range(3))
+        U, S, Vh = (t.numpy() for t in outs)
+        assert U.shape == ((2, 5, 5) if full else (2, 5, 3)) and S.shape == (2, 3)
+        k = 3
+        np.testing.assert_allclose((U[..., :k] * S[:, None, :]) @ Vh[:, :k, :], a, atol=1e-12)
+        np.testing.assert_allclose(S, np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    # _linalg_svd.U without compute_uv: U and Vh come back empty, as the functional's
+    U, S, Vh = (tl.empty(0, dtype=tl.float64) for _ in range(3))
+    tl._linalg_svd(x, False, False, out=(U, S, Vh))
+    fU, fS, fVh = tl._linalg_svd(x, False, False)
+    assert U.shape == fU.shape and Vh.shape == fVh.shape
+    np.testing.assert_array_equal(S.numpy(), fS.numpy())
+    # strided outs of the right shapes are written through
+    Ss = strided_out((2, 3), tl.float64)
+    tl.linalg.svd(x, False, out=(tl.empty(0, dtype=tl.float64), Ss, tl.empty(0, dtype=tl.float64)))
+    np.testing.assert_allclose(Ss.numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    raises_like(RuntimeError, "Expected out tensor to have dtype double, but got float instead",
+                lambda: tl.linalg.svd(x, out=(tl.empty(0), tl.empty(0), tl.empty(0))))
+    with pytest.raises(TypeError, match=re.escape("expected tuple of 3 elements but got 2")):
+        tl.linalg.svd(x, out=(tl.empty(0), tl.empty(0)))
+    if torch is not None:
+        touts = tuple(torch.empty(0, dtype=torch.float64) for _ in range(3))
+        torch.linalg.svd(torch.from_numpy(a), full_matrices=False, out=touts)
+        np.testing.assert_allclose(outs[1].numpy(), touts[1].numpy(), rtol=1e-12)
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double, but got float instead"):
+            torch.linalg.svd(torch.from_numpy(a), out=(torch.empty(0), torch.empty(0), torch.empty(0)))
+
+
+@needs_torch
+def test_one_plausible_overload_gives_its_own_error_like_torch():
+    x, tx = tl.ones(2, 2), torch.ones(2, 2)
+    calls = [lambda m, t: m.mm(t, 1), lambda m, t: m.mm(t, t, 1), lambda m, t: m.mm(t, mat2=1),
+             lambda m, t: m.mm(t, t, foo=1), lambda m, t: m.sum(t, "a"), lambda m, t: m.narrow(t, 0, 1.5, 1),
+             lambda m, t: m.fill(t, "a"), lambda m, t: t.view("a")]
+    for c in calls:
+        with pytest.raises(TypeError) as got:
+            c(tl, x)
+        with pytest.raises(TypeError) as want:
+            c(torch, tx)
+        assert str(got.value).split("\n")[0].replace("torchlet.", "torch.") == str(want.value).split("\n")[0]

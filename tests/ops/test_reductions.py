@@ -332,7 +332,7 @@ def test_vector_norm(ord, shape, dim, keepdim):
         ref = np.linalg.norm(flat, ord=ord, axis=-1)
         if keepdim:
             ref = np.expand_dims(ref, axis)
-        close(tl.linalg_vector_norm(tv, ord, dim, keepdim), ref, rtol=1e-12)
+        close(tl.linalg.vector_norm(tv, ord, dim, keepdim), ref, rtol=1e-12)
         close(tl.linalg.vector_norm(tv, ord, dim, keepdim), ref, rtol=1e-12)
 
 
@@ -345,18 +345,18 @@ def test_norm_api_and_errors():
     close(tl.norm(x, 1, dim=1), np.abs(a).sum(1), rtol=1e-6)
     close(x.norm(p=float("inf"), dim=0, keepdim=True), np.abs(a).max(0, keepdims=True))
     assert tl.norm(x, dtype=tl.float64).dtype == tl.float64
-    assert tl.linalg_vector_norm(x.to(tl.float16)).dtype == tl.float16
+    assert tl.linalg.vector_norm(x.to(tl.float16)).dtype == tl.float16
     close(tl.norm(x, "nuc"), np.linalg.norm(a, "nuc"), rtol=1e-6)   # linalg_matrix_norm (docs/OPS_MISSING.md)
     with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"):
         tl.norm(T(np.arange(3)))
     with pytest.raises(RuntimeError, match="linalg.vector_norm: dtype should be floating point or complex, but got Long"):
-        tl.linalg_vector_norm(x, dtype=tl.int64)
+        tl.linalg.vector_norm(x, dtype=tl.int64)
     with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor because the operation "
                                            "does not have an identity"):
-        tl.linalg_vector_norm(tl.empty(0), float("inf"))
+        tl.linalg.vector_norm(tl.empty(0), float("inf"))
     with pytest.raises(RuntimeError, match="cannot compute the -inf norm on the dimension 0because this dimension is empty"):
-        tl.linalg_vector_norm(tl.empty(0, 3), float("-inf"), 0)
-    assert tl.linalg_vector_norm(tl.empty(0, 3), float("inf"), 1).shape == (0,)
+        tl.linalg.vector_norm(tl.empty(0, 3), float("-inf"), 0)
+    assert tl.linalg.vector_norm(tl.empty(0, 3), float("inf"), 1).shape == (0,)
     assert tl.norm(tl.empty(0)).item() == 0
 
 
@@ -701,7 +701,7 @@ def _check_stats(a, x, dims, rtol):
         close(v, np.sqrt(ref), rtol=rtol, atol=1e-12)
         close(m, a64.mean(axis=dims, keepdims=True), rtol=rtol, atol=1e-7)
     for ord in (2, 1, float("inf"), float("-inf"), 0, 3):
-        close(tl.linalg_vector_norm(x, ord, dims), _np_norm(a64, ord, dims), rtol=rtol, atol=1e-12)
+        close(tl.linalg.vector_norm(x, ord, dims), _np_norm(a64, ord, dims), rtol=rtol, atol=1e-12)
     # x - max is rounded in the input dtype (PyTorch's too): absolute error up to eps * max |x|
     close(tl.logsumexp(x, dims), _np_lse(a64, dims), rtol=rtol, atol=rtol * np.abs(a64).max(initial=1))
 
@@ -777,12 +777,12 @@ def test_direct_nan_inf(cpu_capability):
             assert tl.argmax(T(b)).item() == n // 3 + 1 and tl.argmin(T(b)).item() == n // 3 + 1
             assert np.isnan(tl.max(T(b), 0).values.item())
             for ord in (2, 1, inf, -inf, 3):
-                assert np.isnan(tl.linalg_vector_norm(T(b), ord).item()), ord
-            assert tl.linalg_vector_norm(T(b), 0).item() == np.count_nonzero(b)
+                assert np.isnan(tl.linalg.vector_norm(T(b), ord).item()), ord
+            assert tl.linalg.vector_norm(T(b), 0).item() == np.count_nonzero(b)
             assert np.isnan(tl.logsumexp(T(b), 0).item()) and np.isnan(tl.var(T(b)).item())
             c = a.copy()
             c[n - 1] = inf
-            assert tl.logsumexp(T(c), 0).item() == inf and tl.linalg_vector_norm(T(c), inf).item() == inf
+            assert tl.logsumexp(T(c), 0).item() == inf and tl.linalg.vector_norm(T(c), inf).item() == inf
             c[:] = -inf
             assert tl.logsumexp(T(c), 0).item() == -inf and tl.argmax(T(c)).item() == 0
             c[n - 1] = inf
@@ -796,7 +796,7 @@ def test_direct_nan_inf(cpu_capability):
         assert r[4] == pytest.approx(np.log(np.exp(3.0 - 4) + 1) + 4, rel=1e-6)
         np.testing.assert_array_equal(tl.argmax(x, 0).numpy(), [0, 0, 0, 1, 2])
         np.testing.assert_array_equal(tl.argmin(x, 0).numpy(), [0, 2, 0, 1, 0])
-        assert np.isnan(tl.linalg_vector_norm(x, inf, 0).numpy()[2:4]).all()
+        assert np.isnan(tl.linalg.vector_norm(x, inf, 0).numpy()[2:4]).all()
         assert np.isnan(tl.var(x, 0).numpy()[1:4]).all()
 
 
@@ -807,8 +807,8 @@ def test_direct_empty_and_errors():
     v, m = tl.var_mean(e, 0)
     assert np.isnan(m.numpy()).all() and m.shape == (3,)
     np.testing.assert_array_equal(tl.logsumexp(e, 0).numpy(), [-np.inf] * 3)
-    np.testing.assert_array_equal(tl.linalg_vector_norm(e, 2, 0).numpy(), [0.0] * 3)
-    np.testing.assert_array_equal(tl.linalg_vector_norm(e, 0, 0).numpy(), [0.0] * 3)
+    np.testing.assert_array_equal(tl.linalg.vector_norm(e, 2, 0).numpy(), [0.0] * 3)
+    np.testing.assert_array_equal(tl.linalg.vector_norm(e, 0, 0).numpy(), [0.0] * 3)
     assert tl.var(e, 1).shape == (0,) and tl.argmax(e, 1).shape == (0,)
     with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim 0 to have non-zero size."):
         tl.argmax(e, 0)
@@ -834,16 +834,16 @@ def test_direct_large_mean_and_2_24():
     for d in (0, 1):
         np.testing.assert_allclose(tl.var(x2, d).numpy(), a2.var(d, ddof=1), rtol=1e-6)
     assert tl.argmax(x).item() == a.argmax() and tl.argmin(x).item() == a.argmin()
-    assert abs(tl.linalg_vector_norm(x, 1).item() - np.abs(a64).sum()) <= 1e-6 * np.abs(a64).sum()
+    assert abs(tl.linalg.vector_norm(x, 1).item() - np.abs(a64).sum()) <= 1e-6 * np.abs(a64).sum()
 
 
 def test_direct_threads_do_not_change_results():
     a = R.standard_normal(1 << 20).astype(np.float32)
     x, x2 = T(a), T(a).view(1024, 1024)
-    calls = [lambda: tl.var(x), lambda: tl.std_mean(x)[1], lambda: tl.linalg_vector_norm(x),
-             lambda: tl.linalg_vector_norm(x, 1), lambda: tl.logsumexp(x, 0), lambda: tl.argmax(x),
+    calls = [lambda: tl.var(x), lambda: tl.std_mean(x)[1], lambda: tl.linalg.vector_norm(x),
+             lambda: tl.linalg.vector_norm(x, 1), lambda: tl.logsumexp(x, 0), lambda: tl.argmax(x),
              lambda: tl.var(x2, 0), lambda: tl.var(x2, 1), lambda: tl.logsumexp(x2, 0), lambda: tl.argmin(x2, 0),
-             lambda: tl.linalg_vector_norm(x2, 2, 1)]
+             lambda: tl.linalg.vector_norm(x2, 2, 1)]
     n0 = tl.get_num_threads()
     try:
         tl.set_num_threads(1)
@@ -864,24 +864,24 @@ def test_direct_half_and_norm_overflow():
         x = T(a).to(dt)
         h = x.to(tl.float64).numpy()
         close(tl.var(x, 1).to(tl.float64), h.var(1, ddof=1), rtol=1e-2, atol=1e-3)
-        close(tl.linalg_vector_norm(x, 2, 1).to(tl.float64), np.sqrt((h * h).sum(1)), rtol=1e-2)
+        close(tl.linalg.vector_norm(x, 2, 1).to(tl.float64), np.sqrt((h * h).sum(1)), rtol=1e-2)
         close(tl.logsumexp(x, 1).to(tl.float64), _np_lse(h, 1), rtol=1e-2)
         np.testing.assert_array_equal(tl.argmax(x, 1).numpy(), h.argmax(1))
         np.testing.assert_array_equal(tl.max(x, 0).indices.numpy(), h.argmax(0))
     big = np.array([1e20, 1e20])
-    assert tl.linalg_vector_norm(T(big.astype(np.float32))).item() == np.inf
-    assert tl.linalg_vector_norm(T(big)).item() == pytest.approx(np.sqrt(2) * 1e20)
-    assert tl.linalg_vector_norm(T(big.astype(np.float32)), 1).item() == pytest.approx(2e20, rel=1e-6)
-    assert tl.linalg_vector_norm(T(big.astype(np.float32)), float("inf")).item() == pytest.approx(1e20, rel=1e-6)
+    assert tl.linalg.vector_norm(T(big.astype(np.float32))).item() == np.inf
+    assert tl.linalg.vector_norm(T(big)).item() == pytest.approx(np.sqrt(2) * 1e20)
+    assert tl.linalg.vector_norm(T(big.astype(np.float32)), 1).item() == pytest.approx(2e20, rel=1e-6)
+    assert tl.linalg.vector_norm(T(big.astype(np.float32)), float("inf")).item() == pytest.approx(1e20, rel=1e-6)
     if torch is not None:
         tb = torch.tensor(big, dtype=torch.float32)
-        assert torch.linalg.vector_norm(tb).item() == tl.linalg_vector_norm(T(big.astype(np.float32))).item()
-        assert torch.linalg.vector_norm(tb, 3).item() == tl.linalg_vector_norm(T(big.astype(np.float32)), 3).item()
+        assert torch.linalg.vector_norm(tb).item() == tl.linalg.vector_norm(T(big.astype(np.float32))).item()
+        assert torch.linalg.vector_norm(tb, 3).item() == tl.linalg.vector_norm(T(big.astype(np.float32)), 3).item()
         for n in (2, 300):   # the scalar tail and the float trees: squares under/overflow as in PyTorch
             for v in (1e-30, 1e20, 3.0):
                 x = np.full(n, v, np.float32)
                 ref = torch.linalg.vector_norm(torch.from_numpy(x)).item()
-                assert tl.linalg_vector_norm(T(x)).item() == pytest.approx(ref, rel=1e-6), (n, v)
+                assert tl.linalg.vector_norm(T(x)).item() == pytest.approx(ref, rel=1e-6), (n, v)
 
 
 # ------------------------------------------------------------------ torch
@@ -892,7 +892,7 @@ def test_direct_half_and_norm_overflow():
     "max(x)", "min(x)", "max(x, 1)", "min(x, 0, True)", "argmax(x)", "argmin(x, 1, True)", "argmax(x, 2)",
     "var(x, (0, 2), correction=2)", "std(x, 1, keepdim=True)", "var_mean(x, 1)", "std_mean(x)",
     "logsumexp(x, (0, 1))", "logsumexp(xi, 1)", "norm(x)", "norm(x, 1, dim=1)", "norm(x, float('inf'))",
-    "linalg_vector_norm(x, 3, (1, 2), True)", "all(x)", "any(xi, 1)", "all(xb, (0, 2))", "cumsum(x, 1)",
+    "linalg.vector_norm(x, 3, (1, 2), True)", "all(x)", "any(xi, 1)", "all(xb, (0, 2))", "cumsum(x, 1)",
     "cumsum(xi, 0)", "cumprod(x, -1)", "cumprod(xb, 0)", "flip(x, (0, 1))", "mean(xi)", "var(xi)", "argmax(xb)",
     "amax(x, 3)", "sum(x, (1, 1))", "max(e)", "amax(e2, 0)", "argmax(e)", "norm(xi)", "mean(x, dtype=xi.dtype)",
 ])
@@ -902,11 +902,7 @@ def test_vs_torch(call):
                   e=tl.empty(0), e2=tl.empty(0, 3))
     env_t = {k: (torch.from_numpy(v.numpy().copy()) if isinstance(v, tl.Tensor) else v) for k, v in env_tl.items()}
     env_t["x"] = torch.from_numpy(a.copy()).transpose(0, 2)
-    tl_fn = call.split("(")[0]
-    if tl_fn == "linalg_vector_norm":
-        tcall = "torch.linalg.vector_norm(" + call.split("(", 1)[1]
-    else:
-        tcall = "torch." + call
+    tcall = "torch." + call
     try:
         ref = eval(tcall, {"torch": torch}, env_t)
     except Exception as e:   # noqa: BLE001
