@@ -5,11 +5,15 @@ torchlet, numpy and PyTorch (when installed), on one thread and on two.
 
 The three implementations are timed interleaved in one process (round robin,
 one batch of each per round, best batch kept), so that load from other
-processes on a shared machine hits all three alike. numpy's own OpenBLAS
+processes on a shared machine hits all three alike. Before each batch the
+process sleeps SETTLE seconds (--settle, 0.2): each library's threads spin
+for a while after its last call (numpy's OpenBLAS ~0.1 s, torch's OpenMP
+team, torchlet's pool up to 1 ms), and spinning threads of the library timed
+just before would take the cores from the one being timed. numpy's own OpenBLAS
 (numpy.libs) gets its thread count through its exported
 scipy_openblas_set_num_threads64_, as threadpoolctl would do.
 
-    python benchmarks/bench_matmul.py [--big] [--rounds N]
+    python benchmarks/bench_matmul.py [--big] [--rounds N] [--settle S]
 
 A ratio `vs X` is X's time / torchlet's time: above 1.0 torchlet is faster.
 The issue's goal for mm is >= 0.9x numpy.
@@ -20,6 +24,7 @@ import ctypes
 import glob
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,7 +32,30 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import interleaved, machine_info, torch  # noqa: E402
+from _harness import machine_info, torch  # noqa: E402
+
+SETTLE = 0.2  # seconds before each batch (--settle)
+
+
+def interleaved(fns: dict, rounds: int, min_time: float = 0.02) -> dict:
+    """_harness.interleaved with a pause before each batch, so that no other
+    library's threads are still spinning when one is timed"""
+    batch = {}
+    for k, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        batch[k] = max(1, int(min_time / max(time.perf_counter() - t0, 1e-7)))
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            time.sleep(SETTLE)
+            fn()  # wakes this library's threads
+            t0 = time.perf_counter()
+            for _ in range(batch[k]):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / batch[k])
+    return best
 
 
 def _numpy_blas_threads():
@@ -135,8 +163,10 @@ def run(threads: int, big: bool, rounds: int) -> None:
 def main():
     big = "--big" in sys.argv
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    global SETTLE
+    SETTLE = float(sys.argv[sys.argv.index("--settle") + 1]) if "--settle" in sys.argv else SETTLE
     print(f"bench_matmul: {machine_info()}; torch {torch.__version__ if torch else 'not installed'}; "
-          f"numpy {np.__version__}; interleaved, best of {rounds} rounds")
+          f"numpy {np.__version__}; interleaved, best of {rounds} rounds, {SETTLE} s pause before each batch")
     run(1, big, rounds)
     if (os.cpu_count() or 1) > 1:
         run(2, big, rounds)

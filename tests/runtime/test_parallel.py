@@ -22,7 +22,7 @@ import torchlet as tl
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SOURCES = [ROOT / "runtime" / "src" / "parallel.c", ROOT / "runtime" / "src" / "error.c", HERE / "parallel_harness.c"]
+SOURCES = [ROOT / "runtime" / "src" / "parallel.c", HERE / "parallel_harness.c"]
 GCC = shutil.which("gcc")
 BUILDS = {
     "plain": ["-O2"],
