@@ -1,12 +1,16 @@
-/* out= overloads PyTorch has and torchlet lacked (issue 6, missing ops),
- * each over the operator's existing functional or out= kernel:
+/* Overloads PyTorch has and torchlet lacked (issue 6, missing ops; session 4:
+ * missing overloads), each over the operator's existing kernels:
  *
  *  - softmax.int_out / log_softmax.int_out (CompositeExplicitAutograd, as
  *    PyTorch's softmax_out: the functional result copied into out, whose
  *    dtype must be the result's);
  *  - nll_loss.out (CompositeImplicitAutograd: nll_loss_forward.output with a
  *    throw-away total_weight, as PyTorch) and nll_loss_forward.output (CPU);
- *  - eq/ne/lt/le/gt/ge.Scalar_out: the number wrapped, then the .Tensor_out.
+ *  - eq/ne/lt/le/gt/ge.Scalar_out: the number wrapped, then the .Tensor_out;
+ *  - session 4: the factory outs (zeros/ones/full/empty/rand/randn/arange),
+ *    threshold_backward.grad_input / mse_loss_backward.grad_input,
+ *    fill.Scalar/.Tensor + fill_.Tensor, narrow.Tensor, view.dtype
+ *    (docs/OPS_MISSING.md, "Session 4").
  */
 #include "missing_ops.h"
 #include "pointwise_math.h"
