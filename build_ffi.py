@@ -85,7 +85,8 @@ def make_ffi() -> FFI:
     for h in headers:
         ffi.cdef(clean_for_cdef(h.read_text()), override=True)
     ffi.cdef(PY_EXTRA_CDEF)
-    source = "\n".join(f'#include "{h.name}"' for h in headers)
+    # the entry points the bindings call report pending warnings (generated/cdef/python_abi.h)
+    source = "#define TL_PYABI_WRAP_ENTRIES\n" + "\n".join(f'#include "{h.name}"' for h in headers)
     ffi.set_source(
         "torchlet._C",
         source,

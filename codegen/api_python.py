@@ -67,15 +67,6 @@ SKIP_PYTHON_FUNCTIONS = frozenset({"slice"})
 #: ``torch.where(condition)`` and ``nonzero(as_tuple=True)``).
 SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy"})
 
-#: Operators whose kernels may record a runtime warning (``tl__warn``) other
-#: than an out= resize: their functional bindings raise it as a UserWarning
-#: after the call (in-place and out= bindings always do, through the releasing
-#: shim's return code).  A check is one cffi call, about a tenth of a 1-element
-#: ``a + b``, so the other operators' functional bindings do not make it.
-WARNING_OPS = frozenset(
-    """var std var_mean std_mean scatter where index index_put _index_put_impl_""".split()
-)
-
 #: Operator dunders of ``Tensor``: (dunder, operator name, form).
 #:   forward  -- ``op(self, other)`` through the method's overloads
 #:   reflect  -- ``op(other, self)``: ``2 - a``; ``other`` becomes a wrapped number

@@ -22,7 +22,6 @@ from ..api_python import (
     SKIP_PYTHON_BINDINGS,
     SKIP_PYTHON_FUNCTIONS,
     SKIP_PYTHON_OVERLOADS,
-    WARNING_OPS,
     PyArg,
     PySignature,
     make_signature,
@@ -198,7 +197,7 @@ class Shim:
             body.append("    tl_tensor_release(r);")
             body.append("    return tl_has_warning() ? 1 : 0;")
         else:
-            body.append("    return r;")
+            body.append("    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */")
         body.append("}")
         return body
 
@@ -214,6 +213,33 @@ SHIMS: dict[str, Shim] = {}  # filled while the bindings are emitted (reset per 
 #: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
 #: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
 BOUND_MODULES = ("nn", "linalg")
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
+
+#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
+#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
+BOUND_MODULES = ("nn", "linalg")
+#: entry points the bindings call through cffi without a shim (name -> schema):
+#: the cffi module wraps them to report a pending warning (py_abi.h.j2)
+DIRECT: dict[str, object] = {}
 
 
 def _shim(func, number_arg: str | None, release: bool) -> Shim:
@@ -236,7 +262,6 @@ class _Body:
         # one Tensor parameter that takes numbers: the number crosses as a
         # tl_scalar and a C shim wraps it (no Python wrapped-number object)
         self.num: PyArg | None = nums[0] if len(nums) == 1 else None
-        self.warns = str(sig.func.name.name.base) in WARNING_OPS
 
     def fail(self, a: PyArg, indent: str) -> None:
         if self.notimpl:
@@ -317,6 +342,7 @@ class _Body:
         if number or release:
             sh = _shim(func, self.num.schema_name if number and self.num else None, release)
             return f"{sh.py}({', '.join(args)})"
+        DIRECT.setdefault(api_c.unambiguous_name(func), func)
         return f"_C_{api_c.unambiguous_name(func)}({', '.join(args)})"
 
     def any_call(self, func, extra: list[str], release: bool = False) -> str:
@@ -346,8 +372,8 @@ class _Body:
             else:
                 # the result object, inlined (_wrap): it owns the new reference
                 L.append(f"{indent}h_ = {self.any_call(func, outs)}")
-                L.append(f"{indent}if not h_:")
-                L.append(f"{indent}    raise _pending_error()")
+                L.append(f"{indent}if not h_:  # the error, or the result parked while warnings are raised")
+                L.append(f"{indent}    h_ = _pending_result()")
                 sa = func.arguments.self_arg
                 ra = func.returns[0].annotation
                 if sa is not None and ra is not None and sa.annotation is not None \
@@ -360,8 +386,6 @@ class _Body:
                     L.append(f"{indent}    return {me}")
                 L.append(f"{indent}r_ = _new(_Tensor)")
                 L.append(f"{indent}r_._p = h_")
-                if self.warns:  # var(): degrees of freedom <= 0, deprecations (WARNING_OPS)
-                    L.append(f"{indent}_flush()")
                 if self.sig.factory:  # requires_grad=True: a leaf (torchlet.autograd)
                     L.append(f"{indent}if requires_grad:")
                     L.append(f"{indent}    from torchlet.autograd import _factory_requires_grad")
@@ -383,7 +407,6 @@ class _Body:
             L.append(f"{indent}_check_rc({self.call(func, outs + [f'p_ + {i}' for i in range(n)])})")
             L.append(f"{indent}for i_ in range({n}):")
             L.append(f"{indent}    _release(p_[i_])")
-            L.append(f"{indent}_flush()")
             names = tuple(ret.name for ret in self.sig.func.returns)
             if all(names):
                 L.append(f"{indent}return _out_tuple_result(out, {str(func.name.name.base) + '_out'!r}, {names!r})")
@@ -393,8 +416,6 @@ class _Body:
             n = len(r.out_params)
             L.append(f"{indent}p_ = _ffi.new('tl_tensor *[{n}]')")
             L.append(f"{indent}_check_rc({self.call(func, outs + [f'p_ + {i}' for i in range(n)])})")
-            if self.warns:
-                L.append(f"{indent}_flush()")
             names = tuple(ret.name for ret in func.returns)
             if all(names):  # named results: torchlet.return_types.<op> (torch.return_types)
                 L.append(f"{indent}return _tensors_result(p_, {n}, {str(func.name.name.base)!r}, {names!r})")
@@ -404,8 +425,6 @@ class _Body:
             L.append(f"{indent}p_ = _ffi.new('tl_tensor ***')")
             L.append(f"{indent}n_ = _ffi.new('int64_t *')")
             L.append(f"{indent}_check_rc({self.call(func, outs + ['p_', 'n_'])})")
-            if self.warns:
-                L.append(f"{indent}_flush()")
             L.append(f"{indent}return _tensor_list_result(p_, n_)")
 
 
@@ -718,6 +737,7 @@ def stub_defs(b: Binding, name: str, indent: str) -> list[str]:
 
 def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
     SHIMS.clear()
+    DIRECT.clear()
     functions, methods, skipped, modules = collect(ctx)
     # the python_module values torchlet binds, as PyTorch's torch._C._<module>
     bound = {mod: modules.pop(mod, {}) for mod in BOUND_MODULES}
@@ -772,7 +792,9 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
     init = ctx.render("py_init.py.j2", PY_COMMENT)
     shims = [SHIMS[k] for k in sorted(SHIMS)]
     abi_c = ctx.render("py_abi.c.j2", C_COMMENT, shims=[sh.c_lines() for sh in shims])
-    abi_h = ctx.render("py_abi.h.j2", C_COMMENT, prototypes=[sh.prototype() for sh in shims])
+    wraps = [(api_c.c_entry_name(f), "tensor" if api_c.c_return(f).kind == "tensor" else "rc")
+             for _, f in sorted(DIRECT.items())]
+    abi_h = ctx.render("py_abi.h.j2", C_COMMENT, prototypes=[sh.prototype() for sh in shims], wraps=wraps)
     return {"python/_ops.py": text, "python/_ops.pyi": stub, **module_files,
             "python/__init__.py": init,
             "csrc/python_abi.c": abi_c, "cdef/python_abi.h": abi_h}

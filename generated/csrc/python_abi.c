@@ -119,7 +119,7 @@ tl_tensor *tl_pyabi_add_Tensor_n_other(tl_tensor *self, tl_scalar other, tl_scal
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_add_Tensor(self, other_t, alpha);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -1001,7 +1001,7 @@ tl_tensor *tl_pyabi_div_Tensor_mode_n_other(tl_tensor *self, tl_scalar other, co
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_div_Tensor_mode(self, other_t, rounding_mode);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -1010,7 +1010,7 @@ tl_tensor *tl_pyabi_div_Tensor_n_other(tl_tensor *self, tl_scalar other) {
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_div_Tensor(self, other_t);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!) */
@@ -1306,7 +1306,7 @@ tl_tensor *tl_pyabi_floor_divide_n_other(tl_tensor *self, tl_scalar other) {
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_floor_divide(self, other_t);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
@@ -2062,7 +2062,7 @@ tl_tensor *tl_pyabi_mul_Tensor_n_other(tl_tensor *self, tl_scalar other) {
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_mul_Tensor(self, other_t);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -2645,7 +2645,7 @@ tl_tensor *tl_pyabi_sub_Tensor_n_other(tl_tensor *self, tl_scalar other, tl_scal
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_sub_Tensor(self, other_t, alpha);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -2740,7 +2740,7 @@ tl_tensor *tl_pyabi_to_other_n_other(tl_tensor *self, tl_scalar other, bool non_
     if (!other_t) return NULL;
     tl_tensor *r = tl_ops_to_other(self, other_t, non_blocking, copy, memory_format);
     tl_tensor_release(other_t);
-    return r;
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
 }
 
 /* tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!) */

@@ -18,7 +18,7 @@
 #   div.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 #   div_.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 from torchlet._C import ffi as _ffi, lib as _lib
-from torchlet._errors import pending_error as _pending_error
+from torchlet._errors import pending_error as _pending_error, pending_result as _pending_result
 
 _gc = _ffi.gc
 _release = _lib.tl_tensor_release
@@ -53,7 +53,6 @@ from torchlet._pyargs import (
     cv_str as _cv_str,
     cv_tensor_list as _cv_tensor_list,
     done as _done,
-    flush as _flush,
     invalid_combination as _invalid_combination,
     is_number as _is_number,
     is_scalar as _is_scalar,
@@ -1330,8 +1329,8 @@ def _index_put_impl(input, indices, values, accumulate=False, unsafe=False, *, o
         raise _arg_error('_index_put_impl', 'unsafe', 5, 'bool', unsafe)
     if out is None:
         h_ = _C__index_put_impl(input._p, indices_c[0], indices_c[1], values._p, accumulate_c, unsafe_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1402,7 +1401,6 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None, out=Non
     _check_rc(_C__linalg_svd_U(A._p, full_matrices_c, compute_uv_c, driver_c, out[0]._p, out[1]._p, out[2]._p, p_ + 0, p_ + 1, p_ + 2))
     for i_ in range(3):
         _release(p_[i_])
-    _flush()
     return _out_tuple_result(out, '_linalg_svd_out', ('U', 'S', 'Vh'))
 
 
@@ -1426,8 +1424,8 @@ def _log_softmax(input, dim, half_to_float, *, out=None):
         raise _arg_error('_log_softmax', 'half_to_float', 3, 'bool', half_to_float)
     if out is None:
         h_ = _C__log_softmax(input._p, dim_c, half_to_float_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1462,8 +1460,8 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
         raise _arg_error('_log_softmax_backward_data', 'input_dtype', 4, 'torchlet.dtype', input_dtype)
     if out is None:
         h_ = _C__log_softmax_backward_data(grad_output._p, output._p, dim_c, input_dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1572,8 +1570,8 @@ def _softmax(input, dim, half_to_float, *, out=None):
         raise _arg_error('_softmax', 'half_to_float', 3, 'bool', half_to_float)
     if out is None:
         h_ = _C__softmax(input._p, dim_c, half_to_float_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1608,8 +1606,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
         raise _arg_error('_softmax_backward_data', 'input_dtype', 4, 'torchlet.dtype', input_dtype)
     if out is None:
         h_ = _C__softmax_backward_data(grad_output._p, output._p, dim_c, input_dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1651,8 +1649,8 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     if memory_format_c is _BAD:
         raise _arg_error('_to_copy', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C__to_copy(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -1672,8 +1670,8 @@ def abs(input, *, out=None):
             raise _arg_error('abs', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_abs(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1716,8 +1714,8 @@ def acos(input, *, out=None):
             raise _arg_error('acos', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_acos(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1760,8 +1758,8 @@ def acosh(input, *, out=None):
             raise _arg_error('acosh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_acosh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1819,8 +1817,8 @@ def add(input, other, *, alpha=1, out=None):
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = (_C_add_Tensor(input._p, other._p, alpha_c) if other_n is None else _P_add_Tensor_n_other(input._p, other_n, alpha_c))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1857,8 +1855,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             raise _arg_error('addcdiv', 'value', 0, 'Number', value)
     if out is None:
         h_ = _C_addcdiv(input._p, tensor1._p, tensor2._p, value_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1895,8 +1893,8 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
             raise _arg_error('addcmul', 'value', 0, 'Number', value)
     if out is None:
         h_ = _C_addcmul(input._p, tensor1._p, tensor2._p, value_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1943,8 +1941,8 @@ def _impladdmm_0(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             raise _arg_error('addmm', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = _C_addmm(input._p, mat1._p, mat2._p, beta_c, alpha_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -1982,8 +1980,8 @@ def _impladdmm_1(input, mat1, mat2, out_dtype, *, beta=1, alpha=1, out=None):
             raise _arg_error('addmm', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = _C_addmm_dtype(input._p, mat1._p, mat2._p, out_dtype_c, beta_c, alpha_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2017,8 +2015,8 @@ def alias(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('alias', 'input', 1, 'Tensor', input)
     h_ = _C_alias(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2047,8 +2045,8 @@ def _implall_0(input, *, out=None):
             raise _arg_error('all', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_all(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2073,8 +2071,8 @@ def _implall_1(input, dim, keepdim=False, *, out=None):
         raise _arg_error('all', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_all_dim(input._p, dim_c, keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2099,8 +2097,8 @@ def _implall_2(input, dim=None, keepdim=False, *, out=None):
         raise _arg_error('all', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_all_dims(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2144,8 +2142,8 @@ def amax(input, dim=(), keepdim=False, *, out=None):
         raise _arg_error('amax', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_amax(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2177,8 +2175,8 @@ def amin(input, dim=(), keepdim=False, *, out=None):
         raise _arg_error('amin', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_amin(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2213,8 +2211,8 @@ def _implany_0(input, *, out=None):
             raise _arg_error('any', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_any(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2239,8 +2237,8 @@ def _implany_1(input, dim, keepdim=False, *, out=None):
         raise _arg_error('any', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_any_dim(input._p, dim_c, keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2265,8 +2263,8 @@ def _implany_2(input, dim=None, keepdim=False, *, out=None):
         raise _arg_error('any', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_any_dims(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2326,8 +2324,8 @@ def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None,
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_arange(end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -2372,8 +2370,8 @@ def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memor
     if pin_memory_c is _BAD:
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
     h_ = _C_arange_start(start_c, end_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     if requires_grad:
@@ -2413,8 +2411,8 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
         raise _arg_error('arange', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_arange_start_step(start_c, end_c, step_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -2460,8 +2458,8 @@ def arccos(input, *, out=None):
             raise _arg_error('arccos', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_arccos(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2504,8 +2502,8 @@ def arccosh(input, *, out=None):
             raise _arg_error('arccosh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_arccosh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2548,8 +2546,8 @@ def arcsin(input, *, out=None):
             raise _arg_error('arcsin', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_arcsin(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2592,8 +2590,8 @@ def arcsinh(input, *, out=None):
             raise _arg_error('arcsinh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_arcsinh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2636,8 +2634,8 @@ def arctan(input, *, out=None):
             raise _arg_error('arctan', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_arctan(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2666,8 +2664,8 @@ def arctan2(input, other, *, out=None):
             raise _arg_error('arctan2', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_arctan2(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2710,8 +2708,8 @@ def arctanh(input, *, out=None):
             raise _arg_error('arctanh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_arctanh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2760,8 +2758,8 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
         raise _arg_error('argmax', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_argmax(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2793,8 +2791,8 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
         raise _arg_error('argmin', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_argmin(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2818,8 +2816,8 @@ def argwhere(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('argwhere', 'input', 1, 'Tensor', input)
     h_ = _C_argwhere(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2846,8 +2844,8 @@ def as_strided(input, size, stride, storage_offset=None):
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 4, 'int', storage_offset)
     h_ = _C_as_strided(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -2867,8 +2865,8 @@ def asin(input, *, out=None):
             raise _arg_error('asin', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_asin(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2911,8 +2909,8 @@ def asinh(input, *, out=None):
             raise _arg_error('asinh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_asinh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2955,8 +2953,8 @@ def atan(input, *, out=None):
             raise _arg_error('atan', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_atan(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -2985,8 +2983,8 @@ def atan2(input, other, *, out=None):
             raise _arg_error('atan2', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_atan2(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3029,8 +3027,8 @@ def atanh(input, *, out=None):
             raise _arg_error('atanh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_atanh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3094,8 +3092,8 @@ def _implbaddbmm_0(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             raise _arg_error('baddbmm', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = _C_baddbmm(input._p, batch1._p, batch2._p, beta_c, alpha_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3133,8 +3131,8 @@ def _implbaddbmm_1(input, batch1, batch2, out_dtype, *, beta=1, alpha=1, out=Non
             raise _arg_error('baddbmm', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = _C_baddbmm_dtype(input._p, batch1._p, batch2._p, out_dtype_c, beta_c, alpha_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3182,8 +3180,8 @@ def _implbitwise_and_0(input, other, *, out=None):
             raise _arg_error('bitwise_and', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_and_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3207,8 +3205,8 @@ def _implbitwise_and_1(input, other, *, out=None):
             raise _arg_error('bitwise_and', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_and_Scalar_Tensor(input_c, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3232,8 +3230,8 @@ def _implbitwise_and_2(input, other, *, out=None):
             raise _arg_error('bitwise_and', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_bitwise_and_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3283,8 +3281,8 @@ def _implbitwise_left_shift_0(input, other, *, out=None):
             raise _arg_error('bitwise_left_shift', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_left_shift_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3308,8 +3306,8 @@ def _implbitwise_left_shift_1(input, other, *, out=None):
             raise _arg_error('bitwise_left_shift', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_left_shift_Scalar_Tensor(input_c, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3333,8 +3331,8 @@ def _implbitwise_left_shift_2(input, other, *, out=None):
             raise _arg_error('bitwise_left_shift', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_bitwise_left_shift_Tensor_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3372,8 +3370,8 @@ def bitwise_not(input, *, out=None):
             raise _arg_error('bitwise_not', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_bitwise_not(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3411,8 +3409,8 @@ def _implbitwise_or_0(input, other, *, out=None):
             raise _arg_error('bitwise_or', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_or_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3436,8 +3434,8 @@ def _implbitwise_or_1(input, other, *, out=None):
             raise _arg_error('bitwise_or', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_or_Scalar_Tensor(input_c, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3461,8 +3459,8 @@ def _implbitwise_or_2(input, other, *, out=None):
             raise _arg_error('bitwise_or', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_bitwise_or_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3512,8 +3510,8 @@ def _implbitwise_right_shift_0(input, other, *, out=None):
             raise _arg_error('bitwise_right_shift', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_right_shift_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3537,8 +3535,8 @@ def _implbitwise_right_shift_1(input, other, *, out=None):
             raise _arg_error('bitwise_right_shift', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_right_shift_Scalar_Tensor(input_c, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3562,8 +3560,8 @@ def _implbitwise_right_shift_2(input, other, *, out=None):
             raise _arg_error('bitwise_right_shift', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_bitwise_right_shift_Tensor_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3613,8 +3611,8 @@ def _implbitwise_xor_0(input, other, *, out=None):
             raise _arg_error('bitwise_xor', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_xor_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3638,8 +3636,8 @@ def _implbitwise_xor_1(input, other, *, out=None):
             raise _arg_error('bitwise_xor', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_bitwise_xor_Scalar_Tensor(input_c, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3663,8 +3661,8 @@ def _implbitwise_xor_2(input, other, *, out=None):
             raise _arg_error('bitwise_xor', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_bitwise_xor_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3710,8 +3708,8 @@ def _implbmm_0(input, mat2, *, out=None):
             raise _arg_error('bmm', 'mat2', 2, 'Tensor', mat2)
     if out is None:
         h_ = _C_bmm(input._p, mat2._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3736,8 +3734,8 @@ def _implbmm_1(input, mat2, out_dtype, *, out=None):
         raise _arg_error('bmm', 'out_dtype', 3, 'torchlet.dtype', out_dtype)
     if out is None:
         h_ = _C_bmm_dtype(input._p, mat2._p, out_dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3776,8 +3774,8 @@ def cat(tensors, dim=0, *, out=None):
         raise _arg_error('cat', 'dim', 2, 'int', dim)
     if out is None:
         h_ = _C_cat(tensors_c[0], tensors_c[1], dim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3803,8 +3801,8 @@ def ceil(input, *, out=None):
             raise _arg_error('ceil', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_ceil(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3881,8 +3879,8 @@ def _implclamp_0(input, min=None, max=None, *, out=None):
         raise _arg_error('clamp', 'max', 3, 'Tensor', max)
     if out is None:
         h_ = _C_clamp_Tensor(input._p, min_c, max_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -3907,8 +3905,8 @@ def _implclamp_1(input, min=None, max=None, *, out=None):
         raise _arg_error('clamp', 'max', 3, 'Number', max)
     if out is None:
         h_ = _C_clamp(input._p, min_c, max_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4006,8 +4004,8 @@ def _implclamp_max_0(input, max, *, out=None):
             raise _arg_error('clamp_max', 'max', 2, 'Tensor', max)
     if out is None:
         h_ = _C_clamp_max_Tensor(input._p, max._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4031,8 +4029,8 @@ def _implclamp_max_1(input, max, *, out=None):
             raise _arg_error('clamp_max', 'max', 2, 'Number', max)
     if out is None:
         h_ = _C_clamp_max(input._p, max_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4126,8 +4124,8 @@ def _implclamp_min_0(input, min, *, out=None):
             raise _arg_error('clamp_min', 'min', 2, 'Tensor', min)
     if out is None:
         h_ = _C_clamp_min_Tensor(input._p, min._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4151,8 +4149,8 @@ def _implclamp_min_1(input, min, *, out=None):
             raise _arg_error('clamp_min', 'min', 2, 'Number', min)
     if out is None:
         h_ = _C_clamp_min(input._p, min_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4249,8 +4247,8 @@ def _implclip_0(input, min=None, max=None, *, out=None):
         raise _arg_error('clip', 'max', 3, 'Tensor', max)
     if out is None:
         h_ = _C_clip_Tensor(input._p, min_c, max_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4275,8 +4273,8 @@ def _implclip_1(input, min=None, max=None, *, out=None):
         raise _arg_error('clip', 'max', 3, 'Number', max)
     if out is None:
         h_ = _C_clip(input._p, min_c, max_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4367,8 +4365,8 @@ def clone(input, *, memory_format=None):
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_clone(input._p, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4388,8 +4386,8 @@ def cos(input, *, out=None):
             raise _arg_error('cos', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_cos(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4432,8 +4430,8 @@ def cosh(input, *, out=None):
             raise _arg_error('cosh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_cosh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4481,8 +4479,8 @@ def _implcount_nonzero_0(input, dim=None):
     if dim_c is _BAD:
         raise _arg_error('count_nonzero', 'dim', 2, 'int', dim)
     h_ = _C_count_nonzero(input._p, dim_c[0], dim_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4497,8 +4495,8 @@ def _implcount_nonzero_1(input, dim):
     if dim_c is _BAD:
         raise _arg_error('count_nonzero', 'dim', 2, 'tuple of ints', dim)
     h_ = _C_count_nonzero_dim_IntList(input._p, dim_c[0], dim_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4534,8 +4532,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
         raise _arg_error('cumprod', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_cumprod(input._p, dim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4567,8 +4565,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
         raise _arg_error('cumsum', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_cumsum(input._p, dim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4612,8 +4610,8 @@ def _impldiv_0(input, other, *, out=None):
             raise _arg_error('div', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = (_C_div_Tensor(input._p, other._p) if other_n is None else _P_div_Tensor_n_other(input._p, other_n))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4645,8 +4643,8 @@ def _impldiv_1(input, other, *, rounding_mode, out=None):
         raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
     if out is None:
         h_ = (_C_div_Tensor_mode(input._p, other._p, rounding_mode_c) if other_n is None else _P_div_Tensor_mode_n_other(input._p, other_n, rounding_mode_c))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4672,8 +4670,8 @@ def _impldiv_2(input, other, *, rounding_mode):
     if rounding_mode_c is _BAD:
         raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
     h_ = _C_div_Scalar_mode(input._p, other_c, rounding_mode_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4708,8 +4706,8 @@ def dot(input, tensor, *, out=None):
             raise _arg_error('dot', 'tensor', 2, 'Tensor', tensor)
     if out is None:
         h_ = _C_dot(input._p, tensor._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -4739,8 +4737,8 @@ def dropout(input, p, train):
     if train_c is _BAD:
         raise _arg_error('dropout', 'train', 3, 'bool', train)
     h_ = _C_dropout(input._p, p_c, train_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4770,8 +4768,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if sparse_c is _BAD:
         raise _arg_error('embedding', 'sparse', 5, 'bool', sparse)
     h_ = _C_embedding(weight._p, indices._p, padding_idx_c, scale_grad_by_freq_c, sparse_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4804,8 +4802,8 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
     if sparse_c is _BAD:
         raise _arg_error('embedding_backward', 'sparse', 6, 'bool', sparse)
     h_ = _C_embedding_backward(grad._p, indices._p, num_weights_c, padding_idx_c, scale_grad_by_freq_c, sparse_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4835,8 +4833,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     if scale_grad_by_freq_c is _BAD:
         raise _arg_error('embedding_dense_backward', 'scale_grad_by_freq', 5, 'bool', scale_grad_by_freq)
     h_ = _C_embedding_dense_backward(grad_output._p, indices._p, num_weights_c, padding_idx_c, scale_grad_by_freq_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -4879,8 +4877,8 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
         raise _arg_error('empty', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     if out is None:
         h_ = _C_empty_memory_format(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -4927,8 +4925,8 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     if memory_format_c is _BAD:
         raise _arg_error('empty_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_empty_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     if requires_grad:
@@ -4964,8 +4962,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     if pin_memory_c is _BAD:
         raise _arg_error('empty_strided', 'pin_memory', 0, 'bool', pin_memory)
     h_ = _C_empty_strided(size_c[0], size_c[1], stride_c[0], stride_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     if requires_grad:
@@ -4996,8 +4994,8 @@ def _impleq_0(input, other, *, out=None):
             raise _arg_error('eq', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_eq_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5021,8 +5019,8 @@ def _impleq_1(input, other, *, out=None):
             raise _arg_error('eq', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_eq_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5058,8 +5056,8 @@ def erf(input, *, out=None):
             raise _arg_error('erf', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_erf(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5102,8 +5100,8 @@ def erfc(input, *, out=None):
             raise _arg_error('erfc', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_erfc(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5146,8 +5144,8 @@ def exp(input, *, out=None):
             raise _arg_error('exp', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_exp(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5173,8 +5171,8 @@ def exp2(input, *, out=None):
             raise _arg_error('exp2', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_exp2(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5234,8 +5232,8 @@ def expm1(input, *, out=None):
             raise _arg_error('expm1', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_expm1(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5283,8 +5281,8 @@ def _implfill_0(input, value):
         if not isinstance(value, _Tensor):
             raise _arg_error('fill', 'value', 2, 'Tensor', value)
     h_ = _C_fill_Tensor(input._p, value._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -5301,8 +5299,8 @@ def _implfill_1(input, value):
         if value_c is _BAD:
             raise _arg_error('fill', 'value', 2, 'Number', value)
     h_ = _C_fill_Scalar(input._p, value_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -5386,8 +5384,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     if end_dim_c is _BAD:
         raise _arg_error('flatten', 'end_dim', 3, 'int', end_dim)
     h_ = _C_flatten_using_ints(input._p, start_dim_c, end_dim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == input._p:
         _release(h_)
         return input
@@ -5411,8 +5409,8 @@ def flip(input, dims):
     if dims_c is _BAD:
         raise _arg_error('flip', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_flip(input._p, dims_c[0], dims_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -5432,8 +5430,8 @@ def floor(input, *, out=None):
             raise _arg_error('floor', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_floor(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5490,8 +5488,8 @@ def _implfloor_divide_0(input, other, *, out=None):
             raise _arg_error('floor_divide', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = (_C_floor_divide(input._p, other._p) if other_n is None else _P_floor_divide_n_other(input._p, other_n))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5514,8 +5512,8 @@ def _implfloor_divide_1(input, other):
         if other_c is _BAD:
             raise _arg_error('floor_divide', 'other', 2, 'Number', other)
     h_ = _C_floor_divide_Scalar(input._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -5553,8 +5551,8 @@ def _implfmod_0(input, other, *, out=None):
             raise _arg_error('fmod', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_fmod_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5578,8 +5576,8 @@ def _implfmod_1(input, other, *, out=None):
             raise _arg_error('fmod', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_fmod_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5615,8 +5613,8 @@ def frac(input, *, out=None):
             raise _arg_error('frac', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_frac(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5676,8 +5674,8 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
         raise _arg_error('full', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_full(size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -5729,8 +5727,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     if memory_format_c is _BAD:
         raise _arg_error('full_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_full_like(input._p, fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     if requires_grad:
@@ -5762,8 +5760,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         raise _arg_error('gather', 'sparse_grad', 0, 'bool', sparse_grad)
     if out is None:
         h_ = _C_gather(input._p, dim_c, index._p, sparse_grad_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5799,8 +5797,8 @@ def gather_backward(grad, input, dim, index, sparse_grad):
     if sparse_grad_c is _BAD:
         raise _arg_error('gather_backward', 'sparse_grad', 5, 'bool', sparse_grad)
     h_ = _C_gather_backward(grad._p, input._p, dim_c, index._p, sparse_grad_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -5828,8 +5826,8 @@ def _implge_0(input, other, *, out=None):
             raise _arg_error('ge', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_ge_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5853,8 +5851,8 @@ def _implge_1(input, other, *, out=None):
             raise _arg_error('ge', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_ge_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5893,8 +5891,8 @@ def ger(input, vec2, *, out=None):
             raise _arg_error('ger', 'vec2', 2, 'Tensor', vec2)
     if out is None:
         h_ = _C_ger(input._p, vec2._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5928,8 +5926,8 @@ def _implgt_0(input, other, *, out=None):
             raise _arg_error('gt', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_gt_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5953,8 +5951,8 @@ def _implgt_1(input, other, *, out=None):
             raise _arg_error('gt', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_gt_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -5990,8 +5988,8 @@ def hstack(tensors, *, out=None):
         raise _arg_error('hstack', 'tensors', 1, 'tuple of Tensors', tensors)
     if out is None:
         h_ = _C_hstack(tensors_c[0], tensors_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6020,11 +6018,10 @@ def index(input, indices, *, out=None):
         raise _arg_error('index', 'indices', 2, 'tuple of Tensors', indices)
     if out is None:
         h_ = _C_index_Tensor(input._p, indices_c[0], indices_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index', 'out', 0, 'Tensor', out)
@@ -6062,8 +6059,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
             raise _arg_error('index_add', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = _C_index_add(input._p, dim_c, index._p, source._p, alpha_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6098,11 +6095,10 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
         raise _arg_error('index_put', 'accumulate', 4, 'bool', accumulate)
     if out is None:
         h_ = _C_index_put(input._p, indices_c[0], indices_c[1], values._p, accumulate_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index_put', 'out', 0, 'Tensor', out)
@@ -6158,8 +6154,8 @@ def index_select(input, dim, index, *, out=None):
             raise _arg_error('index_select', 'index', 3, 'Tensor', index)
     if out is None:
         h_ = _C_index_select(input._p, dim_c, index._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6192,8 +6188,8 @@ def index_select_backward(grad, self_sizes, dim, index):
         if not isinstance(index, _Tensor):
             raise _arg_error('index_select_backward', 'index', 4, 'Tensor', index)
     h_ = _C_index_select_backward(grad._p, self_sizes_c[0], self_sizes_c[1], dim_c, index._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -6211,8 +6207,8 @@ def isfinite(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('isfinite', 'input', 1, 'Tensor', input)
     h_ = _C_isfinite(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -6230,8 +6226,8 @@ def isinf(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('isinf', 'input', 1, 'Tensor', input)
     h_ = _C_isinf(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -6249,8 +6245,8 @@ def isnan(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('isnan', 'input', 1, 'Tensor', input)
     h_ = _C_isnan(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -6283,8 +6279,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
     if cudnn_enable_c is _BAD:
         raise _arg_error('layer_norm', 'cudnn_enable', 6, 'bool', cudnn_enable)
     h_ = _C_layer_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, bias_c, eps_c, cudnn_enable_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -6312,8 +6308,8 @@ def _implle_0(input, other, *, out=None):
             raise _arg_error('le', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_le_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6337,8 +6333,8 @@ def _implle_1(input, other, *, out=None):
             raise _arg_error('le', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_le_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6385,8 +6381,8 @@ def _impllerp_0(input, end, weight, *, out=None):
             raise _arg_error('lerp', 'weight', 3, 'Tensor', weight)
     if out is None:
         h_ = _C_lerp_Tensor(input._p, end._p, weight._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6413,8 +6409,8 @@ def _impllerp_1(input, end, weight, *, out=None):
             raise _arg_error('lerp', 'weight', 3, 'Number', weight)
     if out is None:
         h_ = _C_lerp_Scalar(input._p, end._p, weight_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6450,8 +6446,8 @@ def log(input, *, out=None):
             raise _arg_error('log', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_log(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6477,8 +6473,8 @@ def log10(input, *, out=None):
             raise _arg_error('log10', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_log10(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6521,8 +6517,8 @@ def log1p(input, *, out=None):
             raise _arg_error('log1p', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_log1p(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6565,8 +6561,8 @@ def log2(input, *, out=None):
             raise _arg_error('log2', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_log2(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6632,8 +6628,8 @@ def log_softmax(input, dim, dtype=None, *, out=None):
         raise _arg_error('log_softmax', 'dtype', 3, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_log_softmax_int(input._p, dim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6662,8 +6658,8 @@ def logical_and(input, other, *, out=None):
             raise _arg_error('logical_and', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_logical_and(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6689,8 +6685,8 @@ def logical_not(input, *, out=None):
             raise _arg_error('logical_not', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_logical_not(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6719,8 +6715,8 @@ def logical_or(input, other, *, out=None):
             raise _arg_error('logical_or', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_logical_or(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6749,8 +6745,8 @@ def logical_xor(input, other, *, out=None):
             raise _arg_error('logical_xor', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_logical_xor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6779,8 +6775,8 @@ def logit(input, eps=None, *, out=None):
         raise _arg_error('logit', 'eps', 2, 'float', eps)
     if out is None:
         h_ = _C_logit(input._p, eps_c[0], eps_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6832,8 +6828,8 @@ def logit_backward(grad_output, input, eps=None, *, out=None):
         raise _arg_error('logit_backward', 'eps', 3, 'float', eps)
     if out is None:
         h_ = _C_logit_backward(grad_output._p, input._p, eps_c[0], eps_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6865,8 +6861,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         raise _arg_error('logsumexp', 'keepdim', 3, 'bool', keepdim)
     if out is None:
         h_ = _C_logsumexp(input._p, dim_c[0], dim_c[1], keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6900,8 +6896,8 @@ def _impllt_0(input, other, *, out=None):
             raise _arg_error('lt', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_lt_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6925,8 +6921,8 @@ def _impllt_1(input, other, *, out=None):
             raise _arg_error('lt', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_lt_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -6970,8 +6966,8 @@ def _implmasked_fill_0(input, mask, value):
         if not isinstance(value, _Tensor):
             raise _arg_error('masked_fill', 'value', 3, 'Tensor', value)
     h_ = _C_masked_fill_Tensor(input._p, mask._p, value._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -6991,8 +6987,8 @@ def _implmasked_fill_1(input, mask, value):
         if value_c is _BAD:
             raise _arg_error('masked_fill', 'value', 3, 'Number', value)
     h_ = _C_masked_fill_Scalar(input._p, mask._p, value_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -7025,8 +7021,8 @@ def matmul(input, other, *, out=None):
             raise _arg_error('matmul', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_matmul(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7061,8 +7057,8 @@ def _implmax_0(input, *, out=None):
             raise _arg_error('max', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_max(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7084,8 +7080,8 @@ def _implmax_1(input, other, *, out=None):
             raise _arg_error('max', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_max_other(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7117,7 +7113,6 @@ def _implmax_2(input, dim, keepdim=False, *, out=None):
     _check_rc(_C_max_dim_max(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
     for i_ in range(2):
         _release(p_[i_])
-    _flush()
     return _out_tuple_result(out, 'max_out', ('values', 'indices'))
 
 
@@ -7150,8 +7145,8 @@ def maximum(input, other, *, out=None):
             raise _arg_error('maximum', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_maximum(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7185,8 +7180,8 @@ def _implmean_0(input, *, dtype=None, out=None):
         raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_mean(input._p, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7214,8 +7209,8 @@ def _implmean_1(input, dim, keepdim=False, *, dtype=None, out=None):
         raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_mean_dim(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7260,8 +7255,8 @@ def _implmin_0(input, *, out=None):
             raise _arg_error('min', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_min(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7283,8 +7278,8 @@ def _implmin_1(input, other, *, out=None):
             raise _arg_error('min', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_min_other(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7316,7 +7311,6 @@ def _implmin_2(input, dim, keepdim=False, *, out=None):
     _check_rc(_C_min_dim_min(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
     for i_ in range(2):
         _release(p_[i_])
-    _flush()
     return _out_tuple_result(out, 'min_out', ('values', 'indices'))
 
 
@@ -7349,8 +7343,8 @@ def minimum(input, other, *, out=None):
             raise _arg_error('minimum', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_minimum(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7384,8 +7378,8 @@ def _implmm_0(input, mat2, *, out=None):
             raise _arg_error('mm', 'mat2', 2, 'Tensor', mat2)
     if out is None:
         h_ = _C_mm(input._p, mat2._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7410,8 +7404,8 @@ def _implmm_1(input, mat2, out_dtype, *, out=None):
         raise _arg_error('mm', 'out_dtype', 3, 'torchlet.dtype', out_dtype)
     if out is None:
         h_ = _C_mm_dtype(input._p, mat2._p, out_dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7457,8 +7451,8 @@ def mul(input, other, *, out=None):
             raise _arg_error('mul', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = (_C_mul_Tensor(input._p, other._p) if other_n is None else _P_mul_Tensor_n_other(input._p, other_n))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7487,8 +7481,8 @@ def mv(input, vec, *, out=None):
             raise _arg_error('mv', 'vec', 2, 'Tensor', vec)
     if out is None:
         h_ = _C_mv(input._p, vec._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7523,8 +7517,8 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
         raise _arg_error('nan_to_num', 'neginf', 4, 'float', neginf)
     if out is None:
         h_ = _C_nan_to_num(input._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7587,8 +7581,8 @@ def _implnarrow_0(input, dim, start, length):
     if length_c is _BAD:
         raise _arg_error('narrow', 'length', 4, 'int', length)
     h_ = _C_narrow_Tensor(input._p, dim_c, start._p, length_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -7609,8 +7603,8 @@ def _implnarrow_1(input, dim, start, length):
     if length_c is _BAD:
         raise _arg_error('narrow', 'length', 4, 'int', length)
     h_ = _C_narrow(input._p, dim_c, start_c, length_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -7666,8 +7660,8 @@ def native_dropout_backward(grad_output, mask, scale):
     if scale_c is _BAD:
         raise _arg_error('native_dropout_backward', 'scale', 3, 'float', scale)
     h_ = _C_native_dropout_backward(grad_output._p, mask._p, scale_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -7760,8 +7754,8 @@ def _implne_0(input, other, *, out=None):
             raise _arg_error('ne', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_ne_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7785,8 +7779,8 @@ def _implne_1(input, other, *, out=None):
             raise _arg_error('ne', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_ne_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7822,8 +7816,8 @@ def neg(input, *, out=None):
             raise _arg_error('neg', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_neg(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7866,8 +7860,8 @@ def nonzero(input, *, out=None):
             raise _arg_error('nonzero', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_nonzero(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -7913,8 +7907,8 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         raise _arg_error('ones', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_ones(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -7961,8 +7955,8 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     if memory_format_c is _BAD:
         raise _arg_error('ones_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_ones_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     if requires_grad:
@@ -7988,8 +7982,8 @@ def outer(input, vec2, *, out=None):
             raise _arg_error('outer', 'vec2', 2, 'Tensor', vec2)
     if out is None:
         h_ = _C_outer(input._p, vec2._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8016,8 +8010,8 @@ def permute(input, dims):
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_permute(input._p, dims_c[0], dims_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8049,8 +8043,8 @@ def _implpow_0(input, exponent, *, out=None):
             raise _arg_error('pow', 'exponent', 2, 'Tensor', exponent)
     if out is None:
         h_ = _C_pow_Tensor_Tensor(input._p, exponent._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8074,8 +8068,8 @@ def _implpow_1(input, exponent, *, out=None):
             raise _arg_error('pow', 'exponent', 2, 'Tensor', exponent)
     if out is None:
         h_ = _C_pow_Scalar(input_c, exponent._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8099,8 +8093,8 @@ def _implpow_2(input, exponent, *, out=None):
             raise _arg_error('pow', 'exponent', 2, 'Number', exponent)
     if out is None:
         h_ = _C_pow_Tensor_Scalar(input._p, exponent_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8144,8 +8138,8 @@ def _implprod_0(input, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_prod(input._p, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8167,8 +8161,8 @@ def _implprod_1(input, dim, keepdim=False, *, dtype=None, out=None):
         raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_prod_dim_int(input._p, dim_c, keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8232,8 +8226,8 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
         raise _arg_error('rand', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_rand_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -8280,8 +8274,8 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
         raise _arg_error('rand', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_rand(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -8353,8 +8347,8 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
         raise _arg_error('randn', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_randn_generator(size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -8401,8 +8395,8 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
         raise _arg_error('randn', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_randn(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -8446,8 +8440,8 @@ def reciprocal(input, *, out=None):
             raise _arg_error('reciprocal', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_reciprocal(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8488,8 +8482,8 @@ def relu(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('relu', 'input', 1, 'Tensor', input)
     h_ = _C_relu(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8537,8 +8531,8 @@ def _implremainder_0(input, other, *, out=None):
             raise _arg_error('remainder', 'other', 2, 'Tensor', other)
     if out is None:
         h_ = _C_remainder_Tensor(input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8561,8 +8555,8 @@ def _implremainder_1(input, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('remainder', 'other', 2, 'Tensor', other)
     h_ = _C_remainder_Scalar_Tensor(input_c, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8580,8 +8574,8 @@ def _implremainder_2(input, other, *, out=None):
             raise _arg_error('remainder', 'other', 2, 'Number', other)
     if out is None:
         h_ = _C_remainder_Scalar(input._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8620,8 +8614,8 @@ def reshape(input, shape):
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 2, 'tuple of ints', shape)
     h_ = _C_reshape(input._p, shape_c[0], shape_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8648,8 +8642,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps_c is _BAD:
         raise _arg_error('rms_norm', 'eps', 4, 'float', eps)
     h_ = _C_rms_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, eps_c[0], eps_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8674,8 +8668,8 @@ def _implround_0(input, *, out=None):
             raise _arg_error('round', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_round(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8697,8 +8691,8 @@ def _implround_1(input, *, decimals, out=None):
         raise _arg_error('round', 'decimals', 0, 'int', decimals)
     if out is None:
         h_ = _C_round_decimals(input._p, decimals_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8779,8 +8773,8 @@ def rsqrt(input, *, out=None):
             raise _arg_error('rsqrt', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_rsqrt(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -8833,8 +8827,8 @@ def _implrsub_0(input, other, *, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('rsub', 'alpha', 0, 'Number', alpha)
     h_ = _C_rsub_Tensor(input._p, other._p, alpha_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8856,8 +8850,8 @@ def _implrsub_1(input, other, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('rsub', 'alpha', 3, 'Number', alpha)
     h_ = _C_rsub_Scalar(input._p, other_c, alpha_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -8909,11 +8903,10 @@ def _implscatter_0(input, dim, index, src, *, out=None):
             raise _arg_error('scatter', 'src', 4, 'Tensor', src)
     if out is None:
         h_ = _C_scatter_src(input._p, dim_c, index._p, src._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -8941,11 +8934,10 @@ def _implscatter_1(input, dim, index, value, *, out=None):
             raise _arg_error('scatter', 'value', 4, 'Number', value)
     if out is None:
         h_ = _C_scatter_value(input._p, dim_c, index._p, value_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -8974,11 +8966,10 @@ def _implscatter_2(input, dim, index, src, *, reduce, out=None):
         raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
     if out is None:
         h_ = _C_scatter_reduce(input._p, dim_c, index._p, src._p, reduce_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9009,11 +9000,10 @@ def _implscatter_3(input, dim, index, value, *, reduce, out=None):
         raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
     if out is None:
         h_ = _C_scatter_value_reduce(input._p, dim_c, index._p, value_c, reduce_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9060,8 +9050,8 @@ def scatter_add(input, dim, index, src, *, out=None):
             raise _arg_error('scatter_add', 'src', 4, 'Tensor', src)
     if out is None:
         h_ = _C_scatter_add(input._p, dim_c, index._p, src._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9091,8 +9081,8 @@ def select(input, dim, index):
     if index_c is _BAD:
         raise _arg_error('select', 'index', 3, 'int', index)
     h_ = _C_select_int(input._p, dim_c, index_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9119,8 +9109,8 @@ def select_backward(grad_output, input_sizes, dim, index):
     if index_c is _BAD:
         raise _arg_error('select_backward', 'index', 4, 'int', index)
     h_ = _C_select_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], dim_c, index_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9140,8 +9130,8 @@ def sigmoid(input, *, out=None):
             raise _arg_error('sigmoid', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_sigmoid(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9184,8 +9174,8 @@ def sign(input, *, out=None):
             raise _arg_error('sign', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_sign(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9228,8 +9218,8 @@ def sin(input, *, out=None):
             raise _arg_error('sin', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_sin(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9272,8 +9262,8 @@ def sinh(input, *, out=None):
             raise _arg_error('sinh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_sinh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9329,8 +9319,8 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     if step_c is _BAD:
         raise _arg_error('slice_backward', 'step', 6, 'int', step)
     h_ = _C_slice_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], dim_c, start_c, end_c, step_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9356,8 +9346,8 @@ def softmax(input, dim, dtype=None, *, out=None):
         raise _arg_error('softmax', 'dtype', 3, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_softmax_int(input._p, dim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9460,8 +9450,8 @@ def sqrt(input, *, out=None):
             raise _arg_error('sqrt', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_sqrt(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9509,8 +9499,8 @@ def _implsqueeze_0(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('squeeze', 'input', 1, 'Tensor', input)
     h_ = _C_squeeze(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9525,8 +9515,8 @@ def _implsqueeze_1(input, dim):
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 2, 'int', dim)
     h_ = _C_squeeze_dim(input._p, dim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9541,8 +9531,8 @@ def _implsqueeze_2(input, dim):
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 2, 'tuple of ints', dim)
     h_ = _C_squeeze_dims(input._p, dim_c[0], dim_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9577,8 +9567,8 @@ def stack(tensors, dim=0, *, out=None):
         raise _arg_error('stack', 'dim', 2, 'int', dim)
     if out is None:
         h_ = _C_stack(tensors_c[0], tensors_c[1], dim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9614,11 +9604,10 @@ def _implstd_0(input, unbiased=True):
     if unbiased_c is _BAD:
         raise _arg_error('std', 'unbiased', 2, 'bool', unbiased)
     h_ = _C_std(input._p, unbiased_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -9638,11 +9627,10 @@ def _implstd_1(input, dim=None, *, correction=None, keepdim=False, out=None):
         raise _arg_error('std', 'keepdim', 0, 'bool', keepdim)
     if out is None:
         h_ = _C_std_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('std', 'out', 0, 'Tensor', out)
@@ -9668,11 +9656,10 @@ def _implstd_2(input, dim, unbiased=True, keepdim=False, *, out=None):
         raise _arg_error('std', 'keepdim', 4, 'bool', keepdim)
     if out is None:
         h_ = _C_std_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('std', 'out', 0, 'Tensor', out)
@@ -9717,7 +9704,6 @@ def _implstd_mean_0(input, unbiased=True):
         raise _arg_error('std_mean', 'unbiased', 2, 'bool', unbiased)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_std_mean(input._p, unbiased_c, p_ + 0, p_ + 1))
-    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9737,7 +9723,6 @@ def _implstd_mean_1(input, dim=None, *, correction=None, keepdim=False):
         raise _arg_error('std_mean', 'keepdim', 0, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_std_mean_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, p_ + 0, p_ + 1))
-    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9757,7 +9742,6 @@ def _implstd_mean_2(input, dim, unbiased=True, keepdim=False):
         raise _arg_error('std_mean', 'keepdim', 4, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_std_mean_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, p_ + 0, p_ + 1))
-    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -9802,8 +9786,8 @@ def sub(input, other, *, alpha=1, out=None):
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
     if out is None:
         h_ = (_C_sub_Tensor(input._p, other._p, alpha_c) if other_n is None else _P_sub_Tensor_n_other(input._p, other_n, alpha_c))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9835,8 +9819,8 @@ def _implsum_0(input, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_sum(input._p, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9858,8 +9842,8 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_sum_dim_IntList(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9893,8 +9877,8 @@ def t(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('t', 'input', 1, 'Tensor', input)
     h_ = _C_t(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -9914,8 +9898,8 @@ def tan(input, *, out=None):
             raise _arg_error('tan', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_tan(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -9958,8 +9942,8 @@ def tanh(input, *, out=None):
             raise _arg_error('tanh', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_tanh(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10010,8 +9994,8 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
             raise _arg_error('threshold_backward', 'threshold', 3, 'Number', threshold)
     if out is None:
         h_ = _C_threshold_backward(grad_output._p, input._p, threshold_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10041,8 +10025,8 @@ def transpose(input, dim0, dim1):
     if dim1_c is _BAD:
         raise _arg_error('transpose', 'dim1', 3, 'int', dim1)
     h_ = _C_transpose_int(input._p, dim0_c, dim1_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -10065,8 +10049,8 @@ def tril(input, diagonal=0, *, out=None):
         raise _arg_error('tril', 'diagonal', 2, 'int', diagonal)
     if out is None:
         h_ = _C_tril(input._p, diagonal_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10095,8 +10079,8 @@ def triu(input, diagonal=0, *, out=None):
         raise _arg_error('triu', 'diagonal', 2, 'int', diagonal)
     if out is None:
         h_ = _C_triu(input._p, diagonal_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10122,8 +10106,8 @@ def trunc(input, *, out=None):
             raise _arg_error('trunc', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_trunc(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10190,8 +10174,8 @@ def unflatten(input, dim, sizes):
     if sizes_c is _BAD:
         raise _arg_error('unflatten', 'sizes', 3, 'tuple of ints', sizes)
     h_ = _C_unflatten_int(input._p, dim_c, sizes_c[0], sizes_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -10212,8 +10196,8 @@ def unsqueeze(input, dim):
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 2, 'int', dim)
     h_ = _C_unsqueeze(input._p, dim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -10243,11 +10227,10 @@ def _implvar_0(input, unbiased=True):
     if unbiased_c is _BAD:
         raise _arg_error('var', 'unbiased', 2, 'bool', unbiased)
     h_ = _C_var(input._p, unbiased_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -10267,11 +10250,10 @@ def _implvar_1(input, dim=None, *, correction=None, keepdim=False, out=None):
         raise _arg_error('var', 'keepdim', 0, 'bool', keepdim)
     if out is None:
         h_ = _C_var_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('var', 'out', 0, 'Tensor', out)
@@ -10297,11 +10279,10 @@ def _implvar_2(input, dim, unbiased=True, keepdim=False, *, out=None):
         raise _arg_error('var', 'keepdim', 4, 'bool', keepdim)
     if out is None:
         h_ = _C_var_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('var', 'out', 0, 'Tensor', out)
@@ -10346,7 +10327,6 @@ def _implvar_mean_0(input, unbiased=True):
         raise _arg_error('var_mean', 'unbiased', 2, 'bool', unbiased)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_var_mean(input._p, unbiased_c, p_ + 0, p_ + 1))
-    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -10366,7 +10346,6 @@ def _implvar_mean_1(input, dim=None, *, correction=None, keepdim=False):
         raise _arg_error('var_mean', 'keepdim', 0, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_var_mean_correction(input._p, dim_c[0], dim_c[1], correction_c, keepdim_c, p_ + 0, p_ + 1))
-    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -10386,7 +10365,6 @@ def _implvar_mean_2(input, dim, unbiased=True, keepdim=False):
         raise _arg_error('var_mean', 'keepdim', 4, 'bool', keepdim)
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_var_mean_dim(input._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c, p_ + 0, p_ + 1))
-    _flush()
     return _tensors_result(p_, 2)
 
 
@@ -10416,8 +10394,8 @@ def vstack(tensors, *, out=None):
         raise _arg_error('vstack', 'tensors', 1, 'tuple of Tensors', tensors)
     if out is None:
         h_ = _C_vstack(tensors_c[0], tensors_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10457,7 +10435,6 @@ def _implwhere_0(condition):
     p_ = _ffi.new('tl_tensor ***')
     n_ = _ffi.new('int64_t *')
     _check_rc(_C_where(condition._p, p_, n_))
-    _flush()
     return _tensor_list_result(p_, n_)
 
 
@@ -10474,11 +10451,10 @@ def _implwhere_1(condition, input, other, *, out=None):
             raise _arg_error('where', 'other', 3, 'Tensor', other)
     if out is None:
         h_ = _C_where_self(condition._p, input._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
-        _flush()
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('where', 'out', 0, 'Tensor', out)
@@ -10502,11 +10478,10 @@ def _implwhere_2(condition, input, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('where', 'other', 3, 'Tensor', other)
     h_ = _C_where_ScalarSelf(condition._p, input_c, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -10524,11 +10499,10 @@ def _implwhere_3(condition, input, other):
         if other_c is _BAD:
             raise _arg_error('where', 'other', 3, 'Number', other)
     h_ = _C_where_ScalarOther(condition._p, input._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -10548,11 +10522,10 @@ def _implwhere_4(condition, input, other):
         if other_c is _BAD:
             raise _arg_error('where', 'other', 3, 'Number', other)
     h_ = _C_where_Scalar(condition._p, input_c, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -10623,8 +10596,8 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
         raise _arg_error('zeros', 'pin_memory', 0, 'bool', pin_memory)
     if out is None:
         h_ = _C_zeros(size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         if requires_grad:
@@ -10671,8 +10644,8 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     if memory_format_c is _BAD:
         raise _arg_error('zeros_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_zeros_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     if requires_grad:
@@ -10708,8 +10681,8 @@ def _nn_cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index
     if label_smoothing_c is _BAD:
         raise _arg_error('cross_entropy_loss', 'label_smoothing', 6, 'float', label_smoothing)
     h_ = _C_cross_entropy_loss(input._p, target._p, weight_c, reduction_c, ignore_index_c, label_smoothing_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -10744,8 +10717,8 @@ def _nn_elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
             raise _arg_error('elu', 'input_scale', 4, 'Number', input_scale)
     if out is None:
         h_ = _C_elu(input._p, alpha_c, scale_c, input_scale_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10824,8 +10797,8 @@ def _nn_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_
             raise _arg_error('elu_backward', 'self_or_result', 6, 'Tensor', self_or_result)
     if out is None:
         h_ = _C_elu_backward(grad_output._p, alpha_c, scale_c, input_scale_c, is_result_c, self_or_result._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10854,8 +10827,8 @@ def _nn_gelu(input, *, approximate='none', out=None):
         raise _arg_error('gelu', 'approximate', 0, 'str', approximate)
     if out is None:
         h_ = _C_gelu(input._p, approximate_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10907,8 +10880,8 @@ def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
         raise _arg_error('gelu_backward', 'approximate', 0, 'str', approximate)
     if out is None:
         h_ = _C_gelu_backward(grad_output._p, input._p, approximate_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -10944,8 +10917,8 @@ def _nn_hardtanh(input, min_val=-1, max_val=1, *, out=None):
             raise _arg_error('hardtanh', 'max_val', 3, 'Number', max_val)
     if out is None:
         h_ = _C_hardtanh(input._p, min_val_c, max_val_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11011,8 +10984,8 @@ def _nn_hardtanh_backward(grad_output, input, min_val, max_val, *, out=None):
             raise _arg_error('hardtanh_backward', 'max_val', 4, 'Number', max_val)
     if out is None:
         h_ = _C_hardtanh_backward(grad_output._p, input._p, min_val_c, max_val_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11043,8 +11016,8 @@ def _nn_leaky_relu(input, negative_slope=0.01, *, out=None):
             raise _arg_error('leaky_relu', 'negative_slope', 2, 'Number', negative_slope)
     if out is None:
         h_ = _C_leaky_relu(input._p, negative_slope_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11103,8 +11076,8 @@ def _nn_leaky_relu_backward(grad_output, input, negative_slope, self_is_result, 
         raise _arg_error('leaky_relu_backward', 'self_is_result', 4, 'bool', self_is_result)
     if out is None:
         h_ = _C_leaky_relu_backward(grad_output._p, input._p, negative_slope_c, self_is_result_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11136,8 +11109,8 @@ def _nn_linear(input, weight, bias=None, *, out=None):
         raise _arg_error('linear', 'bias', 3, 'Tensor', bias)
     if out is None:
         h_ = _C_linear(input._p, weight._p, bias_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11163,8 +11136,8 @@ def _nn_mish(input, *, out=None):
             raise _arg_error('mish', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_mish(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11208,8 +11181,8 @@ def _nn_mish_backward(grad_output, input):
         if not isinstance(input, _Tensor):
             raise _arg_error('mish_backward', 'input', 2, 'Tensor', input)
     h_ = _C_mish_backward(grad_output._p, input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -11235,8 +11208,8 @@ def _nn_mse_loss(input, target, reduction=1, *, out=None):
         raise _arg_error('mse_loss', 'reduction', 3, 'int', reduction)
     if out is None:
         h_ = _C_mse_loss(input._p, target._p, reduction_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11271,8 +11244,8 @@ def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
         raise _arg_error('mse_loss_backward', 'reduction', 4, 'int', reduction)
     if out is None:
         h_ = _C_mse_loss_backward(grad_output._p, input._p, target._p, reduction_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11310,8 +11283,8 @@ def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100, *, 
         raise _arg_error('nll_loss', 'ignore_index', 5, 'int', ignore_index)
     if out is None:
         h_ = _C_nll_loss(input._p, target._p, weight_c, reduction_c, ignore_index_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11355,8 +11328,8 @@ def _nn_nll_loss_backward(grad_output, input, target, weight, reduction, ignore_
             raise _arg_error('nll_loss_backward', 'total_weight', 7, 'Tensor', total_weight)
     if out is None:
         h_ = _C_nll_loss_backward(grad_output._p, input._p, target._p, weight_c, reduction_c, ignore_index_c, total_weight._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11401,7 +11374,6 @@ def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=
     _check_rc(_C_nll_loss_forward_output(input._p, target._p, weight_c, reduction_c, ignore_index_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
     for i_ in range(2):
         _release(p_[i_])
-    _flush()
     return _out_tuple_result(out, 'nll_loss_forward_out', ('output', 'total_weight'))
 
 
@@ -11429,8 +11401,8 @@ def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     if ignore_index_c is _BAD:
         raise _arg_error('nll_loss_nd', 'ignore_index', 5, 'int', ignore_index)
     h_ = _C_nll_loss_nd(input._p, target._p, weight_c, reduction_c, ignore_index_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -11448,8 +11420,8 @@ def _nn_relu6(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('relu6', 'input', 1, 'Tensor', input)
     h_ = _C_relu6(input._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -11505,8 +11477,8 @@ def _nn_scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_
     if enable_gqa_c is _BAD:
         raise _arg_error('scaled_dot_product_attention', 'enable_gqa', 0, 'bool', enable_gqa)
     h_ = _C_scaled_dot_product_attention(query._p, key._p, value._p, attn_mask_c, dropout_p_c, is_causal_c, scale_c[0], scale_c[1], enable_gqa_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -11526,8 +11498,8 @@ def _nn_silu(input, *, out=None):
             raise _arg_error('silu', 'input', 1, 'Tensor', input)
     if out is None:
         h_ = _C_silu(input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11573,8 +11545,8 @@ def _nn_silu_backward(grad_output, input, *, out=None):
             raise _arg_error('silu_backward', 'input', 2, 'Tensor', input)
     if out is None:
         h_ = _C_silu_backward(grad_output._p, input._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11610,8 +11582,8 @@ def _nn_softplus(input, beta=1, threshold=20, *, out=None):
             raise _arg_error('softplus', 'threshold', 3, 'Number', threshold)
     if out is None:
         h_ = _C_softplus(input._p, beta_c, threshold_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11650,8 +11622,8 @@ def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
             raise _arg_error('softplus_backward', 'threshold', 4, 'Number', threshold)
     if out is None:
         h_ = _C_softplus_backward(grad_output._p, input._p, beta_c, threshold_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11696,8 +11668,8 @@ def _impl_linalg_linalg_matrix_norm_0(input, ord, dim=(-2, -1), keepdim=False, *
         raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_linalg_matrix_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11728,8 +11700,8 @@ def _impl_linalg_linalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=Fa
         raise _arg_error('linalg_matrix_norm', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_linalg_matrix_norm_str_ord(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11782,8 +11754,8 @@ def _impl_linalg_linalg_norm_0(input, ord=None, dim=None, keepdim=False, *, dtyp
         raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_linalg_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11814,8 +11786,8 @@ def _impl_linalg_linalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=Non
         raise _arg_error('linalg_norm', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_linalg_norm_ord_str(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11864,7 +11836,6 @@ def _linalg_linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     _check_rc(_C_linalg_svd_U(A._p, full_matrices_c, driver_c, out[0]._p, out[1]._p, out[2]._p, p_ + 0, p_ + 1, p_ + 2))
     for i_ in range(3):
         _release(p_[i_])
-    _flush()
     return _out_tuple_result(out, 'linalg_svd_out', ('U', 'S', 'Vh'))
 
 
@@ -11885,8 +11856,8 @@ def _linalg_linalg_svdvals(A, *, driver=None, out=None):
         raise _arg_error('linalg_svdvals', 'driver', 0, 'str', driver)
     if out is None:
         h_ = _C_linalg_svdvals(A._p, driver_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11926,8 +11897,8 @@ def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=N
         raise _arg_error('linalg_vector_norm', 'dtype', 0, 'torchlet.dtype', dtype)
     if out is None:
         h_ = _C_linalg_vector_norm(input._p, ord_c, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -11950,8 +11921,8 @@ _SIGS__m_abs = (
 def _m_abs(self):
     '()'
     h_ = _C_abs(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -11980,8 +11951,8 @@ _SIGS__m_acos = (
 def _m_acos(self):
     '()'
     h_ = _C_acos(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12010,8 +11981,8 @@ _SIGS__m_acosh = (
 def _m_acosh(self):
     '()'
     h_ = _C_acosh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12055,8 +12026,8 @@ def _m_add(self, other, *, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('add', 'alpha', 0, 'Number', alpha)
     h_ = (_C_add_Tensor(self._p, other._p, alpha_c) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, alpha_c))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12111,8 +12082,8 @@ def _m_addcdiv(self, tensor1, tensor2, *, value=1):
         if value_c is _BAD:
             raise _arg_error('addcdiv', 'value', 0, 'Number', value)
     h_ = _C_addcdiv(self._p, tensor1._p, tensor2._p, value_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12163,8 +12134,8 @@ def _m_addcmul(self, tensor1, tensor2, *, value=1):
         if value_c is _BAD:
             raise _arg_error('addcmul', 'value', 0, 'Number', value)
     h_ = _C_addcmul(self._p, tensor1._p, tensor2._p, value_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12220,8 +12191,8 @@ def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('addmm', 'alpha', 0, 'Number', alpha)
     h_ = _C_addmm(self._p, mat1._p, mat2._p, beta_c, alpha_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12266,8 +12237,8 @@ _SIGS__m_alias = (
 def _m_alias(self):
     '()'
     h_ = _C_alias(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12289,8 +12260,8 @@ _KW__m_all_2 = {'dim': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'keepdim': 
 def _impl_m_all_0(self):
     '()'
     h_ = _C_all(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12305,8 +12276,8 @@ def _impl_m_all_1(self, dim, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('all', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_all_dim(self._p, dim_c, keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12321,8 +12292,8 @@ def _impl_m_all_2(self, dim=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('all', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_all_dims(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12355,8 +12326,8 @@ def _m_amax(self, dim=(), keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('amax', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_amax(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12377,8 +12348,8 @@ def _m_amin(self, dim=(), keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('amin', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_amin(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12400,8 +12371,8 @@ _KW__m_any_2 = {'dim': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'keepdim': 
 def _impl_m_any_0(self):
     '()'
     h_ = _C_any(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12416,8 +12387,8 @@ def _impl_m_any_1(self, dim, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('any', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_any_dim(self._p, dim_c, keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12432,8 +12403,8 @@ def _impl_m_any_2(self, dim=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('any', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_any_dims(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12460,8 +12431,8 @@ _SIGS__m_arccos = (
 def _m_arccos(self):
     '()'
     h_ = _C_arccos(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12490,8 +12461,8 @@ _SIGS__m_arccosh = (
 def _m_arccosh(self):
     '()'
     h_ = _C_arccosh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12520,8 +12491,8 @@ _SIGS__m_arcsin = (
 def _m_arcsin(self):
     '()'
     h_ = _C_arcsin(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12550,8 +12521,8 @@ _SIGS__m_arcsinh = (
 def _m_arcsinh(self):
     '()'
     h_ = _C_arcsinh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12580,8 +12551,8 @@ _SIGS__m_arctan = (
 def _m_arctan(self):
     '()'
     h_ = _C_arctan(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12599,8 +12570,8 @@ def _m_arctan2(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('arctan2', 'other', 1, 'Tensor', other)
     h_ = _C_arctan2(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12646,8 +12617,8 @@ _SIGS__m_arctanh = (
 def _m_arctanh(self):
     '()'
     h_ = _C_arctanh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12682,8 +12653,8 @@ def _m_argmax(self, dim=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('argmax', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_argmax(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12704,8 +12675,8 @@ def _m_argmin(self, dim=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('argmin', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_argmin(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12720,8 +12691,8 @@ _SIGS__m_argwhere = (
 def _m_argwhere(self):
     '()'
     h_ = _C_argwhere(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12745,8 +12716,8 @@ def _m_as_strided(self, size, stride, storage_offset=None):
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 3, 'int', storage_offset)
     h_ = _C_as_strided(self._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12761,8 +12732,8 @@ _SIGS__m_asin = (
 def _m_asin(self):
     '()'
     h_ = _C_asin(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12791,8 +12762,8 @@ _SIGS__m_asinh = (
 def _m_asinh(self):
     '()'
     h_ = _C_asinh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12821,8 +12792,8 @@ _SIGS__m_atan = (
 def _m_atan(self):
     '()'
     h_ = _C_atan(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12840,8 +12811,8 @@ def _m_atan2(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('atan2', 'other', 1, 'Tensor', other)
     h_ = _C_atan2(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12887,8 +12858,8 @@ _SIGS__m_atanh = (
 def _m_atanh(self):
     '()'
     h_ = _C_atanh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12933,8 +12904,8 @@ def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('baddbmm', 'alpha', 0, 'Number', alpha)
     h_ = _C_baddbmm(self._p, batch1._p, batch2._p, beta_c, alpha_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -12986,8 +12957,8 @@ def _impl_m_bitwise_and_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('bitwise_and', 'other', 1, 'Tensor', other)
     h_ = _C_bitwise_and_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13001,8 +12972,8 @@ def _impl_m_bitwise_and_1(self, other):
         if other_c is _BAD:
             raise _arg_error('bitwise_and', 'other', 1, 'Number', other)
     h_ = _C_bitwise_and_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13078,8 +13049,8 @@ def _impl_m_bitwise_left_shift_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('bitwise_left_shift', 'other', 1, 'Tensor', other)
     h_ = _C_bitwise_left_shift_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13093,8 +13064,8 @@ def _impl_m_bitwise_left_shift_1(self, other):
         if other_c is _BAD:
             raise _arg_error('bitwise_left_shift', 'other', 1, 'Number', other)
     h_ = _C_bitwise_left_shift_Tensor_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13163,8 +13134,8 @@ _SIGS__m_bitwise_not = (
 def _m_bitwise_not(self):
     '()'
     h_ = _C_bitwise_not(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13200,8 +13171,8 @@ def _impl_m_bitwise_or_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('bitwise_or', 'other', 1, 'Tensor', other)
     h_ = _C_bitwise_or_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13215,8 +13186,8 @@ def _impl_m_bitwise_or_1(self, other):
         if other_c is _BAD:
             raise _arg_error('bitwise_or', 'other', 1, 'Number', other)
     h_ = _C_bitwise_or_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13292,8 +13263,8 @@ def _impl_m_bitwise_right_shift_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('bitwise_right_shift', 'other', 1, 'Tensor', other)
     h_ = _C_bitwise_right_shift_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13307,8 +13278,8 @@ def _impl_m_bitwise_right_shift_1(self, other):
         if other_c is _BAD:
             raise _arg_error('bitwise_right_shift', 'other', 1, 'Number', other)
     h_ = _C_bitwise_right_shift_Tensor_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13384,8 +13355,8 @@ def _impl_m_bitwise_xor_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('bitwise_xor', 'other', 1, 'Tensor', other)
     h_ = _C_bitwise_xor_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13399,8 +13370,8 @@ def _impl_m_bitwise_xor_1(self, other):
         if other_c is _BAD:
             raise _arg_error('bitwise_xor', 'other', 1, 'Number', other)
     h_ = _C_bitwise_xor_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13472,8 +13443,8 @@ def _m_bmm(self, mat2):
         if not isinstance(mat2, _Tensor):
             raise _arg_error('bmm', 'mat2', 1, 'Tensor', mat2)
     h_ = _C_bmm(self._p, mat2._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13488,8 +13459,8 @@ _SIGS__m_ceil = (
 def _m_ceil(self):
     '()'
     h_ = _C_ceil(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13548,8 +13519,8 @@ def _impl_m_clamp_0(self, min=None, max=None):
     if max_c is _BAD:
         raise _arg_error('clamp', 'max', 2, 'Tensor', max)
     h_ = _C_clamp_Tensor(self._p, min_c, max_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13564,8 +13535,8 @@ def _impl_m_clamp_1(self, min=None, max=None):
     if max_c is _BAD:
         raise _arg_error('clamp', 'max', 2, 'Number', max)
     h_ = _C_clamp(self._p, min_c, max_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13645,8 +13616,8 @@ def _impl_m_clamp_max_0(self, max):
         if not isinstance(max, _Tensor):
             raise _arg_error('clamp_max', 'max', 1, 'Tensor', max)
     h_ = _C_clamp_max_Tensor(self._p, max._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13660,8 +13631,8 @@ def _impl_m_clamp_max_1(self, max):
         if max_c is _BAD:
             raise _arg_error('clamp_max', 'max', 1, 'Number', max)
     h_ = _C_clamp_max(self._p, max_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13737,8 +13708,8 @@ def _impl_m_clamp_min_0(self, min):
         if not isinstance(min, _Tensor):
             raise _arg_error('clamp_min', 'min', 1, 'Tensor', min)
     h_ = _C_clamp_min_Tensor(self._p, min._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13752,8 +13723,8 @@ def _impl_m_clamp_min_1(self, min):
         if min_c is _BAD:
             raise _arg_error('clamp_min', 'min', 1, 'Number', min)
     h_ = _C_clamp_min(self._p, min_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13832,8 +13803,8 @@ def _impl_m_clip_0(self, min=None, max=None):
     if max_c is _BAD:
         raise _arg_error('clip', 'max', 2, 'Tensor', max)
     h_ = _C_clip_Tensor(self._p, min_c, max_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13848,8 +13819,8 @@ def _impl_m_clip_1(self, min=None, max=None):
     if max_c is _BAD:
         raise _arg_error('clip', 'max', 2, 'Number', max)
     h_ = _C_clip(self._p, min_c, max_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13925,8 +13896,8 @@ def _m_clone(self, *, memory_format=None):
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_clone(self._p, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -13944,8 +13915,8 @@ def _m_contiguous(self, *, memory_format='contiguous_format'):
     if memory_format_c is _BAD:
         raise _arg_error('contiguous', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_contiguous(self._p, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == self._p:
         _release(h_)
         return self
@@ -13990,8 +13961,8 @@ _SIGS__m_cos = (
 def _m_cos(self):
     '()'
     h_ = _C_cos(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14020,8 +13991,8 @@ _SIGS__m_cosh = (
 def _m_cosh(self):
     '()'
     h_ = _C_cosh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14057,8 +14028,8 @@ def _impl_m_count_nonzero_0(self, dim=None):
     if dim_c is _BAD:
         raise _arg_error('count_nonzero', 'dim', 1, 'int', dim)
     h_ = _C_count_nonzero(self._p, dim_c[0], dim_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14078,8 +14049,8 @@ def _impl_m_count_nonzero_1(self, *_args, dim=None):
     if dim_c is _BAD:
         raise _arg_error('count_nonzero', 'dim', 1, 'tuple of ints', dim)
     h_ = _C_count_nonzero_dim_IntList(self._p, dim_c[0], dim_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14110,8 +14081,8 @@ def _m_cumprod(self, dim, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('cumprod', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_cumprod(self._p, dim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14152,8 +14123,8 @@ def _m_cumsum(self, dim, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('cumsum', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_cumsum(self._p, dim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14205,8 +14176,8 @@ def _impl_m_div_0(self, other):
         elif not isinstance(other, _Tensor):
             raise _arg_error('div', 'other', 1, 'Tensor', other)
     h_ = (_C_div_Tensor(self._p, other._p) if other_n is None else _P_div_Tensor_n_other(self._p, other_n))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14228,8 +14199,8 @@ def _impl_m_div_1(self, other, *, rounding_mode):
     if rounding_mode_c is _BAD:
         raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
     h_ = (_C_div_Tensor_mode(self._p, other._p, rounding_mode_c) if other_n is None else _P_div_Tensor_mode_n_other(self._p, other_n, rounding_mode_c))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14246,8 +14217,8 @@ def _impl_m_div_2(self, other, *, rounding_mode):
     if rounding_mode_c is _BAD:
         raise _arg_error('div', 'rounding_mode', 0, 'str', rounding_mode)
     h_ = _C_div_Scalar_mode(self._p, other_c, rounding_mode_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14357,8 +14328,8 @@ def _m_dot(self, tensor):
         if not isinstance(tensor, _Tensor):
             raise _arg_error('dot', 'tensor', 1, 'Tensor', tensor)
     h_ = _C_dot(self._p, tensor._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14380,8 +14351,8 @@ def _impl_m_eq_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('eq', 'other', 1, 'Tensor', other)
     h_ = _C_eq_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14395,8 +14366,8 @@ def _impl_m_eq_1(self, other):
         if other_c is _BAD:
             raise _arg_error('eq', 'other', 1, 'Number', other)
     h_ = _C_eq_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14465,8 +14436,8 @@ _SIGS__m_erf = (
 def _m_erf(self):
     '()'
     h_ = _C_erf(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14495,8 +14466,8 @@ _SIGS__m_erfc = (
 def _m_erfc(self):
     '()'
     h_ = _C_erfc(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14525,8 +14496,8 @@ _SIGS__m_exp = (
 def _m_exp(self):
     '()'
     h_ = _C_exp(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14541,8 +14512,8 @@ _SIGS__m_exp2 = (
 def _m_exp2(self):
     '()'
     h_ = _C_exp2(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14599,8 +14570,8 @@ def _m_expand(self, *_args, size=None, implicit=False):
     if implicit_c is _BAD:
         raise _arg_error('expand', 'implicit', 0, 'bool', implicit)
     h_ = _C_expand(self._p, size_c[0], size_c[1], implicit_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14615,8 +14586,8 @@ _SIGS__m_expm1 = (
 def _m_expm1(self):
     '()'
     h_ = _C_expm1(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14695,8 +14666,8 @@ def _m_flatten(self, start_dim=0, end_dim=-1):
     if end_dim_c is _BAD:
         raise _arg_error('flatten', 'end_dim', 2, 'int', end_dim)
     h_ = _C_flatten_using_ints(self._p, start_dim_c, end_dim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == self._p:
         _release(h_)
         return self
@@ -14725,8 +14696,8 @@ def _m_flip(self, *_args, dims=None):
     if dims_c is _BAD:
         raise _arg_error('flip', 'dims', 1, 'tuple of ints', dims)
     h_ = _C_flip(self._p, dims_c[0], dims_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14741,8 +14712,8 @@ _SIGS__m_floor = (
 def _m_floor(self):
     '()'
     h_ = _C_floor(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14785,8 +14756,8 @@ def _impl_m_floor_divide_0(self, other):
         elif not isinstance(other, _Tensor):
             raise _arg_error('floor_divide', 'other', 1, 'Tensor', other)
     h_ = (_C_floor_divide(self._p, other._p) if other_n is None else _P_floor_divide_n_other(self._p, other_n))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14800,8 +14771,8 @@ def _impl_m_floor_divide_1(self, other):
         if other_c is _BAD:
             raise _arg_error('floor_divide', 'other', 1, 'Number', other)
     h_ = _C_floor_divide_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14884,8 +14855,8 @@ def _impl_m_fmod_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('fmod', 'other', 1, 'Tensor', other)
     h_ = _C_fmod_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14899,8 +14870,8 @@ def _impl_m_fmod_1(self, other):
         if other_c is _BAD:
             raise _arg_error('fmod', 'other', 1, 'Number', other)
     h_ = _C_fmod_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -14969,8 +14940,8 @@ _SIGS__m_frac = (
 def _m_frac(self):
     '()'
     h_ = _C_frac(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15008,8 +14979,8 @@ def _m_gather(self, dim, index, *, sparse_grad=False):
     if sparse_grad_c is _BAD:
         raise _arg_error('gather', 'sparse_grad', 0, 'bool', sparse_grad)
     h_ = _C_gather(self._p, dim_c, index._p, sparse_grad_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15031,8 +15002,8 @@ def _impl_m_ge_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('ge', 'other', 1, 'Tensor', other)
     h_ = _C_ge_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15046,8 +15017,8 @@ def _impl_m_ge_1(self, other):
         if other_c is _BAD:
             raise _arg_error('ge', 'other', 1, 'Number', other)
     h_ = _C_ge_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15119,8 +15090,8 @@ def _m_ger(self, vec2):
         if not isinstance(vec2, _Tensor):
             raise _arg_error('ger', 'vec2', 1, 'Tensor', vec2)
     h_ = _C_ger(self._p, vec2._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15142,8 +15113,8 @@ def _impl_m_gt_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('gt', 'other', 1, 'Tensor', other)
     h_ = _C_gt_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15157,8 +15128,8 @@ def _impl_m_gt_1(self, other):
         if other_c is _BAD:
             raise _arg_error('gt', 'other', 1, 'Number', other)
     h_ = _C_gt_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15230,11 +15201,10 @@ def _m_index(self, indices):
     if indices_c is _BAD:
         raise _arg_error('index', 'indices', 1, 'tuple of Tensors', indices)
     h_ = _C_index_Tensor(self._p, indices_c[0], indices_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -15261,8 +15231,8 @@ def _m_index_add(self, dim, index, source, *, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('index_add', 'alpha', 0, 'Number', alpha)
     h_ = _C_index_add(self._p, dim_c, index._p, source._p, alpha_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15314,11 +15284,10 @@ def _m_index_put(self, indices, values, accumulate=False):
     if accumulate_c is _BAD:
         raise _arg_error('index_put', 'accumulate', 3, 'bool', accumulate)
     h_ = _C_index_put(self._p, indices_c[0], indices_c[1], values._p, accumulate_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -15360,8 +15329,8 @@ def _m_index_select(self, dim, index):
         if not isinstance(index, _Tensor):
             raise _arg_error('index_select', 'index', 2, 'Tensor', index)
     h_ = _C_index_select(self._p, dim_c, index._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15376,8 +15345,8 @@ _SIGS__m_isfinite = (
 def _m_isfinite(self):
     '()'
     h_ = _C_isfinite(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15392,8 +15361,8 @@ _SIGS__m_isinf = (
 def _m_isinf(self):
     '()'
     h_ = _C_isinf(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15408,8 +15377,8 @@ _SIGS__m_isnan = (
 def _m_isnan(self):
     '()'
     h_ = _C_isnan(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15431,8 +15400,8 @@ def _impl_m_le_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('le', 'other', 1, 'Tensor', other)
     h_ = _C_le_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15446,8 +15415,8 @@ def _impl_m_le_1(self, other):
         if other_c is _BAD:
             raise _arg_error('le', 'other', 1, 'Number', other)
     h_ = _C_le_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15526,8 +15495,8 @@ def _impl_m_lerp_0(self, end, weight):
         if not isinstance(weight, _Tensor):
             raise _arg_error('lerp', 'weight', 2, 'Tensor', weight)
     h_ = _C_lerp_Tensor(self._p, end._p, weight._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15544,8 +15513,8 @@ def _impl_m_lerp_1(self, end, weight):
         if weight_c is _BAD:
             raise _arg_error('lerp', 'weight', 2, 'Number', weight)
     h_ = _C_lerp_Scalar(self._p, end._p, weight_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15620,8 +15589,8 @@ _SIGS__m_log = (
 def _m_log(self):
     '()'
     h_ = _C_log(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15636,8 +15605,8 @@ _SIGS__m_log10 = (
 def _m_log10(self):
     '()'
     h_ = _C_log10(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15666,8 +15635,8 @@ _SIGS__m_log1p = (
 def _m_log1p(self):
     '()'
     h_ = _C_log1p(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15696,8 +15665,8 @@ _SIGS__m_log2 = (
 def _m_log2(self):
     '()'
     h_ = _C_log2(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15746,8 +15715,8 @@ def _m_log_softmax(self, dim, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('log_softmax', 'dtype', 2, 'torchlet.dtype', dtype)
     h_ = _C_log_softmax_int(self._p, dim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15765,8 +15734,8 @@ def _m_logical_and(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_and', 'other', 1, 'Tensor', other)
     h_ = _C_logical_and(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15798,8 +15767,8 @@ _SIGS__m_logical_not = (
 def _m_logical_not(self):
     '()'
     h_ = _C_logical_not(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15831,8 +15800,8 @@ def _m_logical_or(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_or', 'other', 1, 'Tensor', other)
     h_ = _C_logical_or(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15867,8 +15836,8 @@ def _m_logical_xor(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_xor', 'other', 1, 'Tensor', other)
     h_ = _C_logical_xor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15903,8 +15872,8 @@ def _m_logit(self, eps=None):
     if eps_c is _BAD:
         raise _arg_error('logit', 'eps', 1, 'float', eps)
     h_ = _C_logit(self._p, eps_c[0], eps_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15942,8 +15911,8 @@ def _m_logsumexp(self, dim, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('logsumexp', 'keepdim', 2, 'bool', keepdim)
     h_ = _C_logsumexp(self._p, dim_c[0], dim_c[1], keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15965,8 +15934,8 @@ def _impl_m_lt_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('lt', 'other', 1, 'Tensor', other)
     h_ = _C_lt_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -15980,8 +15949,8 @@ def _impl_m_lt_1(self, other):
         if other_c is _BAD:
             raise _arg_error('lt', 'other', 1, 'Number', other)
     h_ = _C_lt_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16060,8 +16029,8 @@ def _impl_m_masked_fill_0(self, mask, value):
         if not isinstance(value, _Tensor):
             raise _arg_error('masked_fill', 'value', 2, 'Tensor', value)
     h_ = _C_masked_fill_Tensor(self._p, mask._p, value._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16078,8 +16047,8 @@ def _impl_m_masked_fill_1(self, mask, value):
         if value_c is _BAD:
             raise _arg_error('masked_fill', 'value', 2, 'Number', value)
     h_ = _C_masked_fill_Scalar(self._p, mask._p, value_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16157,8 +16126,8 @@ def _m_matmul(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('matmul', 'other', 1, 'Tensor', other)
     h_ = _C_matmul(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16180,8 +16149,8 @@ _KW__m_max_2 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _c
 def _impl_m_max_0(self):
     '()'
     h_ = _C_max(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16193,8 +16162,8 @@ def _impl_m_max_1(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('max', 'other', 1, 'Tensor', other)
     h_ = _C_max_other(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16237,8 +16206,8 @@ def _m_maximum(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('maximum', 'other', 1, 'Tensor', other)
     h_ = _C_maximum(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16260,8 +16229,8 @@ def _impl_m_mean_0(self, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_mean(self._p, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16279,8 +16248,8 @@ def _impl_m_mean_1(self, dim, keepdim=False, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('mean', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_mean_dim(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16312,8 +16281,8 @@ _KW__m_min_2 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _c
 def _impl_m_min_0(self):
     '()'
     h_ = _C_min(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16325,8 +16294,8 @@ def _impl_m_min_1(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('min', 'other', 1, 'Tensor', other)
     h_ = _C_min_other(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16369,8 +16338,8 @@ def _m_minimum(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('minimum', 'other', 1, 'Tensor', other)
     h_ = _C_minimum(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16388,8 +16357,8 @@ def _m_mm(self, mat2):
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 1, 'Tensor', mat2)
     h_ = _C_mm(self._p, mat2._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16414,8 +16383,8 @@ def _m_mul(self, other):
         elif not isinstance(other, _Tensor):
             raise _arg_error('mul', 'other', 1, 'Tensor', other)
     h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16457,8 +16426,8 @@ def _m_mv(self, vec):
         if not isinstance(vec, _Tensor):
             raise _arg_error('mv', 'vec', 1, 'Tensor', vec)
     h_ = _C_mv(self._p, vec._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16482,8 +16451,8 @@ def _m_nan_to_num(self, nan=None, posinf=None, neginf=None):
     if neginf_c is _BAD:
         raise _arg_error('nan_to_num', 'neginf', 3, 'float', neginf)
     h_ = _C_nan_to_num(self._p, nan_c[0], nan_c[1], posinf_c[0], posinf_c[1], neginf_c[0], neginf_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16534,8 +16503,8 @@ def _impl_m_narrow_0(self, dim, start, length):
     if length_c is _BAD:
         raise _arg_error('narrow', 'length', 3, 'int', length)
     h_ = _C_narrow_Tensor(self._p, dim_c, start._p, length_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16553,8 +16522,8 @@ def _impl_m_narrow_1(self, dim, start, length):
     if length_c is _BAD:
         raise _arg_error('narrow', 'length', 3, 'int', length)
     h_ = _C_narrow(self._p, dim_c, start_c, length_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16586,8 +16555,8 @@ def _impl_m_ne_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('ne', 'other', 1, 'Tensor', other)
     h_ = _C_ne_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16601,8 +16570,8 @@ def _impl_m_ne_1(self, other):
         if other_c is _BAD:
             raise _arg_error('ne', 'other', 1, 'Number', other)
     h_ = _C_ne_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16671,8 +16640,8 @@ _SIGS__m_neg = (
 def _m_neg(self):
     '()'
     h_ = _C_neg(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16701,8 +16670,8 @@ _SIGS__m_nonzero = (
 def _m_nonzero(self):
     '()'
     h_ = _C_nonzero(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16720,8 +16689,8 @@ def _m_outer(self, vec2):
         if not isinstance(vec2, _Tensor):
             raise _arg_error('outer', 'vec2', 1, 'Tensor', vec2)
     h_ = _C_outer(self._p, vec2._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16747,8 +16716,8 @@ def _m_permute(self, *_args, dims=None):
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 1, 'tuple of ints', dims)
     h_ = _C_permute(self._p, dims_c[0], dims_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16770,8 +16739,8 @@ def _impl_m_pow_0(self, exponent):
         if not isinstance(exponent, _Tensor):
             raise _arg_error('pow', 'exponent', 1, 'Tensor', exponent)
     h_ = _C_pow_Tensor_Tensor(self._p, exponent._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16785,8 +16754,8 @@ def _impl_m_pow_1(self, exponent):
         if exponent_c is _BAD:
             raise _arg_error('pow', 'exponent', 1, 'Number', exponent)
     h_ = _C_pow_Tensor_Scalar(self._p, exponent_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16862,8 +16831,8 @@ def _impl_m_prod_0(self, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_prod(self._p, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16881,8 +16850,8 @@ def _impl_m_prod_1(self, dim, keepdim=False, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('prod', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_prod_dim_int(self._p, dim_c, keepdim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16907,8 +16876,8 @@ _SIGS__m_reciprocal = (
 def _m_reciprocal(self):
     '()'
     h_ = _C_reciprocal(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16937,8 +16906,8 @@ _SIGS__m_relu = (
 def _m_relu(self):
     '()'
     h_ = _C_relu(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16974,8 +16943,8 @@ def _impl_m_remainder_0(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('remainder', 'other', 1, 'Tensor', other)
     h_ = _C_remainder_Tensor(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -16989,8 +16958,8 @@ def _impl_m_remainder_1(self, other):
         if other_c is _BAD:
             raise _arg_error('remainder', 'other', 1, 'Number', other)
     h_ = _C_remainder_Scalar(self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17070,8 +17039,8 @@ def _m_reshape(self, *_args, shape=None):
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 1, 'tuple of ints', shape)
     h_ = _C_reshape(self._p, shape_c[0], shape_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17090,8 +17059,8 @@ _KW__m_round_1 = {'decimals': lambda x: _cv_int(x) is not _BAD}
 def _impl_m_round_0(self):
     '()'
     h_ = _C_round(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17103,8 +17072,8 @@ def _impl_m_round_1(self, *, decimals):
     if decimals_c is _BAD:
         raise _arg_error('round', 'decimals', 0, 'int', decimals)
     h_ = _C_round_decimals(self._p, decimals_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17168,8 +17137,8 @@ _SIGS__m_rsqrt = (
 def _m_rsqrt(self):
     '()'
     h_ = _C_rsqrt(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17217,11 +17186,10 @@ def _impl_m_scatter_0(self, dim, index, src):
         if not isinstance(src, _Tensor):
             raise _arg_error('scatter', 'src', 3, 'Tensor', src)
     h_ = _C_scatter_src(self._p, dim_c, index._p, src._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17239,11 +17207,10 @@ def _impl_m_scatter_1(self, dim, index, value):
         if value_c is _BAD:
             raise _arg_error('scatter', 'value', 3, 'Number', value)
     h_ = _C_scatter_value(self._p, dim_c, index._p, value_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17262,11 +17229,10 @@ def _impl_m_scatter_2(self, dim, index, src, *, reduce):
     if reduce_c is _BAD:
         raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
     h_ = _C_scatter_reduce(self._p, dim_c, index._p, src._p, reduce_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17287,11 +17253,10 @@ def _impl_m_scatter_3(self, dim, index, value, *, reduce):
     if reduce_c is _BAD:
         raise _arg_error('scatter', 'reduce', 0, 'str', reduce)
     h_ = _C_scatter_value_reduce(self._p, dim_c, index._p, value_c, reduce_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17435,8 +17400,8 @@ def _m_scatter_add(self, dim, index, src):
         if not isinstance(src, _Tensor):
             raise _arg_error('scatter_add', 'src', 3, 'Tensor', src)
     h_ = _C_scatter_add(self._p, dim_c, index._p, src._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17480,8 +17445,8 @@ def _m_select(self, dim, index):
     if index_c is _BAD:
         raise _arg_error('select', 'index', 2, 'int', index)
     h_ = _C_select_int(self._p, dim_c, index_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17496,8 +17461,8 @@ _SIGS__m_sigmoid = (
 def _m_sigmoid(self):
     '()'
     h_ = _C_sigmoid(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17526,8 +17491,8 @@ _SIGS__m_sign = (
 def _m_sign(self):
     '()'
     h_ = _C_sign(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17556,8 +17521,8 @@ _SIGS__m_sin = (
 def _m_sin(self):
     '()'
     h_ = _C_sin(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17586,8 +17551,8 @@ _SIGS__m_sinh = (
 def _m_sinh(self):
     '()'
     h_ = _C_sinh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17628,8 +17593,8 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     if step_c is _BAD:
         raise _arg_error('slice', 'step', 4, 'int', step)
     h_ = _C_slice_Tensor(self._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17650,8 +17615,8 @@ def _m_softmax(self, dim, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('softmax', 'dtype', 2, 'torchlet.dtype', dtype)
     h_ = _C_softmax_int(self._p, dim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17734,8 +17699,8 @@ _SIGS__m_sqrt = (
 def _m_sqrt(self):
     '()'
     h_ = _C_sqrt(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17771,8 +17736,8 @@ _KW__m_squeeze_2 = {'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
 def _impl_m_squeeze_0(self):
     '()'
     h_ = _C_squeeze(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17784,8 +17749,8 @@ def _impl_m_squeeze_1(self, dim):
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 1, 'int', dim)
     h_ = _C_squeeze_dim(self._p, dim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17805,8 +17770,8 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
     if dim_c is _BAD:
         raise _arg_error('squeeze', 'dim', 1, 'tuple of ints', dim)
     h_ = _C_squeeze_dims(self._p, dim_c[0], dim_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17843,11 +17808,10 @@ def _impl_m_std_0(self, unbiased=True):
     if unbiased_c is _BAD:
         raise _arg_error('std', 'unbiased', 1, 'bool', unbiased)
     h_ = _C_std(self._p, unbiased_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17863,11 +17827,10 @@ def _impl_m_std_1(self, dim=None, *, correction=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('std', 'keepdim', 0, 'bool', keepdim)
     h_ = _C_std_correction(self._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17883,11 +17846,10 @@ def _impl_m_std_2(self, dim, unbiased=True, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('std', 'keepdim', 3, 'bool', keepdim)
     h_ = _C_std_dim(self._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -17927,8 +17889,8 @@ def _m_sub(self, other, *, alpha=1):
         if alpha_c is _BAD:
             raise _arg_error('sub', 'alpha', 0, 'Number', alpha)
     h_ = (_C_sub_Tensor(self._p, other._p, alpha_c) if other_n is None else _P_sub_Tensor_n_other(self._p, other_n, alpha_c))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17979,8 +17941,8 @@ def _impl_m_sum_0(self, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_sum(self._p, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -17998,8 +17960,8 @@ def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('sum', 'dtype', 0, 'torchlet.dtype', dtype)
     h_ = _C_sum_dim_IntList(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18024,8 +17986,8 @@ _SIGS__m_t = (
 def _m_t(self):
     '()'
     h_ = _C_t(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18040,8 +18002,8 @@ _SIGS__m_tan = (
 def _m_tan(self):
     '()'
     h_ = _C_tan(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18070,8 +18032,8 @@ _SIGS__m_tanh = (
 def _m_tanh(self):
     '()'
     h_ = _C_tanh(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18131,8 +18093,8 @@ def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_to_dtype_layout(self._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], non_blocking_c, copy_c, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == self._p:
         _release(h_)
         return self
@@ -18163,8 +18125,8 @@ def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
     h_ = (_C_to_other(self._p, other._p, non_blocking_c, copy_c, memory_format_c) if other_n is None else _P_to_other_n_other(self._p, other_n, non_blocking_c, copy_c, memory_format_c))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == self._p:
         _release(h_)
         return self
@@ -18191,8 +18153,8 @@ def _impl_m_to_2(self, device, dtype, non_blocking=False, copy=False, memory_for
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 5, 'torchlet.memory_format', memory_format)
     h_ = _C_to_device(self._p, device_c, dtype_c, non_blocking_c, copy_c, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == self._p:
         _release(h_)
         return self
@@ -18216,8 +18178,8 @@ def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None
     if memory_format_c is _BAD:
         raise _arg_error('to', 'memory_format', 4, 'torchlet.memory_format', memory_format)
     h_ = _C_to_dtype(self._p, dtype_c, non_blocking_c, copy_c, memory_format_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     if h_ == self._p:
         _release(h_)
         return self
@@ -18255,8 +18217,8 @@ def _m_transpose(self, dim0, dim1):
     if dim1_c is _BAD:
         raise _arg_error('transpose', 'dim1', 2, 'int', dim1)
     h_ = _C_transpose_int(self._p, dim0_c, dim1_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18274,8 +18236,8 @@ def _m_tril(self, diagonal=0):
     if diagonal_c is _BAD:
         raise _arg_error('tril', 'diagonal', 1, 'int', diagonal)
     h_ = _C_tril(self._p, diagonal_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18310,8 +18272,8 @@ def _m_triu(self, diagonal=0):
     if diagonal_c is _BAD:
         raise _arg_error('triu', 'diagonal', 1, 'int', diagonal)
     h_ = _C_triu(self._p, diagonal_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18343,8 +18305,8 @@ _SIGS__m_trunc = (
 def _m_trunc(self):
     '()'
     h_ = _C_trunc(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18396,8 +18358,8 @@ def _m_unflatten(self, dim, sizes):
     if sizes_c is _BAD:
         raise _arg_error('unflatten', 'sizes', 2, 'tuple of ints', sizes)
     h_ = _C_unflatten_int(self._p, dim_c, sizes_c[0], sizes_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18415,8 +18377,8 @@ def _m_unsqueeze(self, dim):
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 1, 'int', dim)
     h_ = _C_unsqueeze(self._p, dim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18441,11 +18403,10 @@ def _impl_m_var_0(self, unbiased=True):
     if unbiased_c is _BAD:
         raise _arg_error('var', 'unbiased', 1, 'bool', unbiased)
     h_ = _C_var(self._p, unbiased_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -18461,11 +18422,10 @@ def _impl_m_var_1(self, dim=None, *, correction=None, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('var', 'keepdim', 0, 'bool', keepdim)
     h_ = _C_var_correction(self._p, dim_c[0], dim_c[1], correction_c, keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -18481,11 +18441,10 @@ def _impl_m_var_2(self, dim, unbiased=True, keepdim=False):
     if keepdim_c is _BAD:
         raise _arg_error('var', 'keepdim', 3, 'bool', keepdim)
     h_ = _C_var_dim(self._p, dim_c[0], dim_c[1], unbiased_c, keepdim_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -18517,8 +18476,8 @@ def _impl_m_view_0(self, dtype):
     if dtype_c is _BAD:
         raise _arg_error('view', 'dtype', 1, 'torchlet.dtype', dtype)
     h_ = _C_view_dtype(self._p, dtype_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18538,8 +18497,8 @@ def _impl_m_view_1(self, *_args, size=None):
     if size_c is _BAD:
         raise _arg_error('view', 'size', 1, 'tuple of ints', size)
     h_ = _C_view(self._p, size_c[0], size_c[1])
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18574,11 +18533,10 @@ def _impl_m_where_0(self, condition, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('where', 'other', 2, 'Tensor', other)
     h_ = _C_where_self(condition._p, self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -18593,11 +18551,10 @@ def _impl_m_where_1(self, condition, other):
         if other_c is _BAD:
             raise _arg_error('where', 'other', 2, 'Number', other)
     h_ = _C_where_ScalarOther(condition._p, self._p, other_c)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
-    _flush()
     return r_
 
 
@@ -18688,8 +18645,8 @@ def _d__add__(self, other):
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_add_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, _SC_INT[1]))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18707,8 +18664,8 @@ def _d__radd__(self, other):
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_add_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_add_Tensor_n_other(self._p, other_n, _SC_INT[1]))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18743,8 +18700,8 @@ def _d__sub__(self, other):
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_sub_Tensor(self._p, other._p, _SC_INT[1]) if other_n is None else _P_sub_Tensor_n_other(self._p, other_n, _SC_INT[1]))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18789,8 +18746,8 @@ def _d__mul__(self, other):
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18808,8 +18765,8 @@ def _d__rmul__(self, other):
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_mul_Tensor(self._p, other._p) if other_n is None else _P_mul_Tensor_n_other(self._p, other_n))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18844,8 +18801,8 @@ def _d__truediv__(self, other):
         elif not isinstance(other, _Tensor):
             return NotImplemented
     h_ = (_C_div_Tensor(self._p, other._p) if other_n is None else _P_div_Tensor_n_other(self._p, other_n))
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -18891,8 +18848,8 @@ def _d__floordiv__(self, other):
             elif not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = (_C_floor_divide(self._p, other._p) if other_n is None else _P_floor_divide_n_other(self._p, other_n))
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -18903,8 +18860,8 @@ def _d__floordiv__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_floor_divide_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -18956,8 +18913,8 @@ def _d__mod__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_remainder_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -18968,8 +18925,8 @@ def _d__mod__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_remainder_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19015,8 +18972,8 @@ def _d__pow__(self, other):
             if not isinstance(exponent, _Tensor):
                 return NotImplemented
         h_ = _C_pow_Tensor_Tensor(self._p, exponent._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19028,8 +18985,8 @@ def _d__pow__(self, other):
             if exponent_c is _BAD:
                 return NotImplemented
         h_ = _C_pow_Tensor_Scalar(self._p, exponent_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19075,8 +19032,8 @@ def _d__matmul__(self, other):
         if not isinstance(other, _Tensor):
             return NotImplemented
     h_ = _C_matmul(self._p, other._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -19094,8 +19051,8 @@ def _d__and__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_and_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19106,8 +19063,8 @@ def _d__and__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_and_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19120,8 +19077,8 @@ def _d__rand__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_and_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19132,8 +19089,8 @@ def _d__rand__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_and_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19168,8 +19125,8 @@ def _d__or__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_or_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19180,8 +19137,8 @@ def _d__or__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_or_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19194,8 +19151,8 @@ def _d__ror__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_or_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19206,8 +19163,8 @@ def _d__ror__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_or_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19242,8 +19199,8 @@ def _d__xor__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_xor_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19254,8 +19211,8 @@ def _d__xor__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_xor_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19268,8 +19225,8 @@ def _d__rxor__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_xor_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19280,8 +19237,8 @@ def _d__rxor__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_xor_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19316,8 +19273,8 @@ def _d__lshift__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_left_shift_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19328,8 +19285,8 @@ def _d__lshift__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_left_shift_Tensor_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19374,8 +19331,8 @@ def _d__rshift__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_bitwise_right_shift_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19386,8 +19343,8 @@ def _d__rshift__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_bitwise_right_shift_Tensor_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19432,8 +19389,8 @@ def _d__eq__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_eq_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19444,8 +19401,8 @@ def _d__eq__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_eq_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19458,8 +19415,8 @@ def _d__ne__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_ne_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19470,8 +19427,8 @@ def _d__ne__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_ne_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19484,8 +19441,8 @@ def _d__lt__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_lt_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19496,8 +19453,8 @@ def _d__lt__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_lt_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19510,8 +19467,8 @@ def _d__le__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_le_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19522,8 +19479,8 @@ def _d__le__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_le_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19536,8 +19493,8 @@ def _d__gt__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_gt_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19548,8 +19505,8 @@ def _d__gt__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_gt_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19562,8 +19519,8 @@ def _d__ge__(self, other):
             if not isinstance(other, _Tensor):
                 return NotImplemented
         h_ = _C_ge_Tensor(self._p, other._p)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19574,8 +19531,8 @@ def _d__ge__(self, other):
             if other_c is _BAD:
                 return NotImplemented
         h_ = _C_ge_Scalar(self._p, other_c)
-        if not h_:
-            raise _pending_error()
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
         return r_
@@ -19584,8 +19541,8 @@ def _d__ge__(self, other):
 
 def _d__neg__(self):
     h_ = _C_neg(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -19593,8 +19550,8 @@ def _d__neg__(self):
 
 def _d__abs__(self):
     h_ = _C_abs(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_
@@ -19602,8 +19559,8 @@ def _d__abs__(self):
 
 def _d__invert__(self):
     h_ = _C_bitwise_not(self._p)
-    if not h_:
-        raise _pending_error()
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
     return r_

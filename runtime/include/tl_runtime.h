@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "tl_tensor.h"
+
 /* ------------------------------------------------------- CPU capability */
 /* levels: 0 = "default" (baseline x86-64), 1 = "avx2" (AVX2+FMA+F16C),
  * 2 = "avx512" (AVX-512 F/BW/VL/DQ). The best supported level is chosen once at
@@ -41,10 +43,22 @@ void *tl_alloc(int64_t nbytes);                 /* 64-byte aligned; NULL + Memor
 void tl_free(void *p, int64_t nbytes);
 
 /* ------------------------------------------------------------- warnings */
-/* The runtime records warnings (e.g. an out= tensor was resized) per thread;
- * the Python side turns them into UserWarning after each call. */
-int tl_has_warning(void);
-const char *tl_take_warning(void);              /* "" when none; clears it */
+/* The runtime records warnings (e.g. an out= tensor was resized) per thread,
+ * in order (up to 8 pending; later ones are dropped); the Python side
+ * turns them into UserWarnings at the caller's line. */
+int tl_has_warning(void);                       /* how many are pending */
+const char *tl_take_warning(void);              /* the oldest ("" when none), removed */
+/* The Python boundary (docs/PYTHON_BINDINGS.md, "Warnings"): in the cffi
+ * module only, generated/cdef/python_abi.h wraps each entry point a binding
+ * calls directly, so that a call returning with a warning pending says so in
+ * the status it already returns, at no cost to Python otherwise:
+ *   tl_pyabi_tensor: a tensor result is parked (per thread) and NULL returned;
+ *                    the binding's NULL path takes it back
+ *                    (tl_pyabi_take_parked) after raising the warnings;
+ *   tl_pyabi_rc:     an int status 0 becomes 1. */
+tl_tensor *tl_pyabi_tensor(tl_tensor *r);
+int tl_pyabi_rc(int rc);
+tl_tensor *tl_pyabi_take_parked(void);          /* new reference or NULL */
 
 /* ----------------------------------------------------------- generators */
 /* Philox-4x32-10 counter-based generator (seed + offset), for random ops. */

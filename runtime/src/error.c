@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tl_internal.h"
 
@@ -13,8 +14,13 @@
  * dispatcher use initial-exec TLS), so it must stay tiny. */
 static _Thread_local tl_error_kind g_kind = TL_OK;
 static _Thread_local char *g_msg_buf = NULL;
-static _Thread_local int g_has_warning = 0;
-static _Thread_local char *g_warning_buf = NULL;
+/* pending warnings: their count is read on every return to Python
+ * (tl_pyabi_*), so it is one initial-exec int; the messages are on the heap */
+#define TL_MAX_WARNINGS 8
+static _Thread_local int g_has_warning __attribute__((tls_model("initial-exec"))) = 0;
+static _Thread_local char *g_warning_buf = NULL; /* TL_MAX_WARNINGS messages, oldest first */
+static _Thread_local char *g_taken_buf = NULL;   /* the last one taken */
+static _Thread_local tl_tensor *g_parked = NULL; /* tl_pyabi_tensor's result */
 static char g_msg_fallback[] = "out of memory while formatting an error message";
 
 static char *buffer(char **slot) {
@@ -47,19 +53,42 @@ void tl_clear_error(void) {
 }
 
 void tl__warn(const char *fmt, ...) {
-    char *msg = buffer(&g_warning_buf);
-    if (!msg) return;
+    if (!g_warning_buf) g_warning_buf = malloc((size_t)TL_MAX_WARNINGS * TL_MSG_MAX);
+    if (!g_warning_buf || g_has_warning == TL_MAX_WARNINGS) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, TL_MSG_MAX, fmt, ap);
+    vsnprintf(g_warning_buf + (size_t)g_has_warning * TL_MSG_MAX, TL_MSG_MAX, fmt, ap);
     va_end(ap);
-    g_has_warning = 1;
+    g_has_warning++;
 }
 
 int tl_has_warning(void) { return g_has_warning; }
 
 const char *tl_take_warning(void) {
     if (!g_has_warning) return "";
-    g_has_warning = 0;
-    return g_warning_buf;  /* valid until the next warning on this thread */
+    char *out = buffer(&g_taken_buf);
+    if (!out) {
+        g_has_warning = 0;
+        return g_msg_fallback;
+    }
+    memcpy(out, g_warning_buf, TL_MSG_MAX);
+    g_has_warning--;
+    memmove(g_warning_buf, g_warning_buf + TL_MSG_MAX, (size_t)g_has_warning * TL_MSG_MAX);
+    return out;  /* valid until the next tl_take_warning on this thread */
+}
+
+/* ------------------------------------------------- the Python boundary */
+tl_tensor *tl_pyabi_tensor(tl_tensor *r) {
+    if (__builtin_expect(g_has_warning == 0, 1) || !r) return r;
+    tl_tensor_release(g_parked); /* none: the binding takes it back at once */
+    g_parked = r;
+    return NULL;
+}
+
+int tl_pyabi_rc(int rc) { return rc == 0 && g_has_warning ? 1 : rc; }
+
+tl_tensor *tl_pyabi_take_parked(void) {
+    tl_tensor *r = g_parked;
+    g_parked = NULL;
+    return r;
 }

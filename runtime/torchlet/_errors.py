@@ -6,6 +6,7 @@ the calling OS thread, which is the Python thread that made the cffi call.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 from ._C import ffi, lib
@@ -24,6 +25,7 @@ _message = lib.tl_error_message
 _clear = lib.tl_clear_error
 _has_warning = lib.tl_has_warning
 _take_warning = lib.tl_take_warning
+_take_parked = lib.tl_pyabi_take_parked
 
 
 def pending_error() -> BaseException:
@@ -54,7 +56,56 @@ def check_ptr(p):
     return p
 
 
+def _caller_stacklevel() -> int:
+    """warnings.warn's stacklevel, from emit_warnings' caller, of the first
+    frame outside torchlet (generated bindings and their Python wrappers): the
+    user's line, where PyTorch's warning handler points (the caller of the
+    builtin)."""
+    f = sys._getframe(2)  # emit_warnings' caller: stacklevel 2 of its warnings.warn
+    level = 2
+    while f is not None and f.f_globals.get("__name__", "").partition(".")[0] == "torchlet":
+        f = f.f_back
+        level += 1
+    return level
+
+
+def emit_warnings() -> None:
+    """Raise the warnings the runtime recorded on this thread, oldest first, as
+    UserWarnings at the caller's line (an "error" filter makes it raise)."""
+    while _has_warning():
+        msg = ffi.string(_take_warning()).decode("utf-8", "replace")
+        warnings.warn(msg, UserWarning, stacklevel=_caller_stacklevel())
+
+
+def _emit_before_error() -> None:
+    """Warnings recorded before a failure are shown, then the error raised (as
+    PyTorch's handler); a warning turned into an exception does not replace it."""
+    try:
+        emit_warnings()
+    except Exception:  # noqa: BLE001 - the operator's error wins
+        while _has_warning():
+            _take_warning()
+
+
+def pending_result():
+    """A functional entry point returned NULL (its binding's slow path): with
+    warnings pending, they are raised and its result (parked by the cffi
+    wrapper, tl_pyabi_tensor) is returned; otherwise the pending error."""
+    p = _take_parked()
+    if p:
+        try:
+            emit_warnings()
+        except BaseException:
+            lib.tl_tensor_release(p)
+            raise
+        return p
+    err = pending_error()  # taken first: a warnings hook may call operators
+    _emit_before_error()
+    raise err
+
+
 def flush_warnings(stacklevel: int = 3) -> None:
-    """Re-raise warnings the runtime recorded on this thread as UserWarning."""
-    if _has_warning():
+    """Re-raise warnings the runtime recorded on this thread as UserWarning
+    (for hand-written callers of the C API; generated bindings use emit_warnings)."""
+    while _has_warning():
         warnings.warn(ffi.string(_take_warning()).decode("utf-8", "replace"), UserWarning, stacklevel=stacklevel)

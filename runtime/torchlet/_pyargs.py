@@ -24,7 +24,8 @@ import numpy as _np
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import ffi, lib
-from ._errors import pending_error
+from ._errors import _emit_before_error, pending_error
+from ._errors import emit_warnings as _emit_warnings
 
 NULL = ffi.NULL
 BAD = object()  # "wrong type" marker returned by converters
@@ -39,7 +40,6 @@ _from_double = lib.tl_scalar_from_double
 _from_bool = lib.tl_scalar_from_bool
 _wrapped_scalar = lib.tl_wrapped_scalar
 _gc = ffi.gc
-_has_warning = lib.tl_has_warning
 
 # tl_scalar values by value (cffi struct cdata), cached for small ints
 SC_INT = {i: _from_int(i) for i in range(-256, 1025)}
@@ -178,15 +178,14 @@ def done(h) -> None:
 
 
 def check_rc(rc) -> None:
-    if rc < 0:
-        raise pending_error()
-
-
-def flush() -> None:
-    """Re-raise a warning recorded by the runtime (an out= tensor resized)."""
-    if _has_warning():
-        from ._errors import flush_warnings
-        flush_warnings(stacklevel=5)
+    """An int status of an entry point or shim: -1 raises the error (after any
+    warnings recorded before it), 1 (tl_pyabi_rc: warnings pending) raises them."""
+    if rc:
+        if rc < 0:
+            err = pending_error()
+            _emit_before_error()
+            raise err
+        _emit_warnings()
 
 
 def value_result(p, kind):
@@ -586,9 +585,4 @@ def missing_c(name: str):
     return fail
 
 
-def after(rc) -> None:
-    """After a releasing shim returned non-zero: -1 raises the error, 1
-    re-raises the pending warning."""
-    if rc < 0:
-        raise pending_error()
-    flush()
+after = check_rc  # after a releasing shim returned non-zero (in-place / out=)

@@ -359,10 +359,13 @@ def test_one_entry_edit_touches_only_what_it_feeds(tmp_path):
     assert {f for f in changed if _mine(f)} == {"csrc/ops_frobnicate.c", "csrc/register_all.c", "include/tl_ops.h", "cdef/ops.h"}
     # other emitters: only files named after the operator, and their registries / indexes
     for f in changed:
-        assert _mine(f) or "frobnicate" in f or f in ("MANIFEST", "docs/ops.md") or f.startswith("python/") or \
-            "register_all" in f or f.endswith("_ops.h"), f
+        assert _mine(f) or "frobnicate" in f or f in ("MANIFEST", "docs/ops.md", "cdef/python_abi.h") \
+            or f.startswith("python/") or "register_all" in f or f.endswith("_ops.h"), f
     assert changed["csrc/register_all.c"] == ["+    if (tl_ops_register_frobnicate() != 0) return -1;"]
     assert all(l.startswith("+") for f in ("include/tl_ops.h", "cdef/ops.h") for l in changed[f])
+    # the cffi module's warning wrapper of the entry point its binding calls
+    assert changed.get("cdef/python_abi.h", []) in (
+        [], ["+#define tl_ops_frobnicate(...) tl_pyabi_tensor(tl_ops_frobnicate(__VA_ARGS__))"])
 
 
 # ------------------------------------------------------------- compiles
