@@ -788,6 +788,7 @@ typedef struct {
     int64_t n0, n1;          /* tile counts along dims 0 and k */
     uint32_t trans;          /* inputs read through the transpose (bit i: operand i) */
     uint32_t stream;         /* outputs written through a row buffer with streaming stores */
+    size_t buf_off[TL_ITER_MAX_OPERANDS];  /* each buffered operand's place in the scratch */
     size_t scratch_bytes;
     const tl_tile_kernels_t *kern;
 } tile_plan;
@@ -814,14 +815,12 @@ static void tile_fn(int64_t begin, int64_t end, void *p) {
     char *buf[TL_ITER_MAX_OPERANDS];
     char *ptrs[TL_ITER_MAX_OPERANDS];
     char *base[TL_ITER_MAX_OPERANDS];
-    size_t off = 0;
     for (int i = 0; i < nops; i++) {
         isz[i] = tl__itemsize(it->ops[i].tensor->dtype);
         inner[i] = it->ops[i].strides[0];
         buf[i] = NULL;
         if ((trans | stream) >> i & 1) {
-            buf[i] = scratch + off;
-            off += (size_t)(((trans >> i & 1) ? tp->t0 * tp->t1 : tp->t0) * isz[i] + 63) & ~(size_t)63;
+            buf[i] = scratch + tp->buf_off[i];
             inner[i] = isz[i];     /* the loop sees the buffer, contiguous */
         }
     }
@@ -895,9 +894,11 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
     tp->n1 = (it->shape[k] + tp->t1 - 1) / tp->t1;
     tp->scratch_bytes = 0;
     for (int i = 0; i < it->nops; i++) {
+        /* a transposed input: t1 rows of t0; a streamed output: one row */
         int64_t isz = tl__itemsize(it->ops[i].tensor->dtype);
-        if (tp->trans >> i & 1) tp->scratch_bytes += (size_t)((tp->t0 * tp->t1 * isz + 63) & ~(int64_t)63);
-        if (tp->stream >> i & 1) tp->scratch_bytes += (size_t)((tp->t0 * isz + 63) & ~(int64_t)63);
+        int64_t rows = (tp->trans >> i & 1) ? tp->t1 : (tp->stream >> i & 1) ? 1 : 0;
+        tp->buf_off[i] = tp->scratch_bytes;
+        tp->scratch_bytes += (size_t)((rows * tp->t0 * isz + 63) & ~(int64_t)63);
     }
     tp->kern = tl_tile_stub.current;
 }
@@ -925,7 +926,7 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
         }
         int k = pick_tile_dim(it);
         if (k) {
-            tile_plan tp = {it, loop, ctx, 0, 0, 0, 0, 0, 0, 0, 0, NULL};
+            tile_plan tp = {.it = it, .loop = loop, .ctx = ctx};
             plan_tiles(&tp, it, k);
             int64_t ntiles = tp.n0 * tp.n1 * (it->numel / (it->shape[0] * it->shape[k]));
             int64_t tgrain = grain == INT64_MAX ? INT64_MAX : (grain + tp.t0 * tp.t1 - 1) / (tp.t0 * tp.t1);
