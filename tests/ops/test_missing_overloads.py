@@ -160,7 +160,7 @@ def test_arange_out_values_dtype_and_shape_rule(dt):
             raises_like(ValueError, "step must be nonzero", lambda: tl.arange(0, 2.5, 0.5, out=out),
                         lambda: torch.arange(0, 2.5, 0.5, out=torch.empty(0, dtype=torch.int64)))
         else:
-            assert tl.arange(0, 2.5, 0.5, out=out).numpy().tolist() == [0] * 5
+            assert tl.arange(0, 2.5, 0.5, out=tl.empty(0, dtype=dt)).numpy().tolist() == [0] * 5
         raises_like(RuntimeError, "step must be nonzero", lambda: tl.arange(0, 3, 0.0, out=out),
                     lambda: torch.arange(0, 3, 0.0, out=torch.empty(0, dtype=tdt(dt))))
     else:
