@@ -68,7 +68,7 @@ def result_type(tensor1, tensor2):
 
 
 def set_num_threads(n) -> None:
-    """Threads used by kernels above the grain size (OpenMP)."""
+    """Threads used by kernels above the grain size and by BLAS (torchlet's thread pool)."""
     _check(_lib.tl_set_num_threads(n))
 
 
