@@ -32,6 +32,7 @@ static void TL_KNAME(ufunc_abs_u8)(char **data, const int64_t *strides, int64_t 
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_abs(x1));
@@ -65,6 +66,7 @@ static void TL_KNAME(ufunc_abs_i8)(char **data, const int64_t *strides, int64_t 
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_abs(x1));
@@ -98,6 +100,7 @@ static void TL_KNAME(ufunc_abs_i16)(char **data, const int64_t *strides, int64_t
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_abs(x1));
@@ -131,6 +134,7 @@ static void TL_KNAME(ufunc_abs_i32)(char **data, const int64_t *strides, int64_t
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_abs(x1));
@@ -164,6 +168,7 @@ static void TL_KNAME(ufunc_abs_i64)(char **data, const int64_t *strides, int64_t
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_abs(x1));
@@ -251,6 +256,7 @@ static void TL_KNAME(ufunc_abs_f32)(char **data, const int64_t *strides, int64_t
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_abs(x1);
@@ -284,6 +290,7 @@ static void TL_KNAME(ufunc_abs_f64)(char **data, const int64_t *strides, int64_t
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_abs(x1);

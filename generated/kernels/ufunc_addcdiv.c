@@ -357,6 +357,9 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -386,6 +389,8 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
@@ -413,6 +418,8 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
@@ -440,6 +447,8 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -467,6 +476,7 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -492,6 +502,7 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -517,6 +528,7 @@ static void TL_KNAME(ufunc_addcdiv_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -555,6 +567,9 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -584,6 +599,8 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
@@ -611,6 +628,8 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
@@ -638,6 +657,8 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -665,6 +686,7 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -690,6 +712,7 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);
@@ -715,6 +738,7 @@ static void TL_KNAME(ufunc_addcdiv_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_addcdiv(x1, x2, x3, value);

@@ -35,6 +35,9 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
@@ -64,6 +67,8 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
@@ -91,6 +96,8 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x3 = p3[base + k];
@@ -118,6 +125,8 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
@@ -145,6 +154,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -170,6 +180,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -195,6 +206,7 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -233,6 +245,9 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
@@ -262,6 +277,8 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
@@ -289,6 +306,8 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x3 = p3[base + k];
@@ -316,6 +335,8 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
@@ -343,6 +364,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -368,6 +390,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -393,6 +416,7 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -431,6 +455,9 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
@@ -460,6 +487,8 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
@@ -487,6 +516,8 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x3 = p3[base + k];
@@ -514,6 +545,8 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
@@ -541,6 +574,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -566,6 +600,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -591,6 +626,7 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -629,6 +665,9 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
@@ -658,6 +697,8 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
@@ -685,6 +726,8 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x3 = p3[base + k];
@@ -712,6 +755,8 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
@@ -739,6 +784,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -764,6 +810,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -789,6 +836,7 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -827,6 +875,9 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
@@ -856,6 +907,8 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
@@ -883,6 +936,8 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x3 = p3[base + k];
@@ -910,6 +965,8 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
@@ -937,6 +994,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -962,6 +1020,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -987,6 +1046,7 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
@@ -1347,6 +1407,9 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -1376,6 +1439,8 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
@@ -1403,6 +1468,8 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
@@ -1430,6 +1497,8 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -1457,6 +1526,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -1482,6 +1552,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -1507,6 +1578,7 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -1545,6 +1617,9 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -1574,6 +1649,8 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
@@ -1601,6 +1678,8 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
@@ -1628,6 +1707,8 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -1655,6 +1736,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -1680,6 +1762,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
@@ -1705,6 +1788,7 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);

@@ -33,6 +33,8 @@ static void TL_KNAME(ufunc_bitwise_or_b)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x2 = (p2[base + k] != 0);
@@ -59,6 +61,7 @@ static void TL_KNAME(ufunc_bitwise_or_b)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x2 = (p2[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_bitwise_or(x1, x2)) != 0);
@@ -83,6 +86,7 @@ static void TL_KNAME(ufunc_bitwise_or_b)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_bitwise_or(x1, x2)) != 0);
@@ -118,6 +122,8 @@ static void TL_KNAME(ufunc_bitwise_or_u8)(char **data, const int64_t *strides, i
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
@@ -144,6 +150,7 @@ static void TL_KNAME(ufunc_bitwise_or_u8)(char **data, const int64_t *strides, i
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -168,6 +175,7 @@ static void TL_KNAME(ufunc_bitwise_or_u8)(char **data, const int64_t *strides, i
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -203,6 +211,8 @@ static void TL_KNAME(ufunc_bitwise_or_i8)(char **data, const int64_t *strides, i
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
@@ -229,6 +239,7 @@ static void TL_KNAME(ufunc_bitwise_or_i8)(char **data, const int64_t *strides, i
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -253,6 +264,7 @@ static void TL_KNAME(ufunc_bitwise_or_i8)(char **data, const int64_t *strides, i
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -288,6 +300,8 @@ static void TL_KNAME(ufunc_bitwise_or_i16)(char **data, const int64_t *strides, 
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
@@ -314,6 +328,7 @@ static void TL_KNAME(ufunc_bitwise_or_i16)(char **data, const int64_t *strides, 
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -338,6 +353,7 @@ static void TL_KNAME(ufunc_bitwise_or_i16)(char **data, const int64_t *strides, 
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -373,6 +389,8 @@ static void TL_KNAME(ufunc_bitwise_or_i32)(char **data, const int64_t *strides, 
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
@@ -399,6 +417,7 @@ static void TL_KNAME(ufunc_bitwise_or_i32)(char **data, const int64_t *strides, 
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -423,6 +442,7 @@ static void TL_KNAME(ufunc_bitwise_or_i32)(char **data, const int64_t *strides, 
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -458,6 +478,8 @@ static void TL_KNAME(ufunc_bitwise_or_i64)(char **data, const int64_t *strides, 
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
@@ -484,6 +506,7 @@ static void TL_KNAME(ufunc_bitwise_or_i64)(char **data, const int64_t *strides, 
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_bitwise_or(x1, x2));
@@ -508,6 +531,7 @@ static void TL_KNAME(ufunc_bitwise_or_i64)(char **data, const int64_t *strides, 
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_bitwise_or(x1, x2));

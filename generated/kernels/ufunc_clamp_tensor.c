@@ -34,6 +34,9 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
@@ -63,6 +66,8 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
@@ -90,6 +95,8 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x3 = p3[base + k];
@@ -117,6 +124,8 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
@@ -144,6 +153,7 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -169,6 +179,7 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -194,6 +205,7 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -231,6 +243,9 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
@@ -260,6 +275,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
@@ -287,6 +304,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x3 = p3[base + k];
@@ -314,6 +333,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
@@ -341,6 +362,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -366,6 +388,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -391,6 +414,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -428,6 +452,9 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
@@ -457,6 +484,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
@@ -484,6 +513,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x3 = p3[base + k];
@@ -511,6 +542,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
@@ -538,6 +571,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -563,6 +597,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -588,6 +623,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -625,6 +661,9 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
@@ -654,6 +693,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
@@ -681,6 +722,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x3 = p3[base + k];
@@ -708,6 +751,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
@@ -735,6 +780,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -760,6 +806,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -785,6 +832,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -822,6 +870,9 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
@@ -851,6 +902,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
@@ -878,6 +931,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x3 = p3[base + k];
@@ -905,6 +960,8 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
@@ -932,6 +989,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -957,6 +1015,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -982,6 +1041,7 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
@@ -1339,6 +1399,9 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -1368,6 +1431,8 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
@@ -1395,6 +1460,8 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
@@ -1422,6 +1489,8 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -1449,6 +1518,7 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -1474,6 +1544,7 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -1499,6 +1570,7 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -1536,6 +1608,9 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -1565,6 +1640,8 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
@@ -1592,6 +1669,8 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
@@ -1619,6 +1698,8 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -1646,6 +1727,7 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -1671,6 +1753,7 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
@@ -1696,6 +1779,7 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);

@@ -169,6 +169,8 @@ static void TL_KNAME(ufunc_gelu_backward_tanh_f32)(char **data, const int64_t *s
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -195,6 +197,7 @@ static void TL_KNAME(ufunc_gelu_backward_tanh_f32)(char **data, const int64_t *s
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_gelu_backward_tanh(x1, x2);
@@ -219,6 +222,7 @@ static void TL_KNAME(ufunc_gelu_backward_tanh_f32)(char **data, const int64_t *s
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_gelu_backward_tanh(x1, x2);
@@ -254,6 +258,8 @@ static void TL_KNAME(ufunc_gelu_backward_tanh_f64)(char **data, const int64_t *s
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -280,6 +286,7 @@ static void TL_KNAME(ufunc_gelu_backward_tanh_f64)(char **data, const int64_t *s
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_gelu_backward_tanh(x1, x2);
@@ -304,6 +311,7 @@ static void TL_KNAME(ufunc_gelu_backward_tanh_f64)(char **data, const int64_t *s
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_gelu_backward_tanh(x1, x2);

@@ -32,6 +32,7 @@ static void TL_KNAME(ufunc_isfinite_b)(char **data, const int64_t *strides, int6
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
@@ -65,6 +66,7 @@ static void TL_KNAME(ufunc_isfinite_u8)(char **data, const int64_t *strides, int
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
@@ -98,6 +100,7 @@ static void TL_KNAME(ufunc_isfinite_i8)(char **data, const int64_t *strides, int
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
@@ -131,6 +134,7 @@ static void TL_KNAME(ufunc_isfinite_i16)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
@@ -164,6 +168,7 @@ static void TL_KNAME(ufunc_isfinite_i32)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
@@ -197,6 +202,7 @@ static void TL_KNAME(ufunc_isfinite_i64)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
@@ -280,6 +286,7 @@ static void TL_KNAME(ufunc_isfinite_f32)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
@@ -313,6 +320,7 @@ static void TL_KNAME(ufunc_isfinite_f64)(char **data, const int64_t *strides, in
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);

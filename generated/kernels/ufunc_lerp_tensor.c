@@ -354,6 +354,9 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -383,6 +386,8 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
@@ -410,6 +415,8 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
@@ -437,6 +444,8 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
@@ -464,6 +473,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -489,6 +499,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -514,6 +525,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -551,6 +563,9 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -580,6 +595,8 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
@@ -607,6 +624,8 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
@@ -634,6 +653,8 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
@@ -661,6 +682,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -686,6 +708,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
@@ -711,6 +734,7 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);

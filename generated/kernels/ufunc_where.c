@@ -34,6 +34,9 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x2 = (p2[base + k] != 0);
@@ -63,6 +66,8 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x2 = (p2[base + k] != 0);
                     const bool x3 = (p3[base + k] != 0);
@@ -90,6 +95,8 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x3 = (p3[base + k] != 0);
@@ -117,6 +124,8 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x2 = (p2[base + k] != 0);
@@ -144,6 +153,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x3 = (p3[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
@@ -169,6 +179,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x2 = (p2[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
@@ -194,6 +205,7 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
@@ -231,6 +243,9 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const uint8_t x2 = p2[base + k];
@@ -260,6 +275,8 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
@@ -287,6 +304,8 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const uint8_t x3 = p3[base + k];
@@ -314,6 +333,8 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const uint8_t x2 = p2[base + k];
@@ -341,6 +362,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -366,6 +388,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -391,6 +414,7 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
             _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -428,6 +452,9 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int8_t x2 = p2[base + k];
@@ -457,6 +484,8 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
@@ -484,6 +513,8 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int8_t x3 = p3[base + k];
@@ -511,6 +542,8 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int8_t x2 = p2[base + k];
@@ -538,6 +571,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -563,6 +597,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -588,6 +623,7 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
             _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
@@ -625,6 +661,9 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int16_t x2 = p2[base + k];
@@ -654,6 +693,8 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
@@ -681,6 +722,8 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int16_t x3 = p3[base + k];
@@ -708,6 +751,8 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int16_t x2 = p2[base + k];
@@ -735,6 +780,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
@@ -760,6 +806,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
@@ -785,6 +832,7 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
             _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
@@ -822,6 +870,9 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int32_t x2 = p2[base + k];
@@ -851,6 +902,8 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
@@ -878,6 +931,8 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int32_t x3 = p3[base + k];
@@ -905,6 +960,8 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int32_t x2 = p2[base + k];
@@ -932,6 +989,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
@@ -957,6 +1015,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
@@ -982,6 +1041,7 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
             _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
@@ -1019,6 +1079,9 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int64_t x2 = p2[base + k];
@@ -1048,6 +1111,8 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
@@ -1075,6 +1140,8 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int64_t x3 = p3[base + k];
@@ -1102,6 +1169,8 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int64_t x2 = p2[base + k];
@@ -1129,6 +1198,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
@@ -1154,6 +1224,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
                 for (int64_t k = 0; k < m; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
@@ -1179,6 +1250,7 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
             _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
@@ -1520,6 +1592,9 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const float x2 = p2[base + k];
@@ -1549,6 +1624,8 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
@@ -1576,6 +1653,8 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const float x3 = p3[base + k];
@@ -1603,6 +1682,8 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const float x2 = p2[base + k];
@@ -1630,6 +1711,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1655,6 +1737,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
                 for (int64_t k = 0; k < m; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1680,6 +1763,7 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
             _Alignas(64) float so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1717,6 +1801,9 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const double x2 = p2[base + k];
@@ -1746,6 +1833,8 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
@@ -1773,6 +1862,8 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const double x3 = p3[base + k];
@@ -1800,6 +1891,8 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const double x2 = p2[base + k];
@@ -1827,6 +1920,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1852,6 +1946,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
                 for (int64_t k = 0; k < m; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
@@ -1877,6 +1972,7 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
             _Alignas(64) double so[TL_UFUNC_CHUNK];
             for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
                 const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
                 for (int64_t k = 0; k < m; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = TL_UFUNC_where(x1, x2, x3);

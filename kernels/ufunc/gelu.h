@@ -3,12 +3,24 @@
  *
  * ufunc_inner_loop: Generic: gelu (Floating, BFloat16, Half)
  *
- * x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2))), PyTorch's formula. float
- * loops (float32/16/bf16) take tl_vexp.h's in-house erf (within 2 ulp,
- * inlined into the loop); float64 calls libm's erf. (Before: the Abramowitz
- * & Stegun 7.1.26 form PyTorch's vectorized gelu uses, |error| < 1.5e-7,
- * with libmvec's expf.)
+ * x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2))), PyTorch's formula; float64
+ * calls libm's erf. float loops (float32/16/bf16): in the AVX-512 variant
+ * tl_vexp.h's in-house erf (within 2 ulp, inlined: 1.2x the form below);
+ * in the baseline / AVX2 variants the Abramowitz & Stegun 7.1.26 rational
+ * form of erf (|error| < 1.5e-7, with libmvec's expf), the approximation
+ * PyTorch's own vectorized float gelu uses, which is faster there than
+ * either the in-house erf or libmvec's erff.
  */
 #include "tl_umath.h"
 
-#define TL_UFUNC_gelu(self) ((self) * 0.5f * (1 + TL_UERF((self) * TL_UCONST(self, M_SQRT1_2))))
+#if defined(__AVX512F__)
+#define TL__GELU_ERF(x) TL_UERF(x)
+#else
+static inline float tl_gelu_erf_f(float x) {
+    const float t = 1.0f / (1.0f + 0.3275911f * fabsf(x));
+    const float r = (((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f;
+    return copysignf(1.0f - r * t * expf(-x * x), x);
+}
+#define TL__GELU_ERF(x) _Generic((x), double: erf, default: tl_gelu_erf_f)(x)
+#endif
+#define TL_UFUNC_gelu(self) ((self) * 0.5f * (1 + TL__GELU_ERF((self) * TL_UCONST(self, M_SQRT1_2))))

@@ -1,6 +1,6 @@
 /* gelu_backward(approximate='none'): grad * (Phi(x) + x * phi(x)), with
  * Phi(x) = 0.5 * (1 + erf(x/sqrt(2))) and phi(x) = exp(-x^2/2) / sqrt(2*pi)
- * (float: tl_vexp.h's erf and exp).
+ * (float, AVX-512 loops: tl_vexp.h's erf and exp).
  *
  * ufunc_inner_loop: Generic: gelu_backward (Floating, BFloat16, Half)
  */

@@ -1,6 +1,6 @@
 /* silu_backward (silu_backward.grad_input): grad * s * (1 + x * (1 - s)) with
  * s = sigmoid(x), PyTorch's CPU formula (one exp: the compiler shares it;
- * float: tl_vexp.h's exp).
+ * float, AVX-512: tl_vexp.h's exp).
  * One fused loop instead of the seven pointwise ops the decomposed formula
  * costs (Linear+SiLU backward, docs/LINALG.md). */
 #include "tl_umath.h"

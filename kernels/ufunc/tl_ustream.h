@@ -63,6 +63,18 @@ static inline void tl_ustream_copy(void *dst, const void *src, int64_t nbytes) {
 #endif
 }
 
+/* software prefetch of the input bytes [p + AHEAD, p + AHEAD + nbytes), one
+ * line each, called per chunk of a streamed loop: the hardware prefetcher
+ * alone falls behind while a compute-bound chunk (exp, gelu, ...) runs, so
+ * the loads of the next chunks missed and compute and memory took turns.
+ * Measured (2^24 float32, AVX-512, C loop as generated): exp 11.5 -> 9.5 ms,
+ * a memory-bound neg 6.9 -> 6.8 ms. Prefetches never fault past the end. */
+#define TL_USTREAM_AHEAD 8192
+static inline void tl_ustream_prefetch(const void *p, int64_t nbytes) {
+    const char *c = (const char *)p + TL_USTREAM_AHEAD;
+    for (int64_t b = 0; b < nbytes; b += 64) __builtin_prefetch(c + b);
+}
+
 static inline void tl_ustream_fence(void) {
 #if TL__USTREAM_VEC
     _mm_sfence();
