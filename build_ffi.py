@@ -91,7 +91,7 @@ def make_ffi() -> FFI:
         "torchlet._C",
         source,
         include_dirs=include_dirs(),
-        extra_link_args=["-fopenmp", "-lmvec", "-lm"],
+        extra_link_args=["-pthread", "-lmvec", "-lm"],
         depends=[str(h.relative_to(ROOT)) for h in headers],
     )
     return ffi

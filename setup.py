@@ -37,7 +37,7 @@ ASAN = os.environ.get("TORCHLET_ASAN") == "1"
 VERBOSE = os.environ.get("TORCHLET_BUILD_VERBOSE") == "1"
 
 WARN = ["-Wall", "-Wextra"]
-COMMON = ["-std=gnu11", "-fPIC", "-O3", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", *WARN]
+COMMON = ["-std=gnu11", "-fPIC", "-O3", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", *WARN]
 if ASAN:
     COMMON = [f for f in COMMON if f != "-O3"] + ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
 
@@ -189,7 +189,7 @@ class BuildExt(build_ext):
         ext.depends = list(ext.depends) + ext.extra_objects
         # -Bsymbolic-functions: calls between the library's own functions (entry
         # point -> dispatcher -> kernel -> runtime) skip the PLT
-        link = ["-fopenmp", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
+        link = ["-pthread", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
         # the BLAS: torchlet/_blas.py preloads it from wherever the wheel is installed;
         # the rpath is the fallback when _C is loaded without the package
         link += [f"-L{blas_lib}", f"-l{blas_name}", f"-Wl,-rpath,{blas_lib}"]

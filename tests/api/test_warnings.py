@@ -122,19 +122,27 @@ def test_warnings_of_a_failing_call_are_shown_before_its_error():
 
 
 def test_each_thread_reports_its_own():
-    got = {}
+    # warnings.catch_warnings is process-global, so one catcher in this thread
+    # records which thread each warning was shown in (showwarning runs there).
+    got = {i: [] for i in range(3)}
+    barrier = threading.Barrier(3)
 
     def work(i):
-        with warnings.catch_warnings(record=True) as ws:
-            warnings.simplefilter("always")
-            tl.var(tl.ones(1))
-        got[i] = [str(w.message) for w in ws]
+        threading.current_thread().slot = i
+        barrier.wait()
+        tl.var(tl.ones(1))
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    def show(message, *args, **kwargs):
+        got[threading.current_thread().slot].append(str(message))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
     assert got == {i: [DOF] for i in range(3)}
 
 
