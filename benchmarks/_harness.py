@@ -109,11 +109,20 @@ def machine_info() -> str:
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
 
 
-def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02) -> dict:
+def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: float | None = None) -> dict:
     """Best seconds per call of each callable ({name: fn}), timed round robin:
     one batch of each per round, so that load from other processes on a
     shared machine hits every implementation alike (ratios, not absolute
-    times, are what such a machine measures)."""
+    times, are what such a machine measures).
+
+    settle: seconds to sleep before each batch (then one untimed call wakes
+    that library's threads). Each library's threads keep spinning for a while
+    after its last call (PyTorch's OpenMP team, numpy's OpenBLAS ~0.1 s,
+    torchlet's pool up to 1 ms) and would take a core from whichever library is
+    timed next. Default: 0.05 s when torchlet runs on more than one thread."""
+    if settle is None:
+        import torchlet
+        settle = 0.05 if torchlet.get_num_threads() > 1 else 0.0
     batch = {}
     for k, fn in fns.items():  # warm up, then size one batch of ~min_time
         fn()
@@ -124,6 +133,9 @@ def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02) -> dict:
     for _ in range(rounds):
         for k, fn in fns.items():
             n = batch[k]
+            if settle:
+                time.sleep(settle)
+                fn()
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()

@@ -24,7 +24,6 @@ import ctypes
 import glob
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,30 +31,15 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import machine_info, torch  # noqa: E402
+from _harness import interleaved as _interleaved, machine_info, torch  # noqa: E402
 
 SETTLE = 0.2  # seconds before each batch (--settle)
 
 
 def interleaved(fns: dict, rounds: int, min_time: float = 0.02) -> dict:
-    """_harness.interleaved with a pause before each batch, so that no other
-    library's threads are still spinning when one is timed"""
-    batch = {}
-    for k, fn in fns.items():
-        fn()
-        t0 = time.perf_counter()
-        fn()
-        batch[k] = max(1, int(min_time / max(time.perf_counter() - t0, 1e-7)))
-    best = {k: float("inf") for k in fns}
-    for _ in range(rounds):
-        for k, fn in fns.items():
-            time.sleep(SETTLE)
-            fn()  # wakes this library's threads
-            t0 = time.perf_counter()
-            for _ in range(batch[k]):
-                fn()
-            best[k] = min(best[k], (time.perf_counter() - t0) / batch[k])
-    return best
+    """_harness.interleaved with a pause of SETTLE before each batch, at any
+    thread count (numpy's OpenBLAS threads spin ~0.1 s after a product)"""
+    return _interleaved(fns, rounds=rounds, min_time=min_time, settle=SETTLE)
 
 
 def _numpy_blas_threads():
