@@ -109,6 +109,13 @@ def machine_info() -> str:
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
 
 
+def default_settle() -> float:
+    """interleaved's pause before each batch: 0.05 s when torchlet runs on more
+    than one thread (see interleaved), else none"""
+    import torchlet
+    return 0.05 if torchlet.get_num_threads() > 1 else 0.0
+
+
 def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: float | None = None) -> dict:
     """Best seconds per call of each callable ({name: fn}), timed round robin:
     one batch of each per round, so that load from other processes on a
@@ -121,8 +128,7 @@ def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: floa
     torchlet's pool up to 1 ms) and would take a core from whichever library is
     timed next. Default: 0.05 s when torchlet runs on more than one thread."""
     if settle is None:
-        import torchlet
-        settle = 0.05 if torchlet.get_num_threads() > 1 else 0.0
+        settle = default_settle()
     batch = {}
     for k, fn in fns.items():  # warm up, then size one batch of ~min_time
         fn()

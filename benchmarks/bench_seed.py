@@ -27,7 +27,7 @@ import torchlet as tl  # noqa: E402
 import torchlet.nn.functional as tF  # noqa: E402
 
 import seed_workloads as S  # noqa: E402
-from _harness import machine_info, torch  # noqa: E402
+from _harness import default_settle, machine_info, torch  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
 
@@ -43,7 +43,7 @@ def _best(fns: dict, rounds: int = ROUNDS) -> dict:
     best = {k: float("inf") for k in fns}
     CPU.clear()
     CPU.update({k: float("inf") for k in fns})
-    settle = 0.05 if tl.get_num_threads() > 1 else 0.0  # see _harness.interleaved: no other library's threads spinning
+    settle = default_settle()  # _harness.interleaved's rule: no other library's threads spinning
     for _ in range(rounds):
         for k, f in fns.items():
             if settle:
