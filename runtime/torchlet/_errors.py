@@ -99,12 +99,13 @@ def pending_result():
             lib.tl_tensor_release(p)
             raise
         return p
-    raise_pending_error()
-
-
-def raise_pending_error():
-    """The pending error, raised after any warnings recorded before it (taken
-    first: a warnings hook may call operators)."""
-    err = pending_error()
+    err = pending_error()  # taken first: a warnings hook may call operators
     _emit_before_error()
     raise err
+
+
+def flush_warnings(stacklevel: int = 3) -> None:
+    """Re-raise warnings the runtime recorded on this thread as UserWarning
+    (for hand-written callers of the C API; generated bindings use emit_warnings)."""
+    while _has_warning():
+        warnings.warn(ffi.string(_take_warning()).decode("utf-8", "replace"), UserWarning, stacklevel=stacklevel)

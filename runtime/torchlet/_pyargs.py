@@ -24,7 +24,7 @@ import numpy as _np
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import ffi, lib
-from ._errors import raise_pending_error
+from ._errors import _emit_before_error, pending_error
 from ._errors import emit_warnings as _emit_warnings
 
 NULL = ffi.NULL
@@ -173,7 +173,7 @@ def done(h) -> None:
     """In-place / out= result: the C entry returned a new reference to the
     Python-owned tensor (or NULL on error); drop it."""
     if not h:
-        raise_pending_error()
+        raise pending_error()
     _release(h)
 
 
@@ -182,7 +182,9 @@ def check_rc(rc) -> None:
     warnings recorded before it), 1 (tl_pyabi_rc: warnings pending) raises them."""
     if rc:
         if rc < 0:
-            raise_pending_error()
+            err = pending_error()
+            _emit_before_error()
+            raise err
         _emit_warnings()
 
 

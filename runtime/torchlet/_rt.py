@@ -13,7 +13,7 @@ import numbers
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import ffi, lib
-from ._errors import check, check_ptr, emit_warnings
+from ._errors import check, check_ptr, flush_warnings
 from ._tensor import Tensor, _wrap
 
 _NULL = ffi.NULL
@@ -202,7 +202,7 @@ def test_binary_add(a, b, out=None) -> Tensor:
     a, b = _as_operand(a), _as_operand(b)
     h = lib.tl_test_binary_add(_NULL if out is None else out._p, a._p, b._p)
     r = _wrap(h)
-    emit_warnings()
+    flush_warnings()
     return out if out is not None else r
 
 
