@@ -44,19 +44,19 @@
 /* 64-byte aligned scratch (rows of RS(n) elements stay aligned); free() */
 static void *scratch(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
-/* exp of a shifted score, exactly 0 where it underflows and for -inf from
- * masks; NaN propagates. float: tl_vexp.h's in-house exp (inlined), which
- * flushes results below 2^-125 to 0 itself, so no lane makes a subnormal (a
- * microcode assist per vector) and no special input takes libmvec's ~20x
- * slower scalar path; double: libm's exp, arguments below LO given 0. */
+/* exp of a shifted score, exactly 0 for -inf from masks; NaN propagates.
+ * float: tl_vexp.h's in-house exp (inlined; no special input takes libmvec's
+ * ~20x slower scalar path), subnormal results kept as softmax's
+ * (tl_expf_sm: masked and far-underflowed lanes give 0 without a microcode
+ * assist); double: libm's exp, arguments below LO given 0. */
 #define EXP_LO_f64 (-708.0)
-static inline float aexp_f32(float d) { return tl_expf_ftz(d); }
+static inline float aexp_f32(float d) { return tl_expf_sm(d); }
 static inline double aexp_f64(double d) { return d < EXP_LO_f64 ? 0.0 : exp(d); }
 
 /* p[k] = exp(p[k] - sub) over a padded row (ld a multiple of LANES, 64-byte
  * aligned: no scalar peel or tail) */
 static inline void exprow_f32(float *restrict p, int64_t ld, float sub) {
-    for (int64_t k = 0; k < ld; k++) p[k] = tl_expf_ftz(p[k] - sub);
+    for (int64_t k = 0; k < ld; k++) p[k] = tl_expf_sm(p[k] - sub);
 }
 /* double: the arguments are clamped to lo in a pass of their own (the
  * compiler barrier keeps GCC from feeding the unclamped -inf to the vector

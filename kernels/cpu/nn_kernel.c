@@ -21,14 +21,14 @@
 
 #define LANES 16
 
-/* exp for softmax. float: tl_vexp.h's in-house exp, inlined into the loops,
- * with results below 2^-125 (arguments below ~-87.3, and -inf from masked
- * attention scores) flushed to exactly 0, so no lane ever makes a subnormal
- * (a microcode assist per vector) and nothing reaches libmvec's slow scalar
- * path for special inputs; NaN propagates. double: libm's exp with arguments
- * below LO given 0 for the same reason. */
+/* exp for softmax. float: tl_vexp.h's in-house exp, inlined into the loops
+ * (nothing reaches libmvec's slow scalar path for special inputs), with
+ * PyTorch's subnormal results for arguments in (-104, -87.3] (a microcode
+ * assist per such vector, as in PyTorch's kernel) and an exact 0 without an
+ * assist below -104 and for -inf from masks; NaN propagates. double: libm's
+ * exp with arguments below LO given 0 (no slow path for -inf). */
 #define SEXP_LO_f64 (-708.0)
-#define SEXP_f32(d) tl_expf_ftz(d)
+#define SEXP_f32(d) tl_expf_sm(d)
 #define SEXP_f64(d) sexp_f64(d)
 static inline double sexp_f64(double d) {
     const double e = exp(d < SEXP_LO_f64 ? SEXP_LO_f64 : d);

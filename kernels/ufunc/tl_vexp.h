@@ -85,15 +85,22 @@ static inline float tl_vexp_f(float x, int ftz) {
     __builtin_memcpy(&ti, &t, sizeof ti);
     const int32_t ni = ti - 0x4b400000;   /* the bits of 1.5 * 2^23 */
     const int32_t n1 = ni >> 1;
-    /* ftz: a zero second factor (exponent field 0) where the result would be
-     * below 2^-125; the first, 2^(n>>1) >= 2^-75, keeps p normal */
-    const int32_t n2 = ftz && ni < -125 ? -127 : ni - n1;
+    /* a zero second factor (exponent field 0), so the product is exactly 0
+     * and never a tiny value to round (a microcode assist per vector); the
+     * first, 2^(n>>1) >= 2^-75, keeps p normal. ftz 1: results below
+     * 2^-125; ftz 2: only x < -104 (-inf too), where e^x rounds to 0
+     * anyway, so subnormal results stay (rounded once) */
+    const int32_t n2 = (ftz == 1 && ni < -125) || (ftz == 2 && x < -104.0f) ? -127 : ni - n1;
     const float e = p * tl_vexp_bits_f((int32_t)((uint32_t)(n1 + 127) << 23)) *
                     tl_vexp_bits_f((int32_t)((uint32_t)(n2 + 127) << 23));
     return x > 88.7228317f ? __builtin_inff() : e;
 }
 static inline float tl_expf(float x) { return tl_vexp_f(x, 0); }
 static inline float tl_expf_ftz(float x) { return tl_vexp_f(x, 1); }
+/* softmax / attention: e^x with PyTorch's subnormal results, and exactly 0
+ * without an assist for masked (-inf) and far-underflowed (x < -104) lanes;
+ * on other inputs the same instructions as tl_expf_ftz */
+static inline float tl_expf_sm(float x) { return tl_vexp_f(x, 2); }
 
 /* erf(x), see above */
 static inline float tl_erff(float x) {

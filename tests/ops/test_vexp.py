@@ -178,8 +178,8 @@ def test_sigmoid_silu_accuracy(cap):
 
 
 def test_softmax_masked_and_underflowing_rows(cap):
-    # a causal-style mask (-inf) and scores far below the row maximum: the
-    # terms that underflow are exactly 0 (no subnormals), the rest as float64
+    # a causal-style mask (-inf) and scores far below the row maximum: masked
+    # terms are exactly 0, the rest (subnormal ones too) as float64
     x = np.random.default_rng(4).standard_normal((5, 67)).astype(np.float32)
     x[0, 10:] = -np.inf
     x[1, ::3] -= 95.0
@@ -191,14 +191,66 @@ def test_softmax_masked_and_underflowing_rows(cap):
     with np.errstate(invalid="ignore"):
         e = np.exp(xd - xd.max(-1, keepdims=True))
         ref = e / e.sum(-1, keepdims=True)
-    ref[np.abs(ref) < 2.0 ** -125] = 0.0
-    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=0)
+    assert (ref[1, ::3] < 2.0 ** -126).all() and (ref[1, ::3] > 2.0 ** -149).any()
+    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=2.0 ** -149)
     assert np.all(got[0, 10:] == 0) and got[2, 7] == 1.0 and np.all(np.isnan(got[3]))
     lse = tl.logsumexp(tl.from_numpy(x), 1).numpy()
     with np.errstate(invalid="ignore"):
         m = np.where(np.isinf(xd.max(-1)), 0, xd.max(-1))
         ref_lse = np.log(np.exp(xd - m[:, None]).sum(-1)) + m
     np.testing.assert_allclose(lse, ref_lse, rtol=1e-6)
+
+
+def _subnormal_rows():
+    """rows whose maximum is 0 and whose other entries (every float32 step
+    of 1/97 of the way) have e^x in [2^-149, 2^-126); one row of them all
+    -inf but the maximum, one -110 (e^x rounds to 0)"""
+    d = dense(-103.97, -87.34)[::97]
+    x = np.full((d.size // 511 + 3) * 512, -110.0, dtype=np.float32)
+    x[:d.size] = d
+    x = x.reshape(-1, 512)
+    x[-2] = -np.inf
+    x[:, 0] = 0.0
+    return x
+
+
+def test_softmax_subnormal_results(cap):
+    # PyTorch's softmax gives the subnormal probabilities, not 0: within one
+    # subnormal step (2^-149) of float64's, the correctly rounded bits for
+    # nearly all (the polynomial's 2^-24 relative error can cross a rounding
+    # midpoint near 2^-126); masked (-inf) and far-underflowed entries are 0
+    x = _subnormal_rows()
+    got = tl.softmax(tl.from_numpy(x), -1).numpy()
+    e = np.exp(x.astype(np.float64))
+    ref = e / e.sum(-1, keepdims=True)
+    assert np.abs(got.astype(np.float64) - ref).max() <= 2.0 ** -149
+    same = got.view(np.uint32) == ref.astype(np.float32).view(np.uint32)
+    assert same.mean() > 0.97, same.mean()
+    assert (got[:-2, 1:] > 0).mean() > 0.99 and (got[-2:, 1:] == 0).all() and (got[:, 0] == 1).all()
+    # log_softmax sums the same terms: its results are x - log(1) = x exactly
+    np.testing.assert_array_equal(tl.log_softmax(tl.from_numpy(x[:-2]), -1).numpy(), x[:-2])
+
+
+@needs_torch
+def test_softmax_subnormal_results_as_torch(cap):
+    x = _subnormal_rows()
+    got = tl.softmax(tl.from_numpy(x), -1).numpy()
+    want = torch.softmax(torch.from_numpy(x), -1).numpy()
+    # both exps round each result once from a ~2^-24-accurate value
+    assert np.abs(got.astype(np.float64) - want).max() <= 2.0 ** -149
+    assert (got.view(np.uint32) == want.view(np.uint32)).mean() > 0.99
+    # attention's probabilities take the same exp: a value row weighted by a
+    # subnormal probability (1e30 * ~1e-40) shows in the output as in torch's
+    q = np.zeros((1, 1, 2, 1), np.float32)
+    k = np.array([0.0, -95.0], np.float32).reshape(1, 1, 2, 1)
+    q[..., 0, 0] = 1.0
+    v = np.array([0.0, 1e30], np.float32).reshape(1, 1, 2, 1)
+    F = tl.nn.functional
+    got = F.scaled_dot_product_attention(*(tl.from_numpy(a) for a in (q, k, v)), scale=1.0).numpy()
+    want = torch.nn.functional.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v)),
+                                                             scale=1.0).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert got[0, 0, 0, 0] > 1e-12
 
 
 @needs_torch
