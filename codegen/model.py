@@ -70,8 +70,20 @@ class Model:
         if own is not None or f.func.is_out_fn():
             return own
         g = self.group_of(f)
-        if g is not None and g.functional is not None and g.functional is not f:
+        if g is None:
+            return None
+        if g.functional is not None and g.functional is not f:
             return self.derivative_of(g.functional)
+        if f.generated_from is not None and g.functional is f:
+            # an autogen'd functional variant (_index_put_impl) takes the formula
+            # of the mutable variant it comes from, as PyTorch's find_info does
+            # when that formula does not save self (which the op overwrites)
+            for v in (g.inplace, g.mutable):
+                d = self.derivative_of(v) if v is not None else None
+                if d is not None and not any(
+                    "self" in s.name for i in d.infos.values() for s in i.all_saved_inputs
+                ):
+                    return d
         return None
 
     def group_of(self, f: NativeFunction) -> NativeFunctionsGroup | None:

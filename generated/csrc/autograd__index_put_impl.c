@@ -132,29 +132,39 @@ fail:
 
 /* ----------------------------------------------------------------------
  * _index_put_impl: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * records IndexPutImplBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd__index_put_impl(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[2 + indices_len + 1];
-    int32_t nin_ = 0;
-    ins_[nin_++] = self;
-    for (int64_t i_ = 0; i_ < indices_len; i_++) ins_[nin_++] = indices[i_];
-    ins_[nin_++] = values;
-    if (!tl_autograd_compute_requires_grad(ins_, nin_))
+    tl_tensor *ins_[2] = { self, values };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
         return tl_ops__index_put_impl_redispatch(below_, self, indices, indices_len, values, accumulate, unsafe);
-    tl_tensor *r_;
+    IndexPutImplBackward0 *n_ = (IndexPutImplBackward0 *)tl_node_new(&IndexPutImplBackward0_vtable, sizeof(IndexPutImplBackward0), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_ag_saved_tensors_set(&n_->indices, indices, indices_len) < 0) goto fail;
+    }
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->values_info_sizes, tl_tensor_sizes(values), tl_tensor_ndim(values)) < 0) goto fail;
+        n_->values_info_dtype = tl_tensor_dtype(values);
+        n_->values_info_device = (int)tl_tensor_device(values);
+        n_->accumulate = accumulate;
+    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops__index_put_impl_redispatch(below_, self, indices, indices_len, values, accumulate, unsafe);
         tl_exclude_guard_exit(excluded_);
     }
-    if (!r_) return NULL;
-    if (tl_autograd_not_implemented("aten::_index_put_impl", ins_, nin_, &r_, 1, 0) < 0) {
-        tl_tensor_release(r_);
-        return NULL;
-    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
     return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 
 /* ----------------------------------------------------------------------

@@ -27,7 +27,7 @@ static tl_tensor *tl_autograd_arange_out(tl_keyset ks, tl_scalar end, tl_tensor 
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { out };
     if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_RUNTIME, "arange(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        tl_set_error(TL_ERR_RUNTIME, "aten::arange(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
         return NULL;
     }
     return tl_ops_arange_out_redispatch(below_, end, out);
@@ -41,7 +41,7 @@ static tl_tensor *tl_autograd_arange_start_out(tl_keyset ks, tl_scalar start, tl
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { out };
     if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_RUNTIME, "arange(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
+        tl_set_error(TL_ERR_RUNTIME, "aten::arange(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
         return NULL;
     }
     return tl_ops_arange_start_out_redispatch(below_, start, end, step, out);

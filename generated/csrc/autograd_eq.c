@@ -6,8 +6,8 @@
  *
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
- *   eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -28,7 +28,7 @@
 
 /* ======================================================================
  * EqBackward0: the backward node of (yaml/derivatives.yaml)
- *   eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *   eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * ====================================================================== */
 
 typedef struct EqBackward0 {
@@ -36,13 +36,57 @@ typedef struct EqBackward0 {
     tl_ag_int_list self_info_sizes;
     tl_dtype self_info_dtype;
     int self_info_device;
-    tl_ag_int_list other_info_sizes;
-    tl_dtype other_info_dtype;
-    int other_info_device;
 } EqBackward0;
 
 static int EqBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
     EqBackward0 *n_ = (EqBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: zeros_like(self) */
+        t0_ = tl_ag_zeros_info(n_->self_info_sizes.data, n_->self_info_sizes.len, n_->self_info_dtype, n_->self_info_device);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void EqBackward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void EqBackward0_destroy(tl_node *node_) {
+    EqBackward0 *n_ = (EqBackward0 *)node_;
+    tl_ag_int_list_free(&n_->self_info_sizes);
+}
+
+static const tl_node_vtable EqBackward0_vtable = {
+    "EqBackward0", EqBackward0_apply, EqBackward0_release_saved_variables, EqBackward0_destroy,
+};
+
+/* ======================================================================
+ * EqBackward1: the backward node of (yaml/derivatives.yaml)
+ *   eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct EqBackward1 {
+    tl_node base;
+    tl_ag_int_list self_info_sizes;
+    tl_dtype self_info_dtype;
+    int self_info_device;
+    tl_ag_int_list other_info_sizes;
+    tl_dtype other_info_dtype;
+    int other_info_device;
+} EqBackward1;
+
+static int EqBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    EqBackward1 *n_ = (EqBackward1 *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
@@ -69,51 +113,6 @@ done:
     return rc_;
 }
 
-static void EqBackward0_release_saved_variables(tl_node *node_) {
-    (void)node_;
-}
-
-static void EqBackward0_destroy(tl_node *node_) {
-    EqBackward0 *n_ = (EqBackward0 *)node_;
-    tl_ag_int_list_free(&n_->self_info_sizes);
-    tl_ag_int_list_free(&n_->other_info_sizes);
-}
-
-static const tl_node_vtable EqBackward0_vtable = {
-    "EqBackward0", EqBackward0_apply, EqBackward0_release_saved_variables, EqBackward0_destroy,
-};
-
-/* ======================================================================
- * EqBackward1: the backward node of (yaml/derivatives.yaml)
- *   eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
- * ====================================================================== */
-
-typedef struct EqBackward1 {
-    tl_node base;
-    tl_ag_int_list self_info_sizes;
-    tl_dtype self_info_dtype;
-    int self_info_device;
-} EqBackward1;
-
-static int EqBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    EqBackward1 *n_ = (EqBackward1 *)node_;
-    tl_tensor *grad = grads[0];
-    tl_tensor *t0_ = NULL;
-    int rc_ = -1;
-    if (tl_node_should_compute_output(node_, 0)) {
-        /* self: zeros_like(self) */
-        t0_ = tl_ag_zeros_info(n_->self_info_sizes.data, n_->self_info_sizes.len, n_->self_info_dtype, n_->self_info_device);
-        if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
-    }
-    rc_ = 0;
-done:
-    tl_tensor_release(t0_);
-    (void)grad;
-    return rc_;
-}
-
 static void EqBackward1_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
@@ -121,6 +120,7 @@ static void EqBackward1_release_saved_variables(tl_node *node_) {
 static void EqBackward1_destroy(tl_node *node_) {
     EqBackward1 *n_ = (EqBackward1 *)node_;
     tl_ag_int_list_free(&n_->self_info_sizes);
+    tl_ag_int_list_free(&n_->other_info_sizes);
 }
 
 static const tl_node_vtable EqBackward1_vtable = {
@@ -143,7 +143,7 @@ static tl_tensor *tl_autograd_eq_Tensor_out(tl_keyset ks, tl_tensor *self, tl_te
 
 /* ----------------------------------------------------------------------
  * eq_.Tensor: eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
- * records EqBackward0 (in place: self's history is rebased onto it)
+ * records EqBackward1 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_eq__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -151,7 +151,7 @@ static tl_tensor *tl_autograd_eq__Tensor(tl_keyset ks, tl_tensor *self, tl_tenso
     tl_tensor *ins_[2] = { self, other };
     if (!tl_autograd_compute_requires_grad(ins_, 2))
         return tl_ops_eq__Tensor_redispatch(below_, self, other);
-    EqBackward0 *n_ = (EqBackward0 *)tl_node_new(&EqBackward0_vtable, sizeof(EqBackward0), 1, 2);
+    EqBackward1 *n_ = (EqBackward1 *)tl_node_new(&EqBackward1_vtable, sizeof(EqBackward1), 1, 2);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
@@ -182,7 +182,7 @@ fail:
 
 /* ----------------------------------------------------------------------
  * eq_.Scalar: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
- * records EqBackward1 (in place: self's history is rebased onto it)
+ * records EqBackward0 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_eq__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -190,7 +190,7 @@ static tl_tensor *tl_autograd_eq__Scalar(tl_keyset ks, tl_tensor *self, tl_scala
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_eq__Scalar_redispatch(below_, self, other);
-    EqBackward1 *n_ = (EqBackward1 *)tl_node_new(&EqBackward1_vtable, sizeof(EqBackward1), 1, 1);
+    EqBackward0 *n_ = (EqBackward0 *)tl_node_new(&EqBackward0_vtable, sizeof(EqBackward0), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

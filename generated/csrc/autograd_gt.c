@@ -6,8 +6,8 @@
  *
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
- *   gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *   gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -28,7 +28,7 @@
 
 /* ======================================================================
  * GtBackward0: the backward node of (yaml/derivatives.yaml)
- *   gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *   gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  * ====================================================================== */
 
 typedef struct GtBackward0 {
@@ -36,13 +36,57 @@ typedef struct GtBackward0 {
     tl_ag_int_list self_info_sizes;
     tl_dtype self_info_dtype;
     int self_info_device;
-    tl_ag_int_list other_info_sizes;
-    tl_dtype other_info_dtype;
-    int other_info_device;
 } GtBackward0;
 
 static int GtBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
     GtBackward0 *n_ = (GtBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: zeros_like(self) */
+        t0_ = tl_ag_zeros_info(n_->self_info_sizes.data, n_->self_info_sizes.len, n_->self_info_dtype, n_->self_info_device);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void GtBackward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void GtBackward0_destroy(tl_node *node_) {
+    GtBackward0 *n_ = (GtBackward0 *)node_;
+    tl_ag_int_list_free(&n_->self_info_sizes);
+}
+
+static const tl_node_vtable GtBackward0_vtable = {
+    "GtBackward0", GtBackward0_apply, GtBackward0_release_saved_variables, GtBackward0_destroy,
+};
+
+/* ======================================================================
+ * GtBackward1: the backward node of (yaml/derivatives.yaml)
+ *   gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ * ====================================================================== */
+
+typedef struct GtBackward1 {
+    tl_node base;
+    tl_ag_int_list self_info_sizes;
+    tl_dtype self_info_dtype;
+    int self_info_device;
+    tl_ag_int_list other_info_sizes;
+    tl_dtype other_info_dtype;
+    int other_info_device;
+} GtBackward1;
+
+static int GtBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    GtBackward1 *n_ = (GtBackward1 *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
@@ -69,51 +113,6 @@ done:
     return rc_;
 }
 
-static void GtBackward0_release_saved_variables(tl_node *node_) {
-    (void)node_;
-}
-
-static void GtBackward0_destroy(tl_node *node_) {
-    GtBackward0 *n_ = (GtBackward0 *)node_;
-    tl_ag_int_list_free(&n_->self_info_sizes);
-    tl_ag_int_list_free(&n_->other_info_sizes);
-}
-
-static const tl_node_vtable GtBackward0_vtable = {
-    "GtBackward0", GtBackward0_apply, GtBackward0_release_saved_variables, GtBackward0_destroy,
-};
-
-/* ======================================================================
- * GtBackward1: the backward node of (yaml/derivatives.yaml)
- *   gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
- * ====================================================================== */
-
-typedef struct GtBackward1 {
-    tl_node base;
-    tl_ag_int_list self_info_sizes;
-    tl_dtype self_info_dtype;
-    int self_info_device;
-} GtBackward1;
-
-static int GtBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    GtBackward1 *n_ = (GtBackward1 *)node_;
-    tl_tensor *grad = grads[0];
-    tl_tensor *t0_ = NULL;
-    int rc_ = -1;
-    if (tl_node_should_compute_output(node_, 0)) {
-        /* self: zeros_like(self) */
-        t0_ = tl_ag_zeros_info(n_->self_info_sizes.data, n_->self_info_sizes.len, n_->self_info_dtype, n_->self_info_device);
-        if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
-    }
-    rc_ = 0;
-done:
-    tl_tensor_release(t0_);
-    (void)grad;
-    return rc_;
-}
-
 static void GtBackward1_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
@@ -121,6 +120,7 @@ static void GtBackward1_release_saved_variables(tl_node *node_) {
 static void GtBackward1_destroy(tl_node *node_) {
     GtBackward1 *n_ = (GtBackward1 *)node_;
     tl_ag_int_list_free(&n_->self_info_sizes);
+    tl_ag_int_list_free(&n_->other_info_sizes);
 }
 
 static const tl_node_vtable GtBackward1_vtable = {
@@ -143,7 +143,7 @@ static tl_tensor *tl_autograd_gt_Tensor_out(tl_keyset ks, tl_tensor *self, tl_te
 
 /* ----------------------------------------------------------------------
  * gt_.Tensor: gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
- * records GtBackward0 (in place: self's history is rebased onto it)
+ * records GtBackward1 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_gt__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -151,7 +151,7 @@ static tl_tensor *tl_autograd_gt__Tensor(tl_keyset ks, tl_tensor *self, tl_tenso
     tl_tensor *ins_[2] = { self, other };
     if (!tl_autograd_compute_requires_grad(ins_, 2))
         return tl_ops_gt__Tensor_redispatch(below_, self, other);
-    GtBackward0 *n_ = (GtBackward0 *)tl_node_new(&GtBackward0_vtable, sizeof(GtBackward0), 1, 2);
+    GtBackward1 *n_ = (GtBackward1 *)tl_node_new(&GtBackward1_vtable, sizeof(GtBackward1), 1, 2);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
@@ -182,7 +182,7 @@ fail:
 
 /* ----------------------------------------------------------------------
  * gt_.Scalar: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
- * records GtBackward1 (in place: self's history is rebased onto it)
+ * records GtBackward0 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_gt__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -190,7 +190,7 @@ static tl_tensor *tl_autograd_gt__Scalar(tl_keyset ks, tl_tensor *self, tl_scala
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_gt__Scalar_redispatch(below_, self, other);
-    GtBackward1 *n_ = (GtBackward1 *)tl_node_new(&GtBackward1_vtable, sizeof(GtBackward1), 1, 1);
+    GtBackward0 *n_ = (GtBackward0 *)tl_node_new(&GtBackward0_vtable, sizeof(GtBackward0), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

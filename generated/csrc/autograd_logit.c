@@ -41,19 +41,30 @@ static int LogitBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tens
     tl_tensor *grad = grads[0];
     tl_tensor *self = NULL;
     tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
-        /* self: logit_backward(grad, self, eps) */
+        /* self: GradMode::is_enabled() ? infinitely_differentiable_logit_backward(grad, self, eps) : logit_backward(grad, self, eps) */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t0_ = tl_ops_logit_backward(grad, self, n_->eps, n_->eps_has);
-        if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
+        if ((tl_grad_mode_is_enabled() != 0)) {
+            t0_ = tl_ag_infinitely_differentiable_logit_backward(grad, self, n_->eps, n_->eps_has);
+            if (!t0_) goto done;
+            t2_ = t0_; t0_ = NULL;
+        } else {
+            t1_ = tl_ops_logit_backward(grad, self, n_->eps, n_->eps_has);
+            if (!t1_) goto done;
+            t2_ = t1_; t1_ = NULL;
+        }
+        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+        t2_ = NULL;
     }
     rc_ = 0;
 done:
     tl_tensor_release(self);
     tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
     (void)grad;
     return rc_;
 }

@@ -4,10 +4,6 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
- * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
- * elsewhere in the file leaves this one unchanged):
- *   logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
- *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)
  *   logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
@@ -22,93 +18,6 @@
 #include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
-
-/* ======================================================================
- * LogitBackwardBackward0: the backward node of (yaml/derivatives.yaml)
- *   logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
- * ====================================================================== */
-
-typedef struct LogitBackwardBackward0 {
-    tl_node base;
-    tl_saved_variable self_;
-    double eps;
-    bool eps_has;
-    tl_saved_variable grad_output_;
-} LogitBackwardBackward0;
-
-static int LogitBackwardBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    LogitBackwardBackward0 *n_ = (LogitBackwardBackward0 *)node_;
-    tl_tensor *grad = grads[0];
-    tl_tensor *self = NULL;
-    tl_tensor *grad_output = NULL;
-    tl_tensor *t0_ = NULL;
-    tl_tensor *t1_ = NULL;
-    tl_tensor *t2_ = NULL;
-    tl_tensor *t3_ = NULL;
-    tl_tensor *t4_ = NULL;
-    tl_tensor *t5_ = NULL;
-    tl_tensor *t6_ = NULL;
-    int rc_ = -1;
-    if (tl_node_should_compute_output(node_, 0)) {
-        /* grad_output: logit_backward(grad, self, eps) */
-        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t0_ = tl_ops_logit_backward(grad, self, n_->eps, n_->eps_has);
-        if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
-    }
-    if (tl_node_should_compute_output(node_, 1)) {
-        /* self: logit_backward(logit_backward(grad * grad_output * (2 * self - 1), self, eps), self, eps) */
-        if (!grad_output && tl_saved_variable_unpack(&n_->grad_output_, node_, &grad_output) < 0) goto done;
-        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t1_ = tl_ops_mul_Tensor(grad, grad_output);
-        if (!t1_) goto done;
-        t2_ = tl_ops_mul_Scalar(self, tl_scalar_from_int(2));
-        if (!t2_) goto done;
-        t3_ = tl_ops_sub_Scalar(t2_, tl_scalar_from_int(1), tl_scalar_from_int(1));
-        tl_tensor_release(t2_); t2_ = NULL;
-        if (!t3_) goto done;
-        t4_ = tl_ops_mul_Tensor(t1_, t3_);
-        tl_tensor_release(t1_); t1_ = NULL;
-        tl_tensor_release(t3_); t3_ = NULL;
-        if (!t4_) goto done;
-        t5_ = tl_ops_logit_backward(t4_, self, n_->eps, n_->eps_has);
-        tl_tensor_release(t4_); t4_ = NULL;
-        if (!t5_) goto done;
-        t6_ = tl_ops_logit_backward(t5_, self, n_->eps, n_->eps_has);
-        tl_tensor_release(t5_); t5_ = NULL;
-        if (!t6_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t6_, &grad_inputs[1]) < 0) { t6_ = NULL; goto done; }
-        t6_ = NULL;
-    }
-    rc_ = 0;
-done:
-    tl_tensor_release(self);
-    tl_tensor_release(grad_output);
-    tl_tensor_release(t0_);
-    tl_tensor_release(t1_);
-    tl_tensor_release(t2_);
-    tl_tensor_release(t3_);
-    tl_tensor_release(t4_);
-    tl_tensor_release(t5_);
-    tl_tensor_release(t6_);
-    (void)grad;
-    return rc_;
-}
-
-static void LogitBackwardBackward0_release_saved_variables(tl_node *node_) {
-    LogitBackwardBackward0 *n_ = (LogitBackwardBackward0 *)node_;
-    tl_saved_variable_release(&n_->self_);
-    tl_saved_variable_release(&n_->grad_output_);
-}
-
-static void LogitBackwardBackward0_destroy(tl_node *node_) {
-    (void)node_;
-}
-
-static const tl_node_vtable LogitBackwardBackward0_vtable = {
-    "LogitBackwardBackward0", LogitBackwardBackward0_apply, LogitBackwardBackward0_release_saved_variables, LogitBackwardBackward0_destroy,
-};
 
 /* ----------------------------------------------------------------------
  * logit_backward.grad_input: logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -126,38 +35,25 @@ static tl_tensor *tl_autograd_logit_backward_grad_input(tl_keyset ks, tl_tensor 
 
 /* ----------------------------------------------------------------------
  * logit_backward: logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
- * records LogitBackwardBackward0
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_logit_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, double eps, bool eps_has) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { grad_output, self };
     if (!tl_autograd_compute_requires_grad(ins_, 2))
         return tl_ops_logit_backward_redispatch(below_, grad_output, self, eps, eps_has);
-    LogitBackwardBackward0 *n_ = (LogitBackwardBackward0 *)tl_node_new(&LogitBackwardBackward0_vtable, sizeof(LogitBackwardBackward0), 1, 2);
-    if (!n_) return NULL;
-    tl_tensor *r_ = NULL;
-    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
-    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node) {
-        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
-        n_->eps = eps;
-        n_->eps_has = eps_has;
-    }
-    if (tl_node_next_edge(&n_->base, 1).node) {
-        if (tl_saved_variable_save(&n_->grad_output_, grad_output, 0) < 0) goto fail;
-    }
+    tl_tensor *r_;
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_logit_backward_redispatch(below_, grad_output, self, eps, eps_has);
         tl_exclude_guard_exit(excluded_);
     }
-    if (!r_) goto fail;
-    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
-    tl_node_release(&n_->base);
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::logit_backward", ins_, 2, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
     return r_;
-fail:
-    tl_tensor_release(r_);
-    tl_node_release(&n_->base);
-    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_logit_backward(void) {

@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
  */
@@ -18,27 +22,94 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * NativeDropoutBackwardBackward0: the backward node of (yaml/derivatives.yaml)
+ *   native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+ * ====================================================================== */
+
+typedef struct NativeDropoutBackwardBackward0 {
+    tl_node base;
+    tl_saved_variable grad_output_;
+    tl_saved_variable mask_;
+    double scale;
+} NativeDropoutBackwardBackward0;
+
+static int NativeDropoutBackwardBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    NativeDropoutBackwardBackward0 *n_ = (NativeDropoutBackwardBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *grad_output = NULL;
+    tl_tensor *mask = NULL;
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* grad_output: native_dropout_double_backward(grad, grad_output, mask, scale) */
+        if (!grad_output && tl_saved_variable_unpack(&n_->grad_output_, node_, &grad_output) < 0) goto done;
+        if (!mask && tl_saved_variable_unpack(&n_->mask_, node_, &mask) < 0) goto done;
+        t0_ = tl_ag_native_dropout_double_backward(grad, grad_output, mask, n_->scale);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* mask: not_implemented("native_dropout_backward: mask") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "native_dropout_backward: mask");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(grad_output);
+    tl_tensor_release(mask);
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void NativeDropoutBackwardBackward0_release_saved_variables(tl_node *node_) {
+    NativeDropoutBackwardBackward0 *n_ = (NativeDropoutBackwardBackward0 *)node_;
+    tl_saved_variable_release(&n_->grad_output_);
+    tl_saved_variable_release(&n_->mask_);
+}
+
+static void NativeDropoutBackwardBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable NativeDropoutBackwardBackward0_vtable = {
+    "NativeDropoutBackwardBackward0", NativeDropoutBackwardBackward0_apply, NativeDropoutBackwardBackward0_release_saved_variables, NativeDropoutBackwardBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * native_dropout_backward: native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * records NativeDropoutBackwardBackward0
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_native_dropout_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *mask, double scale) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { grad_output, mask };
     if (!tl_autograd_compute_requires_grad(ins_, 2))
         return tl_ops_native_dropout_backward_redispatch(below_, grad_output, mask, scale);
-    tl_tensor *r_;
+    NativeDropoutBackwardBackward0 *n_ = (NativeDropoutBackwardBackward0 *)tl_node_new(&NativeDropoutBackwardBackward0_vtable, sizeof(NativeDropoutBackwardBackward0), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->grad_output_, grad_output, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->mask_, mask, 0) < 0) goto fail;
+        n_->scale = scale;
+    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_native_dropout_backward_redispatch(below_, grad_output, mask, scale);
         tl_exclude_guard_exit(excluded_);
     }
-    if (!r_) return NULL;
-    if (tl_autograd_not_implemented("aten::native_dropout_backward", ins_, 2, &r_, 1, 0) < 0) {
-        tl_tensor_release(r_);
-        return NULL;
-    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
     return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_native_dropout_backward(void) {

@@ -18,7 +18,7 @@
 #   div.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 #   div_.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 from torchlet._C import ffi as _ffi, lib as _lib
-from torchlet._errors import pending_error as _pending_error, pending_result as _pending_result
+from torchlet._errors import pending_result as _pending_result
 
 _gc = _ffi.gc
 _release = _lib.tl_tensor_release
@@ -52,7 +52,6 @@ from torchlet._pyargs import (
     cv_scalar as _cv_scalar,
     cv_str as _cv_str,
     cv_tensor_list as _cv_tensor_list,
-    done as _done,
     invalid_combination as _invalid_combination,
     is_number as _is_number,
     is_scalar as _is_scalar,
@@ -19851,6 +19850,58 @@ class _TensorOps:
     __neg__ = _d__neg__
     __abs__ = _d__abs__
     __invert__ = _d__invert__
+
+
+def _public_names():
+    """Python's own argument errors (too many positional arguments, an unknown
+    keyword, a missing one) name a function by its __qualname__: PyTorch's
+    name (``linalg_svd()``, ``add()``), not the identifier it has here
+    (_linalg_linalg_svd, _m_add)."""
+    for name, f in list(_TensorOps.__dict__.items()):
+        if f.__class__ is _public_names.__class__:
+            f.__name__ = f.__qualname__ = name
+    for f, name in (
+        (_nn_cross_entropy_loss, "cross_entropy_loss"),
+        (_nn_elu, "elu"),
+        (_nn_elu_, "elu_"),
+        (_nn_elu_backward, "elu_backward"),
+        (_nn_gelu, "gelu"),
+        (_nn_gelu_, "gelu_"),
+        (_nn_gelu_backward, "gelu_backward"),
+        (_nn_hardtanh, "hardtanh"),
+        (_nn_hardtanh_, "hardtanh_"),
+        (_nn_hardtanh_backward, "hardtanh_backward"),
+        (_nn_leaky_relu, "leaky_relu"),
+        (_nn_leaky_relu_, "leaky_relu_"),
+        (_nn_leaky_relu_backward, "leaky_relu_backward"),
+        (_nn_linear, "linear"),
+        (_nn_mish, "mish"),
+        (_nn_mish_, "mish_"),
+        (_nn_mish_backward, "mish_backward"),
+        (_nn_mse_loss, "mse_loss"),
+        (_nn_mse_loss_backward, "mse_loss_backward"),
+        (_nn_nll_loss, "nll_loss"),
+        (_nn_nll_loss_backward, "nll_loss_backward"),
+        (_nn_nll_loss_forward, "nll_loss_forward"),
+        (_nn_nll_loss_nd, "nll_loss_nd"),
+        (_nn_relu6, "relu6"),
+        (_nn_relu6_, "relu6_"),
+        (_nn_scaled_dot_product_attention, "scaled_dot_product_attention"),
+        (_nn_silu, "silu"),
+        (_nn_silu_, "silu_"),
+        (_nn_silu_backward, "silu_backward"),
+        (_nn_softplus, "softplus"),
+        (_nn_softplus_backward, "softplus_backward"),
+        (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
+        (_linalg_linalg_norm, "linalg_norm"),
+        (_linalg_linalg_svd, "linalg_svd"),
+        (_linalg_linalg_svdvals, "linalg_svdvals"),
+        (_linalg_linalg_vector_norm, "linalg_vector_norm"),
+    ):
+        f.__name__ = f.__qualname__ = name
+
+
+_public_names()
 
 
 # printed signatures, per (kind, name), in the order they are tried

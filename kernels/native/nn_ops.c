@@ -650,8 +650,9 @@ int tl_native_native_dropout_cpu(tl_keyset ks, tl_tensor *input, double p, bool 
 
 tl_tensor *tl_native_native_dropout_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *mask, double scale) {
     (void)ks;
-    if (tl_tensor_dtype(mask) != TL_BOOL)
-        return (tl_set_error(TL_ERR_RUNTIME, "Mask should be Bool Scalar Type%s", ""), NULL);
+    /* any mask dtype, promoted with grad_output, as PyTorch's CPU kernel
+     * (grad * mask * scale; the Bool check is CUDA's); a float mask can then
+     * require grad, and its formula raises in backward */
     tl_tensor *a = tl_ops_mul_Tensor(grad_output, mask);
     if (!a) return NULL;
     tl_tensor *r = tl_ops_mul_Scalar(a, tl_scalar_from_double(scale));

@@ -179,6 +179,12 @@ int tl_ag_native_layer_norm_backward(tl_tensor *grad, tl_tensor *input, const in
                                      tl_tensor **grad_weight, tl_tensor **grad_bias);
 /* native_dropout under create_graph: grad * (mask.type_as(grad) * scale) */
 tl_tensor *tl_ag_infinitely_differentiable_native_dropout_backward(tl_tensor *grad, tl_tensor *mask, double scale);
+/* native_dropout_backward's derivative for grad_output (PyTorch's FunctionsManual):
+ * ggI.type_as(grad) * (mask.type_as(grad) * scale) */
+tl_tensor *tl_ag_native_dropout_double_backward(tl_tensor *ggI, tl_tensor *grad, tl_tensor *mask, double scale);
+/* logit under create_graph (PyTorch's infinitely_differentiable_logit_backward):
+ * where(lo <= self <= hi, grad / (self * (1 - self)), 0 with eps / NaN without) */
+tl_tensor *tl_ag_infinitely_differentiable_logit_backward(tl_tensor *grad, tl_tensor *self, double eps, bool eps_has);
 
 /* kernels of the backward operators declared in yaml/native_functions.yaml */
 tl_tensor *tl_ag_threshold_backward_cpu(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);

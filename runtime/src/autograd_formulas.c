@@ -785,6 +785,41 @@ tl_tensor *tl_ag_infinitely_differentiable_native_dropout_backward(tl_tensor *gr
     return mul_rel(retained(grad), scale_rel(m, scale));
 }
 
+tl_tensor *tl_ag_native_dropout_double_backward(tl_tensor *ggI, tl_tensor *grad, tl_tensor *mask, double scale) {
+    tl_dtype dt = tl_tensor_dtype(grad);
+    tl_tensor *g = tl_tensor_dtype(ggI) == dt ? retained(ggI) : tl_ops__to_copy(ggI, dt, -1, -1, false, false, false, -1);
+    if (!g) return NULL;
+    tl_tensor *m = tl_ops__to_copy(mask, dt, -1, -1, false, false, false, -1);
+    return mul_rel(g, scale_rel(m, scale));
+}
+
+/* where(lo <= self <= hi, grad / (self * (1 - self)), fill): inside the range
+ * the derivative of logit, outside it 0 (eps given: logit clamps there) or NaN */
+tl_tensor *tl_ag_infinitely_differentiable_logit_backward(tl_tensor *grad, tl_tensor *self, double eps, bool eps_has) {
+    const double lo = eps_has ? eps : 0.0, hi = eps_has ? 1.0 - eps : 1.0;
+    tl_tensor *ge = NULL, *le = NULL, *in = NULL, *one_minus = NULL, *den = NULL, *val = NULL, *fill = NULL, *r = NULL;
+    if (!(ge = tl_ops_ge_Scalar(self, tl_scalar_from_double(lo)))) goto done;
+    if (!(le = tl_ops_le_Scalar(self, tl_scalar_from_double(hi)))) goto done;
+    if (!(in = tl_ops_logical_and(ge, le))) goto done;
+    if (!(one_minus = tl_ops_rsub_Scalar(self, tl_scalar_from_int(1), tl_scalar_from_int(1)))) goto done;
+    if (!(den = tl_ops_mul_Tensor(self, one_minus))) goto done;
+    if (!(val = tl_ops_div_Tensor(grad, den))) goto done;
+    static const int64_t no_dims = 0; /* a 0-dim fill value */
+    if (!(fill = tl_ops_full(&no_dims, 0, tl_scalar_from_double(eps_has ? 0.0 : NAN), tl_tensor_dtype(self), -1,
+                             (int)tl_tensor_device(self), false, false)))
+        goto done;
+    r = tl_ops_where_self(in, val, fill);
+done:
+    tl_tensor_release(ge);
+    tl_tensor_release(le);
+    tl_tensor_release(in);
+    tl_tensor_release(one_minus);
+    tl_tensor_release(den);
+    tl_tensor_release(val);
+    tl_tensor_release(fill);
+    return r;
+}
+
 /* ------------------------------------------------------ node plumbing */
 
 int tl_ag_int_list_set(tl_ag_int_list *l, const int64_t *v, int64_t n) {

@@ -385,8 +385,6 @@ POINTWISE_MATH_CASES = {
     "logit": [([_pb(2, 3, lo=0.1, hi=0.9)], lambda a: torchlet.logit(T(a))),
               ([_pb(3, lo=-0.2, hi=1.2)], lambda a: torchlet.logit(a, 0.25))],
     "logit_": [([_pb(2, 3, lo=0.1, hi=0.9)], lambda a: a.clone().logit_())],
-    "logit_backward": [([_pb(2, 3), _pb(2, 3, lo=0.1, hi=0.9)], lambda g, x: torchlet.logit_backward(g, x)),
-                       ([_pb(3), _pb(2, 3, lo=0.1, hi=0.9)], lambda g, x: torchlet.logit_backward(g, x, 0.2))],
     "nan_to_num": [([_pb(2, 3)], lambda a: torchlet.nan_to_num(T(a))),
                    ([np.array([[0.3, 0.5, 1.5], [1.8, 0.7, 1.3]])],   # NaN from log of negatives: zero gradient
                     lambda a: torchlet.nan_to_num(torchlet.log(a - 1.0), posinf=3.0))],
@@ -553,7 +551,23 @@ MISSING_OPS_CASES = {
 }
 
 
+# issue 6, session 5 autograd: PyTorch's entries for ops that were NotImplemented.
+# native_dropout_backward's mask is a constant bool tensor (not differentiable);
+# the functional _index_put_impl (autogen) takes _index_put_impl_'s entry, as in PyTorch
+RS5 = np.random.default_rng(6065)
+_DMASK = torchlet.tensor(RS5.random((3, 4)) < 0.6)
+SESSION5_CASES = {
+    "native_dropout_backward": [([RS5.standard_normal((3, 4))], lambda g: torchlet.native_dropout_backward(g, _DMASK, 1.0 / 0.6)),
+                                ([RS5.standard_normal((4, 3))], lambda g: torchlet.native_dropout_backward(T(g), _DMASK, 2.5) * T(g))],
+    "_index_put_impl": [([RS5.standard_normal((4, 5)), RS5.standard_normal((3, 5))],
+                         lambda a, v: torchlet._index_put_impl(a, [_ix([2, 0, 2])], v, True)),
+                        ([RS5.standard_normal((5, 4)), RS5.standard_normal((2,))],
+                         lambda a, v: torchlet._index_put_impl(T(a), [None, _ix([4, 0])], v, False, True))],
+}
+
+
 CASES = {
+    **SESSION5_CASES,
     **REDUCTION_CASES,
     **COMPILER_CASES,
     **TERNARY_CASES,
@@ -703,7 +717,7 @@ def test_torchlet_autograd_gradcheck(name):
         ("softmax", [RN.standard_normal((3, 4))], lambda a: torchlet.softmax(a, 1)),
         ("log_softmax", [RN.standard_normal((3, 4))], lambda a: torchlet.log_softmax(a, 0)),
         ("abs", [_un(2, 3, away_int=True)], lambda a: torchlet.abs(a) * a),
-        # pointwise math batch 1: pow's helpers and logit_backward's own entry differentiate again
+        # pointwise math batch 1: pow's helpers and logit's create_graph helper differentiate again
         ("pow-tensor", [_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
         ("pow-scalar", [_pb(2, 3, lo=0.3, hi=2)], lambda a: a ** 2.5),
         ("pow-2", [_pb(2, 3)], lambda a: (a ** 2) * a),   # pow_backward's exponent-2 path (no pow)
