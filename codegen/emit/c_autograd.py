@@ -1107,6 +1107,11 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, _Node]) -> dict | None
         "qualified": str(f.func.name),
     }
     if f.func.is_out_fn():
+        outs = {a.name for a in f.func.arguments.out}
+        if not any(a.name not in outs for a in tensors):
+            # no tensor input (zeros.out, arange.out): PyTorch's autograd
+            # fallback checks it and names the op by its schema name
+            common["opname"] = f"aten::{common['opname']}"
         return {**common, "kind": "out", "comment": "out= variants are not differentiable"}
     info_entry = m.autograd_of(f)
     info = info_entry.default if info_entry is not None else None

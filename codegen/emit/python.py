@@ -627,11 +627,35 @@ def _unary_ok(s: PySignature, nargs: int) -> bool:
 
 
 def emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], functions: dict[str, Binding]) -> list[str] | None:
+    pyname = f"_d{dunder}"
+    L: list[str] = []
+    if form in ("reflect_function", "swap_function"):
+        # torch/_tensor.py's dunders: the module function with the number as it is
+        # (its Scalar overload: pow.Scalar, rsub.Scalar ...); TypeError -> NotImplemented
+        if op not in functions:
+            return None
+        args = "other, self" if form == "reflect_function" else "self, other"
+        L.append(f"def {pyname}(self, other):")
+        L.append(f"    # {dunder}: {op}({args}), as torch.Tensor.{dunder}")
+        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other):")
+        L.append("        return NotImplemented")
+        L.append("    try:")
+        L.append(f"        return {op}({args})")
+        L.append("    except TypeError:")
+        L.append("        return NotImplemented")
+        return L
+    if form == "reciprocal_mul":
+        if op not in methods or "mul" not in methods:
+            return None
+        L.append(f"def {pyname}(self, other):")
+        L.append(f"    # {dunder}: self.reciprocal() * other, as torch.Tensor.{dunder}")
+        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other):")
+        L.append("        return NotImplemented")
+        L.append(f"    return _m_{op}(self) * other")
+        return L
     b = methods.get(op)
     if b is None:
         return None
-    pyname = f"_d{dunder}"
-    L: list[str] = []
     if form == "unary":
         cands = [s for s in b.sigs if _unary_ok(s, 0)]
         if not cands:
@@ -769,6 +793,7 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         functions=funcs,
         methods=meths,
         method_names=[(b.name, f"_m_{b.name}") for b in methods.values()],
+        module_names=[(b.pyname, b.name) for b in in_modules],
         dunders=dunders,
         all_names=[b.name for b in functions.values()],
         signatures=signatures,

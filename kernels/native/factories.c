@@ -86,7 +86,7 @@ static tl_tensor *arange_impl(tl_scalar start, tl_scalar end, tl_scalar step, tl
         dtype = any_float ? tl_get_default_dtype() : TL_INT64;
     }
     if (!tl_dtype_valid(dtype) || dtype == TL_BOOL) {
-        tl_set_error(TL_ERR_RUNTIME, "\"arange_cpu\" not implemented for '%s'",
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"arange_cpu\" not implemented for '%s'",
                      tl_dtype_valid(dtype) ? tl_dtype_scalar_name(dtype) : "Undefined");
         return NULL;
     }
@@ -196,7 +196,8 @@ static tl_tensor *random_impl(const int64_t *size, int64_t size_len, tl_generato
     if (check_layout(layout)) return NULL;
     dtype = dtype_or_default(dtype);
     if (!tl_dtype_valid(dtype) || !tl_dtype_is_floating(dtype)) {
-        tl_set_error(TL_ERR_RUNTIME, "\"%s\" not implemented for '%s'", normal ? "normal_kernel_cpu" : "check_uniform_bounds",
+        /* AT_DISPATCH's error: c10::NotImplementedError, as torch raises it */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", normal ? "normal_kernel_cpu" : "check_uniform_bounds",
                      tl_dtype_valid(dtype) ? tl_dtype_scalar_name(dtype) : "Undefined");
         return NULL;
     }

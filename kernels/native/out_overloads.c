@@ -15,6 +15,7 @@
 #include "missing_ops.h"
 #include "pointwise_math.h"
 #include "shape_index.h"
+#include "tl_autograd.h"
 #include "tl_internal.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
@@ -83,6 +84,17 @@ static int resize_like_torch(tl_tensor *out, int64_t ndim, const int64_t *sizes)
     return tl_resize_(out, ndim, sizes);
 }
 
+/* empty.out, randn.out and rand/randn.generator_out resize through PyTorch's
+ * dispatcher, where resize_'s autograd kernel refuses a tensor that requires
+ * grad even of the right size and under no_grad (not in inference mode, which
+ * turns the Autograd key off); zeros/ones/full/rand/arange .out fail earlier,
+ * in their autograd kernel ("aten::zeros(): functions with out=...") */
+static int check_resize_grad(const tl_tensor *out) {
+    if (!tl_inference_mode_is_enabled() && tl_autograd_requires_grad(out))
+        return tl_set_error(TL_ERR_RUNTIME, "cannot resize variables that require grad");
+    return 0;
+}
+
 /* resize out to size, fill it with v; new reference to out */
 static tl_tensor *filled_out(const int64_t *size, int64_t size_len, tl_scalar v, tl_tensor *out) {
     if (resize_like_torch(out, size_len, size)) return NULL;
@@ -121,7 +133,7 @@ tl_tensor *tl_native_empty_out(tl_keyset ks, const int64_t *size, int64_t size_l
                          (long long)size[i], si_shape_str(buf, sizeof buf, size_len, size));
             return NULL;
         }
-    if (resize_like_torch(out, size_len, size)) return NULL;
+    if (check_resize_grad(out) || resize_like_torch(out, size_len, size)) return NULL;
     tl_tensor_retain(out);
     return out;
 }
@@ -148,17 +160,20 @@ tl_tensor *tl_native_rand_out(tl_keyset ks, const int64_t *size, int64_t size_le
 tl_tensor *tl_native_rand_generator_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_generator *generator,
                                         tl_tensor *out) {
     (void)ks;
+    if (check_resize_grad(out)) return NULL;
     return random_out(size, size_len, generator, 0, out);
 }
 
 tl_tensor *tl_native_randn_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out) {
     (void)ks;
+    if (check_resize_grad(out)) return NULL;
     return random_out(size, size_len, NULL, 1, out);
 }
 
 tl_tensor *tl_native_randn_generator_out(tl_keyset ks, const int64_t *size, int64_t size_len,
                                          tl_generator *generator, tl_tensor *out) {
     (void)ks;
+    if (check_resize_grad(out)) return NULL;
     return random_out(size, size_len, generator, 1, out);
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _C as _C_module
 from ._C import ffi, lib
-from ._errors import pending_error
+from ._errors import raise_pending_error
 
 __all__ = [
     "DispatchKeySet",
@@ -34,10 +34,10 @@ def _text(fn, *args) -> str:
     """The sizing protocol of the dispatcher's string functions."""
     n = fn(*args, ffi.NULL, 0)
     if n < 0:
-        raise pending_error()
+        raise_pending_error()
     buf = ffi.new("char[]", n + 1)
     if fn(*args, buf, n + 1) < 0:
-        raise pending_error()
+        raise_pending_error()
     return ffi.string(buf).decode()
 
 
@@ -49,7 +49,7 @@ def _key(name) -> int:
         raise TypeError(f"expected a dispatch key name (str), got {type(name).__name__}")
     k = lib.tl_dispatch_key_parse(name.encode())
     if k == lib.TL_KEY_INVALID:
-        raise pending_error()
+        raise_pending_error()
     return k
 
 
@@ -93,7 +93,7 @@ def _dispatch_keys(tensor) -> DispatchKeySet:
 def _find(name: str):
     op = lib.tl_op_find(name.encode())
     if op == ffi.NULL:
-        raise pending_error()
+        raise_pending_error()
     return op
 
 
@@ -139,14 +139,14 @@ def _dispatch_tls_set_dispatch_key_included(key, flag: bool) -> None:
     bit = 1 << _key(key)
     cur = lib.tl_tls_get_included()
     if lib.tl_tls_set_included(cur | bit if flag else cur & ~bit) < 0:
-        raise pending_error()
+        raise_pending_error()
 
 
 def _dispatch_tls_set_dispatch_key_excluded(key, flag: bool) -> None:
     bit = 1 << _key(key)
     cur = lib.tl_tls_get_excluded()
     if lib.tl_tls_set_excluded(cur | bit if flag else cur & ~bit) < 0:
-        raise pending_error()
+        raise_pending_error()
 
 
 def _dispatch_tls_is_dispatch_key_included(key) -> bool:

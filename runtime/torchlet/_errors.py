@@ -38,21 +38,17 @@ def pending_error() -> BaseException:
     return _EXC.get(kind, RuntimeError)(msg)
 
 
-def raise_error():
-    raise pending_error()
-
-
 def check(rc: int) -> int:
     """For int-returning entry points: raise on -1 (any negative)."""
     if rc < 0:
-        raise pending_error()
+        raise_pending_error()
     return rc
 
 
 def check_ptr(p):
     """For pointer-returning entry points: raise on NULL."""
     if not p:
-        raise pending_error()
+        raise_pending_error()
     return p
 
 
@@ -87,25 +83,59 @@ def _emit_before_error() -> None:
             _take_warning()
 
 
+def raise_pending_error():
+    """Raise the pending C error, after the warnings recorded before it (as
+    PyTorch's handler shows them); the error is taken first because a
+    warnings hook may call operators."""
+    err = pending_error()
+    _emit_before_error()
+    raise err
+
+
+raise_error = raise_pending_error
+
+
+def _emit_keeping(p):
+    """Raise the pending warnings for a call that returned the tensor ``p``
+    (released if a warning turns into an exception); ``p``."""
+    try:
+        emit_warnings()
+    except BaseException:
+        lib.tl_tensor_release(p)
+        raise
+    return p
+
+
 def pending_result():
     """A functional entry point returned NULL (its binding's slow path): with
     warnings pending, they are raised and its result (parked by the cffi
     wrapper, tl_pyabi_tensor) is returned; otherwise the pending error."""
     p = _take_parked()
     if p:
-        try:
-            emit_warnings()
-        except BaseException:
-            lib.tl_tensor_release(p)
-            raise
-        return p
-    err = pending_error()  # taken first: a warnings hook may call operators
-    _emit_before_error()
-    raise err
+        return _emit_keeping(p)
+    raise_pending_error()
 
 
-def flush_warnings(stacklevel: int = 3) -> None:
-    """Re-raise warnings the runtime recorded on this thread as UserWarning
-    (for hand-written callers of the C API; generated bindings use emit_warnings)."""
-    while _has_warning():
-        warnings.warn(ffi.string(_take_warning()).decode("utf-8", "replace"), UserWarning, stacklevel=stacklevel)
+def take_result(p):
+    """The tensor a C call made by hand-written code returned (not a generated
+    binding: _tensor._wrap, _rt, tests): NULL is the result the cffi wrapper
+    parked while warnings are pending, or the error (pending_result); an entry
+    point without the wrapper (out= / in-place entries) returns its result with
+    the warnings still pending, and they are raised here, so none is left for
+    the next call to find."""
+    if not p:
+        return pending_result()
+    if _has_warning():
+        _emit_keeping(p)
+    return p
+
+
+def check_status(rc: int) -> int:
+    """An int status of a hand-written C call that may run operators
+    (backward, boxed calls): a negative one raises the error after the warnings
+    recorded before it; on success the warnings recorded during it are raised."""
+    if rc < 0:
+        raise_pending_error()
+    if _has_warning():
+        emit_warnings()
+    return rc

@@ -24,7 +24,7 @@ import numpy as _np
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import ffi, lib
-from ._errors import _emit_before_error, pending_error
+from ._errors import raise_pending_error
 from ._errors import emit_warnings as _emit_warnings
 
 NULL = ffi.NULL
@@ -147,9 +147,11 @@ def _one_overload_error(fname: str, args, kwargs, sig):
     """The error the only plausible overload gives (PyTorch's signature.parse
     with raise_exception); None when it would accept the types."""
     text, pos_checks, kw_checks, varargs = sig
-    types = _arity(text)[2]
+    min_args, _, types = _arity(text)
     if varargs:
         return None
+    if len(args) > len(pos_checks):
+        return extra_args_error(fname, min_args, len(pos_checks), len(args))
     for i, a in enumerate(args):
         name, ok = pos_checks[i]
         if not ok(a):
@@ -163,28 +165,27 @@ def _one_overload_error(fname: str, args, kwargs, sig):
     return None
 
 
+def extra_args_error(fname: str, min_args: int, max_pos: int, n: int) -> TypeError:
+    """PyTorch's parser text for too many positional arguments (extra_args in
+    python_arg_parser.cpp; min_args counts the parameters without a default)."""
+    if min_args != max_pos:
+        return TypeError(f"{fname}() takes from {min_args} to {max_pos} positional arguments but {n} were given")
+    return TypeError(f"{fname}() takes {max_pos} positional argument{'' if max_pos == 1 else 's'} but {n} "
+                     f"{'was' if n == 1 else 'were'} given")
+
+
 def missing_error(fname: str, name: str) -> TypeError:
     return TypeError(f'{fname}() missing 1 required positional arguments: "{name}"')
 
 
 # ------------------------------------------------------------------ results
 
-def done(h) -> None:
-    """In-place / out= result: the C entry returned a new reference to the
-    Python-owned tensor (or NULL on error); drop it."""
-    if not h:
-        raise pending_error()
-    _release(h)
-
-
 def check_rc(rc) -> None:
     """An int status of an entry point or shim: -1 raises the error (after any
     warnings recorded before it), 1 (tl_pyabi_rc: warnings pending) raises them."""
     if rc:
         if rc < 0:
-            err = pending_error()
-            _emit_before_error()
-            raise err
+            raise_pending_error()
         _emit_warnings()
 
 

@@ -19,10 +19,11 @@ import numpy as np
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import ffi, lib
-from ._errors import check, check_ptr, pending_error
+from ._errors import check, check_ptr, raise_pending_error, take_result
 
 _gc = ffi.gc
 _release = lib.tl_tensor_release
+_has_warning = lib.tl_has_warning
 _retain = lib.tl_tensor_retain
 _ndim = lib.tl_tensor_ndim
 _sizes = lib.tl_tensor_sizes
@@ -106,7 +107,7 @@ class Tensor(_TensorOps):
             return Size(_unpack(_sizes(h), _ndim(h)))
         s = lib.tl_tensor_size(h, dim)
         if s < 0:
-            raise pending_error()
+            raise_pending_error()
         return s
 
     def stride(self, dim=None):
@@ -115,7 +116,7 @@ class Tensor(_TensorOps):
             return tuple(_unpack(_strides(h), _ndim(h)))
         s = lib.tl_tensor_stride(h, dim)
         if s < 0:
-            raise pending_error()
+            raise_pending_error()
         return s
 
     @property
@@ -363,9 +364,11 @@ def _warn_once(msg: str) -> None:
 
 
 def _wrap(h) -> Tensor:
-    """Adopt a new C reference (from a C call that returned `tl_tensor *`)."""
-    if not h:
-        raise pending_error()
+    """Adopt a new C reference (from a C call that returned `tl_tensor *`);
+    NULL is a parked result or the error, and warnings the call recorded are
+    raised (take_result): hand-written callers need no check of their own."""
+    if not h or _has_warning():
+        h = take_result(h)
     t = _new(Tensor)
     t._p = h
     return t
@@ -423,7 +426,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
                                      lib.tl_py_release_external, ffi.cast("void *", token))
     if not s:
         _external.pop(token, None)
-        raise pending_error()
+        raise_pending_error()
     try:
         h = lib.tl_tensor_new_with_storage(s, 0, len(shape), shape, strides, d._id)
     finally:

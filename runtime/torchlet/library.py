@@ -23,7 +23,7 @@ from . import _device as _dev
 from . import _dtype as _dt
 from ._C import ffi, lib
 from ._dispatch import DispatchKeySet, _key
-from ._errors import pending_error
+from ._errors import check_status, raise_pending_error
 from ._tensor import Tensor, _wrap
 
 __all__ = ["Library", "impl", "define", "call", "fallthrough_kernel"]
@@ -176,7 +176,7 @@ class Library:
             raise RuntimeError("define() is not allowed on an IMPL library")
         opname = schema.split("(", 1)[0].strip()
         if lib.tl_op_define(self._qualname(opname).encode(), schema.encode()) == ffi.NULL:
-            raise pending_error()
+            raise_pending_error()
         return opname
 
     def impl(self, op_name: str, fn, dispatch_key: str = "", *, with_keyset: bool = False):
@@ -186,7 +186,7 @@ class Library:
         qn = self._qualname(op_name)
         op = lib.tl_op_find(qn.encode())
         if op == ffi.NULL:
-            raise pending_error()
+            raise_pending_error()
         if fn is fallthrough_kernel:
             rid = lib.tl_op_register_fallthrough(op, key, b"fallthrough registered from Python")
             handle = None
@@ -195,7 +195,7 @@ class Library:
             debug = f"{getattr(fn, '__name__', repr(fn))} (Python kernel)".encode()
             rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_py_boxed_kernel, handle, debug)
         if rid < 0:
-            raise pending_error()
+            raise_pending_error()
         with _lock:
             _live[rid] = (handle, self)
         self._ids.append(rid)
@@ -212,7 +212,7 @@ class Library:
             debug = f"{getattr(fn, '__name__', repr(fn))} (Python fallback)".encode()
             rid = lib.tl_register_backend_fallback(key, lib.tl_py_boxed_kernel, handle, debug)
         if rid < 0:
-            raise pending_error()
+            raise_pending_error()
         with _lock:
             _live[rid] = (handle, self)
         self._ids.append(rid)
@@ -269,7 +269,7 @@ def call(qualname: str, *args):
     generated binding and are called this way."""
     op = lib.tl_op_find(qualname.encode())
     if op == ffi.NULL:
-        raise pending_error()
+        raise_pending_error()
     nargs = lib.tl_op_num_arguments(op)
     if len(args) != nargs:
         raise TypeError(f"{qualname} takes {nargs} arguments ({len(args)} given)")
@@ -278,9 +278,8 @@ def call(qualname: str, *args):
     try:
         for x in args:
             if _push(st, x) < 0:
-                raise pending_error()
-        if lib.tl_op_call_boxed(op, st) < 0:
-            raise pending_error()
+                raise_pending_error()
+        check_status(lib.tl_op_call_boxed(op, st))  # its warnings, before an error or the result
         n = lib.tl_stack_size(st)
         out = tuple(_from_ivalue(lib.tl_stack_peek(st, d)) for d in range(n - 1, -1, -1))
     finally:

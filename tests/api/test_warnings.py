@@ -6,13 +6,13 @@ at the caller's line. No per-operator list."""
 from __future__ import annotations
 
 import re
-import sys
 import threading
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from api_helpers import caught, lineno
 
 tl = pytest.importorskip("torchlet")
 
@@ -24,18 +24,6 @@ except ImportError:  # pragma: no cover - torch is optional
 REPO = Path(__file__).resolve().parents[2]
 DOF = ("var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
        "(input numel divided by output numel).")
-
-
-def lineno():
-    return sys._getframe(1).f_lineno
-
-
-def caught(fn):
-    """(result, [(message, category, filename, lineno)]) of fn() with every warning recorded"""
-    with warnings.catch_warnings(record=True) as ws:
-        warnings.simplefilter("always")
-        r = fn()
-    return r, [(str(w.message), w.category, w.filename, w.lineno) for w in ws]
 
 
 def torch_text(msg):

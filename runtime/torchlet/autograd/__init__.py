@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._C import ffi, lib
-from .._errors import pending_error
+from .._errors import check_status, raise_pending_error
 from . import graph
 from .grad_mode import (
     enable_grad,
@@ -112,10 +112,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _as_grads(grad_tensors, len(tensors), "grad_tensors")
     if retain_graph is None:
         retain_graph = create_graph
-    rc = lib.tl_autograd_backward(_ptrs(tensors), len(tensors), _grad_ptrs(grads), bool(retain_graph),
-                                  bool(create_graph), _ptrs(inputs), len(inputs))
-    if rc < 0:
-        raise pending_error()
+    # warnings the backward functions recorded are shown (after them, an error)
+    check_status(lib.tl_autograd_backward(_ptrs(tensors), len(tensors), _grad_ptrs(grads), bool(retain_graph),
+                                          bool(create_graph), _ptrs(inputs), len(inputs)))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -138,10 +137,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     n = len(inputs_t)
     out = ffi.new("tl_tensor *[]", max(n, 1))
-    rc = lib.tl_autograd_grad(_ptrs(outputs), len(outputs), _grad_ptrs(grads), _ptrs(inputs_t), n,
-                              bool(retain_graph), bool(create_graph), bool(allow_unused), out)
-    if rc < 0:
-        raise pending_error()
+    check_status(lib.tl_autograd_grad(_ptrs(outputs), len(outputs), _grad_ptrs(grads), _ptrs(inputs_t), n,
+                                      bool(retain_graph), bool(create_graph), bool(allow_unused), out))
     from .._tensor import _wrap
     res = []
     for i in range(n):
@@ -162,7 +159,7 @@ def _factory_requires_grad(t):
     if not t.is_floating_point():
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if lib.tl_autograd_set_requires_grad(t._p, True) < 0:
-        raise pending_error()
+        raise_pending_error()
     return t
 
 
@@ -181,7 +178,7 @@ def _install(Tensor) -> None:
         if not isinstance(value, bool):
             raise RuntimeError("requires_grad must be a bool")
         if _set_requires_grad(self._p, value) < 0:
-            raise pending_error()
+            raise_pending_error()
 
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad in place (on leaves; True on a non-leaf is a no-op)."""
@@ -194,7 +191,7 @@ def _install(Tensor) -> None:
         if requires_grad and not self.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if _set_requires_grad(p, requires_grad) < 0:
-            raise pending_error()
+            raise_pending_error()
         return self
 
     import weakref
@@ -232,7 +229,7 @@ def _install(Tensor) -> None:
             raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                             f"{type(value).__name__}")
         if lib.tl_autograd_set_grad(self._p, value._p) < 0:
-            raise pending_error()
+            raise_pending_error()
 
     def _del_grad(self):
         lib.tl_autograd_set_grad(self._p, _NULL)
@@ -250,13 +247,13 @@ def _install(Tensor) -> None:
     def detach_(self):
         """Remove this tensor from the graph in place (it becomes a leaf)."""
         if lib.tl_autograd_detach_(self._p) < 0:
-            raise pending_error()
+            raise_pending_error()
         return self
 
     def retain_grad(self):
         """Keep .grad for this non-leaf tensor after backward."""
         if lib.tl_autograd_retain_grad(self._p) < 0:
-            raise pending_error()
+            raise_pending_error()
 
     def _get_retains_grad(self):
         return bool(lib.tl_autograd_retains_grad(self._p))
@@ -275,9 +272,8 @@ def _install(Tensor) -> None:
             # the common call, straight to C (one root, no arrays to build)
             if retain_graph is None:
                 retain_graph = create_graph
-            if _backward1(self._p, _NULL if gradient is None else gradient._p, bool(retain_graph),
-                          bool(create_graph)) < 0:
-                raise pending_error()
+            check_status(_backward1(self._p, _NULL if gradient is None else gradient._p, bool(retain_graph),
+                                    bool(create_graph)))
             return
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
