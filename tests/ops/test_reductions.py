@@ -800,6 +800,40 @@ def test_direct_nan_inf(cpu_capability):
         assert np.isnan(tl.var(x, 0).numpy()[1:4]).all()
 
 
+def test_argmax_one_pass_lane_cases(cpu_capability):
+    """the one-pass float32 row kernel (rows of 128+ elements): its per-block NaN test is a lane sum, which
+    also turns NaN for +inf and -inf in one lane or an overflowing sum (the row must go on), rows of all
+    -inf / +inf (the initial lane values), ties inside one step and across lanes, -0.0 == 0.0, a NaN in the
+    first step or after a block that tested positive without one; against numpy (first index, first NaN)"""
+    rng = np.random.default_rng(23)
+    inf = np.inf
+    cases = []
+    for n in (128, 129, 300, 4096 + 17, 8192 * 2 + 64 * 3 + 5, 70001):
+        cases += [np.full(n, -inf), np.full(n, inf), rng.integers(-2, 3, n).astype(float),
+                  np.where(rng.random(n) < 0.5, -0.0, 0.0), rng.standard_normal(n) * 3e38]
+        a = rng.standard_normal(n)
+        a[3], a[3 + 16], a[3 + 64] = inf, -inf, -inf   # lane sums turn NaN, no NaN in the row
+        cases.append(a.copy())
+        a[n - 1] = np.nan                              # a NaN after such a block
+        cases.append(a.copy())
+        b = rng.standard_normal(n)
+        b[rng.integers(0, 64)] = np.nan                # a NaN in the first step
+        cases.append(b)
+        c = np.zeros(n)
+        c[[5, 21, 37, 53]] = 2.0                       # one step: four vectors, equal lanes
+        c[n - 2] = 2.0
+        cases.append(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # the 3e38 cases overflow float32 on purpose
+        cases = [a.astype(np.float32) for a in cases]
+    for a in cases:
+        x = T(a)
+        assert tl.argmax(x).item() == a.argmax() and tl.argmin(x).item() == a.argmin(), (len(a), a[:8])
+        two = np.stack([a, a[::-1].copy()])
+        np.testing.assert_array_equal(tl.argmax(T(two), 1).numpy(), two.argmax(1))
+        np.testing.assert_array_equal(tl.argmin(T(two), 1).numpy(), two.argmin(1))
+
+
 @pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")   # var with N - correction <= 0 (PyTorch warns too)
 def test_direct_empty_and_errors():
     e = tl.empty(0, 3)
