@@ -71,6 +71,10 @@ SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy"})
 #:   forward  -- ``op(self, other)`` through the method's overloads
 #:   reflect  -- ``op(other, self)``: ``2 - a``; ``other`` becomes a wrapped number
 #:   reflect_tensor -- ``op(other, self)`` for a tensor ``other`` only (``2 @ a``: TypeError, as PyTorch)
+#:   reflect_function -- the function ``op(other, self)``, the number as it is, so that
+#:                ``2 ** a`` is pow.Scalar and ``2 % a`` remainder.Scalar_Tensor (torch/_tensor.py's dunders)
+#:   swap_function -- the function ``op(self, other)``: ``2 - a`` is ``rsub(a, 2)`` (rsub.Scalar, RsubBackward1)
+#:   reciprocal_mul -- ``self.reciprocal() * other``: torch's ``__rtruediv__`` (``2 / a`` records MulBackward0)
 #:   inplace  -- ``self.op_(other)`` (``op`` names the in-place method)
 #:   unary    -- ``op(self)``
 #: Entries whose operator is not declared in yaml/ are skipped; as operators
@@ -80,22 +84,22 @@ DUNDERS: tuple[tuple[str, str, str], ...] = (
     ("__radd__", "add", "forward"),
     ("__iadd__", "add_", "inplace"),
     ("__sub__", "sub", "forward"),
-    ("__rsub__", "sub", "reflect"),
+    ("__rsub__", "rsub", "swap_function"),
     ("__isub__", "sub_", "inplace"),
     ("__mul__", "mul", "forward"),
     ("__rmul__", "mul", "forward"),
     ("__imul__", "mul_", "inplace"),
     ("__truediv__", "div", "forward"),
-    ("__rtruediv__", "div", "reflect"),
+    ("__rtruediv__", "reciprocal", "reciprocal_mul"),
     ("__itruediv__", "div_", "inplace"),
     ("__floordiv__", "floor_divide", "forward"),
     ("__rfloordiv__", "floor_divide", "reflect"),
     ("__ifloordiv__", "floor_divide_", "inplace"),
     ("__mod__", "remainder", "forward"),
-    ("__rmod__", "remainder", "reflect"),
+    ("__rmod__", "remainder", "reflect_function"),
     ("__imod__", "remainder_", "inplace"),
     ("__pow__", "pow", "forward"),
-    ("__rpow__", "pow", "reflect"),
+    ("__rpow__", "pow", "reflect_function"),
     ("__ipow__", "pow_", "inplace"),
     ("__matmul__", "matmul", "forward"),
     ("__rmatmul__", "matmul", "reflect_tensor"),
@@ -109,10 +113,10 @@ DUNDERS: tuple[tuple[str, str, str], ...] = (
     ("__rxor__", "bitwise_xor", "forward"),
     ("__ixor__", "bitwise_xor_", "inplace"),
     ("__lshift__", "bitwise_left_shift", "forward"),
-    ("__rlshift__", "bitwise_left_shift", "reflect"),
+    ("__rlshift__", "bitwise_left_shift", "reflect_function"),
     ("__ilshift__", "bitwise_left_shift_", "inplace"),
     ("__rshift__", "bitwise_right_shift", "forward"),
-    ("__rrshift__", "bitwise_right_shift", "reflect"),
+    ("__rrshift__", "bitwise_right_shift", "reflect_function"),
     ("__irshift__", "bitwise_right_shift_", "inplace"),
     ("__eq__", "eq", "forward"),
     ("__ne__", "ne", "forward"),

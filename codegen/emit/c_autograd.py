@@ -50,6 +50,12 @@ DONT_REQUIRE_DERIVATIVE = frozenset(
 )  # fmt: skip
 
 
+# grad_fn names of the functions PyTorch differentiates by hand
+# (VariableTypeManual.cpp) instead of a derivatives.yaml entry: the node keeps
+# its generated C name, name() says PyTorch's (Python class CopyBackwards)
+MANUAL_NODE_NAMES = {"copy_": "torch::autograd::CopyBackwards"}
+
+
 class UnsupportedFormula(ValueError):
     """A formula uses something the C translation does not cover (yet);
     reported as a diagnostic at the formula (``pos``) or its entry."""
@@ -890,7 +896,8 @@ class _Formula:
 
 @dataclass
 class _Node:
-    name: str
+    name: str  # the C struct (MulBackward0)
+    display_name: str  # tl_node_name(): PyTorch's grad_fn name() (MANUAL_NODE_NAMES)
     entry_line: int
     schema: str
     fields: list[Field]
@@ -1041,6 +1048,7 @@ def _node(m: Model, info: DifferentiabilityInfo, entry_line: int, schema: str) -
                 frees.append(f"tl_ag_saved_tensors_free(&n_->{decl.split()[1].rstrip(';')});")
     return _Node(
         name=info.op or "",
+        display_name=MANUAL_NODE_NAMES.get(str(f.func.name), info.op or ""),
         entry_line=entry_line,
         schema=schema,
         fields=flist,

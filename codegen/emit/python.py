@@ -772,7 +772,6 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
     funcs = [emit_binding(ctx, b) for b in list(functions.values()) + in_modules]
     meths = [emit_binding(ctx, b) for b in methods.values()]
     dunders = []
-    declared = set(methods)
     for dunder, op, form in DUNDERS:
         lines = emit_dunder(dunder, op, form, methods, functions)
         if lines is not None:
@@ -798,7 +797,7 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
         all_names=[b.name for b in functions.values()],
         signatures=signatures,
         skipped=skipped,
-        dunder_table=[(d, op, form, op in declared) for d, op, form in DUNDERS],
+        dunder_table=[(d, op, form, d in {x["name"] for x in dunders}) for d, op, form in DUNDERS],
     )
     stub = ctx.render(
         "py_ops.pyi.j2",

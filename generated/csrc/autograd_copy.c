@@ -63,7 +63,7 @@ static void CopyBackward0_destroy(tl_node *node_) {
 }
 
 static const tl_node_vtable CopyBackward0_vtable = {
-    "CopyBackward0", CopyBackward0_apply, CopyBackward0_release_saved_variables, CopyBackward0_destroy,
+    "torch::autograd::CopyBackwards", CopyBackward0_apply, CopyBackward0_release_saved_variables, CopyBackward0_destroy,
 };
 
 /* ----------------------------------------------------------------------

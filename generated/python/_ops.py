@@ -18587,22 +18587,22 @@ def _m_zero_(self):
 #   __radd__ add forward
 #   __iadd__ add_ inplace
 #   __sub__ sub forward
-#   __rsub__ sub reflect
+#   __rsub__ rsub swap_function
 #   __isub__ sub_ inplace
 #   __mul__ mul forward
 #   __rmul__ mul forward
 #   __imul__ mul_ inplace
 #   __truediv__ div forward
-#   __rtruediv__ div reflect
+#   __rtruediv__ reciprocal reciprocal_mul
 #   __itruediv__ div_ inplace
 #   __floordiv__ floor_divide forward
 #   __rfloordiv__ floor_divide reflect
 #   __ifloordiv__ floor_divide_ inplace
 #   __mod__ remainder forward
-#   __rmod__ remainder reflect
+#   __rmod__ remainder reflect_function
 #   __imod__ remainder_ inplace
 #   __pow__ pow forward
-#   __rpow__ pow reflect
+#   __rpow__ pow reflect_function
 #   __ipow__ pow_ inplace
 #   __matmul__ matmul forward
 #   __rmatmul__ matmul reflect_tensor
@@ -18616,10 +18616,10 @@ def _m_zero_(self):
 #   __rxor__ bitwise_xor forward
 #   __ixor__ bitwise_xor_ inplace
 #   __lshift__ bitwise_left_shift forward
-#   __rlshift__ bitwise_left_shift reflect
+#   __rlshift__ bitwise_left_shift reflect_function
 #   __ilshift__ bitwise_left_shift_ inplace
 #   __rshift__ bitwise_right_shift forward
-#   __rrshift__ bitwise_right_shift reflect
+#   __rrshift__ bitwise_right_shift reflect_function
 #   __irshift__ bitwise_right_shift_ inplace
 #   __eq__ eq forward
 #   __ne__ ne forward
@@ -18707,11 +18707,11 @@ def _d__sub__(self, other):
 
 
 def _d__rsub__(self, other):
-    # __rsub__: other sub self, with the number as a wrapped 0-dim tensor
+    # __rsub__: rsub(self, other), as torch.Tensor.__rsub__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
-        return _m_sub(_wrapped(other), self)
+        return rsub(self, other)
     except TypeError:
         return NotImplemented
 
@@ -18808,13 +18808,10 @@ def _d__truediv__(self, other):
 
 
 def _d__rtruediv__(self, other):
-    # __rtruediv__: other div self, with the number as a wrapped 0-dim tensor
+    # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
-    try:
-        return _m_div(_wrapped(other), self)
-    except TypeError:
-        return NotImplemented
+    return _m_reciprocal(self) * other
 
 
 def _d__itruediv__(self, other):
@@ -18933,11 +18930,11 @@ def _d__mod__(self, other):
 
 
 def _d__rmod__(self, other):
-    # __rmod__: other remainder self, with the number as a wrapped 0-dim tensor
+    # __rmod__: remainder(other, self), as torch.Tensor.__rmod__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
-        return _m_remainder(_wrapped(other), self)
+        return remainder(other, self)
     except TypeError:
         return NotImplemented
 
@@ -18993,11 +18990,11 @@ def _d__pow__(self, other):
 
 
 def _d__rpow__(self, other):
-    # __rpow__: other pow self, with the number as a wrapped 0-dim tensor
+    # __rpow__: pow(other, self), as torch.Tensor.__rpow__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
-        return _m_pow(_wrapped(other), self)
+        return pow(other, self)
     except TypeError:
         return NotImplemented
 
@@ -19293,11 +19290,11 @@ def _d__lshift__(self, other):
 
 
 def _d__rlshift__(self, other):
-    # __rlshift__: other bitwise_left_shift self, with the number as a wrapped 0-dim tensor
+    # __rlshift__: bitwise_left_shift(other, self), as torch.Tensor.__rlshift__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
-        return _m_bitwise_left_shift(_wrapped(other), self)
+        return bitwise_left_shift(other, self)
     except TypeError:
         return NotImplemented
 
@@ -19351,11 +19348,11 @@ def _d__rshift__(self, other):
 
 
 def _d__rrshift__(self, other):
-    # __rrshift__: other bitwise_right_shift self, with the number as a wrapped 0-dim tensor
+    # __rrshift__: bitwise_right_shift(other, self), as torch.Tensor.__rrshift__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
     try:
-        return _m_bitwise_right_shift(_wrapped(other), self)
+        return bitwise_right_shift(other, self)
     except TypeError:
         return NotImplemented
 

@@ -20,6 +20,7 @@
 
 #include "tl_mvec.h"
 #include "tl_vexp.h"
+#include "tl_vtanh.h"
 
 #define TL_UMATH(fn, x) _Generic((x), float: fn##f, default: fn)(x)
 /* e^x and erf(x) for the exp-heavy formulas: in the AVX-512 loops, the
@@ -34,6 +35,14 @@
 #else
 #define TL_UEXP(x) TL_UMATH(exp, x)
 #define TL_UERF(x) TL_UMATH(erf, x)
+#endif
+/* tanh: the in-house float one (tl_vtanh.h) in the AVX2 loops, where it is
+ * 1.2-1.3x libmvec's tanhf; the AVX-512 loops keep libmvec's (table-driven,
+ * 1.05-1.6x the in-house code there), the baseline libm's (1.3-1.5x) */
+#if defined(__AVX2__) && !defined(__AVX512F__)
+#define TL_UTANH(x) _Generic((x), float: tl_tanhf, default: tanh)(x)
+#else
+#define TL_UTANH(x) TL_UMATH(tanh, x)
 #endif
 /* two-argument functions (pow, atan2, fmod), picked by the first argument */
 #define TL_UMATH2(fn, x, y) _Generic((x), float: fn##f, default: fn)((x), (y))

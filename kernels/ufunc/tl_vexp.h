@@ -6,8 +6,9 @@
  * branch-free C instead: inside a generated ufunc loop (or a kernels/cpu
  * loop) GCC turns them into straight vector code for whichever ISA the file
  * is compiled for (SSE2 baseline, AVX2+FMA, AVX-512), no call and no slow
- * path. float64 stays on libm. Users: softmax / log_softmax / logsumexp /
- * attention on every ISA (tl_expf_ftz); the exp, erf, sigmoid, silu, gelu
+ * path. float64 stays on libm. Users: softmax / log_softmax / attention
+ * (tl_expf_sm) and logsumexp (tl_expf_ftz) on every ISA; tanh and the
+ * tanh-based formulas (tl_vtanh.h); the exp, erf, sigmoid, silu, gelu
  * formulas in the AVX-512 loops only (TL_UEXP / TL_UERF, tl_umath.h), since
  * on ordinary data libmvec's calls are 3-17% faster in the baseline and AVX2
  * loops.
@@ -52,16 +53,9 @@ static inline float tl_vexp_bits_f(int32_t i) {
     return f;
 }
 
-/* e^x, see above; ftz (a constant after inlining): results below 2^-125
- * (x < ~-87.3) are 0, without subnormals, which cost a microcode assist per
- * vector (~13x; softmax / logsumexp / attention, where such terms vanish
- * next to the row maximum's exp(0) = 1 anyway) */
-static inline float tl_vexp_f(float x, int ftz) {
-    /* below -104 e^x rounds to 0 (also -inf); NaN fails the comparison. The
-     * upper end needs no clamp: x > 88.7228317 (where e^x rounds to inf;
-     * also +inf) is replaced by inf at the end, whatever the arithmetic
-     * made of it, and NaN stays NaN through the arithmetic */
-    const float xc = x < -104.0f ? -104.0f : x;
+/* the shared part of e^x (tl_vexp_f, tl_vtanh.h): e^x = p 2^n, returns p
+ * (in [0.7, 1.42]) and sets *ni = n; |x| <= 104 */
+static inline float tl_vexp_p(float xc, int32_t *ni_out) {
     const float t = xc * 1.44269504088896341f + 0x1.8p23f;   /* 1.5 * 2^23 + rint(x / ln2) */
     const float n = t - 0x1.8p23f;
     const float rh = xc - n * 0x1.63p-1f, nl = n * -2.12194440054690583e-4f;   /* ln2 = 0x1.63p-1 + lo */
@@ -83,7 +77,25 @@ static inline float tl_vexp_f(float x, int ftz) {
 #endif
     int32_t ti;
     __builtin_memcpy(&ti, &t, sizeof ti);
-    const int32_t ni = ti - 0x4b400000;   /* the bits of 1.5 * 2^23 */
+    *ni_out = ti - 0x4b400000;   /* the bits of 1.5 * 2^23 */
+    return p;
+}
+
+/* 2^n for n in [-126, 127] (-127: 0), from the exponent bits */
+static inline float tl_vexp_pow2(int32_t n) { return tl_vexp_bits_f((int32_t)((uint32_t)(n + 127) << 23)); }
+
+/* e^x, see above; ftz (a constant after inlining) 1: results below 2^-125
+ * (x < ~-87.3) are 0, without subnormals, which cost a microcode assist per
+ * vector (~13x; logsumexp, where such terms vanish next to the row
+ * maximum's exp(0) = 1); 2: see tl_expf_sm */
+static inline float tl_vexp_f(float x, int ftz) {
+    /* below -104 e^x rounds to 0 (also -inf); NaN fails the comparison. The
+     * upper end needs no clamp: x > 88.7228317 (where e^x rounds to inf;
+     * also +inf) is replaced by inf at the end, whatever the arithmetic
+     * made of it, and NaN stays NaN through the arithmetic */
+    const float xc = x < -104.0f ? -104.0f : x;
+    int32_t ni;
+    const float p = tl_vexp_p(xc, &ni);
     const int32_t n1 = ni >> 1;
     /* a zero second factor (exponent field 0), so the product is exactly 0
      * and never a tiny value to round (a microcode assist per vector); the
@@ -91,8 +103,7 @@ static inline float tl_vexp_f(float x, int ftz) {
      * 2^-125; ftz 2: only x < -104 (-inf too), where e^x rounds to 0
      * anyway, so subnormal results stay (rounded once) */
     const int32_t n2 = (ftz == 1 && ni < -125) || (ftz == 2 && x < -104.0f) ? -127 : ni - n1;
-    const float e = p * tl_vexp_bits_f((int32_t)((uint32_t)(n1 + 127) << 23)) *
-                    tl_vexp_bits_f((int32_t)((uint32_t)(n2 + 127) << 23));
+    const float e = p * tl_vexp_pow2(n1) * tl_vexp_pow2(n2);
     return x > 88.7228317f ? __builtin_inff() : e;
 }
 static inline float tl_expf(float x) { return tl_vexp_f(x, 0); }

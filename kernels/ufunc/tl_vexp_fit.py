@@ -1,4 +1,5 @@
-"""Derives the polynomial coefficients of tl_vexp.h (tl_expf, tl_erff).
+"""Derives the polynomial coefficients of tl_vexp.h (tl_expf, tl_erff) and
+tl_vtanh.h (tl_tanhf).
 
 A development tool, not part of the build or the tests: run it with mpmath
 installed (`python kernels/ufunc/tl_vexp_fit.py`) and it prints the float32
@@ -11,7 +12,10 @@ fits are the Remez exchange algorithm in 40-digit arithmetic:
   minimizing the relative error of erf (the variable is u, the weight
   sqrt(u) / erf(sqrt(u)));
 * erf, A <= |x| < B: erfc(x) = Q(x - MID), Q of degree 12, minimizing the
-  absolute error (erf = 1 - Q, whose ulp is 2^-24 .. 2^-25 there).
+  absolute error (erf = 1 - Q, whose ulp is 2^-24 .. 2^-25 there);
+* tanh, |x| < T: tanh(x) = x + x u P(u) with u = x^2, P of degree 4,
+  minimizing the relative error of tanh (the function fitted is
+  (tanh(x)/x - 1) / u, the weight u x / tanh(x)).
 
 tests/ops/test_vexp.py checks the resulting functions' accuracy.
 """
@@ -23,6 +27,7 @@ import numpy as np
 mp.mp.dps = 40
 A, B = 1.0, 3.9375       # the erf branches (tl_erff)
 MID = (A + B) / 2        # exactly representable
+T = 0.5493               # the tanh branches (tl_tanhf): tanh(T) ~ 1/2
 
 
 def remez(f, w, a, b, n, iters=25, grid=4000):
@@ -84,6 +89,13 @@ def main():
     c, e = remez(lambda t: mp.erfc(t + MID), lambda t: 1, mp.mpf(A) - MID, mp.mpf(B) - MID, 13)
     print(f"erfc {A} <= x < {B}: absolute error {mp.nstr(e, 3)} (2^{float(mp.log(e, 2)):.1f}), MID = {MID}")
     c_literals("erfc large (in t = x - MID)", c)
+
+    th = lambda u: mp.tanh(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.mpf(1)
+    g = lambda u: (th(u) - 1) / u if u > 0 else mp.mpf(-1) / 3
+    # the lower end just off 0, where the weight is 0
+    c, e = remez(g, lambda u: u / th(u), mp.mpf(T) ** 2 * mp.mpf("1e-6"), mp.mpf(T) ** 2, 5)
+    print(f"tanh |x| < {T}: relative error {mp.nstr(e, 3)}")
+    c_literals("tanh small (P in u = x^2: tanh = x + x u P)", c)
 
 
 if __name__ == "__main__":
