@@ -20,6 +20,7 @@
 #include "tl_kernel.h"
 #include "tl_vexp.h"
 #include "tl_reduce_stats_kernel.h"
+#include "tl_widen.h"
 
 #define LANES 32
 #define MBLOCK 64   /* var: steps of LANES elements per shifted block */
@@ -217,9 +218,10 @@ typedef double v8d __attribute__((vector_size(64)));
             }                                                                                               \
             for (int w = 4; w > 0; w /= 2)                                                                  \
                 for (int b = 0; b < w; b++) v[b] += v[b + w];                                               \
-            d0 += __builtin_convertvector(__builtin_shufflevector(v[0], v[0], 0, 1, 2, 3, 4, 5, 6, 7), v8d); \
-            d1 += __builtin_convertvector(__builtin_shufflevector(v[0], v[0], 8, 9, 10, 11, 12, 13, 14, 15), \
-                                          v8d);                                                             \
+            v8d lo, hi;                                                                                     \
+            TL_WIDEN16(lo, hi, v[0], v8d);                                                                  \
+            d0 += lo;                                                                                       \
+            d1 += hi;                                                                                       \
         }                                                                                                   \
         d0 += d1;                                                                                           \
         double t = 0;                                                                                       \

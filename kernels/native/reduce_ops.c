@@ -11,6 +11,7 @@
  * Integers: int64 (wrapping); bool: `or`. mean = the same sum divided by the
  * reduced count in float64 before rounding to the result dtype.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,12 +75,16 @@ TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
 /* Long contiguous runs (a full reduction) are split across threads without
  * changing the result: the pairwise tree above is cut at depth TL_SUM_PAR_DEPTH,
  * its subtrees are summed in parallel and recombined in the same order, so the
- * bits do not depend on the thread count. */
-#define TL_SUM_PAR_DEPTH 5
+ * bits do not depend on the thread count (nor on the depth). Each thread claims
+ * the next subtree from a counter: a thread that starts late or is preempted
+ * (a shared machine) leaves its share to the others instead of finishing last
+ * with a fixed half; 128 subtrees (128 KiB each at 2^24 float32) bound the
+ * imbalance to one small subtree. */
+#define TL_SUM_PAR_DEPTH 7
 #define TL_SUM_PAR_MIN (1 << 18)
 #define TL_DEF_PRUN(NAME, T)                                                          \
     typedef struct { const T *p; int64_t off[1 << TL_SUM_PAR_DEPTH], len[1 << TL_SUM_PAR_DEPTH]; \
-                     double res[1 << TL_SUM_PAR_DEPTH]; int count; } prun_ctx_##NAME;  \
+                     double res[1 << TL_SUM_PAR_DEPTH]; int count; _Atomic int next; } prun_ctx_##NAME; \
     static void prun_split_##NAME(prun_ctx_##NAME *c, int64_t off, int64_t n, int depth) { \
         if (depth == 0 || n <= TL_SUM_BLOCK) {                                         \
             c->off[c->count] = off; c->len[c->count] = n; c->count++; return;          \
@@ -96,15 +101,19 @@ TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
     }                                                                                  \
     static void prun_body_##NAME(int64_t b, int64_t e, void *ctx) {                    \
         prun_ctx_##NAME *c = ctx;                                                      \
-        for (int64_t j = b; j < e; j++) c->res[j] = frun_##NAME(c->p + c->off[j], 1, c->len[j]); \
+        (void)b, (void)e;   /* one claimer per thread */                               \
+        for (int j; (j = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < c->count;) \
+            c->res[j] = frun_##NAME(c->p + c->off[j], 1, c->len[j]);                   \
     }                                                                                  \
     static double prun_##NAME(const T *p, int64_t st, int64_t n) {                    \
         if (st != 1 || n < TL_SUM_PAR_MIN || tl_get_num_threads() < 2 || tl__in_parallel_region()) \
             return frun_##NAME(p, st, n);                                              \
         prun_ctx_##NAME c;                                                             \
         c.p = p; c.count = 0;                                                          \
+        atomic_init(&c.next, 0);                                                       \
         prun_split_##NAME(&c, 0, n, TL_SUM_PAR_DEPTH);                                 \
-        tl_parallel_for(c.count, 1, prun_body_##NAME, &c);                             \
+        const int nt = tl_get_num_threads();                                           \
+        tl_parallel_for(nt < c.count ? nt : c.count, 1, prun_body_##NAME, &c);         \
         int i = 0;                                                                     \
         return prun_join_##NAME(&c, n, TL_SUM_PAR_DEPTH, &i);                          \
     }
@@ -322,13 +331,13 @@ static void build_walk(const tl_tensor *x, uint64_t mask, walk *w) {
  * block of outputs is walked into a small local float64 buffer and rounded
  * straight into out, blocks across threads. No output-sized float64 buffer
  * (its page faults cost as much as the sum); the same arithmetic per output. */
-enum { DIRECT_BLOCK = 2048, DIRECT_MIN = 4096 };
+enum { DIRECT_BLOCK = 4096, DIRECT_MIN = 4096 };   /* DIRECT_BLOCK: the kernel's column block */
 typedef struct {
     const walk *w;
     const char *base;
     void *out;
     tl_dtype rt;
-    int64_t isz, d;
+    int64_t isz, d, bw;   /* bw: outputs per block */
     double div;
 } direct_ctx;
 
@@ -337,7 +346,7 @@ static void direct_body(int64_t b, int64_t e, void *ctx_) {
     double acc[DIRECT_BLOCK];
     for (int64_t blk = b; blk < e; blk++) {
         walk w = *c->w;
-        const int64_t o0 = blk * DIRECT_BLOCK, m = w.size[c->d] - o0 < DIRECT_BLOCK ? w.size[c->d] - o0 : DIRECT_BLOCK;
+        const int64_t o0 = blk * c->bw, m = w.size[c->d] - o0 < c->bw ? w.size[c->d] - o0 : c->bw;
         w.size[c->d] = m;
         memset(acc, 0, (size_t)m * sizeof acc[0]);
         walk_any(&w, c->base + o0 * w.st[c->d] * c->isz, c->rt, c->isz, acc);
@@ -355,9 +364,16 @@ static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mea
         return 0;
     const int64_t d = w->ast[0] == 0 ? 1 : 0;   /* the kept dim */
     if (w->ast[d] != 1 || w->ast[1 - d] != 0) return 0;
-    direct_ctx c = {w, (const char *)tl_tensor_data_ptr(x), tl_tensor_data_ptr(out), rt, tl_tensor_itemsize(x), d,
+    /* blocks of up to DIRECT_BLOCK outputs, at least one per thread (in
+     * whole vectors of 16): sum(a2, 0) of (4096, 4096) is one block on one
+     * thread, two of 2048 on two. Each output's arithmetic is the same in
+     * any block, so the bits do not depend on the split. */
+    const int nt = tl__in_parallel_region() ? 1 : tl_get_num_threads();
+    const int64_t per_thread = ((w->size[d] + nt - 1) / nt + 15) / 16 * 16;
+    const int64_t bw = per_thread < DIRECT_BLOCK ? per_thread : DIRECT_BLOCK;
+    direct_ctx c = {w, (const char *)tl_tensor_data_ptr(x), tl_tensor_data_ptr(out), rt, tl_tensor_itemsize(x), d, bw,
                     mean ? (double)w->size[1 - d] : 1.0};
-    const int64_t blocks = (w->size[d] + DIRECT_BLOCK - 1) / DIRECT_BLOCK;
+    const int64_t blocks = (w->size[d] + bw - 1) / bw;
     const int64_t per_block = tl_tensor_numel(x) / blocks > 0 ? tl_tensor_numel(x) / blocks : 1;
     tl_parallel_for(blocks, (TL_SUM_WALK_PAR_MIN + per_block - 1) / per_block, direct_body, &c);
     return 1;

@@ -449,14 +449,16 @@ def test_threads_do_not_change_results():
     a = R.standard_normal(1 << 20).astype(np.float32)
     x = T(a)
     n0 = tl.get_num_threads()
-    try:
-        tl.set_num_threads(1)
-        r1 = [tl.sum(x).item(), tl.mean(x).item(), tl.amax(x).item()]
-        tl.set_num_threads(2)
-        r2 = [tl.sum(x).item(), tl.mean(x).item(), tl.amax(x).item()]
+    x64, x16 = T(a.astype(np.float64)), T(a.astype(np.float16))
+    got = []
+    try:   # full sums: subtrees of the pairwise tree claimed by the threads in any order
+        for th in (1, 2, 3):
+            tl.set_num_threads(th)
+            got.append([tl.sum(x).item(), tl.mean(x).item(), tl.amax(x).item(), tl.sum(x64).item(),
+                        tl.sum(x16).item(), tl.sum(x[3:]).item()])
     finally:
         tl.set_num_threads(n0)
-    assert r1 == r2
+    assert got[0] == got[1] == got[2]
 
 
 @pytest.mark.parametrize("shape,dim", [((1 << 20,), None), ((3, 300001), 1), ((4096, 64), 1), ((64, 4096), 0),
