@@ -109,6 +109,30 @@ def machine_info() -> str:
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
 
 
+def thread_counts(default, spec: str | None = None) -> list[int]:
+    """The thread counts a benchmark runs at: `spec` or the script's
+    `--threads 1,4,16` option, else the environment's TORCHLET_BENCH_THREADS
+    (benchmarks/device/run_cpu_bench.sh sets it on the 16-core machine), else
+    `default`, the script's own counts (what `make bench` runs)."""
+    if spec is None:
+        argv = sys.argv[1:]
+        for i, a in enumerate(argv):
+            if a == "--threads" and i + 1 < len(argv):
+                spec = argv[i + 1]
+            elif a.startswith("--threads="):
+                spec = a.partition("=")[2]
+    spec = spec or os.environ.get("TORCHLET_BENCH_THREADS")
+    if not spec:
+        return list(default)
+    try:
+        counts = [int(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise SystemExit(f"thread counts must be positive integers, comma-separated: {spec!r}")
+    return counts
+
+
 def default_settle() -> float:
     """interleaved's pause before each batch: 0.05 s when torchlet runs on more
     than one thread (see interleaved), else none"""

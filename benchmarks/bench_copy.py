@@ -15,7 +15,7 @@ import torchlet as tl  # noqa: E402
 from torchlet import _rt  # noqa: E402
 from torchlet._C import lib  # noqa: E402
 
-from _harness import Bench, machine_info, torch  # noqa: E402
+from _harness import Bench, machine_info, thread_counts, torch  # noqa: E402
 
 try:
     import ml_dtypes
@@ -122,9 +122,9 @@ def run(threads: int):
 def main():
     print(f"bench_copy: {machine_info()}; torch {'%s' % torch.__version__ if torch else 'not installed'}; "
           f"numpy {np.__version__}")
-    run(1)
-    if (os.cpu_count() or 1) > 1:
-        run(os.cpu_count())
+    # default: one thread and all cores; --threads 1,4,16 (or TORCHLET_BENCH_THREADS) picks others
+    for threads in thread_counts([1] + ([os.cpu_count()] if (os.cpu_count() or 1) > 1 else [])):
+        run(threads)
 
 
 if __name__ == "__main__":

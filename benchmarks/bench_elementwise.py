@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 import torchlet as tl  # noqa: E402
 from torchlet import _rt  # noqa: E402
 
-from _harness import interleaved, machine_info, torch  # noqa: E402
+from _harness import interleaved, machine_info, thread_counts, torch  # noqa: E402
 
 N = 1 << 24
 N26 = 1 << 26
@@ -149,6 +149,6 @@ def run(threads: int):
 
 if __name__ == "__main__":
     print(machine_info())
-    run(1)
-    if (os.cpu_count() or 1) > 1:
-        run(os.cpu_count())
+    # default: one thread and all cores; --threads 1,4,16 (or TORCHLET_BENCH_THREADS) picks others
+    for threads in thread_counts([1] + ([os.cpu_count()] if (os.cpu_count() or 1) > 1 else [])):
+        run(threads)

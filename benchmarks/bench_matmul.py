@@ -13,7 +13,9 @@ just before would take the cores from the one being timed. numpy's own OpenBLAS
 (numpy.libs) gets its thread count through its exported
 scipy_openblas_set_num_threads64_, as threadpoolctl would do.
 
-    python benchmarks/bench_matmul.py [--big] [--rounds N] [--settle S]
+    python benchmarks/bench_matmul.py [--big] [--rounds N] [--settle S] [--threads 1,2]
+
+(--threads defaults to TORCHLET_BENCH_THREADS when set, else 1 and 2.)
 
 A ratio `vs X` is X's time / torchlet's time: above 1.0 torchlet is faster.
 The issue's goal for mm is >= 0.9x numpy.
@@ -31,7 +33,7 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import interleaved as _interleaved, machine_info, torch  # noqa: E402
+from _harness import interleaved as _interleaved, machine_info, thread_counts, torch  # noqa: E402
 
 SETTLE = 0.2  # seconds before each batch (--settle)
 
@@ -151,9 +153,8 @@ def main():
     SETTLE = float(sys.argv[sys.argv.index("--settle") + 1]) if "--settle" in sys.argv else SETTLE
     print(f"bench_matmul: {machine_info()}; torch {torch.__version__ if torch else 'not installed'}; "
           f"numpy {np.__version__}; interleaved, best of {rounds} rounds, {SETTLE} s pause before each batch")
-    run(1, big, rounds)
-    if (os.cpu_count() or 1) > 1:
-        run(2, big, rounds)
+    for threads in thread_counts([1, 2] if (os.cpu_count() or 1) > 1 else [1]):
+        run(threads, big, rounds)
 
 
 if __name__ == "__main__":

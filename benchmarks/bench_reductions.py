@@ -5,6 +5,8 @@ implementations timed round robin, best of several rounds: load from other
 processes hits all alike). GB/s counts the bytes read.
 
     .venv/bin/python benchmarks/bench_reductions.py [--threads 1,2] [--quick]
+
+(--threads defaults to TORCHLET_BENCH_THREADS when set, else 1,2.)
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import Bench, interleaved, machine_info, torch  # noqa: E402
+from _harness import Bench, interleaved, machine_info, thread_counts, torch  # noqa: E402
 
 N = 1 << 24
 SIDE = 1 << 12   # 4096 x 4096
@@ -110,11 +112,11 @@ def run(threads: int, quick: bool):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default 1,2)")
     ap.add_argument("--quick", action="store_true", help="sum / mean / amax rows only")
     args = ap.parse_args()
     print(machine_info())
-    for t in (int(x) for x in args.threads.split(",")):
+    for t in thread_counts([1, 2], args.threads):
         run(t, args.quick)
 
 

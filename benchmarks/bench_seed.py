@@ -9,7 +9,11 @@ Timing: the implementations of a row run interleaved, ROUNDS rounds, and the
 best round counts (the development machine is shared and noisy; ratios
 between interleaved runs are meaningful, absolute times much less). The seed
 table also gives the ratio of best process CPU times, which a loaded machine
-disturbs less (with 2 threads it sums both threads' time).
+disturbs less (with several threads it sums all threads' time).
+
+    python benchmarks/bench_seed.py [--threads 1,2]
+
+(--threads defaults to TORCHLET_BENCH_THREADS when set, else 1,2.)
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import torchlet as tl  # noqa: E402
 import torchlet.nn.functional as tF  # noqa: E402
 
 import seed_workloads as S  # noqa: E402
-from _harness import default_settle, machine_info, torch  # noqa: E402
+from _harness import default_settle, machine_info, thread_counts, torch  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
 
@@ -76,7 +80,7 @@ def bench_seeds():
         if torch is not None:
             pts = S.to_lib(torch, arrays)
             fns["torch"] = lambda: S.fwd_bwd(name, torch, torch.nn.functional, pts, sizes)
-        for threads in (1, 2):
+        for threads in thread_counts([1, 2]):
             tl.set_num_threads(threads)
             if torch is not None:
                 torch.set_num_threads(threads)
@@ -108,7 +112,7 @@ def bench_softmax():
         fns["torch out="] = lambda: torch._softmax(px, -1, False, out=po)
     print("\n== softmax over 2^24 float32 (16384 rows of 1024)")
     print(f"{'threads':>7} " + " ".join(f"{k:>14}" for k in fns) + f" {'numpy/tl':>9} {'torch/tl':>9}")
-    for threads in (1, 2):
+    for threads in thread_counts([1, 2]):
         tl.set_num_threads(threads)
         if torch is not None:
             torch.set_num_threads(threads)
