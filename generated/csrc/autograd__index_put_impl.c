@@ -179,10 +179,7 @@ static tl_tensor *tl_autograd__index_put_impl_out(tl_keyset ks, tl_tensor *self,
     for (int64_t i_ = 0; i_ < indices_len; i_++) ins_[nin_++] = indices[i_];
     ins_[nin_++] = values;
     ins_[nin_++] = out;
-    if (tl_autograd_compute_requires_grad(ins_, nin_)) {
-        tl_set_error(TL_ERR_RUNTIME, "_index_put_impl(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("_index_put_impl", ins_, nin_)) return NULL;
     return tl_ops__index_put_impl_out_redispatch(below_, self, indices, indices_len, values, accumulate, unsafe, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

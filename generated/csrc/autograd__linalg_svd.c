@@ -180,10 +180,7 @@ fail:
 static int tl_autograd__linalg_svd_U(tl_keyset ks, tl_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tl_tensor *U, tl_tensor *S, tl_tensor *Vh, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { A, U, S, Vh };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "_linalg_svd(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return -1;
-    }
+    if (tl_autograd_check_out("_linalg_svd", ins_, 4)) return -1;
     return tl_ops__linalg_svd_U_redispatch(below_, A, full_matrices, compute_uv, driver, U, S, Vh, ret0, ret1, ret2);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -112,10 +112,7 @@ fail:
 static tl_tensor *tl_autograd__log_softmax_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "_log_softmax(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("_log_softmax", ins_, 2)) return NULL;
     return tl_ops__log_softmax_out_redispatch(below_, self, dim, half_to_float, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

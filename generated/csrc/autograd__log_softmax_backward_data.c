@@ -143,10 +143,7 @@ fail:
 static tl_tensor *tl_autograd__log_softmax_backward_data_out(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { grad_output, output, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "_log_softmax_backward_data(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("_log_softmax_backward_data", ins_, 3)) return NULL;
     return tl_ops__log_softmax_backward_data_out_redispatch(below_, grad_output, output, dim, input_dtype, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -123,10 +123,7 @@ static const tl_node_vtable AddcmulBackward0_vtable = {
 static tl_tensor *tl_autograd_addcmul_out(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, tensor1, tensor2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "addcmul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("addcmul", ins_, 4)) return NULL;
     return tl_ops_addcmul_out_redispatch(below_, self, tensor1, tensor2, value, out);
 }
 

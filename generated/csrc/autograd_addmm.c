@@ -113,10 +113,7 @@ static const tl_node_vtable AddmmBackward0_vtable = {
 static tl_tensor *tl_autograd_addmm_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, mat1, mat2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "addmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("addmm", ins_, 4)) return NULL;
     return tl_ops_addmm_out_redispatch(below_, self, mat1, mat2, beta, alpha, out);
 }
 
@@ -243,10 +240,7 @@ static tl_tensor *tl_autograd_addmm_dtype(tl_keyset ks, tl_tensor *self, tl_tens
 static tl_tensor *tl_autograd_addmm_dtype_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, mat1, mat2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "addmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("addmm", ins_, 4)) return NULL;
     return tl_ops_addmm_dtype_out_redispatch(below_, self, mat1, mat2, out_dtype, beta, alpha, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

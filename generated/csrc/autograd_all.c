@@ -27,10 +27,7 @@
 static tl_tensor *tl_autograd_all_all_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "all(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("all", ins_, 2)) return NULL;
     return tl_ops_all_all_out_redispatch(below_, self, out);
 }
 
@@ -41,10 +38,7 @@ static tl_tensor *tl_autograd_all_all_out(tl_keyset ks, tl_tensor *self, tl_tens
 static tl_tensor *tl_autograd_all_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "all(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("all", ins_, 2)) return NULL;
     return tl_ops_all_out_redispatch(below_, self, dim, keepdim, out);
 }
 
@@ -55,10 +49,7 @@ static tl_tensor *tl_autograd_all_out(tl_keyset ks, tl_tensor *self, int64_t dim
 static tl_tensor *tl_autograd_all_dims_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "all(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("all", ins_, 2)) return NULL;
     return tl_ops_all_dims_out_redispatch(below_, self, dim, dim_len, keepdim, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -26,10 +26,7 @@
 static tl_tensor *tl_autograd_arange_out(tl_keyset ks, tl_scalar end, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { out };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_RUNTIME, "aten::arange(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("aten::arange", ins_, 1)) return NULL;
     return tl_ops_arange_out_redispatch(below_, end, out);
 }
 
@@ -40,10 +37,7 @@ static tl_tensor *tl_autograd_arange_out(tl_keyset ks, tl_scalar end, tl_tensor 
 static tl_tensor *tl_autograd_arange_start_out(tl_keyset ks, tl_scalar start, tl_scalar end, tl_scalar step, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { out };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_RUNTIME, "aten::arange(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("aten::arange", ins_, 1)) return NULL;
     return tl_ops_arange_start_out_redispatch(below_, start, end, step, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -204,10 +204,7 @@ fail:
 static tl_tensor *tl_autograd_baddbmm_out(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, batch1, batch2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "baddbmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("baddbmm", ins_, 4)) return NULL;
     return tl_ops_baddbmm_out_redispatch(below_, self, batch1, batch2, beta, alpha, out);
 }
 
@@ -241,10 +238,7 @@ static tl_tensor *tl_autograd_baddbmm_dtype(tl_keyset ks, tl_tensor *self, tl_te
 static tl_tensor *tl_autograd_baddbmm_dtype_out(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, batch1, batch2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "baddbmm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("baddbmm", ins_, 4)) return NULL;
     return tl_ops_baddbmm_dtype_out_redispatch(below_, self, batch1, batch2, out_dtype, beta, alpha, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

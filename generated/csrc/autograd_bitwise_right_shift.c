@@ -79,10 +79,7 @@ static tl_tensor *tl_autograd_bitwise_right_shift__Tensor(tl_keyset ks, tl_tenso
 static tl_tensor *tl_autograd_bitwise_right_shift_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "bitwise_right_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("bitwise_right_shift", ins_, 3)) return NULL;
     return tl_ops_bitwise_right_shift_Tensor_out_redispatch(below_, self, other, out);
 }
 
@@ -140,10 +137,7 @@ static tl_tensor *tl_autograd_bitwise_right_shift__Tensor_Scalar(tl_keyset ks, t
 static tl_tensor *tl_autograd_bitwise_right_shift_Tensor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "bitwise_right_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("bitwise_right_shift", ins_, 2)) return NULL;
     return tl_ops_bitwise_right_shift_Tensor_Scalar_out_redispatch(below_, self, other, out);
 }
 
@@ -177,10 +171,7 @@ static tl_tensor *tl_autograd_bitwise_right_shift_Scalar_Tensor(tl_keyset ks, tl
 static tl_tensor *tl_autograd_bitwise_right_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "bitwise_right_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("bitwise_right_shift", ins_, 2)) return NULL;
     return tl_ops_bitwise_right_shift_Scalar_Tensor_out_redispatch(below_, self, other, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -159,10 +159,7 @@ static const tl_node_vtable ClampBackward1_vtable = {
 static tl_tensor *tl_autograd_clamp_out(tl_keyset ks, tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "clamp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("clamp", ins_, 2)) return NULL;
     return tl_ops_clamp_out_redispatch(below_, self, min, max, out);
 }
 
@@ -173,10 +170,7 @@ static tl_tensor *tl_autograd_clamp_out(tl_keyset ks, tl_tensor *self, const tl_
 static tl_tensor *tl_autograd_clamp_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, min, max, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "clamp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("clamp", ins_, 4)) return NULL;
     return tl_ops_clamp_Tensor_out_redispatch(below_, self, min, max, out);
 }
 

@@ -157,10 +157,7 @@ static const tl_node_vtable ClampMaxBackward1_vtable = {
 static tl_tensor *tl_autograd_clamp_max_out(tl_keyset ks, tl_tensor *self, tl_scalar max, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "clamp_max(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("clamp_max", ins_, 2)) return NULL;
     return tl_ops_clamp_max_out_redispatch(below_, self, max, out);
 }
 
@@ -171,10 +168,7 @@ static tl_tensor *tl_autograd_clamp_max_out(tl_keyset ks, tl_tensor *self, tl_sc
 static tl_tensor *tl_autograd_clamp_max_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *max, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, max, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "clamp_max(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("clamp_max", ins_, 3)) return NULL;
     return tl_ops_clamp_max_Tensor_out_redispatch(below_, self, max, out);
 }
 

@@ -157,10 +157,7 @@ static const tl_node_vtable ClampMinBackward1_vtable = {
 static tl_tensor *tl_autograd_clamp_min_out(tl_keyset ks, tl_tensor *self, tl_scalar min, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "clamp_min(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("clamp_min", ins_, 2)) return NULL;
     return tl_ops_clamp_min_out_redispatch(below_, self, min, out);
 }
 
@@ -171,10 +168,7 @@ static tl_tensor *tl_autograd_clamp_min_out(tl_keyset ks, tl_tensor *self, tl_sc
 static tl_tensor *tl_autograd_clamp_min_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *min, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, min, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "clamp_min(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("clamp_min", ins_, 3)) return NULL;
     return tl_ops_clamp_min_Tensor_out_redispatch(below_, self, min, out);
 }
 

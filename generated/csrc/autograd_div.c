@@ -331,10 +331,7 @@ fail:
 static tl_tensor *tl_autograd_div_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "div(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("div", ins_, 3)) return NULL;
     return tl_ops_div_out_redispatch(below_, self, other, out);
 }
 
@@ -429,10 +426,7 @@ fail:
 static tl_tensor *tl_autograd_div_out_mode(tl_keyset ks, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "div(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("div", ins_, 3)) return NULL;
     return tl_ops_div_out_mode_redispatch(below_, self, other, rounding_mode, out);
 }
 

@@ -128,10 +128,7 @@ static const tl_node_vtable EluBackward1_vtable = {
 static tl_tensor *tl_autograd_elu_out(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "elu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("elu", ins_, 2)) return NULL;
     return tl_ops_elu_out_redispatch(below_, self, alpha, scale, input_scale, out);
 }
 

@@ -94,10 +94,7 @@ static const tl_node_vtable EluBackwardBackward0_vtable = {
 static tl_tensor *tl_autograd_elu_backward_grad_input(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { grad_output, self_or_result, grad_input };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "elu_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("elu_backward", ins_, 3)) return NULL;
     return tl_ops_elu_backward_grad_input_redispatch(below_, grad_output, alpha, scale, input_scale, is_result, self_or_result, grad_input);
 }
 

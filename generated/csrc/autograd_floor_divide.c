@@ -76,10 +76,7 @@ static tl_tensor *tl_autograd_floor_divide__Tensor(tl_keyset ks, tl_tensor *self
 static tl_tensor *tl_autograd_floor_divide_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("floor_divide", ins_, 3)) return NULL;
     return tl_ops_floor_divide_out_redispatch(below_, self, other, out);
 }
 

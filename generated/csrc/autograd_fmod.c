@@ -135,10 +135,7 @@ static const tl_node_vtable FmodBackward1_vtable = {
 static tl_tensor *tl_autograd_fmod_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("fmod", ins_, 2)) return NULL;
     return tl_ops_fmod_Scalar_out_redispatch(below_, self, other, out);
 }
 
@@ -206,10 +203,7 @@ fail:
 static tl_tensor *tl_autograd_fmod_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("fmod", ins_, 3)) return NULL;
     return tl_ops_fmod_Tensor_out_redispatch(below_, self, other, out);
 }
 

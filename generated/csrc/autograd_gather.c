@@ -82,10 +82,7 @@ static const tl_node_vtable GatherBackward0_vtable = {
 static tl_tensor *tl_autograd_gather_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, index, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "gather(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("gather", ins_, 3)) return NULL;
     return tl_ops_gather_out_redispatch(below_, self, dim, index, sparse_grad, out);
 }
 

@@ -78,10 +78,7 @@ static const tl_node_vtable GeluBackward0_vtable = {
 static tl_tensor *tl_autograd_gelu_out(tl_keyset ks, tl_tensor *self, const char *approximate, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "gelu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("gelu", ins_, 2)) return NULL;
     return tl_ops_gelu_out_redispatch(below_, self, approximate, out);
 }
 

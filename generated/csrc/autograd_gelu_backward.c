@@ -92,10 +92,7 @@ static const tl_node_vtable GeluBackwardBackward0_vtable = {
 static tl_tensor *tl_autograd_gelu_backward_grad_input(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { grad_output, self, grad_input };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "gelu_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("gelu_backward", ins_, 3)) return NULL;
     return tl_ops_gelu_backward_grad_input_redispatch(below_, grad_output, self, approximate, grad_input);
 }
 

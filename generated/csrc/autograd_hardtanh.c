@@ -78,10 +78,7 @@ static const tl_node_vtable HardtanhBackward0_vtable = {
 static tl_tensor *tl_autograd_hardtanh_out(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "hardtanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("hardtanh", ins_, 2)) return NULL;
     return tl_ops_hardtanh_out_redispatch(below_, self, min_val, max_val, out);
 }
 

@@ -119,10 +119,7 @@ static tl_tensor *tl_autograd_index_Tensor_out(tl_keyset ks, tl_tensor *self, tl
     ins_[nin_++] = self;
     for (int64_t i_ = 0; i_ < indices_len; i_++) ins_[nin_++] = indices[i_];
     ins_[nin_++] = out;
-    if (tl_autograd_compute_requires_grad(ins_, nin_)) {
-        tl_set_error(TL_ERR_RUNTIME, "index(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("index", ins_, nin_)) return NULL;
     return tl_ops_index_Tensor_out_redispatch(below_, self, indices, indices_len, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

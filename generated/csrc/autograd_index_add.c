@@ -115,10 +115,7 @@ static const tl_node_vtable IndexAddBackward0_vtable = {
 static tl_tensor *tl_autograd_index_add_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, index, source, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "index_add(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("index_add", ins_, 4)) return NULL;
     return tl_ops_index_add_out_redispatch(below_, self, dim, index, source, alpha, out);
 }
 

@@ -179,10 +179,7 @@ static tl_tensor *tl_autograd_index_put_out(tl_keyset ks, tl_tensor *self, tl_te
     for (int64_t i_ = 0; i_ < indices_len; i_++) ins_[nin_++] = indices[i_];
     ins_[nin_++] = values;
     ins_[nin_++] = out;
-    if (tl_autograd_compute_requires_grad(ins_, nin_)) {
-        tl_set_error(TL_ERR_RUNTIME, "index_put(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("index_put", ins_, nin_)) return NULL;
     return tl_ops_index_put_out_redispatch(below_, self, indices, indices_len, values, accumulate, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

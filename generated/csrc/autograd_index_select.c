@@ -78,10 +78,7 @@ static const tl_node_vtable IndexSelectBackward0_vtable = {
 static tl_tensor *tl_autograd_index_select_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, index, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "index_select(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("index_select", ins_, 3)) return NULL;
     return tl_ops_index_select_out_redispatch(below_, self, dim, index, out);
 }
 

@@ -134,10 +134,7 @@ static const tl_node_vtable LeBackward1_vtable = {
 static tl_tensor *tl_autograd_le_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("le", ins_, 3)) return NULL;
     return tl_ops_le_Tensor_out_redispatch(below_, self, other, out);
 }
 
@@ -221,10 +218,7 @@ fail:
 static tl_tensor *tl_autograd_le_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("le", ins_, 2)) return NULL;
     return tl_ops_le_Scalar_out_redispatch(below_, self, other, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -169,10 +169,7 @@ static const tl_node_vtable LerpBackward1_vtable = {
 static tl_tensor *tl_autograd_lerp_Scalar_out(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, end, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("lerp", ins_, 3)) return NULL;
     return tl_ops_lerp_Scalar_out_redispatch(below_, self, end, weight, out);
 }
 
@@ -183,10 +180,7 @@ static tl_tensor *tl_autograd_lerp_Scalar_out(tl_keyset ks, tl_tensor *self, tl_
 static tl_tensor *tl_autograd_lerp_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, end, weight, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("lerp", ins_, 4)) return NULL;
     return tl_ops_lerp_Tensor_out_redispatch(below_, self, end, weight, out);
 }
 

@@ -25,10 +25,7 @@
 static tl_tensor *tl_autograd_linear_out(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { input, weight, bias, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "linear(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("linear", ins_, 4)) return NULL;
     return tl_ops_linear_out_redispatch(below_, input, weight, bias, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

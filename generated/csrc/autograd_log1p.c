@@ -149,10 +149,7 @@ fail:
 static tl_tensor *tl_autograd_log1p_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "log1p(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("log1p", ins_, 2)) return NULL;
     return tl_ops_log1p_out_redispatch(below_, self, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -25,10 +25,7 @@
 static tl_tensor *tl_autograd_logical_and_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "logical_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("logical_and", ins_, 3)) return NULL;
     return tl_ops_logical_and_out_redispatch(below_, self, other, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -166,10 +166,7 @@ fail:
 static tl_tensor *tl_autograd_max_unary_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "max(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("max", ins_, 2)) return NULL;
     return tl_ops_max_unary_out_redispatch(below_, self, out);
 }
 
@@ -219,10 +216,7 @@ fail:
 static int tl_autograd_max_dim_max(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, max, max_values };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "max(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return -1;
-    }
+    if (tl_autograd_check_out("max", ins_, 3)) return -1;
     return tl_ops_max_dim_max_redispatch(below_, self, dim, keepdim, max, max_values, ret0, ret1);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -169,10 +169,7 @@ fail:
 static tl_tensor *tl_autograd_mean_dtype_out(tl_keyset ks, tl_tensor *self, tl_dtype dtype, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "mean(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("mean", ins_, 2)) return NULL;
     return tl_ops_mean_dtype_out_redispatch(below_, self, dtype, out);
 }
 
@@ -217,10 +214,7 @@ fail:
 static tl_tensor *tl_autograd_mean_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "mean(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("mean", ins_, 2)) return NULL;
     return tl_ops_mean_out_redispatch(below_, self, dim, dim_len, keepdim, dtype, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

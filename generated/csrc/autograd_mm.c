@@ -141,10 +141,7 @@ fail:
 static tl_tensor *tl_autograd_mm_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, mat2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "mm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("mm", ins_, 3)) return NULL;
     return tl_ops_mm_out_redispatch(below_, self, mat2, out);
 }
 
@@ -178,10 +175,7 @@ static tl_tensor *tl_autograd_mm_dtype(tl_keyset ks, tl_tensor *self, tl_tensor 
 static tl_tensor *tl_autograd_mm_dtype_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, mat2, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "mm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("mm", ins_, 3)) return NULL;
     return tl_ops_mm_dtype_out_redispatch(below_, self, mat2, out_dtype, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -25,10 +25,7 @@
 static tl_tensor *tl_autograd_mse_loss_backward_grad_input(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { grad_output, self, target, grad_input };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "mse_loss_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("mse_loss_backward", ins_, 4)) return NULL;
     return tl_ops_mse_loss_backward_grad_input_redispatch(below_, grad_output, self, target, reduction, grad_input);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

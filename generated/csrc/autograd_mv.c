@@ -128,10 +128,7 @@ fail:
 static tl_tensor *tl_autograd_mv_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, vec, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "mv(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("mv", ins_, 3)) return NULL;
     return tl_ops_mv_out_redispatch(below_, self, vec, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

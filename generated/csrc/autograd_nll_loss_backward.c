@@ -91,10 +91,7 @@ static const tl_node_vtable NllLossBackwardBackward0_vtable = {
 static tl_tensor *tl_autograd_nll_loss_backward_grad_input(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[6] = { grad_output, self, target, weight, total_weight, grad_input };
-    if (tl_autograd_compute_requires_grad(ins_, 6)) {
-        tl_set_error(TL_ERR_RUNTIME, "nll_loss_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("nll_loss_backward", ins_, 6)) return NULL;
     return tl_ops_nll_loss_backward_grad_input_redispatch(below_, grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
 }
 

@@ -133,10 +133,7 @@ fail:
 static int tl_autograd_nll_loss_forward_output(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[5] = { self, target, weight, output, total_weight };
-    if (tl_autograd_compute_requires_grad(ins_, 5)) {
-        tl_set_error(TL_ERR_RUNTIME, "nll_loss_forward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return -1;
-    }
+    if (tl_autograd_check_out("nll_loss_forward", ins_, 5)) return -1;
     return tl_ops_nll_loss_forward_output_redispatch(below_, self, target, weight, reduction, ignore_index, output, total_weight, ret0, ret1);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

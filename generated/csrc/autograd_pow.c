@@ -201,10 +201,7 @@ static const tl_node_vtable PowBackward2_vtable = {
 static tl_tensor *tl_autograd_pow_Tensor_Tensor_out(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, exponent, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("pow", ins_, 3)) return NULL;
     return tl_ops_pow_Tensor_Tensor_out_redispatch(below_, self, exponent, out);
 }
 
@@ -250,10 +247,7 @@ fail:
 static tl_tensor *tl_autograd_pow_Scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *exponent, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { exponent, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("pow", ins_, 2)) return NULL;
     return tl_ops_pow_Scalar_out_redispatch(below_, self, exponent, out);
 }
 
@@ -299,10 +293,7 @@ fail:
 static tl_tensor *tl_autograd_pow_Tensor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar exponent, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("pow", ins_, 2)) return NULL;
     return tl_ops_pow_Tensor_Scalar_out_redispatch(below_, self, exponent, out);
 }
 

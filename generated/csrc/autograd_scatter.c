@@ -208,10 +208,7 @@ fail:
 static tl_tensor *tl_autograd_scatter_src_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, index, src, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "scatter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("scatter", ins_, 4)) return NULL;
     return tl_ops_scatter_src_out_redispatch(below_, self, dim, index, src, out);
 }
 
@@ -287,10 +284,7 @@ fail:
 static tl_tensor *tl_autograd_scatter_value_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, index, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "scatter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("scatter", ins_, 3)) return NULL;
     return tl_ops_scatter_value_out_redispatch(below_, self, dim, index, value, out);
 }
 
@@ -348,10 +342,7 @@ static tl_tensor *tl_autograd_scatter__reduce(tl_keyset ks, tl_tensor *self, int
 static tl_tensor *tl_autograd_scatter_reduce_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, index, src, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "scatter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("scatter", ins_, 4)) return NULL;
     return tl_ops_scatter_reduce_out_redispatch(below_, self, dim, index, src, reduce, out);
 }
 
@@ -409,10 +400,7 @@ static tl_tensor *tl_autograd_scatter__value_reduce(tl_keyset ks, tl_tensor *sel
 static tl_tensor *tl_autograd_scatter_value_reduce_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { self, index, out };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "scatter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("scatter", ins_, 3)) return NULL;
     return tl_ops_scatter_value_reduce_out_redispatch(below_, self, dim, index, value, reduce, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -147,10 +147,7 @@ fail:
 static tl_tensor *tl_autograd_scatter_add_out(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { self, index, src, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "scatter_add(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("scatter_add", ins_, 4)) return NULL;
     return tl_ops_scatter_add_out_redispatch(below_, self, dim, index, src, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

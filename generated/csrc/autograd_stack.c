@@ -117,10 +117,7 @@ static tl_tensor *tl_autograd_stack_out(tl_keyset ks, tl_tensor *const *tensors,
     int32_t nin_ = 0;
     for (int64_t i_ = 0; i_ < tensors_len; i_++) ins_[nin_++] = tensors[i_];
     ins_[nin_++] = out;
-    if (tl_autograd_compute_requires_grad(ins_, nin_)) {
-        tl_set_error(TL_ERR_RUNTIME, "stack(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("stack", ins_, nin_)) return NULL;
     return tl_ops_stack_out_redispatch(below_, tensors, tensors_len, dim, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -123,10 +123,7 @@ fail:
 static tl_tensor *tl_autograd_std_correction_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "std(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("std", ins_, 2)) return NULL;
     return tl_ops_std_correction_out_redispatch(below_, self, dim, dim_len, correction, keepdim, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -117,10 +117,7 @@ fail:
 static tl_tensor *tl_autograd_threshold_backward_grad_input(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { grad_output, self, grad_input };
-    if (tl_autograd_compute_requires_grad(ins_, 3)) {
-        tl_set_error(TL_ERR_RUNTIME, "threshold_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("threshold_backward", ins_, 3)) return NULL;
     return tl_ops_threshold_backward_grad_input_redispatch(below_, grad_output, self, threshold, grad_input);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

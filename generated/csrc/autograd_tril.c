@@ -104,10 +104,7 @@ fail:
 static tl_tensor *tl_autograd_tril_out(tl_keyset ks, tl_tensor *self, int64_t diagonal, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[2] = { self, out };
-    if (tl_autograd_compute_requires_grad(ins_, 2)) {
-        tl_set_error(TL_ERR_RUNTIME, "tril(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("tril", ins_, 2)) return NULL;
     return tl_ops_tril_out_redispatch(below_, self, diagonal, out);
 }
 

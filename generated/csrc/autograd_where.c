@@ -85,10 +85,7 @@ static const tl_node_vtable WhereBackward0_vtable = {
 static tl_tensor *tl_autograd_where_self_out(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[4] = { condition, self, other, out };
-    if (tl_autograd_compute_requires_grad(ins_, 4)) {
-        tl_set_error(TL_ERR_RUNTIME, "where(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("where", ins_, 4)) return NULL;
     return tl_ops_where_self_out_redispatch(below_, condition, self, other, out);
 }
 

@@ -25,10 +25,7 @@
 static tl_tensor *tl_autograd_zeros_out(tl_keyset ks, const int64_t *size, int64_t size_len, tl_tensor *out) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { out };
-    if (tl_autograd_compute_requires_grad(ins_, 1)) {
-        tl_set_error(TL_ERR_RUNTIME, "aten::zeros(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.");
-        return NULL;
-    }
+    if (tl_autograd_check_out("aten::zeros", ins_, 1)) return NULL;
     return tl_ops_zeros_out_redispatch(below_, size, size_len, out);
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */

@@ -661,6 +661,8 @@ tl_tensor *tl_native_matmul(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
 
 tl_tensor *tl_native_matmul_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
+    tl_tensor *ins[3] = {self, other, out};  /* checked as matmul, not the mm/dot it becomes (PyTorch) */
+    if (tl_autograd_check_out("matmul", ins, 3)) return NULL;
     return matmul_impl(self, other, out);
 }
 

@@ -197,6 +197,9 @@ tl_tensor *tl_native_linalg_svdvals(tl_keyset ks, tl_tensor *A, const char *driv
 }
 
 tl_tensor *tl_native_linalg_svdvals_out(tl_keyset ks, tl_tensor *A, const char *driver, tl_tensor *out) {
+    /* CompositeImplicit: PyTorch's decomposition meets _linalg_svd.U's out= check */
+    tl_tensor *ins[2] = {A, out};
+    if (tl_autograd_check_out("_linalg_svd", ins, 2)) return NULL;
     return tl_missing_copy_to_out(tl_native_linalg_svdvals(ks, A, driver), out);
 }
 
@@ -305,11 +308,13 @@ tl_tensor *tl_native_linalg_matrix_norm_str_ord(tl_keyset ks, tl_tensor *A, cons
 
 tl_tensor *tl_native_linalg_matrix_norm_out(tl_keyset ks, tl_tensor *A, tl_scalar ord, const int64_t *dim,
                                             int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    if (tl_autograd_check_inplace(out)) return NULL; /* PyTorch: out written in place (copy_) */
     return tl_missing_copy_to_out(tl_native_linalg_matrix_norm(ks, A, ord, dim, dim_len, keepdim, dtype), out);
 }
 
 tl_tensor *tl_native_linalg_matrix_norm_str_ord_out(tl_keyset ks, tl_tensor *A, const char *ord, const int64_t *dim,
                                                     int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    if (tl_autograd_check_inplace(out)) return NULL; /* PyTorch: out written in place (copy_) */
     return tl_missing_copy_to_out(tl_native_linalg_matrix_norm_str_ord(ks, A, ord, dim, dim_len, keepdim, dtype), out);
 }
 
@@ -348,10 +353,12 @@ tl_tensor *tl_native_linalg_norm_ord_str(tl_keyset ks, tl_tensor *X, const char 
 
 tl_tensor *tl_native_linalg_norm_out(tl_keyset ks, tl_tensor *X, const tl_scalar *ord, const int64_t *dim,
                                      int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    if (tl_autograd_check_inplace(out)) return NULL; /* PyTorch: out written in place (copy_) */
     return tl_missing_copy_to_out(tl_native_linalg_norm(ks, X, ord, dim, dim_len, keepdim, dtype), out);
 }
 
 tl_tensor *tl_native_linalg_norm_ord_str_out(tl_keyset ks, tl_tensor *X, const char *ord, const int64_t *dim,
                                              int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    if (tl_autograd_check_inplace(out)) return NULL; /* PyTorch: out written in place (copy_) */
     return tl_missing_copy_to_out(tl_native_linalg_norm_ord_str(ks, X, ord, dim, dim_len, keepdim, dtype), out);
 }

@@ -146,6 +146,11 @@ int tl_autograd_is_leaf(const tl_tensor *t);         /* no grad_fn */
 int tl_autograd_any_requires_grad(tl_tensor *const *ts, int64_t n);
 /* grad mode enabled && any requires grad: "should this call record a node?" */
 int tl_autograd_compute_requires_grad(tl_tensor *const *ts, int64_t n);
+/* out= variants are not differentiable: with grad mode on and any of ts (the
+ * inputs and outs) requiring grad, PyTorch's RuntimeError "<opname>(): functions
+ * with out=... arguments don't support automatic differentiation, but one of
+ * the arguments requires grad." and -1; else 0 */
+int tl_autograd_check_out(const char *opname, tl_tensor *const *ts, int64_t n);
 /* Leaf flag. Errors (RuntimeError) as PyTorch: non-leaf ("you can only change
  * requires_grad flags of leaf variables."...), non-floating dtype ("only
  * Tensors of floating point and complex dtype can require gradients"). */

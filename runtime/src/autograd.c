@@ -316,6 +316,12 @@ int tl_autograd_compute_requires_grad(tl_tensor *const *ts, int64_t n) {
     return tl_autograd_any_requires_grad(ts, n) && tl_grad_mode_is_enabled();
 }
 
+int tl_autograd_check_out(const char *opname, tl_tensor *const *ts, int64_t n) {
+    if (!tl_autograd_compute_requires_grad(ts, n)) return 0;
+    return tl_set_error(TL_ERR_RUNTIME, "%s(): functions with out=... arguments don't support automatic "
+                        "differentiation, but one of the arguments requires grad.", opname);
+}
+
 int tl_autograd_set_requires_grad(tl_tensor *t, int requires_grad) {
     if (!t) return tl_set_error(TL_ERR_RUNTIME, "requires_grad: undefined tensor");
     ag_meta *m = ag_meta_of(t);

@@ -79,6 +79,7 @@ def test_methods_name_the_operator_in_pythons_errors():
 
 AG = ": functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
 RESIZE = "cannot resize variables that require grad"
+LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
 def rg(m, *shape):
@@ -98,6 +99,16 @@ OUT_CASES = [
     (lambda m: m.add(rg(m, 3), m.ones(3), out=m.ones(3)), "add()" + AG),
     (lambda m: m.exp(m.ones(3), out=rg(m, 3)), "exp()" + AG),
     (lambda m: m.mm(m.ones(2, 2), m.ones(2, 2), out=rg(m, 2, 2)), "mm()" + AG),
+    # CompositeImplicit outs: the check PyTorch's decomposition meets
+    (lambda m: m.matmul(m.ones(2, 2), m.ones(2, 2), out=rg(m, 2, 2)), "matmul()" + AG),
+    (lambda m: m.matmul(m.ones(2), m.ones(2), out=rg(m, ())), "matmul()" + AG),
+    (lambda m: m.matmul(rg(m, 2, 2), m.ones(2), out=m.ones(2)), "matmul()" + AG),
+    (lambda m: m.linalg.svdvals(m.ones(2, 2), out=rg(m, 2)), "_linalg_svd()" + AG),
+    (lambda m: m.linalg.svdvals(rg(m, 2, 2), out=m.ones(2)), "_linalg_svd()" + AG),
+    (lambda m: m.linalg.matrix_norm(m.ones(2, 2), out=rg(m, ())), LEAF),
+    (lambda m: m.linalg.matrix_norm(m.ones(2, 2), 2, out=rg(m, ())), LEAF),
+    (lambda m: m.linalg.norm(m.ones(2, 2), out=rg(m, ())), LEAF),
+    (lambda m: m.linalg.norm(m.ones(2, 2), "fro", out=rg(m, ())), LEAF),
     # through resize_, whose autograd kernel refuses even a right-sized out
     (lambda m: m.empty(3, out=rg(m, 3)), RESIZE),
     (lambda m: m.randn(3, out=rg(m, 3)), RESIZE),
@@ -111,11 +122,15 @@ def test_out_requires_grad_errors_like_torch(case, text):
     same_as_torch(case, RuntimeError, text)
 
 
-def test_resize_refusal_under_no_grad_but_not_in_inference_mode():
+def test_no_grad_and_inference_mode():
     for m in [tl] + ([torch] if torch is not None else []):
         with m.no_grad():
             assert error_of(lambda: m.empty(3, out=rg(m, 3))) == (RuntimeError, RESIZE)
             assert error_of(lambda: m.zeros(3, out=rg(m, 3))) == (None, "no error")
+            for fn in (lambda: m.matmul(m.ones(2), m.ones(2), out=rg(m, ())),
+                       lambda: m.linalg.svdvals(m.ones(2, 2), out=rg(m, 2)),
+                       lambda: m.linalg.matrix_norm(m.ones(2, 2), out=rg(m, ()))):
+                assert error_of(fn) == (None, "no error")  # out= checks need grad mode
         out = rg(m, 3)
         with m.inference_mode():
             assert m.randn(3, out=out) is out and tuple(out.shape) == (3,)
