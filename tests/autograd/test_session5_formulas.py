@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # ------------------------------------------------------------ static check
 
-def _pytorch_yaml_dir() -> Path | None:
+def _pytorch_yaml_dir() -> tuple[Path, Path] | None:
     """PyTorch 2.13's native_functions.yaml / derivatives.yaml: the installed
     torchgen's packaged copies, or the project's shared reference."""
     cands = []
