@@ -134,25 +134,15 @@ DEF_FIRST(f64, double, v8d, v8i)
 DEF_ARGROW(argmax_blk_f32, float, f32, rowmax_f32, >)
 DEF_ARGROW(argmin_blk_f32, float, f32, rowmin_f32, <)
 
-/* float32 argmax / argmin rows in one pass (intrinsics per ISA). One step
- * = 4 vectors (4 * VL elements): their lane-wise best b (3 max/min ops),
- * then one compare of b with the lane's best so far m: where b is strictly
- * better, m takes b and the lane's step index it takes the step number, so
- * every lane keeps the first step where it reached its best. At the end:
- * best = the best over the lanes, S = the smallest step among the lanes
- * holding it (the first element equal to best lies in step S: any earlier
- * one would have given its lane an earlier step), and a scan of step S's
- * 4 * VL elements for the first one equal to best; then the tail, scalar.
- * One compare and two masked moves per 4 vectors (the previous kernel did
- * two compares per vector, bound by the vector port that runs them: 48 vs
- * 72 GB/s from L2, measured in C).
- * NaN: a lane-wise sum of every element (x0 + x1) + (x2 + x3) per step is NaN
- * when any element is NaN (or when +inf and -inf meet, or a sum overflows);
- * it is tested once per ARG_NB steps, and a block that tests positive is
- * scanned for its first NaN, which answers (PyTorch: NaN is both the max and
- * the min); without one (inf - inf), the row goes on. Steps are int32 lane
- * values, so rows longer than ARG_PIECE take the blocked kernel above, as do
- * short ones. */
+/* float32 argmax / argmin rows in one pass (intrinsics per ISA): U = 4 vector
+ * accumulators hold each lane's best value so far and the step (one step =
+ * U vectors) where a strictly better value last replaced it, so every lane
+ * keeps its first best. At the end the row's best is the best over the
+ * lanes, and its first index the smallest `step * U * VL + j * VL + lane`
+ * among the lanes holding it; then the tail, scalar. A lane-wise NaN flag is
+ * tested every ARG_NB steps: a block with a NaN answers with its first NaN
+ * (PyTorch: NaN is both the max and the min). Indices are int32 lanes, so
+ * rows longer than ARG_PIECE take the blocked kernel above, as do short ones. */
 #define ARG_PIECE (1ll << 30)
 
 /* the scalar tail of a one-pass row, elements k .. n - 1, after the best b at bi */
@@ -167,63 +157,59 @@ static inline int64_t arg_tail_f32(const float *p, int64_t k, int64_t n, float b
     }
     return bi;
 }
-/* the first NaN of p[0, n), or -1 */
-static int64_t nan_index_f32(const float *restrict p, int64_t n) {
-    enum { VL = 16 };
-    int64_t k = 0;
-    FIRST_SCAN(float, v16f, v16i, x != x)
-    for (; k < n; k++)
-        if (p[k] != p[k]) return k;
-    return -1;
-}
-/* the first k in [0, len) with p[k] == best (there is one) */
-static inline int64_t arg_first_eq_f32(const float *p, int64_t len, float best) {
-    int64_t k = 0;
-    while (p[k] != best && k + 1 < len) k++;
-    return k;
-}
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #define ARG_VL 16
-#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, INIT)                                         \
+#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, IS_MAX)                                           \
     static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \
         const float *restrict p = (const float *)p_;                                          \
         if (n < 8 * ARG_VL || n > ARG_PIECE) return TL_KNAME(BLK)(p_, n);                     \
+        __m512 m[4];                                                                          \
+        __m512i it[4];                                                                        \
+        __mmask16 nan = 0;                                                                    \
+        for (int j = 0; j < 4; j++) {                                                         \
+            m[j] = _mm512_loadu_ps(p + j * ARG_VL);                                           \
+            it[j] = _mm512_setzero_si512();                                                   \
+            nan |= _mm512_cmp_ps_mask(m[j], m[j], _CMP_UNORD_Q);                              \
+        }                                                                                     \
+        if (nan) return first_f32(p, 4 * ARG_VL, __builtin_nanf(""));                      \
         const int64_t steps = n / (4 * ARG_VL);                                               \
-        __m512 m = _mm512_set1_ps(INIT);                                                      \
-        __m512i it = _mm512_setzero_si512(), cur = it;                                        \
-        const __m512i one = _mm512_set1_epi32(1);                                             \
-        for (int64_t s = 0; s < steps;) {                                                     \
+        for (int64_t s = 1; s < steps;) {                                                     \
             const int64_t b0 = s, e = steps - s < ARG_NB ? steps : s + ARG_NB;                \
-            __m512 nacc = _mm512_setzero_ps();                                                \
             for (; s < e; s++) {                                                              \
+                const __m512i cur = _mm512_set1_epi32((int32_t)s);                            \
                 const float *restrict q = p + s * 4 * ARG_VL;                                 \
-                for (int j = 0; j < 4; j++)                                                   \
+                for (int j = 0; j < 4; j++) {                                                 \
                     _mm_prefetch((const char *)(q + ARG_PF + j * ARG_VL), _MM_HINT_T0);       \
-                const __m512 x0 = _mm512_loadu_ps(q), x1 = _mm512_loadu_ps(q + ARG_VL);       \
-                const __m512 x2 = _mm512_loadu_ps(q + 2 * ARG_VL), x3 = _mm512_loadu_ps(q + 3 * ARG_VL); \
-                const __m512 b = VBEST(VBEST(x0, x1), VBEST(x2, x3));                         \
-                nacc = _mm512_add_ps(nacc, _mm512_add_ps(_mm512_add_ps(x0, x1), _mm512_add_ps(x2, x3))); \
-                const __mmask16 k = _mm512_cmp_ps_mask(b, m, CMP);                            \
-                m = _mm512_mask_mov_ps(m, k, b);                                              \
-                it = _mm512_mask_mov_epi32(it, k, cur);                                       \
-                cur = _mm512_add_epi32(cur, one);                                             \
+                    const __m512 x = _mm512_loadu_ps(q + j * ARG_VL);                         \
+                    const __mmask16 k = _mm512_cmp_ps_mask(x, m[j], CMP);                     \
+                    m[j] = _mm512_mask_mov_ps(m[j], k, x);                                    \
+                    it[j] = _mm512_mask_mov_epi32(it[j], k, cur);                             \
+                    nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                            \
+                }                                                                             \
             }                                                                                 \
-            if (_mm512_cmp_ps_mask(nacc, nacc, _CMP_UNORD_Q)) {                               \
-                const int64_t off = b0 * 4 * ARG_VL, j = nan_index_f32(p + off, (e - b0) * 4 * ARG_VL); \
-                if (j >= 0) return off + j;                                                   \
+            if (nan) {                                                                        \
+                const int64_t off = b0 * 4 * ARG_VL;                                          \
+                return off + first_f32(p + off, (e - b0) * 4 * ARG_VL, __builtin_nanf(""));  \
             }                                                                                 \
         }                                                                                     \
-        const float best = HBEST(m);                                                          \
-        const __mmask16 hold = _mm512_cmp_ps_mask(m, _mm512_set1_ps(best), _CMP_EQ_OQ);      \
-        const int64_t S = _mm512_reduce_min_epi32(_mm512_mask_mov_epi32(_mm512_set1_epi32(INT32_MAX), hold, it)); \
-        const int64_t bi = S * 4 * ARG_VL + arg_first_eq_f32(p + S * 4 * ARG_VL, 4 * ARG_VL, best); \
-        return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, INIT < 0);                    \
+        const float best = HBEST(VBEST(VBEST(m[0], m[1]), VBEST(m[2], m[3])));                \
+        const __m512 bv = _mm512_set1_ps(best);                                               \
+        const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); \
+        __m512i cand = _mm512_set1_epi32(INT32_MAX);                                          \
+        for (int j = 0; j < 4; j++) {                                                         \
+            const __m512i ix = _mm512_add_epi32(_mm512_slli_epi32(it[j], 6),                  \
+                                                _mm512_add_epi32(lane, _mm512_set1_epi32(j * ARG_VL))); \
+            const __mmask16 k = _mm512_cmp_ps_mask(m[j], bv, _CMP_EQ_OQ);                     \
+            cand = _mm512_mask_min_epi32(cand, k, cand, ix);                                  \
+        }                                                                                     \
+        int64_t bi = _mm512_reduce_min_epi32(cand);                                           \
+        return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, IS_MAX);                      \
     }
 #define ARG_NB 128   /* steps of 64 elements per NaN test */
 #define ARG_PF (PF_BYTES / 4)
-DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm512_max_ps, _mm512_reduce_max_ps, -__builtin_inff())
-DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm512_min_ps, _mm512_reduce_min_ps, __builtin_inff())
+DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm512_max_ps, _mm512_reduce_max_ps, 1)
+DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm512_min_ps, _mm512_reduce_min_ps, 0)
 #else /* AVX2 */
 #include <immintrin.h>
 #define ARG_VL 8
@@ -237,49 +223,58 @@ static inline float hmin8(__m256 v) {
     h = _mm_min_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_min_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
-#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, INIT)                                         \
+#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, IS_MAX)                                           \
     static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \
         const float *restrict p = (const float *)p_;                                          \
         if (n < 8 * ARG_VL || n > ARG_PIECE) return TL_KNAME(BLK)(p_, n);                     \
+        __m256 m[4], nan = _mm256_setzero_ps();                                               \
+        __m256i it[4];                                                                        \
+        for (int j = 0; j < 4; j++) {                                                         \
+            m[j] = _mm256_loadu_ps(p + j * ARG_VL);                                           \
+            it[j] = _mm256_setzero_si256();                                                   \
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(m[j], m[j], _CMP_UNORD_Q));                 \
+        }                                                                                     \
+        if (_mm256_movemask_ps(nan)) return first_f32(p, 4 * ARG_VL, __builtin_nanf(""));     \
         const int64_t steps = n / (4 * ARG_VL);                                               \
-        __m256 m = _mm256_set1_ps(INIT);                                                      \
-        __m256i it = _mm256_setzero_si256(), cur = it;                                        \
-        const __m256i one = _mm256_set1_epi32(1);                                             \
-        for (int64_t s = 0; s < steps;) {                                                     \
+        for (int64_t s = 1; s < steps;) {                                                     \
             const int64_t b0 = s, e = steps - s < ARG_NB ? steps : s + ARG_NB;                \
-            __m256 nacc = _mm256_setzero_ps();                                                \
             for (; s < e; s++) {                                                              \
+                const __m256 cur = _mm256_castsi256_ps(_mm256_set1_epi32((int32_t)s));        \
                 const float *restrict q = p + s * 4 * ARG_VL;                                 \
-                _mm_prefetch((const char *)(q + ARG_PF), _MM_HINT_T0);                        \
-                _mm_prefetch((const char *)(q + ARG_PF + 2 * ARG_VL), _MM_HINT_T0);           \
-                const __m256 x0 = _mm256_loadu_ps(q), x1 = _mm256_loadu_ps(q + ARG_VL);       \
-                const __m256 x2 = _mm256_loadu_ps(q + 2 * ARG_VL), x3 = _mm256_loadu_ps(q + 3 * ARG_VL); \
-                const __m256 b = VBEST(VBEST(x0, x1), VBEST(x2, x3));                         \
-                nacc = _mm256_add_ps(nacc, _mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3))); \
-                const __m256 k = _mm256_cmp_ps(b, m, CMP);                                    \
-                m = _mm256_blendv_ps(m, b, k);                                                \
-                it = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(it), _mm256_castsi256_ps(cur), k)); \
-                cur = _mm256_add_epi32(cur, one);                                             \
+                for (int j = 0; j < 4; j++) {                                                 \
+                    if (!(j & 1)) _mm_prefetch((const char *)(q + ARG_PF + j * ARG_VL), _MM_HINT_T0); \
+                    const __m256 x = _mm256_loadu_ps(q + j * ARG_VL);                         \
+                    const __m256 k = _mm256_cmp_ps(x, m[j], CMP);                             \
+                    m[j] = VBEST(x, m[j]);   /* x if x beats m, else m (also for NaN x) */    \
+                    it[j] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(it[j]), cur, k)); \
+                    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));               \
+                }                                                                             \
             }                                                                                 \
-            if (_mm256_movemask_ps(_mm256_cmp_ps(nacc, nacc, _CMP_UNORD_Q))) {                \
-                const int64_t off = b0 * 4 * ARG_VL, j = nan_index_f32(p + off, (e - b0) * 4 * ARG_VL); \
-                if (j >= 0) return off + j;                                                   \
+            if (_mm256_movemask_ps(nan)) {                                                    \
+                const int64_t off = b0 * 4 * ARG_VL;                                          \
+                return off + first_f32(p + off, (e - b0) * 4 * ARG_VL, __builtin_nanf(""));  \
             }                                                                                 \
         }                                                                                     \
-        const float best = HBEST(m);                                                          \
-        const __m256i hold = _mm256_castps_si256(_mm256_cmp_ps(m, _mm256_set1_ps(best), _CMP_EQ_OQ)); \
-        const __m256i cand = _mm256_blendv_epi8(_mm256_set1_epi32(INT32_MAX), it, hold);      \
+        const float best = HBEST(VBEST(VBEST(m[0], m[1]), VBEST(m[2], m[3])));                \
+        const __m256 bv = _mm256_set1_ps(best);                                               \
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                       \
+        __m256i cand = _mm256_set1_epi32(INT32_MAX);                                          \
+        for (int j = 0; j < 4; j++) {                                                         \
+            const __m256i ix = _mm256_add_epi32(_mm256_slli_epi32(it[j], 5),                  \
+                                                _mm256_add_epi32(lane, _mm256_set1_epi32(j * ARG_VL))); \
+            const __m256i k = _mm256_castps_si256(_mm256_cmp_ps(m[j], bv, _CMP_EQ_OQ));       \
+            cand = _mm256_min_epi32(cand, _mm256_blendv_epi8(cand, ix, k));                   \
+        }                                                                                     \
         int32_t c8[8];                                                                        \
         _mm256_storeu_si256((__m256i *)c8, cand);                                             \
-        int64_t S = c8[0];                                                                    \
-        for (int j = 1; j < 8; j++) S = c8[j] < S ? c8[j] : S;                                \
-        const int64_t bi = S * 4 * ARG_VL + arg_first_eq_f32(p + S * 4 * ARG_VL, 4 * ARG_VL, best); \
-        return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, INIT < 0);                    \
+        int64_t bi = c8[0];                                                                   \
+        for (int j = 1; j < 8; j++) bi = c8[j] < bi ? c8[j] : bi;                             \
+        return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, IS_MAX);                      \
     }
 #define ARG_NB 256   /* steps of 32 elements per NaN test */
 #define ARG_PF (PF_BYTES / 4)
-DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm256_max_ps, hmax8, -__builtin_inff())
-DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm256_min_ps, hmin8, __builtin_inff())
+DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm256_max_ps, hmax8, 1)
+DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm256_min_ps, hmin8, 0)
 #endif
 #else
 DEF_ARGROW(argmax_row_f32, float, f32, rowmax_f32, >)

@@ -803,10 +803,10 @@ def test_direct_nan_inf(cpu_capability):
 
 
 def test_argmax_one_pass_lane_cases(cpu_capability):
-    """the one-pass float32 row kernel (rows of 128+ elements): its per-block NaN test is a lane sum, which
-    also turns NaN for +inf and -inf in one lane or an overflowing sum (the row must go on), rows of all
-    -inf / +inf (the initial lane values), ties inside one step and across lanes, -0.0 == 0.0, a NaN in the
-    first step or after a block that tested positive without one; against numpy (first index, first NaN)"""
+    """the one-pass float32 row kernel (rows of 128+ elements) on cases a lane-wise kernel can get wrong:
+    +inf and -inf in one lane, overflowing values, rows of all -inf / +inf, ties inside one step of 4
+    vectors and across lanes, -0.0 == 0.0, a NaN in the first step or after inf / -inf blocks; against
+    numpy (first index, first NaN)"""
     rng = np.random.default_rng(23)
     inf = np.inf
     cases = []
