@@ -92,8 +92,6 @@ def raise_pending_error():
     raise err
 
 
-raise_error = raise_pending_error
-
 
 def _emit_keeping(p):
     """Raise the pending warnings for a call that returned the tensor ``p``

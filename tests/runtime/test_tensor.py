@@ -128,8 +128,8 @@ def test_hostile_arguments_never_crash():
 
 
 def _errors_check():
-    from torchlet._errors import raise_error
-    raise_error()
+    from torchlet._errors import raise_pending_error
+    raise_pending_error()
 
 
 def test_factory_errors_are_exceptions():
