@@ -64,8 +64,9 @@ SKIP_PYTHON_FUNCTIONS = frozenset({"slice"})
 
 #: Operators PyTorch binds neither as functions nor as methods
 #: (torchgen's SKIP_PYTHON_BINDINGS: ``nonzero_numpy`` is reached through
-#: ``torch.where(condition)`` and ``nonzero(as_tuple=True)``).
-SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy"})
+#: ``torch.where(condition)`` and ``nonzero(as_tuple=True)``; ``_unsafe_view``
+#: only inside reshape / matmul, reached as ``torch.ops.aten._unsafe_view``).
+SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy", "_unsafe_view"})
 
 #: Operator dunders of ``Tensor``: (dunder, operator name, form).
 #:   forward  -- ``op(self, other)`` through the method's overloads

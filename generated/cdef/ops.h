@@ -1095,4 +1095,8 @@ tl_tensor *tl_ops_linalg_norm_ord_str(tl_tensor *self, const char *ord, const in
 tl_tensor *tl_ops_linalg_norm_out(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 tl_tensor *tl_ops_linalg_norm_ord_str_out(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
+/* _unsafe_view */
+tl_tensor *tl_ops__unsafe_view(tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops__unsafe_view_out(tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+
 #endif

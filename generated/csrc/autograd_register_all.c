@@ -183,6 +183,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_atanh() != 0) return -1;
     if (tl_autograd_register_nonzero() != 0) return -1;
     if (tl_autograd_register__linalg_svd() != 0) return -1;
+    if (tl_autograd_register__unsafe_view() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -230,6 +230,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_linalg_svdvals() != 0) return -1;
     if (tl_ops_register_linalg_matrix_norm() != 0) return -1;
     if (tl_ops_register_linalg_norm() != 0) return -1;
+    if (tl_ops_register__unsafe_view() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -179,5 +179,6 @@ int tl_autograd_register_acosh(void);
 int tl_autograd_register_atanh(void);
 int tl_autograd_register_nonzero(void);
 int tl_autograd_register__linalg_svd(void);
+int tl_autograd_register__unsafe_view(void);
 
 #endif

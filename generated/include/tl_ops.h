@@ -5052,4 +5052,21 @@ tl_tensor *tl_ops_linalg_norm_ord_str_out_redispatch(tl_keyset ks, tl_tensor *se
 int tl_ops_linalg_norm_ord_str_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_linalg_norm_ord_str_out(tl_keyset ks, tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
+/* ---------------------------------------------------------------- _unsafe_view */
+int tl_ops_register__unsafe_view(void);
+/* _unsafe_view(Tensor self, SymInt[] size) -> Tensor */
+extern tl_operator *tl_ops__unsafe_view_op;
+typedef tl_tensor *(*tl_ops__unsafe_view_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops__unsafe_view(tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops__unsafe_view_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+int tl_ops__unsafe_view_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__unsafe_view(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+/* _unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__unsafe_view_out_op;
+typedef tl_tensor *(*tl_ops__unsafe_view_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops__unsafe_view_out(tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+tl_tensor *tl_ops__unsafe_view_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+int tl_ops__unsafe_view_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__unsafe_view_out(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+
 #endif

@@ -533,7 +533,7 @@ static tl_tensor *matmul_folded(tl_tensor *tensor1, tl_tensor *tensor2, tl_tenso
     if (!(t1f = tl_ops_reshape(t1, fshape, 2))) goto done;
     if (!out) {
         if (!(prod_ = t2_matrix ? tl_ops_mm(t1f, t2) : tl_ops_mv(t1f, t2))) goto done;
-        if (!(res = tl_ops_view(prod_, shape, nshape))) goto done;
+        if (!(res = tl_ops__unsafe_view(prod_, shape, nshape))) goto done; /* PyTorch's _unsafe_view */
         if (transpose && t2_matrix) {
             tl_tensor *m = mT(res);
             tl_tensor_release(res);
@@ -603,7 +603,7 @@ static tl_tensor *matmul_batched(tl_tensor *tensor1, tl_tensor *tensor2, tl_tens
     if (!out) {
         if (!(bm = tl_ops_bmm(r1, r2))) goto done;
         if (vector_rhs && !(sq = tl_ops_squeeze_dim(bm, -1))) goto done;
-        res = tl_ops_view(vector_rhs ? sq : bm, shape, nout);
+        res = tl_ops__unsafe_view(vector_rhs ? sq : bm, shape, nout); /* PyTorch's _unsafe_view */
         goto done;
     }
     const int64_t os[3] = {bp, n, p};

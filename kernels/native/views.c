@@ -12,8 +12,9 @@ tl_tensor *tl_native_view(tl_keyset ks, tl_tensor *self, const int64_t *size, in
 }
 
 /* CompositeImplicitAutograd: a view when the strides allow it, else a copy.
- * It decomposes through the entry points (view, or clone then view) so that
- * autograd records its parts (ViewBackward0 / CloneBackward0), as PyTorch's. */
+ * It decomposes through the entry points (view, or clone then _unsafe_view)
+ * so that autograd records its parts (ViewBackward0, or CloneBackward0 then
+ * UnsafeViewBackward0), as PyTorch's. */
 tl_tensor *tl_native_reshape(tl_keyset ks, tl_tensor *self, const int64_t *shape, int64_t shape_len) {
     (void)ks;
     tl_tensor *probe = tl_view(self, shape_len, shape); /* metadata only: can it be a view? */
@@ -24,7 +25,7 @@ tl_tensor *tl_native_reshape(tl_keyset ks, tl_tensor *self, const int64_t *shape
     tl_clear_error();
     tl_tensor *c = tl_ops_clone(self, TL_CONTIGUOUS_FORMAT);
     if (!c) return NULL;
-    tl_tensor *r = tl_ops_view(c, shape, shape_len);
+    tl_tensor *r = tl_ops__unsafe_view(c, shape, shape_len);
     tl_tensor_release(c);
     return r;
 }

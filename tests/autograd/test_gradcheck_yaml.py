@@ -563,6 +563,10 @@ SESSION5_CASES = {
                          lambda a, v: torchlet._index_put_impl(a, [_ix([2, 0, 2])], v, True)),
                         ([RS5.standard_normal((5, 4)), RS5.standard_normal((2,))],
                          lambda a, v: torchlet._index_put_impl(T(a), [None, _ix([4, 0])], v, False, True))],
+    # reshape's copy and matmul's product end in it (UnsafeViewBackward0, as PyTorch)
+    "_unsafe_view": [([RS5.standard_normal((3, 4))], lambda a: torchlet.library.call("aten::_unsafe_view", a * 1.0, [2, 6])),
+                     ([RS5.standard_normal((4, 3))], lambda a: T(a).reshape(12)),
+                     ([RS5.standard_normal((2, 2, 3)), RS5.standard_normal((3, 2))], lambda a, b: a @ b)],
 }
 
 
@@ -927,7 +931,7 @@ def test_memory_flat():
     "arrays, fn, name",
     [
         ([rn(2, 6)], lambda a: a.reshape(3, 4), "ViewBackward0"),
-        ([rn(3, 4)], lambda a: a.t().reshape(12), "ViewBackward0"),  # a copy, then a view
+        ([rn(3, 4)], lambda a: a.t().reshape(12), "UnsafeViewBackward0"),  # a copy, then _unsafe_view (PyTorch's)
         ([rn(3, 4)], lambda a: a.t().contiguous(), "CloneBackward0"),
         ([rn(3, 4)], lambda a: a.to(torchlet.float64, copy=True), "ToCopyBackward0"),
     ],

@@ -471,6 +471,10 @@ DYNAMIC = {
     "matmul_batched": ([_u(2, 2, 3), _u(3, 4)], lambda L, a, b: L.matmul(a, b)),
     "matmul_1d_2d": ([_u(3), _u(3, 2)], lambda L, a, b: L.matmul(a, b)),
     "matmul_1d": ([_u(3), _u(3)], lambda L, a, b: L.matmul(a, b)),
+    "matmul_bmm": ([_u(2, 2, 3), _u(2, 3, 4)], lambda L, a, b: a @ b),
+    "matmul_bmm_vector": ([_u(2, 2, 3), _u(3)], lambda L, a, b: a @ b.detach()),
+    "matmul_2d_3d": ([_u(2, 2), _u(2, 2, 3)], lambda L, a, b: a @ b),
+    "matmul_folded_plain_rhs": ([_u(2, 2, 3), _u(3, 4)], lambda L, a, b: a @ b.detach()),
     "outer": ([_u(3), _u(2)], lambda L, a, b: L.outer(a, b)),
     "linear": ([_u(2, 3), _u(4, 3), _u(4)], lambda L, x, w, b: _F(L).linear(x, w, b)),
     "linear_nobias": ([_u(2, 3), _u(4, 3)], lambda L, x, w: _F(L).linear(x, w)),
@@ -588,11 +592,6 @@ def _setitem(a, v):
 # deviations the sample finds, each with its reason (docs/AUTOGRAD.md); the
 # value is (torchlet's grad_fn name, torch's)
 KNOWN_DYNAMIC: dict[str, tuple] = {
-    # torch's matmul folds batch dims with reshape and unfolds the product with
-    # _unsafe_view (UnsafeViewBackward0); its copying reshape is clone + _unsafe_view.
-    # torchlet declares no _unsafe_view: a view of the fresh copy (ViewBackward0)
-    "matmul_batched": ("ViewBackward0", "UnsafeViewBackward0"),
-    "reshape_copy": ("ViewBackward0", "UnsafeViewBackward0"),
     # torch's 1-d @ 2-d squeezes in place (squeeze_.dim: SqueezeBackward4);
     # torchlet declares no in-place squeeze_: squeeze.dim (SqueezeBackward1)
     "matmul_1d_2d": ("SqueezeBackward1", "SqueezeBackward4"),
@@ -648,3 +647,47 @@ def test_grad_fn_and_gradients_match_torch(name):
                 np.testing.assert_allclose(g, p, rtol=tol, atol=tol * 1e-2)
     else:
         assert got[1] == want[1]
+
+
+# ------------------------------------------------------------- _unsafe_view
+
+def _uv(x, size):
+    """_unsafe_view has no Python binding (PyTorch neither): the operator itself"""
+    return torchlet.library.call("aten::_unsafe_view", x, list(size))
+
+
+@pytest.mark.parametrize("shape, size", [((3, 4), (2, 6)), ((3, 4), (-1,)), ((), (1, 1)), ((0, 3), (3, 0)), ((2, 3, 4), (4, -1))])
+def test_unsafe_view_against_numpy_and_torch(shape, size):
+    a0 = R5.standard_normal(shape)
+    x, px = _pair(a0)
+    r = _uv(x * 2.0, size)
+    np.testing.assert_array_equal(_np(r), (a0 * 2.0).reshape(size))
+    assert r.grad_fn.name() == "UnsafeViewBackward0"
+    w0 = R5.standard_normal(tuple(r.shape))
+    (g,) = torchlet.autograd.grad((r * torchlet.tensor(w0)).sum(), [x])
+    np.testing.assert_array_equal(_np(g), 2.0 * w0.reshape(shape))
+    out = torchlet.empty(0, dtype=torchlet.float64)
+    r_out = torchlet.library.call("aten::_unsafe_view.out", x.detach(), list(size), out)
+    assert r_out.data_ptr() == out.data_ptr()  # written into out (resized)
+    np.testing.assert_array_equal(_np(out), a0.reshape(size))
+    if torch is not None:
+        pr = torch.ops.aten._unsafe_view(px * 2.0, size)
+        assert pr.grad_fn.name() == r.grad_fn.name() and tuple(pr.shape) == tuple(r.shape)
+
+
+def test_unsafe_view_errors_match_torch():
+    a0 = R5.standard_normal((3, 4))
+    x, px = _pair(a0, requires_grad=False)
+    for size in [(5, 2), (-1, -1)]:
+        with pytest.raises(RuntimeError) as e:
+            _uv(x, size)
+        if torch is not None:
+            with pytest.raises(RuntimeError) as pe:
+                torch.ops.aten._unsafe_view(px, size)
+            assert str(e.value) == str(pe.value)
+    with pytest.raises(RuntimeError) as e:  # not viewable: a transposed tensor
+        _uv(x.t(), (12,))
+    if torch is not None:
+        with pytest.raises(RuntimeError) as pe:
+            torch.ops.aten._unsafe_view(px.t(), (12,))
+        assert str(e.value) == str(pe.value)
