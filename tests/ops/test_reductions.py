@@ -1012,6 +1012,35 @@ def test_argmax_one_pass_lanes_ties_nan(cpu_capability, dt):
             assert np.isnan(tl.max(T(b), 0).values.item()) and tl.max(T(b), 0).indices.item() == first
 
 
+def test_argmax_two_chain_steps(cpu_capability):
+    """the AVX-512 float32 row kernel keeps two best-so-far chains (even / odd 64-element steps) and joins
+    an odd last step to the even chain: the best in either chain, ties across the chains (the earlier
+    step wins either way round), the best only in the odd last step, the best only in the tail, a NaN
+    in the odd last step or in one vector of a pair; odd and even step counts; against numpy"""
+    for steps in (2, 3, 4, 5, 129, 130):
+        for tail in (0, 7):
+            n = 64 * steps + tail
+            base = R.standard_normal(n).astype(np.float32)
+            cases = []
+            for s in sorted({0, 1, 2, steps - 2, steps - 1} & set(range(steps))):
+                for lane in (0, 17, 63):
+                    b = base.copy()
+                    b[64 * s + lane] = 5.0
+                    if 64 * (s + 1) + 3 < n:
+                        b[64 * (s + 1) + 3] = 5.0        # a tie in the next step: the other chain
+                    cases.append(b)
+            if tail:
+                b = base.copy()
+                b[n - 2] = 5.0                               # the best only in the tail
+                cases.append(b)
+            for pos in (64 * (steps - 1) + 9, 64 * (steps - 1) + 40, 64 * steps - 1, 16 + 64):
+                b = base.copy()
+                b[pos] = np.nan                              # NaN: last step, one vector of a pair
+                cases.append(b)
+            for b in cases:
+                assert tl.argmax(T(b)).item() == np.argmax(b) and tl.argmin(T(-b)).item() == np.argmax(b), (n,)
+
+
 def test_argmax_rows_threads_and_capabilities():
     """argmax / argmin / max.dim over rows, columns and a full 2^20 reduction: numpy's indices, the same at
     1 and 2 threads and at every CPU capability"""
