@@ -134,8 +134,7 @@ DEF_FIRST(f64, double, v8d, v8i)
 DEF_ARGROW(argmax_blk_f32, float, f32, rowmax_f32, >)
 DEF_ARGROW(argmin_blk_f32, float, f32, rowmin_f32, <)
 
-/* float32 argmax / argmin rows in one pass (intrinsics per ISA; AVX-512 has
- * the two-chain form described at its definition). AVX2: U = 4 vector
+/* float32 argmax / argmin rows in one pass (intrinsics per ISA): U = 4 vector
  * accumulators hold each lane's best value so far and the step (one step =
  * U vectors) where a strictly better value last replaced it, so every lane
  * keeps its first best. At the end the row's best is the best over the
@@ -161,82 +160,53 @@ static inline int64_t arg_tail_f32(const float *p, int64_t k, int64_t n, float b
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #define ARG_VL 16
-/* AVX-512: two independent best-so-far chains, even steps (A) and odd steps
- * (B), one step = 4 vectors. Per step: the lane-wise best b of its 4 vectors
- * (3 max/min), one compare of b with the chain's m, two masked moves (m, and
- * the step number where m last strictly improved). NaN: unordered compares
- * of vector pairs, OR-ed into a mask tested once per ARG_NB pairs. 6 compares
- * per 8 vectors instead of 16, and no loop-carried chain of masked moves
- * longer than one per 2 steps. Rows start from INIT (-inf / +inf), so a lane
- * never replaced holds step 0, which is right when best == INIT: then every
- * element of the steps equals INIT. At the end: best over both chains, S =
- * the smallest step holding it in any lane (the first element equal to best
- * lies in step S), a scan of step S, then the scalar tail. */
-/* the first of the 4 * ARG_VL elements at p equal to bv's value (there is one) */
-static inline int64_t arg_first_eq_f32(const float *p, __m512 bv) {
-    uint64_t hit = 0;
-    for (int j = 0; j < 4; j++)
-        hit |= (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(p + j * ARG_VL), bv, _CMP_EQ_OQ) << (16 * j);
-    return __builtin_ctzll(hit | 1ull << 63);   /* the bit 63 guard: never reached */
-}
-#define ARG_STEP_BEST(VBEST, q, NANM)                                                          \
-    ({                                                                                        \
-        const __m512 x0_ = _mm512_loadu_ps(q), x1_ = _mm512_loadu_ps((q) + ARG_VL);           \
-        const __m512 x2_ = _mm512_loadu_ps((q) + 2 * ARG_VL), x3_ = _mm512_loadu_ps((q) + 3 * ARG_VL); \
-        NANM |= _mm512_cmp_ps_mask(x0_, x1_, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(x2_, x3_, _CMP_UNORD_Q); \
-        VBEST(VBEST(x0_, x1_), VBEST(x2_, x3_));                                              \
-    })
-#define ARG_CHAIN(m, it, b, cur, CMP)                                                         \
-    do {                                                                                      \
-        const __mmask16 k_ = _mm512_cmp_ps_mask(b, m, CMP);                                   \
-        m = _mm512_mask_mov_ps(m, k_, b);                                                     \
-        it = _mm512_mask_mov_epi32(it, k_, cur);                                              \
-    } while (0)
-#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, IS_MAX)                                       \
+#define DEF_ARG1P(NAME, BLK, CMP, VBEST, HBEST, IS_MAX)                                           \
     static int64_t TL_KNAME(NAME)(const void *p_, int64_t n) {                                \
         const float *restrict p = (const float *)p_;                                          \
         if (n < 8 * ARG_VL || n > ARG_PIECE) return TL_KNAME(BLK)(p_, n);                     \
-        const int64_t steps = n / (4 * ARG_VL), pairs = steps / 2;                            \
-        __m512 ma = _mm512_set1_ps(IS_MAX ? -__builtin_inff() : __builtin_inff()), mb = ma;   \
-        __m512i ia = _mm512_setzero_si512(), ib = ia, ca = ia;                                \
-        __m512i cb = _mm512_set1_epi32(1);                                                    \
-        const __m512i two = _mm512_set1_epi32(2);                                             \
-        for (int64_t t = 0; t < pairs;) {                                                     \
-            const int64_t t0 = t, e = pairs - t < ARG_NB ? pairs : t + ARG_NB;                \
-            __mmask16 nan = 0;                                                                \
-            for (; t < e; t++) {                                                              \
-                const float *restrict q = p + t * 8 * ARG_VL;                                 \
-                for (int j = 0; j < 8; j++)                                                   \
+        __m512 m[4];                                                                          \
+        __m512i it[4];                                                                        \
+        __mmask16 nan = 0;                                                                    \
+        for (int j = 0; j < 4; j++) {                                                         \
+            m[j] = _mm512_loadu_ps(p + j * ARG_VL);                                           \
+            it[j] = _mm512_setzero_si512();                                                   \
+            nan |= _mm512_cmp_ps_mask(m[j], m[j], _CMP_UNORD_Q);                              \
+        }                                                                                     \
+        if (nan) return first_f32(p, 4 * ARG_VL, __builtin_nanf(""));                      \
+        const int64_t steps = n / (4 * ARG_VL);                                               \
+        for (int64_t s = 1; s < steps;) {                                                     \
+            const int64_t b0 = s, e = steps - s < ARG_NB ? steps : s + ARG_NB;                \
+            for (; s < e; s++) {                                                              \
+                const __m512i cur = _mm512_set1_epi32((int32_t)s);                            \
+                const float *restrict q = p + s * 4 * ARG_VL;                                 \
+                for (int j = 0; j < 4; j++) {                                                 \
                     _mm_prefetch((const char *)(q + ARG_PF + j * ARG_VL), _MM_HINT_T0);       \
-                const __m512 ba = ARG_STEP_BEST(VBEST, q, nan);                               \
-                const __m512 bb = ARG_STEP_BEST(VBEST, q + 4 * ARG_VL, nan);                  \
-                ARG_CHAIN(ma, ia, ba, ca, CMP);                                               \
-                ARG_CHAIN(mb, ib, bb, cb, CMP);                                               \
-                ca = _mm512_add_epi32(ca, two);                                               \
-                cb = _mm512_add_epi32(cb, two);                                               \
+                    const __m512 x = _mm512_loadu_ps(q + j * ARG_VL);                         \
+                    const __mmask16 k = _mm512_cmp_ps_mask(x, m[j], CMP);                     \
+                    m[j] = _mm512_mask_mov_ps(m[j], k, x);                                    \
+                    it[j] = _mm512_mask_mov_epi32(it[j], k, cur);                             \
+                    nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);                            \
+                }                                                                             \
             }                                                                                 \
             if (nan) {                                                                        \
-                const int64_t off = t0 * 8 * ARG_VL;                                          \
-                return off + first_f32(p + off, (e - t0) * 8 * ARG_VL, __builtin_nanf(""));  \
+                const int64_t off = b0 * 4 * ARG_VL;                                          \
+                return off + first_f32(p + off, (e - b0) * 4 * ARG_VL, __builtin_nanf(""));  \
             }                                                                                 \
         }                                                                                     \
-        if (steps & 1) { /* the odd last step joins chain A (ca == steps - 1 here) */         \
-            const float *restrict q = p + (steps - 1) * 4 * ARG_VL;                           \
-            __mmask16 nan = 0;                                                                \
-            const __m512 ba = ARG_STEP_BEST(VBEST, q, nan);                                   \
-            if (nan) return (q - p) + first_f32(q, 4 * ARG_VL, __builtin_nanf(""));          \
-            ARG_CHAIN(ma, ia, ba, ca, CMP);                                                   \
-        }                                                                                     \
-        const float best = HBEST(VBEST(ma, mb));                                              \
+        const float best = HBEST(VBEST(VBEST(m[0], m[1]), VBEST(m[2], m[3])));                \
         const __m512 bv = _mm512_set1_ps(best);                                               \
+        const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); \
         __m512i cand = _mm512_set1_epi32(INT32_MAX);                                          \
-        cand = _mm512_mask_min_epi32(cand, _mm512_cmp_ps_mask(ma, bv, _CMP_EQ_OQ), cand, ia); \
-        cand = _mm512_mask_min_epi32(cand, _mm512_cmp_ps_mask(mb, bv, _CMP_EQ_OQ), cand, ib); \
-        const int64_t s0 = (int64_t)_mm512_reduce_min_epi32(cand) * 4 * ARG_VL;               \
-        const int64_t bi = s0 + arg_first_eq_f32(p + s0, bv);                                 \
+        for (int j = 0; j < 4; j++) {                                                         \
+            const __m512i ix = _mm512_add_epi32(_mm512_slli_epi32(it[j], 6),                  \
+                                                _mm512_add_epi32(lane, _mm512_set1_epi32(j * ARG_VL))); \
+            const __mmask16 k = _mm512_cmp_ps_mask(m[j], bv, _CMP_EQ_OQ);                     \
+            cand = _mm512_mask_min_epi32(cand, k, cand, ix);                                  \
+        }                                                                                     \
+        int64_t bi = _mm512_reduce_min_epi32(cand);                                           \
         return arg_tail_f32(p, steps * 4 * ARG_VL, n, best, bi, IS_MAX);                      \
     }
-#define ARG_NB 64    /* pairs of steps (128 elements) per NaN test */
+#define ARG_NB 128   /* steps of 64 elements per NaN test */
 #define ARG_PF (PF_BYTES / 4)
 DEF_ARG1P(argmax_row_f32, argmax_blk_f32, _CMP_GT_OQ, _mm512_max_ps, _mm512_reduce_max_ps, 1)
 DEF_ARG1P(argmin_row_f32, argmin_blk_f32, _CMP_LT_OQ, _mm512_min_ps, _mm512_reduce_min_ps, 0)

@@ -1013,10 +1013,10 @@ def test_argmax_one_pass_lanes_ties_nan(cpu_capability, dt):
 
 
 def test_argmax_two_chain_steps(cpu_capability):
-    """the AVX-512 float32 row kernel keeps two best-so-far chains (even / odd 64-element steps) and joins
-    an odd last step to the even chain: the best in either chain, ties across the chains (the earlier
-    step wins either way round), the best only in the odd last step, the best only in the tail, a NaN
-    in the odd last step or in one vector of a pair; odd and even step counts; against numpy"""
+    """float32 rows by 64-element steps, for a kernel that splits the steps over chains (even / odd steps,
+    an odd last step joined to one of them; tried in session 5, commit c5ea60f): the best in any step,
+    a tie in the next step (the earlier wins), the best only in the last step or the tail, a NaN in the
+    last step or in one vector of a pair; odd and even step counts; against numpy"""
     for steps in (2, 3, 4, 5, 129, 130):
         for tail in (0, 7):
             n = 64 * steps + tail
