@@ -33,6 +33,19 @@ def cpu_capability(request):
 
 
 @pytest.fixture(autouse=True)
+def _rearm_warn_once():
+    """Warnings PyTorch gives once per process (TORCH_WARN_ONCE; the runtime's
+    TL_WARN_ONCE) fire again in each test, so a test expecting one does not
+    depend on which tests ran before it."""
+    import sys
+
+    c = sys.modules.get("torchlet._C")
+    if c is not None:
+        c.lib.tl_reset_warn_once()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _no_runtime_warning_left_pending():
     """A runtime warning is shown by the call that recorded it (docs/
     PYTHON_BINDINGS.md, "Warnings"); one left pending after a test would

@@ -501,13 +501,8 @@ int tl_impl_scatter_value_out(tl_structured *s, tl_tensor *self, int64_t dim, tl
 
 int tl_meta_scatter_reduce(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src,
                            const char *reduce) {
-    /* PyTorch's TORCH_WARN_ONCE (the bindings raise it as a UserWarning) */
-    static int warned;
-    if (!warned) {
-        warned = 1;
-        tl__warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+    TL_WARN_ONCE("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
                  "PyTorch release. Use torch.scatter_reduce instead for more reduction options.");
-    }
     return scatter_meta(s, self, dim, index, src, reduce);
 }
 

@@ -99,6 +99,17 @@ tl_tensor *tl__iter_take_output(tl_iter *it, int i);
 
 /* ---- warnings (error.c) */
 void tl__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* PyTorch's TORCH_WARN_ONCE: at most one warning per call site per process
+ * (until tl_reset_warn_once). The flag is the site's own static atomic; it
+ * holds the warn-once generation it last fired in, so a reset re-arms every
+ * site at once and concurrent first calls still warn exactly once. */
+typedef _Atomic unsigned tl_warn_once_flag;
+void tl__warn_once(tl_warn_once_flag *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define TL_WARN_ONCE(...)                        \
+    do {                                         \
+        static tl_warn_once_flag tl__site_flag;  \
+        tl__warn_once(&tl__site_flag, __VA_ARGS__); \
+    } while (0)
 
 /* ---- parallel (parallel.c) */
 typedef void (*tl_range_fn)(int64_t begin, int64_t end, void *ctx);

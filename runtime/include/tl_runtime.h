@@ -48,6 +48,9 @@ void tl_free(void *p, int64_t nbytes);
  * turns them into UserWarnings at the caller's line. */
 int tl_has_warning(void);                       /* how many are pending */
 const char *tl_take_warning(void);              /* the oldest ("" when none), removed */
+/* Re-arms every warn-once site (TL_WARN_ONCE, PyTorch's TORCH_WARN_ONCE) so
+ * it warns again: for tests, which must not depend on the order they run in. */
+void tl_reset_warn_once(void);
 /* The Python boundary (docs/PYTHON_BINDINGS.md, "Warnings"): in the cffi
  * module only, generated/cdef/python_abi.h wraps each entry point a binding
  * calls directly, so that a call returning with a warning pending says so in

@@ -1,5 +1,6 @@
 /* Thread-local error and warning state (tl_error.h, tl_runtime.h). */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +53,38 @@ void tl_clear_error(void) {
     if (g_msg_buf) g_msg_buf[0] = '\0';
 }
 
-void tl__warn(const char *fmt, ...) {
+static void vwarn(const char *fmt, va_list ap) {
     if (!g_warning_buf) g_warning_buf = malloc((size_t)TL_MAX_WARNINGS * TL_MSG_MAX);
     if (!g_warning_buf || g_has_warning == TL_MAX_WARNINGS) return;
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(g_warning_buf + (size_t)g_has_warning * TL_MSG_MAX, TL_MSG_MAX, fmt, ap);
-    va_end(ap);
     g_has_warning++;
 }
+
+void tl__warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vwarn(fmt, ap);
+    va_end(ap);
+}
+
+/* warn-once: a site's flag (0 = never) holds the generation it fired in;
+ * it fires again only after tl_reset_warn_once moved the generation on. The
+ * compare-exchange lets exactly one of several racing threads warn. */
+static _Atomic unsigned g_warn_once_gen = 1;
+
+void tl__warn_once(tl_warn_once_flag *flag, const char *fmt, ...) {
+    const unsigned gen = atomic_load_explicit(&g_warn_once_gen, memory_order_relaxed);
+    unsigned seen = atomic_load_explicit(flag, memory_order_relaxed);
+    if (seen == gen || !atomic_compare_exchange_strong_explicit(flag, &seen, gen, memory_order_relaxed,
+                                                                memory_order_relaxed))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vwarn(fmt, ap);
+    va_end(ap);
+}
+
+void tl_reset_warn_once(void) { atomic_fetch_add_explicit(&g_warn_once_gen, 1, memory_order_relaxed); }
 
 int tl_has_warning(void) { return g_has_warning; }
 

@@ -144,8 +144,8 @@ int tl_structured_build_ternary_op(tl_structured *s, const tl_tensor *a, const t
  * promoted to result_type(self, other), which an out= tensor must have */
 int tl_structured_build_where_op(tl_structured *s, const tl_tensor *cond, const tl_tensor *a, const tl_tensor *b) {
     const tl_dtype cd = tl_tensor_dtype(cond);
-    if (cd == TL_UINT8)
-        tl__warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+    if (cd == TL_UINT8) /* PyTorch's TORCH_WARN_ONCE */
+        TL_WARN_ONCE("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
                  "future version of PyTorch. Use a boolean condition instead.");
     else if (cd != TL_BOOL)
         return tl_set_error(TL_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with "

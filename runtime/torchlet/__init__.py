@@ -49,16 +49,16 @@ long = int64
 __version__ = "0.1.0"
 
 
-def is_tensor(obj) -> "builtins.bool":
+def is_tensor(obj, /) -> "builtins.bool":
     return isinstance(obj, Tensor)
 
 
-def is_floating_point(t: Tensor):
-    return t.is_floating_point()
+def is_floating_point(input: Tensor):
+    return input.is_floating_point()
 
 
-def numel(t: Tensor):
-    return t.numel()
+def numel(input: Tensor):
+    return input.numel()
 
 
 def result_type(tensor1, tensor2):
@@ -67,7 +67,7 @@ def result_type(tensor1, tensor2):
     return _rt_result_type(tensor1, tensor2)
 
 
-def set_num_threads(n) -> None:
+def set_num_threads(n, /) -> None:
     """Threads used by kernels above the grain size and by BLAS (torchlet's thread pool)."""
     _check(_lib.tl_set_num_threads(n))
 

@@ -127,6 +127,6 @@ def get_default_dtype() -> dtype:
     return _BY_ID[lib.tl_get_default_dtype()]
 
 
-def set_default_dtype(d: dtype) -> None:
+def set_default_dtype(d: dtype, /) -> None:
     from ._errors import check
     check(lib.tl_set_default_dtype(as_dtype(d)._id))

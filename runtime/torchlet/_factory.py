@@ -52,7 +52,12 @@ def _from_numpy_scalars(data):
     return isinstance(data, np.generic)
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _rebuild_tensor(data, dtype) -> Tensor:
+    """Tensor.__reduce__'s rebuild function (pickle passes arguments by position)."""
+    return tensor(data, dtype=dtype)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
     dev = _dev.as_device(device)
     want = _dt.as_dtype(dtype) if dtype is not None else None
@@ -90,7 +95,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     return t
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """Like tensor(), but shares memory with numpy arrays / tensors when it can."""
     dev = _dev.as_device(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is _dt.as_dtype(dtype)) and data.device == dev:

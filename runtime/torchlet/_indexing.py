@@ -20,7 +20,6 @@ Assignment does the same walk and then ``copy_`` (basic only) or
 from __future__ import annotations
 
 import operator
-import warnings
 
 from . import _device as _dev
 from . import _dtype as _dt
@@ -118,11 +117,9 @@ def _items(idx):
             else:
                 if x.is_floating_point():
                     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-                if x.dtype is _dt.uint8:  # warned here: the operator's own warning would surface late
-                    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
-                                  "torch.bool instead.", UserWarning, stacklevel=3)
-                    x = x.to(_dt.bool_)
-                specified += x.dim() if x.dtype is _dt.bool_ else 1
+                # a uint8 mask stays uint8: index / index_put_ give PyTorch's deprecation
+                # warning at the user's line, and index's backward (index_put_) again
+                specified += x.dim() if _is_mask(x) else 1
         elif isinstance(x, (list, tuple)):
             x = _list_tensor(x)
             specified += x.dim() if x.dtype is _dt.bool_ else 1

@@ -334,10 +334,10 @@ class Tensor(_TensorOps):
     __str__ = __repr__
 
     def __reduce__(self):
-        from ._factory import tensor as _tensor_fn
+        from ._factory import _rebuild_tensor
         if self.is_meta:
             raise TypeError("cannot pickle a meta tensor")
-        return (_tensor_fn, (self.numpy().copy(), self.dtype))
+        return (_rebuild_tensor, (self.numpy().copy(), self.dtype))
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -395,7 +395,7 @@ def tl_py_release_external(ctx):
     _external.pop(int(ffi.cast("intptr_t", ctx)), None)
 
 
-def from_numpy(a: np.ndarray) -> Tensor:
+def from_numpy(a: np.ndarray, /) -> Tensor:
     """A tensor sharing memory with the numpy array `a` (no copy)."""
     if not isinstance(a, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")

@@ -69,6 +69,8 @@ def test_texts_like_torch():
     for fn, what in cases:
         _, got = caught(lambda: fn(tl))
         _, want = caught(lambda: fn(torch))
+        if what == "where" and not want:
+            continue  # TORCH_WARN_ONCE: torch warned earlier in this process (torchlet is re-armed per test)
         assert [m for m, *_ in got] == [torch_text(m) for m, *_ in want], what
         assert all(c is UserWarning for _, c, *_ in got), what
 

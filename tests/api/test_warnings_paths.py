@@ -120,6 +120,7 @@ def test_out_call_shows_the_warning_recorded_before_its_error():
 def test_functional_and_direct_calls_show_the_warning_before_the_error():
     c, a, b = uint8([1, 0, 1]), tl.ones(2), tl.zeros(2)  # held while C uses their ._p
     for call in (lambda: tl.where(c, a, b), lambda: _wrap(lib.tl_ops_where_self(c._p, a._p, b._p))):
+        lib.tl_reset_warn_once()  # where's uint8 warning is once per process (TORCH_WARN_ONCE)
         with warnings.catch_warnings(record=True) as ws:
             warnings.simplefilter("always")
             with pytest.raises(RuntimeError, match="must match the size of tensor"):
@@ -143,6 +144,7 @@ def _where_graph():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the forward's own warning
         y = tl.where(uint8([1, 0, 1, 0]), x, tl.zeros(4)).sum()
+    lib.tl_reset_warn_once()  # re-armed (once per process, TORCH_WARN_ONCE): backward's where warns again
     return x, y
 
 
@@ -187,6 +189,7 @@ def test_library_boxed_call_shows_the_kernels_warning():
     np.testing.assert_array_equal(t.numpy(), [1.0, 0.0, 1.0])
     assert [(m[:len(UINT8_WHERE)], ln) for m, _, ln in ws] == [(UINT8_WHERE, line)]
     nothing_left()
+    lib.tl_reset_warn_once()  # where's uint8 warning is once per process (TORCH_WARN_ONCE)
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")
         with pytest.raises(RuntimeError, match="must match the size of tensor"):

@@ -87,7 +87,7 @@ def silu(input, inplace=False):
     return _op(_nn, "silu_")(input) if inplace else _op(_nn, "silu")(input)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, *, approximate="none"):  # keyword-only, as gelu(Tensor self, *, str approximate)
     return _op(_nn, "gelu")(input, approximate=approximate)
 
 
@@ -231,7 +231,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 # -------------------------------------------------------------- attention
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
                                  enable_gqa=False):
     """softmax(q @ k^T * scale + mask) @ v, scale = 1/sqrt(E) by default;
     ``is_causal`` masks the upper triangle (it may not be combined with an
