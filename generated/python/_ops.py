@@ -304,17 +304,14 @@ __all__ = [
 ]
 
 # bound by bind() once torchlet.Tensor exists.  A result is `_new(_Tensor)`
-# whose `_p` is the new C reference (released by Tensor.__del__), exactly
-# what torchlet._tensor._wrap does.
+# whose `_p` is the new C reference (released by Tensor.__del__).
 _Tensor = None
-_wrap = None
 _new = None
 
 
-def bind(tensor_cls, wrap):
-    global _Tensor, _wrap, _new
+def bind(tensor_cls):
+    global _Tensor, _new
     _Tensor = tensor_cls
-    _wrap = wrap
     _new = tensor_cls.__new__
 
 

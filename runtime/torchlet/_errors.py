@@ -92,7 +92,6 @@ def raise_pending_error():
     raise err
 
 
-
 def _emit_keeping(p):
     """Raise the pending warnings for a call that returned the tensor ``p``
     (released if a warning turns into an exception); ``p``."""

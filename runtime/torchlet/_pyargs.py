@@ -11,8 +11,8 @@ its C form with the converters below; this module holds what is written once:
 * ``arg_error`` / ``invalid_combination``: PyTorch's TypeError texts.
 * wrapped numbers (``wrapped``), cached ``tl_scalar`` values, result helpers.
 
-Nothing here imports torchlet._tensor: the Tensor class and its ``_wrap``
-are bound by ``bind()`` when torchlet._tensor has defined them.
+Nothing here imports torchlet._tensor: the Tensor class is bound by
+``bind()`` when torchlet._tensor has defined it.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ BAD = object()  # "wrong type" marker returned by converters
 NUMBERS = frozenset((bool, int, float))
 
 Tensor = None  # bound by bind()
-_wrap = None
+_new = None
 
 _release = lib.tl_tensor_release
 _from_int = lib.tl_scalar_from_int
@@ -47,11 +47,20 @@ SC_TRUE = _from_bool(1)
 SC_FALSE = _from_bool(0)
 
 
-def bind(tensor_cls, wrap) -> None:
-    """Called once by torchlet._tensor with the Tensor class and _wrap."""
-    global Tensor, _wrap
+def bind(tensor_cls) -> None:
+    """Called once by torchlet._tensor with the Tensor class."""
+    global Tensor, _new
     Tensor = tensor_cls
-    _wrap = wrap
+    _new = tensor_cls.__new__
+
+
+def _adopt(h):
+    """A Tensor owning the new C reference ``h``. The results here come after
+    the binding's check_rc, which already raised the call's error or warnings,
+    so none of _tensor._wrap's checks is needed (one C call per output saved)."""
+    t = _new(Tensor)
+    t._p = h
+    return t
 
 
 # ------------------------------------------------------------------ errors
@@ -210,7 +219,7 @@ def tensor_list_result(p, n):
     out = []
     for i in range(k):
         lib.tl_tensor_retain(arr[i])  # the Tensor's own reference
-        out.append(_wrap(arr[i]))
+        out.append(_adopt(arr[i]))
     lib.tl_tensor_list_free(arr, k)  # drops the list's references and the array
     return tuple(out)
 
@@ -248,7 +257,7 @@ def out_tuple_result(out, name: str, fields: tuple):
 def tensors_result(p, n: int, name: str | None = None, fields: tuple | None = None):
     """Several results: a tuple, or the named tuple torchlet.return_types.<name>
     when the schema names them (``-> (Tensor values, Tensor indices)``)."""
-    vals = tuple(_wrap(p[i]) if p[i] else None for i in range(n))  # NULL: an undefined output (output_mask)
+    vals = tuple(_adopt(p[i]) if p[i] else None for i in range(n))  # NULL: an undefined output (output_mask)
     if fields is None:
         return vals
     from torchlet import return_types
@@ -264,7 +273,10 @@ def wrapped(v):
     s = cv_scalar(v)
     if s is BAD:
         raise TypeError(f"expected a number, got {_type_name(v)}")
-    return _wrap(_wrapped_scalar(s))
+    h = _wrapped_scalar(s)
+    if not h:
+        raise_pending_error()
+    return _adopt(h)
 
 
 def is_number(v) -> bool:

@@ -376,12 +376,12 @@ def _wrap(h) -> Tensor:
 
 _new = Tensor.__new__
 
-# the generated bindings and their helpers reach Tensor and _wrap through these
+# the generated bindings and their helpers reach Tensor through these
 from . import _pyargs  # noqa: E402
 
-_pyargs.bind(Tensor, _wrap)
+_pyargs.bind(Tensor)
 if _gen_ops is not None:
-    _gen_ops.bind(Tensor, _wrap)
+    _gen_ops.bind(Tensor)
 
 
 # ---------------------------------------------------------------- from numpy
