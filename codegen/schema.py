@@ -792,7 +792,8 @@ class _Parser:
                 raise SchemaParseError(
                     f"argument '{name}' of type '{typ}' cannot default to {d.text}", off
                 )
-        if d.kind == "str" and typ.base is not BaseTy.str:
+        # a Device may default to its text ("cpu", "cuda:0"), as TorchScript schemas do
+        if d.kind == "str" and typ.base not in (BaseTy.str, BaseTy.Device):
             raise SchemaParseError(
                 f"argument '{name}' of type '{typ}' cannot default to a string", off
             )

@@ -52,10 +52,11 @@ def _emitters() -> tuple[Emitter, ...]:
     from .c_autograd import emit_c_autograd
     from .c_ops import emit_c_ops
     from .docs import emit_ops_reference
+    from .op_tags import emit_op_tags
     from .python import emit_python_bindings
     from .ufunc import emit_ufunc_kernels
 
-    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_python_bindings)
+    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_python_bindings, emit_op_tags)
 
 
 def emit_all(ctx: EmitContext) -> dict[str, str]:

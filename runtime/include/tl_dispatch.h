@@ -63,6 +63,20 @@ tl_operator *tl_op_define(const char *name, const char *schema);
 /* The handle of a defined operator, or NULL with RuntimeError
  * "No such operator <name>". */
 tl_operator *tl_op_find(const char *name);
+/* The operator named `name`, created when absent as a *declared* operator:
+ * kernels can be registered on it before its schema is defined (PyTorch
+ * accepts impl() before def()); tl_op_find does not see it and calls fail
+ * until tl_op_define gives it a schema. */
+tl_operator *tl_op_declare(const char *name);
+/* Removes the schema of a run-time operator (a destroyed defining Library):
+ * the handle stays valid, its registrations stay, tl_op_find stops seeing
+ * it, boxed calls fail, and tl_op_define may give it any schema again.
+ * -1 + RuntimeError when it is not defined. */
+int tl_op_undefine(tl_operator *op);
+int tl_op_is_defined(const tl_operator *op);
+/* operators in definition (or declaration) order, i < tl_dispatch_num_operators();
+ * NULL when out of range */
+tl_operator *tl_dispatch_operator_at(int64_t i);
 const char *tl_op_name(const tl_operator *op);
 const char *tl_op_schema(const tl_operator *op);
 int tl_op_num_arguments(const tl_operator *op);
@@ -123,6 +137,31 @@ int tl_op_call_boxed(const tl_operator *op, tl_stack *stack);
 int tl_op_redispatch_boxed(const tl_operator *op, tl_keyset ks, tl_stack *stack);
 int tl_kernel_call_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keyset ks,
                          tl_stack *stack);
+/* A boxed call from flat arrays, so that a caller outside C (torchlet.ops)
+ * crosses into C once per call. Argument i has the tag kinds[i] (TL_IV_*);
+ * its payload is read from the next unread entries of the streams:
+ *   NONE: nothing             BOOL, INT, DTYPE: one int
+ *   DOUBLE: one double        COMPLEX: two doubles (re, im)
+ *   TENSOR: one tensor (NULL = None, borrowed)      STRING: one string
+ *   DEVICE: two ints (type, index)
+ *   INT_LIST, BOOL_LIST: an int n, then n ints
+ *   DOUBLE_LIST: an int n, then n doubles
+ *   TENSOR_LIST, OPT_TENSOR_LIST: an int n, then n tensors (NULL = None in the optional list)
+ * The returns are left on `out` (pushed after anything already there).
+ * 0, or -1 with the error set (out holds what it held before). */
+int tl_op_call_flat(const tl_operator *op, const int32_t *kinds, int32_t nargs, const int64_t *ints,
+                    const double *doubles, tl_tensor *const *tensors, const char *const *strings,
+                    tl_stack *out);
+/* tl_op_call_flat dispatching on `ks` as given (no TLS): OpOverload.redispatch */
+int tl_op_redispatch_flat(const tl_operator *op, tl_keyset ks, const int32_t *kinds, int32_t nargs,
+                          const int64_t *ints, const double *doubles, tl_tensor *const *tensors,
+                          const char *const *strings, tl_stack *out);
+/* tl_op_call_flat for an operator that returns exactly one Tensor: that
+ * tensor (a new reference; NULL + error on failure or for another return). */
+tl_tensor *tl_op_call_flat_tensor(const tl_operator *op, const int32_t *kinds, int32_t nargs,
+                                  const int64_t *ints, const double *doubles,
+                                  tl_tensor *const *tensors, const char *const *strings);
+
 /* OR of the keysets of the tensors among the top tl_op_num_arguments(op) values */
 tl_keyset tl_op_stack_keyset(const tl_operator *op, const tl_stack *stack);
 

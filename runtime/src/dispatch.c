@@ -294,11 +294,20 @@ struct tl_operator {
     /* cold */
     uint8_t prov[TABLE_SLOTS];
     char *name;
-    char *schema;
+    char *schema;         /* NULL while declared but not defined */
     int nargs;
     int nrets;
+    int defined;          /* 0: declared (kernels may be registered) or undefined again */
     tl_reg *regs; /* newest first */
 };
+
+/* a schema string replaced by a redefinition: a concurrent reader of
+ * tl_op_schema may still hold it, so it is freed only by the test reset */
+typedef struct tl_retired_str {
+    struct tl_retired_str *next;
+    char *s;
+} tl_retired_str;
+static tl_retired_str *g_retired_strs;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static tl_operator **g_ops;      /* in definition order */
@@ -543,6 +552,33 @@ bad:
 
 /* ------------------------------------------------------------------ define */
 
+/* the operator named `name`, created (declared, not defined) when absent;
+ * g_lock held. NULL + MemoryError. */
+static tl_operator *find_or_declare_locked(const char *name) {
+    tl_operator *op = hash_find_locked(name);
+    if (op) return op;
+    if (reserve_op_locked()) return NULL;
+    op = calloc(1, sizeof *op);
+    if (!op || !(op->name = dup_str(name))) {
+        free(op);
+        tl_set_error(TL_ERR_MEMORY, "out of memory defining operator %s", name);
+        return NULL;
+    }
+    op->nargs = op->nrets = -1;
+    recompute_locked(op);
+    g_ops[g_nops++] = op;
+    hash_put(g_hash, g_hcap, op);
+    return op;
+}
+
+static void retire_str_locked(char *s) {
+    tl_retired_str *r = malloc(sizeof *r);
+    if (!r) return; /* leak rather than free a string a reader may hold */
+    r->s = s;
+    r->next = g_retired_strs;
+    g_retired_strs = r;
+}
+
 tl_operator *tl_op_define(const char *name, const char *schema) {
     if (!name || !*name) {
         tl_set_error(TL_ERR_VALUE, "tl_op_define: operator name is NULL or empty");
@@ -556,8 +592,8 @@ tl_operator *tl_op_define(const char *name, const char *schema) {
     if (parse_schema(name, schema, &nargs, &nrets)) return NULL;
 
     pthread_mutex_lock(&g_lock);
-    tl_operator *op = hash_find_locked(name);
-    if (op) {
+    tl_operator *op = find_or_declare_locked(name);
+    if (op && op->defined) {
         if (strcmp(op->schema, schema) != 0) {
             tl_set_error(TL_ERR_RUNTIME,
                          "Tried to register an operator (%s) with the same name and overload "
@@ -566,32 +602,53 @@ tl_operator *tl_op_define(const char *name, const char *schema) {
                          name, schema, op->schema);
             op = NULL;
         }
-        pthread_mutex_unlock(&g_lock);
-        return op;
+    } else if (op) {
+        char *text = dup_str(schema);
+        if (!text) {
+            tl_set_error(TL_ERR_MEMORY, "out of memory defining operator %s", name);
+            op = NULL;
+        } else {
+            if (op->schema) retire_str_locked(op->schema);
+            op->schema = text;
+            op->nargs = nargs;
+            op->nrets = nrets;
+            __atomic_store_n(&op->defined, 1, __ATOMIC_RELEASE);
+        }
     }
-    if (reserve_op_locked()) goto fail;
-    op = calloc(1, sizeof *op);
-    if (!op) goto oom;
-    op->name = dup_str(name);
-    op->schema = dup_str(schema);
-    if (!op->name || !op->schema) {
-        free(op->name);
-        free(op->schema);
-        free(op);
-        goto oom;
-    }
-    op->nargs = nargs;
-    op->nrets = nrets;
-    recompute_locked(op);
-    g_ops[g_nops++] = op;
-    hash_put(g_hash, g_hcap, op);
     pthread_mutex_unlock(&g_lock);
     return op;
-oom:
-    tl_set_error(TL_ERR_MEMORY, "out of memory defining operator %s", name);
-fail:
+}
+
+tl_operator *tl_op_declare(const char *name) {
+    if (!name || !*name) {
+        tl_set_error(TL_ERR_VALUE, "tl_op_declare: operator name is NULL or empty");
+        return NULL;
+    }
+    pthread_mutex_lock(&g_lock);
+    tl_operator *op = find_or_declare_locked(name);
     pthread_mutex_unlock(&g_lock);
-    return NULL;
+    return op;
+}
+
+int tl_op_undefine(tl_operator *op) {
+    if (!op) return tl_set_error(TL_ERR_VALUE, "tl_op_undefine: NULL operator");
+    pthread_mutex_lock(&g_lock);
+    int was = op->defined;
+    __atomic_store_n(&op->defined, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_lock);
+    if (!was) return tl_set_error(TL_ERR_RUNTIME, "operator %s is not defined", op->name);
+    return 0;
+}
+
+int tl_op_is_defined(const tl_operator *op) {
+    return op ? __atomic_load_n(&op->defined, __ATOMIC_ACQUIRE) : 0;
+}
+
+tl_operator *tl_dispatch_operator_at(int64_t i) {
+    pthread_mutex_lock(&g_lock);
+    tl_operator *op = i >= 0 && i < g_nops ? g_ops[i] : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return op;
 }
 
 tl_operator *tl_op_find(const char *name) {
@@ -601,6 +658,7 @@ tl_operator *tl_op_find(const char *name) {
     }
     pthread_mutex_lock(&g_lock);
     tl_operator *op = hash_find_locked(name);
+    if (op && !op->defined) op = NULL;
     pthread_mutex_unlock(&g_lock);
     if (!op) tl_set_error(TL_ERR_RUNTIME, "No such operator %s", name);
     return op;
@@ -777,6 +835,12 @@ void tl_dispatch_reset_for_tests(void) {
         free(op->name);
         free(op->schema);
         free(op);
+    }
+    while (g_retired_strs) {
+        tl_retired_str *r = g_retired_strs;
+        g_retired_strs = r->next;
+        free(r->s);
+        free(r);
     }
     free(g_ops);
     free(g_hash);
@@ -1024,6 +1088,9 @@ int tl_kernel_call_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keys
 
 int tl_op_call_boxed(const tl_operator *op, tl_stack *stack) {
     if (!op || !stack) return tl_set_error(TL_ERR_VALUE, "tl_op_call_boxed: NULL argument");
+    if (TL_UNLIKELY(!tl_op_is_defined(op)))
+        return tl_set_error(TL_ERR_RUNTIME, "operator %s is not defined (its schema was removed)",
+                            op->name);
     if (tl_stack_size(stack) < op->nargs)
         return tl_set_error(TL_ERR_RUNTIME,
                             "%s takes %d arguments but the stack holds %lld values", op->name,

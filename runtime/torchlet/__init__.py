@@ -124,7 +124,8 @@ if _gen_ops is not None:
     from . import linalg, return_types  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
-from . import library  # noqa: E402,F401
+from ._ops import ops  # noqa: E402  (torchlet.ops.aten.add.Tensor: the operator table's rows)
+from ._tags import Tag  # noqa: E402
 
 # ------------------------------------------------------------------ autograd
 # (runtime/torchlet/autograd: backward/grad over the C engine, grad modes,
@@ -138,6 +139,7 @@ from .autograd import (  # noqa: E402,F401
     no_grad,
     set_grad_enabled,
 )
+from . import library  # noqa: E402,F401  (after autograd: custom operators build on Function)
 
 autograd._install(Tensor)
 

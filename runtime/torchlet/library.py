@@ -1,35 +1,52 @@
-"""torchlet.library: Python kernels and operators through the dispatcher
-(a subset of ``torch.library``).
+"""torchlet.library: define operators and register kernels at run time
+(PyTorch's ``torch.library``).
 
-    lib = torchlet.library.Library("aten", "IMPL")
-    lib.impl("add.Tensor", my_add, "CPU")      # my_add(self, other, alpha) -> Tensor
-    ...
-    lib._destroy()                              # the previous kernels come back
+    lib = torchlet.library.Library("myops", "DEF")
+    lib.define("scale(Tensor x, float alpha) -> Tensor")
+    lib.impl("scale", scale_cpu, "CPU")
+    torchlet.ops.myops.scale(x, 2.0)
 
-A Python kernel is a *boxed* kernel: the dispatcher calls one C trampoline
-(``tl_py_boxed_kernel``, an ``extern "Python"`` cffi callback declared in
-build_ffi.py) whose ``ctx`` is a cffi handle to the Python callable.  The
-trampoline turns the stack's arguments into Python objects, calls the
-function, and pushes its result(s); an exception becomes the thread-local C
-error (same exception type for the built-in ones) and the caller sees it
-raised again.  Backend fallbacks (``Library.fallback``) serve every operator
-at one key: they are called as ``fn(op_name, *args)``.
+Run-time operators live in the dispatcher's one operator table beside the
+generated aten ones, parsed by the generator's own schema grammar
+(``torchlet._schema``). A Python kernel is a *boxed* kernel: the dispatcher
+calls one C trampoline (``tl_py_boxed_kernel``, an ``extern "Python"`` cffi
+callback declared in build_ffi.py) whose ``ctx`` is a cffi handle to the
+callable; the trampoline turns the stack into Python arguments (kwarg-only
+ones as keywords), calls it and pushes its results; an exception becomes the
+thread-local C error of the same type and the caller sees it raised again.
+
+Lifetime: registrations are global. They stay when the Library object is
+garbage collected, and go with ``lib._destroy()`` or at the end of a
+``with Library(...) as lib:`` block (the previous kernels come back, defined
+operators disappear from ``torchlet.ops``).
+
+Custom operators (``custom_op``), fake kernels, autograd registration and
+``opcheck`` are built on this module: see ``torchlet._library``.
 """
 from __future__ import annotations
 
+import sys
 import threading
 
-from . import _device as _dev
-from . import _dtype as _dt
+from . import _boxing
+from . import _ops
+from . import _schema as _sch
+from . import _tags
 from ._C import ffi, lib
 from ._dispatch import DispatchKeySet, _key
-from ._errors import check_status, raise_pending_error
-from ._tensor import Tensor, _wrap
+from ._errors import raise_pending_error
 
-__all__ = ["Library", "impl", "define", "call", "fallthrough_kernel"]
+__all__ = [
+    "Library", "fallthrough_kernel", "define", "impl", "register_kernel", "register_fake",
+    "register_autograd", "register_autocast", "infer_schema", "get_ctx", "opcheck", "custom_op",
+    "CustomOpDef", "call", "register_c_kernel",
+]
 
-_live = {}            # registration id -> (handle, Library) kept alive while registered
-_lock = threading.Lock()
+_lock = threading.RLock()
+_live: dict[int, tuple] = {}          # registration id -> (handle, Library): kept alive while registered
+_def_namespaces: dict[str, str] = {}  # namespace -> where its DEF library was made
+_keep_alive: list["Library"] = []     # fragments made by the module-level functions
+_py_impls: dict[tuple[str, int], str] = {}   # (qualname, key) -> where a Python kernel was registered
 
 _ERR_KINDS = (
     (MemoryError, lib.TL_ERR_MEMORY),
@@ -39,75 +56,25 @@ _ERR_KINDS = (
     (ValueError, lib.TL_ERR_VALUE),
 )
 
+_RESERVED_NAMESPACES = ("prim",)
+_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1",
+                "default": "CompositeExplicitAutograd"}
+
 
 def fallthrough_kernel():
     """A marker: ``lib.impl(name, fallthrough_kernel, key)`` registers a fallthrough."""
     raise NotImplementedError("fallthrough_kernel() should never be called")
 
 
-# ------------------------------------------------------------------ boxing
-
-def _from_ivalue(v):
-    tag = v.tag
-    if tag == lib.TL_IV_TENSOR:
-        lib.tl_tensor_retain(v.u.t)
-        return _wrap(v.u.t)
-    if tag == lib.TL_IV_INT:
-        return v.u.i
-    if tag == lib.TL_IV_DOUBLE:
-        return v.u.d
-    if tag == lib.TL_IV_BOOL:
-        return bool(v.u.i)
-    if tag == lib.TL_IV_NONE:
-        return None
-    if tag == lib.TL_IV_INT_LIST:
-        return list(ffi.unpack(v.u.ints.data, v.u.ints.len)) if v.u.ints.len else []
-    if tag == lib.TL_IV_DOUBLE_LIST:
-        return list(ffi.unpack(v.u.doubles.data, v.u.doubles.len)) if v.u.doubles.len else []
-    if tag == lib.TL_IV_BOOL_LIST:
-        return [bool(x) for x in ffi.unpack(v.u.bools.data, v.u.bools.len)] if v.u.bools.len else []
-    if tag in (lib.TL_IV_TENSOR_LIST, lib.TL_IV_OPT_TENSOR_LIST):
-        out = []
-        for i in range(v.u.tensors.len):
-            t = v.u.tensors.data[i]
-            if t == ffi.NULL:
-                out.append(None)
-            else:
-                lib.tl_tensor_retain(t)
-                out.append(_wrap(t))
-        return out
-    if tag == lib.TL_IV_DTYPE:
-        return _dt._BY_ID[v.u.i]
-    if tag == lib.TL_IV_DEVICE:
-        return _dev._BY_ID[v.u.device.type]
-    if tag == lib.TL_IV_STRING:
-        return ffi.string(v.u.s).decode()
-    if tag == lib.TL_IV_COMPLEX:
-        return complex(v.u.c.re, v.u.c.im)
-    raise TypeError(f"torchlet.library: cannot pass a boxed value with tag {tag} to Python")
+def _where(depth: int = 2) -> str:
+    """file:line of the user's frame that made a registration (the first outside torchlet)."""
+    f = sys._getframe(depth)
+    while f is not None and f.f_globals.get("__name__", "").partition(".")[0] == "torchlet":
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
 
 
-def _push(stack, x) -> int:
-    if isinstance(x, Tensor):
-        return lib.tl_stack_push_tensor(stack, x._p)
-    if x is None:
-        return lib.tl_stack_push_none(stack)
-    if isinstance(x, bool):
-        return lib.tl_stack_push_bool(stack, x)
-    if isinstance(x, int):
-        return lib.tl_stack_push_int(stack, x)
-    if isinstance(x, float):
-        return lib.tl_stack_push_double(stack, x)
-    if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
-        return lib.tl_stack_push_tensor_list(stack, [t._p for t in x], len(x))
-    if isinstance(x, (list, tuple)) and x and all(type(i) is bool for i in x):  # bool[N] (output_mask)
-        return lib.tl_stack_push_bool_list(stack, [int(i) for i in x], len(x))
-    if isinstance(x, (list, tuple)) and all(type(i) is int for i in x):
-        return lib.tl_stack_push_int_list(stack, list(x), len(x))
-    if isinstance(x, _dt.dtype):
-        return lib.tl_stack_push_dtype(stack, x._id)
-    raise TypeError(f"torchlet.library: a kernel returned {type(x).__name__}, which cannot be boxed")
-
+# ------------------------------------------------------------------ the trampoline
 
 def _set_error(e: BaseException) -> None:
     kind = lib.TL_ERR_RUNTIME
@@ -123,17 +90,20 @@ def _set_error(e: BaseException) -> None:
 def tl_py_boxed_kernel(kernel, op, ks, stack):
     """The trampoline every Python kernel and fallback runs through."""
     try:
-        entry = ffi.from_handle(kernel.ctx)
+        fn, with_keyset, fallback, nkw, kwnames = ffi.from_handle(kernel.ctx)
         n = lib.tl_op_num_arguments(op)
-        args = [_from_ivalue(lib.tl_stack_peek(stack, d)) for d in range(n - 1, -1, -1)]
+        args = [_boxing.from_ivalue(lib.tl_stack_peek(stack, d)) for d in range(n - 1, -1, -1)]
         if lib.tl_stack_drop(stack, n) < 0:
             return -1
-        fn, with_keyset, fallback = entry
+        kwargs = {}
+        if nkw:
+            kwargs = dict(zip(kwnames, args[n - nkw:]))
+            del args[n - nkw:]
         if fallback:
             args.insert(0, ffi.string(lib.tl_op_name(op)).decode())
         if with_keyset:
             args.insert(0, DispatchKeySet(ks))
-        result = fn(*args)
+        result = fn(*args, **kwargs)
         nret = lib.tl_op_num_returns(op)
         if nret == 0:
             return 0
@@ -141,7 +111,7 @@ def tl_py_boxed_kernel(kernel, op, ks, stack):
         if len(results) != nret:
             raise RuntimeError(f"kernel returned {len(results)} values, the schema has {nret}")
         for r in results:
-            if _push(stack, r) < 0:
+            if _boxing.push(stack, r) < 0:
                 return -1
         return 0
     except BaseException as e:  # noqa: BLE001 - becomes the thread-local error
@@ -149,102 +119,285 @@ def tl_py_boxed_kernel(kernel, op, ks, stack):
         return -1
 
 
+def _kernel_entry(op, fn, with_keyset: bool, fallback: bool):
+    """What the trampoline's ctx handle points at."""
+    nkw, kwnames = 0, ()
+    if op is not None and lib.tl_op_is_defined(op):
+        text = ffi.string(lib.tl_op_schema(op)).decode()
+        try:
+            schema = _sch.parse(text, "x")
+            kwnames = tuple(a.name for a in schema.arguments if a.kwarg_only)
+            nkw = len(kwnames)
+        except _sch.SchemaParseError:
+            pass
+    return (fn, with_keyset, fallback, nkw, kwnames)
+
+
 # ------------------------------------------------------------------ Library
 
 class Library:
     """A set of registrations in one namespace (``kind``: "DEF", "IMPL" or
-    "FRAGMENT").  Registrations live until ``_destroy()`` (or the object is
-    garbage collected)."""
+    "FRAGMENT"); ``dispatch_key`` is the default key of its ``impl`` calls."""
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = ""):
         if kind not in ("DEF", "IMPL", "FRAGMENT"):
-            raise ValueError("Unsupported kind: ", kind)
+            raise ValueError(f"Unsupported kind: {kind}")
+        if not isinstance(ns, str) or not ns.isidentifier():
+            raise ValueError(f"Library namespace must be an identifier, got {ns!r}")
+        if ns in _RESERVED_NAMESPACES and kind in ("DEF", "FRAGMENT"):
+            raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
+        if dispatch_key:
+            _key(dispatch_key)  # an unknown key fails here, not at the first impl
+        where = _where()
+        if kind == "DEF":
+            with _lock:
+                prev = _def_namespaces.get(ns)
+                if prev is None and ns == "aten":
+                    prev = "torchlet's generated registrations (generated/csrc/register_all.c)"
+                if prev is not None:
+                    raise RuntimeError(
+                        f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; please put "
+                        f"all of your definitions in a single TORCH_LIBRARY block. If you were trying to "
+                        f"specify implementations, consider using TORCH_LIBRARY_IMPL (which can be "
+                        f"duplicated). If you really intended to define operators for a single namespace in "
+                        f"a distributed way, you can use TORCH_LIBRARY_FRAGMENT to explicitly indicate this. "
+                        f"Previous registration of TORCH_LIBRARY was registered at {prev}; latest "
+                        f"registration was registered at {where}")
+                _def_namespaces[ns] = where
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
+        self._where = where
         self._ids: list[int] = []
+        self._defs: list = []          # C handles of the operators this library defined
+        self._impl_keys: list = []     # (qualname, key) of its Python kernels
+        self._destroyed = False
 
     def __repr__(self):
-        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})>"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._destroy()
+        return False
 
     def _qualname(self, name: str) -> str:
         return name if "::" in name else f"{self.ns}::{name}"
 
+    # -- define
     def define(self, schema: str, alias_analysis: str = "", *, tags=()) -> str:
-        """Define a new operator from its schema: ``lib.define("myop(Tensor x) -> Tensor")``."""
+        """Define an operator: ``lib.define("scale(Tensor x, float alpha) -> Tensor")``;
+        returns its name ("scale", or "scale.overload")."""
+        if self._destroyed:
+            raise RuntimeError(f"{self!r} was destroyed; make a new Library")
         if self.kind == "IMPL":
-            raise RuntimeError("define() is not allowed on an IMPL library")
-        opname = schema.split("(", 1)[0].strip()
-        if lib.tl_op_define(self._qualname(opname).encode(), schema.encode()) == ffi.NULL:
-            raise_pending_error()
-        return opname
+            raise RuntimeError(
+                f'def("{schema.split("(", 1)[0]}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL '
+                f"block.  All def()s should be placed in the (unique) TORCH_LIBRARY block for their "
+                f"namespace.")
+        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
+            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
+        if not isinstance(schema, str):
+            raise TypeError(f"define(): expected the schema as a str, got {type(schema).__name__}")
+        try:
+            parsed = _sch.parse(schema, self.ns)
+        except _sch.SchemaParseError as e:
+            raise RuntimeError(_sch.caret_message(e.message, schema, e.offset, e.hint)) from None
+        if parsed.name.split("::", 1)[0] != self.ns:
+            raise ValueError(f"define(): the schema names namespace '{parsed.name.split('::', 1)[0]}' but this "
+                             f"library is for '{self.ns}'")
+        qn = parsed.name + (f".{parsed.overload_name}" if parsed.overload_name else "")
+        text = str(parsed)
+        with _lock:
+            existing = lib.tl_op_find(qn.encode())
+            if existing != ffi.NULL:
+                old = ffi.string(lib.tl_op_schema(existing)).decode()
+                raise RuntimeError(
+                    f"Tried to register an operator ({text}) with the same name and overload name multiple "
+                    f"times. Each overload's schema should only be registered with a single call to def(). "
+                    f"Duplicate registration: {_where()}. Original registration: "
+                    f"{_sch.parse(old, self.ns)}")
+            lib.tl_clear_error()
+            op = lib.tl_op_define(qn.encode(), text.encode())
+            if op == ffi.NULL:
+                raise_pending_error()
+            self._defs.append(op)
+            _tags.set_tags(qn, tags if isinstance(tags, (tuple, list)) else (tags,))
+            _ops.forget(qn)
+        base = qn.split("::", 1)[1]
+        return base
 
-    def impl(self, op_name: str, fn, dispatch_key: str = "", *, with_keyset: bool = False):
-        """Register ``fn`` as the kernel of ``op_name`` ("add.Tensor") for a
-        dispatch key (runtime or alias key; default: the library's)."""
-        key = _key(dispatch_key or self.dispatch_key or "CompositeImplicitAutograd")
-        qn = self._qualname(op_name)
-        op = lib.tl_op_find(qn.encode())
+    # -- impl
+    def impl(self, op_name, fn, dispatch_key: str = "", *, with_keyset: bool = False,
+             allow_override: bool = True):
+        """Register ``fn`` as the kernel of ``op_name`` ("scale", "add.Tensor", an OpOverload)
+        at a dispatch key (runtime or alias; default: the library's, else
+        CompositeImplicitAutograd)."""
+        if self._destroyed:
+            raise RuntimeError(f"{self!r} was destroyed; make a new Library")
+        if not callable(fn):
+            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
+        if isinstance(op_name, _ops.OpOverload):
+            qn = op_name.name()
+        elif isinstance(op_name, str):
+            qn = self._qualname(op_name)
+        else:
+            raise TypeError(f"impl should be passed either a name or an OpOverload object as the first "
+                            f"argument; got {type(op_name).__name__}")
+        key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
+        key = _key(key_name)
+        if qn.split("::", 1)[0] != self.ns and self.kind != "IMPL" and self.ns != "_":
+            # PyTorch lets a library register only for its own namespace
+            pass
+        op = lib.tl_op_declare(qn.encode())
         if op == ffi.NULL:
             raise_pending_error()
-        if fn is fallthrough_kernel:
-            rid = lib.tl_op_register_fallthrough(op, key, b"fallthrough registered from Python")
-            handle = None
-        else:
-            handle = ffi.new_handle((fn, with_keyset, False))
-            debug = f"{getattr(fn, '__name__', repr(fn))} (Python kernel)".encode()
-            rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_py_boxed_kernel, handle, debug)
+        opname = qn.split("::", 1)[1].split(".")[0]
+        if key == _key("Meta") and lib.tl_op_has_registration(op, _key("CompositeImplicitAutograd")):
+            raise RuntimeError(
+                f"We should not register a meta kernel directly to the operator '{opname}', because it has a "
+                f"CompositeImplicitAutograd kernel in core. Instead we should let the operator decompose, and "
+                f"ensure that we have meta kernels for the base ops that it decomposes into.")
+        with _lock:
+            prev = _py_impls.get((qn, key))
+            if prev is not None and not allow_override:
+                ns = qn.split("::", 1)[0]
+                raise RuntimeError(
+                    f"This is not allowed since there's already a kernel registered from python overriding "
+                    f"{opname}'s behavior for {key_name} dispatch key and {ns} namespace.")
+            if fn is fallthrough_kernel:
+                rid = lib.tl_op_register_fallthrough(op, key, b"fallthrough registered from Python")
+                handle = None
+            else:
+                handle = ffi.new_handle(_kernel_entry(op, fn, with_keyset, False))
+                debug = f"{getattr(fn, '__name__', type(fn).__name__)} (Python kernel)".encode()
+                rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_py_boxed_kernel, handle, debug)
+            if rid < 0:
+                raise_pending_error()
+            _live[rid] = (handle, self, qn, key)
+            _py_impls[(qn, key)] = _where()
+            self._ids.append(rid)
+            self._impl_keys.append((qn, key))
+
+    def _register_c(self, qn: str, key: int, boxed, unboxed, ctx, debug: str) -> int:
+        op = lib.tl_op_declare(qn.encode())
+        if op == ffi.NULL:
+            raise_pending_error()
+        rid = lib.tl_op_register_kernel(op, key, unboxed, boxed, ctx, debug.encode())
         if rid < 0:
             raise_pending_error()
         with _lock:
-            _live[rid] = (handle, self)
-        self._ids.append(rid)
-        return fn
+            _live[rid] = (ctx, self, qn, key)
+            self._ids.append(rid)
+        return rid
 
     def fallback(self, fn, dispatch_key: str = "", *, with_keyset: bool = False):
         """A backend fallback: ``fn(op_name, *args)`` serves every operator at the key."""
+        if self.ns != "_":
+            raise ValueError(f'fallback can only be registered using library fragment on the global '
+                             f'namespace "_" but it is {self.ns}')
         key = _key(dispatch_key or self.dispatch_key)
         if fn is fallthrough_kernel:
             rid = lib.tl_register_backend_fallthrough(key, b"fallthrough registered from Python")
             handle = None
         else:
-            handle = ffi.new_handle((fn, with_keyset, True))
+            handle = ffi.new_handle(_kernel_entry(None, fn, with_keyset, True))
             debug = f"{getattr(fn, '__name__', repr(fn))} (Python fallback)".encode()
             rid = lib.tl_register_backend_fallback(key, lib.tl_py_boxed_kernel, handle, debug)
         if rid < 0:
             raise_pending_error()
         with _lock:
-            _live[rid] = (handle, self)
+            _live[rid] = (handle, self, None, key)
         self._ids.append(rid)
-        return fn
 
+    # -- lifetime
     def _destroy(self) -> None:
-        """Remove every registration of this library (previous kernels return)."""
-        while self._ids:
-            rid = self._ids.pop()
-            lib.tl_dispatch_deregister(rid)
-            # the kernel entry stays on the dispatcher's retired list, but its
-            # ctx is never called again once deregistered
-            with _lock:
+        """Remove every registration and definition of this library (previous kernels return)."""
+        with _lock:
+            while self._ids:
+                rid = self._ids.pop()
+                lib.tl_dispatch_deregister(rid)
+                # the kernel entry stays on the dispatcher's retired list, but its
+                # ctx is never called again once deregistered
                 _live.pop(rid, None)
+            for qk in self._impl_keys:
+                _py_impls.pop(qk, None)
+            self._impl_keys.clear()
+            for op in self._defs:
+                qn = ffi.string(lib.tl_op_name(op)).decode()
+                lib.tl_op_undefine(op)
+                _ops.forget(qn)
+                _tags._runtime_tags.pop(qn, None)
+            self._defs.clear()
+            if self.kind == "DEF" and _def_namespaces.get(self.ns) == self._where:
+                del _def_namespaces[self.ns]
+            self._destroyed = True
 
-    def __del__(self):
-        try:
-            self._destroy()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+
+def _fragment(ns: str) -> Library:
+    lb = Library(ns, "FRAGMENT")
+    _keep_alive.append(lb)
+    return lb
 
 
-_default_libs: dict[str, Library] = {}
+def _split_qualname(qualname: str) -> tuple[str, str]:
+    if not isinstance(qualname, str):
+        raise TypeError(f"expected an operator name like 'mylib::op', got {type(qualname).__name__}")
+    ns, sep, name = qualname.partition("::")
+    if not sep or not ns or not name:
+        raise ValueError(f"expected the operator name to look like 'namespace::name', got {qualname!r}")
+    return ns, name
 
 
-def impl(qualname: str, types, func=None, *, lib: Library | None = None):
-    """``torchlet.library.impl("aten::add.Tensor", "CPU", fn)`` or as a decorator."""
+def define(qualname: str, schema: str, *, lib: Library | None = None, tags=()):
+    """``torchlet.library.define("mylib::foo", "(Tensor x) -> Tensor")``."""
+    ns, name = _split_qualname(qualname)
+    if not isinstance(schema, str) or not schema.lstrip().startswith("("):
+        raise ValueError(
+            f"define(qualname, schema, ...): expected schema to look like e.g. \"(Tensor x) -> Tensor\" but "
+            f"got \"{schema}\"")
+    lb = lib if lib is not None else _fragment(ns)
+    lb.define(name + schema.lstrip(), tags=tags)
+
+
+def _keys_for(types) -> list[str]:
     keys = [types] if isinstance(types, str) else list(types)
+    out = []
+    for t in keys:
+        if not isinstance(t, str):
+            raise TypeError(f"expected a device type string, got {type(t).__name__}")
+        base = t.split(":")[0]
+        out.append(_DEVICE_KEYS.get(base, t))
+    return out
+
+
+def _opname_of(op) -> str:
+    from ._library.custom_ops import CustomOpDef
+    if isinstance(op, CustomOpDef):
+        return op._qualname
+    if isinstance(op, _ops.OpOverload):
+        return op.name()
+    if isinstance(op, _ops.OpOverloadPacket):
+        return op._qualified_op_name
+    if isinstance(op, str):
+        _split_qualname(op)
+        return op
+    raise TypeError(f"expected an operator (a 'ns::name' string, OpOverload or CustomOpDef), got "
+                    f"{type(op).__name__}")
+
+
+def impl(qualname, types, func=None, *, lib: Library | None = None):
+    """``torchlet.library.impl("mylib::foo", "cpu", fn)`` or as a decorator;
+    ``types``: device types ("cpu", "cuda", "meta"), "default"
+    (CompositeExplicitAutograd) or dispatch key names."""
+    qn = _opname_of(qualname)
+    keys = _keys_for(types)
 
     def register(f):
-        ns, _, name = qualname.partition("::")
-        lb = lib or _default_libs.setdefault(ns, Library(ns, "FRAGMENT"))
+        ns, name = _split_qualname(qn)
+        lb = lib if lib is not None else _fragment(ns)
         for k in keys:
             lb.impl(name, f, k)
         return f
@@ -252,38 +405,60 @@ def impl(qualname: str, types, func=None, *, lib: Library | None = None):
     return register(func) if func is not None else register
 
 
-def define(qualname: str, schema: str, *, lib: Library | None = None):
-    """``torchlet.library.define("mylib::foo", "(Tensor x) -> Tensor")``."""
-    ns, _, name = qualname.partition("::")
-    lb = lib or _default_libs.setdefault(ns, Library(ns, "FRAGMENT"))
-    return lb.define(name + schema if schema.startswith("(") else schema)
-
-
 def call(qualname: str, *args):
-    """Call an operator boxed through the dispatcher: every argument of the
-    schema, in order (defaults included), as Python values ->
-    the result (a tuple when the schema returns several values).
-
-    ``torchlet.library.call("aten::add.Tensor", a, b, 1)`` runs the same
-    kernel as ``a + b``; operators defined with ``Library.define`` have no
-    generated binding and are called this way."""
+    """Call an operator boxed through the dispatcher with every argument of the
+    schema in order, defaults included: ``call("aten::add.Tensor", a, b, 1)``.
+    ``torchlet.ops`` is the keyword-aware spelling of the same call."""
     op = lib.tl_op_find(qualname.encode())
     if op == ffi.NULL:
         raise_pending_error()
     nargs = lib.tl_op_num_arguments(op)
     if len(args) != nargs:
         raise TypeError(f"{qualname} takes {nargs} arguments ({len(args)} given)")
-    st = ffi.new("tl_stack *")
-    lib.tl_stack_init(st)
-    try:
-        for x in args:
-            if _push(st, x) < 0:
-                raise_pending_error()
-        check_status(lib.tl_op_call_boxed(op, st))  # its warnings, before an error or the result
-        n = lib.tl_stack_size(st)
-        out = tuple(_from_ivalue(lib.tl_stack_peek(st, d)) for d in range(n - 1, -1, -1))
-    finally:
-        lib.tl_stack_free(st)
-    if len(out) == 1:
-        return out[0]
-    return out if out else None
+    return _ops.lookup(qualname)(*args)
+
+
+def register_c_kernel(qualname, dispatch_key: str, boxed, *, unboxed=None, ctx=None,
+                      lib: Library | None = None, name: str | None = None) -> int:
+    """Register a compiled kernel for ``qualname`` at ``dispatch_key``.
+
+    ``boxed`` is a C function of type ``tl_boxed_fn`` (runtime/include/tl_dispatch.h):
+    a cffi function pointer, a ctypes function pointer, or its address as an int.
+    ``unboxed`` (optional) is the operator's C ABI function (docs/OPERATOR_ABI.md),
+    used by generated entry points instead of boxing. ``ctx`` is an address handed
+    to the kernel as ``kernel->ctx``. Returns the registration id."""
+    qn = _opname_of(qualname)
+    ns, _ = _split_qualname(qn)
+    key = _key(dispatch_key)
+
+    def fnptr(p, ctype):
+        if p is None:
+            return ffi.NULL
+        if isinstance(p, ffi.CData):
+            return ffi.cast(ctype, p)
+        addr = p if isinstance(p, int) else _ctypes_address(p)
+        if not addr:
+            raise ValueError("register_c_kernel: a NULL function pointer")
+        return ffi.cast(ctype, addr)
+
+    b = fnptr(boxed, "tl_boxed_fn")
+    if b == ffi.NULL:
+        raise ValueError("register_c_kernel: the boxed function is required")
+    u = fnptr(unboxed, "void *")
+    c = ffi.NULL if ctx is None else ffi.cast("void *", ctx if isinstance(ctx, int) else _ctypes_address(ctx))
+    lb = lib if lib is not None else _fragment(ns)
+    return lb._register_c(qn, key, b, u, c, name or f"C kernel of {qn}")
+
+
+def _ctypes_address(p) -> int:
+    import ctypes
+    return ctypes.cast(p, ctypes.c_void_p).value or 0
+
+
+# The custom-operator layer (torchlet._library) builds on the Library above.
+from ._library.custom_ops import CustomOpDef, custom_op  # noqa: E402
+from ._library.fake_impl import get_ctx, register_fake  # noqa: E402
+from ._library.autograd import register_autograd  # noqa: E402
+from ._library.infer_schema import infer_schema  # noqa: E402
+from ._library.kernels import register_autocast, register_kernel  # noqa: E402
+from ._library.opcheck import opcheck  # noqa: E402

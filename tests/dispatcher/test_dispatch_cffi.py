@@ -88,6 +88,7 @@ def ext(tmp_path_factory):
         ffi.cdef(strip_for_cdef((INCLUDE / h).read_text()), override=True)
     ffi.cdef(FAKES_CDEF)
     sources = [str(ROOT / "runtime/src/dispatch.c"), str(ROOT / "runtime/src/ivalue.c"),
+               str(ROOT / "runtime/src/op_call.c"),
                str(ERROR_C if ERROR_C.exists() else HERE / "error_stub.c")]
     ffi.set_source("_tl_dispatch_test", FAKES_SRC, sources=sources, include_dirs=[str(INCLUDE)],
                    extra_compile_args=["-std=gnu11", "-O1", "-w"])

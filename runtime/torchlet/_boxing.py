@@ -1,0 +1,341 @@
+"""Boxing: Python values <-> the dispatcher's boxed values (tl_ivalue).
+
+Two directions, both driven by an operator's schema:
+
+* ``packer(arg)``: how one schema argument travels into C. A call through
+  ``torchlet.ops`` converts every argument into flat streams (kinds, ints,
+  doubles, tensors, strings) that ``tl_op_call_flat`` reads in one crossing.
+* ``from_ivalue`` / ``push``: a boxed kernel written in Python receives its
+  arguments as Python values and pushes its results back (the trampoline in
+  ``torchlet.library``).
+
+Conversion is strict where PyTorch's is silently lenient: a Tensor is never
+taken for a ``float``/``int``/``Scalar`` argument and a number is taken for a
+Tensor only by the arithmetic operators that accept numbers (``add``,
+``mul``...), as a wrapped 0-dim tensor.
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+from codegen.schema import BaseTy
+
+from . import _device as _dev
+from . import _dtype as _dt
+from ._C import ffi, lib
+from ._tensor import Tensor, _wrap
+
+NONE, BOOL, INT, DOUBLE, COMPLEX = lib.TL_IV_NONE, lib.TL_IV_BOOL, lib.TL_IV_INT, lib.TL_IV_DOUBLE, lib.TL_IV_COMPLEX
+TENSOR, STRING, INT_LIST, DOUBLE_LIST = lib.TL_IV_TENSOR, lib.TL_IV_STRING, lib.TL_IV_INT_LIST, lib.TL_IV_DOUBLE_LIST
+BOOL_LIST, TENSOR_LIST, OPT_TENSOR_LIST = lib.TL_IV_BOOL_LIST, lib.TL_IV_TENSOR_LIST, lib.TL_IV_OPT_TENSOR_LIST
+DTYPE, DEVICE = lib.TL_IV_DTYPE, lib.TL_IV_DEVICE
+
+# operators whose Tensor arguments take Python numbers (PyTorch's
+# allow_numbers_as_tensors set for the arithmetic operators)
+NUMBERS_AS_TENSORS = frozenset(
+    f"aten::{n}" for n in (
+        "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "true_divide_",
+        "floor_divide", "floor_divide_", "remainder", "remainder_", "fmod", "fmod_", "pow", "pow_",
+        "rsub", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "maximum", "minimum",
+    )
+)
+
+
+class ArgTypeError(TypeError):
+    """One argument did not convert: ``expected`` names the schema type."""
+
+    def __init__(self, expected: str, value):
+        super().__init__(expected)
+        self.expected = expected
+        self.value = value
+
+
+def type_name(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _is_int(v) -> bool:
+    c = v.__class__
+    if c is int:
+        return True
+    if c is bool or c is float or isinstance(v, (Tensor, str)):
+        return False
+    return hasattr(v, "__index__")
+
+
+# ----------------------------------------------------------------- packers
+# A packer appends one argument to the streams s = (kinds, ints, doubles,
+# tensors, strings, keep) and returns True, or returns False when the value
+# does not convert. `exact(v)` says whether v needs no conversion (overload
+# resolution prefers exact matches).
+
+def _p_tensor(numbers_ok):
+    def pack(v, s):
+        if isinstance(v, Tensor):
+            s[0].append(TENSOR)
+            s[3].append(v._p)
+            return True
+        if numbers_ok and isinstance(v, (bool, int, float, complex)):
+            from ._pyargs import wrapped
+            t = wrapped(v)
+            s[5].append(t)
+            s[0].append(TENSOR)
+            s[3].append(t._p)
+            return True
+        return False
+    return pack
+
+
+def _p_int(v, s):
+    if not _is_int(v):
+        return False
+    s[0].append(INT)
+    s[1].append(operator.index(v))
+    return True
+
+
+def _p_float(v, s):
+    if isinstance(v, (Tensor, bool, str)) or not isinstance(v, numbers.Real):
+        return False
+    s[0].append(DOUBLE)
+    s[2].append(float(v))
+    return True
+
+
+def _p_bool(v, s):
+    if v.__class__ is not bool and type(v).__name__ != "bool_":   # numpy.bool_
+        return False
+    s[0].append(BOOL)
+    s[1].append(1 if v else 0)
+    return True
+
+
+def _p_scalar(v, s):
+    if isinstance(v, Tensor) or isinstance(v, str):
+        return False
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        s[0].append(BOOL)
+        s[1].append(1 if v else 0)
+    elif _is_int(v):
+        s[0].append(INT)
+        s[1].append(operator.index(v))
+    elif isinstance(v, numbers.Real):
+        s[0].append(DOUBLE)
+        s[2].append(float(v))
+    elif isinstance(v, numbers.Complex):
+        s[0].append(COMPLEX)
+        s[2].extend((complex(v).real, complex(v).imag))
+    else:
+        return False
+    return True
+
+
+def _p_dtype(v, s):
+    if not isinstance(v, _dt.dtype):
+        return False
+    s[0].append(DTYPE)
+    s[1].append(v._id)
+    return True
+
+
+def _p_device(v, s):
+    if isinstance(v, str):
+        v = _dev.device(v)
+    if not isinstance(v, _dev.device):
+        return False
+    s[0].append(DEVICE)
+    s[1].extend((v._id, -1 if v.index is None else v.index))
+    return True
+
+
+def _p_str(v, s):
+    if not isinstance(v, str):
+        return False
+    b = ffi.new("char[]", v.encode())
+    s[5].append(b)
+    s[0].append(STRING)
+    s[4].append(b)
+    return True
+
+
+def _p_enum(v, s):
+    from ._pyargs import cv_enum, BAD
+    c = cv_enum(v, False)
+    if c is BAD or c is None:
+        return False
+    s[0].append(INT)
+    s[1].append(c)
+    return True
+
+
+def _p_generator(v, s):
+    from ._generator import Generator
+    if not isinstance(v, Generator):
+        return False
+    s[0].append(INT)
+    s[1].append(int(ffi.cast("intptr_t", v._g)))
+    return True
+
+
+def _p_list(elem_ok, tag, stream, size):
+    def pack(v, s):
+        if size is not None and tag == INT_LIST and _is_int(v):
+            v = [v] * size                      # int[2] takes one int (PyTorch's broadcast list)
+        if not isinstance(v, (list, tuple)) or not all(elem_ok(x) for x in v):
+            return False
+        s[0].append(tag)
+        s[1].append(len(v))
+        if tag == INT_LIST:
+            s[1].extend(operator.index(x) for x in v)
+        elif tag == BOOL_LIST:
+            s[1].extend(1 if x else 0 for x in v)
+        elif tag == DOUBLE_LIST:
+            s[2].extend(float(x) for x in v)
+        else:
+            s[3].extend(ffi.NULL if x is None else x._p for x in v)
+        return True
+    return pack
+
+
+def _p_optional(inner):
+    def pack(v, s):
+        if v is None:
+            s[0].append(NONE)
+            return True
+        return inner(v, s)
+    return pack
+
+
+_SCALAR_PACKERS = {
+    BaseTy.int: _p_int, BaseTy.SymInt: _p_int, BaseTy.float: _p_float, BaseTy.bool: _p_bool,
+    BaseTy.SymBool: _p_bool, BaseTy.Scalar: _p_scalar, BaseTy.ScalarType: _p_dtype,
+    BaseTy.Device: _p_device, BaseTy.str: _p_str, BaseTy.Layout: _p_enum,
+    BaseTy.MemoryFormat: _p_enum, BaseTy.Generator: _p_generator, BaseTy.DeviceIndex: _p_int,
+}
+
+_LIST_ELEMS = {
+    BaseTy.int: (_is_int, INT_LIST), BaseTy.SymInt: (_is_int, INT_LIST),
+    BaseTy.float: (lambda x: isinstance(x, numbers.Real) and not isinstance(x, (bool, Tensor)), DOUBLE_LIST),
+    BaseTy.bool: (lambda x: isinstance(x, bool), BOOL_LIST),
+}
+
+
+def packer(typ, numbers_as_tensors: bool = False):
+    """The packer of a schema type (codegen.schema Type). NotImplementedError
+    for a type the boxed calling convention cannot carry."""
+    if typ.__class__.__name__ == "OptionalType":
+        return _p_optional(packer(typ.elem, numbers_as_tensors))
+    if typ.__class__.__name__ == "ListType":
+        el = typ.elem
+        if el.base is BaseTy.Tensor:
+            if el.is_nullable():
+                return _p_list(lambda x: x is None or isinstance(x, Tensor), OPT_TENSOR_LIST, 3, None)
+            return _p_list(lambda x: isinstance(x, Tensor), TENSOR_LIST, 3, None)
+        if el.__class__.__name__ == "BaseType" and el.base in _LIST_ELEMS:
+            ok, tag = _LIST_ELEMS[el.base]
+            return _p_list(ok, tag, 1, typ.size)
+        raise NotImplementedError(f"arguments of type {typ} cannot be boxed")
+    if typ.base is BaseTy.Tensor:
+        return _p_tensor(numbers_as_tensors)
+    p = _SCALAR_PACKERS.get(typ.base)
+    if p is None:
+        raise NotImplementedError(f"arguments of type {typ} cannot be boxed")
+    return p
+
+
+def is_exact(typ, v) -> bool:
+    """v is of the argument's own Python type (no conversion): the first
+    tier of overload resolution."""
+    if v is None:
+        return typ.is_nullable()
+    b = typ.base
+    if typ.is_list_like() is not None:
+        return isinstance(v, (list, tuple))
+    if b is BaseTy.Tensor:
+        return isinstance(v, Tensor)
+    if b in (BaseTy.int, BaseTy.SymInt, BaseTy.DeviceIndex):
+        return v.__class__ is int
+    if b is BaseTy.float:
+        return v.__class__ is float
+    if b in (BaseTy.bool, BaseTy.SymBool):
+        return v.__class__ is bool
+    if b is BaseTy.Scalar:
+        return isinstance(v, (bool, int, float, complex))
+    return True
+
+
+# ----------------------------------------------------------------- unboxing
+
+def from_ivalue(v):
+    """A boxed value (borrowed tl_ivalue *) as a Python value; tensors get a new reference."""
+    tag = v.tag
+    if tag == TENSOR:
+        if v.u.t == ffi.NULL:
+            return None
+        lib.tl_tensor_retain(v.u.t)
+        return _wrap(v.u.t)
+    if tag == INT:
+        return v.u.i
+    if tag == DOUBLE:
+        return v.u.d
+    if tag == BOOL:
+        return bool(v.u.i)
+    if tag == NONE:
+        return None
+    if tag == INT_LIST:
+        return list(ffi.unpack(v.u.ints.data, v.u.ints.len)) if v.u.ints.len else []
+    if tag == DOUBLE_LIST:
+        return list(ffi.unpack(v.u.doubles.data, v.u.doubles.len)) if v.u.doubles.len else []
+    if tag == BOOL_LIST:
+        return [bool(x) for x in ffi.unpack(v.u.bools.data, v.u.bools.len)] if v.u.bools.len else []
+    if tag in (TENSOR_LIST, OPT_TENSOR_LIST):
+        out = []
+        for i in range(v.u.tensors.len):
+            t = v.u.tensors.data[i]
+            if t == ffi.NULL:
+                out.append(None)
+            else:
+                lib.tl_tensor_retain(t)
+                out.append(_wrap(t))
+        return out
+    if tag == DTYPE:
+        return _dt._BY_ID[v.u.i]
+    if tag == DEVICE:
+        d = _dev._BY_ID[v.u.device.type]
+        return d if v.u.device.index < 0 else _dev.device(d.type, v.u.device.index)
+    if tag == STRING:
+        return ffi.string(v.u.s).decode()
+    if tag == COMPLEX:
+        return complex(v.u.c.re, v.u.c.im)
+    raise TypeError(f"cannot pass a boxed value with tag {tag} to Python")
+
+
+def push(stack, x) -> int:
+    """Push a Python kernel's result onto a C stack; 0 / -1 (error set)."""
+    if isinstance(x, Tensor):
+        return lib.tl_stack_push_tensor(stack, x._p)
+    if x is None:
+        return lib.tl_stack_push_none(stack)
+    if isinstance(x, bool):
+        return lib.tl_stack_push_bool(stack, x)
+    if isinstance(x, int):
+        return lib.tl_stack_push_int(stack, x)
+    if isinstance(x, float):
+        return lib.tl_stack_push_double(stack, x)
+    if isinstance(x, complex):
+        return lib.tl_stack_push_complex(stack, x.real, x.imag)
+    if isinstance(x, (list, tuple)) and all(isinstance(t, Tensor) for t in x):
+        return lib.tl_stack_push_tensor_list(stack, [t._p for t in x], len(x))
+    if isinstance(x, (list, tuple)) and x and all(type(i) is bool for i in x):  # bool[N] (output_mask)
+        return lib.tl_stack_push_bool_list(stack, [int(i) for i in x], len(x))
+    if isinstance(x, (list, tuple)) and all(type(i) is int for i in x):
+        return lib.tl_stack_push_int_list(stack, list(x), len(x))
+    if isinstance(x, (list, tuple)) and all(isinstance(i, float) for i in x):
+        return lib.tl_stack_push_double_list(stack, list(x), len(x))
+    if isinstance(x, _dt.dtype):
+        return lib.tl_stack_push_dtype(stack, x._id)
+    if isinstance(x, str):
+        return lib.tl_stack_push_string(stack, x.encode())
+    raise TypeError(f"a kernel returned {type(x).__name__}, which cannot be boxed")
