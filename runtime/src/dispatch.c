@@ -978,7 +978,17 @@ static const tl_kernel *report_missing(const tl_operator *op, int key) {
     list_keys_locked(op, &bk);
     dump_table_locked(op, &bd);
     pthread_mutex_unlock(&g_lock);
-    if (key == TL_KEY_UNDEFINED) {
+    if (key == TL_KEY_META) {
+        /* PyTorch's Meta backend fallback (MetaFallbackKernel.cpp) */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED,
+                     "%s: attempted to run this operator with Meta tensors, but there was no fake "
+                     "impl or Meta kernel registered. You may have run into this message while "
+                     "using an operator with PT2 compilation APIs (torch.compile/torch.export); in "
+                     "order to use this operator with those APIs you'll need to add a fake impl. "
+                     "Please see the following for next steps:  "
+                     "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html",
+                     op->name);
+    } else if (key == TL_KEY_UNDEFINED) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED,
                      "There were no tensor arguments to this function (e.g., you passed an empty "
                      "list of Tensors), but no fallback function is registered for schema %s.  "

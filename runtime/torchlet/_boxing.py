@@ -256,9 +256,9 @@ def is_exact(typ, v) -> bool:
     if b is BaseTy.Tensor:
         return isinstance(v, Tensor)
     if b in (BaseTy.int, BaseTy.SymInt, BaseTy.DeviceIndex):
-        return v.__class__ is int
+        return _is_int(v)                        # numpy integers are integers
     if b is BaseTy.float:
-        return v.__class__ is float
+        return isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral)
     if b in (BaseTy.bool, BaseTy.SymBool):
         return v.__class__ is bool
     if b is BaseTy.Scalar:

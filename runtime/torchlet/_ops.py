@@ -70,6 +70,10 @@ def _defined_overloads(base: str) -> list[str]:
     return [o for o in _index.get(base, ()) if _c_op(f"{base}.{o}" if o else base) != ffi.NULL]
 
 
+class _BindError(RuntimeError):
+    """The arguments of a call do not fit a schema (PyTorch raises RuntimeError)."""
+
+
 def _default_of(arg):
     """A schema default as the Python value its packer takes."""
     d = arg.default_value
@@ -141,13 +145,13 @@ class OpOverload:
 
     # -- calling
     def _bind(self, args, kwargs):
-        """The flat streams of one call (TypeError when the arguments do not fit)."""
+        """The flat streams of one call (_BindError when the arguments do not fit)."""
         if self._unboxable is not None:
             raise NotImplementedError(f"{self._qualname}: {self._unboxable}")
         specs = self._specs
         n = len(args)
         if n > self._nargs:
-            raise TypeError(f"{self._schema.name}() expected at most {self._nargs} argument(s) but "
+            raise _BindError(f"{self._schema.name}() expected at most {self._nargs} argument(s) but "
                             f"received {n} argument(s). Declaration: {self._schema}")
         s = ([], [], [], [], [], [])
         used = 0
@@ -155,24 +159,25 @@ class OpOverload:
             if i < n:
                 v = args[i]
                 if kwargs and name in kwargs:
-                    raise TypeError(f"{self._schema.name}() got multiple values for argument '{name}'")
+                    raise _BindError(f"{self._schema.name}() got multiple values for argument '{name}'. "
+                                     f"Declaration: {self._schema}")
             elif kwargs and name in kwargs:
                 v = kwargs[name]
                 used += 1
             elif has_default:
                 v = default
             else:
-                raise TypeError(f"{self._schema.name}() is missing value for argument '{name}'. "
+                raise _BindError(f"{self._schema.name}() is missing value for argument '{name}'. "
                                 f"Declaration: {self._schema}")
             if not pack(v, s):
-                raise TypeError(
+                raise _BindError(
                     f"{self._schema.name}() Expected a value of type '{typ}' for argument '{name}' but "
                     f"instead found type '{_boxing.type_name(v)}'.\nPosition: {i}\nValue: {v!r}\n"
-                    f"Declaration: {self._schema}")
+                    f"Declaration: {self._schema}\nCast error details: Unable to cast {v!r} to {typ}")
         if kwargs and used != len(kwargs):
             bad = sorted(k for k in kwargs if k not in self._names)
-            raise TypeError(f"{self._schema.name}() got an unexpected keyword argument '{bad[0]}'. "
-                            f"Declaration: {self._schema}")
+            raise _BindError(f"Unknown keyword argument '{bad[0]}' for operator '{self._schema.name}'. "
+                             f"Schema: {self._schema}")
         return s
 
     def __call__(self, /, *args, **kwargs):
@@ -271,7 +276,7 @@ class OpOverloadPacket:
         for ov in self._overload_objects():
             try:
                 ov._bind(args, kwargs)
-            except (TypeError, NotImplementedError) as e:
+            except (_BindError, NotImplementedError) as e:
                 failures.append(f"{ov._schema}:\n{e}")
                 continue
             exact = all(_boxing.is_exact(t, v) for (_, _, _, _, t), v in zip(ov._specs, args))

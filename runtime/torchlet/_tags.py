@@ -33,7 +33,8 @@ class Tag(enum.Enum):
         return f"Tag.{self.name}"
 
 
-Tag = Tag("Tag", [(n, i) for i, n in enumerate(dict.fromkeys(_PYTORCH_TAGS + tuple(_YAML_TAGS)))])
+# numbered in alphabetical order, as PyTorch numbers them
+Tag = Tag("Tag", [(n, i) for i, n in enumerate(sorted(set(_PYTORCH_TAGS) | set(_YAML_TAGS)))])
 
 _runtime_tags: dict[str, list] = {}   # run-time operators: qualified name -> [Tag]
 

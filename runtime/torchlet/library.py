@@ -45,6 +45,7 @@ __all__ = [
 _lock = threading.RLock()
 _live: dict[int, tuple] = {}          # registration id -> (handle, Library): kept alive while registered
 _def_namespaces: dict[str, str] = {}  # namespace -> where its DEF library was made
+_def_sites: dict[str, str] = {}      # qualname -> where Library.define ran
 _keep_alive: list["Library"] = []     # fragments made by the module-level functions
 _py_impls: dict[tuple[str, int], str] = {}   # (qualname, key) -> where a Python kernel was registered
 
@@ -107,6 +108,8 @@ def tl_py_boxed_kernel(kernel, op, ks, stack):
         nret = lib.tl_op_num_returns(op)
         if nret == 0:
             return 0
+        if nret == 1 and isinstance(result, tuple) and len(result) == 1:
+            result = result[0]        # a function annotated -> tuple[Tensor]
         results = (result,) if nret == 1 else tuple(result)
         if len(results) != nret:
             raise RuntimeError(f"kernel returned {len(results)} values, the schema has {nret}")
@@ -157,10 +160,10 @@ class Library:
                 if prev is not None:
                     raise RuntimeError(
                         f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; please put "
-                        f"all of your definitions in a single TORCH_LIBRARY block. If you were trying to "
+                        f"all of your definitions in a single TORCH_LIBRARY block.  If you were trying to "
                         f"specify implementations, consider using TORCH_LIBRARY_IMPL (which can be "
-                        f"duplicated). If you really intended to define operators for a single namespace in "
-                        f"a distributed way, you can use TORCH_LIBRARY_FRAGMENT to explicitly indicate this. "
+                        f"duplicated).  If you really intended to define operators for a single namespace in "
+                        f"a distributed way, you can use TORCH_LIBRARY_FRAGMENT to explicitly indicate this.  "
                         f"Previous registration of TORCH_LIBRARY was registered at {prev}; latest "
                         f"registration was registered at {where}")
                 _def_namespaces[ns] = where
@@ -196,7 +199,7 @@ class Library:
             raise RuntimeError(
                 f'def("{schema.split("(", 1)[0]}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL '
                 f"block.  All def()s should be placed in the (unique) TORCH_LIBRARY block for their "
-                f"namespace.")
+                f"namespace.  (Error occurred while processing TORCH_LIBRARY_IMPL block at {self._where})")
         if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         if not isinstance(schema, str):
@@ -217,13 +220,14 @@ class Library:
                 raise RuntimeError(
                     f"Tried to register an operator ({text}) with the same name and overload name multiple "
                     f"times. Each overload's schema should only be registered with a single call to def(). "
-                    f"Duplicate registration: {_where()}. Original registration: "
-                    f"{_sch.parse(old, self.ns)}")
+                    f"Duplicate registration: registered at {_where()}. Original registration: registered at "
+                    f"{_def_sites.get(qn, '<unknown>')}")
             lib.tl_clear_error()
             op = lib.tl_op_define(qn.encode(), text.encode())
             if op == ffi.NULL:
                 raise_pending_error()
             self._defs.append(op)
+            _def_sites[qn] = _where()
             _tags.set_tags(qn, tags if isinstance(tags, (tuple, list)) else (tags,))
             _ops.forget(qn)
         base = qn.split("::", 1)[1]
@@ -330,6 +334,7 @@ class Library:
                 lib.tl_op_undefine(op)
                 _ops.forget(qn)
                 _tags._runtime_tags.pop(qn, None)
+                _def_sites.pop(qn, None)
             self._defs.clear()
             if self.kind == "DEF" and _def_namespaces.get(self.ns) == self._where:
                 del _def_namespaces[self.ns]

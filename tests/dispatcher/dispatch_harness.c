@@ -711,11 +711,19 @@ static void scenario_missing(void) {
     op_add = op;
     CHECK(tl_op_register_kernel(op, TL_KEY_CPU, (void *)add_cpu, add_Tensor_boxed_adapter, NULL,
                                 "add_cpu") > 0);
-    tl_tensor *a = fake_new(meta_ks(), 1), *b = fake_new(meta_ks(), 2);
+    tl_keyset cuda_ks = tl_dispatch_backend_tensor_keyset(TL_KEY_CUDA);
+    tl_tensor *a = fake_new(cuda_ks, 1), *b = fake_new(cuda_ks, 2);
     CHECK(tl_add_Tensor(a, b, alpha1()) == NULL);
     CHECK(tl_error_kind_get() == TL_ERR_NOT_IMPLEMENTED);
     printf("MSG<<%s>>\n", tl_error_message());
     tl_clear_error();
+    /* Meta: PyTorch's meta fallback text */
+    tl_tensor *m = fake_new(meta_ks(), 1);
+    CHECK(tl_add_Tensor(m, m, alpha1()) == NULL);
+    CHECK(tl_error_kind_get() == TL_ERR_NOT_IMPLEMENTED);
+    printf("META<<%s>>\n", tl_error_message());
+    tl_clear_error();
+    tl_tensor_release(m);
     /* and with no tensor arguments at all */
     tl_keyset ks;
     CHECK(tl_op_select(op, 0, &ks) == NULL);

@@ -170,10 +170,13 @@ def test_missing_kernel_message(harness):
                                          "AutogradCPU", "AutogradCUDA", "AutogradMeta",
                                          "AutogradPrivateUse1"])
     assert msg == (
-        "Could not run 'aten::add.Tensor' with arguments from the 'Meta' backend. This could be "
+        "Could not run 'aten::add.Tensor' with arguments from the 'CUDA' backend. This could be "
         "because the operator doesn't exist for this backend, or was omitted during the "
         "selective/custom build process (if using custom build). 'aten::add.Tensor' is only "
         f"available for these backends: {keys}.\n\n{table}")
+    (meta,) = block(out, "META")
+    assert meta.startswith("aten::add.Tensor: attempted to run this operator with Meta tensors, but there was "
+                           "no fake impl or Meta kernel registered.")
     (undef,) = block(out, "UNDEF")
     assert undef == (
         "There were no tensor arguments to this function (e.g., you passed an empty list of "

@@ -151,17 +151,13 @@ class CustomOpDef:
         # the kernel's own operators run below this layer too (PyTorch's
         # AutoDispatchBelowADInplaceOrView): one version bump per call, this one
         bound = self._bound(args, kwargs)
-        mutated = [t for name in self._mutated for t in _tensors((bound.get(name),))]
-        before = [lib.tl_tensor_version(t._p) for t in mutated]
         prev = lib.tl_exclude_guard_enter(lib.tl_keyset_autograd() | (1 << _key("ADInplaceOrView")))
         try:
             out = self._opoverload.redispatch(below, *args, **kwargs)
         finally:
             lib.tl_exclude_guard_exit(prev)
-        # torchlet's in-place kernels bump versions themselves: bump what the body
-        # did not, so each mutated argument moves once per call
-        for t, v in zip(mutated, before):
-            if lib.tl_tensor_version(t._p) == v:
+        for name in self._mutated:   # as PyTorch: once per call, beside the body's own bumps
+            for t in _tensors((bound.get(name),)):
                 lib.tl_tensor_bump_version(t._p)
         return out
 

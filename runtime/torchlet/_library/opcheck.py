@@ -63,7 +63,7 @@ def _storage(t: Tensor) -> int:
 
 
 def _snapshot(t: Tensor):
-    return t.detach().cpu().numpy().copy() if t.numel() else np.zeros(0)
+    return t.detach().numpy().copy() if t.numel() else np.zeros(0)
 
 
 def _bind(ov, args, kwargs) -> list:
