@@ -147,8 +147,13 @@ int tl_kernel_call_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keys
  *   INT_LIST, BOOL_LIST: an int n, then n ints
  *   DOUBLE_LIST: an int n, then n doubles
  *   TENSOR_LIST, OPT_TENSOR_LIST: an int n, then n tensors (NULL = None in the optional list)
+ * Two more kinds let a caller keep its kinds array constant across calls:
+ *   TL_FLAT_SCALAR: an int k (0 bool, 1 int, 2 double), then the value
+ *                   (k < 2: one int; k == 2: one double)
+ *   TL_FLAT_OPTIONAL | tag: an int p; p == 0 pushes None, else the tag's payload follows
  * The returns are left on `out` (pushed after anything already there).
  * 0, or -1 with the error set (out holds what it held before). */
+enum { TL_FLAT_SCALAR = 64, TL_FLAT_OPTIONAL = 128 };
 int tl_op_call_flat(const tl_operator *op, const int32_t *kinds, int32_t nargs, const int64_t *ints,
                     const double *doubles, tl_tensor *const *tensors, const char *const *strings,
                     tl_stack *out);

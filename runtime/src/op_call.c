@@ -20,7 +20,22 @@ static int push_flat(const tl_operator *op, const int32_t *kinds, int32_t nargs,
     int64_t ii = 0, di = 0, ti = 0, si = 0;
     for (int32_t a = 0; a < nargs; a++) {
         int rc;
-        switch (kinds[a]) {
+        int kind = kinds[a];
+        if (kind & TL_FLAT_OPTIONAL) { /* a presence int, then the value when present */
+            if (!ints[ii++]) {
+                if (tl_stack_push_none(st)) return -1;
+                continue;
+            }
+            kind &= ~TL_FLAT_OPTIONAL;
+        }
+        if (kind == TL_FLAT_SCALAR) { /* a kind int (0 bool, 1 int, 2 double), then the value */
+            int64_t k = ints[ii++];
+            rc = k == 2 ? tl_stack_push_double(st, doubles[di++])
+                        : k == 1 ? tl_stack_push_int(st, ints[ii++]) : tl_stack_push_bool(st, ints[ii++] != 0);
+            if (rc) return -1;
+            continue;
+        }
+        switch (kind) {
         case TL_IV_NONE: rc = tl_stack_push_none(st); break;
         case TL_IV_BOOL: rc = tl_stack_push_bool(st, ints[ii++] != 0); break;
         case TL_IV_INT: rc = tl_stack_push_int(st, ints[ii++]); break;
@@ -61,7 +76,7 @@ static int push_flat(const tl_operator *op, const int32_t *kinds, int32_t nargs,
         case TL_IV_TENSOR_LIST:
         case TL_IV_OPT_TENSOR_LIST: {
             int64_t n = ints[ii++];
-            rc = kinds[a] == TL_IV_TENSOR_LIST ? tl_stack_push_tensor_list(st, tensors + ti, n)
+            rc = kind == TL_IV_TENSOR_LIST ? tl_stack_push_tensor_list(st, tensors + ti, n)
                                                : tl_stack_push_opt_tensor_list(st, tensors + ti, n);
             ti += n;
             break;

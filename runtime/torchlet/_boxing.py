@@ -339,3 +339,144 @@ def push(stack, x) -> int:
     if isinstance(x, str):
         return lib.tl_stack_push_string(stack, x.encode())
     raise TypeError(f"a kernel returned {type(x).__name__}, which cannot be boxed")
+
+
+# ----------------------------------------------------------------- fast binders
+# The per-call path of an OpOverload: a small function made once per overload
+# from its schema, whose Python signature is the schema's (so Python binds
+# positional and keyword arguments), with the common types converted inline.
+# It returns the flat streams, or None when a value needs the general path
+# (which then converts it, or raises PyTorch's error).
+
+import keyword
+
+_INLINE = {BaseTy.Tensor, BaseTy.int, BaseTy.SymInt, BaseTy.float, BaseTy.bool, BaseTy.Scalar,
+           BaseTy.ScalarType}
+
+
+FLAT_SCALAR, FLAT_OPTIONAL = lib.TL_FLAT_SCALAR, lib.TL_FLAT_OPTIONAL
+
+
+def _inline_code(a: str, typ, out: list[str]):
+    """Append the statements converting argument `a`; its constant flat kind,
+    or None when the type is not converted inline."""
+    opt = typ.__class__.__name__ == "OptionalType"
+    base = typ.elem if opt else typ
+    if base.__class__.__name__ == "ListType":
+        el = base.elem
+        if el.__class__.__name__ != "BaseType" or el.base not in (BaseTy.int, BaseTy.SymInt) or base.size:
+            return None
+        kind = INT_LIST
+        body = [f"if {a}.__class__ is not list and {a}.__class__ is not tuple: return _SLOW_",
+                f"for _x_ in {a}:",
+                "    if _x_.__class__ is not int: return _SLOW_",
+                f"_i_.append(len({a})); _i_.extend({a})"]
+    else:
+        b = base.base
+        if b is BaseTy.Tensor:
+            check = f"if {a}.__class__ is not _T_ and not isinstance({a}, _T_): return _SLOW_"
+            if opt:    # None travels as a NULL tensor
+                out += [f"if {a} is None: _t_.append(_NULL_)", "else:", "    " + check,
+                        f"    _t_.append({a}._p)"]
+            else:
+                out += [check, f"_t_.append({a}._p)"]
+            return TENSOR
+        if b in (BaseTy.int, BaseTy.SymInt):
+            kind, body = INT, [f"if {a}.__class__ is not int: return _SLOW_", f"_i_.append({a})"]
+        elif b is BaseTy.float:
+            kind, body = DOUBLE, [f"if {a}.__class__ is not float and {a}.__class__ is not int: return _SLOW_",
+                                  f"_d_.append({a})"]
+        elif b is BaseTy.bool:
+            kind, body = BOOL, [f"if {a}.__class__ is not bool: return _SLOW_", f"_i_.append({a})"]
+        elif b is BaseTy.Scalar:
+            kind, body = FLAT_SCALAR, [f"_c_ = {a}.__class__",
+                                       f"if _c_ is int: _i_.append(1); _i_.append({a})",
+                                       f"elif _c_ is float: _i_.append(2); _d_.append({a})",
+                                       f"elif _c_ is bool: _i_.append(0); _i_.append({a})",
+                                       "else: return _SLOW_"]
+        elif b is BaseTy.ScalarType:
+            kind, body = DTYPE, [f"if {a}.__class__ is not _DT_: return _SLOW_", f"_i_.append({a}._id)"]
+        else:
+            return None
+    if opt:
+        out += [f"if {a} is None: _i_.append(0)", "else:", "    _i_.append(1)"]
+        out += ["    " + x for x in body]
+        return kind | FLAT_OPTIONAL
+    out += body
+    return kind
+
+
+SLOW = object()   # a fast caller's answer when the general path must take the call
+
+
+def _streams_used(typ) -> set:
+    opt = typ.__class__.__name__ == "OptionalType"
+    base = typ.elem if opt else typ
+    if base.__class__.__name__ == "ListType":
+        return {"i"}
+    b = base.base
+    used = {BaseTy.Tensor: {"t"}, BaseTy.float: {"d"}, BaseTy.Scalar: {"i", "d"}}.get(b, {"i"})
+    return used | ({"i"} if opt and b is not BaseTy.Tensor else set())
+
+
+def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
+    """The per-call function of an overload: binds by the schema's own Python
+    signature, converts the common types inline and calls tl_op_call_flat_tensor
+    (one-Tensor returns) or ``finish(streams)``; returns SLOW when a value needs
+    the general path. None when the argument names cannot be Python names."""
+    names = [s[0] for s in specs]
+    if any(not n.isidentifier() or keyword.iskeyword(n) or (n.startswith("_") and n.endswith("_"))
+           for n in names) or len(set(names)) != len(names):
+        return None
+    from ._errors import take_result
+    from ._tensor import Tensor as _T
+    env = {"_T_": Tensor, "_DT_": _dt.dtype, "_SLOW_": SLOW, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
+           "_NULL_": ffi.NULL, "_hw_": lib.tl_has_warning, "_tr_": take_result, "_new_": _T.__new__,
+           "_fin_": finish}
+    params, lines, used, kinds = [], [], set(), []
+    for j, (name, pack, has_default, default, typ) in enumerate(specs):
+        if has_default:
+            env[f"_D{j}_"] = default
+            params.append(f"{name}=_D{j}_")
+        else:
+            if params and "=" in params[-1]:
+                return None          # a required argument after a defaulted one: the general path
+            params.append(name)
+        kind = _inline_code(name, typ, lines)
+        if kind is not None:
+            used |= _streams_used(typ)
+            kinds.append(kind)
+            lines.append(f"_k_.append({kind})")
+        else:
+            env[f"_P{j}_"] = pack
+            lines.append(f"if not _P{j}_({name}, _s_): return _SLOW_")
+            used |= {"i", "d", "t", "s"}
+            kinds.append(None)
+    constant = None not in kinds
+    if constant:     # one kinds array for every call: drop the per-call list
+        env["_K_"] = ffi.new("int32_t[]", kinds or [0])
+        lines = [ln for ln in lines if not ln.startswith("_k_.append(")]
+    kinds_expr = "_K_" if constant else "_k_"
+    stream = {k: (f"_{k}_" if k in used else "_NULL_") for k in "idts"}
+    head = [f"_{k}_ = []" for k in "idt" if k in used]
+    if not constant:
+        head.append("_k_ = []")
+    if "s" in used or not constant:
+        head.append("_s_ = (_k_, _i_, _d_, _t_, [], [])")
+    src = [f"def call({', '.join(params)}):", "    " + ("; ".join(head) or "pass")]
+    src += ["    " + ln for ln in lines]
+    if one_tensor:
+        strings = "_s_[4]" if "s" in used else "_NULL_"
+        src += [f"    _h_ = _F_(_OP_, {kinds_expr}, {nargs}, {stream['i']}, {stream['d']}, {stream['t']}, {strings})",
+                "    if not _h_ or _hw_():",
+                "        _h_ = _tr_(_h_)",
+                "    _r_ = _new_(_T_)",
+                "    _r_._p = _h_",
+                "    return _r_"]
+    else:
+        if constant:
+            src.append(f"    return _fin_(({kinds_expr}, {', '.join(f'_{k}_' if k in used else '[]' for k in 'idt')}, [], []))")
+        else:
+            src.append("    return _fin_(_s_)")
+    exec(compile("\n".join(src), "<torchlet.ops call>", "exec"), env)  # noqa: S102 - code made here
+    return env["call"]

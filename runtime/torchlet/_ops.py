@@ -38,7 +38,9 @@ _lock = threading.RLock()
 _index: dict[str, list[str]] = {}     # "ns::name" -> overload names, definition order
 _scanned = 0                          # operators of the C table already indexed
 _packets: dict[str, "OpOverloadPacket"] = {}
+_generation = 0                       # moves whenever an operator is defined or removed
 
+_SLOW = _boxing.SLOW
 _ENUM_INTS = {"Mean": 1, "Sum": 2, "None": 0}   # at::Reduction, as int defaults
 
 
@@ -108,6 +110,8 @@ class OpOverload:
         rets = self._schema.returns
         self._one_tensor = len(rets) == 1 and str(rets[0].type) == "Tensor"
         self._names = {s[0] for s in self._specs}
+        self._fast = None if self._unboxable is not None else _boxing.fast_caller(
+            self._specs, c_op, self._nargs, self._one_tensor, self._call_stack)
         self.__name__ = f"{self._opname}.{self._overloadname}"
         self.__qualname__ = self.__name__
         self.__module__ = f"torchlet.ops.{self.namespace}"
@@ -181,6 +185,16 @@ class OpOverload:
         return s
 
     def __call__(self, /, *args, **kwargs):
+        fast = self._fast
+        if fast is not None:
+            try:
+                r = fast(*args, **kwargs)
+            except TypeError as e:
+                if e.__traceback__.tb_next is not None:
+                    raise       # raised inside the call (by a kernel), not by argument binding
+                r = _SLOW       # Python's binding refused the arguments: the general path says why
+            if r is not _SLOW:
+                return r
         s = self._bind(args, kwargs)
         if self._one_tensor:
             h = lib.tl_op_call_flat_tensor(self._op, s[0], self._nargs, s[1], s[2], s[3], s[4])
@@ -230,6 +244,8 @@ class OpOverloadPacket:
         self._opname = name
         self._qualified_op_name = f"{ns}::{name}"
         self._cache: dict[str, OpOverload] = {}
+        self._resolved: dict = {}     # argument type key -> the overload resolve() chose
+        self._resolved_gen = -1
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = f"torchlet.ops.{ns}"
@@ -251,12 +267,10 @@ class OpOverloadPacket:
         return [o or "default" for o in _defined_overloads(self._qualified_op_name)]
 
     def __getattr__(self, key: str) -> OpOverload:
+        # only reached for an overload not yet cached as an attribute
         if key.startswith("__"):
             raise AttributeError(key)
         with _lock:
-            hit = self._cache.get(key)
-            if hit is not None and lib.tl_op_is_defined(hit._op):
-                return hit
             overload = "" if key == "default" else key
             qn = f"{self._qualified_op_name}.{overload}" if overload else self._qualified_op_name
             c_op = _c_op(qn)
@@ -264,6 +278,7 @@ class OpOverloadPacket:
                 raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
             ov = OpOverload(self, overload, c_op)
             self._cache[key] = ov
+            setattr(self, key, ov)
             return ov
 
     def _overload_objects(self) -> list[OpOverload]:
@@ -298,14 +313,29 @@ class OpOverloadPacket:
                            + "\n\n".join(failures))
 
     def __call__(self, /, *args, **kwargs):
-        return self.resolve(*args, **kwargs)(*args, **kwargs)
+        # the choice depends only on the arguments' types: remember it per type key
+        key = tuple(map(_type_key, args))
+        if kwargs:
+            key += tuple((k, _type_key(v)) for k, v in sorted(kwargs.items()))
+        if self._resolved_gen != _generation:
+            self._resolved.clear()
+            self._resolved_gen = _generation
+        ov = self._resolved.get(key)
+        if ov is None:
+            ov = self._resolved[key] = self.resolve(*args, **kwargs)
+        return ov(*args, **kwargs)
 
-    def _forget(self, key: str | None = None) -> None:
+    def _forget(self, key: str) -> None:
         with _lock:
-            if key is None:
-                self._cache.clear()
-            else:
-                self._cache.pop(key, None)
+            if self._cache.pop(key, None) is not None:
+                delattr(self, key)
+
+
+def _type_key(v):
+    c = v.__class__
+    if c is list or c is tuple:
+        return (c, tuple(x.__class__ for x in v))
+    return c
 
 
 class _OpNamespace(types.ModuleType):
@@ -322,17 +352,17 @@ class _OpNamespace(types.ModuleType):
                            and _defined_overloads(k)))
 
     def __getattr__(self, op_name: str) -> OpOverloadPacket:
+        # only reached for a packet not yet cached as an attribute
         if op_name.startswith("__"):
             raise AttributeError(op_name)
         qn = f"{self.name}::{op_name}"
         with _lock:
+            if not _defined_overloads(qn):
+                raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
             p = _packets.get(qn)
             if p is None:
-                if not _defined_overloads(qn):
-                    raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
                 p = _packets[qn] = OpOverloadPacket(self.name, op_name)
-            elif not _defined_overloads(qn):
-                raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
+            setattr(self, op_name, p)
             return p
 
 
@@ -357,6 +387,13 @@ class _Ops(types.ModuleType):
         _scan()
         return iter(sorted({k.partition("::")[0] for k in _index}))
 
+    @property
+    def load_library(self):
+        """``torchlet.ops.load_library(path)``: PyTorch's spelling of ``torchlet.library.load_library``
+        (the same function)."""
+        from .library import load_library
+        return load_library
+
 
 ops = _Ops()
 
@@ -372,7 +409,14 @@ def lookup(qualname: str) -> OpOverload:
 
 def forget(qualname: str) -> None:
     """Drop cached handles of an operator whose schema was removed or changed."""
+    global _generation
+    _generation += 1
     base, _, overload = qualname.partition(".")
-    p = _packets.get(base)
-    if p is not None:
-        p._forget(overload or "default")
+    with _lock:
+        p = _packets.get(base)
+        if p is not None:
+            p._forget(overload or "default")
+            ns, _, name = base.partition("::")
+            space = ops._namespaces.get(ns)
+            if space is not None and name in space.__dict__ and not _defined_overloads(base):
+                delattr(space, name)
