@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import types
 import typing
 
 from .. import _device as _dev
@@ -27,10 +28,14 @@ def _is_number_union(args) -> bool:
     return set(args) <= {int, float, bool, complex} and len(args) >= 2
 
 
+def _is_union(ann) -> bool:
+    origin = typing.get_origin(ann)
+    return origin is typing.Union or origin is types.UnionType
+
+
 def _strip_optional(ann):
     """(inner, optional?) for Optional[T] / T | None."""
-    origin = typing.get_origin(ann)
-    if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") == "UnionType"):
+    if _is_union(ann):
         args = typing.get_args(ann)
         if _NoneType in args:
             rest = tuple(a for a in args if a is not _NoneType)
@@ -58,8 +63,7 @@ def _base(ann) -> str | None:
         return "Device"
     if ann is numbers.Number or ann is complex:
         return "Scalar"
-    origin = typing.get_origin(ann)
-    if origin is typing.Union and _is_number_union(typing.get_args(ann)):
+    if _is_union(ann) and _is_number_union(typing.get_args(ann)):
         return "Scalar"
     return None
 
