@@ -238,7 +238,7 @@ def test_gradcheck(ov, args, kwargs, atol=None, rtol=None):
     base = list(_clone(args))
     diff = []
     for i in idx:
-        t = base[i].detach().double().requires_grad_(True)
+        t = base[i].detach().to(_float64()).requires_grad_(True)
         base[i] = t
         diff.append(t)
 
@@ -292,3 +292,8 @@ def opcheck(op, args, kwargs=None, *, test_utils=DEFAULT_TEST_UTILS, raise_excep
                 raise OpCheckError(f"opcheck(op, ...): {u} failed with {e} (scroll up for stack trace)") from e
             results[u] = e
     return results
+
+
+def _float64():
+    from .. import float64
+    return float64
