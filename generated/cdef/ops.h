@@ -862,6 +862,15 @@ tl_tensor *tl_ops_index_add_out(tl_tensor *self, int64_t dim, tl_tensor *index, 
 tl_tensor *tl_ops_index_add_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 tl_tensor *tl_ops_index_add(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 
+/* index_copy */
+tl_tensor *tl_ops_index_copy_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+tl_tensor *tl_ops_index_copy_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+tl_tensor *tl_ops_index_copy(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+
+/* index_fill */
+tl_tensor *tl_ops_index_fill__int_Scalar(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_index_fill_int_Scalar(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+
 /* gather */
 tl_tensor *tl_ops_gather_out(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
 tl_tensor *tl_ops_gather(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);

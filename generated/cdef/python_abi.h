@@ -198,6 +198,9 @@ int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_ten
 int tl_pyabi_index_Tensor_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
 int tl_pyabi_index_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
+int tl_pyabi_index_copy__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+int tl_pyabi_index_copy_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
@@ -497,6 +500,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
 #define tl_ops_index_Tensor(...) tl_pyabi_tensor(tl_ops_index_Tensor(__VA_ARGS__))
 #define tl_ops_index_add(...) tl_pyabi_tensor(tl_ops_index_add(__VA_ARGS__))
+#define tl_ops_index_copy(...) tl_pyabi_tensor(tl_ops_index_copy(__VA_ARGS__))
+#define tl_ops_index_fill_int_Scalar(...) tl_pyabi_tensor(tl_ops_index_fill_int_Scalar(__VA_ARGS__))
 #define tl_ops_index_put(...) tl_pyabi_tensor(tl_ops_index_put(__VA_ARGS__))
 #define tl_ops_index_select(...) tl_pyabi_tensor(tl_ops_index_select(__VA_ARGS__))
 #define tl_ops_index_select_backward(...) tl_pyabi_tensor(tl_ops_index_select_backward(__VA_ARGS__))

@@ -152,6 +152,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_unbind() != 0) return -1;
     if (tl_autograd_register_index_select() != 0) return -1;
     if (tl_autograd_register_index_add() != 0) return -1;
+    if (tl_autograd_register_index_copy() != 0) return -1;
+    if (tl_autograd_register_index_fill() != 0) return -1;
     if (tl_autograd_register_gather() != 0) return -1;
     if (tl_autograd_register_scatter() != 0) return -1;
     if (tl_autograd_register_scatter_add() != 0) return -1;

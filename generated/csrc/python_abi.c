@@ -1552,6 +1552,30 @@ int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_
     return tl_has_warning() ? 1 : 0;
 }
 
+/* index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!) */
+int tl_pyabi_index_copy__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
+    tl_tensor *r = tl_ops_index_copy_(self, dim, index, source);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_index_copy_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out) {
+    tl_tensor *r = tl_ops_index_copy_out(self, dim, index, source, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    tl_tensor *r = tl_ops_index_fill__int_Scalar(self, dim, index, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate) {
     tl_tensor *r = tl_ops_index_put_(self, indices, indices_len, values, accumulate);

@@ -175,6 +175,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_index_select() != 0) return -1;
     if (tl_ops_register_index_select_backward() != 0) return -1;
     if (tl_ops_register_index_add() != 0) return -1;
+    if (tl_ops_register_index_copy() != 0) return -1;
+    if (tl_ops_register_index_fill() != 0) return -1;
     if (tl_ops_register_gather() != 0) return -1;
     if (tl_ops_register_gather_backward() != 0) return -1;
     if (tl_ops_register_scatter() != 0) return -1;

@@ -148,6 +148,8 @@ int tl_autograd_register_split_with_sizes(void);
 int tl_autograd_register_unbind(void);
 int tl_autograd_register_index_select(void);
 int tl_autograd_register_index_add(void);
+int tl_autograd_register_index_copy(void);
+int tl_autograd_register_index_fill(void);
 int tl_autograd_register_gather(void);
 int tl_autograd_register_scatter(void);
 int tl_autograd_register_scatter_add(void);

@@ -4036,6 +4036,46 @@ int tl_ops_index_add_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyse
 TL_WEAK int tl_meta_index_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 TL_WEAK int tl_impl_index_add_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
 
+/* ---------------------------------------------------------------- index_copy */
+int tl_ops_register_index_copy(void);
+/* index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_copy_out_op;
+typedef tl_tensor *(*tl_ops_index_copy_out_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+tl_tensor *tl_ops_index_copy_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+tl_tensor *tl_ops_index_copy_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+int tl_ops_index_copy_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_copy__op;
+typedef tl_tensor *(*tl_ops_index_copy__fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+tl_tensor *tl_ops_index_copy_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+tl_tensor *tl_ops_index_copy__redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+int tl_ops_index_copy__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor */
+extern tl_operator *tl_ops_index_copy_op;
+typedef tl_tensor *(*tl_ops_index_copy_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+tl_tensor *tl_ops_index_copy(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+tl_tensor *tl_ops_index_copy_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+int tl_ops_index_copy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_index_copy(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
+TL_WEAK int tl_impl_index_copy_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+
+/* ---------------------------------------------------------------- index_fill */
+int tl_ops_register_index_fill(void);
+/* index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
+extern tl_operator *tl_ops_index_fill__int_Scalar_op;
+typedef tl_tensor *(*tl_ops_index_fill__int_Scalar_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_index_fill__int_Scalar(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_index_fill__int_Scalar_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+int tl_ops_index_fill__int_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+/* index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+extern tl_operator *tl_ops_index_fill_int_Scalar_op;
+typedef tl_tensor *(*tl_ops_index_fill_int_Scalar_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_index_fill_int_Scalar(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+tl_tensor *tl_ops_index_fill_int_Scalar_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+int tl_ops_index_fill_int_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_index_fill_scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+
 /* ---------------------------------------------------------------- gather */
 int tl_ops_register_gather(void);
 /* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */

@@ -187,6 +187,8 @@ __all__ = [
     "hstack",
     "index",
     "index_add",
+    "index_copy",
+    "index_fill",
     "index_put",
     "index_put_",
     "index_select",
@@ -624,6 +626,11 @@ _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
 _C_index_add_ = getattr(_lib, "tl_ops_index_add_", None) or _missing_c("tl_ops_index_add_")
 _C_index_add_out = getattr(_lib, "tl_ops_index_add_out", None) or _missing_c("tl_ops_index_add_out")
+_C_index_copy = getattr(_lib, "tl_ops_index_copy", None) or _missing_c("tl_ops_index_copy")
+_C_index_copy_ = getattr(_lib, "tl_ops_index_copy_", None) or _missing_c("tl_ops_index_copy_")
+_C_index_copy_out = getattr(_lib, "tl_ops_index_copy_out", None) or _missing_c("tl_ops_index_copy_out")
+_C_index_fill__int_Scalar = getattr(_lib, "tl_ops_index_fill__int_Scalar", None) or _missing_c("tl_ops_index_fill__int_Scalar")
+_C_index_fill_int_Scalar = getattr(_lib, "tl_ops_index_fill_int_Scalar", None) or _missing_c("tl_ops_index_fill_int_Scalar")
 _C_index_put = getattr(_lib, "tl_ops_index_put", None) or _missing_c("tl_ops_index_put")
 _C_index_put_ = getattr(_lib, "tl_ops_index_put_", None) or _missing_c("tl_ops_index_put_")
 _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl_ops_index_put_out")
@@ -1136,6 +1143,9 @@ _P_hstack_out_r = getattr(_lib, "tl_pyabi_hstack_out_r", None) or _missing_c("tl
 _P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
+_P_index_copy__r = getattr(_lib, "tl_pyabi_index_copy__r", None) or _missing_c("tl_pyabi_index_copy__r")
+_P_index_copy_out_r = getattr(_lib, "tl_pyabi_index_copy_out_r", None) or _missing_c("tl_pyabi_index_copy_out_r")
+_P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r", None) or _missing_c("tl_pyabi_index_fill__int_Scalar_r")
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
@@ -6066,6 +6076,72 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+# yaml/native_functions.yaml: index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_index_copy = (
+    ('(Tensor input, int dim, Tensor index, Tensor source, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor source, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_copy', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_copy', 'index', 3, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_copy', 'source', 4, 'Tensor', source)
+    if out is None:
+        h_ = _C_index_copy(input._p, dim_c, index._p, source._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('index_copy', 'out', 0, 'Tensor', out)
+    rc_ = _P_index_copy_out_r(input._p, dim_c, index._p, source._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+_SIGS_index_fill = (
+    ('(Tensor input, int dim, Tensor index, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def index_fill(input, dim, index, value):
+    '(Tensor input, int dim, Tensor index, Number value)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_fill', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_fill', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_fill', 'index', 3, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('index_fill', 'value', 4, 'Number', value)
+    h_ = _C_index_fill_int_Scalar(input._p, dim_c, index._p, value_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
 
 
 # yaml/native_functions.yaml: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
@@ -15262,6 +15338,106 @@ def _m_index_add_(self, dim, index, source, *, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+_SIGS__m_index_copy = (
+    ('(int dim, Tensor index, Tensor source)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_index_copy(self, dim, index, source):
+    '(int dim, Tensor index, Tensor source)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_copy', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_copy', 'index', 2, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_copy', 'source', 3, 'Tensor', source)
+    h_ = _C_index_copy(self._p, dim_c, index._p, source._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)
+_SIGS__m_index_copy_ = (
+    ('(int dim, Tensor index, Tensor source)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_index_copy_(self, dim, index, source):
+    '(int dim, Tensor index, Tensor source)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_copy_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_copy_', 'index', 2, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_copy_', 'source', 3, 'Tensor', source)
+    rc_ = _P_index_copy__r(self._p, dim_c, index._p, source._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+_SIGS__m_index_fill = (
+    ('(int dim, Tensor index, Number value)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_index_fill(self, dim, index, value):
+    '(int dim, Tensor index, Number value)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_fill', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_fill', 'index', 2, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('index_fill', 'value', 3, 'Number', value)
+    h_ = _C_index_fill_int_Scalar(self._p, dim_c, index._p, value_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    return r_
+
+
+# yaml/native_functions.yaml: index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+_SIGS__m_index_fill_ = (
+    ('(int dim, Tensor index, Number value)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_index_fill_(self, dim, index, value):
+    '(int dim, Tensor index, Number value)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_fill_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_fill_', 'index', 2, 'Tensor', index)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('index_fill_', 'value', 3, 'Number', value)
+    rc_ = _P_index_fill__int_Scalar_r(self._p, dim_c, index._p, value_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 _SIGS__m_index_put = (
     ('(tuple of Tensors indices, Tensor values, bool accumulate = False)', (('indices', lambda x: _cv_opt_tensor_list(x) is not _BAD), ('values', lambda x: isinstance(x, _Tensor)), ('accumulate', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -19685,6 +19861,10 @@ class _TensorOps:
     index = _m_index
     index_add = _m_index_add
     index_add_ = _m_index_add_
+    index_copy = _m_index_copy
+    index_copy_ = _m_index_copy_
+    index_fill = _m_index_fill
+    index_fill_ = _m_index_fill_
     index_put = _m_index_put
     index_put_ = _m_index_put_
     index_select = _m_index_select
@@ -20296,6 +20476,12 @@ SIGNATURES = {
     ),
     ("function", "index_add"): (
         "(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "index_copy"): (
+        "(Tensor input, int dim, Tensor index, Tensor source, *, Tensor out = None)",
+    ),
+    ("function", "index_fill"): (
+        "(Tensor input, int dim, Tensor index, Number value)",
     ),
     ("function", "index_put"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, *, Tensor out = None)",
@@ -21080,6 +21266,18 @@ SIGNATURES = {
     ),
     ("method", "index_add_"): (
         "(int dim, Tensor index, Tensor source, *, Number alpha = 1)",
+    ),
+    ("method", "index_copy"): (
+        "(int dim, Tensor index, Tensor source)",
+    ),
+    ("method", "index_copy_"): (
+        "(int dim, Tensor index, Tensor source)",
+    ),
+    ("method", "index_fill"): (
+        "(int dim, Tensor index, Number value)",
+    ),
+    ("method", "index_fill_"): (
+        "(int dim, Tensor index, Number value)",
     ),
     ("method", "index_put"): (
         "(tuple of Tensors indices, Tensor values, bool accumulate = False)",

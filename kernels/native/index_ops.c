@@ -1,9 +1,10 @@
 /* Indexing operators (yaml/native_functions.yaml, block "issue 6: shape and
  * indexing operators"): index_select (+ out, backward), index_add, gather
- * (+ backward), scatter (src / value / reduce), scatter_add (all structured
- * but index_select), masked_fill (Scalar / Tensor value, in-place kernels and
- * functional composites), embedding (+ embedding_dense_backward), tril / triu
- * (structured).
+ * (+ backward), scatter (src / value / reduce), scatter_add, index_copy (all
+ * structured but index_select), index_fill (Scalar value: in-place kernel and
+ * functional composite), masked_fill (Scalar / Tensor value, in-place kernels
+ * and functional composites), embedding (+ embedding_dense_backward), tril /
+ * triu (structured).
  *
  * These operators move elements without converting them, so the inner loops
  * copy by item size. Every index read from user data is bounds-checked before
@@ -15,14 +16,17 @@
 #include "tl_ops.h"
 #include "tl_structured.h"
 
-/* int32/int64 index as a contiguous int64 tensor (new reference) */
-static tl_tensor *index_as_i64(tl_tensor *index) {
-    tl_tensor *a = tl_to_dtype(index, TL_INT64, 0);
+/* int32/int64 index as a contiguous int64 tensor (new reference; with copy,
+ * never index itself, so the caller may change it) */
+static tl_tensor *index_as_i64_copy(tl_tensor *index, int copy) {
+    tl_tensor *a = tl_to_dtype(index, TL_INT64, copy);
     if (!a) return NULL;
     tl_tensor *c = tl_contiguous(a);
     tl_tensor_release(a);
     return c;
 }
+
+static tl_tensor *index_as_i64(tl_tensor *index) { return index_as_i64_copy(index, 0); }
 
 /* ------------------------------------------------------------ index_select */
 
@@ -300,18 +304,26 @@ static inline __attribute__((always_inline)) int sg_run_inline(const sg_args *a,
 
 static int sg_run(const sg_args *a, sg_elem_fn fn, const void *ctx) { return sg_run_inline(a, fn, ctx); }
 
-/* gather by item size: direct (out) <- indexed (self) */
-#define SG_GATHER(T)                                                                   \
+/* element moves by item size: gather, direct (out) <- indexed (self); put,
+ * indexed (out) <- direct (src / source) */
+#define SG_MOVE(T)                                                                                \
     static void gather_##T(char *d, char *x, const void *c) { (void)c; memcpy(d, x, sizeof(T)); } \
-    static int gather_run_##T(const sg_args *a) { return sg_run_inline(a, gather_##T, NULL); }
-SG_GATHER(uint8_t)
-SG_GATHER(uint16_t)
-SG_GATHER(uint32_t)
-SG_GATHER(uint64_t)
+    static void put_##T(char *d, char *x, const void *c) { (void)c; memcpy(x, d, sizeof(T)); }    \
+    static int gather_run_##T(const sg_args *a) { return sg_run_inline(a, gather_##T, NULL); }    \
+    static int put_run_##T(const sg_args *a) { return sg_run_inline(a, put_##T, NULL); }
+SG_MOVE(uint8_t)
+SG_MOVE(uint16_t)
+SG_MOVE(uint32_t)
+SG_MOVE(uint64_t)
 
 static int gather_run(const sg_args *a, int64_t isz) {
     return isz == 1 ? gather_run_uint8_t(a) : isz == 2 ? gather_run_uint16_t(a)
          : isz == 4 ? gather_run_uint32_t(a) : gather_run_uint64_t(a);
+}
+
+static int put_run(const sg_args *a, int64_t isz) {
+    return isz == 1 ? put_run_uint8_t(a) : isz == 2 ? put_run_uint16_t(a)
+         : isz == 4 ? put_run_uint32_t(a) : put_run_uint64_t(a);
 }
 
 int tl_meta_gather(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad) {
@@ -369,8 +381,6 @@ static void sc_store(char *d, char *x, const void *c) {
     (void)d;
     si_move(x, ((const sc_ctx *)c)->value, tl__itemsize(((const sc_ctx *)c)->dt));
 }
-
-static void sc_copy(char *d, char *x, const void *c) { si_move(x, d, tl__itemsize(((const sc_ctx *)c)->dt)); }
 
 /* scatter_add's float loops (the gradients of gather / index_select) */
 #define SC_ADD(T)                                           \
@@ -472,8 +482,8 @@ static int scatter_impl(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tenso
     if (parse_reduce(reduce, &c.reduce)) return -1;
     if (value && tl_scalar_store(*value, out->dtype, c.value)) return -1;
     sg_args a = {index, src, out, tl__wrap_dim(dim, self->ndim, 1)};
+    if (!value && !c.reduce) return put_run(&a, tl__itemsize(out->dtype));
     sg_elem_fn fn = value ? (c.reduce ? sc_reduce_value : sc_store)
-                  : !c.reduce ? sc_copy
                   : c.reduce == 1 && out->dtype == TL_FLOAT32 ? sc_add_float
                   : c.reduce == 1 && out->dtype == TL_FLOAT64 ? sc_add_double : sc_reduce_generic;
     return sg_run(&a, fn, &c);
@@ -531,6 +541,167 @@ int tl_meta_scatter_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tenso
 int tl_impl_scatter_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
     (void)s;
     return scatter_impl(self, dim, index, src, NULL, "add", out);
+}
+
+/* ---------------------------------------------------- index_copy, index_fill */
+
+/* the index (1-D or 0-dim, contiguous int64) laid over the positions of
+ * `like` (its sizes with dim's replaced by the index length; a 0-dim `like`
+ * counts as [1]), read along dim, broadcast elsewhere: PyTorch's
+ * index_restrided, for sg_run */
+static tl_tensor *index_along(tl_tensor *ix, const tl_tensor *like, int64_t d) {
+    int64_t sizes[TL_MAX_DIMS], strides[TL_MAX_DIMS];
+    const int64_t nd = si_nonempty_dim(like);
+    for (int64_t k = 0; k < nd; k++) {
+        sizes[k] = k == d ? ix->numel : si_nonempty_size(like, k);
+        strides[k] = k == d ? 1 : 0;
+    }
+    return tl_as_strided(ix, nd, sizes, strides, ix->storage_offset);
+}
+
+/* the sizes of t but dim `skip` (-1: all), as c10 prints a std::vector ("2 4") */
+static const char *slice_str(char *buf, size_t n, const tl_tensor *t, int64_t skip, int64_t *sizes, int64_t *len) {
+    size_t k = 0;
+    *len = 0;
+    buf[0] = '\0';
+    for (int64_t i = 0; i < t->ndim; i++) {
+        if (i == skip) continue;
+        sizes[(*len)++] = t->sizes[i];
+        if (k < n) k += (size_t)snprintf(buf + k, n - k, k ? " %lld" : "%lld", (long long)t->sizes[i]);
+    }
+    return buf;
+}
+
+/* PyTorch's index_copy meta function, checks in its order */
+int tl_meta_index_copy(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
+    const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
+    if (d < 0) return -1;
+    if (tl_structured_set_output(s, 0, self->ndim, self->sizes, NULL, self->dtype)) return -1;
+    tl_tensor *out = s->outputs[0];
+    if (s->kind != TL_STRUCTURED_FUNCTIONAL &&
+        (si_check_no_internal_overlap(out) || si_check_no_overlap(out, index) || si_check_no_overlap(out, source)))
+        return -1;
+    if (index->ndim >= 2)
+        return tl_set_error(TL_ERR_INDEX, "index_copy_(): Index should have dimension 1 or 0 (got %lld)",
+                            (long long)index->ndim);
+    const int64_t n = index->numel;
+    if (source->ndim == 0 && n != 1)
+        return tl_set_error(TL_ERR_INDEX, "index_copy_(): When source is scalar, index should have one element "
+                                          "(got %lld)", (long long)n);
+    if (source->ndim != self->ndim && source->ndim != 0 && self->ndim != 0)
+        return tl_set_error(TL_ERR_INDEX, "index_copy_(): When source and destination are not scalars, their "
+                                          "dimensionality must match. Source dimensionality (%lld), destination "
+                                          "dimensionality (%lld)", (long long)source->ndim, (long long)self->ndim);
+    if (index->dtype != TL_INT64)
+        return tl_set_error(TL_ERR_RUNTIME, "index_copy_(): Expected a long tensor for index, but got %s",
+                            tl_dtype_scalar_name(index->dtype));
+    if (self->dtype != source->dtype)
+        return tl_set_error(TL_ERR_RUNTIME, "index_copy_(): self and source expected to have the same dtype, but got "
+                                            "(self) %s and (source) %s",
+                            tl_dtype_scalar_name(self->dtype), tl_dtype_scalar_name(source->dtype));
+    if (self->device != source->device || self->device != index->device)
+        return tl_set_error(TL_ERR_RUNTIME, "index_copy_(): self, index and source expected to be in the same device, "
+                                            "but got (self) %s, (index) %s, and (source) %s",
+                            tl__device_name(self->device), tl__device_name(index->device),
+                            tl__device_name(source->device));
+    /* every dim but dim must agree (self 0-dim: d is 0 and source drops its dim 0) */
+    char b1[256], b2[256];
+    int64_t a[TL_MAX_DIMS], b[TL_MAX_DIMS], na, nb;
+    slice_str(b1, sizeof b1, self, d, a, &na);
+    slice_str(b2, sizeof b2, source, d, b, &nb);
+    if (na != nb || memcmp(a, b, sizeof(int64_t) * (size_t)na) != 0)
+        return tl_set_error(TL_ERR_RUNTIME, "index_copy_(): Source/destination tensor must have same slice shapes. "
+                                            "Destination slice shape: %s at dimension %lld and source slice shape: %s "
+                                            "at dimension 0.", b1, (long long)d, b2);
+    if (source->ndim != 0 && n != source->sizes[d])
+        return tl_set_error(TL_ERR_INDEX, "index_copy_(): Number of indices (%lld) should be equal to source.size(dim) "
+                                          "(%lld)", (long long)n, (long long)source->sizes[d]);
+    return 0;
+}
+
+/* out <- self, then the slices of source along dim go to out's slices
+ * index[i]: every index checked first (when any element moves, as PyTorch's
+ * kernel only checks the ones it visits), then one pass over source; with a
+ * repeated index the last copy wins */
+int tl_impl_index_copy_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                           tl_tensor *out) {
+    (void)s;
+    if (out != self && tl_copy_(out, self)) return -1;
+    const int64_t d = tl__wrap_dim(dim, self->ndim, 1), size = si_nonempty_size(out, d);
+    tl_tensor *ix = index_as_i64(index), *iv = ix ? index_along(ix, source, d) : NULL;
+    int rc = iv ? 0 : -1;
+    if (!rc && iv->numel > 0) {
+        const int64_t *idx = (const int64_t *)tl__data(ix);
+        for (int64_t i = 0; i < ix->numel && !rc; i++)
+            if (idx[i] < 0 || idx[i] >= size)
+                rc = tl_set_error(TL_ERR_INDEX, "index_copy_(): index %lld is out of bounds for dimension %lld with "
+                                                "size %lld", (long long)idx[i], (long long)d, (long long)size);
+        sg_args a = {iv, source, out, d};
+        if (!rc) rc = put_run(&a, tl__itemsize(out->dtype));
+    }
+    tl_tensor_release(iv);
+    tl_tensor_release(ix);
+    return rc;
+}
+
+/* PyTorch's index_fill_ (Scalar value): its checks in its order, negative
+ * indices wrap, the value stored in self's dtype (wrapping like fill_) */
+tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    (void)ks;
+    if (index->dtype != TL_INT64) {
+        tl_set_error(TL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
+        return NULL;
+    }
+    if (si_check_no_overlap(self, index)) return NULL;
+    if (si_has_internal_overlap(self))
+        tl__warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor before performing "
+                 "this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar");
+    const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
+    if (d < 0) return NULL;
+    if (index->ndim > 1) {
+        tl_set_error(TL_ERR_RUNTIME, "Index has to be a vector/scalar");
+        return NULL;
+    }
+    if (self->device != index->device) {
+        tl_set_error(TL_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two devices, "
+                                     "%s and %s!", tl__device_name(index->device), tl__device_name(self->device));
+        return NULL;
+    }
+    sc_ctx c = {self->dtype, 0, {0}};
+    if (tl_scalar_store(value, self->dtype, c.value)) return NULL;
+    if (self->device != TL_META && index->numel > 0) {
+        const int64_t size = si_nonempty_size(self, d);
+        tl_tensor *ix = index_as_i64_copy(index, 1), *iv = ix ? index_along(ix, self, d) : NULL;
+        int rc = iv ? 0 : -1;
+        if (!rc && iv->numel > 0) {
+            int64_t *idx = (int64_t *)tl__data(ix);
+            for (int64_t i = 0; i < ix->numel && !rc; i++) {
+                if (idx[i] < -size || idx[i] >= size)
+                    rc = tl_set_error(TL_ERR_INDEX, "index %lld is out of bounds for dimension %lld with size %lld",
+                                      (long long)idx[i], (long long)d, (long long)size);
+                else if (idx[i] < 0)
+                    idx[i] += size;
+            }
+            sg_args a = {iv, NULL, self, d};
+            if (!rc) rc = sg_run(&a, sc_store, &c);
+        }
+        tl_tensor_release(iv);
+        tl_tensor_release(ix);
+        if (rc) return NULL;
+    }
+    tl_tensor_bump_version(self);
+    tl_tensor_retain(self);
+    return self;
+}
+
+/* index_fill: on a clone of self (PyTorch's CompositeExplicitAutograd kernel) */
+tl_tensor *tl_native_index_fill_scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    (void)ks;
+    tl_tensor *c = tl_ops_clone(self, TL_PRESERVE_FORMAT);
+    if (!c) return NULL;
+    tl_tensor *r = tl_ops_index_fill__int_Scalar(c, dim, index, value);
+    tl_tensor_release(c);
+    return r;
 }
 
 /* ------------------------------------------------------------ masked_fill */

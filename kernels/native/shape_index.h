@@ -52,13 +52,21 @@ static inline int si_check_no_overlap(const tl_tensor *out, const tl_tensor *in)
     return 0;
 }
 
-/* PyTorch's assert_no_internal_overlap (a stride-0 dim of size > 1) */
-static inline int si_check_no_internal_overlap(const tl_tensor *t) {
+/* PyTorch's has_internal_overlap == MemOverlap::Yes: not non-overlapping and
+ * dense (an empty tensor is), and a stride-0 dim of size > 1 */
+static inline int si_has_internal_overlap(const tl_tensor *t) {
+    if (tl_tensor_is_non_overlapping_and_dense(t)) return 0;
     for (int64_t d = 0; d < t->ndim; d++)
-        if (t->strides[d] == 0 && t->sizes[d] > 1)
-            return tl_set_error(TL_ERR_RUNTIME, "unsupported operation: more than one element of the written-to "
-                                                "tensor refers to a single memory location. Please clone() the "
-                                                "tensor before performing the operation.");
+        if (t->strides[d] == 0 && t->sizes[d] > 1) return 1;
+    return 0;
+}
+
+/* PyTorch's assert_no_internal_overlap */
+static inline int si_check_no_internal_overlap(const tl_tensor *t) {
+    if (si_has_internal_overlap(t))
+        return tl_set_error(TL_ERR_RUNTIME, "unsupported operation: more than one element of the written-to "
+                                            "tensor refers to a single memory location. Please clone() the "
+                                            "tensor before performing the operation.");
     return 0;
 }
 

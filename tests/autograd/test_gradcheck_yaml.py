@@ -570,7 +570,32 @@ SESSION5_CASES = {
 }
 
 
+# index_copy / index_fill.int_Scalar: own generator. Distinct indices (with a
+# repeated index only the last copy lands, and PyTorch's formula still gives
+# every copy the gradient); a negative index for index_fill
+RIC = np.random.default_rng(6068)
+
+
+def _ric(*shape):
+    return RIC.standard_normal(shape)
+
+
+INDEX_COPY_CASES = {
+    "index_copy": [([_ric(4, 5), _ric(4, 3)], lambda a, s: torchlet.index_copy(a, 1, _ix([4, 0, 2]), s)),
+                   ([_ric(5, 4), _ric(3, 4)], lambda a, s: torchlet.index_copy(T(a), -1, _ix([1, 3]), T(s)[:, :2])),
+                   ([_ric(2, 3, 4), _ric(2, 1, 4)], lambda a, s: torchlet.index_copy(a, 1, _ix([2]), s)),
+                   ([_ric(5), _ric()], lambda a, s: torchlet.index_copy(a, 0, _ix([3]), s)),  # 0-dim source
+                   ([_ric(), _ric()], lambda a, s: torchlet.index_copy(a, 0, _ix(0), s))],    # 0-dim both
+    "index_copy_": [([_ric(4, 5), _ric(4, 3)], lambda a, s: a.clone().index_copy_(1, _ix([4, 0, 2]), s))],
+    "index_fill.int_Scalar": [([_ric(4, 5)], lambda a: torchlet.index_fill(a, 1, _ix([4, 0, -2]), 1.5)),
+                              ([_ric(5, 4)], lambda a: T(a).index_fill(0, _ix(3), 0.0)),
+                              ([_ric()], lambda a: a.index_fill(0, _ix([0]), -1.0))],
+    "index_fill_.int_Scalar": [([_ric(4, 5)], lambda a: a.clone().index_fill_(0, _ix([1, 1, 3]), 2.0))],
+}
+
+
 CASES = {
+    **INDEX_COPY_CASES,
     **SESSION5_CASES,
     **REDUCTION_CASES,
     **COMPILER_CASES,
