@@ -2,7 +2,8 @@
 
     1. YAML        the declarations of add (the generator's model, with file:line)
     2. binding     the generated Python function behind Tensor.__add__
-    3. dispatch    key sets, the dispatch table of aten::add.Tensor, the CPU capability
+    3. dispatch    key sets, the dispatch table of aten::add.Tensor, the CPU capability;
+                   the same table from Python (torchlet.ops) and a custom operator added to it
     4. kernel      the generated C entry point, the structured kernel, the ufunc loops
     5. meta        the same add on meta tensors: shapes and dtypes, no data
     6. autograd    c = a * b + a: the graph, backward, gradients checked against numpy
@@ -189,6 +190,36 @@ def show_dispatch(a):
     caps = tl._supported_cpu_capabilities() if hasattr(tl, "_supported_cpu_capabilities") else "?"
     print(f"  kernels compiled for {caps}; this CPU uses '{tl.get_cpu_capability()}'; "
           f"{tl.get_num_threads()} thread(s)")
+    show_operator_table(a)
+
+
+def show_operator_table(a):
+    """The same table from Python: torchlet.ops, and a row added at run time."""
+    op = tl.ops.aten.add.Tensor
+    print(f"  From Python the row is tl.ops.aten.add.Tensor: {op!r}")
+    print(f"    _schema: {op._schema}   tags: {[str(t) for t in op.tags]}")
+    print(f"    tl.ops.aten.add.Tensor(a, a, alpha=2) = {op(a, a, alpha=2)}  (one boxed call through the dispatcher)")
+    print(f"    tl.ops.aten.add.resolve(a, 2) -> {tl.ops.aten.add.resolve(a, 2)}  (exact types first)")
+
+    @tl.library.custom_op("demo::scale2x", mutates_args=())
+    def scale2x(x: tl.Tensor) -> tl.Tensor:
+        return x * 2
+
+    scale2x.register_fake(lambda x: tl.empty_like(x))
+    scale2x.register_autograd(lambda ctx, g: g * 2)
+    print("  A run-time row: @tl.library.custom_op('demo::scale2x', mutates_args=()) with a fake kernel and a backward")
+    print(f"    schema inferred from the annotations: {tl.ops.demo.scale2x.default._schema}")
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = scale2x(x)
+    y.sum().backward()
+    print(f"    scale2x(x) = {y.detach()}, grad_fn {y.grad_fn.name()}, x.grad = {x.grad}")
+    m = scale2x(tl.empty(4096, 8192, device="meta"))
+    print(f"    on meta (the fake kernel): shape {tuple(m.shape)}, device {m.device}")
+    table = [ln for ln in tl._C._dispatch_dump_table("demo::scale2x").splitlines() if "Python kernel" in ln]
+    print("    its kernels: " + "; ".join(ln.split(" (Python")[0] for ln in table))
+    checks = tl.library.opcheck(scale2x, (tl.randn(3, requires_grad=True),))
+    print(f"    opcheck: {checks}")
+    scale2x._destroy()
 
 
 # ---------------------------------------------------------------- 4. kernel

@@ -15,6 +15,8 @@ KEY_LINES = [
     "_d__add__",                             # 2. the generated binding
     "aten::add.Tensor",                      # 3. the dispatch table
     "tl_structured_add_Tensor_CPU",
+    "demo::scale2x(Tensor x) -> Tensor",     # 3. the table from Python, a custom operator
+    "GeneratedBackwardFor_demo_scale2x_defaultBackward",
     "DispatchKeySet(Meta",
     "generated/kernels/ufunc_add.c",         # 4. the kernel
     "#define TL_UFUNC_add",
