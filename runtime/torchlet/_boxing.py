@@ -432,7 +432,8 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
     from ._tensor import Tensor as _T
     env = {"_T_": Tensor, "_DT_": _dt.dtype, "_SLOW_": SLOW, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
            "_NULL_": ffi.NULL, "_hw_": lib.tl_has_warning, "_tr_": take_result, "_new_": _T.__new__,
-           "_fin_": finish}
+           "_fin_": finish,
+           "__name__": __name__}    # a torchlet frame: warnings point past it, at the user's line
     params, lines, used, kinds = [], [], set(), []
     for j, (name, pack, has_default, default, typ) in enumerate(specs):
         if has_default:
