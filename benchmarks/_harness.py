@@ -104,9 +104,22 @@ class Bench:
         file.flush()
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), else the platform's processor or machine."""
+    import platform
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_info() -> str:
     import platform
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
+    return f"{cpu_model()} ({platform.machine()}), {os.cpu_count()} cpus, python {platform.python_version()}"
 
 
 def thread_counts(default, spec: str | None = None) -> list[int]:

@@ -39,7 +39,7 @@ from ._errors import raise_pending_error
 __all__ = [
     "Library", "fallthrough_kernel", "define", "impl", "register_kernel", "register_fake",
     "register_autograd", "register_autocast", "infer_schema", "get_ctx", "opcheck", "custom_op",
-    "CustomOpDef", "call", "register_c_kernel",
+    "CustomOpDef", "call", "register_c_kernel", "load_library", "c_include_dir",
 ]
 
 _lock = threading.RLock()
@@ -458,6 +458,68 @@ def register_c_kernel(qualname, dispatch_key: str, boxed, *, unboxed=None, ctx=N
 def _ctypes_address(p) -> int:
     import ctypes
     return ctypes.cast(p, ctypes.c_void_p).value or 0
+
+
+# ------------------------------------------------------------------ operator libraries in C
+
+_runtime_global = None                # the RTLD_GLOBAL re-open of torchlet._C (kept: never closed)
+_loaded_libraries: dict[str, object] = {}   # real path -> ctypes.CDLL of each loaded library
+
+
+def _make_runtime_global():
+    """Re-open torchlet._C's own shared object with RTLD_GLOBAL | RTLD_NOLOAD.
+
+    Python loaded it RTLD_LOCAL, so its symbols (tl_stack_pop_tensor, tl_op_define,
+    ...) are invisible to libraries loaded later. RTLD_NOLOAD finds the copy that is
+    already mapped and only promotes it to the global scope: never a second runtime."""
+    global _runtime_global
+    if _runtime_global is None:
+        import ctypes
+        import os
+        from . import _C
+        try:
+            _runtime_global = ctypes.CDLL(_C.__file__, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD)
+        except OSError as e:
+            raise RuntimeError(f"load_library: could not make torchlet's runtime ({_C.__file__}) visible to "
+                               f"other libraries: {e}") from None
+    return _runtime_global
+
+
+def load_library(path):
+    """Load a shared library of operators into the process and return its
+    ``ctypes.CDLL`` handle (``torchlet.ops.load_library`` is the same function,
+    PyTorch's spelling).
+
+    The library calls torchlet's C API (runtime/include, see ``c_include_dir``)
+    without linking anything: first torchlet._C's symbols are made global
+    (RTLD_NOLOAD, the loaded copy), then the library is loaded, its ``tl_*``
+    references resolve to that runtime and its constructors run. A constructor
+    may define operators and register kernels itself (``tl_op_define`` +
+    ``tl_op_register_kernel``); exported kernels can be registered from Python
+    with ``register_c_kernel(qualname, key, handle.my_kernel)``. Loading the same
+    file again returns the same handle (its constructors do not run again).
+    A library cannot be unloaded. See docs/EXTENDING.md, "Kernels in C"."""
+    import ctypes
+    import os
+    real = os.path.realpath(os.fspath(path))
+    with _lock:
+        handle = _loaded_libraries.get(real)
+        if handle is None:
+            _make_runtime_global()
+            handle = ctypes.CDLL(real)       # OSError when it cannot be loaded (as torch)
+            _loaded_libraries[real] = handle
+    return handle
+
+
+def c_include_dir() -> str:
+    """The directory of torchlet's C headers (tl_dispatch.h, tl_ivalue.h, tl_tensor.h,
+    tl_error.h ...), for ``gcc -I`` when compiling a kernel library."""
+    import os
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
+    if not os.path.isfile(os.path.join(d, "tl_dispatch.h")):
+        raise RuntimeError(f"torchlet's C headers are not at {d}: c_include_dir() needs the source tree "
+                           f"(an editable install, pip install -e .)")
+    return d
 
 
 # The custom-operator layer (torchlet._library) builds on the Library above.

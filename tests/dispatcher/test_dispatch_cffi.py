@@ -90,8 +90,10 @@ def ext(tmp_path_factory):
     sources = [str(ROOT / "runtime/src/dispatch.c"), str(ROOT / "runtime/src/ivalue.c"),
                str(ROOT / "runtime/src/op_call.c"),
                str(ERROR_C if ERROR_C.exists() else HERE / "error_stub.c")]
+    # -Bsymbolic: this module's own tl_* definitions serve its calls even after
+    # torchlet.library.load_library has made torchlet._C's tl_* symbols global
     ffi.set_source("_tl_dispatch_test", FAKES_SRC, sources=sources, include_dirs=[str(INCLUDE)],
-                   extra_compile_args=["-std=gnu11", "-O1", "-w"])
+                   extra_compile_args=["-std=gnu11", "-O1", "-w"], extra_link_args=["-Wl,-Bsymbolic"])
     so = ffi.compile(tmpdir=str(out))
     spec = importlib.util.spec_from_file_location("_tl_dispatch_test", so)
     mod = importlib.util.module_from_spec(spec)
