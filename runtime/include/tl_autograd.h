@@ -273,6 +273,44 @@ int tl_autograd_grad(tl_tensor *const *outputs, int64_t n, tl_tensor *const *gra
                      tl_tensor *const *inputs, int64_t n_inputs,
                      int retain_graph, int create_graph, int allow_unused, tl_tensor **out);
 
+/* -------------------------------------------------------- callback nodes */
+/* A backward node whose apply calls a function with an opaque context: the
+ * node type behind torchlet.autograd.Function (and anything else that brings
+ * its own backward, e.g. from Python through cffi callbacks).
+ * Implementation: runtime/src/autograd_callback.c.
+ *
+ * apply(ctx, node, grads_in, grads_out) has the vtable apply's contract
+ * (num_inputs borrowed gradients, an entry NULL for an output that got none;
+ * num_next slots to fill with NEW references, skipping those where
+ * tl_node_should_compute_output is 0); it runs under the grad mode the
+ * engine set (create_graph). Return 0, or -1 with the error set.
+ * release(ctx) is called exactly once, when the node is destroyed (after its
+ * saved variables are released): drop whatever keeps ctx alive. */
+typedef int (*tl_callback_apply_fn)(void *ctx, tl_node *node, tl_tensor *const *grads_in, tl_tensor **grads_out);
+typedef void (*tl_callback_release_fn)(void *ctx);
+/* New node, refcount 1, with no edges yet (tl_node_set_next_edge(s)); `name`
+ * is copied (tl_node_name returns it: "ScaleBackward"); apply must not be
+ * NULL, release may be; num_saved saved-variable slots, all undefined. On
+ * failure NULL with the error set, and release is NOT called (ctx stays the
+ * caller's). */
+tl_node *tl_callback_node_new(const char *name, int32_t num_inputs, int32_t num_next,
+                              tl_callback_apply_fn apply, tl_callback_release_fn release, void *ctx,
+                              int32_t num_saved);
+/* Saved variable i = t (NULL: an undefined one), as tl_saved_variable_save:
+ * version snapshot; is_output = 1 for an output whose history is this node
+ * (after tl_autograd_set_history / rebase_history: no reference cycle).
+ * The engine releases the saved variables after apply unless retain_graph.
+ * Returns 0 / -1 (not a callback node, i out of range). */
+int tl_callback_node_save(tl_node *node, int32_t i, tl_tensor *t, int is_output);
+/* *out = saved variable i (new ref; NULL for an undefined one), as
+ * tl_saved_variable_unpack: the version check and the "backward through the
+ * graph a second time" error. Returns 0 / -1. */
+int tl_callback_node_unpack(tl_node *node, int32_t i, tl_tensor **out);
+/* Number of saved-variable slots; 0 for a node that is not a callback node. */
+int32_t tl_callback_node_num_saved(const tl_node *node);
+/* The ctx given to tl_callback_node_new; NULL for other nodes (no error). */
+void *tl_callback_node_ctx(const tl_node *node);
+
 /* ------------------------------------------------------------ test hooks */
 /* Live node count (all types; for leak tests). */
 int64_t tl_autograd_live_nodes(void);

@@ -3,10 +3,17 @@
 Every C entry point reports failure by returning NULL / -1 with a thread-local
 error (kind + message) set; `check` / `check_ptr` raise it. The error lives in
 the calling OS thread, which is the Python thread that made the cffi call.
+
+The other way round, Python code that C calls back (an autograd.Function's
+backward run by the C engine) reports an exception with
+`set_pending_exception`: it becomes the thread-local C error of the matching
+kind, and the exception object itself is kept, so the Python caller of the C
+entry point raises that very object (its type, message and traceback).
 """
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
 
 from ._C import ffi, lib
@@ -28,14 +35,40 @@ _take_warning = lib.tl_take_warning
 _take_parked = lib.tl_pyabi_take_parked
 
 
+_held = threading.local()   # .exc: (exception, kind, message bytes) from set_pending_exception
+
+
 def pending_error() -> BaseException:
-    """The pending C error as an exception object (and clear it)."""
+    """The pending C error as an exception object (and clear it): the Python
+    exception itself when it came from set_pending_exception on this thread
+    and is still the pending error."""
     kind = _kind_get()
-    msg = ffi.string(_message()).decode("utf-8", "replace")
+    raw = ffi.string(_message())
     _clear()
+    held = getattr(_held, "exc", None)
+    if held is not None:
+        _held.exc = None
+        # the C message is the held one, possibly truncated (2 KiB)
+        if held[1] == kind and raw and held[2].startswith(raw):
+            return held[0]
     if kind == lib.TL_OK:
         return RuntimeError("torchlet: a runtime call failed without reporting an error")
-    return _EXC.get(kind, RuntimeError)(msg)
+    return _EXC.get(kind, RuntimeError)(raw.decode("utf-8", "replace"))
+
+
+def set_pending_exception(e: BaseException) -> None:
+    """Make `e` the pending C error of this thread (for Python code called from
+    C that must return its failure value): kind from its class (RuntimeError
+    for anything unlisted), message str(e) or the class name; pending_error
+    gives back `e` itself."""
+    kind = lib.TL_ERR_RUNTIME
+    for k, cls in reversed(_EXC.items()):   # subclasses of RuntimeError (NotImplementedError) first
+        if cls is not RuntimeError and isinstance(e, cls):
+            kind = k
+            break
+    msg = (str(e) or type(e).__name__).encode("utf-8", "replace")
+    lib.tl_set_error(kind, b"%s", ffi.new("char[]", msg))
+    _held.exc = (e, kind, msg)
 
 
 def check(rc: int) -> int:

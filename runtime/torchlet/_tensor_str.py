@@ -127,7 +127,7 @@ def tensor_repr(t) -> str:
             suffixes.append(f"dtype={dt!r}")
     fn = t.grad_fn if hasattr(type(t), "grad_fn") else None  # autograd (torchlet.autograd)
     if fn is not None:
-        suffixes.append(f"grad_fn=<{fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(fn).__name__}>")  # PyTorch: the class name (CopySlices, Error)
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
     return prefix + ", ".join([body] + suffixes) + ")"

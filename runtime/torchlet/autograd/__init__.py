@@ -3,8 +3,9 @@
 The graph is recorded in C by the generated autograd kernels (one backward
 node per derivatives.yaml entry) and run by the C engine
 (runtime/src/autograd_engine.c); this package is the Python face of it:
-``backward``, ``grad``, grad-mode context managers, ``gradcheck``, and the
-autograd attributes of ``torchlet.Tensor`` (installed by ``_install``).
+``backward``, ``grad``, grad-mode context managers, ``gradcheck``,
+``Function`` (custom backward in Python, ``function.py``), and the autograd
+attributes of ``torchlet.Tensor`` (installed by ``_install``).
 See docs/AUTOGRAD.md.
 """
 from __future__ import annotations
@@ -23,6 +24,8 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import function
+from .function import Function, FunctionCtx, once_differentiable
 
 __all__ = [
     "backward",
@@ -37,6 +40,10 @@ __all__ = [
     "gradgradcheck",
     "GradcheckError",
     "graph",
+    "function",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
 ]
 
 _NULL = ffi.NULL

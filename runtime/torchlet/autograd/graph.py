@@ -68,6 +68,16 @@ class Node:
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __getattr__(self, name):
+        # a custom Function's node shows its ctx (saved_tensors, needs_input_grad,
+        # the attributes forward set), as PyTorch's grad_fn is that ctx
+        if name != "_n":
+            from .function import _ctx_of_node
+            ctx = _ctx_of_node(self._n)
+            if ctx is not None:
+                return getattr(ctx, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
 
 _classes: dict = {}
 
