@@ -312,6 +312,37 @@ def from_ivalue(v):
     raise TypeError(f"cannot pass a boxed value with tag {tag} to Python")
 
 
+_new_tensor = Tensor.__new__
+
+
+def take_args(stack, n: int) -> list:
+    """The top n values of a stack as Python values, in order. Tensors are
+    moved out (their stack slots become None), so no reference is taken twice."""
+    if n <= 0:
+        return []
+    base = lib.tl_stack_peek(stack, n - 1)      # the values are contiguous from here
+    out = []
+    for i in range(n):
+        v = base[i]
+        tag = v.tag
+        if tag == TENSOR:
+            p = v.u.t
+            if p == ffi.NULL:
+                out.append(None)
+                continue
+            v.tag = NONE                        # the slot's reference is the Tensor's now
+            t = _new_tensor(Tensor)
+            t._p = p
+            out.append(t)
+        elif tag == DOUBLE:
+            out.append(v.u.d)
+        elif tag == INT:
+            out.append(v.u.i)
+        else:
+            out.append(from_ivalue(v))
+    return out
+
+
 def push(stack, x) -> int:
     """Push a Python kernel's result onto a C stack; 0 / -1 (error set)."""
     if isinstance(x, Tensor):

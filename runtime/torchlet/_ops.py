@@ -381,6 +381,7 @@ class _Ops(types.ModuleType):
         ns = self._namespaces.get(name)
         if ns is None:
             ns = self._namespaces[name] = _OpNamespace(name)
+            setattr(self, name, ns)       # later lookups never reach __getattr__
         return ns
 
     def __iter__(self):

@@ -34,7 +34,7 @@ from . import _schema as _sch
 from . import _tags
 from ._C import ffi, lib
 from ._dispatch import DispatchKeySet, _key
-from ._errors import raise_pending_error
+from ._errors import raise_pending_error, set_pending_exception
 
 __all__ = [
     "Library", "fallthrough_kernel", "define", "impl", "register_kernel", "register_fake",
@@ -48,14 +48,6 @@ _def_namespaces: dict[str, str] = {}  # namespace -> where its DEF library was m
 _def_sites: dict[str, str] = {}      # qualname -> where Library.define ran
 _keep_alive: list["Library"] = []     # fragments made by the module-level functions
 _py_impls: dict[tuple[str, int], str] = {}   # (qualname, key) -> where a Python kernel was registered
-
-_ERR_KINDS = (
-    (MemoryError, lib.TL_ERR_MEMORY),
-    (NotImplementedError, lib.TL_ERR_NOT_IMPLEMENTED),
-    (IndexError, lib.TL_ERR_INDEX),
-    (TypeError, lib.TL_ERR_TYPE),
-    (ValueError, lib.TL_ERR_VALUE),
-)
 
 _RESERVED_NAMESPACES = ("prim",)
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1",
@@ -77,63 +69,65 @@ def _where(depth: int = 2) -> str:
 
 # ------------------------------------------------------------------ the trampoline
 
-def _set_error(e: BaseException) -> None:
-    kind = lib.TL_ERR_RUNTIME
-    for cls, k in _ERR_KINDS:
-        if isinstance(e, cls):
-            kind = k
-            break
-    msg = str(e) if str(e) else type(e).__name__
-    lib.tl_set_error(kind, b"%s", ffi.new("char[]", msg.encode("utf-8", "replace")))
-
-
 @ffi.def_extern()
 def tl_py_boxed_kernel(kernel, op, ks, stack):
     """The trampoline every Python kernel and fallback runs through."""
     try:
-        fn, with_keyset, fallback, nkw, kwnames = ffi.from_handle(kernel.ctx)
+        entry = ffi.from_handle(kernel.ctx)
+        fn, with_keyset, fallback, kwnames = entry
         n = lib.tl_op_num_arguments(op)
-        args = [_boxing.from_ivalue(lib.tl_stack_peek(stack, d)) for d in range(n - 1, -1, -1)]
+        args = _boxing.take_args(stack, n)      # the arguments, moved out of the stack
         if lib.tl_stack_drop(stack, n) < 0:
             return -1
-        kwargs = {}
-        if nkw:
-            kwargs = dict(zip(kwnames, args[n - nkw:]))
-            del args[n - nkw:]
+        if kwnames is None:                     # registered before the operator was defined
+            kwnames = entry[3] = _kwarg_names(op)
+        if kwnames:
+            k = len(kwnames)
+            kwargs = dict(zip(kwnames, args[n - k:]))
+            del args[n - k:]
+        else:
+            kwargs = {}
         if fallback:
             args.insert(0, ffi.string(lib.tl_op_name(op)).decode())
         if with_keyset:
             args.insert(0, DispatchKeySet(ks))
         result = fn(*args, **kwargs)
         nret = lib.tl_op_num_returns(op)
+        if nret == 1:
+            if result.__class__ is tuple and len(result) == 1:
+                result = result[0]              # a function annotated -> tuple[Tensor]
+            return -1 if _boxing.push(stack, result) < 0 else 0
         if nret == 0:
             return 0
-        if nret == 1 and isinstance(result, tuple) and len(result) == 1:
-            result = result[0]        # a function annotated -> tuple[Tensor]
-        results = (result,) if nret == 1 else tuple(result)
-        if len(results) != nret:
-            raise RuntimeError(f"kernel returned {len(results)} values, the schema has {nret}")
-        for r in results:
+        if not isinstance(result, (tuple, list)):
+            raise RuntimeError(f"{ffi.string(lib.tl_op_name(op)).decode()}: the kernel returned "
+                               f"{type(result).__name__}, the schema has {nret} returns (return a tuple)")
+        if len(result) != nret:
+            raise RuntimeError(f"{ffi.string(lib.tl_op_name(op)).decode()}: the kernel returned {len(result)} "
+                               f"values, the schema has {nret} returns")
+        for r in result:
             if _boxing.push(stack, r) < 0:
                 return -1
         return 0
-    except BaseException as e:  # noqa: BLE001 - becomes the thread-local error
-        _set_error(e)
+    except BaseException as e:  # noqa: BLE001 - becomes the thread-local error; the caller raises e itself
+        set_pending_exception(e)
         return -1
 
 
-def _kernel_entry(op, fn, with_keyset: bool, fallback: bool):
-    """What the trampoline's ctx handle points at."""
-    nkw, kwnames = 0, ()
-    if op is not None and lib.tl_op_is_defined(op):
-        text = ffi.string(lib.tl_op_schema(op)).decode()
-        try:
-            schema = _sch.parse(text, "x")
-            kwnames = tuple(a.name for a in schema.arguments if a.kwarg_only)
-            nkw = len(kwnames)
-        except _sch.SchemaParseError:
-            pass
-    return (fn, with_keyset, fallback, nkw, kwnames)
+def _kwarg_names(op) -> tuple | None:
+    """The keyword-only argument names of an operator's schema (None while it has none defined)."""
+    if op is None or not lib.tl_op_is_defined(op):
+        return None
+    try:
+        schema = _sch.parse(ffi.string(lib.tl_op_schema(op)).decode(), "x")
+    except _sch.SchemaParseError:
+        return ()
+    return tuple(a.name for a in schema.arguments if a.kwarg_only)
+
+
+def _kernel_entry(op, fn, with_keyset: bool, fallback: bool) -> list:
+    """What the trampoline's ctx handle points at: [fn, with_keyset, fallback, kwarg names]."""
+    return [fn, with_keyset, fallback, () if fallback else _kwarg_names(op)]
 
 
 # ------------------------------------------------------------------ Library
@@ -235,7 +229,7 @@ class Library:
 
     # -- impl
     def impl(self, op_name, fn, dispatch_key: str = "", *, with_keyset: bool = False,
-             allow_override: bool = True):
+             allow_override: bool = True, _gated: bool = False):
         """Register ``fn`` as the kernel of ``op_name`` ("scale", "add.Tensor", an OpOverload)
         at a dispatch key (runtime or alias; default: the library's, else
         CompositeImplicitAutograd)."""
@@ -277,7 +271,14 @@ class Library:
             else:
                 handle = ffi.new_handle(_kernel_entry(op, fn, with_keyset, False))
                 debug = f"{getattr(fn, '__name__', type(fn).__name__)} (Python kernel)".encode()
-                rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_py_boxed_kernel, handle, debug)
+                if _gated:   # behind the C autograd gate: Python runs only when a graph is recorded
+                    inner = ffi.new("tl_kernel *", {"boxed": lib.tl_py_boxed_kernel, "ctx": handle,
+                                                    "key": key})
+                    handle = (handle, inner)
+                    rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_autograd_gate_boxed, inner,
+                                                    debug)
+                else:
+                    rid = lib.tl_op_register_kernel(op, key, ffi.NULL, lib.tl_py_boxed_kernel, handle, debug)
             if rid < 0:
                 raise_pending_error()
             _live[rid] = (handle, self, qn, key)

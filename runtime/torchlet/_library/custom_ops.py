@@ -60,6 +60,7 @@ class CustomOpDef:
         self._backward_fn = None
         self._setup_context_fn = None
         self._device_types = device_types
+        self._ov = None
         from ..library import Library
         self._lib = Library(namespace, "FRAGMENT")
         self._lib.define(f"{name}{schema}", tags=tags)
@@ -74,12 +75,15 @@ class CustomOpDef:
 
     @property
     def _opoverload(self) -> "_ops.OpOverload":
-        ov = _ops.lookup(self._qualname)
-        ov._custom_def = self
+        ov = self._ov
+        if ov is None:
+            ov = self._ov = _ops.lookup(self._qualname)
+            ov._custom_def = self
         return ov
 
     def __call__(self, /, *args, **kwargs):
-        return self._opoverload(*args, **kwargs)
+        ov = self._ov
+        return (ov if ov is not None else self._opoverload)(*args, **kwargs)
 
     # -- what the dispatcher runs
     @property
@@ -103,15 +107,27 @@ class CustomOpDef:
         return kernel
 
     def _check_no_alias(self, args, kwargs, out, fn):
+        if out.__class__ is Tensor and not kwargs:     # the common case, without building sets
+            s = _storage_of(out)
+            for a in args:
+                if a.__class__ is Tensor and _storage_of(a) == s:
+                    break
+                if a.__class__ in (list, tuple):
+                    break       # lists: the general check below
+            else:
+                return
         outs = list(_tensors(out if isinstance(out, (list, tuple)) else (out,)))
         if not outs:
             return
-        ins = {int(_ffi_addr(_storage_of(t))) for t in _tensors(list(args) + list(kwargs.values()))
-               if t.numel() > 0}
+        # storage objects (cdata pointers compare and hash by address): a fresh
+        # output, empty or not, never shares one with an input
+        ins = {_storage_of(t) for t in _tensors(args)}
+        if kwargs:
+            ins.update(_storage_of(t) for t in _tensors(kwargs.values()))
         seen = set()
         for o in outs:
-            s = int(_ffi_addr(_storage_of(o)))
-            if o.numel() > 0 and (s in ins or s in seen):
+            s = _storage_of(o)
+            if s in ins or s in seen:
                 module = getattr(fn, "__module__", "?")
                 raise RuntimeError(
                     f"{self._qualname} (with implementation in {module}): The output of this custom operator (1) "
@@ -140,7 +156,7 @@ class CustomOpDef:
                 lb.impl(self._name, self._backend_kernel(d), _DEVICE_KEY.get(d, d))
         lb.impl(self._name, self._meta_kernel, "Meta")
         from .autograd import make_autograd_kernel
-        lb.impl(self._name, make_autograd_kernel(self), "Autograd", with_keyset=True)
+        lb.impl(self._name, make_autograd_kernel(self), "Autograd", with_keyset=True, _gated=True)
         if self._mutated:
             lb.impl(self._name, self._inplace_view_kernel, "ADInplaceOrView", with_keyset=True)
         if not any(a.is_tensor_like for a in self._schema.arguments):
@@ -243,11 +259,6 @@ class CustomOpDef:
     def _destroy(self):
         self._lib._destroy()
         _defs.pop(self._qualname, None)
-
-
-def _ffi_addr(p):
-    from .._C import ffi
-    return ffi.cast("uintptr_t", p)
 
 
 def _parse_name(name) -> tuple[str, str]:
