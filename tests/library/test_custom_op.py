@@ -10,15 +10,6 @@ from torchlet import Tensor, ops
 from torchlet.library import custom_op, infer_schema
 
 
-@pytest.fixture(autouse=True)
-def _drop_custom_ops():
-    yield
-    from torchlet._library.custom_ops import _defs
-    for d in list(_defs.values()):
-        if d._namespace.startswith("tc"):
-            d._destroy()
-
-
 # ------------------------------------------------------------------ infer_schema
 
 def test_infer_schema_table():

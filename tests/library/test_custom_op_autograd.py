@@ -8,15 +8,6 @@ from torchlet.autograd import gradcheck, gradgradcheck
 from torchlet.library import custom_op, opcheck
 
 
-@pytest.fixture(autouse=True)
-def _drop_custom_ops():
-    yield
-    from torchlet._library.custom_ops import _defs
-    for d in list(_defs.values()):
-        if d._namespace.startswith("tca"):
-            d._destroy()
-
-
 def make_cube():
     @custom_op("tca::cube", mutates_args=())
     def cube(x: Tensor, k: float) -> Tensor:

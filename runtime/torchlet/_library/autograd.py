@@ -13,10 +13,10 @@ was registered" error, so a missing formula is found, never a silent zero.
 """
 from __future__ import annotations
 
-from .. import _ops
 from .._C import lib
 from .._dispatch import DispatchKeySet, _key
 from .._tensor import Tensor
+from .custom_ops import _tensors
 
 
 def _below_autograd(keyset) -> DispatchKeySet:
@@ -73,7 +73,7 @@ def make_autograd_kernel(opdef):
     def autograd_kernel(keyset, *args, **kwargs):
         below = _below_autograd(keyset)
         if not (lib.tl_grad_mode_is_enabled() and any(
-                isinstance(t, Tensor) and t.requires_grad for t in _flat_tensors(args[:n_pos]))):
+                isinstance(t, Tensor) and t.requires_grad for t in _tensors(args[:n_pos]))):
             return opdef._opoverload.redispatch(below, *args, **kwargs)
         if not cls_holder:
             cls_holder.append(_function_class(opdef))
@@ -92,14 +92,6 @@ def _default(opdef, name):
         if a.name == name:
             return a.default_value
     return None
-
-
-def _flat_tensors(xs):
-    for x in xs:
-        if isinstance(x, Tensor):
-            yield x
-        elif isinstance(x, (list, tuple)):
-            yield from (y for y in x if isinstance(y, Tensor))
 
 
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):

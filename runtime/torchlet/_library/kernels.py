@@ -7,22 +7,12 @@ _autocast_policies: dict[tuple[str, str], object] = {}   # (qualname, device typ
 def register_kernel(op, device_types, func=None, /, *, lib=None):
     """Register ``func`` as the kernel of ``op`` for ``device_types`` ("cpu",
     ["cpu", "cuda"], or None for every device); usable as a decorator."""
-    from ..library import _keys_for, _opname_of, _fragment, _split_qualname
+    from ..library import impl
     from .custom_ops import CustomOpDef
 
     if isinstance(op, CustomOpDef):
         return op.register_kernel(device_types, func)
-    qn = _opname_of(op)
-    keys = ["CompositeExplicitAutograd"] if device_types is None else _keys_for(device_types)
-
-    def register(f):
-        ns, name = _split_qualname(qn)
-        lb = lib if lib is not None else _fragment(ns)
-        for k in keys:
-            lb.impl(name, f, k)
-        return f
-
-    return register(func) if func is not None else register
+    return impl(op, "default" if device_types is None else device_types, func, lib=lib)
 
 
 def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
