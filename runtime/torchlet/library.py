@@ -43,7 +43,8 @@ __all__ = [
 ]
 
 _lock = threading.RLock()
-_live: dict[int, tuple] = {}          # registration id -> (handle, Library): kept alive while registered
+_live: dict[int, tuple] = {}          # registration id -> (handle, Library, ...) while registered
+_retired: list = []                   # handles of removed registrations (a racing call may still use one)
 _def_namespaces: dict[str, str] = {}  # namespace -> where its DEF library was made
 _def_sites: dict[str, str] = {}      # qualname -> where Library.define ran
 _keep_alive: list["Library"] = []     # fragments made by the module-level functions
@@ -324,9 +325,10 @@ class Library:
             while self._ids:
                 rid = self._ids.pop()
                 lib.tl_dispatch_deregister(rid)
-                # the kernel entry stays on the dispatcher's retired list, but its
-                # ctx is never called again once deregistered
-                _live.pop(rid, None)
+                # another thread may have loaded the kernel just before and be about
+                # to call it: like the dispatcher's retired kernel entries, its
+                # Python handle is kept for the life of the process
+                _retired.append(_live.pop(rid, None))
             for qk in self._impl_keys:
                 _py_impls.pop(qk, None)
             self._impl_keys.clear()
