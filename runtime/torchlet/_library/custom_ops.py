@@ -63,9 +63,13 @@ class CustomOpDef:
         self._ov = None
         from ..library import Library
         self._lib = Library(namespace, "FRAGMENT")
-        self._lib.define(f"{name}{schema}", tags=tags)
-        self._schema = _sch.parse(f"{self._qualname}{schema}")
-        self._register_to_dispatcher()
+        try:          # all or nothing: a failure leaves no half-registered operator
+            self._lib.define(f"{name}{schema}", tags=tags)
+            self._schema = _sch.parse(f"{self._qualname}{schema}")
+            self._register_to_dispatcher()
+        except BaseException:
+            self._lib._destroy()
+            raise
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__name__ = name
         self.__module__ = getattr(fn, "__module__", __name__)
