@@ -166,6 +166,11 @@ int tl_op_redispatch_flat(const tl_operator *op, tl_keyset ks, const int32_t *ki
 tl_tensor *tl_op_call_flat_tensor(const tl_operator *op, const int32_t *kinds, int32_t nargs,
                                   const int64_t *ints, const double *doubles,
                                   tl_tensor *const *tensors, const char *const *strings);
+#ifdef TL_PYABI_WRAP_ENTRIES
+/* inside the cffi module: a pending warning parks the result and returns NULL
+ * (tl_runtime.h, tl_pyabi_tensor), so Python checks one pointer per call */
+#define tl_op_call_flat_tensor(...) tl_pyabi_tensor(tl_op_call_flat_tensor(__VA_ARGS__))
+#endif
 
 /* A boxed kernel for the Autograd keys (runtime/src/autograd_gate.c): its
  * ctx is another tl_kernel (the operator's real autograd kernel), which it runs

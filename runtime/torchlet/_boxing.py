@@ -409,8 +409,8 @@ def _inline_code(a: str, typ, out: list[str]):
             if opt:    # None travels as a NULL tensor
                 out += [f"if {a} is None: _t_.append(_NULL_)", "else:", "    " + check,
                         f"    _t_.append({a}._p)"]
-            else:
-                out += [check, f"_t_.append({a}._p)"]
+            else:      # the tensors list is built in one expression when every tensor is plain
+                out += [check, f"_t_.append({a}._p)  # tensor:{a}"]
             return TENSOR
         if b in (BaseTy.int, BaseTy.SymInt):
             kind, body = INT, [f"if {a}.__class__ is not int: return _SLOW_", f"_i_.append({a})"]
@@ -459,10 +459,10 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
     if any(not n.isidentifier() or keyword.iskeyword(n) or (n.startswith("_") and n.endswith("_"))
            for n in names) or len(set(names)) != len(names):
         return None
-    from ._errors import take_result
+    from ._errors import pending_result
     from ._tensor import Tensor as _T
     env = {"_T_": Tensor, "_DT_": _dt.dtype, "_SLOW_": SLOW, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
-           "_NULL_": ffi.NULL, "_hw_": lib.tl_has_warning, "_tr_": take_result, "_new_": _T.__new__,
+           "_NULL_": ffi.NULL, "_pr_": pending_result, "_new_": _T.__new__,
            "_fin_": finish,
            "__name__": __name__}    # a torchlet frame: warnings point past it, at the user's line
     params, lines, used, kinds = [], [], set(), []
@@ -488,8 +488,17 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
     if constant:     # one kinds array for every call: drop the per-call list
         env["_K_"] = ffi.new("int32_t[]", kinds or [0])
         lines = [ln for ln in lines if not ln.startswith("_k_.append(")]
+    plain = [ln.split("# tensor:")[1] for ln in lines if "# tensor:" in ln]
+    tensor_expr = "_t_"
+    if constant and plain and not any("_t_.append" in ln and "# tensor:" not in ln for ln in lines):
+        lines = [ln for ln in lines if "# tensor:" not in ln]
+        tensor_expr = "[" + ", ".join(f"{a}._p" for a in plain) + "]"
+        if not any("_t_" in ln for ln in lines):
+            used.discard("t")
     kinds_expr = "_K_" if constant else "_k_"
     stream = {k: (f"_{k}_" if k in used else "_NULL_") for k in "idts"}
+    if tensor_expr != "_t_":
+        stream["t"] = tensor_expr
     head = [f"_{k}_ = []" for k in "idt" if k in used]
     if not constant:
         head.append("_k_ = []")
@@ -500,14 +509,15 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
     if one_tensor:
         strings = "_s_[4]" if "s" in used else "_NULL_"
         src += [f"    _h_ = _F_(_OP_, {kinds_expr}, {nargs}, {stream['i']}, {stream['d']}, {stream['t']}, {strings})",
-                "    if not _h_ or _hw_():",
-                "        _h_ = _tr_(_h_)",
+                "    if not _h_:                    # the error, or a result parked while warnings are raised",
+                "        _h_ = _pr_()",
                 "    _r_ = _new_(_T_)",
                 "    _r_._p = _h_",
                 "    return _r_"]
     else:
         if constant:
-            src.append(f"    return _fin_(({kinds_expr}, {', '.join(f'_{k}_' if k in used else '[]' for k in 'idt')}, [], []))")
+            lists = ", ".join("[]" if stream[k] == "_NULL_" else stream[k] for k in "idt")
+            src.append(f"    return _fin_(({kinds_expr}, {lists}, [], []))")
         else:
             src.append("    return _fin_(_s_)")
     exec(compile("\n".join(src), "<torchlet.ops call>", "exec"), env)  # noqa: S102 - code made here

@@ -29,8 +29,10 @@ import types
 from . import _boxing
 from . import _schema as _sch
 from ._C import ffi, lib
-from ._errors import _emit_keeping, _has_warning, check_status, raise_pending_error
-from ._tensor import _wrap
+from ._errors import check_status, pending_result
+from ._tensor import Tensor
+
+_new = Tensor.__new__
 
 __all__ = ["ops", "OpOverload", "OpOverloadPacket"]
 
@@ -198,11 +200,11 @@ class OpOverload:
         s = self._bind(args, kwargs)
         if self._one_tensor:
             h = lib.tl_op_call_flat_tensor(self._op, s[0], self._nargs, s[1], s[2], s[3], s[4])
-            if not h:
-                raise_pending_error()
-            if _has_warning():
-                _emit_keeping(h)
-            return _wrap(h)
+            if not h:         # the error, or the result parked while warnings are raised
+                h = pending_result()
+            t = _new(Tensor)
+            t._p = h
+            return t
         return self._call_stack(s)
 
     def _call_stack(self, s, keyset=None):
