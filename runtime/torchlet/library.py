@@ -75,13 +75,15 @@ def tl_py_boxed_kernel(kernel, op, ks, stack):
     """The trampoline every Python kernel and fallback runs through."""
     try:
         entry = ffi.from_handle(kernel.ctx)
-        fn, with_keyset, fallback, kwnames = entry
-        n = lib.tl_op_num_arguments(op)
+        fn, with_keyset, fallback, kwnames, gen, n, nret = entry
+        if gen != _ops._generation:             # first call, or operators were (re)defined since
+            n, nret = lib.tl_op_num_arguments(op), lib.tl_op_num_returns(op)
+            kwnames = () if fallback else _kwarg_names(op)
+            if not fallback and kwnames is not None:
+                entry[3:] = kwnames, _ops._generation, n, nret
         args = _boxing.take_args(stack, n)      # the arguments, moved out of the stack
         if lib.tl_stack_drop(stack, n) < 0:
             return -1
-        if kwnames is None:                     # registered before the operator was defined
-            kwnames = entry[3] = _kwarg_names(op)
         if kwnames:
             k = len(kwnames)
             kwargs = dict(zip(kwnames, args[n - k:]))
@@ -93,7 +95,6 @@ def tl_py_boxed_kernel(kernel, op, ks, stack):
         if with_keyset:
             args.insert(0, DispatchKeySet(ks))
         result = fn(*args, **kwargs)
-        nret = lib.tl_op_num_returns(op)
         if nret == 1:
             if result.__class__ is tuple and len(result) == 1:
                 result = result[0]              # a function annotated -> tuple[Tensor]
@@ -127,8 +128,10 @@ def _kwarg_names(op) -> tuple | None:
 
 
 def _kernel_entry(op, fn, with_keyset: bool, fallback: bool) -> list:
-    """What the trampoline's ctx handle points at: [fn, with_keyset, fallback, kwarg names]."""
-    return [fn, with_keyset, fallback, () if fallback else _kwarg_names(op)]
+    """What the trampoline's ctx handle points at: [fn, with_keyset, fallback, and
+    the operator's kwarg names, argument and return counts cached for the definition
+    generation they were read in (a fallback serves every operator: never cached)]."""
+    return [fn, with_keyset, fallback, None, -1, -1, -1]
 
 
 # ------------------------------------------------------------------ Library

@@ -231,3 +231,19 @@ def test_boxed_call_helper():
     np.testing.assert_array_equal(library.call("aten::add.Tensor", a, b, 2).numpy(), tl.add(a, b, alpha=2).numpy())
     with pytest.raises(TypeError, match="takes 3 arguments"):
         library.call("aten::add.Tensor", a, b)
+
+
+def test_a_kernel_outliving_a_redefinition_sees_the_new_schema():
+    seen = []
+    frag = Library("tlredef", "FRAGMENT")
+    frag.impl("f", lambda *args, **kwargs: (seen.append((len(args), sorted(kwargs))), args[0].clone())[1], "CPU")
+    try:
+        with Library("tlredef", "DEF") as d:
+            d.define("f(Tensor x) -> Tensor")
+            ops.tlredef.f(tl.ones(1))
+        with Library("tlredef", "DEF") as d:
+            d.define("f(Tensor x, Tensor y, *, int k=2) -> Tensor")
+            ops.tlredef.f(tl.ones(1), tl.ones(1))
+    finally:
+        frag._destroy()
+    assert seen == [(1, []), (2, ["k"])]
