@@ -33,6 +33,8 @@ def main() -> int:
         dst = pkg / src.relative_to(ROOT / "runtime" / "torchlet")
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dst)
+    # the C headers beside the package, where torchlet.library.c_include_dir() finds them
+    shutil.copytree(ROOT / "runtime" / "include", LIB / "include", dirs_exist_ok=True)
     libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
     env = dict(os.environ)
     env.update(
