@@ -316,7 +316,9 @@ class OpOverloadPacket:
 
     def __call__(self, /, *args, **kwargs):
         # the choice depends only on the arguments' types: remember it per type key
-        key = tuple(map(_type_key, args))
+        key = tuple(map(type, args))
+        if list in key or tuple in key:     # lists: their element types matter too
+            key = tuple(map(_type_key, args))
         if kwargs:
             key += tuple((k, _type_key(v)) for k, v in sorted(kwargs.items()))
         if self._resolved_gen != _generation:
