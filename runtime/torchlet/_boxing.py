@@ -450,11 +450,28 @@ def _streams_used(typ) -> set:
     return used | ({"i"} if opt and b is not BaseTy.Tensor else set())
 
 
+MISSING = object()   # a fast caller's default for a required argument: not given
+
+
+def slow_call(op, values, extra, kw):
+    """A fast caller's way out: the call as it was made (the values before the
+    first missing one positionally, the rest by keyword) to the general path,
+    which converts it or raises PyTorch's error."""
+    if extra:
+        return op._general(tuple(values) + tuple(extra), kw)
+    n = next((i for i, v in enumerate(values) if v is MISSING), len(values))
+    kwargs = {spec[0]: v for spec, v in zip(op._specs[n:], values[n:]) if v is not MISSING}
+    kwargs.update(kw)
+    return op._general(tuple(values[:n]), kwargs)
+
+
 def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
-    """The per-call function of an overload: binds by the schema's own Python
-    signature, converts the common types inline and calls tl_op_call_flat_tensor
-    (one-Tensor returns) or ``finish(streams)``; returns SLOW when a value needs
-    the general path. None when the argument names cannot be Python names."""
+    """The per-call function of an overload, used as its class's ``__call__``:
+    binds by the schema's own Python signature (every parameter has a default,
+    extra ones are collected, so binding never fails), converts the common
+    types inline and calls tl_op_call_flat_tensor (one-Tensor returns) or
+    ``finish(streams)``; anything else goes to ``slow_call``. None when the
+    argument names cannot be Python names."""
     names = [s[0] for s in specs]
     if any(not n.isidentifier() or keyword.iskeyword(n) or (n.startswith("_") and n.endswith("_"))
            for n in names) or len(set(names)) != len(names):
@@ -463,17 +480,14 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
     from ._tensor import Tensor as _T
     env = {"_T_": Tensor, "_DT_": _dt.dtype, "_SLOW_": SLOW, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
            "_NULL_": ffi.NULL, "_pr_": pending_result, "_new_": _T.__new__,
-           "_fin_": finish,
+           "_fin_": finish, "_M_": MISSING, "_sc_": slow_call,
            "__name__": __name__}    # a torchlet frame: warnings point past it, at the user's line
-    params, lines, used, kinds = [], [], set(), []
+    params, lines, used, kinds, required = [], [], set(), [], []
     for j, (name, pack, has_default, default, typ) in enumerate(specs):
-        if has_default:
-            env[f"_D{j}_"] = default
-            params.append(f"{name}=_D{j}_")
-        else:
-            if params and "=" in params[-1]:
-                return None          # a required argument after a defaulted one: the general path
-            params.append(name)
+        env[f"_D{j}_"] = default if has_default else MISSING
+        params.append(f"{name}=_D{j}_")
+        if not has_default:
+            required.append(name)
         kind = _inline_code(name, typ, lines)
         if kind is not None:
             used |= _streams_used(typ)
@@ -504,8 +518,11 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
         head.append("_k_ = []")
     if "s" in used or not constant:
         head.append("_s_ = (_k_, _i_, _d_, _t_, [], [])")
-    src = [f"def call({', '.join(params)}):", "    " + ("; ".join(head) or "pass")]
-    src += ["    " + ln for ln in lines]
+    slow = f"return _sc_(_op_, ({''.join(n + ', ' for n in names)}), _x_, _kw_)"
+    src = [f"def call(_op_, /, {''.join(p + ', ' for p in params)}*_x_, **_kw_):"]
+    guard = " or ".join(["_x_", "_kw_"] + [f"{n} is _M_" for n in required])
+    src += [f"    if {guard}: {slow}", "    " + ("; ".join(head) or "pass")]
+    src += ["    " + ln.replace("return _SLOW_", slow) for ln in lines]
     if one_tensor:
         strings = "_s_[4]" if "s" in used else "_NULL_"
         src += [f"    _h_ = _F_(_OP_, {kinds_expr}, {nargs}, {stream['i']}, {stream['d']}, {stream['t']}, {strings})",

@@ -42,7 +42,6 @@ _scanned = 0                          # operators of the C table already indexed
 _packets: dict[str, "OpOverloadPacket"] = {}
 _generation = 0                       # moves whenever an operator is defined or removed
 
-_SLOW = _boxing.SLOW
 _ENUM_INTS = {"Mean": 1, "Sum": 2, "None": 0}   # at::Reduction, as int defaults
 
 
@@ -74,8 +73,9 @@ def _defined_overloads(base: str) -> list[str]:
     return [o for o in _index.get(base, ()) if _c_op(f"{base}.{o}" if o else base) != ffi.NULL]
 
 
-class _BindError(RuntimeError):
-    """The arguments of a call do not fit a schema (PyTorch raises RuntimeError)."""
+# the arguments of a call do not fit a schema: PyTorch raises a plain RuntimeError
+# (_bind raises nothing else, so resolve() may catch it)
+_BindError = RuntimeError
 
 
 def _default_of(arg):
@@ -112,8 +112,10 @@ class OpOverload:
         rets = self._schema.returns
         self._one_tensor = len(rets) == 1 and str(rets[0].type) == "Tensor"
         self._names = {s[0] for s in self._specs}
-        self._fast = None if self._unboxable is not None else _boxing.fast_caller(
+        fast = None if self._unboxable is not None else _boxing.fast_caller(
             self._specs, c_op, self._nargs, self._one_tensor, self._call_stack)
+        if fast is not None:   # the caller is __call__ itself: no extra Python frame per call
+            self.__class__ = type("OpOverload", (OpOverload,), {"__call__": fast, "__module__": __name__})
         self.__name__ = f"{self._opname}.{self._overloadname}"
         self.__qualname__ = self.__name__
         self.__module__ = f"torchlet.ops.{self.namespace}"
@@ -187,16 +189,11 @@ class OpOverload:
         return s
 
     def __call__(self, /, *args, **kwargs):
-        fast = self._fast
-        if fast is not None:
-            try:
-                r = fast(*args, **kwargs)
-            except TypeError as e:
-                if e.__traceback__.tb_next is not None:
-                    raise       # raised inside the call (by a kernel), not by argument binding
-                r = _SLOW       # Python's binding refused the arguments: the general path says why
-            if r is not _SLOW:
-                return r
+        # an overload with a fast caller has it as its class's __call__ (see __init__)
+        return self._general(args, kwargs)
+
+    def _general(self, args, kwargs):
+        """The general path: every type the boxed convention carries, PyTorch's errors."""
         s = self._bind(args, kwargs)
         if self._one_tensor:
             h = lib.tl_op_call_flat_tensor(self._op, s[0], self._nargs, s[1], s[2], s[3], s[4])

@@ -209,3 +209,32 @@ def test_against_pytorch():
                 assert str(getattr(lp, ov)._schema) == str(getattr(tp, ov)._schema), (name, ov)
                 assert str(getattr(lp, ov)) == str(getattr(tp, ov))
                 assert repr(getattr(lp, ov)) == repr(getattr(tp, ov))
+
+
+def test_keyword_spellings_and_plain_runtime_errors():
+    a, b = tl.tensor([1.0, 2.0]), tl.tensor([3.0, 4.0])
+    op = ops.aten.add.Tensor
+    for call in (lambda: op(a, b), lambda: op(a, other=b), lambda: op(self=a, other=b),
+                 lambda: op(other=b, self=a, alpha=1)):
+        assert call().tolist() == [4.0, 6.0]
+    assert op(a, b, 2).tolist() == [7.0, 10.0]              # keyword-only taken positionally, as PyTorch
+    for bad, text in [(lambda: op(other=b), "missing value for argument 'self'"),
+                      (lambda: op(a, alpha=2), "missing value for argument 'other'"),
+                      (lambda: op(a, b, 1, 2), "expected at most 3 argument"),
+                      (lambda: op(a, b, nope=1), "Unknown keyword argument 'nope'")]:
+        with pytest.raises(RuntimeError, match=text) as e:
+            bad()
+        assert type(e.value) is RuntimeError
+    # a kernel's own TypeError is not mistaken for a binding error (no second run)
+    calls = []
+    with Library("tlkerr", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+
+        def f(x):
+            calls.append(1)
+            raise TypeError("kernel says no")
+
+        lib.impl("f", f, "CPU")
+        with pytest.raises(TypeError, match="kernel says no"):
+            ops.tlkerr.f(tl.ones(1))
+    assert calls == [1]
