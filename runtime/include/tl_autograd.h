@@ -60,6 +60,7 @@
 #include <stdint.h>
 #include "tl_dtype.h"
 #include "tl_tensor.h"
+#include "tl_dispatch.h"
 
 typedef struct tl_node tl_node;
 typedef struct tl_node_vtable tl_node_vtable;
@@ -310,6 +311,15 @@ int tl_callback_node_unpack(tl_node *node, int32_t i, tl_tensor **out);
 int32_t tl_callback_node_num_saved(const tl_node *node);
 /* The ctx given to tl_callback_node_new; NULL for other nodes (no error). */
 void *tl_callback_node_ctx(const tl_node *node);
+
+/* ----------------------------------------------------------- autograd gate */
+/* A boxed kernel for the Autograd keys (runtime/src/autograd_gate.c): its
+ * ctx is another tl_kernel (the operator's real autograd kernel), which it runs
+ * only with grad mode on and some Tensor argument requiring grad; otherwise it
+ * redispatches below the autograd keys without leaving C. custom_op registers
+ * its Python autograd kernel behind one, so calls that need no graph never
+ * enter Python for it. */
+int tl_autograd_gate_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keyset ks, tl_stack *stack);
 
 /* ------------------------------------------------------------ test hooks */
 /* Live node count (all types; for leak tests). */

@@ -172,14 +172,6 @@ tl_tensor *tl_op_call_flat_tensor(const tl_operator *op, const int32_t *kinds, i
 #define tl_op_call_flat_tensor(...) tl_pyabi_tensor(tl_op_call_flat_tensor(__VA_ARGS__))
 #endif
 
-/* A boxed kernel for the Autograd keys (runtime/src/autograd_gate.c): its
- * ctx is another tl_kernel (the operator's real autograd kernel), which it runs
- * only with grad mode on and some Tensor argument requiring grad; otherwise it
- * redispatches below the autograd keys without leaving C. custom_op registers
- * its Python autograd kernel behind one, so calls that need no graph never
- * enter Python for it. */
-int tl_autograd_gate_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keyset ks, tl_stack *stack);
-
 /* OR of the keysets of the tensors among the top tl_op_num_arguments(op) values */
 tl_keyset tl_op_stack_keyset(const tl_operator *op, const tl_stack *stack);
 

@@ -2,7 +2,7 @@
  * operators whose autograd kernel is costly to enter (a Python kernel: custom
  * operators). It runs that kernel only when it has work to do, grad mode on and
  * an argument requiring grad; otherwise it redispatches below the autograd
- * keys at once, in C (see tl_dispatch.h, tl_autograd_gate_boxed). */
+ * keys at once, in C (see tl_autograd.h, tl_autograd_gate_boxed). */
 #include "tl_autograd.h"
 #include "tl_dispatch.h"
 #include "tl_error.h"

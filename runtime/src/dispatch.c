@@ -1096,11 +1096,15 @@ int tl_kernel_call_boxed(const tl_kernel *kernel, const tl_operator *op, tl_keys
     return 0;
 }
 
+/* boxed calls of a removed run-time operator fail (its handle stays valid) */
+static int check_defined(const tl_operator *op) {
+    if (TL_LIKELY(__atomic_load_n(&op->defined, __ATOMIC_ACQUIRE))) return 0;
+    return tl_set_error(TL_ERR_RUNTIME, "operator %s is not defined (its schema was removed)", op->name);
+}
+
 int tl_op_call_boxed(const tl_operator *op, tl_stack *stack) {
     if (!op || !stack) return tl_set_error(TL_ERR_VALUE, "tl_op_call_boxed: NULL argument");
-    if (TL_UNLIKELY(!tl_op_is_defined(op)))
-        return tl_set_error(TL_ERR_RUNTIME, "operator %s is not defined (its schema was removed)",
-                            op->name);
+    if (check_defined(op)) return -1;
     if (tl_stack_size(stack) < op->nargs)
         return tl_set_error(TL_ERR_RUNTIME,
                             "%s takes %d arguments but the stack holds %lld values", op->name,
@@ -1113,6 +1117,7 @@ int tl_op_call_boxed(const tl_operator *op, tl_stack *stack) {
 
 int tl_op_redispatch_boxed(const tl_operator *op, tl_keyset ks, tl_stack *stack) {
     if (!op || !stack) return tl_set_error(TL_ERR_VALUE, "tl_op_redispatch_boxed: NULL argument");
+    if (check_defined(op)) return -1;
     const tl_kernel *k = lookup(op, ks);
     if (!k) return -1;
     return tl_kernel_call_boxed(k, op, ks, stack);

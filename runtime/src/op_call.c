@@ -11,9 +11,6 @@
 static int push_flat(const tl_operator *op, const int32_t *kinds, int32_t nargs, const int64_t *ints,
                      const double *doubles, tl_tensor *const *tensors, const char *const *strings,
                      tl_stack *st) {
-    if (!tl_op_is_defined(op))
-        return tl_set_error(TL_ERR_RUNTIME, "operator %s is not defined (its schema was removed)",
-                            tl_op_name(op));
     if (nargs != tl_op_num_arguments(op))
         return tl_set_error(TL_ERR_RUNTIME, "%s takes %d arguments, %d given", tl_op_name(op),
                             tl_op_num_arguments(op), nargs);

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numbers
 import operator
 
-from codegen.schema import BaseTy
+from codegen.schema import BaseTy, ListType, OptionalType
 
 from . import _device as _dev
 from . import _dtype as _dt
@@ -41,15 +41,6 @@ NUMBERS_AS_TENSORS = frozenset(
         "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "maximum", "minimum",
     )
 )
-
-
-class ArgTypeError(TypeError):
-    """One argument did not convert: ``expected`` names the schema type."""
-
-    def __init__(self, expected: str, value):
-        super().__init__(expected)
-        self.expected = expected
-        self.value = value
 
 
 def type_name(v) -> str:
@@ -179,7 +170,7 @@ def _p_generator(v, s):
     return True
 
 
-def _p_list(elem_ok, tag, stream, size):
+def _p_list(elem_ok, tag, size):
     def pack(v, s):
         if size is not None and tag == INT_LIST and _is_int(v):
             v = [v] * size                      # int[2] takes one int (PyTorch's broadcast list)
@@ -225,17 +216,17 @@ _LIST_ELEMS = {
 def packer(typ, numbers_as_tensors: bool = False):
     """The packer of a schema type (codegen.schema Type). NotImplementedError
     for a type the boxed calling convention cannot carry."""
-    if typ.__class__.__name__ == "OptionalType":
+    if isinstance(typ, OptionalType):
         return _p_optional(packer(typ.elem, numbers_as_tensors))
-    if typ.__class__.__name__ == "ListType":
+    if isinstance(typ, ListType):
         el = typ.elem
         if el.base is BaseTy.Tensor:
             if el.is_nullable():
-                return _p_list(lambda x: x is None or isinstance(x, Tensor), OPT_TENSOR_LIST, 3, None)
-            return _p_list(lambda x: isinstance(x, Tensor), TENSOR_LIST, 3, None)
-        if el.__class__.__name__ == "BaseType" and el.base in _LIST_ELEMS:
+                return _p_list(lambda x: x is None or isinstance(x, Tensor), OPT_TENSOR_LIST, None)
+            return _p_list(lambda x: isinstance(x, Tensor), TENSOR_LIST, None)
+        if not isinstance(el, (OptionalType, ListType)) and el.base in _LIST_ELEMS:
             ok, tag = _LIST_ELEMS[el.base]
-            return _p_list(ok, tag, 1, typ.size)
+            return _p_list(ok, tag, typ.size)
         raise NotImplementedError(f"arguments of type {typ} cannot be boxed")
     if typ.base is BaseTy.Tensor:
         return _p_tensor(numbers_as_tensors)
@@ -381,21 +372,18 @@ def push(stack, x) -> int:
 
 import keyword
 
-_INLINE = {BaseTy.Tensor, BaseTy.int, BaseTy.SymInt, BaseTy.float, BaseTy.bool, BaseTy.Scalar,
-           BaseTy.ScalarType}
-
-
 FLAT_SCALAR, FLAT_OPTIONAL = lib.TL_FLAT_SCALAR, lib.TL_FLAT_OPTIONAL
 
 
 def _inline_code(a: str, typ, out: list[str]):
     """Append the statements converting argument `a`; its constant flat kind,
-    or None when the type is not converted inline."""
-    opt = typ.__class__.__name__ == "OptionalType"
+    or None when the type is not converted inline. ``return _SLOW_`` marks the
+    way out to the general path (fast_caller writes the call it stands for)."""
+    opt = isinstance(typ, OptionalType)
     base = typ.elem if opt else typ
-    if base.__class__.__name__ == "ListType":
+    if isinstance(base, ListType):
         el = base.elem
-        if el.__class__.__name__ != "BaseType" or el.base not in (BaseTy.int, BaseTy.SymInt) or base.size:
+        if isinstance(el, (OptionalType, ListType)) or el.base not in (BaseTy.int, BaseTy.SymInt) or base.size:
             return None
         kind = INT_LIST
         body = [f"if {a}.__class__ is not list and {a}.__class__ is not tuple: return _SLOW_",
@@ -437,13 +425,10 @@ def _inline_code(a: str, typ, out: list[str]):
     return kind
 
 
-SLOW = object()   # a fast caller's answer when the general path must take the call
-
-
 def _streams_used(typ) -> set:
-    opt = typ.__class__.__name__ == "OptionalType"
+    opt = isinstance(typ, OptionalType)
     base = typ.elem if opt else typ
-    if base.__class__.__name__ == "ListType":
+    if isinstance(base, ListType):
         return {"i"}
     b = base.base
     used = {BaseTy.Tensor: {"t"}, BaseTy.float: {"d"}, BaseTy.Scalar: {"i", "d"}}.get(b, {"i"})
@@ -478,7 +463,7 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
         return None
     from ._errors import pending_result
     from ._tensor import Tensor as _T
-    env = {"_T_": Tensor, "_DT_": _dt.dtype, "_SLOW_": SLOW, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
+    env = {"_T_": Tensor, "_DT_": _dt.dtype, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
            "_NULL_": ffi.NULL, "_pr_": pending_result, "_new_": _T.__new__,
            "_fin_": finish, "_M_": MISSING, "_sc_": slow_call,
            "__name__": __name__}    # a torchlet frame: warnings point past it, at the user's line

@@ -242,7 +242,6 @@ class OpOverloadPacket:
         self._ns = ns
         self._opname = name
         self._qualified_op_name = f"{ns}::{name}"
-        self._cache: dict[str, OpOverload] = {}
         self._resolved: dict = {}     # argument type key -> the overload resolve() chose
         self._resolved_gen = -1
         self.__name__ = name
@@ -276,8 +275,7 @@ class OpOverloadPacket:
             if c_op == ffi.NULL:
                 raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
             ov = OpOverload(self, overload, c_op)
-            self._cache[key] = ov
-            setattr(self, key, ov)
+            setattr(self, key, ov)      # cached: later lookups never reach __getattr__
             return ov
 
     def _overload_objects(self) -> list[OpOverload]:
@@ -328,8 +326,7 @@ class OpOverloadPacket:
 
     def _forget(self, key: str) -> None:
         with _lock:
-            if self._cache.pop(key, None) is not None:
-                delattr(self, key)
+            self.__dict__.pop(key, None)
 
 
 def _type_key(v):

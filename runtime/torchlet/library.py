@@ -48,7 +48,6 @@ _retired: list = []                   # handles of removed registrations (a raci
 _def_namespaces: dict[str, str] = {}  # namespace -> where its DEF library was made
 _def_sites: dict[str, str] = {}      # qualname -> where Library.define ran
 _keep_alive: list["Library"] = []     # fragments made by the module-level functions
-_py_impls: dict[tuple[str, int], str] = {}   # (qualname, key) -> where a Python kernel was registered
 
 _RESERVED_NAMESPACES = ("prim",)
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1",
@@ -127,7 +126,7 @@ def _kwarg_names(op) -> tuple | None:
     return tuple(a.name for a in schema.arguments if a.kwarg_only)
 
 
-def _kernel_entry(op, fn, with_keyset: bool, fallback: bool) -> list:
+def _kernel_entry(fn, with_keyset: bool, fallback: bool) -> list:
     """What the trampoline's ctx handle points at: [fn, with_keyset, fallback, and
     the operator's kwarg names, argument and return counts cached for the definition
     generation they were read in (a fallback serves every operator: never cached)]."""
@@ -171,7 +170,6 @@ class Library:
         self._where = where
         self._ids: list[int] = []
         self._defs: list = []          # C handles of the operators this library defined
-        self._impl_keys: list = []     # (qualname, key) of its Python kernels
         self._destroyed = False
 
     def __repr__(self):
@@ -212,9 +210,7 @@ class Library:
         qn = parsed.name + (f".{parsed.overload_name}" if parsed.overload_name else "")
         text = str(parsed)
         with _lock:
-            existing = lib.tl_op_find(qn.encode())
-            if existing != ffi.NULL:
-                old = ffi.string(lib.tl_op_schema(existing)).decode()
+            if lib.tl_op_find(qn.encode()) != ffi.NULL:
                 raise RuntimeError(
                     f"Tried to register an operator ({text}) with the same name and overload name multiple "
                     f"times. Each overload's schema should only be registered with a single call to def(). "
@@ -250,9 +246,6 @@ class Library:
                             f"argument; got {type(op_name).__name__}")
         key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
         key = _key(key_name)
-        if qn.split("::", 1)[0] != self.ns and self.kind != "IMPL" and self.ns != "_":
-            # PyTorch lets a library register only for its own namespace
-            pass
         op = lib.tl_op_declare(qn.encode())
         if op == ffi.NULL:
             raise_pending_error()
@@ -263,8 +256,8 @@ class Library:
                 f"CompositeImplicitAutograd kernel in core. Instead we should let the operator decompose, and "
                 f"ensure that we have meta kernels for the base ops that it decomposes into.")
         with _lock:
-            prev = _py_impls.get((qn, key))
-            if prev is not None and not allow_override:
+            if not allow_override and any(e[2] == qn and e[3] == key and e[0] is not None
+                                          for e in _live.values()):
                 ns = qn.split("::", 1)[0]
                 raise RuntimeError(
                     f"This is not allowed since there's already a kernel registered from python overriding "
@@ -273,7 +266,7 @@ class Library:
                 rid = lib.tl_op_register_fallthrough(op, key, b"fallthrough registered from Python")
                 handle = None
             else:
-                handle = ffi.new_handle(_kernel_entry(op, fn, with_keyset, False))
+                handle = ffi.new_handle(_kernel_entry(fn, with_keyset, False))
                 debug = f"{getattr(fn, '__name__', type(fn).__name__)} (Python kernel)".encode()
                 if _gated:   # behind the C autograd gate: Python runs only when a graph is recorded
                     inner = ffi.new("tl_kernel *", {"boxed": lib.tl_py_boxed_kernel, "ctx": handle,
@@ -286,9 +279,7 @@ class Library:
             if rid < 0:
                 raise_pending_error()
             _live[rid] = (handle, self, qn, key)
-            _py_impls[(qn, key)] = _where()
             self._ids.append(rid)
-            self._impl_keys.append((qn, key))
 
     def _register_c(self, qn: str, key: int, boxed, unboxed, ctx, debug: str) -> int:
         op = lib.tl_op_declare(qn.encode())
@@ -312,7 +303,7 @@ class Library:
             rid = lib.tl_register_backend_fallthrough(key, b"fallthrough registered from Python")
             handle = None
         else:
-            handle = ffi.new_handle(_kernel_entry(None, fn, with_keyset, True))
+            handle = ffi.new_handle(_kernel_entry(fn, with_keyset, True))
             debug = f"{getattr(fn, '__name__', repr(fn))} (Python fallback)".encode()
             rid = lib.tl_register_backend_fallback(key, lib.tl_py_boxed_kernel, handle, debug)
         if rid < 0:
@@ -332,9 +323,6 @@ class Library:
                 # to call it: like the dispatcher's retired kernel entries, its
                 # Python handle is kept for the life of the process
                 _retired.append(_live.pop(rid, None))
-            for qk in self._impl_keys:
-                _py_impls.pop(qk, None)
-            self._impl_keys.clear()
             for op in self._defs:
                 qn = ffi.string(lib.tl_op_name(op)).decode()
                 lib.tl_op_undefine(op)

@@ -1,36 +1,31 @@
 """``register_autograd``: a custom operator's backward as a node of the C
 autograd engine.
 
-The operator's Autograd kernel runs the forward below the autograd keys.
-When grad mode is on and a positional Tensor argument requires grad, it runs
-it inside a ``torchlet.autograd.Function`` named
+When grad mode is on and a Tensor argument requires grad, the C autograd
+gate (tl_autograd_gate_boxed) calls the operator's Autograd kernel, which
+runs the forward below the autograd keys inside a ``torchlet.autograd.Function`` named
 ``GeneratedBackwardFor_<ns>_<name>_<overload>`` (PyTorch's name), so the
 outputs get one node per call whose backward is the user's: saved tensors go
 through the engine's saved variables (version checks), ``create_graph``
 works when the backward is made of differentiable operators. Without a
 registered formula the node's backward raises PyTorch's "no autograd formula
 was registered" error, so a missing formula is found, never a silent zero.
+Otherwise the gate redispatches below autograd in C.
 """
 from __future__ import annotations
 
 from .._C import lib
 from .._dispatch import DispatchKeySet, _key
-from .._tensor import Tensor
-from .custom_ops import _tensors
 
 
 def _below_autograd(keyset) -> DispatchKeySet:
     return DispatchKeySet(lib.tl_keyset_below(int(keyset), _key("AutogradOther")))
 
 
-def _function_class(opdef):
+def _function_class(opdef, n_pos: int, kw_names: list, returns_list: bool):
     from ..autograd.function import Function
 
     ov = opdef._opoverload
-    n_pos = sum(1 for a in opdef._schema.arguments if not a.kwarg_only)
-    kw_names = [a.name for a in opdef._schema.arguments if a.kwarg_only]
-    kw_defaults = {a.name: a.default_value for a in opdef._schema.arguments if a.kwarg_only and a.has_default}
-    returns_list = len(opdef._schema.returns) == 1 and str(opdef._schema.returns[0].type) == "Tensor[]"
 
     def forward(ctx, keyset, *flat):
         args, kwvals = flat[:n_pos], flat[n_pos:]
@@ -39,7 +34,7 @@ def _function_class(opdef):
         setup = opdef._setup_context_fn
         if setup is not None:
             if kw_names:
-                setup(ctx, tuple(args), {**kw_defaults, **kwargs}, out)
+                setup(ctx, tuple(args), kwargs, out)
             else:
                 setup(ctx, tuple(args), out)
         ctx.needs_input_grad = tuple(ctx.needs_input_grad[1:1 + n_pos])
@@ -65,45 +60,37 @@ def _function_class(opdef):
 
 
 def make_autograd_kernel(opdef):
-    """The Autograd-key kernel of a custom operator (see the module docstring)."""
+    """The Autograd-key kernel of a custom operator. It is registered behind the C
+    autograd gate (tl_autograd_gate_boxed), which calls it only with grad mode on
+    and an argument requiring grad: it always records a node."""
+    args = opdef._schema.arguments
+    n_pos = sum(1 for a in args if not a.kwarg_only)
+    kw_names = [a.name for a in args if a.kwarg_only]
+    rets = opdef._schema.returns
+    returns_list = len(rets) == 1 and str(rets[0].type) == "Tensor[]"
     cls_holder = []
-    n_pos = sum(1 for a in opdef._schema.arguments if not a.kwarg_only)
-    kw_names = [a.name for a in opdef._schema.arguments if a.kwarg_only]
 
     def autograd_kernel(keyset, *args, **kwargs):
-        below = _below_autograd(keyset)
-        if not (lib.tl_grad_mode_is_enabled() and any(
-                isinstance(t, Tensor) and t.requires_grad for t in _tensors(args[:n_pos]))):
-            return opdef._opoverload.redispatch(below, *args, **kwargs)
         if not cls_holder:
-            cls_holder.append(_function_class(opdef))
-        kwvals = [kwargs[k] if k in kwargs else _default(opdef, k) for k in kw_names]
-        out = cls_holder[0].apply(below, *args[:n_pos], *kwvals)
-        if len(opdef._schema.returns) == 1 and str(opdef._schema.returns[0].type) == "Tensor[]":
-            return list(out)
-        return out
+            cls_holder.append(_function_class(opdef, n_pos, kw_names, returns_list))
+        kwvals = [kwargs[k] for k in kw_names]     # the trampoline passes every keyword-only argument
+        out = cls_holder[0].apply(_below_autograd(keyset), *args[:n_pos], *kwvals)
+        return list(out) if returns_list else out
 
     autograd_kernel.__name__ = f"autograd_{opdef._name}"
     return autograd_kernel
 
 
-def _default(opdef, name):
-    for a in opdef._schema.arguments:
-        if a.name == name:
-            return a.default_value
-    return None
-
-
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """Register the backward formula of ``op`` (a CustomOpDef, or the name /
     OpOverload of a custom operator)."""
-    from .custom_ops import CustomOpDef, _defs
+    from .custom_ops import CustomOpDef, custom_def_of
 
     if isinstance(op, CustomOpDef):
         return op.register_autograd(backward, setup_context=setup_context)
     from ..library import _opname_of
     qn = _opname_of(op)
-    opdef = _defs.get(qn) or _defs.get(qn.rsplit(".", 1)[0])
+    opdef = custom_def_of(qn)
     if opdef is None:
         raise RuntimeError(
             f"register_autograd({qn}): torchlet registers autograd formulas for operators made by custom_op; "

@@ -38,7 +38,13 @@ def _storage_of(t: Tensor):
     return lib.tl_tensor_storage(t._p)
 
 
+def custom_def_of(qualname: str) -> "CustomOpDef | None":
+    """The live custom operator of a qualified name ("ns::op"), if it is one."""
+    return _defs.get(qualname)
+
+
 def _tensors(xs):
+    """The tensors among xs, and inside their list / tuple items."""
     for x in xs:
         if isinstance(x, Tensor):
             yield x
@@ -66,6 +72,9 @@ class CustomOpDef:
         try:          # all or nothing: a failure leaves no half-registered operator
             self._lib.define(f"{name}{schema}", tags=tags)
             self._schema = _sch.parse(f"{self._qualname}{schema}")
+            self._arg_names = [a.name for a in self._schema.arguments]
+            self._mutated = [a.name for a in self._schema.arguments
+                             if a.alias_info is not None and a.alias_info.is_write]
             self._register_to_dispatcher()
         except BaseException:
             self._lib._destroy()
@@ -82,7 +91,6 @@ class CustomOpDef:
         ov = self._ov
         if ov is None:
             ov = self._ov = _ops.lookup(self._qualname)
-            ov._custom_def = self
         return ov
 
     def __call__(self, /, *args, **kwargs):
@@ -90,10 +98,6 @@ class CustomOpDef:
         return (ov if ov is not None else self._opoverload)(*args, **kwargs)
 
     # -- what the dispatcher runs
-    @property
-    def _mutated(self) -> list[str]:
-        return [a.name for a in self._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
-
     def _backend_kernel(self, device):
         opdef = self
         functional = not self._mutated
@@ -194,8 +198,7 @@ class CustomOpDef:
         return self._opoverload.redispatch(DispatchKeySet(1 << _key(key)), *args, **kwargs)
 
     def _bound(self, args, kwargs) -> dict:
-        names = [a.name for a in self._schema.arguments]
-        d = dict(zip(names, args))
+        d = dict(zip(self._arg_names, args))
         d.update(kwargs)
         return d
 

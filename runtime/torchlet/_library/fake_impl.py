@@ -60,7 +60,7 @@ def register_fake(op, func=None, /, *, lib=None, allow_override: bool = True, _s
     """Register ``func`` as the fake kernel of ``op`` (a "ns::name" string, an
     OpOverload or a CustomOpDef); usable as a decorator."""
     from ..library import _opname_of, _fragment, _split_qualname, _where
-    from .custom_ops import CustomOpDef
+    from .custom_ops import CustomOpDef, custom_def_of
 
     if isinstance(op, CustomOpDef):
         return op.register_fake(func) if func is not None else op.register_fake
@@ -72,7 +72,7 @@ def register_fake(op, func=None, /, *, lib=None, allow_override: bool = True, _s
             ov = _ops.lookup(qn)
         except AttributeError:
             raise RuntimeError(f"operator {qn} does not exist") from None
-        custom = getattr(ov, "_custom_def", None)
+        custom = custom_def_of(qn)
         if custom is not None:
             custom.register_fake(f)
             return f

@@ -68,9 +68,6 @@ def _base(ann) -> str | None:
     return None
 
 
-_LIST_ORIGINS = (list, tuple)
-
-
 def _elem_of_list(ann):
     """The element type of list[T] / List[T] / Sequence[T] / tuple[T, ...] / tuple[T, T], else None."""
     import collections.abc
@@ -92,8 +89,6 @@ def param_type(ann, name: str) -> str:
     inner, opt = _strip_optional(ann)
     b = _base(inner)
     if b is not None:
-        if b == "str" or b in ("ScalarType", "Device"):
-            return b + ("?" if opt else "")
         return b + ("?" if opt else "")
     elem = _elem_of_list(inner)
     if elem is not None:
@@ -102,7 +97,7 @@ def param_type(ann, name: str) -> str:
         if eb in ("Tensor", "SymInt", "float", "bool", "Scalar"):
             if e_opt and eb != "Tensor":
                 raise _Refusal(f"Parameter {name} has unsupported type {_ann_str(ann)}: only lists of "
-                               f"Optional[Tensor] may hold None; use list[{eb_py(eb)}] instead.")
+                               f"Optional[Tensor] may hold None; use list[{_PY_NAMES.get(eb, eb)}] instead.")
             return eb + ("?" if e_opt else "") + "[]" + ("?" if opt else "")
         raise _Refusal(f"Parameter {name} has unsupported type {_ann_str(ann)}: list elements must be "
                        f"Tensor, Optional[Tensor], int, float, bool or a number; use one of those.")
@@ -115,8 +110,7 @@ def param_type(ann, name: str) -> str:
                    f"a number, torchlet.dtype, torchlet.device, Optional[...] or list[...] of those.{hint}")
 
 
-def eb_py(eb: str) -> str:
-    return {"SymInt": "int", "Scalar": "Number"}.get(eb, eb)
+_PY_NAMES = {"SymInt": "int", "Scalar": "Number"}   # schema type -> the annotation that gives it
 
 
 def _ann_str(ann) -> str:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _ops
-from .._C import ffi, lib
+from .._C import lib
 from .._dispatch import _key
 from .._tensor import Tensor
+from .custom_ops import _storage_of, _tensors, custom_def_of
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 ALL_TEST_UTILS = DEFAULT_TEST_UTILS + ("test_gradcheck",)
@@ -47,19 +48,9 @@ def _clone(x):
         return c
     if isinstance(x, (list, tuple)):
         return type(x)(_clone(y) for y in x)
+    if isinstance(x, dict):
+        return {k: _clone(v) for k, v in x.items()}
     return x
-
-
-def _tensors(x):
-    if isinstance(x, Tensor):
-        yield x
-    elif isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _tensors(y)
-
-
-def _storage(t: Tensor) -> int:
-    return int(ffi.cast("uintptr_t", lib.tl_tensor_storage(t._p)))
 
 
 def _snapshot(t: Tensor):
@@ -81,12 +72,13 @@ def _flat_out(out):
     return list(_tensors(out if isinstance(out, (list, tuple)) else (out,)))
 
 
+def _inputs(args, kwargs) -> list:
+    return list(_tensors(list(args) + list(kwargs.values())))
+
+
 def _fill_sentinel(t: Tensor) -> None:
-    with _no_grad():
-        if t.is_floating_point():
-            t.fill_(float("nan"))
-        elif t.dtype.is_signed if hasattr(t.dtype, "is_signed") else True:
-            t.fill_(-12345)
+    with _no_grad():     # integers wrap the sentinel to their range; bools become True
+        t.fill_(float("nan") if t.is_floating_point() else -12345)
 
 
 def _no_grad():
@@ -97,7 +89,7 @@ def _no_grad():
 def test_schema(ov, args, kwargs):
     a2, k2 = _clone(args), _clone(kwargs)
     bound = _bind(ov, a2, k2)
-    before = [(a, t, _snapshot(t)) for a, v in bound for t in _tensors(v)]
+    before = [(a, t, _snapshot(t)) for a, v in bound for t in _tensors((v,))]
     with _no_grad():
         out = ov(*a2, **k2)
     written = set()
@@ -113,10 +105,10 @@ def test_schema(ov, args, kwargs):
     in_storage = {}
     for a, t, _ in before:
         if t.numel():
-            in_storage.setdefault(_storage(t), a)
+            in_storage.setdefault(_storage_of(t), a)
     rets = ov._schema.returns
     for i, o in enumerate(outs):
-        a = in_storage.get(_storage(o)) if o.numel() else None
+        a = in_storage.get(_storage_of(o)) if o.numel() else None
         if a is None:
             continue
         ret = rets[i] if i < len(rets) else None
@@ -129,7 +121,7 @@ def test_schema(ov, args, kwargs):
     for i, o in enumerate(outs):
         if not o.numel():
             continue
-        s = _storage(o)
+        s = _storage_of(o)
         if s in seen and not (rets and len(rets) == 1 and str(rets[0].type).startswith("Tensor[]")
                               and rets[0].alias_info is not None):
             raise OpCheckError(f"Outputs {seen[s]} and {i} alias unexpectedly: return separate tensors")
@@ -145,14 +137,14 @@ def test_schema(ov, args, kwargs):
         snaps = {}
         for a, v in b3:
             if a.name in missing:
-                for t in _tensors(v):
+                for t in _tensors((v,)):
                     _fill_sentinel(t)
-                snaps[a.name] = [_snapshot(t) for t in _tensors(v)]
+                snaps[a.name] = [_snapshot(t) for t in _tensors((v,))]
         with _no_grad():
             ov(*a3, **k3)
         for a, v in b3:
             if a.name in snaps:
-                now = [_snapshot(t) for t in _tensors(v)]
+                now = [_snapshot(t) for t in _tensors((v,))]
                 if all(np.array_equal(x, y, equal_nan=True) for x, y in zip(now, snaps[a.name])):
                     raise OpCheckError(
                         f"Argument {a.name} is declared as mutated (Tensor(a!)) but the operator did not write "
@@ -160,11 +152,10 @@ def test_schema(ov, args, kwargs):
 
 
 def test_autograd_registration(ov, args, kwargs):
-    inputs = list(_tensors(list(args) + list(kwargs.values())))
+    inputs = list(_inputs(args, kwargs))
     if not any(t.requires_grad for t in inputs):
         return
-    from .custom_ops import _defs
-    custom = _defs.get(ov.name()) or _defs.get(ov.name().rsplit(".", 1)[0])
+    custom = custom_def_of(ov.name())
     if custom is not None:
         if custom._backward_fn is None and not custom._mutated and ov._schema.returns:
             raise OpCheckError(
@@ -226,8 +217,7 @@ def _strides(t):
 
 
 def test_gradcheck(ov, args, kwargs, atol=None, rtol=None):
-    from .custom_ops import _defs
-    custom = _defs.get(ov.name()) or _defs.get(ov.name().rsplit(".", 1)[0])
+    custom = custom_def_of(ov.name())
     if custom is not None and custom._backward_fn is None:
         return
     idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.is_floating_point() and a.requires_grad]
@@ -277,7 +267,7 @@ def opcheck(op, args, kwargs=None, *, test_utils=DEFAULT_TEST_UTILS, raise_excep
         if u not in _UTILS:
             raise ValueError(f"opcheck(op, ...): unknown test util {u!r}; expected one of {sorted(_UTILS)}")
     ov = _as_overload(op)
-    if any(t.is_meta for t in _tensors(list(args) + list(kwargs.values()))):
+    if any(t.is_meta for t in _inputs(args, kwargs)):
         return {u: "SUCCESS" for u in test_utils}     # nothing to compare on meta inputs
     results = {}
     for u in test_utils:
