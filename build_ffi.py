@@ -24,6 +24,8 @@ extern "Python" void tl_py_release_external(void *ctx);
 extern "Python" int tl_py_boxed_kernel(const tl_kernel *, const tl_operator *, tl_keyset, tl_stack *);
 extern "Python" int tl_py_node_apply(void *, tl_node *, tl_tensor *const *, tl_tensor **);
 extern "Python" void tl_py_node_release(void *);
+extern "Python" void tl_py_slot_release(void *);
+extern "Python" int tl_py_dispatch_fallback(const tl_kernel *, const tl_operator *, tl_keyset, tl_stack *);
 """
 
 

@@ -191,6 +191,7 @@ def show_dispatch(a):
     print(f"  kernels compiled for {caps}; this CPU uses '{tl.get_cpu_capability()}'; "
           f"{tl.get_num_threads()} thread(s)")
     show_operator_table(a)
+    show_modes()
 
 
 def show_operator_table(a):
@@ -220,6 +221,32 @@ def show_operator_table(a):
     checks = tl.library.opcheck(scale2x, (tl.randn(3, requires_grad=True),))
     print(f"    opcheck: {checks}")
     scale2x._destroy()
+
+
+def show_modes():
+    """The Python key from Python: a dispatch mode and fake tensors."""
+    from torchlet._subclasses.fake_tensor import FakeTensorMode
+    from torchlet.utils._python_dispatch import TorchDispatchMode
+
+    class LogOps(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.log = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.log.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x, w, W = tl.randn(4, 8), tl.randn(8), tl.randn(16, 8)
+    with LogOps() as m:
+        h = x * tl.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+        tl.nn.functional.silu(tl.nn.functional.linear(h, W))
+    print("  A TorchDispatchMode sees each call below autograd (linear decomposed), RMSNorm + linear + silu:")
+    print("    " + ", ".join(m.log))
+    with FakeTensorMode():
+        y = tl.nn.functional.silu(tl.empty(4, 128, 8192) @ tl.empty(8192, 28672))
+    print(f"  FakeTensorMode: silu(empty(4, 128, 8192) @ empty(8192, 28672)) = {y!r}, no memory "
+          f"(meta kernels, device {y.device})")
 
 
 # ---------------------------------------------------------------- 4. kernel

@@ -386,6 +386,8 @@ class _Body:
                     L.append(f"{indent}    return {me}")
                 L.append(f"{indent}r_ = _new(_Tensor)")
                 L.append(f"{indent}r_._p = h_")
+                L.append(f"{indent}if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)")
+                L.append(f"{indent}    r_ = _as_subclass(r_)")
                 if self.sig.factory:  # requires_grad=True: a leaf (torchlet.autograd)
                     L.append(f"{indent}if requires_grad:")
                     L.append(f"{indent}    from torchlet.autograd import _factory_requires_grad")

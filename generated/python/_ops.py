@@ -309,6 +309,10 @@ __all__ = [
 # whose `_p` is the new C reference (released by Tensor.__del__).
 _Tensor = None
 _new = None
+# set by torchlet._subclass once a tensor subclass instance exists: from then
+# on a result may be one (a mode or __torch_dispatch__ returned it)
+_subclassed = False
+_as_subclass = None
 
 
 def bind(tensor_cls):
@@ -1339,6 +1343,8 @@ def _index_put_impl(input, indices, values, accumulate=False, unsafe=False, *, o
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('_index_put_impl', 'out', 0, 'Tensor', out)
@@ -1434,6 +1440,8 @@ def _log_softmax(input, dim, half_to_float, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('_log_softmax', 'out', 0, 'Tensor', out)
@@ -1470,6 +1478,8 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('_log_softmax_backward_data', 'out', 0, 'Tensor', out)
@@ -1580,6 +1590,8 @@ def _softmax(input, dim, half_to_float, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('_softmax', 'out', 0, 'Tensor', out)
@@ -1616,6 +1628,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('_softmax_backward_data', 'out', 0, 'Tensor', out)
@@ -1659,6 +1673,8 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -1680,6 +1696,8 @@ def abs(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('abs', 'out', 0, 'Tensor', out)
@@ -1724,6 +1742,8 @@ def acos(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('acos', 'out', 0, 'Tensor', out)
@@ -1768,6 +1788,8 @@ def acosh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('acosh', 'out', 0, 'Tensor', out)
@@ -1827,6 +1849,8 @@ def add(input, other, *, alpha=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('add', 'out', 0, 'Tensor', out)
@@ -1865,6 +1889,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('addcdiv', 'out', 0, 'Tensor', out)
@@ -1903,6 +1929,8 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('addcmul', 'out', 0, 'Tensor', out)
@@ -1951,6 +1979,8 @@ def _impladdmm_0(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('addmm', 'out', 0, 'Tensor', out)
@@ -1990,6 +2020,8 @@ def _impladdmm_1(input, mat1, mat2, out_dtype, *, beta=1, alpha=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('addmm', 'out', 0, 'Tensor', out)
@@ -2025,6 +2057,8 @@ def alias(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -2055,6 +2089,8 @@ def _implall_0(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('all', 'out', 0, 'Tensor', out)
@@ -2081,6 +2117,8 @@ def _implall_1(input, dim, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('all', 'out', 0, 'Tensor', out)
@@ -2107,6 +2145,8 @@ def _implall_2(input, dim=None, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('all', 'out', 0, 'Tensor', out)
@@ -2152,6 +2192,8 @@ def amax(input, dim=(), keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('amax', 'out', 0, 'Tensor', out)
@@ -2185,6 +2227,8 @@ def amin(input, dim=(), keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('amin', 'out', 0, 'Tensor', out)
@@ -2221,6 +2265,8 @@ def _implany_0(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('any', 'out', 0, 'Tensor', out)
@@ -2247,6 +2293,8 @@ def _implany_1(input, dim, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('any', 'out', 0, 'Tensor', out)
@@ -2273,6 +2321,8 @@ def _implany_2(input, dim=None, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('any', 'out', 0, 'Tensor', out)
@@ -2334,6 +2384,8 @@ def _implarange_0(end, *, dtype=None, layout=None, device=None, pin_memory=None,
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -2380,6 +2432,8 @@ def _implarange_1(start, end, *, dtype=None, layout=None, device=None, pin_memor
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
@@ -2421,6 +2475,8 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -2468,6 +2524,8 @@ def arccos(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arccos', 'out', 0, 'Tensor', out)
@@ -2512,6 +2570,8 @@ def arccosh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arccosh', 'out', 0, 'Tensor', out)
@@ -2556,6 +2616,8 @@ def arcsin(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arcsin', 'out', 0, 'Tensor', out)
@@ -2600,6 +2662,8 @@ def arcsinh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arcsinh', 'out', 0, 'Tensor', out)
@@ -2644,6 +2708,8 @@ def arctan(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arctan', 'out', 0, 'Tensor', out)
@@ -2674,6 +2740,8 @@ def arctan2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arctan2', 'out', 0, 'Tensor', out)
@@ -2718,6 +2786,8 @@ def arctanh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('arctanh', 'out', 0, 'Tensor', out)
@@ -2768,6 +2838,8 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('argmax', 'out', 0, 'Tensor', out)
@@ -2801,6 +2873,8 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('argmin', 'out', 0, 'Tensor', out)
@@ -2826,6 +2900,8 @@ def argwhere(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -2854,6 +2930,8 @@ def as_strided(input, size, stride, storage_offset=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -2875,6 +2953,8 @@ def asin(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('asin', 'out', 0, 'Tensor', out)
@@ -2919,6 +2999,8 @@ def asinh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('asinh', 'out', 0, 'Tensor', out)
@@ -2963,6 +3045,8 @@ def atan(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('atan', 'out', 0, 'Tensor', out)
@@ -2993,6 +3077,8 @@ def atan2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('atan2', 'out', 0, 'Tensor', out)
@@ -3037,6 +3123,8 @@ def atanh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('atanh', 'out', 0, 'Tensor', out)
@@ -3102,6 +3190,8 @@ def _implbaddbmm_0(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('baddbmm', 'out', 0, 'Tensor', out)
@@ -3141,6 +3231,8 @@ def _implbaddbmm_1(input, batch1, batch2, out_dtype, *, beta=1, alpha=1, out=Non
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('baddbmm', 'out', 0, 'Tensor', out)
@@ -3190,6 +3282,8 @@ def _implbitwise_and_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_and', 'out', 0, 'Tensor', out)
@@ -3215,6 +3309,8 @@ def _implbitwise_and_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_and', 'out', 0, 'Tensor', out)
@@ -3240,6 +3336,8 @@ def _implbitwise_and_2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_and', 'out', 0, 'Tensor', out)
@@ -3291,6 +3389,8 @@ def _implbitwise_left_shift_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_left_shift', 'out', 0, 'Tensor', out)
@@ -3316,6 +3416,8 @@ def _implbitwise_left_shift_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_left_shift', 'out', 0, 'Tensor', out)
@@ -3341,6 +3443,8 @@ def _implbitwise_left_shift_2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_left_shift', 'out', 0, 'Tensor', out)
@@ -3380,6 +3484,8 @@ def bitwise_not(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_not', 'out', 0, 'Tensor', out)
@@ -3419,6 +3525,8 @@ def _implbitwise_or_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_or', 'out', 0, 'Tensor', out)
@@ -3444,6 +3552,8 @@ def _implbitwise_or_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_or', 'out', 0, 'Tensor', out)
@@ -3469,6 +3579,8 @@ def _implbitwise_or_2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_or', 'out', 0, 'Tensor', out)
@@ -3520,6 +3632,8 @@ def _implbitwise_right_shift_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_right_shift', 'out', 0, 'Tensor', out)
@@ -3545,6 +3659,8 @@ def _implbitwise_right_shift_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_right_shift', 'out', 0, 'Tensor', out)
@@ -3570,6 +3686,8 @@ def _implbitwise_right_shift_2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_right_shift', 'out', 0, 'Tensor', out)
@@ -3621,6 +3739,8 @@ def _implbitwise_xor_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_xor', 'out', 0, 'Tensor', out)
@@ -3646,6 +3766,8 @@ def _implbitwise_xor_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_xor', 'out', 0, 'Tensor', out)
@@ -3671,6 +3793,8 @@ def _implbitwise_xor_2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bitwise_xor', 'out', 0, 'Tensor', out)
@@ -3718,6 +3842,8 @@ def _implbmm_0(input, mat2, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bmm', 'out', 0, 'Tensor', out)
@@ -3744,6 +3870,8 @@ def _implbmm_1(input, mat2, out_dtype, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('bmm', 'out', 0, 'Tensor', out)
@@ -3784,6 +3912,8 @@ def cat(tensors, dim=0, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('cat', 'out', 0, 'Tensor', out)
@@ -3811,6 +3941,8 @@ def ceil(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('ceil', 'out', 0, 'Tensor', out)
@@ -3889,6 +4021,8 @@ def _implclamp_0(input, min=None, max=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clamp', 'out', 0, 'Tensor', out)
@@ -3915,6 +4049,8 @@ def _implclamp_1(input, min=None, max=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clamp', 'out', 0, 'Tensor', out)
@@ -4014,6 +4150,8 @@ def _implclamp_max_0(input, max, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clamp_max', 'out', 0, 'Tensor', out)
@@ -4039,6 +4177,8 @@ def _implclamp_max_1(input, max, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clamp_max', 'out', 0, 'Tensor', out)
@@ -4134,6 +4274,8 @@ def _implclamp_min_0(input, min, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clamp_min', 'out', 0, 'Tensor', out)
@@ -4159,6 +4301,8 @@ def _implclamp_min_1(input, min, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clamp_min', 'out', 0, 'Tensor', out)
@@ -4257,6 +4401,8 @@ def _implclip_0(input, min=None, max=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clip', 'out', 0, 'Tensor', out)
@@ -4283,6 +4429,8 @@ def _implclip_1(input, min=None, max=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('clip', 'out', 0, 'Tensor', out)
@@ -4375,6 +4523,8 @@ def clone(input, *, memory_format=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4396,6 +4546,8 @@ def cos(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('cos', 'out', 0, 'Tensor', out)
@@ -4440,6 +4592,8 @@ def cosh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('cosh', 'out', 0, 'Tensor', out)
@@ -4489,6 +4643,8 @@ def _implcount_nonzero_0(input, dim=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4505,6 +4661,8 @@ def _implcount_nonzero_1(input, dim):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4542,6 +4700,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('cumprod', 'out', 0, 'Tensor', out)
@@ -4575,6 +4735,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('cumsum', 'out', 0, 'Tensor', out)
@@ -4620,6 +4782,8 @@ def _impldiv_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('div', 'out', 0, 'Tensor', out)
@@ -4653,6 +4817,8 @@ def _impldiv_1(input, other, *, rounding_mode, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('div', 'out', 0, 'Tensor', out)
@@ -4680,6 +4846,8 @@ def _impldiv_2(input, other, *, rounding_mode):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4716,6 +4884,8 @@ def dot(input, tensor, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('dot', 'out', 0, 'Tensor', out)
@@ -4747,6 +4917,8 @@ def dropout(input, p, train):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4778,6 +4950,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4812,6 +4986,8 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4843,6 +5019,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -4887,6 +5065,8 @@ def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -4935,6 +5115,8 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
@@ -4972,6 +5154,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
@@ -5004,6 +5188,8 @@ def _impleq_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('eq', 'out', 0, 'Tensor', out)
@@ -5029,6 +5215,8 @@ def _impleq_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('eq', 'out', 0, 'Tensor', out)
@@ -5066,6 +5254,8 @@ def erf(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('erf', 'out', 0, 'Tensor', out)
@@ -5110,6 +5300,8 @@ def erfc(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('erfc', 'out', 0, 'Tensor', out)
@@ -5154,6 +5346,8 @@ def exp(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('exp', 'out', 0, 'Tensor', out)
@@ -5181,6 +5375,8 @@ def exp2(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('exp2', 'out', 0, 'Tensor', out)
@@ -5242,6 +5438,8 @@ def expm1(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('expm1', 'out', 0, 'Tensor', out)
@@ -5291,6 +5489,8 @@ def _implfill_0(input, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -5309,6 +5509,8 @@ def _implfill_1(input, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -5397,6 +5599,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         return input
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -5419,6 +5623,8 @@ def flip(input, dims):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -5440,6 +5646,8 @@ def floor(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('floor', 'out', 0, 'Tensor', out)
@@ -5498,6 +5706,8 @@ def _implfloor_divide_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('floor_divide', 'out', 0, 'Tensor', out)
@@ -5522,6 +5732,8 @@ def _implfloor_divide_1(input, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -5561,6 +5773,8 @@ def _implfmod_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('fmod', 'out', 0, 'Tensor', out)
@@ -5586,6 +5800,8 @@ def _implfmod_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('fmod', 'out', 0, 'Tensor', out)
@@ -5623,6 +5839,8 @@ def frac(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('frac', 'out', 0, 'Tensor', out)
@@ -5684,6 +5902,8 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -5737,6 +5957,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
@@ -5770,6 +5992,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('gather', 'out', 0, 'Tensor', out)
@@ -5807,6 +6031,8 @@ def gather_backward(grad, input, dim, index, sparse_grad):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -5836,6 +6062,8 @@ def _implge_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('ge', 'out', 0, 'Tensor', out)
@@ -5861,6 +6089,8 @@ def _implge_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('ge', 'out', 0, 'Tensor', out)
@@ -5901,6 +6131,8 @@ def ger(input, vec2, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('ger', 'out', 0, 'Tensor', out)
@@ -5936,6 +6168,8 @@ def _implgt_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('gt', 'out', 0, 'Tensor', out)
@@ -5961,6 +6195,8 @@ def _implgt_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('gt', 'out', 0, 'Tensor', out)
@@ -5998,6 +6234,8 @@ def hstack(tensors, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('hstack', 'out', 0, 'Tensor', out)
@@ -6028,6 +6266,8 @@ def index(input, indices, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index', 'out', 0, 'Tensor', out)
@@ -6069,6 +6309,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index_add', 'out', 0, 'Tensor', out)
@@ -6105,6 +6347,8 @@ def index_copy(input, dim, index, source, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index_copy', 'out', 0, 'Tensor', out)
@@ -6141,6 +6385,8 @@ def index_fill(input, dim, index, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -6171,6 +6417,8 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index_put', 'out', 0, 'Tensor', out)
@@ -6230,6 +6478,8 @@ def index_select(input, dim, index, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('index_select', 'out', 0, 'Tensor', out)
@@ -6264,6 +6514,8 @@ def index_select_backward(grad, self_sizes, dim, index):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -6283,6 +6535,8 @@ def isfinite(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -6302,6 +6556,8 @@ def isinf(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -6321,6 +6577,8 @@ def isnan(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -6355,6 +6613,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -6384,6 +6644,8 @@ def _implle_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('le', 'out', 0, 'Tensor', out)
@@ -6409,6 +6671,8 @@ def _implle_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('le', 'out', 0, 'Tensor', out)
@@ -6457,6 +6721,8 @@ def _impllerp_0(input, end, weight, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('lerp', 'out', 0, 'Tensor', out)
@@ -6485,6 +6751,8 @@ def _impllerp_1(input, end, weight, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('lerp', 'out', 0, 'Tensor', out)
@@ -6522,6 +6790,8 @@ def log(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('log', 'out', 0, 'Tensor', out)
@@ -6549,6 +6819,8 @@ def log10(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('log10', 'out', 0, 'Tensor', out)
@@ -6593,6 +6865,8 @@ def log1p(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('log1p', 'out', 0, 'Tensor', out)
@@ -6637,6 +6911,8 @@ def log2(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('log2', 'out', 0, 'Tensor', out)
@@ -6704,6 +6980,8 @@ def log_softmax(input, dim, dtype=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('log_softmax', 'out', 0, 'Tensor', out)
@@ -6734,6 +7012,8 @@ def logical_and(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logical_and', 'out', 0, 'Tensor', out)
@@ -6761,6 +7041,8 @@ def logical_not(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logical_not', 'out', 0, 'Tensor', out)
@@ -6791,6 +7073,8 @@ def logical_or(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logical_or', 'out', 0, 'Tensor', out)
@@ -6821,6 +7105,8 @@ def logical_xor(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logical_xor', 'out', 0, 'Tensor', out)
@@ -6851,6 +7137,8 @@ def logit(input, eps=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logit', 'out', 0, 'Tensor', out)
@@ -6904,6 +7192,8 @@ def logit_backward(grad_output, input, eps=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logit_backward', 'out', 0, 'Tensor', out)
@@ -6937,6 +7227,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('logsumexp', 'out', 0, 'Tensor', out)
@@ -6972,6 +7264,8 @@ def _impllt_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('lt', 'out', 0, 'Tensor', out)
@@ -6997,6 +7291,8 @@ def _impllt_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('lt', 'out', 0, 'Tensor', out)
@@ -7042,6 +7338,8 @@ def _implmasked_fill_0(input, mask, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -7063,6 +7361,8 @@ def _implmasked_fill_1(input, mask, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -7097,6 +7397,8 @@ def matmul(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('matmul', 'out', 0, 'Tensor', out)
@@ -7133,6 +7435,8 @@ def _implmax_0(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('max', 'out', 0, 'Tensor', out)
@@ -7156,6 +7460,8 @@ def _implmax_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('max', 'out', 0, 'Tensor', out)
@@ -7221,6 +7527,8 @@ def maximum(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('maximum', 'out', 0, 'Tensor', out)
@@ -7256,6 +7564,8 @@ def _implmean_0(input, *, dtype=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mean', 'out', 0, 'Tensor', out)
@@ -7285,6 +7595,8 @@ def _implmean_1(input, dim, keepdim=False, *, dtype=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mean', 'out', 0, 'Tensor', out)
@@ -7331,6 +7643,8 @@ def _implmin_0(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('min', 'out', 0, 'Tensor', out)
@@ -7354,6 +7668,8 @@ def _implmin_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('min', 'out', 0, 'Tensor', out)
@@ -7419,6 +7735,8 @@ def minimum(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('minimum', 'out', 0, 'Tensor', out)
@@ -7454,6 +7772,8 @@ def _implmm_0(input, mat2, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mm', 'out', 0, 'Tensor', out)
@@ -7480,6 +7800,8 @@ def _implmm_1(input, mat2, out_dtype, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mm', 'out', 0, 'Tensor', out)
@@ -7527,6 +7849,8 @@ def mul(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mul', 'out', 0, 'Tensor', out)
@@ -7557,6 +7881,8 @@ def mv(input, vec, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mv', 'out', 0, 'Tensor', out)
@@ -7593,6 +7919,8 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('nan_to_num', 'out', 0, 'Tensor', out)
@@ -7657,6 +7985,8 @@ def _implnarrow_0(input, dim, start, length):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -7679,6 +8009,8 @@ def _implnarrow_1(input, dim, start, length):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -7736,6 +8068,8 @@ def native_dropout_backward(grad_output, mask, scale):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -7830,6 +8164,8 @@ def _implne_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('ne', 'out', 0, 'Tensor', out)
@@ -7855,6 +8191,8 @@ def _implne_1(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('ne', 'out', 0, 'Tensor', out)
@@ -7892,6 +8230,8 @@ def neg(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('neg', 'out', 0, 'Tensor', out)
@@ -7936,6 +8276,8 @@ def nonzero(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('nonzero', 'out', 0, 'Tensor', out)
@@ -7983,6 +8325,8 @@ def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=Non
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -8031,6 +8375,8 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
@@ -8058,6 +8404,8 @@ def outer(input, vec2, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('outer', 'out', 0, 'Tensor', out)
@@ -8086,6 +8434,8 @@ def permute(input, dims):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8119,6 +8469,8 @@ def _implpow_0(input, exponent, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('pow', 'out', 0, 'Tensor', out)
@@ -8144,6 +8496,8 @@ def _implpow_1(input, exponent, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('pow', 'out', 0, 'Tensor', out)
@@ -8169,6 +8523,8 @@ def _implpow_2(input, exponent, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('pow', 'out', 0, 'Tensor', out)
@@ -8214,6 +8570,8 @@ def _implprod_0(input, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8237,6 +8595,8 @@ def _implprod_1(input, dim, keepdim=False, *, dtype=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('prod', 'out', 0, 'Tensor', out)
@@ -8302,6 +8662,8 @@ def _implrand_0(*_args, size=None, generator, dtype=None, layout=None, device=No
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -8350,6 +8712,8 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -8423,6 +8787,8 @@ def _implrandn_0(*_args, size=None, generator, dtype=None, layout=None, device=N
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -8471,6 +8837,8 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -8516,6 +8884,8 @@ def reciprocal(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('reciprocal', 'out', 0, 'Tensor', out)
@@ -8558,6 +8928,8 @@ def relu(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8607,6 +8979,8 @@ def _implremainder_0(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('remainder', 'out', 0, 'Tensor', out)
@@ -8631,6 +9005,8 @@ def _implremainder_1(input, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8650,6 +9026,8 @@ def _implremainder_2(input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('remainder', 'out', 0, 'Tensor', out)
@@ -8690,6 +9068,8 @@ def reshape(input, shape):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8718,6 +9098,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8744,6 +9126,8 @@ def _implround_0(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('round', 'out', 0, 'Tensor', out)
@@ -8767,6 +9151,8 @@ def _implround_1(input, *, decimals, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('round', 'out', 0, 'Tensor', out)
@@ -8849,6 +9235,8 @@ def rsqrt(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('rsqrt', 'out', 0, 'Tensor', out)
@@ -8903,6 +9291,8 @@ def _implrsub_0(input, other, *, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8926,6 +9316,8 @@ def _implrsub_1(input, other, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -8979,6 +9371,8 @@ def _implscatter_0(input, dim, index, src, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9010,6 +9404,8 @@ def _implscatter_1(input, dim, index, value, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9042,6 +9438,8 @@ def _implscatter_2(input, dim, index, src, *, reduce, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9076,6 +9474,8 @@ def _implscatter_3(input, dim, index, value, *, reduce, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter', 'out', 0, 'Tensor', out)
@@ -9126,6 +9526,8 @@ def scatter_add(input, dim, index, src, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('scatter_add', 'out', 0, 'Tensor', out)
@@ -9157,6 +9559,8 @@ def select(input, dim, index):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9185,6 +9589,8 @@ def select_backward(grad_output, input_sizes, dim, index):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9206,6 +9612,8 @@ def sigmoid(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sigmoid', 'out', 0, 'Tensor', out)
@@ -9250,6 +9658,8 @@ def sign(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sign', 'out', 0, 'Tensor', out)
@@ -9294,6 +9704,8 @@ def sin(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sin', 'out', 0, 'Tensor', out)
@@ -9338,6 +9750,8 @@ def sinh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sinh', 'out', 0, 'Tensor', out)
@@ -9395,6 +9809,8 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9422,6 +9838,8 @@ def softmax(input, dim, dtype=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('softmax', 'out', 0, 'Tensor', out)
@@ -9526,6 +9944,8 @@ def sqrt(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sqrt', 'out', 0, 'Tensor', out)
@@ -9575,6 +9995,8 @@ def _implsqueeze_0(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9591,6 +10013,8 @@ def _implsqueeze_1(input, dim):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9607,6 +10031,8 @@ def _implsqueeze_2(input, dim):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9643,6 +10069,8 @@ def stack(tensors, dim=0, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('stack', 'out', 0, 'Tensor', out)
@@ -9680,6 +10108,8 @@ def _implstd_0(input, unbiased=True):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9703,6 +10133,8 @@ def _implstd_1(input, dim=None, *, correction=None, keepdim=False, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('std', 'out', 0, 'Tensor', out)
@@ -9732,6 +10164,8 @@ def _implstd_2(input, dim, unbiased=True, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('std', 'out', 0, 'Tensor', out)
@@ -9862,6 +10296,8 @@ def sub(input, other, *, alpha=1, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sub', 'out', 0, 'Tensor', out)
@@ -9895,6 +10331,8 @@ def _implsum_0(input, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9918,6 +10356,8 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('sum', 'out', 0, 'Tensor', out)
@@ -9953,6 +10393,8 @@ def t(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -9974,6 +10416,8 @@ def tan(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('tan', 'out', 0, 'Tensor', out)
@@ -10018,6 +10462,8 @@ def tanh(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('tanh', 'out', 0, 'Tensor', out)
@@ -10070,6 +10516,8 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('threshold_backward', 'out', 0, 'Tensor', out)
@@ -10101,6 +10549,8 @@ def transpose(input, dim0, dim1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10125,6 +10575,8 @@ def tril(input, diagonal=0, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('tril', 'out', 0, 'Tensor', out)
@@ -10155,6 +10607,8 @@ def triu(input, diagonal=0, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('triu', 'out', 0, 'Tensor', out)
@@ -10182,6 +10636,8 @@ def trunc(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('trunc', 'out', 0, 'Tensor', out)
@@ -10250,6 +10706,8 @@ def unflatten(input, dim, sizes):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10272,6 +10730,8 @@ def unsqueeze(input, dim):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10303,6 +10763,8 @@ def _implvar_0(input, unbiased=True):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10326,6 +10788,8 @@ def _implvar_1(input, dim=None, *, correction=None, keepdim=False, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('var', 'out', 0, 'Tensor', out)
@@ -10355,6 +10819,8 @@ def _implvar_2(input, dim, unbiased=True, keepdim=False, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('var', 'out', 0, 'Tensor', out)
@@ -10470,6 +10936,8 @@ def vstack(tensors, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('vstack', 'out', 0, 'Tensor', out)
@@ -10527,6 +10995,8 @@ def _implwhere_1(condition, input, other, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('where', 'out', 0, 'Tensor', out)
@@ -10554,6 +11024,8 @@ def _implwhere_2(condition, input, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10575,6 +11047,8 @@ def _implwhere_3(condition, input, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10598,6 +11072,8 @@ def _implwhere_4(condition, input, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10672,6 +11148,8 @@ def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=No
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         if requires_grad:
             from torchlet.autograd import _factory_requires_grad
             _factory_requires_grad(r_)
@@ -10720,6 +11198,8 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     if requires_grad:
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
@@ -10757,6 +11237,8 @@ def _nn_cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -10793,6 +11275,8 @@ def _nn_elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('elu', 'out', 0, 'Tensor', out)
@@ -10873,6 +11357,8 @@ def _nn_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('elu_backward', 'out', 0, 'Tensor', out)
@@ -10903,6 +11389,8 @@ def _nn_gelu(input, *, approximate='none', out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('gelu', 'out', 0, 'Tensor', out)
@@ -10956,6 +11444,8 @@ def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('gelu_backward', 'out', 0, 'Tensor', out)
@@ -10993,6 +11483,8 @@ def _nn_hardtanh(input, min_val=-1, max_val=1, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('hardtanh', 'out', 0, 'Tensor', out)
@@ -11060,6 +11552,8 @@ def _nn_hardtanh_backward(grad_output, input, min_val, max_val, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('hardtanh_backward', 'out', 0, 'Tensor', out)
@@ -11092,6 +11586,8 @@ def _nn_leaky_relu(input, negative_slope=0.01, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('leaky_relu', 'out', 0, 'Tensor', out)
@@ -11152,6 +11648,8 @@ def _nn_leaky_relu_backward(grad_output, input, negative_slope, self_is_result, 
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('leaky_relu_backward', 'out', 0, 'Tensor', out)
@@ -11185,6 +11683,8 @@ def _nn_linear(input, weight, bias=None, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linear', 'out', 0, 'Tensor', out)
@@ -11212,6 +11712,8 @@ def _nn_mish(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mish', 'out', 0, 'Tensor', out)
@@ -11257,6 +11759,8 @@ def _nn_mish_backward(grad_output, input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -11284,6 +11788,8 @@ def _nn_mse_loss(input, target, reduction=1, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mse_loss', 'out', 0, 'Tensor', out)
@@ -11320,6 +11826,8 @@ def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('mse_loss_backward', 'out', 0, 'Tensor', out)
@@ -11359,6 +11867,8 @@ def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100, *, 
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('nll_loss', 'out', 0, 'Tensor', out)
@@ -11404,6 +11914,8 @@ def _nn_nll_loss_backward(grad_output, input, target, weight, reduction, ignore_
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('nll_loss_backward', 'out', 0, 'Tensor', out)
@@ -11477,6 +11989,8 @@ def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -11496,6 +12010,8 @@ def _nn_relu6(input):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -11553,6 +12069,8 @@ def _nn_scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -11574,6 +12092,8 @@ def _nn_silu(input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('silu', 'out', 0, 'Tensor', out)
@@ -11621,6 +12141,8 @@ def _nn_silu_backward(grad_output, input, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('silu_backward', 'out', 0, 'Tensor', out)
@@ -11658,6 +12180,8 @@ def _nn_softplus(input, beta=1, threshold=20, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('softplus', 'out', 0, 'Tensor', out)
@@ -11698,6 +12222,8 @@ def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('softplus_backward', 'out', 0, 'Tensor', out)
@@ -11744,6 +12270,8 @@ def _impl_linalg_linalg_matrix_norm_0(input, ord, dim=(-2, -1), keepdim=False, *
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
@@ -11776,6 +12304,8 @@ def _impl_linalg_linalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=Fa
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_matrix_norm', 'out', 0, 'Tensor', out)
@@ -11830,6 +12360,8 @@ def _impl_linalg_linalg_norm_0(input, ord=None, dim=None, keepdim=False, *, dtyp
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
@@ -11862,6 +12394,8 @@ def _impl_linalg_linalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=Non
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_norm', 'out', 0, 'Tensor', out)
@@ -11932,6 +12466,8 @@ def _linalg_linalg_svdvals(A, *, driver=None, out=None):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_svdvals', 'out', 0, 'Tensor', out)
@@ -11973,6 +12509,8 @@ def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=N
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_vector_norm', 'out', 0, 'Tensor', out)
@@ -11997,6 +12535,8 @@ def _m_abs(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12027,6 +12567,8 @@ def _m_acos(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12057,6 +12599,8 @@ def _m_acosh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12102,6 +12646,8 @@ def _m_add(self, other, *, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12158,6 +12704,8 @@ def _m_addcdiv(self, tensor1, tensor2, *, value=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12210,6 +12758,8 @@ def _m_addcmul(self, tensor1, tensor2, *, value=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12267,6 +12817,8 @@ def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12313,6 +12865,8 @@ def _m_alias(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12336,6 +12890,8 @@ def _impl_m_all_0(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12352,6 +12908,8 @@ def _impl_m_all_1(self, dim, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12368,6 +12926,8 @@ def _impl_m_all_2(self, dim=None, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12402,6 +12962,8 @@ def _m_amax(self, dim=(), keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12424,6 +12986,8 @@ def _m_amin(self, dim=(), keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12447,6 +13011,8 @@ def _impl_m_any_0(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12463,6 +13029,8 @@ def _impl_m_any_1(self, dim, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12479,6 +13047,8 @@ def _impl_m_any_2(self, dim=None, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12507,6 +13077,8 @@ def _m_arccos(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12537,6 +13109,8 @@ def _m_arccosh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12567,6 +13141,8 @@ def _m_arcsin(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12597,6 +13173,8 @@ def _m_arcsinh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12627,6 +13205,8 @@ def _m_arctan(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12646,6 +13226,8 @@ def _m_arctan2(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12693,6 +13275,8 @@ def _m_arctanh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12729,6 +13313,8 @@ def _m_argmax(self, dim=None, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12751,6 +13337,8 @@ def _m_argmin(self, dim=None, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12767,6 +13355,8 @@ def _m_argwhere(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12792,6 +13382,8 @@ def _m_as_strided(self, size, stride, storage_offset=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12808,6 +13400,8 @@ def _m_asin(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12838,6 +13432,8 @@ def _m_asinh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12868,6 +13464,8 @@ def _m_atan(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12887,6 +13485,8 @@ def _m_atan2(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12934,6 +13534,8 @@ def _m_atanh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -12980,6 +13582,8 @@ def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13033,6 +13637,8 @@ def _impl_m_bitwise_and_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13048,6 +13654,8 @@ def _impl_m_bitwise_and_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13125,6 +13733,8 @@ def _impl_m_bitwise_left_shift_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13140,6 +13750,8 @@ def _impl_m_bitwise_left_shift_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13210,6 +13822,8 @@ def _m_bitwise_not(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13247,6 +13861,8 @@ def _impl_m_bitwise_or_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13262,6 +13878,8 @@ def _impl_m_bitwise_or_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13339,6 +13957,8 @@ def _impl_m_bitwise_right_shift_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13354,6 +13974,8 @@ def _impl_m_bitwise_right_shift_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13431,6 +14053,8 @@ def _impl_m_bitwise_xor_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13446,6 +14070,8 @@ def _impl_m_bitwise_xor_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13519,6 +14145,8 @@ def _m_bmm(self, mat2):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13535,6 +14163,8 @@ def _m_ceil(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13595,6 +14225,8 @@ def _impl_m_clamp_0(self, min=None, max=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13611,6 +14243,8 @@ def _impl_m_clamp_1(self, min=None, max=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13692,6 +14326,8 @@ def _impl_m_clamp_max_0(self, max):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13707,6 +14343,8 @@ def _impl_m_clamp_max_1(self, max):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13784,6 +14422,8 @@ def _impl_m_clamp_min_0(self, min):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13799,6 +14439,8 @@ def _impl_m_clamp_min_1(self, min):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13879,6 +14521,8 @@ def _impl_m_clip_0(self, min=None, max=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13895,6 +14539,8 @@ def _impl_m_clip_1(self, min=None, max=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13972,6 +14618,8 @@ def _m_clone(self, *, memory_format=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -13994,6 +14642,8 @@ def _m_contiguous(self, *, memory_format='contiguous_format'):
         return self
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14037,6 +14687,8 @@ def _m_cos(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14067,6 +14719,8 @@ def _m_cosh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14104,6 +14758,8 @@ def _impl_m_count_nonzero_0(self, dim=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14125,6 +14781,8 @@ def _impl_m_count_nonzero_1(self, *_args, dim=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14157,6 +14815,8 @@ def _m_cumprod(self, dim, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14199,6 +14859,8 @@ def _m_cumsum(self, dim, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14252,6 +14914,8 @@ def _impl_m_div_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14275,6 +14939,8 @@ def _impl_m_div_1(self, other, *, rounding_mode):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14293,6 +14959,8 @@ def _impl_m_div_2(self, other, *, rounding_mode):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14404,6 +15072,8 @@ def _m_dot(self, tensor):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14427,6 +15097,8 @@ def _impl_m_eq_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14442,6 +15114,8 @@ def _impl_m_eq_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14512,6 +15186,8 @@ def _m_erf(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14542,6 +15218,8 @@ def _m_erfc(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14572,6 +15250,8 @@ def _m_exp(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14588,6 +15268,8 @@ def _m_exp2(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14646,6 +15328,8 @@ def _m_expand(self, *_args, size=None, implicit=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14662,6 +15346,8 @@ def _m_expm1(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14745,6 +15431,8 @@ def _m_flatten(self, start_dim=0, end_dim=-1):
         return self
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14772,6 +15460,8 @@ def _m_flip(self, *_args, dims=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14788,6 +15478,8 @@ def _m_floor(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14832,6 +15524,8 @@ def _impl_m_floor_divide_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14847,6 +15541,8 @@ def _impl_m_floor_divide_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14931,6 +15627,8 @@ def _impl_m_fmod_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -14946,6 +15644,8 @@ def _impl_m_fmod_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15016,6 +15716,8 @@ def _m_frac(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15055,6 +15757,8 @@ def _m_gather(self, dim, index, *, sparse_grad=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15078,6 +15782,8 @@ def _impl_m_ge_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15093,6 +15799,8 @@ def _impl_m_ge_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15166,6 +15874,8 @@ def _m_ger(self, vec2):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15189,6 +15899,8 @@ def _impl_m_gt_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15204,6 +15916,8 @@ def _impl_m_gt_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15277,6 +15991,8 @@ def _m_index(self, indices):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15307,6 +16023,8 @@ def _m_index_add(self, dim, index, source, *, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15360,6 +16078,8 @@ def _m_index_copy(self, dim, index, source):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15410,6 +16130,8 @@ def _m_index_fill(self, dim, index, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15460,6 +16182,8 @@ def _m_index_put(self, indices, values, accumulate=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15505,6 +16229,8 @@ def _m_index_select(self, dim, index):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15521,6 +16247,8 @@ def _m_isfinite(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15537,6 +16265,8 @@ def _m_isinf(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15553,6 +16283,8 @@ def _m_isnan(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15576,6 +16308,8 @@ def _impl_m_le_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15591,6 +16325,8 @@ def _impl_m_le_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15671,6 +16407,8 @@ def _impl_m_lerp_0(self, end, weight):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15689,6 +16427,8 @@ def _impl_m_lerp_1(self, end, weight):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15765,6 +16505,8 @@ def _m_log(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15781,6 +16523,8 @@ def _m_log10(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15811,6 +16555,8 @@ def _m_log1p(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15841,6 +16587,8 @@ def _m_log2(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15891,6 +16639,8 @@ def _m_log_softmax(self, dim, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15910,6 +16660,8 @@ def _m_logical_and(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15943,6 +16695,8 @@ def _m_logical_not(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -15976,6 +16730,8 @@ def _m_logical_or(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16012,6 +16768,8 @@ def _m_logical_xor(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16048,6 +16806,8 @@ def _m_logit(self, eps=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16087,6 +16847,8 @@ def _m_logsumexp(self, dim, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16110,6 +16872,8 @@ def _impl_m_lt_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16125,6 +16889,8 @@ def _impl_m_lt_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16205,6 +16971,8 @@ def _impl_m_masked_fill_0(self, mask, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16223,6 +16991,8 @@ def _impl_m_masked_fill_1(self, mask, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16302,6 +17072,8 @@ def _m_matmul(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16325,6 +17097,8 @@ def _impl_m_max_0(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16338,6 +17112,8 @@ def _impl_m_max_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16382,6 +17158,8 @@ def _m_maximum(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16405,6 +17183,8 @@ def _impl_m_mean_0(self, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16424,6 +17204,8 @@ def _impl_m_mean_1(self, dim, keepdim=False, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16457,6 +17239,8 @@ def _impl_m_min_0(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16470,6 +17254,8 @@ def _impl_m_min_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16514,6 +17300,8 @@ def _m_minimum(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16533,6 +17321,8 @@ def _m_mm(self, mat2):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16559,6 +17349,8 @@ def _m_mul(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16602,6 +17394,8 @@ def _m_mv(self, vec):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16627,6 +17421,8 @@ def _m_nan_to_num(self, nan=None, posinf=None, neginf=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16679,6 +17475,8 @@ def _impl_m_narrow_0(self, dim, start, length):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16698,6 +17496,8 @@ def _impl_m_narrow_1(self, dim, start, length):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16731,6 +17531,8 @@ def _impl_m_ne_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16746,6 +17548,8 @@ def _impl_m_ne_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16816,6 +17620,8 @@ def _m_neg(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16846,6 +17652,8 @@ def _m_nonzero(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16865,6 +17673,8 @@ def _m_outer(self, vec2):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16892,6 +17702,8 @@ def _m_permute(self, *_args, dims=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16915,6 +17727,8 @@ def _impl_m_pow_0(self, exponent):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -16930,6 +17744,8 @@ def _impl_m_pow_1(self, exponent):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17007,6 +17823,8 @@ def _impl_m_prod_0(self, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17026,6 +17844,8 @@ def _impl_m_prod_1(self, dim, keepdim=False, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17052,6 +17872,8 @@ def _m_reciprocal(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17082,6 +17904,8 @@ def _m_relu(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17119,6 +17943,8 @@ def _impl_m_remainder_0(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17134,6 +17960,8 @@ def _impl_m_remainder_1(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17215,6 +18043,8 @@ def _m_reshape(self, *_args, shape=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17235,6 +18065,8 @@ def _impl_m_round_0(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17248,6 +18080,8 @@ def _impl_m_round_1(self, *, decimals):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17313,6 +18147,8 @@ def _m_rsqrt(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17362,6 +18198,8 @@ def _impl_m_scatter_0(self, dim, index, src):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17383,6 +18221,8 @@ def _impl_m_scatter_1(self, dim, index, value):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17405,6 +18245,8 @@ def _impl_m_scatter_2(self, dim, index, src, *, reduce):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17429,6 +18271,8 @@ def _impl_m_scatter_3(self, dim, index, value, *, reduce):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17576,6 +18420,8 @@ def _m_scatter_add(self, dim, index, src):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17621,6 +18467,8 @@ def _m_select(self, dim, index):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17637,6 +18485,8 @@ def _m_sigmoid(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17667,6 +18517,8 @@ def _m_sign(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17697,6 +18549,8 @@ def _m_sin(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17727,6 +18581,8 @@ def _m_sinh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17769,6 +18625,8 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17791,6 +18649,8 @@ def _m_softmax(self, dim, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17875,6 +18735,8 @@ def _m_sqrt(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17912,6 +18774,8 @@ def _impl_m_squeeze_0(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17925,6 +18789,8 @@ def _impl_m_squeeze_1(self, dim):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17946,6 +18812,8 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -17984,6 +18852,8 @@ def _impl_m_std_0(self, unbiased=True):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18003,6 +18873,8 @@ def _impl_m_std_1(self, dim=None, *, correction=None, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18022,6 +18894,8 @@ def _impl_m_std_2(self, dim, unbiased=True, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18065,6 +18939,8 @@ def _m_sub(self, other, *, alpha=1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18117,6 +18993,8 @@ def _impl_m_sum_0(self, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18136,6 +19014,8 @@ def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18162,6 +19042,8 @@ def _m_t(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18178,6 +19060,8 @@ def _m_tan(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18208,6 +19092,8 @@ def _m_tanh(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18272,6 +19158,8 @@ def _impl_m_to_0(self, *, dtype=None, layout=None, device=None, pin_memory=None,
         return self
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18304,6 +19192,8 @@ def _impl_m_to_1(self, other, non_blocking=False, copy=False, memory_format=None
         return self
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18332,6 +19222,8 @@ def _impl_m_to_2(self, device, dtype, non_blocking=False, copy=False, memory_for
         return self
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18357,6 +19249,8 @@ def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None
         return self
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18393,6 +19287,8 @@ def _m_transpose(self, dim0, dim1):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18412,6 +19308,8 @@ def _m_tril(self, diagonal=0):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18448,6 +19346,8 @@ def _m_triu(self, diagonal=0):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18481,6 +19381,8 @@ def _m_trunc(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18534,6 +19436,8 @@ def _m_unflatten(self, dim, sizes):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18553,6 +19457,8 @@ def _m_unsqueeze(self, dim):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18579,6 +19485,8 @@ def _impl_m_var_0(self, unbiased=True):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18598,6 +19506,8 @@ def _impl_m_var_1(self, dim=None, *, correction=None, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18617,6 +19527,8 @@ def _impl_m_var_2(self, dim, unbiased=True, keepdim=False):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18652,6 +19564,8 @@ def _impl_m_view_0(self, dtype):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18673,6 +19587,8 @@ def _impl_m_view_1(self, *_args, size=None):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18709,6 +19625,8 @@ def _impl_m_where_0(self, condition, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18727,6 +19645,8 @@ def _impl_m_where_1(self, condition, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18821,6 +19741,8 @@ def _d__add__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18840,6 +19762,8 @@ def _d__radd__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18876,6 +19800,8 @@ def _d__sub__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18922,6 +19848,8 @@ def _d__mul__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18941,6 +19869,8 @@ def _d__rmul__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -18977,6 +19907,8 @@ def _d__truediv__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -19021,6 +19953,8 @@ def _d__floordiv__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19033,6 +19967,8 @@ def _d__floordiv__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19086,6 +20022,8 @@ def _d__mod__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19098,6 +20036,8 @@ def _d__mod__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19145,6 +20085,8 @@ def _d__pow__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         exponent = other
@@ -19158,6 +20100,8 @@ def _d__pow__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19205,6 +20149,8 @@ def _d__matmul__(self, other):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -19224,6 +20170,8 @@ def _d__and__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19236,6 +20184,8 @@ def _d__and__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19250,6 +20200,8 @@ def _d__rand__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19262,6 +20214,8 @@ def _d__rand__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19298,6 +20252,8 @@ def _d__or__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19310,6 +20266,8 @@ def _d__or__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19324,6 +20282,8 @@ def _d__ror__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19336,6 +20296,8 @@ def _d__ror__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19372,6 +20334,8 @@ def _d__xor__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19384,6 +20348,8 @@ def _d__xor__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19398,6 +20364,8 @@ def _d__rxor__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19410,6 +20378,8 @@ def _d__rxor__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19446,6 +20416,8 @@ def _d__lshift__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19458,6 +20430,8 @@ def _d__lshift__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19504,6 +20478,8 @@ def _d__rshift__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19516,6 +20492,8 @@ def _d__rshift__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19562,6 +20540,8 @@ def _d__eq__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19574,6 +20554,8 @@ def _d__eq__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19588,6 +20570,8 @@ def _d__ne__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19600,6 +20584,8 @@ def _d__ne__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19614,6 +20600,8 @@ def _d__lt__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19626,6 +20614,8 @@ def _d__lt__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19640,6 +20630,8 @@ def _d__le__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19652,6 +20644,8 @@ def _d__le__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19666,6 +20660,8 @@ def _d__gt__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19678,6 +20674,8 @@ def _d__gt__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19692,6 +20690,8 @@ def _d__ge__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     if _is_scalar(other):
         other_c = _SC_INT.get(other) if other.__class__ is int else None
@@ -19704,6 +20704,8 @@ def _d__ge__(self, other):
             h_ = _pending_result()
         r_ = _new(_Tensor)
         r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
         return r_
     return NotImplemented
 
@@ -19714,6 +20716,8 @@ def _d__neg__(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -19723,6 +20727,8 @@ def _d__abs__(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 
@@ -19732,6 +20738,8 @@ def _d__invert__(self):
         h_ = _pending_result()
     r_ = _new(_Tensor)
     r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
     return r_
 
 

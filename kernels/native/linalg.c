@@ -677,22 +677,24 @@ tl_tensor *tl_native_linear(tl_keyset ks, tl_tensor *input, tl_tensor *weight, t
                      (long long)di, (long long)dw);
         return NULL;
     }
-    tl_tensor *wt = tl_ops_t(weight), *res = NULL, *x2 = NULL, *mm = NULL;
-    if (!wt) return NULL;
+    /* PyTorch's order of calls (a dispatch mode sees them): the input's view
+     * first, then weight.t() */
+    tl_tensor *wt = NULL, *res = NULL, *x2 = NULL, *mm = NULL;
     const tl_scalar one = tl_scalar_from_int(1);
     if (bias && di == 2) { /* the fused addmm (nn.Linear on a batch of rows) */
-        res = tl_ops_addmm(bias, input, wt, one, one);
+        if ((wt = tl_ops_t(weight))) res = tl_ops_addmm(bias, input, wt, one, one);
     } else if (bias && tl_tensor_is_contiguous(input) && (di == 3 || tl_tensor_ndim(bias) == 1)) {
         /* contiguous [..., in]: addmm on [prod(...), in], viewed back */
         const int64_t *s = tl_tensor_sizes(input);
         const int64_t f[2] = {prod(s, di - 1), s[di - 1]};
-        if ((x2 = tl_ops_reshape(input, f, 2)) && (mm = tl_ops_addmm(bias, x2, wt, one, one))) {
+        if ((x2 = tl_ops_reshape(input, f, 2)) && (wt = tl_ops_t(weight)) &&
+            (mm = tl_ops_addmm(bias, x2, wt, one, one))) {
             int64_t shape[TL_MAX_DIMS];
             memcpy(shape, s, (size_t)(di - 1) * sizeof(int64_t));
             shape[di - 1] = tl_tensor_size(mm, 1);
             res = tl_ops_view(mm, shape, di);
         }
-    } else if ((mm = tl_ops_matmul(input, wt))) {
+    } else if ((wt = tl_ops_t(weight)) && (mm = tl_ops_matmul(input, wt))) {
         if (bias)
             res = tl_ops_add_Tensor(mm, bias, one);
         else

@@ -355,9 +355,7 @@ tl_tensor *tl_native_view_dtype(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
             return NULL;
         }
     }
-    tl_tensor *v = tl__tensor_alloc(self->storage, off, nd, sizes, strides, dtype);
-    if (v) v->key_set = self->key_set;
-    return v;
+    return tl__tensor_alloc(self->storage, off, nd, sizes, strides, dtype);  /* the device's keys */
 }
 
 /* fill.Scalar / fill.Tensor: empty_like(self).fill_(value) */

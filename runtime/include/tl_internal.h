@@ -48,6 +48,7 @@ struct tl_tensor {
     uint64_t key_set;
     void *autograd_meta;
     tl_deleter_fn autograd_meta_deleter;
+    void *py_slot;             /* a tensor subclass's Python state (tl_tensor_set_py_slot) */
     int64_t inline_dims[2 * TL_INLINE_DIMS];
 };
 

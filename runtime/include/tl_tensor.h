@@ -74,6 +74,15 @@ void tl_tensor_set_autograd_meta(tl_tensor *t, void *meta, tl_deleter_fn deleter
 int64_t tl_tensor_version(const tl_tensor *t);
 void tl_tensor_bump_version(tl_tensor *t);
 
+/* room for tensor subclasses (runtime/torchlet/_subclass.py): an opaque slot the
+ * Python layer owns, released through one process-wide hook when the tensor dies
+ * (or the slot is replaced). A tensor with a slot carries the Python dispatch key,
+ * so its calls reach the Python key's fallback; views do not inherit it. */
+typedef void (*tl_py_slot_release_fn)(void *slot);
+void tl_set_py_slot_release(tl_py_slot_release_fn fn);
+void tl_tensor_set_py_slot(tl_tensor *t, void *slot);      /* NULL: back to a plain tensor */
+void *tl_tensor_py_slot(const tl_tensor *t);
+
 /* -------------------------------------------------------------- factories */
 tl_tensor *tl_empty(int64_t ndim, const int64_t *sizes, tl_dtype dtype, tl_device_type device);
 tl_tensor *tl_empty_strided(int64_t ndim, const int64_t *sizes, const int64_t *strides,

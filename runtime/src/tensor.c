@@ -316,6 +316,7 @@ tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const i
     t->key_set = tl__keyset_for_device(s->device);
     t->autograd_meta = NULL;
     t->autograd_meta_deleter = NULL;
+    t->py_slot = NULL;
     t->sizes = NULL;
     if (tl__tensor_set_geometry(t, ndim, sizes, strides) != 0) {
         tensor_block_free(t);
@@ -351,8 +352,35 @@ static tl_tensor *tensor_adopt_contiguous(tl_storage *s, int64_t ndim, const int
     t->key_set = tl__keyset_for_device(s->device);
     t->autograd_meta = NULL;
     t->autograd_meta_deleter = NULL;
+    t->py_slot = NULL;
     return t;
 }
+
+/* ------------------------------------------------------ tensor subclasses */
+static tl_py_slot_release_fn py_slot_release;
+
+static void release_py_slot(void *slot) {
+    tl_py_slot_release_fn fn = __atomic_load_n(&py_slot_release, __ATOMIC_ACQUIRE);
+    if (fn) fn(slot);
+}
+
+void tl_set_py_slot_release(tl_py_slot_release_fn fn) { __atomic_store_n(&py_slot_release, fn, __ATOMIC_RELEASE); }
+
+#ifdef TL_HAVE_DISPATCH_KEYS
+#define TL_PYTHON_KEY_BIT (1ull << TL_KEY_PYTHON)
+#else
+#define TL_PYTHON_KEY_BIT 0ull
+#endif
+
+void tl_tensor_set_py_slot(tl_tensor *t, void *slot) {
+    void *old = t->py_slot;
+    t->py_slot = slot;
+    if (slot) t->key_set |= TL_PYTHON_KEY_BIT;
+    else t->key_set &= ~TL_PYTHON_KEY_BIT;
+    if (old && old != slot) release_py_slot(old);
+}
+
+void *tl_tensor_py_slot(const tl_tensor *t) { return t->py_slot; }
 
 void tl_tensor_retain(tl_tensor *t) {
     if (t) __atomic_add_fetch(&t->refcount, 1, __ATOMIC_RELAXED);
@@ -362,6 +390,7 @@ void tl_tensor_release(tl_tensor *t) {
     if (!t) return;
     if (__atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
     if (t->autograd_meta && t->autograd_meta_deleter) t->autograd_meta_deleter(t->autograd_meta);
+    if (t->py_slot) release_py_slot(t->py_slot);
     tl_storage_release(t->storage);
     if (t->sizes != t->inline_dims) free(t->sizes);
     tensor_block_free(t);
@@ -588,7 +617,7 @@ tl_tensor *tl_tensor_from_buffer(const void *data, int64_t ndim, const int64_t *
 static tl_tensor *make_view(const tl_tensor *t, int64_t ndim, const int64_t *sizes, const int64_t *strides,
                             int64_t offset) {
     tl_tensor *v = tl__tensor_alloc(t->storage, offset, ndim, sizes, strides, t->dtype);
-    if (v) v->key_set = t->key_set;
+    if (v) v->key_set = t->key_set & ~TL_PYTHON_KEY_BIT;   /* a subclass's Python state is not shared */
     return v;
 }
 

@@ -140,6 +140,8 @@ from .autograd import (  # noqa: E402,F401
     set_grad_enabled,
 )
 from . import library  # noqa: E402,F401  (after autograd: custom operators build on Function)
+from . import _python_dispatch  # noqa: E402,F401  (the Python key's fallback: dispatch modes, subclasses)
+from . import utils  # noqa: E402,F401  (torchlet.utils._python_dispatch.TorchDispatchMode)
 
 autograd._install(Tensor)
 

@@ -304,6 +304,13 @@ def from_ivalue(v):
 
 
 _new_tensor = Tensor.__new__
+_adopt = None           # torchlet._subclass.wrap once a tensor subclass instance exists
+SUBCLASSED: list = []   # non-empty from then on (read by the fast callers made below)
+
+
+def _rewrap(t):
+    from ._subclass import rewrap
+    return rewrap(t)
 
 
 def take_args(stack, n: int) -> list:
@@ -322,6 +329,9 @@ def take_args(stack, n: int) -> list:
                 out.append(None)
                 continue
             v.tag = NONE                        # the slot's reference is the Tensor's now
+            if _adopt is not None:
+                out.append(_adopt(p))
+                continue
             t = _new_tensor(Tensor)
             t._p = p
             out.append(t)
@@ -361,6 +371,27 @@ def push(stack, x) -> int:
     if isinstance(x, str):
         return lib.tl_stack_push_string(stack, x.encode())
     raise TypeError(f"a kernel returned {type(x).__name__}, which cannot be boxed")
+
+
+def push_returns(stack, result, nret: int, op, who: str) -> int:
+    """Push what a Python kernel or handler (``who``) returned for an operator with
+    ``nret`` returns; 0 / -1 (error set); a result that does not fit raises."""
+    if nret == 1:
+        if result.__class__ is tuple and len(result) == 1:
+            result = result[0]              # a function annotated -> tuple[Tensor]
+        return -1 if push(stack, result) < 0 else 0
+    if nret == 0:
+        return 0
+    if not isinstance(result, (tuple, list)):
+        raise RuntimeError(f"{ffi.string(lib.tl_op_name(op)).decode()}: {who} returned "
+                           f"{type(result).__name__}, the schema has {nret} returns (return a tuple)")
+    if len(result) != nret:
+        raise RuntimeError(f"{ffi.string(lib.tl_op_name(op)).decode()}: {who} returned {len(result)} "
+                           f"values, the schema has {nret} returns")
+    for r in result:
+        if push(stack, r) < 0:
+            return -1
+    return 0
 
 
 # ----------------------------------------------------------------- fast binders
@@ -465,7 +496,7 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
     from ._tensor import Tensor as _T
     env = {"_T_": Tensor, "_DT_": _dt.dtype, "_F_": lib.tl_op_call_flat_tensor, "_OP_": c_op,
            "_NULL_": ffi.NULL, "_pr_": pending_result, "_new_": _T.__new__,
-           "_fin_": finish, "_M_": MISSING, "_sc_": slow_call,
+           "_fin_": finish, "_M_": MISSING, "_sc_": slow_call, "_SUB_": SUBCLASSED, "_rw_": _rewrap,
            "__name__": __name__}    # a torchlet frame: warnings point past it, at the user's line
     params, lines, used, kinds, required = [], [], set(), [], []
     for j, (name, pack, has_default, default, typ) in enumerate(specs):
@@ -515,6 +546,7 @@ def fast_caller(specs, c_op, nargs: int, one_tensor: bool, finish):
                 "        _h_ = _pr_()",
                 "    _r_ = _new_(_T_)",
                 "    _r_._p = _h_",
+                "    if _SUB_: _r_ = _rw_(_r_)      # a subclass tensor may come back (torchlet._subclass)",
                 "    return _r_"]
     else:
         if constant:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import operator
 
+from . import _tensor as _tensor_mod
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import lib
@@ -204,6 +205,8 @@ def getitem(self, idx):
     if idx.__class__ is int:  # fast path: x[i] is select(0, i), one C call
         h = _select(self._p, 0, idx)
         if h:
+            if _tensor_mod._subclassed:      # the result may be a subclass tensor (torchlet._subclass)
+                return _tensor_mod._subclass_wrap(h)
             t = _new(Tensor)
             t._p = h
             return t

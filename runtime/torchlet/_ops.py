@@ -33,6 +33,7 @@ from ._errors import check_status, pending_result
 from ._tensor import Tensor
 
 _new = Tensor.__new__
+_adopt = None           # torchlet._subclass.wrap once a tensor subclass instance exists
 
 __all__ = ["ops", "OpOverload", "OpOverloadPacket"]
 
@@ -199,6 +200,8 @@ class OpOverload:
             h = lib.tl_op_call_flat_tensor(self._op, s[0], self._nargs, s[1], s[2], s[3], s[4])
             if not h:         # the error, or the result parked while warnings are raised
                 h = pending_result()
+            if _adopt is not None:
+                return _adopt(h)
             t = _new(Tensor)
             t._p = h
             return t

@@ -83,6 +83,8 @@ class Tensor(_TensorOps):
         _release(p)
 
     def __init__(self, *args, **kwargs):
+        if type(self) is not Tensor and _has_p(self):   # a subclass's __new__ made it already
+            return
         # torch.Tensor(data) legacy constructor: a float tensor from data
         from ._factory import tensor as _tensor_fn
 
@@ -126,6 +128,11 @@ class Tensor(_TensorOps):
     @property
     def device(self) -> _dev.device:
         return _dev._BY_ID[_device_of(self._p)]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.device is Tensor.device:   # a wrapper subclass reports the device it was made for
+            cls.device = property(_subclass_device)
 
     @property
     def is_meta(self) -> bool:
@@ -369,12 +376,47 @@ def _wrap(h) -> Tensor:
     raised (take_result): hand-written callers need no check of their own."""
     if not h or _has_warning():
         h = take_result(h)
+    if _subclassed:
+        return _subclass_wrap(h)
     t = _new(Tensor)
     t._p = h
     return t
 
 
+def _has_p(t) -> bool:
+    try:
+        t._p
+    except AttributeError:       # the slot is unset until a constructor fills it
+        return False
+    return True
+
+
+def _subclass_device(self) -> _dev.device:
+    d = self.__dict__.get("_wrapper_device")
+    return d if d is not None else _dev._BY_ID[_device_of(self._p)]
+
+
 _new = Tensor.__new__
+_subclassed = False       # a tensor subclass instance exists (torchlet._subclass)
+_subclass_wrap = None
+
+
+def _mark_subclassed() -> None:
+    """From the first tensor subclass instance on, every place that makes a
+    result object asks the C tensor for a subclass state (one flag until then)."""
+    global _subclassed, _subclass_wrap
+    if _subclassed:
+        return
+    from . import _boxing, _ops, _subclass
+    _subclass_wrap = _subclass.wrap
+    _subclassed = True
+    _pyargs._adopt = _subclass.wrap
+    _boxing._adopt = _subclass.wrap
+    _ops._adopt = _subclass.wrap
+    _boxing.SUBCLASSED.append(True)
+    if _gen_ops is not None:
+        _gen_ops._as_subclass = _subclass.rewrap
+        _gen_ops._subclassed = True
 
 # the generated bindings and their helpers reach Tensor through these
 from . import _pyargs  # noqa: E402

@@ -94,22 +94,7 @@ def tl_py_boxed_kernel(kernel, op, ks, stack):
         if with_keyset:
             args.insert(0, DispatchKeySet(ks))
         result = fn(*args, **kwargs)
-        if nret == 1:
-            if result.__class__ is tuple and len(result) == 1:
-                result = result[0]              # a function annotated -> tuple[Tensor]
-            return -1 if _boxing.push(stack, result) < 0 else 0
-        if nret == 0:
-            return 0
-        if not isinstance(result, (tuple, list)):
-            raise RuntimeError(f"{ffi.string(lib.tl_op_name(op)).decode()}: the kernel returned "
-                               f"{type(result).__name__}, the schema has {nret} returns (return a tuple)")
-        if len(result) != nret:
-            raise RuntimeError(f"{ffi.string(lib.tl_op_name(op)).decode()}: the kernel returned {len(result)} "
-                               f"values, the schema has {nret} returns")
-        for r in result:
-            if _boxing.push(stack, r) < 0:
-                return -1
-        return 0
+        return _boxing.push_returns(stack, result, nret, op, "the kernel")
     except BaseException as e:  # noqa: BLE001 - becomes the thread-local error; the caller raises e itself
         set_pending_exception(e)
         return -1

@@ -18,6 +18,8 @@ KEY_LINES = [
     "demo::scale2x(Tensor x) -> Tensor",     # 3. the table from Python, a custom operator
     "GeneratedBackwardFor_demo_scale2x_defaultBackward",
     "DispatchKeySet(Meta",
+    "aten.t.default, aten.mm.default, aten.silu.default",   # 3. a dispatch mode
+    "FakeTensor(..., size=(4, 128, 28672))",                # 3. fake tensors
     "generated/kernels/ufunc_add.c",         # 4. the kernel
     "#define TL_UFUNC_add",
     "device='meta'",                         # 5. meta

@@ -1,0 +1,1 @@
+"""torchlet.utils: PyTorch's torch.utils names that torchlet provides."""
