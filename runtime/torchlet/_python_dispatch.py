@@ -35,7 +35,8 @@ import threading
 from . import _boxing, _ops
 from ._C import ffi, lib
 from ._errors import set_pending_exception
-from ._subclass import state_of, wrap
+from . import _tensor as _tensor_mod
+from ._subclass import state_of
 from ._tensor import Tensor
 
 __all__ = ["push_mode", "pop_mode", "mode_stack", "top_mode", "exclude_python", "PYTHON_KEY_BIT"]
@@ -119,26 +120,15 @@ def pop_mode(key=None):
 
 
 def _pop_top():
+    """(mode, infra key or None) of the top mode, popped; the Python key is left
+    to the caller (the handler's call site toggles it once)."""
     st = _state
     if st.user:
-        mode = st.user.pop()
-        _sync_key()
-        return mode, None
+        return st.user.pop(), None
     for k in reversed(_INFRA_ORDER):
         if k in st.infra:
-            mode = st.infra.pop(k)
-            _sync_key()
-            return mode, k
+            return st.infra.pop(k), k
     return None, None
-
-
-def _restore(mode, key) -> None:
-    st = _state
-    if key is None:
-        st.user.append(mode)
-    else:
-        st.infra[key] = mode
-    _sync_key()
 
 
 class exclude_python:
@@ -209,10 +199,14 @@ def _subclass_types(values) -> tuple:
 def _dispatch(func, args: tuple, kwargs: dict, ks: int):
     """Steps 1-3 of the module docstring; returns the call's Python result."""
     tried = []
-    types = _subclass_types(args + tuple(kwargs.values()))
+    types = _subclass_types(args + tuple(kwargs.values())) if _tensor_mod._subclassed else ()
     st = _state
     mode, key = _pop_top()
     if mode is not None:
+        emptied = not (st.user or st.infra)
+        if emptied:      # the last mode: its handler's calls go straight to the kernels
+            inc = lib.tl_tls_get_included()
+            lib.tl_tls_set_included(inc & ~PYTHON_KEY_BIT)
         prev = lib.tl_exclude_guard_enter(_ABOVE_PYTHON)
         st.in_handler.append(mode)
         try:
@@ -220,7 +214,12 @@ def _dispatch(func, args: tuple, kwargs: dict, ks: int):
         finally:
             st.in_handler.pop()
             lib.tl_exclude_guard_exit(prev)
-            _restore(mode, key)
+            if key is None:
+                st.user.append(mode)
+            else:
+                st.infra[key] = mode
+            if emptied:
+                lib.tl_tls_set_included(inc)
         if r is not NotImplemented:
             return r
         tried.append(f"mode object {mode!r}")
@@ -241,17 +240,11 @@ def _dispatch(func, args: tuple, kwargs: dict, ks: int):
                     f"TORCH_LOGS=not_implemented")
 
 
-def _as_python(v):
-    """Stack values as the handler sees them: subclass tensors as their subclass objects."""
-    if isinstance(v, Tensor):
-        if lib.tl_tensor_is_wrapped_number(v._p):    # `x + 2`: the 2 is handed over as a number
-            return v.item()
-        if state_of(v._p) is not None:
-            lib.tl_tensor_retain(v._p)
-            return wrap(v._p)
-        return v
-    if isinstance(v, list) and v and any(isinstance(t, Tensor) for t in v):
-        return [_as_python(t) for t in v]
+def _as_python(v, _wrapped=lib.tl_tensor_is_wrapped_number):
+    """A wrapped number (the 2 of `x + 2`) is handed over as the number; take_args
+    already made subclass tensors their objects."""
+    if isinstance(v, Tensor) and _wrapped(v._p):
+        return v.item()
     return v
 
 
