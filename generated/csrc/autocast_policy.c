@@ -101,41 +101,43 @@ const tl_autocast_rule tl_autocast_rules[] = {
     {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:108)"},
     /* yaml/autocast.yaml:109: fp32 */
     {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:109)"},
-    /* yaml/autocast.yaml:120: fp32_set_opt_dtype */
-    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:120)"},
+    /* yaml/autocast.yaml:110: fp32 */
+    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:110)"},
     /* yaml/autocast.yaml:121: fp32_set_opt_dtype */
-    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:121)"},
+    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:121)"},
     /* yaml/autocast.yaml:122: fp32_set_opt_dtype */
-    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:122)"},
+    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:122)"},
     /* yaml/autocast.yaml:123: fp32_set_opt_dtype */
-    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:123)"},
+    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:123)"},
     /* yaml/autocast.yaml:124: fp32_set_opt_dtype */
-    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:124)"},
+    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:124)"},
     /* yaml/autocast.yaml:125: fp32_set_opt_dtype */
-    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:125)"},
+    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:125)"},
     /* yaml/autocast.yaml:126: fp32_set_opt_dtype */
-    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:126)"},
+    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:126)"},
     /* yaml/autocast.yaml:127: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:127)"},
+    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:127)"},
     /* yaml/autocast.yaml:128: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:128)"},
+    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:128)"},
     /* yaml/autocast.yaml:129: fp32_set_opt_dtype */
-    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:129)"},
+    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:129)"},
     /* yaml/autocast.yaml:130: fp32_set_opt_dtype */
-    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:130)"},
-    /* yaml/autocast.yaml:136: promote */
-    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:136)"},
+    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:130)"},
+    /* yaml/autocast.yaml:131: fp32_set_opt_dtype */
+    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:131)"},
     /* yaml/autocast.yaml:137: promote */
-    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:137)"},
+    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:137)"},
     /* yaml/autocast.yaml:138: promote */
-    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:138)"},
+    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:138)"},
     /* yaml/autocast.yaml:139: promote */
-    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:139)"},
+    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:139)"},
     /* yaml/autocast.yaml:140: promote */
-    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:140)"},
+    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:140)"},
     /* yaml/autocast.yaml:141: promote */
-    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:141)"},
+    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:141)"},
+    /* yaml/autocast.yaml:142: promote */
+    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:142)"},
     {0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
 };
 
-const int64_t tl_autocast_num_rules = 64;
+const int64_t tl_autocast_num_rules = 65;

@@ -15,7 +15,7 @@ POLICY = {
     },
     "cuda": {
         "lower_precision_fp": ("addmm", "matmul", "mm", "mv", "linear", "baddbmm", "bmm", "scaled_dot_product_attention", ),
-        "fp32": ("acos", "asin", "cosh", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus", "layer_norm", "native_layer_norm", "nll_loss", "mse_loss", "logsumexp", ),
+        "fp32": ("acos", "asin", "cosh", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus", "layer_norm", "native_layer_norm", "nll_loss", "mse_loss", "logsumexp", "rms_norm", ),
         "fp32_set_opt_dtype": ("prod", "prod.dim_int", "softmax.int", "log_softmax.int", "cumprod", "cumsum", "linalg_vector_norm", "linalg_matrix_norm", "linalg_matrix_norm.str_ord", "sum", "sum.dim_IntList", ),
         "promote": ("addcdiv", "addcmul", "atan2", "dot", "index_put", "scatter_add", ),
     },

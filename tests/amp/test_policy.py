@@ -71,14 +71,14 @@ def test_other_diagnostics(tmp_path):
         cpu:
           fp32: [mm, mm]
           fp64: [mm]
-          fp32_set_opt_dtype: [mm]
+          fp32_set_opt_dtype: [bmm]
         tpu:
           fp32: [mm]
         """)
     text = "\n".join(diags)
     assert "'mm' is listed twice for cpu" in text
-    assert ":3:" in text and "unknown autocast policy 'fp64'" in text and "did you mean 'fp32'?" in text
-    assert "'mm' has no 'ScalarType? dtype' argument" in text
+    assert ":3:3: error: unknown autocast policy 'fp64'" in text
+    assert ":4:" in text and "'bmm' has no 'ScalarType? dtype' argument" in text
     assert ":5:" in text and "unknown device type 'tpu'" in text
 
 
