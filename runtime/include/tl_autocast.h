@@ -65,5 +65,7 @@ int tl_autocast_decrement_nesting(void);
  * the tensor's identity and checked against its version counter. */
 void tl_autocast_clear_cache(void);
 int64_t tl_autocast_cache_size(void);
+/* casts (aten::_to_copy calls) the autocast kernel made on this thread (tests) */
+int64_t tl_autocast_cast_count(void);
 
 #endif

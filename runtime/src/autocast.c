@@ -20,6 +20,7 @@
 static _Thread_local int32_t t_dtype[2];
 static _Thread_local int32_t t_cache_disabled;
 static _Thread_local int32_t t_nesting;
+static _Thread_local int64_t t_casts;
 
 static int device_key(int device) {
     int k = tl_dispatch_key_autocast_of(device == TL_CPU ? TL_KEY_CPU : device == TL_CUDA ? TL_KEY_CUDA : -1);
@@ -162,7 +163,10 @@ static bool eligible(const tl_tensor *t, int device) {
     return tl_dtype_is_floating(dt) && dt != TL_FLOAT64;
 }
 
+int64_t tl_autocast_cast_count(void) { return t_casts; }
+
 static tl_tensor *to_copy(tl_tensor *t, int dtype) {
+    t_casts++;
     return tl_ops__to_copy(t, (tl_dtype)dtype, -1, -1, false, false, false, -1);
 }
 

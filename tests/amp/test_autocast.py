@@ -263,6 +263,30 @@ def _count_to_copy(fn):
     return seen.count("aten._to_copy.default")
 
 
+def casts():
+    return tl._C.lib.tl_autocast_cast_count()
+
+
+def test_cache_counts_casts():
+    w = rnd(4, 3).requires_grad_()
+    x = rnd(2, 3, seed=1)
+    with tl.autocast("cpu"):
+        n0 = casts()
+        tl.nn.functional.linear(x, w)
+        assert casts() - n0 == 2  # the activation and the weight
+        tl.nn.functional.linear(x, w)
+        assert casts() - n0 == 3  # the activation only: the weight is cached
+        with tl.no_grad():
+            w.add_(1.0)
+        tl.nn.functional.linear(x, w)
+        assert casts() - n0 == 5  # the weight again: its version moved
+    with tl.autocast("cpu", cache_enabled=False):
+        n0 = casts()
+        tl.nn.functional.linear(x, w)
+        tl.nn.functional.linear(x, w)
+        assert casts() - n0 == 4
+
+
 def test_cache_hit_reuses_the_cast():
     w = rnd(4, 3).requires_grad_()
     x = rnd(2, 3, seed=1)
