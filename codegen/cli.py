@@ -1,7 +1,7 @@
 """Command line: ``python -m codegen`` / ``torchlet-gen``.
 
     torchlet-gen generate [--check | --dry-run] [--native-functions F] [--derivatives D]
-                          [--tags T] [--templates DIR] [--out DIR]
+                          [--tags T] [--autocast A] [--templates DIR] [--out DIR]
     torchlet-gen inspect --native-functions F [--derivatives D] [--tags T] [--indent N]
 
 Author errors print as ``path:line:col: error: message`` (all of them) and
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from .diagnostics import CodegenError
-from .model import Inputs, default_tags_path, load_model
+from .model import Inputs, default_autocast_path, default_tags_path, load_model
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository root
 CODEGEN_DIR = Path(__file__).resolve().parent
@@ -78,7 +78,10 @@ def _inputs(args: argparse.Namespace) -> Inputs:
     tags = args.tags
     if tags is None:
         tags = default_tags_path(args.native_functions)
-    return Inputs(args.native_functions, args.derivatives, tags)
+    autocast = args.autocast
+    if autocast is None:
+        autocast = default_autocast_path(args.native_functions)
+    return Inputs(args.native_functions, args.derivatives, tags, autocast or None)
 
 
 def _display_inputs(inputs: Inputs) -> Inputs:
@@ -86,6 +89,7 @@ def _display_inputs(inputs: Inputs) -> Inputs:
         shown(inputs.native_functions),
         shown(inputs.derivatives) if inputs.derivatives else None,
         shown(inputs.tags) if inputs.tags else None,
+        shown(inputs.autocast) if inputs.autocast else None,
     )
 
 
@@ -155,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--native-functions", default=str(ROOT / "yaml/native_functions.yaml"))
     g.add_argument("--derivatives", default=str(ROOT / "yaml/derivatives.yaml"))
     g.add_argument("--tags", default=None, help="tags.yaml (default: beside native_functions.yaml)")
+    g.add_argument("--autocast", default=None, help="autocast.yaml (default: beside native_functions.yaml; '' for none)")
     g.add_argument("--templates", default=str(ROOT / "templates"))
     g.add_argument("--out", default=str(ROOT / "generated"))
     mode = g.add_mutually_exclusive_group()
@@ -166,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--native-functions", required=True)
     i.add_argument("--derivatives", default=None)
     i.add_argument("--tags", default=None, help="tags.yaml (default: beside native_functions.yaml)")
+    i.add_argument("--autocast", default=None, help="autocast.yaml (default: beside native_functions.yaml; '' for none)")
     i.add_argument("--indent", type=int, default=None)
     i.set_defaults(func=cmd_inspect)
     return p

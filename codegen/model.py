@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
+from .autocast import AutocastRule, load_autocast
 from .analysis import (
     NativeFunctionsGroup,
     generate_autogen_variants,
@@ -32,9 +33,10 @@ class Inputs:
     native_functions: str
     derivatives: str | None = None
     tags: str | None = None
+    autocast: str | None = None
 
     def paths(self) -> list[str]:
-        return [p for p in (self.native_functions, self.derivatives, self.tags) if p]
+        return [p for p in (self.native_functions, self.derivatives, self.tags, self.autocast) if p]
 
 
 @dataclass(eq=False)
@@ -45,6 +47,7 @@ class Model:
     groups: list[NativeFunctionsGroup]
     derivatives: list[DerivativeEntry]
     tags: dict[str, Tag] = field(default_factory=dict)
+    autocast: list[AutocastRule] = field(default_factory=list)
 
     @cached_property
     def _kernels_by_op(self) -> dict[OperatorName, dict[str, BackendMetadata]]:
@@ -105,6 +108,12 @@ def default_tags_path(native_functions: str) -> str | None:
     return str(p) if p.is_file() else None
 
 
+def default_autocast_path(native_functions: str) -> str | None:
+    """autocast.yaml beside native_functions.yaml, when there is one."""
+    p = Path(native_functions).with_name("autocast.yaml")
+    return str(p) if p.is_file() else None
+
+
 @contextmanager
 def _no_cycle_collection() -> Iterator[None]:
     """Pause the cyclic garbage collector while the model is built.
@@ -141,5 +150,6 @@ def _load_model(inputs: Inputs) -> Model:
     groups = group_functions(functions, sink)
     backend = resolve_delegates(functions, dict(sorted(indices.items())), sink)
     derivs = load_derivatives(inputs.derivatives, sink, functions) if inputs.derivatives else []
+    autocast = load_autocast(inputs.autocast, sink, functions) if inputs.autocast else []
     sink.check()
-    return Model(inputs, functions, backend, groups, derivs, tags or {})
+    return Model(inputs, functions, backend, groups, derivs, tags or {}, autocast)

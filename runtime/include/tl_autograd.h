@@ -143,6 +143,7 @@ int64_t tl_node_input_shape(const tl_node *node, int32_t i, const int64_t **size
 /* --------------------------------------------------------- tensor metadata */
 int tl_autograd_requires_grad(const tl_tensor *t);   /* NULL -> 0 */
 int tl_autograd_is_leaf(const tl_tensor *t);         /* no grad_fn */
+int tl_autograd_is_view(const tl_tensor *t);         /* a view of another tensor (Tensor._is_view()) */
 /* any non-NULL of ts[0..n) requires grad */
 int tl_autograd_any_requires_grad(tl_tensor *const *ts, int64_t n);
 /* grad mode enabled && any requires grad: "should this call record a node?" */

@@ -178,7 +178,8 @@ tl_keyset tl_op_stack_keyset(const tl_operator *op, const tl_stack *stack);
 /* ----------------------------------------------------------- thread-local state
  * Per OS thread. Every thread starts with included = the default included set
  * {BackendSelect, ADInplaceOrView} (PyTorch's default; both fall through for
- * operators without a kernel there) and excluded = {}. Setters replace a set
+ * operators without a kernel there) and excluded = the default excluded set
+ * {AutocastCPU, AutocastCUDA} (autocast off). Setters replace a set
  * and reject bits that are not runtime keys (-1 + ValueError). Guards return
  * the previous set and must be exited with it in LIFO order; keys outside the
  * runtime keys are ignored:
@@ -186,6 +187,7 @@ tl_keyset tl_op_stack_keyset(const tl_operator *op, const tl_stack *stack);
  *     ... redispatch ...
  *     tl_exclude_guard_exit(prev);                                      */
 tl_keyset tl_tls_default_included(void);
+tl_keyset tl_tls_default_excluded(void);
 tl_keyset tl_tls_get_included(void);
 tl_keyset tl_tls_get_excluded(void);
 int tl_tls_set_included(tl_keyset ks);

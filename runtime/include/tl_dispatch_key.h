@@ -18,6 +18,8 @@
  *   9    AutogradCUDA
  *   10   AutogradMeta
  *   11   AutogradPrivateUse1
+ *   12   AutocastCPU          autocast (mixed precision), one key per device
+ *   13   AutocastCUDA         type; above autograd so the casts are recorded
  *
  * This is PyTorch's relative order restricted to the keys torchlet has.
  * Numbers are not an ABI: code outside C uses the names. Bit 63 is never set
@@ -54,7 +56,9 @@ typedef enum tl_dispatch_key {
     TL_KEY_AUTOGRAD_CUDA = 9,
     TL_KEY_AUTOGRAD_META = 10,
     TL_KEY_AUTOGRAD_PRIVATEUSE1 = 11,
-    TL_NUM_RUNTIME_KEYS = 12,
+    TL_KEY_AUTOCAST_CPU = 12,
+    TL_KEY_AUTOCAST_CUDA = 13,
+    TL_NUM_RUNTIME_KEYS = 14,
 
     /* table slot for calls without tensor arguments; never a keyset bit */
     TL_KEY_UNDEFINED = 63,
@@ -68,9 +72,11 @@ typedef enum tl_dispatch_key {
 } tl_dispatch_key;
 
 /* The keyset of a fresh tensor on each device: {backend, ADInplaceOrView,
- * Autograd<backend>} (used by tensor.c; C only, build_ffi.py strips macros). */
-#define TL_KEYSET_CPU_BITS ((tl_keyset)((1ull << TL_KEY_CPU) | (1ull << TL_KEY_AD_INPLACE_OR_VIEW) | (1ull << TL_KEY_AUTOGRAD_CPU)))
-#define TL_KEYSET_CUDA_BITS ((tl_keyset)((1ull << TL_KEY_CUDA) | (1ull << TL_KEY_AD_INPLACE_OR_VIEW) | (1ull << TL_KEY_AUTOGRAD_CUDA)))
+ * Autograd<backend>}, plus Autocast<backend> for CPU and CUDA (Meta has no
+ * autocast key, as in PyTorch) (used by tensor.c; C only, build_ffi.py strips
+ * macros). */
+#define TL_KEYSET_CPU_BITS ((tl_keyset)((1ull << TL_KEY_CPU) | (1ull << TL_KEY_AD_INPLACE_OR_VIEW) | (1ull << TL_KEY_AUTOGRAD_CPU) | (1ull << TL_KEY_AUTOCAST_CPU)))
+#define TL_KEYSET_CUDA_BITS ((tl_keyset)((1ull << TL_KEY_CUDA) | (1ull << TL_KEY_AD_INPLACE_OR_VIEW) | (1ull << TL_KEY_AUTOGRAD_CUDA) | (1ull << TL_KEY_AUTOCAST_CUDA)))
 #define TL_KEYSET_META_BITS ((tl_keyset)((1ull << TL_KEY_META) | (1ull << TL_KEY_AD_INPLACE_OR_VIEW) | (1ull << TL_KEY_AUTOGRAD_META)))
 
 /* PyTorch's name ("CPU", "AutogradCPU", "CompositeImplicitAutograd",
@@ -97,12 +103,17 @@ int tl_dispatch_key_backend_of(int autograd_key);
 tl_keyset tl_dispatch_alias_keyset(int key);
 
 /* The keyset a fresh tensor of a backend carries:
- * {backend, ADInplaceOrView, Autograd<backend>} (PyTorch's default). 0 if not a backend. */
+ * {backend, ADInplaceOrView, Autograd<backend>[, Autocast<backend>]}
+ * (PyTorch's default). 0 if not a backend. */
 tl_keyset tl_dispatch_backend_tensor_keyset(int backend_key);
 
 /* Every runtime key; every Autograd* key (what no_grad / inference excludes). */
 tl_keyset tl_keyset_all(void);
 tl_keyset tl_keyset_autograd(void);
+/* Every Autocast* key (excluded thread-locally by default: autocast off). */
+tl_keyset tl_keyset_autocast(void);
+/* AutocastCPU for CPU, AutocastCUDA for CUDA; TL_KEY_INVALID otherwise. */
+int tl_dispatch_key_autocast_of(int backend_key);
 
 /* Highest-priority key of a keyset (TL_KEY_UNDEFINED for an empty set). */
 int tl_keyset_highest(tl_keyset ks);

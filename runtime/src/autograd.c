@@ -296,6 +296,11 @@ static inline int view_is_stale(const tl_tensor *t, const ag_meta *m) {
     return m->is_view && m->grad_fn && m->attr_version != tl_tensor_version(t);
 }
 
+int tl_autograd_is_view(const tl_tensor *t) {
+    const ag_meta *m = t ? ag_meta_of(t) : NULL;
+    return m && m->is_view;
+}
+
 int tl_autograd_requires_grad(const tl_tensor *t) {
     ag_meta *m = ag_meta_of(t);
     return m && (m->requires_grad || m->grad_fn);

@@ -51,6 +51,8 @@ static const char *const k_runtime_names[TL_NUM_RUNTIME_KEYS] = {
     [TL_KEY_AUTOGRAD_CUDA] = "AutogradCUDA",
     [TL_KEY_AUTOGRAD_META] = "AutogradMeta",
     [TL_KEY_AUTOGRAD_PRIVATEUSE1] = "AutogradPrivateUse1",
+    [TL_KEY_AUTOCAST_CPU] = "AutocastCPU",
+    [TL_KEY_AUTOCAST_CUDA] = "AutocastCUDA",
 };
 
 static const char *const k_alias_names[TL_KEY_END - TL_KEY_AUTOGRAD] = {
@@ -67,6 +69,7 @@ static const tl_keyset k_backends =
 static const tl_keyset k_autograd = BIT(TL_KEY_AUTOGRAD_OTHER) | BIT(TL_KEY_AUTOGRAD_CPU) |
                                     BIT(TL_KEY_AUTOGRAD_CUDA) | BIT(TL_KEY_AUTOGRAD_META) |
                                     BIT(TL_KEY_AUTOGRAD_PRIVATEUSE1);
+static const tl_keyset k_autocast = BIT(TL_KEY_AUTOCAST_CPU) | BIT(TL_KEY_AUTOCAST_CUDA);
 
 const char *tl_dispatch_key_name(int key) {
     if (key >= 0 && key < TL_NUM_RUNTIME_KEYS) return k_runtime_names[key];
@@ -127,14 +130,24 @@ tl_keyset tl_dispatch_alias_keyset(int key) {
     }
 }
 
+int tl_dispatch_key_autocast_of(int backend_key) {
+    switch (backend_key) {
+    case TL_KEY_CPU: return TL_KEY_AUTOCAST_CPU;
+    case TL_KEY_CUDA: return TL_KEY_AUTOCAST_CUDA;
+    default: return TL_KEY_INVALID;
+    }
+}
+
 tl_keyset tl_dispatch_backend_tensor_keyset(int backend_key) {
     int ag = tl_dispatch_key_autograd_of(backend_key);
     if (ag < 0) return 0;
-    return BIT(backend_key) | BIT(TL_KEY_AD_INPLACE_OR_VIEW) | BIT(ag);
+    int ac = tl_dispatch_key_autocast_of(backend_key);
+    return BIT(backend_key) | BIT(TL_KEY_AD_INPLACE_OR_VIEW) | BIT(ag) | (ac < 0 ? 0 : BIT(ac));
 }
 
 tl_keyset tl_keyset_all(void) { return k_all; }
 tl_keyset tl_keyset_autograd(void) { return k_autograd; }
+tl_keyset tl_keyset_autocast(void) { return k_autocast; }
 
 int tl_keyset_highest(tl_keyset ks) {
     ks &= k_all;
@@ -196,10 +209,14 @@ int64_t tl_dispatch_keyset_to_string(tl_keyset ks, char *buf, size_t n) {
  * arguments, reach their BackendSelect kernel) and ADInplaceOrView. Both are
  * fallthrough for operators without a kernel there, so they cost nothing. */
 static const tl_keyset k_default_included = BIT(TL_KEY_BACKEND_SELECT) | BIT(TL_KEY_AD_INPLACE_OR_VIEW);
+/* The excluded set is stored the same way: by default every Autocast key is
+ * excluded (autocast off), and "autocast enabled for cpu" means AutocastCPU
+ * removed from the set (PyTorch's default_excluded_set). */
+static const tl_keyset k_default_excluded = BIT(TL_KEY_AUTOCAST_CPU) | BIT(TL_KEY_AUTOCAST_CUDA);
 
 typedef struct tls_state {
     tl_keyset included_x; /* included ^ k_default_included */
-    tl_keyset excluded;
+    tl_keyset excluded_x; /* excluded ^ k_default_excluded */
 } tls_state;
 
 /* initial-exec: one %fs-relative load instead of a __tls_get_addr call when
@@ -213,7 +230,8 @@ static _Thread_local tls_state g_tls;
 
 tl_keyset tl_tls_default_included(void) { return k_default_included; }
 tl_keyset tl_tls_get_included(void) { return g_tls.included_x ^ k_default_included; }
-tl_keyset tl_tls_get_excluded(void) { return g_tls.excluded; }
+tl_keyset tl_tls_default_excluded(void) { return k_default_excluded; }
+tl_keyset tl_tls_get_excluded(void) { return g_tls.excluded_x ^ k_default_excluded; }
 
 static int check_keyset(tl_keyset ks) {
     if (ks & ~k_all)
@@ -231,7 +249,7 @@ int tl_tls_set_included(tl_keyset ks) {
 
 int tl_tls_set_excluded(tl_keyset ks) {
     if (check_keyset(ks)) return -1;
-    g_tls.excluded = ks;
+    g_tls.excluded_x = ks ^ k_default_excluded;
     return 0;
 }
 
@@ -246,15 +264,18 @@ void tl_include_guard_exit(tl_keyset previous) {
 }
 
 tl_keyset tl_exclude_guard_enter(tl_keyset keys) {
-    tl_keyset prev = g_tls.excluded;
-    g_tls.excluded = prev | (keys & k_all);
+    tl_keyset prev = tl_tls_get_excluded();
+    g_tls.excluded_x = (prev | (keys & k_all)) ^ k_default_excluded;
     return prev;
 }
 
-void tl_exclude_guard_exit(tl_keyset previous) { g_tls.excluded = previous & k_all; }
+void tl_exclude_guard_exit(tl_keyset previous) {
+    g_tls.excluded_x = (previous & k_all) ^ k_default_excluded;
+}
 
 static inline tl_keyset apply_tls(tl_keyset tensor_keys) {
-    return (tensor_keys | (g_tls.included_x ^ k_default_included)) & ~g_tls.excluded;
+    return (tensor_keys | (g_tls.included_x ^ k_default_included)) &
+           ~(g_tls.excluded_x ^ k_default_excluded);
 }
 
 tl_keyset tl_dispatch_compute_keyset(tl_keyset tensor_keys) { return apply_tls(tensor_keys); }
@@ -324,6 +345,7 @@ static const tl_kernel g_default_fallbacks[TL_NUM_RUNTIME_KEYS] = {
     DEFAULT_FT(TL_KEY_AD_INPLACE_OR_VIEW),  DEFAULT_FT(TL_KEY_AUTOGRAD_OTHER),
     DEFAULT_FT(TL_KEY_AUTOGRAD_CPU),        DEFAULT_FT(TL_KEY_AUTOGRAD_CUDA),
     DEFAULT_FT(TL_KEY_AUTOGRAD_META),       DEFAULT_FT(TL_KEY_AUTOGRAD_PRIVATEUSE1),
+    DEFAULT_FT(TL_KEY_AUTOCAST_CPU),        DEFAULT_FT(TL_KEY_AUTOCAST_CUDA),
 };
 
 static char *dup_str(const char *s) {
@@ -856,7 +878,7 @@ void tl_dispatch_reset_for_tests(void) {
     g_retired = NULL;
     pthread_mutex_unlock(&g_lock);
     g_tls.included_x = 0;
-    g_tls.excluded = 0;
+    g_tls.excluded_x = 0;
 }
 
 /* ============================================================ introspection */

@@ -102,6 +102,8 @@ if hasattr(_lib, "tl_ops_register_all"):
     _check(_lib.tl_ops_register_all())
 if hasattr(_lib, "tl_autograd_register_all"):  # generated autograd kernels (docs/AUTOGRAD.md)
     _check(_lib.tl_autograd_register_all())
+if hasattr(_lib, "tl_autocast_register_all"):  # yaml/autocast.yaml's kernels at AutocastCPU/CUDA
+    _check(_lib.tl_autocast_register_all())
 if _gen_ops is not None:
     from ._generated._ops import *  # noqa: E402,F401,F403
     from . import _indexing  # noqa: E402
@@ -147,3 +149,20 @@ autograd._install(Tensor)
 
 if _gen_ops is not None:
     from . import nn  # noqa: E402,F401  (torchlet.nn.functional, Module, Linear, ...)
+
+# ------------------------------------------------------------------ autocast
+# (runtime/torchlet/amp: torchlet.autocast and its thread-local state; the
+# policies are yaml/autocast.yaml, the kernel runtime/src/autocast.c)
+from . import amp  # noqa: E402
+from .amp.autocast_mode import (  # noqa: E402,F401
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)

@@ -64,7 +64,7 @@ def test_meta_indexing():
 
 def test_dispatch_keys_and_table():
     a = tl.ones(2)
-    assert repr(tl._C._dispatch_keys(a)) == "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)"
+    assert repr(tl._C._dispatch_keys(a)) == "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)"
     assert repr(tl._C._dispatch_keys(tl.empty(2, device="meta"))) == "DispatchKeySet(Meta, ADInplaceOrView, AutogradMeta)"
     table = tl._C._dispatch_dump_table("aten::add.Tensor")
     lines = table.splitlines()

@@ -240,14 +240,18 @@ static void scenario_priority(void) {
     /* names in increasing priority */
     const char *expected[] = {"CPU", "CUDA", "Meta", "PrivateUse1", "BackendSelect", "Python",
                               "ADInplaceOrView", "AutogradOther", "AutogradCPU", "AutogradCUDA",
-                              "AutogradMeta", "AutogradPrivateUse1"};
+                              "AutogradMeta", "AutogradPrivateUse1", "AutocastCPU", "AutocastCUDA"};
     CHECK(TL_NUM_RUNTIME_KEYS == (int)(sizeof expected / sizeof expected[0]));
     for (int k = 0; k < TL_NUM_RUNTIME_KEYS; k++) {
         CHECK_STR(tl_dispatch_key_name(k), expected[k]);
         CHECK(tl_dispatch_key_parse(expected[k]) == k);
     }
     CHECK(tl_keyset_highest(0) == TL_KEY_UNDEFINED);
-    CHECK(tl_keyset_highest(cpu_ks()) == TL_KEY_AUTOGRAD_CPU);
+    CHECK(tl_keyset_highest(cpu_ks()) == TL_KEY_AUTOCAST_CPU);
+    CHECK(tl_keyset_highest(meta_ks()) == TL_KEY_AUTOGRAD_META); /* Meta has no autocast key */
+    CHECK(tl_dispatch_key_autocast_of(TL_KEY_CUDA) == TL_KEY_AUTOCAST_CUDA);
+    CHECK(tl_dispatch_key_autocast_of(TL_KEY_META) == TL_KEY_INVALID);
+    CHECK(tl_keyset_autocast() == (KS(TL_KEY_AUTOCAST_CPU) | KS(TL_KEY_AUTOCAST_CUDA)));
     CHECK(tl_keyset_highest(KS(TL_KEY_CPU) | KS(TL_KEY_PYTHON)) == TL_KEY_PYTHON);
     CHECK(tl_keyset_highest(KS(TL_KEY_PYTHON) | KS(TL_KEY_AD_INPLACE_OR_VIEW)) ==
           TL_KEY_AD_INPLACE_OR_VIEW);
@@ -281,7 +285,7 @@ static void scenario_priority(void) {
     CHECK(tl_op_fallthrough_keys(op_add) ==
           (KS(TL_KEY_BACKEND_SELECT) | KS(TL_KEY_PYTHON) | KS(TL_KEY_AD_INPLACE_OR_VIEW) |
            KS(TL_KEY_AUTOGRAD_OTHER) | KS(TL_KEY_AUTOGRAD_CUDA) | KS(TL_KEY_AUTOGRAD_META) |
-           KS(TL_KEY_AUTOGRAD_PRIVATEUSE1)));
+           KS(TL_KEY_AUTOGRAD_PRIVATEUSE1) | tl_keyset_autocast()));
     const tl_kernel *k = tl_op_lookup(op_add, cpu_ks());
     CHECK(k && k->unboxed == (void *)add_autograd_cpu);
     CHECK_STR(k->debug, "add_autograd_cpu");
@@ -401,16 +405,18 @@ static void scenario_tls(void) {
                                 add_Tensor_boxed_adapter, NULL, "add_autograd_cpu") > 0);
     CHECK(tl_op_register_kernel(op_add, TL_KEY_PYTHON, NULL, dummy_boxed, NULL, "py_mode") > 0);
 
-    /* defaults: BackendSelect and ADInplaceOrView included, nothing excluded */
+    /* defaults: BackendSelect and ADInplaceOrView included, the autocast keys excluded */
     const tl_keyset dflt = KS(TL_KEY_BACKEND_SELECT) | KS(TL_KEY_AD_INPLACE_OR_VIEW);
+    const tl_keyset dex = tl_keyset_autocast();
     CHECK(tl_tls_default_included() == dflt);
-    CHECK(tl_tls_get_included() == dflt && tl_tls_get_excluded() == 0);
-    CHECK(tl_dispatch_compute_keyset(cpu_ks()) == (cpu_ks() | KS(TL_KEY_BACKEND_SELECT)));
+    CHECK(tl_tls_default_excluded() == dex);
+    CHECK(tl_tls_get_included() == dflt && tl_tls_get_excluded() == dex);
+    CHECK(tl_dispatch_compute_keyset(cpu_ks()) == ((cpu_ks() & ~dex) | KS(TL_KEY_BACKEND_SELECT)));
     CHECK(tl_dispatch_compute_keyset(0) == dflt);
 
     /* exclude autograd ("no_grad"): the CPU kernel runs directly */
     tl_keyset prev = tl_exclude_guard_enter(tl_keyset_autograd());
-    CHECK(prev == 0);
+    CHECK(prev == dex);
     CHECK(tl_dispatch_compute_keyset(cpu_ks()) ==
           (KS(TL_KEY_CPU) | KS(TL_KEY_AD_INPLACE_OR_VIEW) | KS(TL_KEY_BACKEND_SELECT)));
     tl_tensor *a = fake_new(cpu_ks(), 1), *b = fake_new(cpu_ks(), 2);
@@ -437,7 +443,7 @@ static void scenario_tls(void) {
     tl_include_guard_exit(prev_inc);
     CHECK(tl_tls_get_included() == dflt);
     tl_exclude_guard_exit(prev);
-    CHECK(tl_tls_get_excluded() == 0);
+    CHECK(tl_tls_get_excluded() == dex);
 
     /* autograd back on */
     g_trace[0] = 0;
@@ -460,7 +466,9 @@ static void scenario_tls(void) {
     CHECK(k == NULL && ks == dflt);
     CHECK(tl_error_kind_get() == TL_ERR_NOT_IMPLEMENTED);
     tl_clear_error();
-    CHECK(tl_tls_set_excluded(0) == 0);
+    CHECK(tl_tls_set_excluded(0) == 0); /* replaces the defaults: autocast on */
+    CHECK(tl_dispatch_compute_keyset(cpu_ks()) == (cpu_ks() | KS(TL_KEY_BACKEND_SELECT)));
+    CHECK(tl_tls_set_excluded(dex) == 0);
     /* guards ignore bits that are not keys */
     prev = tl_include_guard_enter(KS(60) | KS(TL_KEY_META));
     CHECK(tl_tls_get_included() == (dflt | KS(TL_KEY_META)));
@@ -513,13 +521,13 @@ static void scenario_threads(void) {
     CHECK(pthread_create(&th, NULL, tls_thread, &arg) == 0);
     CHECK(pthread_join(th, NULL) == 0);
     /* a new thread starts from the defaults, not from this thread's state */
-    CHECK(arg.seen_included == tl_tls_default_included() && arg.seen_excluded == 0);
+    CHECK(arg.seen_included == tl_tls_default_included() && arg.seen_excluded == tl_tls_default_excluded());
     CHECK(arg.set_included == (tl_tls_default_included() | KS(TL_KEY_PYTHON)));
     /* and nothing the thread did leaked back */
     CHECK(tl_tls_get_included() == (tl_tls_default_included() | KS(TL_KEY_META)));
-    CHECK(tl_tls_get_excluded() == tl_keyset_autograd());
+    CHECK(tl_tls_get_excluded() == (tl_keyset_autograd() | tl_tls_default_excluded()));
     tl_tls_set_included(tl_tls_default_included());
-    tl_tls_set_excluded(0);
+    tl_tls_set_excluded(tl_tls_default_excluded());
 
     /* lookups on 3 threads while this thread registers and deregisters */
     register_add_op();
@@ -925,7 +933,7 @@ static void scenario_python_kernel(void) {
     tl_tensor *c = tl_add_Tensor(a, b, alpha1());
     CHECK(c && c->value == 30);
     CHECK(fn.calls == 1);
-    CHECK(fn.last_ks == (cpu_ks() | tl_tls_default_included()));
+    CHECK(fn.last_ks == ((cpu_ks() & ~tl_keyset_autocast()) | tl_tls_default_included()));
     tl_tensor_release(c);
     CHECK(call_boxed_add(a, b, alpha1()) == 30 && fn.calls == 2);
     char buf[1024];
@@ -990,7 +998,7 @@ static void scenario_keyset_string(void) {
     printf("KS<<%s>>\n", keyset_str(meta_ks() | KS(TL_KEY_PYTHON)));
     /* sizing */
     CHECK(tl_dispatch_keyset_to_string(cpu_ks(), NULL, 0) ==
-          (int64_t)strlen("DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)"));
+          (int64_t)strlen("DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)"));
     char tiny[5];
     tl_dispatch_keyset_to_string(cpu_ks(), tiny, sizeof tiny);
     CHECK_STR(tiny, "Disp");

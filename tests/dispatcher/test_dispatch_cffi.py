@@ -192,7 +192,7 @@ def test_python_kernel_boxed_call_and_introspection(ext):
     # _dispatch_keys / _dispatch_dump_table as torchlet._C will expose them
     keys = _call_into(lib.tl_dispatch_keyset_to_string, (lib.tl_tensor_key_set(a),),
                       lib.tl_dispatch_keyset_to_string(lib.tl_tensor_key_set(a), ffi.NULL, 0))
-    assert keys == "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)"
+    assert keys == "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)"
     n = lib.tl_dispatch_dump_table(b"aten::add.Tensor", ffi.NULL, 0)
     table = _call_into(lib.tl_dispatch_dump_table, (b"aten::add.Tensor",), n)
     assert table.splitlines()[0] == "CPU: py_add [kernel]"

@@ -164,11 +164,11 @@ def test_missing_kernel_message(harness):
     out = run(harness, "missing")
     (msg,) = block(out, "MSG")
     keys = ("[CPU, BackendSelect, Python, ADInplaceOrView, AutogradOther, AutogradCPU, "
-            "AutogradCUDA, AutogradMeta, AutogradPrivateUse1]")
+            "AutogradCUDA, AutogradMeta, AutogradPrivateUse1, AutocastCPU, AutocastCUDA]")
     table = "CPU: add_cpu [kernel]\n" + "".join(
         f"{k}: {DEFAULT_FT}\n" for k in ["BackendSelect", "Python", "ADInplaceOrView", "AutogradOther",
                                          "AutogradCPU", "AutogradCUDA", "AutogradMeta",
-                                         "AutogradPrivateUse1"])
+                                         "AutogradPrivateUse1", "AutocastCPU", "AutocastCUDA"])
     assert msg == (
         "Could not run 'aten::add.Tensor' with arguments from the 'CUDA' backend. This could be "
         "because the operator doesn't exist for this backend, or was omitted during the "
@@ -202,7 +202,9 @@ def test_dump_table_text(harness):
         "AutogradCPU: add_autograd [autograd kernel]\n"
         "AutogradCUDA: add_autograd [autograd kernel]\n"
         "AutogradMeta: add_autograd [autograd kernel]\n"
-        "AutogradPrivateUse1: add_autograd [autograd kernel]\n")
+        "AutogradPrivateUse1: add_autograd [autograd kernel]\n"
+        f"AutocastCPU: {DEFAULT_FT}\n"
+        f"AutocastCUDA: {DEFAULT_FT}\n")
     (dump2,) = block(out, "DUMP2")
     # CompositeImplicitAutograd + a Meta kernel: AutogradMeta is not filled by
     # the decomposition (Meta has its own kernel), so it keeps the fallback
@@ -219,19 +221,22 @@ def test_dump_table_text(harness):
         "AutogradCPU: relu6_math [math kernel]\n"
         "AutogradCUDA: relu6_math [math kernel]\n"
         f"AutogradMeta: {DEFAULT_FT}\n"
-        "AutogradPrivateUse1: relu6_math [math kernel]\n")
+        "AutogradPrivateUse1: relu6_math [math kernel]\n"
+        f"AutocastCPU: {DEFAULT_FT}\n"
+        f"AutocastCUDA: {DEFAULT_FT}\n")
     (keys,) = block(out, "KEYS")
     assert keys == ("[CPU, CUDA, Meta, PrivateUse1, BackendSelect, Python, ADInplaceOrView, "
-                    "AutogradOther, AutogradCPU, AutogradCUDA, AutogradMeta, AutogradPrivateUse1]")
+                    "AutogradOther, AutogradCPU, AutogradCUDA, AutogradMeta, AutogradPrivateUse1, "
+                    "AutocastCPU, AutocastCUDA]")
 
 
 def test_keyset_to_string(harness):
     out = run(harness, "keyset_string")
     assert block(out, "KS") == [
-        "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)",
+        "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)",
         "DispatchKeySet()",
         "DispatchKeySet(CPU, CUDA, Meta, PrivateUse1, BackendSelect, Python, ADInplaceOrView, "
-        "AutogradOther, AutogradCPU, AutogradCUDA, AutogradMeta, AutogradPrivateUse1)",
+        "AutogradOther, AutogradCPU, AutogradCUDA, AutogradMeta, AutogradPrivateUse1, AutocastCPU, AutocastCUDA)",
         "DispatchKeySet(Meta, Python, ADInplaceOrView, AutogradMeta)",
     ]
 
@@ -239,10 +244,11 @@ def test_keyset_to_string(harness):
 # ------------------------------------- order independence vs. a reference model
 
 RUNTIME_KEYS = ["CPU", "CUDA", "Meta", "PrivateUse1", "BackendSelect", "Python", "ADInplaceOrView",
-                "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradMeta", "AutogradPrivateUse1"]
+                "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradMeta", "AutogradPrivateUse1",
+                "AutocastCPU", "AutocastCUDA"]
 BACKENDS = ["CPU", "CUDA", "Meta", "PrivateUse1"]
 AUTOGRAD = ["AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradMeta", "AutogradPrivateUse1"]
-DEFAULT_FALLTHROUGH = ["BackendSelect", "Python", "ADInplaceOrView", *AUTOGRAD]
+DEFAULT_FALLTHROUGH = ["BackendSelect", "Python", "ADInplaceOrView", *AUTOGRAD, "AutocastCPU", "AutocastCUDA"]
 
 # must match k_perm_regs in dispatch_harness.c (bit i of a state = registration i present)
 PERM_REGS = [
