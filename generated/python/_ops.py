@@ -18,6 +18,7 @@
 #   div.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 #   div_.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 from torchlet._C import ffi as _ffi, lib as _lib
+from torchlet._function_mode import GO as _GO, handle as _tf, handle_args as _tf_args, watch as _tf_watch
 from torchlet._errors import pending_result as _pending_result
 
 _gc = _ffi.gc
@@ -304,6 +305,11 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+# the number of active torch-function modes (all threads), kept current by
+# torchlet._function_mode; each entry point's first check
+_TF = 0
+_tf_watch(globals())
 
 # bound by bind() once torchlet.Tensor exists.  A result is `_new(_Tensor)`
 # whose `_p` is the new C reference (released by Tensor.__del__).
@@ -1318,6 +1324,8 @@ _SIGS__index_put_impl = (
 
 def _index_put_impl(input, indices, values, accumulate=False, unsafe=False, *, out=None):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_index_put_impl, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_index_put_impl', 'input', 1, 'Tensor', input)
@@ -1356,6 +1364,8 @@ _SIGS__index_put_impl_ = (
 
 def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)'
+    if _TF and (r_ := _tf(_index_put_impl_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_index_put_impl_', 'input', 1, 'Tensor', input)
@@ -1386,6 +1396,8 @@ _SIGS__linalg_svd = (
 
 def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None, out=None):
     '(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_linalg_svd, locals())) is not _GO:
+        return r_
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('_linalg_svd', 'A', 1, 'Tensor', A)
@@ -1419,6 +1431,8 @@ _SIGS__log_softmax = (
 
 def _log_softmax(input, dim, half_to_float, *, out=None):
     '(Tensor input, int dim, bool half_to_float, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_log_softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_log_softmax', 'input', 1, 'Tensor', input)
@@ -1452,6 +1466,8 @@ _SIGS__log_softmax_backward_data = (
 
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
     '(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_log_softmax_backward_data, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('_log_softmax_backward_data', 'grad_output', 1, 'Tensor', grad_output)
@@ -1487,6 +1503,8 @@ _SIGS__scaled_dot_product_flash_attention_for_cpu = (
 
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     '(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)'
+    if _TF and (r_ := _tf(_scaled_dot_product_flash_attention_for_cpu, locals())) is not _GO:
+        return r_
     if query.__class__ is not _Tensor:
         if not isinstance(query, _Tensor):
             raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'query', 1, 'Tensor', query)
@@ -1521,6 +1539,8 @@ _SIGS__scaled_dot_product_flash_attention_for_cpu_backward = (
 
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
     '(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor attn_mask = None, float scale = None)'
+    if _TF and (r_ := _tf(_scaled_dot_product_flash_attention_for_cpu_backward, locals())) is not _GO:
+        return r_
     if grad_out.__class__ is not _Tensor:
         if not isinstance(grad_out, _Tensor):
             raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'grad_out', 1, 'Tensor', grad_out)
@@ -1565,6 +1585,8 @@ _SIGS__softmax = (
 
 def _softmax(input, dim, half_to_float, *, out=None):
     '(Tensor input, int dim, bool half_to_float, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_softmax', 'input', 1, 'Tensor', input)
@@ -1598,6 +1620,8 @@ _SIGS__softmax_backward_data = (
 
 def _softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
     '(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_softmax_backward_data, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('_softmax_backward_data', 'grad_output', 1, 'Tensor', grad_output)
@@ -1633,6 +1657,8 @@ _SIGS__to_copy = (
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(_to_copy, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_to_copy', 'input', 1, 'Tensor', input)
@@ -1671,6 +1697,8 @@ _SIGS_abs = (
 
 def abs(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(abs, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('abs', 'input', 1, 'Tensor', input)
@@ -1697,6 +1725,8 @@ _SIGS_abs_ = (
 
 def abs_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(abs_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('abs_', 'input', 1, 'Tensor', input)
@@ -1715,6 +1745,8 @@ _SIGS_acos = (
 
 def acos(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(acos, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acos', 'input', 1, 'Tensor', input)
@@ -1741,6 +1773,8 @@ _SIGS_acos_ = (
 
 def acos_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(acos_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acos_', 'input', 1, 'Tensor', input)
@@ -1759,6 +1793,8 @@ _SIGS_acosh = (
 
 def acosh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(acosh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acosh', 'input', 1, 'Tensor', input)
@@ -1785,6 +1821,8 @@ _SIGS_acosh_ = (
 
 def acosh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(acosh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acosh_', 'input', 1, 'Tensor', input)
@@ -1803,6 +1841,8 @@ _SIGS_add = (
 
 def add(input, other, *, alpha=1, out=None):
     '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(add, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('add', 'input', 1, 'Tensor', input)
@@ -1845,6 +1885,8 @@ _SIGS_addcdiv = (
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(addcdiv, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('addcdiv', 'input', 1, 'Tensor', input)
@@ -1883,6 +1925,8 @@ _SIGS_addcmul = (
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(addcmul, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('addcmul', 'input', 1, 'Tensor', input)
@@ -2001,6 +2045,8 @@ def _impladdmm_1(input, mat1, mat2, out_dtype, *, beta=1, alpha=1, out=None):
 
 def addmm(*args, **kwargs):
     '(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None) | (Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(addmm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0)):
         return _impladdmm_0(*args, **kwargs)
@@ -2017,6 +2063,8 @@ _SIGS_alias = (
 
 def alias(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(alias, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('alias', 'input', 1, 'Tensor', input)
@@ -2118,6 +2166,8 @@ def _implall_2(input, dim=None, keepdim=False, *, out=None):
 
 def all(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, Tensor out = None) | (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(all, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0)):
         return _implall_0(*args, **kwargs)
@@ -2137,6 +2187,8 @@ _SIGS_amax = (
 
 def amax(input, dim=(), keepdim=False, *, out=None):
     '(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(amax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('amax', 'input', 1, 'Tensor', input)
@@ -2170,6 +2222,8 @@ _SIGS_amin = (
 
 def amin(input, dim=(), keepdim=False, *, out=None):
     '(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(amin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('amin', 'input', 1, 'Tensor', input)
@@ -2284,6 +2338,8 @@ def _implany_2(input, dim=None, keepdim=False, *, out=None):
 
 def any(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, Tensor out = None) | (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(any, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0)):
         return _implany_0(*args, **kwargs)
@@ -2440,6 +2496,8 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
 
 def arange(*args, **kwargs):
     '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(arange, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0)):
         return _implarange_0(*args, **kwargs)
@@ -2459,6 +2517,8 @@ _SIGS_arccos = (
 
 def arccos(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arccos, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccos', 'input', 1, 'Tensor', input)
@@ -2485,6 +2545,8 @@ _SIGS_arccos_ = (
 
 def arccos_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arccos_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccos_', 'input', 1, 'Tensor', input)
@@ -2503,6 +2565,8 @@ _SIGS_arccosh = (
 
 def arccosh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arccosh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccosh', 'input', 1, 'Tensor', input)
@@ -2529,6 +2593,8 @@ _SIGS_arccosh_ = (
 
 def arccosh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arccosh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccosh_', 'input', 1, 'Tensor', input)
@@ -2547,6 +2613,8 @@ _SIGS_arcsin = (
 
 def arcsin(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arcsin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsin', 'input', 1, 'Tensor', input)
@@ -2573,6 +2641,8 @@ _SIGS_arcsin_ = (
 
 def arcsin_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arcsin_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsin_', 'input', 1, 'Tensor', input)
@@ -2591,6 +2661,8 @@ _SIGS_arcsinh = (
 
 def arcsinh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arcsinh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsinh', 'input', 1, 'Tensor', input)
@@ -2617,6 +2689,8 @@ _SIGS_arcsinh_ = (
 
 def arcsinh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arcsinh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsinh_', 'input', 1, 'Tensor', input)
@@ -2635,6 +2709,8 @@ _SIGS_arctan = (
 
 def arctan(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arctan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctan', 'input', 1, 'Tensor', input)
@@ -2662,6 +2738,8 @@ _SIGS_arctan2 = (
 
 def arctan2(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arctan2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctan2', 'input', 1, 'Tensor', input)
@@ -2691,6 +2769,8 @@ _SIGS_arctan_ = (
 
 def arctan_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arctan_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctan_', 'input', 1, 'Tensor', input)
@@ -2709,6 +2789,8 @@ _SIGS_arctanh = (
 
 def arctanh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arctanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctanh', 'input', 1, 'Tensor', input)
@@ -2735,6 +2817,8 @@ _SIGS_arctanh_ = (
 
 def arctanh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arctanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctanh_', 'input', 1, 'Tensor', input)
@@ -2753,6 +2837,8 @@ _SIGS_argmax = (
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
     '(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(argmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('argmax', 'input', 1, 'Tensor', input)
@@ -2786,6 +2872,8 @@ _SIGS_argmin = (
 
 def argmin(input, dim=None, keepdim=False, *, out=None):
     '(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(argmin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('argmin', 'input', 1, 'Tensor', input)
@@ -2818,6 +2906,8 @@ _SIGS_argwhere = (
 
 def argwhere(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(argwhere, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('argwhere', 'input', 1, 'Tensor', input)
@@ -2837,6 +2927,8 @@ _SIGS_as_strided = (
 
 def as_strided(input, size, stride, storage_offset=None):
     '(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)'
+    if _TF and (r_ := _tf(as_strided, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('as_strided', 'input', 1, 'Tensor', input)
@@ -2866,6 +2958,8 @@ _SIGS_asin = (
 
 def asin(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(asin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asin', 'input', 1, 'Tensor', input)
@@ -2892,6 +2986,8 @@ _SIGS_asin_ = (
 
 def asin_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(asin_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asin_', 'input', 1, 'Tensor', input)
@@ -2910,6 +3006,8 @@ _SIGS_asinh = (
 
 def asinh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(asinh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asinh', 'input', 1, 'Tensor', input)
@@ -2936,6 +3034,8 @@ _SIGS_asinh_ = (
 
 def asinh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(asinh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asinh_', 'input', 1, 'Tensor', input)
@@ -2954,6 +3054,8 @@ _SIGS_atan = (
 
 def atan(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(atan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atan', 'input', 1, 'Tensor', input)
@@ -2981,6 +3083,8 @@ _SIGS_atan2 = (
 
 def atan2(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(atan2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atan2', 'input', 1, 'Tensor', input)
@@ -3010,6 +3114,8 @@ _SIGS_atan_ = (
 
 def atan_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(atan_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atan_', 'input', 1, 'Tensor', input)
@@ -3028,6 +3134,8 @@ _SIGS_atanh = (
 
 def atanh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(atanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atanh', 'input', 1, 'Tensor', input)
@@ -3054,6 +3162,8 @@ _SIGS_atanh_ = (
 
 def atanh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(atanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atanh_', 'input', 1, 'Tensor', input)
@@ -3152,6 +3262,8 @@ def _implbaddbmm_1(input, batch1, batch2, out_dtype, *, beta=1, alpha=1, out=Non
 
 def baddbmm(*args, **kwargs):
     '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None) | (Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(baddbmm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0)):
         return _implbaddbmm_0(*args, **kwargs)
@@ -3251,6 +3363,8 @@ def _implbitwise_and_2(input, other, *, out=None):
 
 def bitwise_and(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_and, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0)):
         return _implbitwise_and_0(*args, **kwargs)
@@ -3352,6 +3466,8 @@ def _implbitwise_left_shift_2(input, other, *, out=None):
 
 def bitwise_left_shift(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_left_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0)):
         return _implbitwise_left_shift_0(*args, **kwargs)
@@ -3371,6 +3487,8 @@ _SIGS_bitwise_not = (
 
 def bitwise_not(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_not, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('bitwise_not', 'input', 1, 'Tensor', input)
@@ -3480,6 +3598,8 @@ def _implbitwise_or_2(input, other, *, out=None):
 
 def bitwise_or(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_or, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0)):
         return _implbitwise_or_0(*args, **kwargs)
@@ -3581,6 +3701,8 @@ def _implbitwise_right_shift_2(input, other, *, out=None):
 
 def bitwise_right_shift(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_right_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0)):
         return _implbitwise_right_shift_0(*args, **kwargs)
@@ -3682,6 +3804,8 @@ def _implbitwise_xor_2(input, other, *, out=None):
 
 def bitwise_xor(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_xor, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0)):
         return _implbitwise_xor_0(*args, **kwargs)
@@ -3755,6 +3879,8 @@ def _implbmm_1(input, mat2, out_dtype, *, out=None):
 
 def bmm(*args, **kwargs):
     '(Tensor input, Tensor mat2, *, Tensor out = None) | (Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bmm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0)):
         return _implbmm_0(*args, **kwargs)
@@ -3772,6 +3898,8 @@ _SIGS_cat = (
 
 def cat(tensors, dim=0, *, out=None):
     '(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(cat, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('cat', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -3802,6 +3930,8 @@ _SIGS_ceil = (
 
 def ceil(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ceil, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ceil', 'input', 1, 'Tensor', input)
@@ -3828,6 +3958,8 @@ _SIGS_ceil_ = (
 
 def ceil_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(ceil_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ceil_', 'input', 1, 'Tensor', input)
@@ -3845,6 +3977,8 @@ _SIGS_chunk = (
 
 def chunk(input, chunks, dim=0):
     '(Tensor input, int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(chunk, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('chunk', 'input', 1, 'Tensor', input)
@@ -3926,6 +4060,8 @@ def _implclamp_1(input, min=None, max=None, *, out=None):
 
 def clamp(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None) | (Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clamp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0)):
         return _implclamp_0(*args, **kwargs)
@@ -3980,6 +4116,8 @@ def _implclamp__1(input, min=None, max=None):
 
 def clamp_(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None) | (Tensor input, Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(clamp_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0)):
         return _implclamp__0(*args, **kwargs)
@@ -4050,6 +4188,8 @@ def _implclamp_max_1(input, max, *, out=None):
 
 def clamp_max(*args, **kwargs):
     '(Tensor input, Tensor max, *, Tensor out = None) | (Tensor input, Number max, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clamp_max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0)):
         return _implclamp_max_0(*args, **kwargs)
@@ -4100,6 +4240,8 @@ def _implclamp_max__1(input, max):
 
 def clamp_max_(*args, **kwargs):
     '(Tensor input, Tensor max) | (Tensor input, Number max)'
+    if _TF and (r_ := _tf(clamp_max_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0)):
         return _implclamp_max__0(*args, **kwargs)
@@ -4170,6 +4312,8 @@ def _implclamp_min_1(input, min, *, out=None):
 
 def clamp_min(*args, **kwargs):
     '(Tensor input, Tensor min, *, Tensor out = None) | (Tensor input, Number min, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clamp_min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0)):
         return _implclamp_min_0(*args, **kwargs)
@@ -4220,6 +4364,8 @@ def _implclamp_min__1(input, min):
 
 def clamp_min_(*args, **kwargs):
     '(Tensor input, Tensor min) | (Tensor input, Number min)'
+    if _TF and (r_ := _tf(clamp_min_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0)):
         return _implclamp_min__0(*args, **kwargs)
@@ -4294,6 +4440,8 @@ def _implclip_1(input, min=None, max=None, *, out=None):
 
 def clip(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None) | (Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clip, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0)):
         return _implclip_0(*args, **kwargs)
@@ -4348,6 +4496,8 @@ def _implclip__1(input, min=None, max=None):
 
 def clip_(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None) | (Tensor input, Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(clip_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0)):
         return _implclip__0(*args, **kwargs)
@@ -4364,6 +4514,8 @@ _SIGS_clone = (
 
 def clone(input, *, memory_format=None):
     '(Tensor input, *, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(clone, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('clone', 'input', 1, 'Tensor', input)
@@ -4387,6 +4539,8 @@ _SIGS_cos = (
 
 def cos(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(cos, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cos', 'input', 1, 'Tensor', input)
@@ -4413,6 +4567,8 @@ _SIGS_cos_ = (
 
 def cos_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(cos_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cos_', 'input', 1, 'Tensor', input)
@@ -4431,6 +4587,8 @@ _SIGS_cosh = (
 
 def cosh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(cosh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cosh', 'input', 1, 'Tensor', input)
@@ -4457,6 +4615,8 @@ _SIGS_cosh_ = (
 
 def cosh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(cosh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cosh_', 'input', 1, 'Tensor', input)
@@ -4510,6 +4670,8 @@ def _implcount_nonzero_1(input, dim):
 
 def count_nonzero(*args, **kwargs):
     '(Tensor input, int dim = None) | (Tensor input, tuple of ints dim)'
+    if _TF and (r_ := _tf(count_nonzero, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0)):
         return _implcount_nonzero_0(*args, **kwargs)
@@ -4527,6 +4689,8 @@ _SIGS_cumprod = (
 
 def cumprod(input, dim, *, dtype=None, out=None):
     '(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(cumprod, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cumprod', 'input', 1, 'Tensor', input)
@@ -4560,6 +4724,8 @@ _SIGS_cumsum = (
 
 def cumsum(input, dim, *, dtype=None, out=None):
     '(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(cumsum, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cumsum', 'input', 1, 'Tensor', input)
@@ -4685,6 +4851,8 @@ def _impldiv_2(input, other, *, rounding_mode):
 
 def div(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Tensor other, *, str rounding_mode, Tensor out = None) | (Tensor input, Number other, *, str rounding_mode)'
+    if _TF and (r_ := _tf(div, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
         return _impldiv_0(*args, **kwargs)
@@ -4704,6 +4872,8 @@ _SIGS_dot = (
 
 def dot(input, tensor, *, out=None):
     '(Tensor input, Tensor tensor, *, Tensor out = None)'
+    if _TF and (r_ := _tf(dot, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('dot', 'input', 1, 'Tensor', input)
@@ -4733,6 +4903,8 @@ _SIGS_dropout = (
 
 def dropout(input, p, train):
     '(Tensor input, float p, bool train)'
+    if _TF and (r_ := _tf(dropout, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('dropout', 'input', 1, 'Tensor', input)
@@ -4758,6 +4930,8 @@ _SIGS_embedding = (
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     '(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)'
+    if _TF and (r_ := _tf(embedding, locals())) is not _GO:
+        return r_
     if weight.__class__ is not _Tensor:
         if not isinstance(weight, _Tensor):
             raise _arg_error('embedding', 'weight', 1, 'Tensor', weight)
@@ -4789,6 +4963,8 @@ _SIGS_embedding_backward = (
 
 def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
     '(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)'
+    if _TF and (r_ := _tf(embedding_backward, locals())) is not _GO:
+        return r_
     if grad.__class__ is not _Tensor:
         if not isinstance(grad, _Tensor):
             raise _arg_error('embedding_backward', 'grad', 1, 'Tensor', grad)
@@ -4823,6 +4999,8 @@ _SIGS_embedding_dense_backward = (
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     '(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)'
+    if _TF and (r_ := _tf(embedding_dense_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('embedding_dense_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -4855,6 +5033,8 @@ _SIGS_empty = (
 
 def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, out=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -4912,6 +5092,8 @@ _SIGS_empty_like = (
 
 def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('empty_like', 'input', 1, 'Tensor', input)
@@ -4949,6 +5131,8 @@ _SIGS_empty_strided = (
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty_strided, locals())) is not _GO:
+        return r_
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('empty_strided', 'size', 1, 'tuple of ints', size)
@@ -5040,6 +5224,8 @@ def _impleq_1(input, other, *, out=None):
 
 def eq(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(eq, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0)):
         return _impleq_0(*args, **kwargs)
@@ -5057,6 +5243,8 @@ _SIGS_erf = (
 
 def erf(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(erf, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erf', 'input', 1, 'Tensor', input)
@@ -5083,6 +5271,8 @@ _SIGS_erf_ = (
 
 def erf_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(erf_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erf_', 'input', 1, 'Tensor', input)
@@ -5101,6 +5291,8 @@ _SIGS_erfc = (
 
 def erfc(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(erfc, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erfc', 'input', 1, 'Tensor', input)
@@ -5127,6 +5319,8 @@ _SIGS_erfc_ = (
 
 def erfc_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(erfc_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erfc_', 'input', 1, 'Tensor', input)
@@ -5145,6 +5339,8 @@ _SIGS_exp = (
 
 def exp(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(exp, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp', 'input', 1, 'Tensor', input)
@@ -5172,6 +5368,8 @@ _SIGS_exp2 = (
 
 def exp2(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(exp2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp2', 'input', 1, 'Tensor', input)
@@ -5198,6 +5396,8 @@ _SIGS_exp2_ = (
 
 def exp2_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(exp2_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp2_', 'input', 1, 'Tensor', input)
@@ -5215,6 +5415,8 @@ _SIGS_exp_ = (
 
 def exp_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(exp_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp_', 'input', 1, 'Tensor', input)
@@ -5233,6 +5435,8 @@ _SIGS_expm1 = (
 
 def expm1(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(expm1, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('expm1', 'input', 1, 'Tensor', input)
@@ -5259,6 +5463,8 @@ _SIGS_expm1_ = (
 
 def expm1_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(expm1_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('expm1_', 'input', 1, 'Tensor', input)
@@ -5314,6 +5520,8 @@ def _implfill_1(input, value):
 
 def fill(*args, **kwargs):
     '(Tensor input, Tensor value) | (Tensor input, Number value)'
+    if _TF and (r_ := _tf(fill, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0)):
         return _implfill_0(*args, **kwargs)
@@ -5364,6 +5572,8 @@ def _implfill__1(input, value):
 
 def fill_(*args, **kwargs):
     '(Tensor input, Tensor value) | (Tensor input, Number value)'
+    if _TF and (r_ := _tf(fill_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0)):
         return _implfill__0(*args, **kwargs)
@@ -5380,6 +5590,8 @@ _SIGS_flatten = (
 
 def flatten(input, start_dim=0, end_dim=-1):
     '(Tensor input, int start_dim = 0, int end_dim = -1)'
+    if _TF and (r_ := _tf(flatten, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('flatten', 'input', 1, 'Tensor', input)
@@ -5408,6 +5620,8 @@ _SIGS_flip = (
 
 def flip(input, dims):
     '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(flip, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('flip', 'input', 1, 'Tensor', input)
@@ -5431,6 +5645,8 @@ _SIGS_floor = (
 
 def floor(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(floor, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('floor', 'input', 1, 'Tensor', input)
@@ -5457,6 +5673,8 @@ _SIGS_floor_ = (
 
 def floor_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(floor_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('floor_', 'input', 1, 'Tensor', input)
@@ -5527,6 +5745,8 @@ def _implfloor_divide_1(input, other):
 
 def floor_divide(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    if _TF and (r_ := _tf(floor_divide, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0)):
         return _implfloor_divide_0(*args, **kwargs)
@@ -5597,6 +5817,8 @@ def _implfmod_1(input, other, *, out=None):
 
 def fmod(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(fmod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0)):
         return _implfmod_0(*args, **kwargs)
@@ -5614,6 +5836,8 @@ _SIGS_frac = (
 
 def frac(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(frac, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('frac', 'input', 1, 'Tensor', input)
@@ -5640,6 +5864,8 @@ _SIGS_frac_ = (
 
 def frac_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(frac_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('frac_', 'input', 1, 'Tensor', input)
@@ -5658,6 +5884,8 @@ _SIGS_full = (
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
     '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(full, locals())) is not _GO:
+        return r_
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('full', 'size', 1, 'tuple of ints', size)
@@ -5709,6 +5937,8 @@ _SIGS_full_like = (
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(full_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('full_like', 'input', 1, 'Tensor', input)
@@ -5752,6 +5982,8 @@ _SIGS_gather = (
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     '(Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None)'
+    if _TF and (r_ := _tf(gather, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gather', 'input', 1, 'Tensor', input)
@@ -5787,6 +6019,8 @@ _SIGS_gather_backward = (
 
 def gather_backward(grad, input, dim, index, sparse_grad):
     '(Tensor grad, Tensor input, int dim, Tensor index, bool sparse_grad)'
+    if _TF and (r_ := _tf(gather_backward, locals())) is not _GO:
+        return r_
     if grad.__class__ is not _Tensor:
         if not isinstance(grad, _Tensor):
             raise _arg_error('gather_backward', 'grad', 1, 'Tensor', grad)
@@ -5872,6 +6106,8 @@ def _implge_1(input, other, *, out=None):
 
 def ge(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ge, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0)):
         return _implge_0(*args, **kwargs)
@@ -5889,6 +6125,8 @@ _SIGS_ger = (
 
 def ger(input, vec2, *, out=None):
     '(Tensor input, Tensor vec2, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ger, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ger', 'input', 1, 'Tensor', input)
@@ -5972,6 +6210,8 @@ def _implgt_1(input, other, *, out=None):
 
 def gt(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(gt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0)):
         return _implgt_0(*args, **kwargs)
@@ -5989,6 +6229,8 @@ _SIGS_hstack = (
 
 def hstack(tensors, *, out=None):
     '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(hstack, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('hstack', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -6016,6 +6258,8 @@ _SIGS_index = (
 
 def index(input, indices, *, out=None):
     '(Tensor input, tuple of Tensors indices, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index', 'input', 1, 'Tensor', input)
@@ -6046,6 +6290,8 @@ _SIGS_index_add = (
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     '(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(index_add, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_add', 'input', 1, 'Tensor', input)
@@ -6087,6 +6333,8 @@ _SIGS_index_copy = (
 
 def index_copy(input, dim, index, source, *, out=None):
     '(Tensor input, int dim, Tensor index, Tensor source, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index_copy, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_copy', 'input', 1, 'Tensor', input)
@@ -6122,6 +6370,8 @@ _SIGS_index_fill = (
 
 def index_fill(input, dim, index, value):
     '(Tensor input, int dim, Tensor index, Number value)'
+    if _TF and (r_ := _tf(index_fill, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_fill', 'input', 1, 'Tensor', input)
@@ -6153,6 +6403,8 @@ _SIGS_index_put = (
 
 def index_put(input, indices, values, accumulate=False, *, out=None):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index_put, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_put', 'input', 1, 'Tensor', input)
@@ -6188,6 +6440,8 @@ _SIGS_index_put_ = (
 
 def index_put_(input, indices, values, accumulate=False):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if _TF and (r_ := _tf(index_put_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_put_', 'input', 1, 'Tensor', input)
@@ -6215,6 +6469,8 @@ _SIGS_index_select = (
 
 def index_select(input, dim, index, *, out=None):
     '(Tensor input, int dim, Tensor index, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index_select, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_select', 'input', 1, 'Tensor', input)
@@ -6247,6 +6503,8 @@ _SIGS_index_select_backward = (
 
 def index_select_backward(grad, self_sizes, dim, index):
     '(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)'
+    if _TF and (r_ := _tf(index_select_backward, locals())) is not _GO:
+        return r_
     if grad.__class__ is not _Tensor:
         if not isinstance(grad, _Tensor):
             raise _arg_error('index_select_backward', 'grad', 1, 'Tensor', grad)
@@ -6275,6 +6533,8 @@ _SIGS_isfinite = (
 
 def isfinite(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(isfinite, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('isfinite', 'input', 1, 'Tensor', input)
@@ -6294,6 +6554,8 @@ _SIGS_isinf = (
 
 def isinf(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(isinf, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('isinf', 'input', 1, 'Tensor', input)
@@ -6313,6 +6575,8 @@ _SIGS_isnan = (
 
 def isnan(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(isnan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('isnan', 'input', 1, 'Tensor', input)
@@ -6332,6 +6596,8 @@ _SIGS_layer_norm = (
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     '(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)'
+    if _TF and (r_ := _tf(layer_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('layer_norm', 'input', 1, 'Tensor', input)
@@ -6420,6 +6686,8 @@ def _implle_1(input, other, *, out=None):
 
 def le(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(le, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0)):
         return _implle_0(*args, **kwargs)
@@ -6496,6 +6764,8 @@ def _impllerp_1(input, end, weight, *, out=None):
 
 def lerp(*args, **kwargs):
     '(Tensor input, Tensor end, Tensor weight, *, Tensor out = None) | (Tensor input, Tensor end, Number weight, *, Tensor out = None)'
+    if _TF and (r_ := _tf(lerp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0)):
         return _impllerp_0(*args, **kwargs)
@@ -6513,6 +6783,8 @@ _SIGS_log = (
 
 def log(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log', 'input', 1, 'Tensor', input)
@@ -6540,6 +6812,8 @@ _SIGS_log10 = (
 
 def log10(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log10, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log10', 'input', 1, 'Tensor', input)
@@ -6566,6 +6840,8 @@ _SIGS_log10_ = (
 
 def log10_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log10_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log10_', 'input', 1, 'Tensor', input)
@@ -6584,6 +6860,8 @@ _SIGS_log1p = (
 
 def log1p(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log1p, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log1p', 'input', 1, 'Tensor', input)
@@ -6610,6 +6888,8 @@ _SIGS_log1p_ = (
 
 def log1p_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log1p_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log1p_', 'input', 1, 'Tensor', input)
@@ -6628,6 +6908,8 @@ _SIGS_log2 = (
 
 def log2(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log2', 'input', 1, 'Tensor', input)
@@ -6654,6 +6936,8 @@ _SIGS_log2_ = (
 
 def log2_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log2_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log2_', 'input', 1, 'Tensor', input)
@@ -6671,6 +6955,8 @@ _SIGS_log_ = (
 
 def log_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log_', 'input', 1, 'Tensor', input)
@@ -6689,6 +6975,8 @@ _SIGS_log_softmax = (
 
 def log_softmax(input, dim, dtype=None, *, out=None):
     '(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log_softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log_softmax', 'input', 1, 'Tensor', input)
@@ -6722,6 +7010,8 @@ _SIGS_logical_and = (
 
 def logical_and(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_and, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_and', 'input', 1, 'Tensor', input)
@@ -6752,6 +7042,8 @@ _SIGS_logical_not = (
 
 def logical_not(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_not, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_not', 'input', 1, 'Tensor', input)
@@ -6779,6 +7071,8 @@ _SIGS_logical_or = (
 
 def logical_or(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_or, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_or', 'input', 1, 'Tensor', input)
@@ -6809,6 +7103,8 @@ _SIGS_logical_xor = (
 
 def logical_xor(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_xor, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_xor', 'input', 1, 'Tensor', input)
@@ -6839,6 +7135,8 @@ _SIGS_logit = (
 
 def logit(input, eps=None, *, out=None):
     '(Tensor input, float eps = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logit, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logit', 'input', 1, 'Tensor', input)
@@ -6868,6 +7166,8 @@ _SIGS_logit_ = (
 
 def logit_(input, eps=None):
     '(Tensor input, float eps = None)'
+    if _TF and (r_ := _tf(logit_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logit_', 'input', 1, 'Tensor', input)
@@ -6889,6 +7189,8 @@ _SIGS_logit_backward = (
 
 def logit_backward(grad_output, input, eps=None, *, out=None):
     '(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logit_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('logit_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -6922,6 +7224,8 @@ _SIGS_logsumexp = (
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
     '(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logsumexp, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logsumexp', 'input', 1, 'Tensor', input)
@@ -7008,6 +7312,8 @@ def _impllt_1(input, other, *, out=None):
 
 def lt(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(lt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0)):
         return _impllt_0(*args, **kwargs)
@@ -7068,6 +7374,8 @@ def _implmasked_fill_1(input, mask, value):
 
 def masked_fill(*args, **kwargs):
     '(Tensor input, Tensor mask, Tensor value) | (Tensor input, Tensor mask, Number value)'
+    if _TF and (r_ := _tf(masked_fill, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0)):
         return _implmasked_fill_0(*args, **kwargs)
@@ -7085,6 +7393,8 @@ _SIGS_matmul = (
 
 def matmul(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(matmul, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('matmul', 'input', 1, 'Tensor', input)
@@ -7190,6 +7500,8 @@ def _implmax_2(input, dim, keepdim=False, *, out=None):
 
 def max(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0)):
         return _implmax_0(*args, **kwargs)
@@ -7209,6 +7521,8 @@ _SIGS_maximum = (
 
 def maximum(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(maximum, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('maximum', 'input', 1, 'Tensor', input)
@@ -7296,6 +7610,8 @@ def _implmean_1(input, dim, keepdim=False, *, dtype=None, out=None):
 
 def mean(*args, **kwargs):
     '(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0)):
         return _implmean_0(*args, **kwargs)
@@ -7388,6 +7704,8 @@ def _implmin_2(input, dim, keepdim=False, *, out=None):
 
 def min(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0)):
         return _implmin_0(*args, **kwargs)
@@ -7407,6 +7725,8 @@ _SIGS_minimum = (
 
 def minimum(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(minimum, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('minimum', 'input', 1, 'Tensor', input)
@@ -7491,6 +7811,8 @@ def _implmm_1(input, mat2, out_dtype, *, out=None):
 
 def mm(*args, **kwargs):
     '(Tensor input, Tensor mat2, *, Tensor out = None) | (Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0)):
         return _implmm_0(*args, **kwargs)
@@ -7508,6 +7830,8 @@ _SIGS_mul = (
 
 def mul(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mul, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mul', 'input', 1, 'Tensor', input)
@@ -7545,6 +7869,8 @@ _SIGS_mv = (
 
 def mv(input, vec, *, out=None):
     '(Tensor input, Tensor vec, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mv, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mv', 'input', 1, 'Tensor', input)
@@ -7575,6 +7901,8 @@ _SIGS_nan_to_num = (
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     '(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(nan_to_num, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nan_to_num', 'input', 1, 'Tensor', input)
@@ -7610,6 +7938,8 @@ _SIGS_nan_to_num_ = (
 
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     '(Tensor input, float nan = None, float posinf = None, float neginf = None)'
+    if _TF and (r_ := _tf(nan_to_num_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nan_to_num_', 'input', 1, 'Tensor', input)
@@ -7684,6 +8014,8 @@ def _implnarrow_1(input, dim, start, length):
 
 def narrow(*args, **kwargs):
     '(Tensor input, int dim, Tensor start, int length) | (Tensor input, int dim, int start, int length)'
+    if _TF and (r_ := _tf(narrow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0)):
         return _implnarrow_0(*args, **kwargs)
@@ -7700,6 +8032,8 @@ _SIGS_native_dropout = (
 
 def native_dropout(input, p, train):
     '(Tensor input, float p, bool train)'
+    if _TF and (r_ := _tf(native_dropout, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('native_dropout', 'input', 1, 'Tensor', input)
@@ -7722,6 +8056,8 @@ _SIGS_native_dropout_backward = (
 
 def native_dropout_backward(grad_output, mask, scale):
     '(Tensor grad_output, Tensor mask, float scale)'
+    if _TF and (r_ := _tf(native_dropout_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('native_dropout_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -7747,6 +8083,8 @@ _SIGS_native_layer_norm = (
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     '(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)'
+    if _TF and (r_ := _tf(native_layer_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('native_layer_norm', 'input', 1, 'Tensor', input)
@@ -7775,6 +8113,8 @@ _SIGS_native_layer_norm_backward = (
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     '(Tensor grad_out, Tensor input, tuple of ints normalized_shape, Tensor mean, Tensor rstd, Tensor weight, Tensor bias, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(native_layer_norm_backward, locals())) is not _GO:
+        return r_
     if grad_out.__class__ is not _Tensor:
         if not isinstance(grad_out, _Tensor):
             raise _arg_error('native_layer_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
@@ -7866,6 +8206,8 @@ def _implne_1(input, other, *, out=None):
 
 def ne(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ne, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0)):
         return _implne_0(*args, **kwargs)
@@ -7883,6 +8225,8 @@ _SIGS_neg = (
 
 def neg(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(neg, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('neg', 'input', 1, 'Tensor', input)
@@ -7909,6 +8253,8 @@ _SIGS_neg_ = (
 
 def neg_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(neg_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('neg_', 'input', 1, 'Tensor', input)
@@ -7927,6 +8273,8 @@ _SIGS_nonzero = (
 
 def nonzero(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(nonzero, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nonzero', 'input', 1, 'Tensor', input)
@@ -7954,6 +8302,8 @@ _SIGS_ones = (
 
 def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(ones, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -8008,6 +8358,8 @@ _SIGS_ones_like = (
 
 def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(ones_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ones_like', 'input', 1, 'Tensor', input)
@@ -8046,6 +8398,8 @@ _SIGS_outer = (
 
 def outer(input, vec2, *, out=None):
     '(Tensor input, Tensor vec2, *, Tensor out = None)'
+    if _TF and (r_ := _tf(outer, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('outer', 'input', 1, 'Tensor', input)
@@ -8075,6 +8429,8 @@ _SIGS_permute = (
 
 def permute(input, dims):
     '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(permute, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('permute', 'input', 1, 'Tensor', input)
@@ -8180,6 +8536,8 @@ def _implpow_2(input, exponent, *, out=None):
 
 def pow(*args, **kwargs):
     '(Tensor input, Tensor exponent, *, Tensor out = None) | (Number input, Tensor exponent, *, Tensor out = None) | (Tensor input, Number exponent, *, Tensor out = None)'
+    if _TF and (r_ := _tf(pow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0)):
         return _implpow_0(*args, **kwargs)
@@ -8248,6 +8606,8 @@ def _implprod_1(input, dim, keepdim=False, *, dtype=None, out=None):
 
 def prod(*args, **kwargs):
     '(Tensor input, *, torchlet.dtype dtype = None) | (Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(prod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0)):
         return _implprod_0(*args, **kwargs)
@@ -8369,6 +8729,8 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
 
 def rand(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(rand, locals())) is not _GO:
+        return r_
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
         return _implrand_0(*args, **kwargs)
@@ -8490,6 +8852,8 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
 
 def randn(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randn, locals())) is not _GO:
+        return r_
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
         return _implrandn_0(*args, **kwargs)
@@ -8507,6 +8871,8 @@ _SIGS_reciprocal = (
 
 def reciprocal(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(reciprocal, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('reciprocal', 'input', 1, 'Tensor', input)
@@ -8533,6 +8899,8 @@ _SIGS_reciprocal_ = (
 
 def reciprocal_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(reciprocal_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('reciprocal_', 'input', 1, 'Tensor', input)
@@ -8550,6 +8918,8 @@ _SIGS_relu = (
 
 def relu(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(relu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu', 'input', 1, 'Tensor', input)
@@ -8569,6 +8939,8 @@ _SIGS_relu_ = (
 
 def relu_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(relu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu_', 'input', 1, 'Tensor', input)
@@ -8661,6 +9033,8 @@ def _implremainder_2(input, other, *, out=None):
 
 def remainder(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(remainder, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0)):
         return _implremainder_0(*args, **kwargs)
@@ -8679,6 +9053,8 @@ _SIGS_reshape = (
 
 def reshape(input, shape):
     '(Tensor input, tuple of ints shape)'
+    if _TF and (r_ := _tf(reshape, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('reshape', 'input', 1, 'Tensor', input)
@@ -8701,6 +9077,8 @@ _SIGS_rms_norm = (
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     '(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)'
+    if _TF and (r_ := _tf(rms_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('rms_norm', 'input', 1, 'Tensor', input)
@@ -8778,6 +9156,8 @@ def _implround_1(input, *, decimals, out=None):
 
 def round(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, *, int decimals, Tensor out = None)'
+    if _TF and (r_ := _tf(round, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0)):
         return _implround_0(*args, **kwargs)
@@ -8823,6 +9203,8 @@ def _implround__1(input, *, decimals):
 
 def round_(*args, **kwargs):
     '(Tensor input) | (Tensor input, *, int decimals)'
+    if _TF and (r_ := _tf(round_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0)):
         return _implround__0(*args, **kwargs)
@@ -8840,6 +9222,8 @@ _SIGS_rsqrt = (
 
 def rsqrt(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(rsqrt, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('rsqrt', 'input', 1, 'Tensor', input)
@@ -8866,6 +9250,8 @@ _SIGS_rsqrt_ = (
 
 def rsqrt_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(rsqrt_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('rsqrt_', 'input', 1, 'Tensor', input)
@@ -8931,6 +9317,8 @@ def _implrsub_1(input, other, alpha=1):
 
 def rsub(*args, **kwargs):
     '(Tensor input, Tensor other, *, Number alpha = 1) | (Tensor input, Number other, Number alpha = 1)'
+    if _TF and (r_ := _tf(rsub, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rsub_0)):
         return _implrsub_0(*args, **kwargs)
@@ -9087,6 +9475,8 @@ def _implscatter_3(input, dim, index, value, *, reduce, out=None):
 
 def scatter(*args, **kwargs):
     '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None) | (Tensor input, int dim, Tensor index, Number value, *, Tensor out = None) | (Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None) | (Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)'
+    if _TF and (r_ := _tf(scatter, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0)):
         return _implscatter_0(*args, **kwargs)
@@ -9108,6 +9498,8 @@ _SIGS_scatter_add = (
 
 def scatter_add(input, dim, index, src, *, out=None):
     '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)'
+    if _TF and (r_ := _tf(scatter_add, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('scatter_add', 'input', 1, 'Tensor', input)
@@ -9143,6 +9535,8 @@ _SIGS_select = (
 
 def select(input, dim, index):
     '(Tensor input, int dim, int index)'
+    if _TF and (r_ := _tf(select, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('select', 'input', 1, 'Tensor', input)
@@ -9168,6 +9562,8 @@ _SIGS_select_backward = (
 
 def select_backward(grad_output, input_sizes, dim, index):
     '(Tensor grad_output, tuple of ints input_sizes, int dim, int index)'
+    if _TF and (r_ := _tf(select_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('select_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -9197,6 +9593,8 @@ _SIGS_sigmoid = (
 
 def sigmoid(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sigmoid, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sigmoid', 'input', 1, 'Tensor', input)
@@ -9223,6 +9621,8 @@ _SIGS_sigmoid_ = (
 
 def sigmoid_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sigmoid_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sigmoid_', 'input', 1, 'Tensor', input)
@@ -9241,6 +9641,8 @@ _SIGS_sign = (
 
 def sign(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sign, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sign', 'input', 1, 'Tensor', input)
@@ -9267,6 +9669,8 @@ _SIGS_sign_ = (
 
 def sign_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sign_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sign_', 'input', 1, 'Tensor', input)
@@ -9285,6 +9689,8 @@ _SIGS_sin = (
 
 def sin(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sin', 'input', 1, 'Tensor', input)
@@ -9311,6 +9717,8 @@ _SIGS_sin_ = (
 
 def sin_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sin_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sin_', 'input', 1, 'Tensor', input)
@@ -9329,6 +9737,8 @@ _SIGS_sinh = (
 
 def sinh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sinh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sinh', 'input', 1, 'Tensor', input)
@@ -9355,6 +9765,8 @@ _SIGS_sinh_ = (
 
 def sinh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sinh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sinh_', 'input', 1, 'Tensor', input)
@@ -9372,6 +9784,8 @@ _SIGS_slice_backward = (
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     '(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)'
+    if _TF and (r_ := _tf(slice_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('slice_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -9407,6 +9821,8 @@ _SIGS_softmax = (
 
 def softmax(input, dim, dtype=None, *, out=None):
     '(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('softmax', 'input', 1, 'Tensor', input)
@@ -9477,6 +9893,8 @@ def _implsplit_1(input, split_size, dim=0):
 
 def split(*args, **kwargs):
     '(Tensor input, int split_size, int dim = 0) | (Tensor input, tuple of ints split_size, int dim = 0)'
+    if _TF and (r_ := _tf(split, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0)):
         return _implsplit_0(*args, **kwargs)
@@ -9493,6 +9911,8 @@ _SIGS_split_with_sizes = (
 
 def split_with_sizes(input, split_sizes, dim=0):
     '(Tensor input, tuple of ints split_sizes, int dim = 0)'
+    if _TF and (r_ := _tf(split_with_sizes, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('split_with_sizes', 'input', 1, 'Tensor', input)
@@ -9517,6 +9937,8 @@ _SIGS_sqrt = (
 
 def sqrt(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sqrt, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sqrt', 'input', 1, 'Tensor', input)
@@ -9543,6 +9965,8 @@ _SIGS_sqrt_ = (
 
 def sqrt_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sqrt_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sqrt_', 'input', 1, 'Tensor', input)
@@ -9612,6 +10036,8 @@ def _implsqueeze_2(input, dim):
 
 def squeeze(*args, **kwargs):
     '(Tensor input) | (Tensor input, int dim) | (Tensor input, tuple of ints dim)'
+    if _TF and (r_ := _tf(squeeze, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_0)):
         return _implsqueeze_0(*args, **kwargs)
@@ -9631,6 +10057,8 @@ _SIGS_stack = (
 
 def stack(tensors, dim=0, *, out=None):
     '(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(stack, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('stack', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -9743,6 +10171,8 @@ def _implstd_2(input, dim, unbiased=True, keepdim=False, *, out=None):
 
 def std(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(std, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0)):
         return _implstd_0(*args, **kwargs)
@@ -9819,6 +10249,8 @@ def _implstd_mean_2(input, dim, unbiased=True, keepdim=False):
 
 def std_mean(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(std_mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0)):
         return _implstd_mean_0(*args, **kwargs)
@@ -9838,6 +10270,8 @@ _SIGS_sub = (
 
 def sub(input, other, *, alpha=1, out=None):
     '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(sub, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sub', 'input', 1, 'Tensor', input)
@@ -9929,6 +10363,8 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
 
 def sum(*args, **kwargs):
     '(Tensor input, *, torchlet.dtype dtype = None) | (Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(sum, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_sum_0)):
         return _implsum_0(*args, **kwargs)
@@ -9945,6 +10381,8 @@ _SIGS_t = (
 
 def t(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(t, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('t', 'input', 1, 'Tensor', input)
@@ -9965,6 +10403,8 @@ _SIGS_tan = (
 
 def tan(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tan', 'input', 1, 'Tensor', input)
@@ -9991,6 +10431,8 @@ _SIGS_tan_ = (
 
 def tan_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(tan_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tan_', 'input', 1, 'Tensor', input)
@@ -10009,6 +10451,8 @@ _SIGS_tanh = (
 
 def tanh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tanh', 'input', 1, 'Tensor', input)
@@ -10035,6 +10479,8 @@ _SIGS_tanh_ = (
 
 def tanh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(tanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tanh_', 'input', 1, 'Tensor', input)
@@ -10053,6 +10499,8 @@ _SIGS_threshold_backward = (
 
 def threshold_backward(grad_output, input, threshold, *, out=None):
     '(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)'
+    if _TF and (r_ := _tf(threshold_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('threshold_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -10087,6 +10535,8 @@ _SIGS_transpose = (
 
 def transpose(input, dim0, dim1):
     '(Tensor input, int dim0, int dim1)'
+    if _TF and (r_ := _tf(transpose, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('transpose', 'input', 1, 'Tensor', input)
@@ -10113,6 +10563,8 @@ _SIGS_tril = (
 
 def tril(input, diagonal=0, *, out=None):
     '(Tensor input, int diagonal = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tril, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tril', 'input', 1, 'Tensor', input)
@@ -10143,6 +10595,8 @@ _SIGS_triu = (
 
 def triu(input, diagonal=0, *, out=None):
     '(Tensor input, int diagonal = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(triu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('triu', 'input', 1, 'Tensor', input)
@@ -10173,6 +10627,8 @@ _SIGS_trunc = (
 
 def trunc(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(trunc, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('trunc', 'input', 1, 'Tensor', input)
@@ -10199,6 +10655,8 @@ _SIGS_trunc_ = (
 
 def trunc_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(trunc_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('trunc_', 'input', 1, 'Tensor', input)
@@ -10216,6 +10674,8 @@ _SIGS_unbind = (
 
 def unbind(input, dim=0):
     '(Tensor input, int dim = 0)'
+    if _TF and (r_ := _tf(unbind, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('unbind', 'input', 1, 'Tensor', input)
@@ -10236,6 +10696,8 @@ _SIGS_unflatten = (
 
 def unflatten(input, dim, sizes):
     '(Tensor input, int dim, tuple of ints sizes)'
+    if _TF and (r_ := _tf(unflatten, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('unflatten', 'input', 1, 'Tensor', input)
@@ -10261,6 +10723,8 @@ _SIGS_unsqueeze = (
 
 def unsqueeze(input, dim):
     '(Tensor input, int dim)'
+    if _TF and (r_ := _tf(unsqueeze, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('unsqueeze', 'input', 1, 'Tensor', input)
@@ -10366,6 +10830,8 @@ def _implvar_2(input, dim, unbiased=True, keepdim=False, *, out=None):
 
 def var(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(var, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0)):
         return _implvar_0(*args, **kwargs)
@@ -10442,6 +10908,8 @@ def _implvar_mean_2(input, dim, unbiased=True, keepdim=False):
 
 def var_mean(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(var_mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0)):
         return _implvar_mean_0(*args, **kwargs)
@@ -10461,6 +10929,8 @@ _SIGS_vstack = (
 
 def vstack(tensors, *, out=None):
     '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(vstack, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('vstack', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -10603,6 +11073,8 @@ def _implwhere_4(condition, input, other):
 
 def where(*args, **kwargs):
     '(Tensor condition) | (Tensor condition, Tensor input, Tensor other, *, Tensor out = None) | (Tensor condition, Number input, Tensor other) | (Tensor condition, Tensor input, Number other) | (Tensor condition, Number input, Number other)'
+    if _TF and (r_ := _tf(where, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
         return _implwhere_0(*args, **kwargs)
@@ -10625,6 +11097,8 @@ _SIGS_zero_ = (
 
 def zero_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(zero_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zero_', 'input', 1, 'Tensor', input)
@@ -10643,6 +11117,8 @@ _SIGS_zeros = (
 
 def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(zeros, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -10697,6 +11173,8 @@ _SIGS_zeros_like = (
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(zeros_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zeros_like', 'input', 1, 'Tensor', input)
@@ -10734,6 +11212,8 @@ _SIGS__nn_cross_entropy_loss = (
 
 def _nn_cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)'
+    if _TF and (r_ := _tf(_nn_cross_entropy_loss, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cross_entropy_loss', 'input', 1, 'Tensor', input)
@@ -10769,6 +11249,8 @@ _SIGS__nn_elu = (
 
 def _nn_elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     '(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_elu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('elu', 'input', 1, 'Tensor', input)
@@ -10810,6 +11292,8 @@ _SIGS__nn_elu_ = (
 
 def _nn_elu_(input, alpha=1, scale=1, input_scale=1):
     '(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1)'
+    if _TF and (r_ := _tf(_nn_elu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('elu_', 'input', 1, 'Tensor', input)
@@ -10843,6 +11327,8 @@ _SIGS__nn_elu_backward = (
 
 def _nn_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, *, out=None):
     '(Tensor grad_output, Number alpha, Number scale, Number input_scale, bool is_result, Tensor self_or_result, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_elu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('elu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -10891,6 +11377,8 @@ _SIGS__nn_gelu = (
 
 def _nn_gelu(input, *, approximate='none', out=None):
     "(Tensor input, *, str approximate = 'none', Tensor out = None)"
+    if _TF and (r_ := _tf(_nn_gelu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gelu', 'input', 1, 'Tensor', input)
@@ -10920,6 +11408,8 @@ _SIGS__nn_gelu_ = (
 
 def _nn_gelu_(input, *, approximate='none'):
     "(Tensor input, *, str approximate = 'none')"
+    if _TF and (r_ := _tf(_nn_gelu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gelu_', 'input', 1, 'Tensor', input)
@@ -10941,6 +11431,8 @@ _SIGS__nn_gelu_backward = (
 
 def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
     "(Tensor grad_output, Tensor input, *, str approximate = 'none', Tensor out = None)"
+    if _TF and (r_ := _tf(_nn_gelu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('gelu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -10974,6 +11466,8 @@ _SIGS__nn_hardtanh = (
 
 def _nn_hardtanh(input, min_val=-1, max_val=1, *, out=None):
     '(Tensor input, Number min_val = -1, Number max_val = 1, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardtanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('hardtanh', 'input', 1, 'Tensor', input)
@@ -11010,6 +11504,8 @@ _SIGS__nn_hardtanh_ = (
 
 def _nn_hardtanh_(input, min_val=-1, max_val=1):
     '(Tensor input, Number min_val = -1, Number max_val = 1)'
+    if _TF and (r_ := _tf(_nn_hardtanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('hardtanh_', 'input', 1, 'Tensor', input)
@@ -11038,6 +11534,8 @@ _SIGS__nn_hardtanh_backward = (
 
 def _nn_hardtanh_backward(grad_output, input, min_val, max_val, *, out=None):
     '(Tensor grad_output, Tensor input, Number min_val, Number max_val, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardtanh_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('hardtanh_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11078,6 +11576,8 @@ _SIGS__nn_leaky_relu = (
 
 def _nn_leaky_relu(input, negative_slope=0.01, *, out=None):
     '(Tensor input, Number negative_slope = 0.01, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_leaky_relu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('leaky_relu', 'input', 1, 'Tensor', input)
@@ -11109,6 +11609,8 @@ _SIGS__nn_leaky_relu_ = (
 
 def _nn_leaky_relu_(input, negative_slope=0.01):
     '(Tensor input, Number negative_slope = 0.01)'
+    if _TF and (r_ := _tf(_nn_leaky_relu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('leaky_relu_', 'input', 1, 'Tensor', input)
@@ -11132,6 +11634,8 @@ _SIGS__nn_leaky_relu_backward = (
 
 def _nn_leaky_relu_backward(grad_output, input, negative_slope, self_is_result, *, out=None):
     '(Tensor grad_output, Tensor input, Number negative_slope, bool self_is_result, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_leaky_relu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('leaky_relu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11170,6 +11674,8 @@ _SIGS__nn_linear = (
 
 def _nn_linear(input, weight, bias=None, *, out=None):
     '(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_linear, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('linear', 'input', 1, 'Tensor', input)
@@ -11203,6 +11709,8 @@ _SIGS__nn_mish = (
 
 def _nn_mish(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_mish, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mish', 'input', 1, 'Tensor', input)
@@ -11229,6 +11737,8 @@ _SIGS__nn_mish_ = (
 
 def _nn_mish_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_mish_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mish_', 'input', 1, 'Tensor', input)
@@ -11246,6 +11756,8 @@ _SIGS__nn_mish_backward = (
 
 def _nn_mish_backward(grad_output, input):
     '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn_mish_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('mish_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11269,6 +11781,8 @@ _SIGS__nn_mse_loss = (
 
 def _nn_mse_loss(input, target, reduction=1, *, out=None):
     '(Tensor input, Tensor target, int reduction = Mean, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_mse_loss, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mse_loss', 'input', 1, 'Tensor', input)
@@ -11302,6 +11816,8 @@ _SIGS__nn_mse_loss_backward = (
 
 def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
     '(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_mse_loss_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('mse_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11338,6 +11854,8 @@ _SIGS__nn_nll_loss = (
 
 def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100, *, out=None):
     '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_nll_loss, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss', 'input', 1, 'Tensor', input)
@@ -11377,6 +11895,8 @@ _SIGS__nn_nll_loss_backward = (
 
 def _nn_nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index, total_weight, *, out=None):
     '(Tensor grad_output, Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, Tensor total_weight, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_nll_loss_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('nll_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11422,6 +11942,8 @@ _SIGS__nn_nll_loss_forward = (
 
 def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None):
     '(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_nn_nll_loss_forward, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss_forward', 'input', 1, 'Tensor', input)
@@ -11457,6 +11979,8 @@ _SIGS__nn_nll_loss_nd = (
 
 def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)'
+    if _TF and (r_ := _tf(_nn_nll_loss_nd, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss_nd', 'input', 1, 'Tensor', input)
@@ -11488,6 +12012,8 @@ _SIGS__nn_relu6 = (
 
 def _nn_relu6(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_relu6, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu6', 'input', 1, 'Tensor', input)
@@ -11507,6 +12033,8 @@ _SIGS__nn_relu6_ = (
 
 def _nn_relu6_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_relu6_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu6_', 'input', 1, 'Tensor', input)
@@ -11524,6 +12052,8 @@ _SIGS__nn_scaled_dot_product_attention = (
 
 def _nn_scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
     '(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)'
+    if _TF and (r_ := _tf(_nn_scaled_dot_product_attention, locals())) is not _GO:
+        return r_
     if query.__class__ is not _Tensor:
         if not isinstance(query, _Tensor):
             raise _arg_error('scaled_dot_product_attention', 'query', 1, 'Tensor', query)
@@ -11565,6 +12095,8 @@ _SIGS__nn_silu = (
 
 def _nn_silu(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_silu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('silu', 'input', 1, 'Tensor', input)
@@ -11591,6 +12123,8 @@ _SIGS__nn_silu_ = (
 
 def _nn_silu_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_silu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('silu_', 'input', 1, 'Tensor', input)
@@ -11609,6 +12143,8 @@ _SIGS__nn_silu_backward = (
 
 def _nn_silu_backward(grad_output, input, *, out=None):
     '(Tensor grad_output, Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_silu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('silu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11639,6 +12175,8 @@ _SIGS__nn_softplus = (
 
 def _nn_softplus(input, beta=1, threshold=20, *, out=None):
     '(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_softplus, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('softplus', 'input', 1, 'Tensor', input)
@@ -11676,6 +12214,8 @@ _SIGS__nn_softplus_backward = (
 
 def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
     '(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_softplus_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('softplus_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11787,6 +12327,8 @@ def _impl_linalg_linalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=Fa
 
 def _linalg_linalg_matrix_norm(*args, **kwargs):
     "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_norm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0)):
         return _impl_linalg_linalg_matrix_norm_0(*args, **kwargs)
@@ -11873,6 +12415,8 @@ def _impl_linalg_linalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=Non
 
 def _linalg_linalg_norm(*args, **kwargs):
     '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_norm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0)):
         return _impl_linalg_linalg_norm_0(*args, **kwargs)
@@ -11890,6 +12434,8 @@ _SIGS__linalg_linalg_svd = (
 
 def _linalg_linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     '(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_svd, locals())) is not _GO:
+        return r_
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('linalg_svd', 'A', 1, 'Tensor', A)
@@ -11920,6 +12466,8 @@ _SIGS__linalg_linalg_svdvals = (
 
 def _linalg_linalg_svdvals(A, *, driver=None, out=None):
     '(Tensor A, *, str driver = None, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_svdvals, locals())) is not _GO:
+        return r_
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('linalg_svdvals', 'A', 1, 'Tensor', A)
@@ -11950,6 +12498,8 @@ _SIGS__linalg_linalg_vector_norm = (
 
 def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     '(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_vector_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('linalg_vector_norm', 'input', 1, 'Tensor', input)
@@ -11992,6 +12542,8 @@ _SIGS__m_abs = (
 
 def _m_abs(self):
     '()'
+    if _TF and (r_ := _tf(_m_abs, locals())) is not _GO:
+        return r_
     h_ = _C_abs(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12008,6 +12560,8 @@ _SIGS__m_abs_ = (
 
 def _m_abs_(self):
     '()'
+    if _TF and (r_ := _tf(_m_abs_, locals())) is not _GO:
+        return r_
     rc_ = _P_abs__r(self._p)
     if rc_:
         _after(rc_)
@@ -12022,6 +12576,8 @@ _SIGS__m_acos = (
 
 def _m_acos(self):
     '()'
+    if _TF and (r_ := _tf(_m_acos, locals())) is not _GO:
+        return r_
     h_ = _C_acos(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12038,6 +12594,8 @@ _SIGS__m_acos_ = (
 
 def _m_acos_(self):
     '()'
+    if _TF and (r_ := _tf(_m_acos_, locals())) is not _GO:
+        return r_
     rc_ = _P_acos__r(self._p)
     if rc_:
         _after(rc_)
@@ -12052,6 +12610,8 @@ _SIGS__m_acosh = (
 
 def _m_acosh(self):
     '()'
+    if _TF and (r_ := _tf(_m_acosh, locals())) is not _GO:
+        return r_
     h_ = _C_acosh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12068,6 +12628,8 @@ _SIGS__m_acosh_ = (
 
 def _m_acosh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_acosh_, locals())) is not _GO:
+        return r_
     rc_ = _P_acosh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12082,6 +12644,8 @@ _SIGS__m_add = (
 
 def _m_add(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_add, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -12113,6 +12677,8 @@ _SIGS__m_add_ = (
 
 def _m_add_(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_add_, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -12142,6 +12708,8 @@ _SIGS__m_addcdiv = (
 
 def _m_addcdiv(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcdiv, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcdiv', 'tensor1', 1, 'Tensor', tensor1)
@@ -12169,6 +12737,8 @@ _SIGS__m_addcdiv_ = (
 
 def _m_addcdiv_(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcdiv_, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcdiv_', 'tensor1', 1, 'Tensor', tensor1)
@@ -12194,6 +12764,8 @@ _SIGS__m_addcmul = (
 
 def _m_addcmul(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcmul, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcmul', 'tensor1', 1, 'Tensor', tensor1)
@@ -12221,6 +12793,8 @@ _SIGS__m_addcmul_ = (
 
 def _m_addcmul_(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcmul_, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcmul_', 'tensor1', 1, 'Tensor', tensor1)
@@ -12246,6 +12820,8 @@ _SIGS__m_addmm = (
 
 def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1):
     '(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmm, locals())) is not _GO:
+        return r_
     if mat1.__class__ is not _Tensor:
         if not isinstance(mat1, _Tensor):
             raise _arg_error('addmm', 'mat1', 1, 'Tensor', mat1)
@@ -12278,6 +12854,8 @@ _SIGS__m_addmm_ = (
 
 def _m_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     '(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmm_, locals())) is not _GO:
+        return r_
     if mat1.__class__ is not _Tensor:
         if not isinstance(mat1, _Tensor):
             raise _arg_error('addmm_', 'mat1', 1, 'Tensor', mat1)
@@ -12308,6 +12886,8 @@ _SIGS__m_alias = (
 
 def _m_alias(self):
     '()'
+    if _TF and (r_ := _tf(_m_alias, locals())) is not _GO:
+        return r_
     h_ = _C_alias(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12373,6 +12953,8 @@ def _impl_m_all_2(self, dim=None, keepdim=False):
 
 def _m_all(self, *args, **kwargs):
     '() | (int dim, bool keepdim = False) | (tuple of ints dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_all, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0)):
         return _impl_m_all_0(self, *args, **kwargs)
@@ -12391,6 +12973,8 @@ _SIGS__m_amax = (
 
 def _m_amax(self, dim=(), keepdim=False):
     '(tuple of ints dim = [], bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_amax, locals())) is not _GO:
+        return r_
     dim_c = _cv_int_list(dim, 1)
     if dim_c is _BAD:
         raise _arg_error('amax', 'dim', 1, 'tuple of ints', dim)
@@ -12413,6 +12997,8 @@ _SIGS__m_amin = (
 
 def _m_amin(self, dim=(), keepdim=False):
     '(tuple of ints dim = [], bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_amin, locals())) is not _GO:
+        return r_
     dim_c = _cv_int_list(dim, 1)
     if dim_c is _BAD:
         raise _arg_error('amin', 'dim', 1, 'tuple of ints', dim)
@@ -12484,6 +13070,8 @@ def _impl_m_any_2(self, dim=None, keepdim=False):
 
 def _m_any(self, *args, **kwargs):
     '() | (int dim, bool keepdim = False) | (tuple of ints dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_any, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0)):
         return _impl_m_any_0(self, *args, **kwargs)
@@ -12502,6 +13090,8 @@ _SIGS__m_arccos = (
 
 def _m_arccos(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccos, locals())) is not _GO:
+        return r_
     h_ = _C_arccos(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12518,6 +13108,8 @@ _SIGS__m_arccos_ = (
 
 def _m_arccos_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccos_, locals())) is not _GO:
+        return r_
     rc_ = _P_arccos__r(self._p)
     if rc_:
         _after(rc_)
@@ -12532,6 +13124,8 @@ _SIGS__m_arccosh = (
 
 def _m_arccosh(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccosh, locals())) is not _GO:
+        return r_
     h_ = _C_arccosh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12548,6 +13142,8 @@ _SIGS__m_arccosh_ = (
 
 def _m_arccosh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccosh_, locals())) is not _GO:
+        return r_
     rc_ = _P_arccosh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12562,6 +13158,8 @@ _SIGS__m_arcsin = (
 
 def _m_arcsin(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsin, locals())) is not _GO:
+        return r_
     h_ = _C_arcsin(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12578,6 +13176,8 @@ _SIGS__m_arcsin_ = (
 
 def _m_arcsin_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsin_, locals())) is not _GO:
+        return r_
     rc_ = _P_arcsin__r(self._p)
     if rc_:
         _after(rc_)
@@ -12592,6 +13192,8 @@ _SIGS__m_arcsinh = (
 
 def _m_arcsinh(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsinh, locals())) is not _GO:
+        return r_
     h_ = _C_arcsinh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12608,6 +13210,8 @@ _SIGS__m_arcsinh_ = (
 
 def _m_arcsinh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsinh_, locals())) is not _GO:
+        return r_
     rc_ = _P_arcsinh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12622,6 +13226,8 @@ _SIGS__m_arctan = (
 
 def _m_arctan(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctan, locals())) is not _GO:
+        return r_
     h_ = _C_arctan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12638,6 +13244,8 @@ _SIGS__m_arctan2 = (
 
 def _m_arctan2(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_arctan2, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('arctan2', 'other', 1, 'Tensor', other)
@@ -12657,6 +13265,8 @@ _SIGS__m_arctan2_ = (
 
 def _m_arctan2_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_arctan2_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('arctan2_', 'other', 1, 'Tensor', other)
@@ -12674,6 +13284,8 @@ _SIGS__m_arctan_ = (
 
 def _m_arctan_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctan_, locals())) is not _GO:
+        return r_
     rc_ = _P_arctan__r(self._p)
     if rc_:
         _after(rc_)
@@ -12688,6 +13300,8 @@ _SIGS__m_arctanh = (
 
 def _m_arctanh(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctanh, locals())) is not _GO:
+        return r_
     h_ = _C_arctanh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12704,6 +13318,8 @@ _SIGS__m_arctanh_ = (
 
 def _m_arctanh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctanh_, locals())) is not _GO:
+        return r_
     rc_ = _P_arctanh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12718,6 +13334,8 @@ _SIGS__m_argmax = (
 
 def _m_argmax(self, dim=None, keepdim=False):
     '(int dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_argmax, locals())) is not _GO:
+        return r_
     dim_c = _cv_opt_int(dim)
     if dim_c is _BAD:
         raise _arg_error('argmax', 'dim', 1, 'int', dim)
@@ -12740,6 +13358,8 @@ _SIGS__m_argmin = (
 
 def _m_argmin(self, dim=None, keepdim=False):
     '(int dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_argmin, locals())) is not _GO:
+        return r_
     dim_c = _cv_opt_int(dim)
     if dim_c is _BAD:
         raise _arg_error('argmin', 'dim', 1, 'int', dim)
@@ -12762,6 +13382,8 @@ _SIGS__m_argwhere = (
 
 def _m_argwhere(self):
     '()'
+    if _TF and (r_ := _tf(_m_argwhere, locals())) is not _GO:
+        return r_
     h_ = _C_argwhere(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12778,6 +13400,8 @@ _SIGS__m_as_strided = (
 
 def _m_as_strided(self, size, stride, storage_offset=None):
     '(tuple of ints size, tuple of ints stride, int storage_offset = None)'
+    if _TF and (r_ := _tf(_m_as_strided, locals())) is not _GO:
+        return r_
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('as_strided', 'size', 1, 'tuple of ints', size)
@@ -12803,6 +13427,8 @@ _SIGS__m_asin = (
 
 def _m_asin(self):
     '()'
+    if _TF and (r_ := _tf(_m_asin, locals())) is not _GO:
+        return r_
     h_ = _C_asin(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12819,6 +13445,8 @@ _SIGS__m_asin_ = (
 
 def _m_asin_(self):
     '()'
+    if _TF and (r_ := _tf(_m_asin_, locals())) is not _GO:
+        return r_
     rc_ = _P_asin__r(self._p)
     if rc_:
         _after(rc_)
@@ -12833,6 +13461,8 @@ _SIGS__m_asinh = (
 
 def _m_asinh(self):
     '()'
+    if _TF and (r_ := _tf(_m_asinh, locals())) is not _GO:
+        return r_
     h_ = _C_asinh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12849,6 +13479,8 @@ _SIGS__m_asinh_ = (
 
 def _m_asinh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_asinh_, locals())) is not _GO:
+        return r_
     rc_ = _P_asinh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12863,6 +13495,8 @@ _SIGS__m_atan = (
 
 def _m_atan(self):
     '()'
+    if _TF and (r_ := _tf(_m_atan, locals())) is not _GO:
+        return r_
     h_ = _C_atan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12879,6 +13513,8 @@ _SIGS__m_atan2 = (
 
 def _m_atan2(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_atan2, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('atan2', 'other', 1, 'Tensor', other)
@@ -12898,6 +13534,8 @@ _SIGS__m_atan2_ = (
 
 def _m_atan2_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_atan2_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('atan2_', 'other', 1, 'Tensor', other)
@@ -12915,6 +13553,8 @@ _SIGS__m_atan_ = (
 
 def _m_atan_(self):
     '()'
+    if _TF and (r_ := _tf(_m_atan_, locals())) is not _GO:
+        return r_
     rc_ = _P_atan__r(self._p)
     if rc_:
         _after(rc_)
@@ -12929,6 +13569,8 @@ _SIGS__m_atanh = (
 
 def _m_atanh(self):
     '()'
+    if _TF and (r_ := _tf(_m_atanh, locals())) is not _GO:
+        return r_
     h_ = _C_atanh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12945,6 +13587,8 @@ _SIGS__m_atanh_ = (
 
 def _m_atanh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_atanh_, locals())) is not _GO:
+        return r_
     rc_ = _P_atanh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12959,6 +13603,8 @@ _SIGS__m_baddbmm = (
 
 def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_baddbmm, locals())) is not _GO:
+        return r_
     if batch1.__class__ is not _Tensor:
         if not isinstance(batch1, _Tensor):
             raise _arg_error('baddbmm', 'batch1', 1, 'Tensor', batch1)
@@ -12991,6 +13637,8 @@ _SIGS__m_baddbmm_ = (
 
 def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_baddbmm_, locals())) is not _GO:
+        return r_
     if batch1.__class__ is not _Tensor:
         if not isinstance(batch1, _Tensor):
             raise _arg_error('baddbmm_', 'batch1', 1, 'Tensor', batch1)
@@ -13053,6 +13701,8 @@ def _impl_m_bitwise_and_1(self, other):
 
 def _m_bitwise_and(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_and, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0)):
         return _impl_m_bitwise_and_0(self, *args, **kwargs)
@@ -13097,6 +13747,8 @@ def _impl_m_bitwise_and__1(self, other):
 
 def _m_bitwise_and_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_and_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0)):
         return _impl_m_bitwise_and__0(self, *args, **kwargs)
@@ -13145,6 +13797,8 @@ def _impl_m_bitwise_left_shift_1(self, other):
 
 def _m_bitwise_left_shift(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_left_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0)):
         return _impl_m_bitwise_left_shift_0(self, *args, **kwargs)
@@ -13189,6 +13843,8 @@ def _impl_m_bitwise_left_shift__1(self, other):
 
 def _m_bitwise_left_shift_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_left_shift_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0)):
         return _impl_m_bitwise_left_shift__0(self, *args, **kwargs)
@@ -13205,6 +13861,8 @@ _SIGS__m_bitwise_not = (
 
 def _m_bitwise_not(self):
     '()'
+    if _TF and (r_ := _tf(_m_bitwise_not, locals())) is not _GO:
+        return r_
     h_ = _C_bitwise_not(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13221,6 +13879,8 @@ _SIGS__m_bitwise_not_ = (
 
 def _m_bitwise_not_(self):
     '()'
+    if _TF and (r_ := _tf(_m_bitwise_not_, locals())) is not _GO:
+        return r_
     rc_ = _P_bitwise_not__r(self._p)
     if rc_:
         _after(rc_)
@@ -13267,6 +13927,8 @@ def _impl_m_bitwise_or_1(self, other):
 
 def _m_bitwise_or(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_or, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0)):
         return _impl_m_bitwise_or_0(self, *args, **kwargs)
@@ -13311,6 +13973,8 @@ def _impl_m_bitwise_or__1(self, other):
 
 def _m_bitwise_or_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_or_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0)):
         return _impl_m_bitwise_or__0(self, *args, **kwargs)
@@ -13359,6 +14023,8 @@ def _impl_m_bitwise_right_shift_1(self, other):
 
 def _m_bitwise_right_shift(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_right_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0)):
         return _impl_m_bitwise_right_shift_0(self, *args, **kwargs)
@@ -13403,6 +14069,8 @@ def _impl_m_bitwise_right_shift__1(self, other):
 
 def _m_bitwise_right_shift_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_right_shift_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0)):
         return _impl_m_bitwise_right_shift__0(self, *args, **kwargs)
@@ -13451,6 +14119,8 @@ def _impl_m_bitwise_xor_1(self, other):
 
 def _m_bitwise_xor(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_xor, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0)):
         return _impl_m_bitwise_xor_0(self, *args, **kwargs)
@@ -13495,6 +14165,8 @@ def _impl_m_bitwise_xor__1(self, other):
 
 def _m_bitwise_xor_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_xor_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0)):
         return _impl_m_bitwise_xor__0(self, *args, **kwargs)
@@ -13511,6 +14183,8 @@ _SIGS__m_bmm = (
 
 def _m_bmm(self, mat2):
     '(Tensor mat2)'
+    if _TF and (r_ := _tf(_m_bmm, locals())) is not _GO:
+        return r_
     if mat2.__class__ is not _Tensor:
         if not isinstance(mat2, _Tensor):
             raise _arg_error('bmm', 'mat2', 1, 'Tensor', mat2)
@@ -13530,6 +14204,8 @@ _SIGS__m_ceil = (
 
 def _m_ceil(self):
     '()'
+    if _TF and (r_ := _tf(_m_ceil, locals())) is not _GO:
+        return r_
     h_ = _C_ceil(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13546,6 +14222,8 @@ _SIGS__m_ceil_ = (
 
 def _m_ceil_(self):
     '()'
+    if _TF and (r_ := _tf(_m_ceil_, locals())) is not _GO:
+        return r_
     rc_ = _P_ceil__r(self._p)
     if rc_:
         _after(rc_)
@@ -13560,6 +14238,8 @@ _SIGS__m_chunk = (
 
 def _m_chunk(self, chunks, dim=0):
     '(int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(_m_chunk, locals())) is not _GO:
+        return r_
     chunks_c = _cv_int(chunks)
     if chunks_c is _BAD:
         raise _arg_error('chunk', 'chunks', 1, 'int', chunks)
@@ -13616,6 +14296,8 @@ def _impl_m_clamp_1(self, min=None, max=None):
 
 def _m_clamp(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clamp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0)):
         return _impl_m_clamp_0(self, *args, **kwargs)
@@ -13664,6 +14346,8 @@ def _impl_m_clamp__1(self, min=None, max=None):
 
 def _m_clamp_(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clamp_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0)):
         return _impl_m_clamp__0(self, *args, **kwargs)
@@ -13712,6 +14396,8 @@ def _impl_m_clamp_max_1(self, max):
 
 def _m_clamp_max(self, *args, **kwargs):
     '(Tensor max) | (Number max)'
+    if _TF and (r_ := _tf(_m_clamp_max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0)):
         return _impl_m_clamp_max_0(self, *args, **kwargs)
@@ -13756,6 +14442,8 @@ def _impl_m_clamp_max__1(self, max):
 
 def _m_clamp_max_(self, *args, **kwargs):
     '(Tensor max) | (Number max)'
+    if _TF and (r_ := _tf(_m_clamp_max_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0)):
         return _impl_m_clamp_max__0(self, *args, **kwargs)
@@ -13804,6 +14492,8 @@ def _impl_m_clamp_min_1(self, min):
 
 def _m_clamp_min(self, *args, **kwargs):
     '(Tensor min) | (Number min)'
+    if _TF and (r_ := _tf(_m_clamp_min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0)):
         return _impl_m_clamp_min_0(self, *args, **kwargs)
@@ -13848,6 +14538,8 @@ def _impl_m_clamp_min__1(self, min):
 
 def _m_clamp_min_(self, *args, **kwargs):
     '(Tensor min) | (Number min)'
+    if _TF and (r_ := _tf(_m_clamp_min_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0)):
         return _impl_m_clamp_min__0(self, *args, **kwargs)
@@ -13900,6 +14592,8 @@ def _impl_m_clip_1(self, min=None, max=None):
 
 def _m_clip(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clip, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0)):
         return _impl_m_clip_0(self, *args, **kwargs)
@@ -13948,6 +14642,8 @@ def _impl_m_clip__1(self, min=None, max=None):
 
 def _m_clip_(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clip_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0)):
         return _impl_m_clip__0(self, *args, **kwargs)
@@ -13964,6 +14660,8 @@ _SIGS__m_clone = (
 
 def _m_clone(self, *, memory_format=None):
     '(*, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(_m_clone, locals())) is not _GO:
+        return r_
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
@@ -13983,6 +14681,8 @@ _SIGS__m_contiguous = (
 
 def _m_contiguous(self, *, memory_format='contiguous_format'):
     '(*, torchlet.memory_format memory_format = contiguous_format)'
+    if _TF and (r_ := _tf(_m_contiguous, locals())) is not _GO:
+        return r_
     memory_format_c = _cv_enum(memory_format, False)
     if memory_format_c is _BAD:
         raise _arg_error('contiguous', 'memory_format', 0, 'torchlet.memory_format', memory_format)
@@ -14005,6 +14705,8 @@ _SIGS__m_copy_ = (
 
 def _m_copy_(self, src, non_blocking=False):
     '(Tensor src, bool non_blocking = False)'
+    if _TF and (r_ := _tf(_m_copy_, locals())) is not _GO:
+        return r_
     src_n = None
     if src.__class__ is not _Tensor:
         if src.__class__ in _NUMBERS:
@@ -14032,6 +14734,8 @@ _SIGS__m_cos = (
 
 def _m_cos(self):
     '()'
+    if _TF and (r_ := _tf(_m_cos, locals())) is not _GO:
+        return r_
     h_ = _C_cos(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14048,6 +14752,8 @@ _SIGS__m_cos_ = (
 
 def _m_cos_(self):
     '()'
+    if _TF and (r_ := _tf(_m_cos_, locals())) is not _GO:
+        return r_
     rc_ = _P_cos__r(self._p)
     if rc_:
         _after(rc_)
@@ -14062,6 +14768,8 @@ _SIGS__m_cosh = (
 
 def _m_cosh(self):
     '()'
+    if _TF and (r_ := _tf(_m_cosh, locals())) is not _GO:
+        return r_
     h_ = _C_cosh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14078,6 +14786,8 @@ _SIGS__m_cosh_ = (
 
 def _m_cosh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_cosh_, locals())) is not _GO:
+        return r_
     rc_ = _P_cosh__r(self._p)
     if rc_:
         _after(rc_)
@@ -14130,6 +14840,8 @@ def _impl_m_count_nonzero_1(self, *_args, dim=None):
 
 def _m_count_nonzero(self, *args, **kwargs):
     '(int dim = None) | (tuple of ints dim)'
+    if _TF and (r_ := _tf(_m_count_nonzero, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0)):
         return _impl_m_count_nonzero_0(self, *args, **kwargs)
@@ -14146,6 +14858,8 @@ _SIGS__m_cumprod = (
 
 def _m_cumprod(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumprod, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumprod', 'dim', 1, 'int', dim)
@@ -14168,6 +14882,8 @@ _SIGS__m_cumprod_ = (
 
 def _m_cumprod_(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumprod_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumprod_', 'dim', 1, 'int', dim)
@@ -14188,6 +14904,8 @@ _SIGS__m_cumsum = (
 
 def _m_cumsum(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumsum, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumsum', 'dim', 1, 'int', dim)
@@ -14210,6 +14928,8 @@ _SIGS__m_cumsum_ = (
 
 def _m_cumsum_(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumsum_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumsum_', 'dim', 1, 'int', dim)
@@ -14298,6 +15018,8 @@ def _impl_m_div_2(self, other, *, rounding_mode):
 
 def _m_div(self, *args, **kwargs):
     '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
+    if _TF and (r_ := _tf(_m_div, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
         return _impl_m_div_0(self, *args, **kwargs)
@@ -14378,6 +15100,8 @@ def _impl_m_div__2(self, other, *, rounding_mode):
 
 def _m_div_(self, *args, **kwargs):
     '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
+    if _TF and (r_ := _tf(_m_div_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
         return _impl_m_div__0(self, *args, **kwargs)
@@ -14396,6 +15120,8 @@ _SIGS__m_dot = (
 
 def _m_dot(self, tensor):
     '(Tensor tensor)'
+    if _TF and (r_ := _tf(_m_dot, locals())) is not _GO:
+        return r_
     if tensor.__class__ is not _Tensor:
         if not isinstance(tensor, _Tensor):
             raise _arg_error('dot', 'tensor', 1, 'Tensor', tensor)
@@ -14447,6 +15173,8 @@ def _impl_m_eq_1(self, other):
 
 def _m_eq(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_eq, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0)):
         return _impl_m_eq_0(self, *args, **kwargs)
@@ -14491,6 +15219,8 @@ def _impl_m_eq__1(self, other):
 
 def _m_eq_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_eq_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0)):
         return _impl_m_eq__0(self, *args, **kwargs)
@@ -14507,6 +15237,8 @@ _SIGS__m_erf = (
 
 def _m_erf(self):
     '()'
+    if _TF and (r_ := _tf(_m_erf, locals())) is not _GO:
+        return r_
     h_ = _C_erf(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14523,6 +15255,8 @@ _SIGS__m_erf_ = (
 
 def _m_erf_(self):
     '()'
+    if _TF and (r_ := _tf(_m_erf_, locals())) is not _GO:
+        return r_
     rc_ = _P_erf__r(self._p)
     if rc_:
         _after(rc_)
@@ -14537,6 +15271,8 @@ _SIGS__m_erfc = (
 
 def _m_erfc(self):
     '()'
+    if _TF and (r_ := _tf(_m_erfc, locals())) is not _GO:
+        return r_
     h_ = _C_erfc(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14553,6 +15289,8 @@ _SIGS__m_erfc_ = (
 
 def _m_erfc_(self):
     '()'
+    if _TF and (r_ := _tf(_m_erfc_, locals())) is not _GO:
+        return r_
     rc_ = _P_erfc__r(self._p)
     if rc_:
         _after(rc_)
@@ -14567,6 +15305,8 @@ _SIGS__m_exp = (
 
 def _m_exp(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp, locals())) is not _GO:
+        return r_
     h_ = _C_exp(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14583,6 +15323,8 @@ _SIGS__m_exp2 = (
 
 def _m_exp2(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp2, locals())) is not _GO:
+        return r_
     h_ = _C_exp2(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14599,6 +15341,8 @@ _SIGS__m_exp2_ = (
 
 def _m_exp2_(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp2_, locals())) is not _GO:
+        return r_
     rc_ = _P_exp2__r(self._p)
     if rc_:
         _after(rc_)
@@ -14613,6 +15357,8 @@ _SIGS__m_exp_ = (
 
 def _m_exp_(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp_, locals())) is not _GO:
+        return r_
     rc_ = _P_exp__r(self._p)
     if rc_:
         _after(rc_)
@@ -14627,6 +15373,8 @@ _SIGS__m_expand = (
 
 def _m_expand(self, *_args, size=None, implicit=False):
     '(tuple of ints size, *, bool implicit = False)'
+    if _TF and (r_ := _tf(_m_expand, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -14657,6 +15405,8 @@ _SIGS__m_expm1 = (
 
 def _m_expm1(self):
     '()'
+    if _TF and (r_ := _tf(_m_expm1, locals())) is not _GO:
+        return r_
     h_ = _C_expm1(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14673,6 +15423,8 @@ _SIGS__m_expm1_ = (
 
 def _m_expm1_(self):
     '()'
+    if _TF and (r_ := _tf(_m_expm1_, locals())) is not _GO:
+        return r_
     rc_ = _P_expm1__r(self._p)
     if rc_:
         _after(rc_)
@@ -14715,6 +15467,8 @@ def _impl_m_fill__1(self, value):
 
 def _m_fill_(self, *args, **kwargs):
     '(Tensor value) | (Number value)'
+    if _TF and (r_ := _tf(_m_fill_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0)):
         return _impl_m_fill__0(self, *args, **kwargs)
@@ -14731,6 +15485,8 @@ _SIGS__m_flatten = (
 
 def _m_flatten(self, start_dim=0, end_dim=-1):
     '(int start_dim = 0, int end_dim = -1)'
+    if _TF and (r_ := _tf(_m_flatten, locals())) is not _GO:
+        return r_
     start_dim_c = _cv_int(start_dim)
     if start_dim_c is _BAD:
         raise _arg_error('flatten', 'start_dim', 1, 'int', start_dim)
@@ -14756,6 +15512,8 @@ _SIGS__m_flip = (
 
 def _m_flip(self, *_args, dims=None):
     '(tuple of ints dims)'
+    if _TF and (r_ := _tf(_m_flip, locals())) is not _GO:
+        return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -14783,6 +15541,8 @@ _SIGS__m_floor = (
 
 def _m_floor(self):
     '()'
+    if _TF and (r_ := _tf(_m_floor, locals())) is not _GO:
+        return r_
     h_ = _C_floor(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14799,6 +15559,8 @@ _SIGS__m_floor_ = (
 
 def _m_floor_(self):
     '()'
+    if _TF and (r_ := _tf(_m_floor_, locals())) is not _GO:
+        return r_
     rc_ = _P_floor__r(self._p)
     if rc_:
         _after(rc_)
@@ -14852,6 +15614,8 @@ def _impl_m_floor_divide_1(self, other):
 
 def _m_floor_divide(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_floor_divide, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0)):
         return _impl_m_floor_divide_0(self, *args, **kwargs)
@@ -14903,6 +15667,8 @@ def _impl_m_floor_divide__1(self, other):
 
 def _m_floor_divide_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_floor_divide_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0)):
         return _impl_m_floor_divide__0(self, *args, **kwargs)
@@ -14951,6 +15717,8 @@ def _impl_m_fmod_1(self, other):
 
 def _m_fmod(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_fmod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0)):
         return _impl_m_fmod_0(self, *args, **kwargs)
@@ -14995,6 +15763,8 @@ def _impl_m_fmod__1(self, other):
 
 def _m_fmod_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_fmod_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0)):
         return _impl_m_fmod__0(self, *args, **kwargs)
@@ -15011,6 +15781,8 @@ _SIGS__m_frac = (
 
 def _m_frac(self):
     '()'
+    if _TF and (r_ := _tf(_m_frac, locals())) is not _GO:
+        return r_
     h_ = _C_frac(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15027,6 +15799,8 @@ _SIGS__m_frac_ = (
 
 def _m_frac_(self):
     '()'
+    if _TF and (r_ := _tf(_m_frac_, locals())) is not _GO:
+        return r_
     rc_ = _P_frac__r(self._p)
     if rc_:
         _after(rc_)
@@ -15041,6 +15815,8 @@ _SIGS__m_gather = (
 
 def _m_gather(self, dim, index, *, sparse_grad=False):
     '(int dim, Tensor index, *, bool sparse_grad = False)'
+    if _TF and (r_ := _tf(_m_gather, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('gather', 'dim', 1, 'int', dim)
@@ -15098,6 +15874,8 @@ def _impl_m_ge_1(self, other):
 
 def _m_ge(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ge, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0)):
         return _impl_m_ge_0(self, *args, **kwargs)
@@ -15142,6 +15920,8 @@ def _impl_m_ge__1(self, other):
 
 def _m_ge_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ge_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0)):
         return _impl_m_ge__0(self, *args, **kwargs)
@@ -15158,6 +15938,8 @@ _SIGS__m_ger = (
 
 def _m_ger(self, vec2):
     '(Tensor vec2)'
+    if _TF and (r_ := _tf(_m_ger, locals())) is not _GO:
+        return r_
     if vec2.__class__ is not _Tensor:
         if not isinstance(vec2, _Tensor):
             raise _arg_error('ger', 'vec2', 1, 'Tensor', vec2)
@@ -15209,6 +15991,8 @@ def _impl_m_gt_1(self, other):
 
 def _m_gt(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_gt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0)):
         return _impl_m_gt_0(self, *args, **kwargs)
@@ -15253,6 +16037,8 @@ def _impl_m_gt__1(self, other):
 
 def _m_gt_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_gt_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0)):
         return _impl_m_gt__0(self, *args, **kwargs)
@@ -15269,6 +16055,8 @@ _SIGS__m_index = (
 
 def _m_index(self, indices):
     '(tuple of Tensors indices)'
+    if _TF and (r_ := _tf(_m_index, locals())) is not _GO:
+        return r_
     indices_c = _cv_opt_tensor_list(indices)
     if indices_c is _BAD:
         raise _arg_error('index', 'indices', 1, 'tuple of Tensors', indices)
@@ -15288,6 +16076,8 @@ _SIGS__m_index_add = (
 
 def _m_index_add(self, dim, index, source, *, alpha=1):
     '(int dim, Tensor index, Tensor source, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_index_add, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_add', 'dim', 1, 'int', dim)
@@ -15318,6 +16108,8 @@ _SIGS__m_index_add_ = (
 
 def _m_index_add_(self, dim, index, source, *, alpha=1):
     '(int dim, Tensor index, Tensor source, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_index_add_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_add_', 'dim', 1, 'int', dim)
@@ -15346,6 +16138,8 @@ _SIGS__m_index_copy = (
 
 def _m_index_copy(self, dim, index, source):
     '(int dim, Tensor index, Tensor source)'
+    if _TF and (r_ := _tf(_m_index_copy, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_copy', 'dim', 1, 'int', dim)
@@ -15371,6 +16165,8 @@ _SIGS__m_index_copy_ = (
 
 def _m_index_copy_(self, dim, index, source):
     '(int dim, Tensor index, Tensor source)'
+    if _TF and (r_ := _tf(_m_index_copy_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_copy_', 'dim', 1, 'int', dim)
@@ -15394,6 +16190,8 @@ _SIGS__m_index_fill = (
 
 def _m_index_fill(self, dim, index, value):
     '(int dim, Tensor index, Number value)'
+    if _TF and (r_ := _tf(_m_index_fill, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_fill', 'dim', 1, 'int', dim)
@@ -15421,6 +16219,8 @@ _SIGS__m_index_fill_ = (
 
 def _m_index_fill_(self, dim, index, value):
     '(int dim, Tensor index, Number value)'
+    if _TF and (r_ := _tf(_m_index_fill_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_fill_', 'dim', 1, 'int', dim)
@@ -15446,6 +16246,8 @@ _SIGS__m_index_put = (
 
 def _m_index_put(self, indices, values, accumulate=False):
     '(tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if _TF and (r_ := _tf(_m_index_put, locals())) is not _GO:
+        return r_
     indices_c = _cv_opt_tensor_list(indices)
     if indices_c is _BAD:
         raise _arg_error('index_put', 'indices', 1, 'tuple of Tensors', indices)
@@ -15471,6 +16273,8 @@ _SIGS__m_index_put_ = (
 
 def _m_index_put_(self, indices, values, accumulate=False):
     '(tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if _TF and (r_ := _tf(_m_index_put_, locals())) is not _GO:
+        return r_
     indices_c = _cv_opt_tensor_list(indices)
     if indices_c is _BAD:
         raise _arg_error('index_put_', 'indices', 1, 'tuple of Tensors', indices)
@@ -15494,6 +16298,8 @@ _SIGS__m_index_select = (
 
 def _m_index_select(self, dim, index):
     '(int dim, Tensor index)'
+    if _TF and (r_ := _tf(_m_index_select, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_select', 'dim', 1, 'int', dim)
@@ -15516,6 +16322,8 @@ _SIGS__m_isfinite = (
 
 def _m_isfinite(self):
     '()'
+    if _TF and (r_ := _tf(_m_isfinite, locals())) is not _GO:
+        return r_
     h_ = _C_isfinite(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15532,6 +16340,8 @@ _SIGS__m_isinf = (
 
 def _m_isinf(self):
     '()'
+    if _TF and (r_ := _tf(_m_isinf, locals())) is not _GO:
+        return r_
     h_ = _C_isinf(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15548,6 +16358,8 @@ _SIGS__m_isnan = (
 
 def _m_isnan(self):
     '()'
+    if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
+        return r_
     h_ = _C_isnan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15596,6 +16408,8 @@ def _impl_m_le_1(self, other):
 
 def _m_le(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_le, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0)):
         return _impl_m_le_0(self, *args, **kwargs)
@@ -15640,6 +16454,8 @@ def _impl_m_le__1(self, other):
 
 def _m_le_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_le_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0)):
         return _impl_m_le__0(self, *args, **kwargs)
@@ -15694,6 +16510,8 @@ def _impl_m_lerp_1(self, end, weight):
 
 def _m_lerp(self, *args, **kwargs):
     '(Tensor end, Tensor weight) | (Tensor end, Number weight)'
+    if _TF and (r_ := _tf(_m_lerp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0)):
         return _impl_m_lerp_0(self, *args, **kwargs)
@@ -15744,6 +16562,8 @@ def _impl_m_lerp__1(self, end, weight):
 
 def _m_lerp_(self, *args, **kwargs):
     '(Tensor end, Tensor weight) | (Tensor end, Number weight)'
+    if _TF and (r_ := _tf(_m_lerp_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0)):
         return _impl_m_lerp__0(self, *args, **kwargs)
@@ -15760,6 +16580,8 @@ _SIGS__m_log = (
 
 def _m_log(self):
     '()'
+    if _TF and (r_ := _tf(_m_log, locals())) is not _GO:
+        return r_
     h_ = _C_log(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15776,6 +16598,8 @@ _SIGS__m_log10 = (
 
 def _m_log10(self):
     '()'
+    if _TF and (r_ := _tf(_m_log10, locals())) is not _GO:
+        return r_
     h_ = _C_log10(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15792,6 +16616,8 @@ _SIGS__m_log10_ = (
 
 def _m_log10_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log10_, locals())) is not _GO:
+        return r_
     rc_ = _P_log10__r(self._p)
     if rc_:
         _after(rc_)
@@ -15806,6 +16632,8 @@ _SIGS__m_log1p = (
 
 def _m_log1p(self):
     '()'
+    if _TF and (r_ := _tf(_m_log1p, locals())) is not _GO:
+        return r_
     h_ = _C_log1p(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15822,6 +16650,8 @@ _SIGS__m_log1p_ = (
 
 def _m_log1p_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log1p_, locals())) is not _GO:
+        return r_
     rc_ = _P_log1p__r(self._p)
     if rc_:
         _after(rc_)
@@ -15836,6 +16666,8 @@ _SIGS__m_log2 = (
 
 def _m_log2(self):
     '()'
+    if _TF and (r_ := _tf(_m_log2, locals())) is not _GO:
+        return r_
     h_ = _C_log2(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15852,6 +16684,8 @@ _SIGS__m_log2_ = (
 
 def _m_log2_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log2_, locals())) is not _GO:
+        return r_
     rc_ = _P_log2__r(self._p)
     if rc_:
         _after(rc_)
@@ -15866,6 +16700,8 @@ _SIGS__m_log_ = (
 
 def _m_log_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log_, locals())) is not _GO:
+        return r_
     rc_ = _P_log__r(self._p)
     if rc_:
         _after(rc_)
@@ -15880,6 +16716,8 @@ _SIGS__m_log_softmax = (
 
 def _m_log_softmax(self, dim, dtype=None):
     '(int dim, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_log_softmax, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('log_softmax', 'dim', 1, 'int', dim)
@@ -15902,6 +16740,8 @@ _SIGS__m_logical_and = (
 
 def _m_logical_and(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_and, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_and', 'other', 1, 'Tensor', other)
@@ -15921,6 +16761,8 @@ _SIGS__m_logical_and_ = (
 
 def _m_logical_and_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_and_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_and_', 'other', 1, 'Tensor', other)
@@ -15938,6 +16780,8 @@ _SIGS__m_logical_not = (
 
 def _m_logical_not(self):
     '()'
+    if _TF and (r_ := _tf(_m_logical_not, locals())) is not _GO:
+        return r_
     h_ = _C_logical_not(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15954,6 +16798,8 @@ _SIGS__m_logical_not_ = (
 
 def _m_logical_not_(self):
     '()'
+    if _TF and (r_ := _tf(_m_logical_not_, locals())) is not _GO:
+        return r_
     rc_ = _P_logical_not__r(self._p)
     if rc_:
         _after(rc_)
@@ -15968,6 +16814,8 @@ _SIGS__m_logical_or = (
 
 def _m_logical_or(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_or, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_or', 'other', 1, 'Tensor', other)
@@ -15987,6 +16835,8 @@ _SIGS__m_logical_or_ = (
 
 def _m_logical_or_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_or_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_or_', 'other', 1, 'Tensor', other)
@@ -16004,6 +16854,8 @@ _SIGS__m_logical_xor = (
 
 def _m_logical_xor(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_xor, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_xor', 'other', 1, 'Tensor', other)
@@ -16023,6 +16875,8 @@ _SIGS__m_logical_xor_ = (
 
 def _m_logical_xor_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_xor_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_xor_', 'other', 1, 'Tensor', other)
@@ -16040,6 +16894,8 @@ _SIGS__m_logit = (
 
 def _m_logit(self, eps=None):
     '(float eps = None)'
+    if _TF and (r_ := _tf(_m_logit, locals())) is not _GO:
+        return r_
     eps_c = _cv_opt_double(eps)
     if eps_c is _BAD:
         raise _arg_error('logit', 'eps', 1, 'float', eps)
@@ -16059,6 +16915,8 @@ _SIGS__m_logit_ = (
 
 def _m_logit_(self, eps=None):
     '(float eps = None)'
+    if _TF and (r_ := _tf(_m_logit_, locals())) is not _GO:
+        return r_
     eps_c = _cv_opt_double(eps)
     if eps_c is _BAD:
         raise _arg_error('logit_', 'eps', 1, 'float', eps)
@@ -16076,6 +16934,8 @@ _SIGS__m_logsumexp = (
 
 def _m_logsumexp(self, dim, keepdim=False):
     '(tuple of ints dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_logsumexp, locals())) is not _GO:
+        return r_
     dim_c = _cv_int_list(dim, 1)
     if dim_c is _BAD:
         raise _arg_error('logsumexp', 'dim', 1, 'tuple of ints', dim)
@@ -16130,6 +16990,8 @@ def _impl_m_lt_1(self, other):
 
 def _m_lt(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_lt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0)):
         return _impl_m_lt_0(self, *args, **kwargs)
@@ -16174,6 +17036,8 @@ def _impl_m_lt__1(self, other):
 
 def _m_lt_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_lt_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0)):
         return _impl_m_lt__0(self, *args, **kwargs)
@@ -16228,6 +17092,8 @@ def _impl_m_masked_fill_1(self, mask, value):
 
 def _m_masked_fill(self, *args, **kwargs):
     '(Tensor mask, Tensor value) | (Tensor mask, Number value)'
+    if _TF and (r_ := _tf(_m_masked_fill, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0)):
         return _impl_m_masked_fill_0(self, *args, **kwargs)
@@ -16278,6 +17144,8 @@ def _impl_m_masked_fill__1(self, mask, value):
 
 def _m_masked_fill_(self, *args, **kwargs):
     '(Tensor mask, Tensor value) | (Tensor mask, Number value)'
+    if _TF and (r_ := _tf(_m_masked_fill_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0)):
         return _impl_m_masked_fill__0(self, *args, **kwargs)
@@ -16294,6 +17162,8 @@ _SIGS__m_matmul = (
 
 def _m_matmul(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_matmul, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('matmul', 'other', 1, 'Tensor', other)
@@ -16356,6 +17226,8 @@ def _impl_m_max_2(self, dim, keepdim=False):
 
 def _m_max(self, *args, **kwargs):
     '() | (Tensor other) | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0)):
         return _impl_m_max_0(self, *args, **kwargs)
@@ -16374,6 +17246,8 @@ _SIGS__m_maximum = (
 
 def _m_maximum(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_maximum, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('maximum', 'other', 1, 'Tensor', other)
@@ -16429,6 +17303,8 @@ def _impl_m_mean_1(self, dim, keepdim=False, *, dtype=None):
 
 def _m_mean(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None) | (tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0)):
         return _impl_m_mean_0(self, *args, **kwargs)
@@ -16488,6 +17364,8 @@ def _impl_m_min_2(self, dim, keepdim=False):
 
 def _m_min(self, *args, **kwargs):
     '() | (Tensor other) | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0)):
         return _impl_m_min_0(self, *args, **kwargs)
@@ -16506,6 +17384,8 @@ _SIGS__m_minimum = (
 
 def _m_minimum(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_minimum, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('minimum', 'other', 1, 'Tensor', other)
@@ -16525,6 +17405,8 @@ _SIGS__m_mm = (
 
 def _m_mm(self, mat2):
     '(Tensor mat2)'
+    if _TF and (r_ := _tf(_m_mm, locals())) is not _GO:
+        return r_
     if mat2.__class__ is not _Tensor:
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 1, 'Tensor', mat2)
@@ -16544,6 +17426,8 @@ _SIGS__m_mul = (
 
 def _m_mul(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_mul, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -16570,6 +17454,8 @@ _SIGS__m_mul_ = (
 
 def _m_mul_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_mul_, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -16594,6 +17480,8 @@ _SIGS__m_mv = (
 
 def _m_mv(self, vec):
     '(Tensor vec)'
+    if _TF and (r_ := _tf(_m_mv, locals())) is not _GO:
+        return r_
     if vec.__class__ is not _Tensor:
         if not isinstance(vec, _Tensor):
             raise _arg_error('mv', 'vec', 1, 'Tensor', vec)
@@ -16613,6 +17501,8 @@ _SIGS__m_nan_to_num = (
 
 def _m_nan_to_num(self, nan=None, posinf=None, neginf=None):
     '(float nan = None, float posinf = None, float neginf = None)'
+    if _TF and (r_ := _tf(_m_nan_to_num, locals())) is not _GO:
+        return r_
     nan_c = _cv_opt_double(nan)
     if nan_c is _BAD:
         raise _arg_error('nan_to_num', 'nan', 1, 'float', nan)
@@ -16638,6 +17528,8 @@ _SIGS__m_nan_to_num_ = (
 
 def _m_nan_to_num_(self, nan=None, posinf=None, neginf=None):
     '(float nan = None, float posinf = None, float neginf = None)'
+    if _TF and (r_ := _tf(_m_nan_to_num_, locals())) is not _GO:
+        return r_
     nan_c = _cv_opt_double(nan)
     if nan_c is _BAD:
         raise _arg_error('nan_to_num_', 'nan', 1, 'float', nan)
@@ -16703,6 +17595,8 @@ def _impl_m_narrow_1(self, dim, start, length):
 
 def _m_narrow(self, *args, **kwargs):
     '(int dim, Tensor start, int length) | (int dim, int start, int length)'
+    if _TF and (r_ := _tf(_m_narrow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0)):
         return _impl_m_narrow_0(self, *args, **kwargs)
@@ -16751,6 +17645,8 @@ def _impl_m_ne_1(self, other):
 
 def _m_ne(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ne, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0)):
         return _impl_m_ne_0(self, *args, **kwargs)
@@ -16795,6 +17691,8 @@ def _impl_m_ne__1(self, other):
 
 def _m_ne_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ne_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0)):
         return _impl_m_ne__0(self, *args, **kwargs)
@@ -16811,6 +17709,8 @@ _SIGS__m_neg = (
 
 def _m_neg(self):
     '()'
+    if _TF and (r_ := _tf(_m_neg, locals())) is not _GO:
+        return r_
     h_ = _C_neg(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16827,6 +17727,8 @@ _SIGS__m_neg_ = (
 
 def _m_neg_(self):
     '()'
+    if _TF and (r_ := _tf(_m_neg_, locals())) is not _GO:
+        return r_
     rc_ = _P_neg__r(self._p)
     if rc_:
         _after(rc_)
@@ -16841,6 +17743,8 @@ _SIGS__m_nonzero = (
 
 def _m_nonzero(self):
     '()'
+    if _TF and (r_ := _tf(_m_nonzero, locals())) is not _GO:
+        return r_
     h_ = _C_nonzero(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16857,6 +17761,8 @@ _SIGS__m_outer = (
 
 def _m_outer(self, vec2):
     '(Tensor vec2)'
+    if _TF and (r_ := _tf(_m_outer, locals())) is not _GO:
+        return r_
     if vec2.__class__ is not _Tensor:
         if not isinstance(vec2, _Tensor):
             raise _arg_error('outer', 'vec2', 1, 'Tensor', vec2)
@@ -16876,6 +17782,8 @@ _SIGS__m_permute = (
 
 def _m_permute(self, *_args, dims=None):
     '(tuple of ints dims)'
+    if _TF and (r_ := _tf(_m_permute, locals())) is not _GO:
+        return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -16935,6 +17843,8 @@ def _impl_m_pow_1(self, exponent):
 
 def _m_pow(self, *args, **kwargs):
     '(Tensor exponent) | (Number exponent)'
+    if _TF and (r_ := _tf(_m_pow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0)):
         return _impl_m_pow_0(self, *args, **kwargs)
@@ -16979,6 +17889,8 @@ def _impl_m_pow__1(self, exponent):
 
 def _m_pow_(self, *args, **kwargs):
     '(Tensor exponent) | (Number exponent)'
+    if _TF and (r_ := _tf(_m_pow_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0)):
         return _impl_m_pow__0(self, *args, **kwargs)
@@ -17031,6 +17943,8 @@ def _impl_m_prod_1(self, dim, keepdim=False, *, dtype=None):
 
 def _m_prod(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None) | (int dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_prod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0)):
         return _impl_m_prod_0(self, *args, **kwargs)
@@ -17047,6 +17961,8 @@ _SIGS__m_reciprocal = (
 
 def _m_reciprocal(self):
     '()'
+    if _TF and (r_ := _tf(_m_reciprocal, locals())) is not _GO:
+        return r_
     h_ = _C_reciprocal(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17063,6 +17979,8 @@ _SIGS__m_reciprocal_ = (
 
 def _m_reciprocal_(self):
     '()'
+    if _TF and (r_ := _tf(_m_reciprocal_, locals())) is not _GO:
+        return r_
     rc_ = _P_reciprocal__r(self._p)
     if rc_:
         _after(rc_)
@@ -17077,6 +17995,8 @@ _SIGS__m_relu = (
 
 def _m_relu(self):
     '()'
+    if _TF and (r_ := _tf(_m_relu, locals())) is not _GO:
+        return r_
     h_ = _C_relu(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17093,6 +18013,8 @@ _SIGS__m_relu_ = (
 
 def _m_relu_(self):
     '()'
+    if _TF and (r_ := _tf(_m_relu_, locals())) is not _GO:
+        return r_
     rc_ = _P_relu__r(self._p)
     if rc_:
         _after(rc_)
@@ -17139,6 +18061,8 @@ def _impl_m_remainder_1(self, other):
 
 def _m_remainder(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_remainder, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0)):
         return _impl_m_remainder_0(self, *args, **kwargs)
@@ -17183,6 +18107,8 @@ def _impl_m_remainder__1(self, other):
 
 def _m_remainder_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_remainder_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0)):
         return _impl_m_remainder__0(self, *args, **kwargs)
@@ -17199,6 +18125,8 @@ _SIGS__m_reshape = (
 
 def _m_reshape(self, *_args, shape=None):
     '(tuple of ints shape)'
+    if _TF and (r_ := _tf(_m_reshape, locals())) is not _GO:
+        return r_
     if _args and shape is None and _args[0].__class__ is int:
         shape = _args  # f(2, 3): the common case
     else:
@@ -17253,6 +18181,8 @@ def _impl_m_round_1(self, *, decimals):
 
 def _m_round(self, *args, **kwargs):
     '() | (*, int decimals)'
+    if _TF and (r_ := _tf(_m_round, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0)):
         return _impl_m_round_0(self, *args, **kwargs)
@@ -17292,6 +18222,8 @@ def _impl_m_round__1(self, *, decimals):
 
 def _m_round_(self, *args, **kwargs):
     '() | (*, int decimals)'
+    if _TF and (r_ := _tf(_m_round_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0)):
         return _impl_m_round__0(self, *args, **kwargs)
@@ -17308,6 +18240,8 @@ _SIGS__m_rsqrt = (
 
 def _m_rsqrt(self):
     '()'
+    if _TF and (r_ := _tf(_m_rsqrt, locals())) is not _GO:
+        return r_
     h_ = _C_rsqrt(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17324,6 +18258,8 @@ _SIGS__m_rsqrt_ = (
 
 def _m_rsqrt_(self):
     '()'
+    if _TF and (r_ := _tf(_m_rsqrt_, locals())) is not _GO:
+        return r_
     rc_ = _P_rsqrt__r(self._p)
     if rc_:
         _after(rc_)
@@ -17434,6 +18370,8 @@ def _impl_m_scatter_3(self, dim, index, value, *, reduce):
 
 def _m_scatter(self, *args, **kwargs):
     '(int dim, Tensor index, Tensor src) | (int dim, Tensor index, Number value) | (int dim, Tensor index, Tensor src, *, str reduce) | (int dim, Tensor index, Number value, *, str reduce)'
+    if _TF and (r_ := _tf(_m_scatter, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0)):
         return _impl_m_scatter_0(self, *args, **kwargs)
@@ -17542,6 +18480,8 @@ def _impl_m_scatter__3(self, dim, index, value, *, reduce):
 
 def _m_scatter_(self, *args, **kwargs):
     '(int dim, Tensor index, Tensor src) | (int dim, Tensor index, Number value) | (int dim, Tensor index, Tensor src, *, str reduce) | (int dim, Tensor index, Number value, *, str reduce)'
+    if _TF and (r_ := _tf(_m_scatter_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0)):
         return _impl_m_scatter__0(self, *args, **kwargs)
@@ -17562,6 +18502,8 @@ _SIGS__m_scatter_add = (
 
 def _m_scatter_add(self, dim, index, src):
     '(int dim, Tensor index, Tensor src)'
+    if _TF and (r_ := _tf(_m_scatter_add, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('scatter_add', 'dim', 1, 'int', dim)
@@ -17587,6 +18529,8 @@ _SIGS__m_scatter_add_ = (
 
 def _m_scatter_add_(self, dim, index, src):
     '(int dim, Tensor index, Tensor src)'
+    if _TF and (r_ := _tf(_m_scatter_add_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('scatter_add_', 'dim', 1, 'int', dim)
@@ -17610,6 +18554,8 @@ _SIGS__m_select = (
 
 def _m_select(self, dim, index):
     '(int dim, int index)'
+    if _TF and (r_ := _tf(_m_select, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('select', 'dim', 1, 'int', dim)
@@ -17632,6 +18578,8 @@ _SIGS__m_sigmoid = (
 
 def _m_sigmoid(self):
     '()'
+    if _TF and (r_ := _tf(_m_sigmoid, locals())) is not _GO:
+        return r_
     h_ = _C_sigmoid(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17648,6 +18596,8 @@ _SIGS__m_sigmoid_ = (
 
 def _m_sigmoid_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sigmoid_, locals())) is not _GO:
+        return r_
     rc_ = _P_sigmoid__r(self._p)
     if rc_:
         _after(rc_)
@@ -17662,6 +18612,8 @@ _SIGS__m_sign = (
 
 def _m_sign(self):
     '()'
+    if _TF and (r_ := _tf(_m_sign, locals())) is not _GO:
+        return r_
     h_ = _C_sign(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17678,6 +18630,8 @@ _SIGS__m_sign_ = (
 
 def _m_sign_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sign_, locals())) is not _GO:
+        return r_
     rc_ = _P_sign__r(self._p)
     if rc_:
         _after(rc_)
@@ -17692,6 +18646,8 @@ _SIGS__m_sin = (
 
 def _m_sin(self):
     '()'
+    if _TF and (r_ := _tf(_m_sin, locals())) is not _GO:
+        return r_
     h_ = _C_sin(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17708,6 +18664,8 @@ _SIGS__m_sin_ = (
 
 def _m_sin_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sin_, locals())) is not _GO:
+        return r_
     rc_ = _P_sin__r(self._p)
     if rc_:
         _after(rc_)
@@ -17722,6 +18680,8 @@ _SIGS__m_sinh = (
 
 def _m_sinh(self):
     '()'
+    if _TF and (r_ := _tf(_m_sinh, locals())) is not _GO:
+        return r_
     h_ = _C_sinh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17738,6 +18698,8 @@ _SIGS__m_sinh_ = (
 
 def _m_sinh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sinh_, locals())) is not _GO:
+        return r_
     rc_ = _P_sinh__r(self._p)
     if rc_:
         _after(rc_)
@@ -17752,6 +18714,8 @@ _SIGS__m_slice = (
 
 def _m_slice(self, dim=0, start=None, end=None, step=1):
     '(int dim = 0, int start = None, int end = None, int step = 1)'
+    if _TF and (r_ := _tf(_m_slice, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('slice', 'dim', 1, 'int', dim)
@@ -17780,6 +18744,8 @@ _SIGS__m_softmax = (
 
 def _m_softmax(self, dim, dtype=None):
     '(int dim, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_softmax, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('softmax', 'dim', 1, 'int', dim)
@@ -17834,6 +18800,8 @@ def _impl_m_split_1(self, split_size, dim=0):
 
 def _m_split(self, *args, **kwargs):
     '(int split_size, int dim = 0) | (tuple of ints split_size, int dim = 0)'
+    if _TF and (r_ := _tf(_m_split, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0)):
         return _impl_m_split_0(self, *args, **kwargs)
@@ -17850,6 +18818,8 @@ _SIGS__m_split_with_sizes = (
 
 def _m_split_with_sizes(self, split_sizes, dim=0):
     '(tuple of ints split_sizes, int dim = 0)'
+    if _TF and (r_ := _tf(_m_split_with_sizes, locals())) is not _GO:
+        return r_
     split_sizes_c = _cv_int_list(split_sizes, 0)
     if split_sizes_c is _BAD:
         raise _arg_error('split_with_sizes', 'split_sizes', 1, 'tuple of ints', split_sizes)
@@ -17870,6 +18840,8 @@ _SIGS__m_sqrt = (
 
 def _m_sqrt(self):
     '()'
+    if _TF and (r_ := _tf(_m_sqrt, locals())) is not _GO:
+        return r_
     h_ = _C_sqrt(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17886,6 +18858,8 @@ _SIGS__m_sqrt_ = (
 
 def _m_sqrt_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sqrt_, locals())) is not _GO:
+        return r_
     rc_ = _P_sqrt__r(self._p)
     if rc_:
         _after(rc_)
@@ -17951,6 +18925,8 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
 
 def _m_squeeze(self, *args, **kwargs):
     '() | (int dim) | (tuple of ints dim)'
+    if _TF and (r_ := _tf(_m_squeeze, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_0)):
         return _impl_m_squeeze_0(self, *args, **kwargs)
@@ -18027,6 +19003,8 @@ def _impl_m_std_2(self, dim, unbiased=True, keepdim=False):
 
 def _m_std(self, *args, **kwargs):
     '(bool unbiased = True) | (tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_std, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0)):
         return _impl_m_std_0(self, *args, **kwargs)
@@ -18045,6 +19023,8 @@ _SIGS__m_sub = (
 
 def _m_sub(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_sub, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18076,6 +19056,8 @@ _SIGS__m_sub_ = (
 
 def _m_sub_(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_sub_, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18141,6 +19123,8 @@ def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
 
 def _m_sum(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None) | (tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_sum, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_sum_0)):
         return _impl_m_sum_0(self, *args, **kwargs)
@@ -18157,6 +19141,8 @@ _SIGS__m_t = (
 
 def _m_t(self):
     '()'
+    if _TF and (r_ := _tf(_m_t, locals())) is not _GO:
+        return r_
     h_ = _C_t(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18173,6 +19159,8 @@ _SIGS__m_tan = (
 
 def _m_tan(self):
     '()'
+    if _TF and (r_ := _tf(_m_tan, locals())) is not _GO:
+        return r_
     h_ = _C_tan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18189,6 +19177,8 @@ _SIGS__m_tan_ = (
 
 def _m_tan_(self):
     '()'
+    if _TF and (r_ := _tf(_m_tan_, locals())) is not _GO:
+        return r_
     rc_ = _P_tan__r(self._p)
     if rc_:
         _after(rc_)
@@ -18203,6 +19193,8 @@ _SIGS__m_tanh = (
 
 def _m_tanh(self):
     '()'
+    if _TF and (r_ := _tf(_m_tanh, locals())) is not _GO:
+        return r_
     h_ = _C_tanh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18219,6 +19211,8 @@ _SIGS__m_tanh_ = (
 
 def _m_tanh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_tanh_, locals())) is not _GO:
+        return r_
     rc_ = _P_tanh__r(self._p)
     if rc_:
         _after(rc_)
@@ -18362,6 +19356,8 @@ def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None
 
 def _m_to(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(_m_to, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0)):
         return _impl_m_to_0(self, *args, **kwargs)
@@ -18382,6 +19378,8 @@ _SIGS__m_transpose = (
 
 def _m_transpose(self, dim0, dim1):
     '(int dim0, int dim1)'
+    if _TF and (r_ := _tf(_m_transpose, locals())) is not _GO:
+        return r_
     dim0_c = _cv_int(dim0)
     if dim0_c is _BAD:
         raise _arg_error('transpose', 'dim0', 1, 'int', dim0)
@@ -18404,6 +19402,8 @@ _SIGS__m_tril = (
 
 def _m_tril(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_tril, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('tril', 'diagonal', 1, 'int', diagonal)
@@ -18423,6 +19423,8 @@ _SIGS__m_tril_ = (
 
 def _m_tril_(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_tril_, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('tril_', 'diagonal', 1, 'int', diagonal)
@@ -18440,6 +19442,8 @@ _SIGS__m_triu = (
 
 def _m_triu(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_triu, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('triu', 'diagonal', 1, 'int', diagonal)
@@ -18459,6 +19463,8 @@ _SIGS__m_triu_ = (
 
 def _m_triu_(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_triu_, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('triu_', 'diagonal', 1, 'int', diagonal)
@@ -18476,6 +19482,8 @@ _SIGS__m_trunc = (
 
 def _m_trunc(self):
     '()'
+    if _TF and (r_ := _tf(_m_trunc, locals())) is not _GO:
+        return r_
     h_ = _C_trunc(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18492,6 +19500,8 @@ _SIGS__m_trunc_ = (
 
 def _m_trunc_(self):
     '()'
+    if _TF and (r_ := _tf(_m_trunc_, locals())) is not _GO:
+        return r_
     rc_ = _P_trunc__r(self._p)
     if rc_:
         _after(rc_)
@@ -18506,6 +19516,8 @@ _SIGS__m_unbind = (
 
 def _m_unbind(self, dim=0):
     '(int dim = 0)'
+    if _TF and (r_ := _tf(_m_unbind, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unbind', 'dim', 1, 'int', dim)
@@ -18523,6 +19535,8 @@ _SIGS__m_unflatten = (
 
 def _m_unflatten(self, dim, sizes):
     '(int dim, tuple of ints sizes)'
+    if _TF and (r_ := _tf(_m_unflatten, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unflatten', 'dim', 1, 'int', dim)
@@ -18545,6 +19559,8 @@ _SIGS__m_unsqueeze = (
 
 def _m_unsqueeze(self, dim):
     '(int dim)'
+    if _TF and (r_ := _tf(_m_unsqueeze, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 1, 'int', dim)
@@ -18622,6 +19638,8 @@ def _impl_m_var_2(self, dim, unbiased=True, keepdim=False):
 
 def _m_var(self, *args, **kwargs):
     '(bool unbiased = True) | (tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_var, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0)):
         return _impl_m_var_0(self, *args, **kwargs)
@@ -18678,6 +19696,8 @@ def _impl_m_view_1(self, *_args, size=None):
 
 def _m_view(self, *args, **kwargs):
     '(torchlet.dtype dtype) | (tuple of ints size)'
+    if _TF and (r_ := _tf(_m_view, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0)):
         return _impl_m_view_0(self, *args, **kwargs)
@@ -18732,6 +19752,8 @@ def _impl_m_where_1(self, condition, other):
 
 def _m_where(self, *args, **kwargs):
     '(Tensor condition, Tensor other) | (Tensor condition, Number other)'
+    if _TF and (r_ := _tf(_m_where, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0)):
         return _impl_m_where_0(self, *args, **kwargs)
@@ -18748,6 +19770,8 @@ _SIGS__m_zero_ = (
 
 def _m_zero_(self):
     '()'
+    if _TF and (r_ := _tf(_m_zero_, locals())) is not _GO:
+        return r_
     rc_ = _P_zero__r(self._p)
     if rc_:
         _after(rc_)
@@ -18806,6 +19830,8 @@ def _m_zero_(self):
 
 
 def _d__add__(self, other):
+    if _TF and (r_ := _tf_args(_m_add, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18825,6 +19851,8 @@ def _d__add__(self, other):
 
 
 def _d__radd__(self, other):
+    if _TF and (r_ := _tf_args(_m_add, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18844,6 +19872,8 @@ def _d__radd__(self, other):
 
 
 def _d__iadd__(self, other):
+    if _TF and (r_ := _tf_args(_m_add_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18861,6 +19891,8 @@ def _d__iadd__(self, other):
 
 
 def _d__sub__(self, other):
+    if _TF and (r_ := _tf_args(_m_sub, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18880,6 +19912,8 @@ def _d__sub__(self, other):
 
 
 def _d__rsub__(self, other):
+    if _TF and (r_ := _tf_args(_d__rsub__, (self, other,))) is not _GO:
+        return r_
     # __rsub__: rsub(self, other), as torch.Tensor.__rsub__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -18890,6 +19924,8 @@ def _d__rsub__(self, other):
 
 
 def _d__isub__(self, other):
+    if _TF and (r_ := _tf_args(_m_sub_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18907,6 +19943,8 @@ def _d__isub__(self, other):
 
 
 def _d__mul__(self, other):
+    if _TF and (r_ := _tf_args(_m_mul, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18926,6 +19964,8 @@ def _d__mul__(self, other):
 
 
 def _d__rmul__(self, other):
+    if _TF and (r_ := _tf_args(_m_mul, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18945,6 +19985,8 @@ def _d__rmul__(self, other):
 
 
 def _d__imul__(self, other):
+    if _TF and (r_ := _tf_args(_m_mul_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18962,6 +20004,8 @@ def _d__imul__(self, other):
 
 
 def _d__truediv__(self, other):
+    if _TF and (r_ := _tf_args(_m_div, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18981,6 +20025,8 @@ def _d__truediv__(self, other):
 
 
 def _d__rtruediv__(self, other):
+    if _TF and (r_ := _tf_args(_d__rtruediv__, (self, other,))) is not _GO:
+        return r_
     # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -18988,6 +20034,8 @@ def _d__rtruediv__(self, other):
 
 
 def _d__itruediv__(self, other):
+    if _TF and (r_ := _tf_args(_m_div_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19005,6 +20053,8 @@ def _d__itruediv__(self, other):
 
 
 def _d__floordiv__(self, other):
+    if _TF and (r_ := _tf_args(_d__floordiv__, (self, other,))) is not _GO:
+        return r_
     if (other.__class__ in _NUMBERS or isinstance(other, _Tensor) or _is_number(other)):
         other_n = None
         if other.__class__ is not _Tensor:
@@ -19038,6 +20088,8 @@ def _d__floordiv__(self, other):
 
 
 def _d__rfloordiv__(self, other):
+    if _TF and (r_ := _tf_args(_d__rfloordiv__, (self, other,))) is not _GO:
+        return r_
     # __rfloordiv__: other floor_divide self, with the number as a wrapped 0-dim tensor
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19048,6 +20100,8 @@ def _d__rfloordiv__(self, other):
 
 
 def _d__ifloordiv__(self, other):
+    if _TF and (r_ := _tf_args(_m_floor_divide_, (self, other,))) is not _GO:
+        return r_
     if (other.__class__ in _NUMBERS or isinstance(other, _Tensor) or _is_number(other)):
         other_n = None
         if other.__class__ is not _Tensor:
@@ -19077,6 +20131,8 @@ def _d__ifloordiv__(self, other):
 
 
 def _d__mod__(self, other):
+    if _TF and (r_ := _tf_args(_m_remainder, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19103,6 +20159,8 @@ def _d__mod__(self, other):
 
 
 def _d__rmod__(self, other):
+    if _TF and (r_ := _tf_args(_d__rmod__, (self, other,))) is not _GO:
+        return r_
     # __rmod__: remainder(other, self), as torch.Tensor.__rmod__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19113,6 +20171,8 @@ def _d__rmod__(self, other):
 
 
 def _d__imod__(self, other):
+    if _TF and (r_ := _tf_args(_m_remainder_, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19135,6 +20195,8 @@ def _d__imod__(self, other):
 
 
 def _d__pow__(self, other):
+    if _TF and (r_ := _tf_args(_m_pow, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         exponent = other
         if exponent.__class__ is not _Tensor:
@@ -19163,6 +20225,8 @@ def _d__pow__(self, other):
 
 
 def _d__rpow__(self, other):
+    if _TF and (r_ := _tf_args(_d__rpow__, (self, other,))) is not _GO:
+        return r_
     # __rpow__: pow(other, self), as torch.Tensor.__rpow__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19173,6 +20237,8 @@ def _d__rpow__(self, other):
 
 
 def _d__ipow__(self, other):
+    if _TF and (r_ := _tf_args(_m_pow_, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         exponent = other
         if exponent.__class__ is not _Tensor:
@@ -19197,6 +20263,8 @@ def _d__ipow__(self, other):
 
 
 def _d__matmul__(self, other):
+    if _TF and (r_ := _tf_args(_m_matmul, (self, other,))) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             return NotImplemented
@@ -19209,12 +20277,16 @@ def _d__matmul__(self, other):
 
 
 def _d__rmatmul__(self, other):
+    if _TF and (r_ := _tf_args(_d__rmatmul__, (self, other,))) is not _GO:
+        return r_
     if not isinstance(other, _Tensor):
         return NotImplemented
     return _m_matmul(other, self)
 
 
 def _d__and__(self, other):
+    if _TF and (r_ := _tf_args(_d__and__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19241,6 +20313,8 @@ def _d__and__(self, other):
 
 
 def _d__rand__(self, other):
+    if _TF and (r_ := _tf_args(_m_bitwise_and, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19267,6 +20341,8 @@ def _d__rand__(self, other):
 
 
 def _d__iand__(self, other):
+    if _TF and (r_ := _tf_args(_d__iand__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19289,6 +20365,8 @@ def _d__iand__(self, other):
 
 
 def _d__or__(self, other):
+    if _TF and (r_ := _tf_args(_d__or__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19315,6 +20393,8 @@ def _d__or__(self, other):
 
 
 def _d__ror__(self, other):
+    if _TF and (r_ := _tf_args(_m_bitwise_or, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19341,6 +20421,8 @@ def _d__ror__(self, other):
 
 
 def _d__ior__(self, other):
+    if _TF and (r_ := _tf_args(_d__ior__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19363,6 +20445,8 @@ def _d__ior__(self, other):
 
 
 def _d__xor__(self, other):
+    if _TF and (r_ := _tf_args(_d__xor__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19389,6 +20473,8 @@ def _d__xor__(self, other):
 
 
 def _d__rxor__(self, other):
+    if _TF and (r_ := _tf_args(_m_bitwise_xor, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19415,6 +20501,8 @@ def _d__rxor__(self, other):
 
 
 def _d__ixor__(self, other):
+    if _TF and (r_ := _tf_args(_d__ixor__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19437,6 +20525,8 @@ def _d__ixor__(self, other):
 
 
 def _d__lshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__lshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19463,6 +20553,8 @@ def _d__lshift__(self, other):
 
 
 def _d__rlshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__rlshift__, (self, other,))) is not _GO:
+        return r_
     # __rlshift__: bitwise_left_shift(other, self), as torch.Tensor.__rlshift__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19473,6 +20565,8 @@ def _d__rlshift__(self, other):
 
 
 def _d__ilshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__ilshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19495,6 +20589,8 @@ def _d__ilshift__(self, other):
 
 
 def _d__rshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__rshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19521,6 +20617,8 @@ def _d__rshift__(self, other):
 
 
 def _d__rrshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__rrshift__, (self, other,))) is not _GO:
+        return r_
     # __rrshift__: bitwise_right_shift(other, self), as torch.Tensor.__rrshift__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19531,6 +20629,8 @@ def _d__rrshift__(self, other):
 
 
 def _d__irshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__irshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19553,6 +20653,8 @@ def _d__irshift__(self, other):
 
 
 def _d__eq__(self, other):
+    if _TF and (r_ := _tf_args(_d__eq__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19579,6 +20681,8 @@ def _d__eq__(self, other):
 
 
 def _d__ne__(self, other):
+    if _TF and (r_ := _tf_args(_m_ne, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19605,6 +20709,8 @@ def _d__ne__(self, other):
 
 
 def _d__lt__(self, other):
+    if _TF and (r_ := _tf_args(_m_lt, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19631,6 +20737,8 @@ def _d__lt__(self, other):
 
 
 def _d__le__(self, other):
+    if _TF and (r_ := _tf_args(_m_le, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19657,6 +20765,8 @@ def _d__le__(self, other):
 
 
 def _d__gt__(self, other):
+    if _TF and (r_ := _tf_args(_m_gt, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19683,6 +20793,8 @@ def _d__gt__(self, other):
 
 
 def _d__ge__(self, other):
+    if _TF and (r_ := _tf_args(_m_ge, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -19709,6 +20821,8 @@ def _d__ge__(self, other):
 
 
 def _d__neg__(self):
+    if _TF and (r_ := _tf_args(_m_neg, (self,))) is not _GO:
+        return r_
     h_ = _C_neg(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -19718,6 +20832,8 @@ def _d__neg__(self):
 
 
 def _d__abs__(self):
+    if _TF and (r_ := _tf_args(_m_abs, (self,))) is not _GO:
+        return r_
     h_ = _C_abs(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -19727,6 +20843,8 @@ def _d__abs__(self):
 
 
 def _d__invert__(self):
+    if _TF and (r_ := _tf_args(_d__invert__, (self,))) is not _GO:
+        return r_
     h_ = _C_bitwise_not(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()

@@ -1,0 +1,1 @@
+"""torchlet.utils: helpers that mirror torch.utils (the device context: _device)."""
