@@ -150,6 +150,10 @@ def _call_top(s: list, func, args, kwargs):
 
 
 def _public_name(func) -> str:
+    from .overrides import resolve_name  # (error path only: overrides imports torchlet)
+    r = resolve_name(func)
+    if r is not None:
+        return r
     name = getattr(func, "__name__", repr(func))
     co = getattr(func, "__code__", None)
     if co is not None and co.co_argcount and co.co_varnames[0] == "self":

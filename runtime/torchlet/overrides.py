@@ -28,7 +28,8 @@ import warnings
 from . import _C
 from . import _function_mode as _fm
 
-__all__ = ["TorchFunctionMode", "BaseTorchFunctionMode", "handle_torch_function", "has_torch_function"]
+__all__ = ["TorchFunctionMode", "BaseTorchFunctionMode", "handle_torch_function", "has_torch_function",
+           "resolve_name"]
 
 
 class TorchFunctionMode:
@@ -105,6 +106,27 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     if r is _fm.GO:
         return public_api(*args, **kwargs)
     return r
+
+
+_NAMES: dict | None = None
+
+
+def resolve_name(f):
+    """The public dotted name of an API function a mode receives
+    ('torchlet.Tensor.add', 'torchlet.rsqrt', 'torchlet.nn.functional.silu',
+    'torchlet.linalg.vector_norm'), or None."""
+    global _NAMES
+    if _NAMES is None:
+        import torchlet
+        names = {}
+        for prefix, ns in (("torchlet.linalg", torchlet.linalg), ("torchlet.nn.functional", torchlet.nn.functional),
+                           ("torchlet.Tensor", torchlet.Tensor), ("torchlet", torchlet)):
+            for k in dir(ns):
+                v = getattr(ns, k, None)
+                if callable(v) and not isinstance(v, type):
+                    names.setdefault(id(v), f"{prefix}.{k}")
+        _NAMES = names
+    return _NAMES.get(id(f))
 
 
 # ------------------------------------------------- torchlet._C counterparts

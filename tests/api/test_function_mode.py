@@ -18,6 +18,7 @@ from torchlet.overrides import (
     _push_mode,
     handle_torch_function,
     has_torch_function,
+    resolve_name,
 )
 
 
@@ -316,3 +317,13 @@ def test_results_unchanged_under_a_passthrough_mode(rng):
     with BaseTorchFunctionMode():
         moded = (t @ t.T + 1).softmax(-1)
     np.testing.assert_array_equal(plain.numpy(), moded.numpy())
+
+
+def test_resolve_name():
+    torch = pytest.importorskip("torch")
+    pairs = [(torchlet.Tensor.add, torch.Tensor.add), (torchlet.rsqrt, torch.rsqrt), (F.silu, torch.nn.functional.silu),
+             (F.linear, torch.nn.functional.linear), (torchlet.linalg.vector_norm, torch.linalg.vector_norm),
+             (torchlet.Tensor.__rsub__, torch.Tensor.__rsub__), (torchlet.zeros, torch.zeros)]
+    for ours, theirs in pairs:
+        assert resolve_name(ours) == torch.overrides.resolve_name(theirs).replace("torch.", "torchlet.", 1)
+    assert resolve_name(lambda: 1) is None
