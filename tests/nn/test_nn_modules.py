@@ -286,3 +286,22 @@ def test_init_matches_pytorch_gains():
         assert init.calculate_gain(nl, p) == pytest.approx(torch.nn.init.calculate_gain(nl, p))
     ta, tb = torchlet.empty(5, 4, 3), torch.empty(5, 4, 3)
     assert init._calculate_fan_in_and_fan_out(ta) == torch.nn.init._calculate_fan_in_and_fan_out(tb)
+
+
+@pytest.mark.parametrize("lib_name", ["torchlet", "torch"])
+def test_init_reported_to_modes_as_itself(lib_name):
+    lib = pytest.importorskip(lib_name)
+    log = []
+
+    class Log(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            log.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    t = lib.empty(4, 3)
+    with Log():
+        lib.nn.init.uniform_(t, -1, 1)
+        lib.nn.init.normal_(t)
+        lib.nn.init.constant_(t, 0.5)
+        lib.nn.init.kaiming_uniform_(t)
+    assert log == ["uniform_", "normal_", "constant_", "kaiming_uniform_"]

@@ -14,9 +14,15 @@ import math
 import warnings
 
 import torchlet
+from torchlet._function_mode import GO as _GO, handle as _tf, watch as _tf_watch
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "kaiming_uniform_",
            "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+
+# uniform_, normal_, constant_ and kaiming_uniform_ are reported to torch-function
+# modes as themselves (their draws and copies are not), as PyTorch's are
+_TF = 0
+_tf_watch(globals())
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -50,17 +56,23 @@ def _draw(tensor, fn, generator):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """U(a, b)."""
+    if _TF and (r_ := _tf(uniform_, locals())) is not _GO:
+        return r_
     with torchlet.no_grad():
         return tensor.copy_(_draw(tensor, torchlet.rand, generator) * (b - a) + a)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """N(mean, std^2)."""
+    if _TF and (r_ := _tf(normal_, locals())) is not _GO:
+        return r_
     with torchlet.no_grad():
         return tensor.copy_(_draw(tensor, torchlet.randn, generator) * std + mean)
 
 
 def constant_(tensor, val):
+    if _TF and (r_ := _tf(constant_, locals())) is not _GO:
+        return r_
     with torchlet.no_grad():
         return tensor.fill_(val)
 
@@ -100,6 +112,8 @@ def _empty_warning(tensor) -> bool:
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """U(-bound, bound), bound = gain * sqrt(3 / fan) (He et al., 2015)."""
+    if _TF and (r_ := _tf(kaiming_uniform_, locals())) is not _GO:
+        return r_
     if _empty_warning(tensor):
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
