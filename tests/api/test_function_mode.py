@@ -180,6 +180,9 @@ def test_dunder_names_match_pytorch(dunder, name):
     (lambda x, f: x[0], ["__getitem__"]), (lambda x, f: x.sum(), ["sum"]), (lambda x, f: x.to(torchlet.float64), ["to"]),
     (lambda x, f: torchlet.linalg.vector_norm(f), ["linalg_vector_norm"]),
     (lambda x, f: F.softmax(f, -1), ["softmax"]),
+    (lambda x, f: torchlet.norm(f), ["norm"]), (lambda x, f: f.norm(), ["norm"]),
+    (lambda x, f: torchlet.cat([f, f]), ["cat"]), (lambda x, f: x.nonzero(), ["nonzero"]),
+    (lambda x, f: torchlet.nonzero(x, as_tuple=True), ["nonzero"]),
 ])
 def test_other_entry_points(expr, names):
     Log = _log_mode(torchlet)
