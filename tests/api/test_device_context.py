@@ -172,6 +172,8 @@ def test_meta_tensor_repr_and_errors(lib):
         t.item()
     with pytest.raises(ValueError, match="^only one element tensors can be converted to Python scalars$"):
         float(t)
+    with pytest.raises(RuntimeError, match="^Tensor.item\\(\\) cannot be called on meta tensors$"):
+        lib.empty(1, device="meta").item()
     with pytest.raises(TypeError, match="^can't convert meta device type tensor to numpy. Use Tensor.cpu"):
         t.numpy()
 
