@@ -561,6 +561,14 @@ def _sources(ctx: EmitContext, fs: list[NativeFunction]) -> list[str]:
     return out
 
 
+def _tf_check(func: str, args: str | None = None) -> list[str]:
+    """The torch-function mode check that opens each public entry point: one
+    module-global load and truth test while no thread has a mode
+    (runtime/torchlet/_function_mode.py); `func` is what the mode is told."""
+    call = f"_tf({func}, locals())" if args is None else f"_tf_args({func}, ({args},))"
+    return [f"    if _TF and (r_ := {call}) is not _GO:", "        return r_"]
+
+
 def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
     fname = b.name
     pyname = b.pyname
@@ -577,6 +585,7 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
         s = b.sigs[0]
         lines.append(f"def {pyname}({_params(s)}):")
         lines.append(f"    {s.signature_str()!r}")
+        lines.extend(_tf_check(pyname))
         lines.extend(signature_body(fname, s))
         return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
     # several signatures: one implementation each, then the decision procedure
@@ -592,6 +601,7 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
     lines.append(f"def {pyname}({head}):")
     doc = " | ".join(s.signature_str() for s in b.sigs)
     lines.append(f"    {doc!r}")
+    lines.extend(_tf_check(pyname))
     lines.append("    n = len(args)")
     for i, s in enumerate(b.sigs):
         lines.append(f"    if {_guard(s, f'_KW_{pyname}_{i}')}:")
@@ -628,7 +638,24 @@ def _unary_ok(s: PySignature, nargs: int) -> bool:
     return all(not a.required for a in rest)
 
 
+# Dunders a torch-function mode sees as themselves (torch/_tensor.py's Python
+# dunders and the C ones PyTorch binds under their own name); the others report
+# the method they call (`a + b` -> add, `a += b` -> add_), as PyTorch does.
+TF_SELF_DUNDERS = frozenset(
+    "__rsub__ __rtruediv__ __floordiv__ __rfloordiv__ __rmod__ __rpow__ __rmatmul__ __and__ __iand__ __or__ "
+    "__ior__ __xor__ __ixor__ __lshift__ __rlshift__ __ilshift__ __rshift__ __rrshift__ __irshift__ __eq__ "
+    "__invert__".split())
+
+
 def emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], functions: dict[str, Binding]) -> list[str] | None:
+    L = _emit_dunder(dunder, op, form, methods, functions)
+    if L is not None:
+        func = f"_d{dunder}" if dunder in TF_SELF_DUNDERS else f"_m_{op}"
+        L[1:1] = _tf_check(func, "self" if form == "unary" else "self, other")
+    return L
+
+
+def _emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], functions: dict[str, Binding]) -> list[str] | None:
     pyname = f"_d{dunder}"
     L: list[str] = []
     if form in ("reflect_function", "swap_function"):

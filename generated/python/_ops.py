@@ -18,6 +18,7 @@
 #   div.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 #   div_.Scalar: the Tensor overload takes numbers (PyTorch does not bind it)
 from torchlet._C import ffi as _ffi, lib as _lib
+from torchlet._function_mode import GO as _GO, handle as _tf, handle_args as _tf_args, watch as _tf_watch
 from torchlet._errors import pending_result as _pending_result
 
 _gc = _ffi.gc
@@ -304,6 +305,11 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+# the number of active torch-function modes (all threads), kept current by
+# torchlet._function_mode; each entry point's first check
+_TF = 0
+_tf_watch(globals())
 
 # bound by bind() once torchlet.Tensor exists.  A result is `_new(_Tensor)`
 # whose `_p` is the new C reference (released by Tensor.__del__).
@@ -1322,6 +1328,8 @@ _SIGS__index_put_impl = (
 
 def _index_put_impl(input, indices, values, accumulate=False, unsafe=False, *, out=None):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_index_put_impl, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_index_put_impl', 'input', 1, 'Tensor', input)
@@ -1362,6 +1370,8 @@ _SIGS__index_put_impl_ = (
 
 def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)'
+    if _TF and (r_ := _tf(_index_put_impl_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_index_put_impl_', 'input', 1, 'Tensor', input)
@@ -1392,6 +1402,8 @@ _SIGS__linalg_svd = (
 
 def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None, out=None):
     '(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_linalg_svd, locals())) is not _GO:
+        return r_
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('_linalg_svd', 'A', 1, 'Tensor', A)
@@ -1425,6 +1437,8 @@ _SIGS__log_softmax = (
 
 def _log_softmax(input, dim, half_to_float, *, out=None):
     '(Tensor input, int dim, bool half_to_float, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_log_softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_log_softmax', 'input', 1, 'Tensor', input)
@@ -1460,6 +1474,8 @@ _SIGS__log_softmax_backward_data = (
 
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
     '(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_log_softmax_backward_data, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('_log_softmax_backward_data', 'grad_output', 1, 'Tensor', grad_output)
@@ -1497,6 +1513,8 @@ _SIGS__scaled_dot_product_flash_attention_for_cpu = (
 
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     '(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)'
+    if _TF and (r_ := _tf(_scaled_dot_product_flash_attention_for_cpu, locals())) is not _GO:
+        return r_
     if query.__class__ is not _Tensor:
         if not isinstance(query, _Tensor):
             raise _arg_error('_scaled_dot_product_flash_attention_for_cpu', 'query', 1, 'Tensor', query)
@@ -1531,6 +1549,8 @@ _SIGS__scaled_dot_product_flash_attention_for_cpu_backward = (
 
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
     '(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor attn_mask = None, float scale = None)'
+    if _TF and (r_ := _tf(_scaled_dot_product_flash_attention_for_cpu_backward, locals())) is not _GO:
+        return r_
     if grad_out.__class__ is not _Tensor:
         if not isinstance(grad_out, _Tensor):
             raise _arg_error('_scaled_dot_product_flash_attention_for_cpu_backward', 'grad_out', 1, 'Tensor', grad_out)
@@ -1575,6 +1595,8 @@ _SIGS__softmax = (
 
 def _softmax(input, dim, half_to_float, *, out=None):
     '(Tensor input, int dim, bool half_to_float, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_softmax', 'input', 1, 'Tensor', input)
@@ -1610,6 +1632,8 @@ _SIGS__softmax_backward_data = (
 
 def _softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
     '(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_softmax_backward_data, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('_softmax_backward_data', 'grad_output', 1, 'Tensor', grad_output)
@@ -1647,6 +1671,8 @@ _SIGS__to_copy = (
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(_to_copy, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('_to_copy', 'input', 1, 'Tensor', input)
@@ -1687,6 +1713,8 @@ _SIGS_abs = (
 
 def abs(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(abs, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('abs', 'input', 1, 'Tensor', input)
@@ -1715,6 +1743,8 @@ _SIGS_abs_ = (
 
 def abs_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(abs_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('abs_', 'input', 1, 'Tensor', input)
@@ -1733,6 +1763,8 @@ _SIGS_acos = (
 
 def acos(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(acos, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acos', 'input', 1, 'Tensor', input)
@@ -1761,6 +1793,8 @@ _SIGS_acos_ = (
 
 def acos_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(acos_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acos_', 'input', 1, 'Tensor', input)
@@ -1779,6 +1813,8 @@ _SIGS_acosh = (
 
 def acosh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(acosh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acosh', 'input', 1, 'Tensor', input)
@@ -1807,6 +1843,8 @@ _SIGS_acosh_ = (
 
 def acosh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(acosh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('acosh_', 'input', 1, 'Tensor', input)
@@ -1825,6 +1863,8 @@ _SIGS_add = (
 
 def add(input, other, *, alpha=1, out=None):
     '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(add, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('add', 'input', 1, 'Tensor', input)
@@ -1869,6 +1909,8 @@ _SIGS_addcdiv = (
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(addcdiv, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('addcdiv', 'input', 1, 'Tensor', input)
@@ -1909,6 +1951,8 @@ _SIGS_addcmul = (
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     '(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(addcmul, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('addcmul', 'input', 1, 'Tensor', input)
@@ -2033,6 +2077,8 @@ def _impladdmm_1(input, mat1, mat2, out_dtype, *, beta=1, alpha=1, out=None):
 
 def addmm(*args, **kwargs):
     '(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None) | (Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(addmm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0)):
         return _impladdmm_0(*args, **kwargs)
@@ -2049,6 +2095,8 @@ _SIGS_alias = (
 
 def alias(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(alias, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('alias', 'input', 1, 'Tensor', input)
@@ -2158,6 +2206,8 @@ def _implall_2(input, dim=None, keepdim=False, *, out=None):
 
 def all(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, Tensor out = None) | (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(all, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0)):
         return _implall_0(*args, **kwargs)
@@ -2177,6 +2227,8 @@ _SIGS_amax = (
 
 def amax(input, dim=(), keepdim=False, *, out=None):
     '(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(amax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('amax', 'input', 1, 'Tensor', input)
@@ -2212,6 +2264,8 @@ _SIGS_amin = (
 
 def amin(input, dim=(), keepdim=False, *, out=None):
     '(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(amin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('amin', 'input', 1, 'Tensor', input)
@@ -2334,6 +2388,8 @@ def _implany_2(input, dim=None, keepdim=False, *, out=None):
 
 def any(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, Tensor out = None) | (Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(any, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0)):
         return _implany_0(*args, **kwargs)
@@ -2496,6 +2552,8 @@ def _implarange_2(start, end, step=1, *, dtype=None, layout=None, device=None, p
 
 def arange(*args, **kwargs):
     '(Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (Number start, Number end, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (Number start, Number end, Number step = 1, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(arange, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0)):
         return _implarange_0(*args, **kwargs)
@@ -2515,6 +2573,8 @@ _SIGS_arccos = (
 
 def arccos(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arccos, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccos', 'input', 1, 'Tensor', input)
@@ -2543,6 +2603,8 @@ _SIGS_arccos_ = (
 
 def arccos_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arccos_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccos_', 'input', 1, 'Tensor', input)
@@ -2561,6 +2623,8 @@ _SIGS_arccosh = (
 
 def arccosh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arccosh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccosh', 'input', 1, 'Tensor', input)
@@ -2589,6 +2653,8 @@ _SIGS_arccosh_ = (
 
 def arccosh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arccosh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arccosh_', 'input', 1, 'Tensor', input)
@@ -2607,6 +2673,8 @@ _SIGS_arcsin = (
 
 def arcsin(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arcsin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsin', 'input', 1, 'Tensor', input)
@@ -2635,6 +2703,8 @@ _SIGS_arcsin_ = (
 
 def arcsin_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arcsin_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsin_', 'input', 1, 'Tensor', input)
@@ -2653,6 +2723,8 @@ _SIGS_arcsinh = (
 
 def arcsinh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arcsinh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsinh', 'input', 1, 'Tensor', input)
@@ -2681,6 +2753,8 @@ _SIGS_arcsinh_ = (
 
 def arcsinh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arcsinh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arcsinh_', 'input', 1, 'Tensor', input)
@@ -2699,6 +2773,8 @@ _SIGS_arctan = (
 
 def arctan(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arctan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctan', 'input', 1, 'Tensor', input)
@@ -2728,6 +2804,8 @@ _SIGS_arctan2 = (
 
 def arctan2(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arctan2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctan2', 'input', 1, 'Tensor', input)
@@ -2759,6 +2837,8 @@ _SIGS_arctan_ = (
 
 def arctan_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arctan_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctan_', 'input', 1, 'Tensor', input)
@@ -2777,6 +2857,8 @@ _SIGS_arctanh = (
 
 def arctanh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(arctanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctanh', 'input', 1, 'Tensor', input)
@@ -2805,6 +2887,8 @@ _SIGS_arctanh_ = (
 
 def arctanh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(arctanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('arctanh_', 'input', 1, 'Tensor', input)
@@ -2823,6 +2907,8 @@ _SIGS_argmax = (
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
     '(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(argmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('argmax', 'input', 1, 'Tensor', input)
@@ -2858,6 +2944,8 @@ _SIGS_argmin = (
 
 def argmin(input, dim=None, keepdim=False, *, out=None):
     '(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(argmin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('argmin', 'input', 1, 'Tensor', input)
@@ -2892,6 +2980,8 @@ _SIGS_argwhere = (
 
 def argwhere(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(argwhere, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('argwhere', 'input', 1, 'Tensor', input)
@@ -2913,6 +3003,8 @@ _SIGS_as_strided = (
 
 def as_strided(input, size, stride, storage_offset=None):
     '(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)'
+    if _TF and (r_ := _tf(as_strided, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('as_strided', 'input', 1, 'Tensor', input)
@@ -2944,6 +3036,8 @@ _SIGS_asin = (
 
 def asin(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(asin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asin', 'input', 1, 'Tensor', input)
@@ -2972,6 +3066,8 @@ _SIGS_asin_ = (
 
 def asin_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(asin_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asin_', 'input', 1, 'Tensor', input)
@@ -2990,6 +3086,8 @@ _SIGS_asinh = (
 
 def asinh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(asinh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asinh', 'input', 1, 'Tensor', input)
@@ -3018,6 +3116,8 @@ _SIGS_asinh_ = (
 
 def asinh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(asinh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('asinh_', 'input', 1, 'Tensor', input)
@@ -3036,6 +3136,8 @@ _SIGS_atan = (
 
 def atan(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(atan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atan', 'input', 1, 'Tensor', input)
@@ -3065,6 +3167,8 @@ _SIGS_atan2 = (
 
 def atan2(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(atan2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atan2', 'input', 1, 'Tensor', input)
@@ -3096,6 +3200,8 @@ _SIGS_atan_ = (
 
 def atan_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(atan_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atan_', 'input', 1, 'Tensor', input)
@@ -3114,6 +3220,8 @@ _SIGS_atanh = (
 
 def atanh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(atanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atanh', 'input', 1, 'Tensor', input)
@@ -3142,6 +3250,8 @@ _SIGS_atanh_ = (
 
 def atanh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(atanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('atanh_', 'input', 1, 'Tensor', input)
@@ -3244,6 +3354,8 @@ def _implbaddbmm_1(input, batch1, batch2, out_dtype, *, beta=1, alpha=1, out=Non
 
 def baddbmm(*args, **kwargs):
     '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None) | (Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(baddbmm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0)):
         return _implbaddbmm_0(*args, **kwargs)
@@ -3349,6 +3461,8 @@ def _implbitwise_and_2(input, other, *, out=None):
 
 def bitwise_and(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_and, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0)):
         return _implbitwise_and_0(*args, **kwargs)
@@ -3456,6 +3570,8 @@ def _implbitwise_left_shift_2(input, other, *, out=None):
 
 def bitwise_left_shift(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_left_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0)):
         return _implbitwise_left_shift_0(*args, **kwargs)
@@ -3475,6 +3591,8 @@ _SIGS_bitwise_not = (
 
 def bitwise_not(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_not, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('bitwise_not', 'input', 1, 'Tensor', input)
@@ -3592,6 +3710,8 @@ def _implbitwise_or_2(input, other, *, out=None):
 
 def bitwise_or(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_or, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0)):
         return _implbitwise_or_0(*args, **kwargs)
@@ -3699,6 +3819,8 @@ def _implbitwise_right_shift_2(input, other, *, out=None):
 
 def bitwise_right_shift(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_right_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0)):
         return _implbitwise_right_shift_0(*args, **kwargs)
@@ -3806,6 +3928,8 @@ def _implbitwise_xor_2(input, other, *, out=None):
 
 def bitwise_xor(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bitwise_xor, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0)):
         return _implbitwise_xor_0(*args, **kwargs)
@@ -3883,6 +4007,8 @@ def _implbmm_1(input, mat2, out_dtype, *, out=None):
 
 def bmm(*args, **kwargs):
     '(Tensor input, Tensor mat2, *, Tensor out = None) | (Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(bmm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0)):
         return _implbmm_0(*args, **kwargs)
@@ -3900,6 +4026,8 @@ _SIGS_cat = (
 
 def cat(tensors, dim=0, *, out=None):
     '(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(cat, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('cat', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -3932,6 +4060,8 @@ _SIGS_ceil = (
 
 def ceil(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ceil, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ceil', 'input', 1, 'Tensor', input)
@@ -3960,6 +4090,8 @@ _SIGS_ceil_ = (
 
 def ceil_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(ceil_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ceil_', 'input', 1, 'Tensor', input)
@@ -3977,6 +4109,8 @@ _SIGS_chunk = (
 
 def chunk(input, chunks, dim=0):
     '(Tensor input, int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(chunk, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('chunk', 'input', 1, 'Tensor', input)
@@ -4062,6 +4196,8 @@ def _implclamp_1(input, min=None, max=None, *, out=None):
 
 def clamp(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None) | (Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clamp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0)):
         return _implclamp_0(*args, **kwargs)
@@ -4116,6 +4252,8 @@ def _implclamp__1(input, min=None, max=None):
 
 def clamp_(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None) | (Tensor input, Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(clamp_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0)):
         return _implclamp__0(*args, **kwargs)
@@ -4190,6 +4328,8 @@ def _implclamp_max_1(input, max, *, out=None):
 
 def clamp_max(*args, **kwargs):
     '(Tensor input, Tensor max, *, Tensor out = None) | (Tensor input, Number max, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clamp_max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0)):
         return _implclamp_max_0(*args, **kwargs)
@@ -4240,6 +4380,8 @@ def _implclamp_max__1(input, max):
 
 def clamp_max_(*args, **kwargs):
     '(Tensor input, Tensor max) | (Tensor input, Number max)'
+    if _TF and (r_ := _tf(clamp_max_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0)):
         return _implclamp_max__0(*args, **kwargs)
@@ -4314,6 +4456,8 @@ def _implclamp_min_1(input, min, *, out=None):
 
 def clamp_min(*args, **kwargs):
     '(Tensor input, Tensor min, *, Tensor out = None) | (Tensor input, Number min, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clamp_min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0)):
         return _implclamp_min_0(*args, **kwargs)
@@ -4364,6 +4508,8 @@ def _implclamp_min__1(input, min):
 
 def clamp_min_(*args, **kwargs):
     '(Tensor input, Tensor min) | (Tensor input, Number min)'
+    if _TF and (r_ := _tf(clamp_min_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0)):
         return _implclamp_min__0(*args, **kwargs)
@@ -4442,6 +4588,8 @@ def _implclip_1(input, min=None, max=None, *, out=None):
 
 def clip(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None) | (Tensor input, Number min = None, Number max = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(clip, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0)):
         return _implclip_0(*args, **kwargs)
@@ -4496,6 +4644,8 @@ def _implclip__1(input, min=None, max=None):
 
 def clip_(*args, **kwargs):
     '(Tensor input, Tensor min = None, Tensor max = None) | (Tensor input, Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(clip_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0)):
         return _implclip__0(*args, **kwargs)
@@ -4512,6 +4662,8 @@ _SIGS_clone = (
 
 def clone(input, *, memory_format=None):
     '(Tensor input, *, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(clone, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('clone', 'input', 1, 'Tensor', input)
@@ -4537,6 +4689,8 @@ _SIGS_cos = (
 
 def cos(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(cos, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cos', 'input', 1, 'Tensor', input)
@@ -4565,6 +4719,8 @@ _SIGS_cos_ = (
 
 def cos_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(cos_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cos_', 'input', 1, 'Tensor', input)
@@ -4583,6 +4739,8 @@ _SIGS_cosh = (
 
 def cosh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(cosh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cosh', 'input', 1, 'Tensor', input)
@@ -4611,6 +4769,8 @@ _SIGS_cosh_ = (
 
 def cosh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(cosh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cosh_', 'input', 1, 'Tensor', input)
@@ -4668,6 +4828,8 @@ def _implcount_nonzero_1(input, dim):
 
 def count_nonzero(*args, **kwargs):
     '(Tensor input, int dim = None) | (Tensor input, tuple of ints dim)'
+    if _TF and (r_ := _tf(count_nonzero, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0)):
         return _implcount_nonzero_0(*args, **kwargs)
@@ -4685,6 +4847,8 @@ _SIGS_cumprod = (
 
 def cumprod(input, dim, *, dtype=None, out=None):
     '(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(cumprod, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cumprod', 'input', 1, 'Tensor', input)
@@ -4720,6 +4884,8 @@ _SIGS_cumsum = (
 
 def cumsum(input, dim, *, dtype=None, out=None):
     '(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(cumsum, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cumsum', 'input', 1, 'Tensor', input)
@@ -4853,6 +5019,8 @@ def _impldiv_2(input, other, *, rounding_mode):
 
 def div(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Tensor other, *, str rounding_mode, Tensor out = None) | (Tensor input, Number other, *, str rounding_mode)'
+    if _TF and (r_ := _tf(div, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
         return _impldiv_0(*args, **kwargs)
@@ -4872,6 +5040,8 @@ _SIGS_dot = (
 
 def dot(input, tensor, *, out=None):
     '(Tensor input, Tensor tensor, *, Tensor out = None)'
+    if _TF and (r_ := _tf(dot, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('dot', 'input', 1, 'Tensor', input)
@@ -4903,6 +5073,8 @@ _SIGS_dropout = (
 
 def dropout(input, p, train):
     '(Tensor input, float p, bool train)'
+    if _TF and (r_ := _tf(dropout, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('dropout', 'input', 1, 'Tensor', input)
@@ -4930,6 +5102,8 @@ _SIGS_embedding = (
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     '(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)'
+    if _TF and (r_ := _tf(embedding, locals())) is not _GO:
+        return r_
     if weight.__class__ is not _Tensor:
         if not isinstance(weight, _Tensor):
             raise _arg_error('embedding', 'weight', 1, 'Tensor', weight)
@@ -4963,6 +5137,8 @@ _SIGS_embedding_backward = (
 
 def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
     '(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)'
+    if _TF and (r_ := _tf(embedding_backward, locals())) is not _GO:
+        return r_
     if grad.__class__ is not _Tensor:
         if not isinstance(grad, _Tensor):
             raise _arg_error('embedding_backward', 'grad', 1, 'Tensor', grad)
@@ -4999,6 +5175,8 @@ _SIGS_embedding_dense_backward = (
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     '(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)'
+    if _TF and (r_ := _tf(embedding_dense_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('embedding_dense_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -5033,6 +5211,8 @@ _SIGS_empty = (
 
 def empty(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, out=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -5092,6 +5272,8 @@ _SIGS_empty_like = (
 
 def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('empty_like', 'input', 1, 'Tensor', input)
@@ -5131,6 +5313,8 @@ _SIGS_empty_strided = (
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty_strided, locals())) is not _GO:
+        return r_
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('empty_strided', 'size', 1, 'tuple of ints', size)
@@ -5228,6 +5412,8 @@ def _impleq_1(input, other, *, out=None):
 
 def eq(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(eq, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0)):
         return _impleq_0(*args, **kwargs)
@@ -5245,6 +5431,8 @@ _SIGS_erf = (
 
 def erf(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(erf, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erf', 'input', 1, 'Tensor', input)
@@ -5273,6 +5461,8 @@ _SIGS_erf_ = (
 
 def erf_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(erf_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erf_', 'input', 1, 'Tensor', input)
@@ -5291,6 +5481,8 @@ _SIGS_erfc = (
 
 def erfc(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(erfc, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erfc', 'input', 1, 'Tensor', input)
@@ -5319,6 +5511,8 @@ _SIGS_erfc_ = (
 
 def erfc_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(erfc_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('erfc_', 'input', 1, 'Tensor', input)
@@ -5337,6 +5531,8 @@ _SIGS_exp = (
 
 def exp(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(exp, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp', 'input', 1, 'Tensor', input)
@@ -5366,6 +5562,8 @@ _SIGS_exp2 = (
 
 def exp2(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(exp2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp2', 'input', 1, 'Tensor', input)
@@ -5394,6 +5592,8 @@ _SIGS_exp2_ = (
 
 def exp2_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(exp2_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp2_', 'input', 1, 'Tensor', input)
@@ -5411,6 +5611,8 @@ _SIGS_exp_ = (
 
 def exp_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(exp_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('exp_', 'input', 1, 'Tensor', input)
@@ -5429,6 +5631,8 @@ _SIGS_expm1 = (
 
 def expm1(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(expm1, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('expm1', 'input', 1, 'Tensor', input)
@@ -5457,6 +5661,8 @@ _SIGS_expm1_ = (
 
 def expm1_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(expm1_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('expm1_', 'input', 1, 'Tensor', input)
@@ -5516,6 +5722,8 @@ def _implfill_1(input, value):
 
 def fill(*args, **kwargs):
     '(Tensor input, Tensor value) | (Tensor input, Number value)'
+    if _TF and (r_ := _tf(fill, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0)):
         return _implfill_0(*args, **kwargs)
@@ -5566,6 +5774,8 @@ def _implfill__1(input, value):
 
 def fill_(*args, **kwargs):
     '(Tensor input, Tensor value) | (Tensor input, Number value)'
+    if _TF and (r_ := _tf(fill_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0)):
         return _implfill__0(*args, **kwargs)
@@ -5582,6 +5792,8 @@ _SIGS_flatten = (
 
 def flatten(input, start_dim=0, end_dim=-1):
     '(Tensor input, int start_dim = 0, int end_dim = -1)'
+    if _TF and (r_ := _tf(flatten, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('flatten', 'input', 1, 'Tensor', input)
@@ -5612,6 +5824,8 @@ _SIGS_flip = (
 
 def flip(input, dims):
     '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(flip, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('flip', 'input', 1, 'Tensor', input)
@@ -5637,6 +5851,8 @@ _SIGS_floor = (
 
 def floor(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(floor, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('floor', 'input', 1, 'Tensor', input)
@@ -5665,6 +5881,8 @@ _SIGS_floor_ = (
 
 def floor_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(floor_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('floor_', 'input', 1, 'Tensor', input)
@@ -5739,6 +5957,8 @@ def _implfloor_divide_1(input, other):
 
 def floor_divide(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    if _TF and (r_ := _tf(floor_divide, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0)):
         return _implfloor_divide_0(*args, **kwargs)
@@ -5813,6 +6033,8 @@ def _implfmod_1(input, other, *, out=None):
 
 def fmod(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(fmod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0)):
         return _implfmod_0(*args, **kwargs)
@@ -5830,6 +6052,8 @@ _SIGS_frac = (
 
 def frac(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(frac, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('frac', 'input', 1, 'Tensor', input)
@@ -5858,6 +6082,8 @@ _SIGS_frac_ = (
 
 def frac_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(frac_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('frac_', 'input', 1, 'Tensor', input)
@@ -5876,6 +6102,8 @@ _SIGS_full = (
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
     '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(full, locals())) is not _GO:
+        return r_
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('full', 'size', 1, 'tuple of ints', size)
@@ -5929,6 +6157,8 @@ _SIGS_full_like = (
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(full_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('full_like', 'input', 1, 'Tensor', input)
@@ -5974,6 +6204,8 @@ _SIGS_gather = (
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     '(Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None)'
+    if _TF and (r_ := _tf(gather, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gather', 'input', 1, 'Tensor', input)
@@ -6011,6 +6243,8 @@ _SIGS_gather_backward = (
 
 def gather_backward(grad, input, dim, index, sparse_grad):
     '(Tensor grad, Tensor input, int dim, Tensor index, bool sparse_grad)'
+    if _TF and (r_ := _tf(gather_backward, locals())) is not _GO:
+        return r_
     if grad.__class__ is not _Tensor:
         if not isinstance(grad, _Tensor):
             raise _arg_error('gather_backward', 'grad', 1, 'Tensor', grad)
@@ -6102,6 +6336,8 @@ def _implge_1(input, other, *, out=None):
 
 def ge(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ge, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0)):
         return _implge_0(*args, **kwargs)
@@ -6119,6 +6355,8 @@ _SIGS_ger = (
 
 def ger(input, vec2, *, out=None):
     '(Tensor input, Tensor vec2, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ger, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ger', 'input', 1, 'Tensor', input)
@@ -6208,6 +6446,8 @@ def _implgt_1(input, other, *, out=None):
 
 def gt(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(gt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0)):
         return _implgt_0(*args, **kwargs)
@@ -6225,6 +6465,8 @@ _SIGS_hstack = (
 
 def hstack(tensors, *, out=None):
     '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(hstack, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('hstack', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -6254,6 +6496,8 @@ _SIGS_index = (
 
 def index(input, indices, *, out=None):
     '(Tensor input, tuple of Tensors indices, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index', 'input', 1, 'Tensor', input)
@@ -6286,6 +6530,8 @@ _SIGS_index_add = (
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     '(Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(index_add, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_add', 'input', 1, 'Tensor', input)
@@ -6329,6 +6575,8 @@ _SIGS_index_copy = (
 
 def index_copy(input, dim, index, source, *, out=None):
     '(Tensor input, int dim, Tensor index, Tensor source, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index_copy, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_copy', 'input', 1, 'Tensor', input)
@@ -6366,6 +6614,8 @@ _SIGS_index_fill = (
 
 def index_fill(input, dim, index, value):
     '(Tensor input, int dim, Tensor index, Number value)'
+    if _TF and (r_ := _tf(index_fill, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_fill', 'input', 1, 'Tensor', input)
@@ -6399,6 +6649,8 @@ _SIGS_index_put = (
 
 def index_put(input, indices, values, accumulate=False, *, out=None):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index_put, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_put', 'input', 1, 'Tensor', input)
@@ -6436,6 +6688,8 @@ _SIGS_index_put_ = (
 
 def index_put_(input, indices, values, accumulate=False):
     '(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if _TF and (r_ := _tf(index_put_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_put_', 'input', 1, 'Tensor', input)
@@ -6463,6 +6717,8 @@ _SIGS_index_select = (
 
 def index_select(input, dim, index, *, out=None):
     '(Tensor input, int dim, Tensor index, *, Tensor out = None)'
+    if _TF and (r_ := _tf(index_select, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('index_select', 'input', 1, 'Tensor', input)
@@ -6497,6 +6753,8 @@ _SIGS_index_select_backward = (
 
 def index_select_backward(grad, self_sizes, dim, index):
     '(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)'
+    if _TF and (r_ := _tf(index_select_backward, locals())) is not _GO:
+        return r_
     if grad.__class__ is not _Tensor:
         if not isinstance(grad, _Tensor):
             raise _arg_error('index_select_backward', 'grad', 1, 'Tensor', grad)
@@ -6527,6 +6785,8 @@ _SIGS_isfinite = (
 
 def isfinite(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(isfinite, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('isfinite', 'input', 1, 'Tensor', input)
@@ -6548,6 +6808,8 @@ _SIGS_isinf = (
 
 def isinf(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(isinf, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('isinf', 'input', 1, 'Tensor', input)
@@ -6569,6 +6831,8 @@ _SIGS_isnan = (
 
 def isnan(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(isnan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('isnan', 'input', 1, 'Tensor', input)
@@ -6590,6 +6854,8 @@ _SIGS_layer_norm = (
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     '(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)'
+    if _TF and (r_ := _tf(layer_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('layer_norm', 'input', 1, 'Tensor', input)
@@ -6684,6 +6950,8 @@ def _implle_1(input, other, *, out=None):
 
 def le(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(le, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0)):
         return _implle_0(*args, **kwargs)
@@ -6764,6 +7032,8 @@ def _impllerp_1(input, end, weight, *, out=None):
 
 def lerp(*args, **kwargs):
     '(Tensor input, Tensor end, Tensor weight, *, Tensor out = None) | (Tensor input, Tensor end, Number weight, *, Tensor out = None)'
+    if _TF and (r_ := _tf(lerp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0)):
         return _impllerp_0(*args, **kwargs)
@@ -6781,6 +7051,8 @@ _SIGS_log = (
 
 def log(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log', 'input', 1, 'Tensor', input)
@@ -6810,6 +7082,8 @@ _SIGS_log10 = (
 
 def log10(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log10, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log10', 'input', 1, 'Tensor', input)
@@ -6838,6 +7112,8 @@ _SIGS_log10_ = (
 
 def log10_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log10_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log10_', 'input', 1, 'Tensor', input)
@@ -6856,6 +7132,8 @@ _SIGS_log1p = (
 
 def log1p(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log1p, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log1p', 'input', 1, 'Tensor', input)
@@ -6884,6 +7162,8 @@ _SIGS_log1p_ = (
 
 def log1p_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log1p_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log1p_', 'input', 1, 'Tensor', input)
@@ -6902,6 +7182,8 @@ _SIGS_log2 = (
 
 def log2(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log2, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log2', 'input', 1, 'Tensor', input)
@@ -6930,6 +7212,8 @@ _SIGS_log2_ = (
 
 def log2_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log2_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log2_', 'input', 1, 'Tensor', input)
@@ -6947,6 +7231,8 @@ _SIGS_log_ = (
 
 def log_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(log_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log_', 'input', 1, 'Tensor', input)
@@ -6965,6 +7251,8 @@ _SIGS_log_softmax = (
 
 def log_softmax(input, dim, dtype=None, *, out=None):
     '(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(log_softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('log_softmax', 'input', 1, 'Tensor', input)
@@ -7000,6 +7288,8 @@ _SIGS_logical_and = (
 
 def logical_and(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_and, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_and', 'input', 1, 'Tensor', input)
@@ -7032,6 +7322,8 @@ _SIGS_logical_not = (
 
 def logical_not(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_not, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_not', 'input', 1, 'Tensor', input)
@@ -7061,6 +7353,8 @@ _SIGS_logical_or = (
 
 def logical_or(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_or, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_or', 'input', 1, 'Tensor', input)
@@ -7093,6 +7387,8 @@ _SIGS_logical_xor = (
 
 def logical_xor(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logical_xor, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logical_xor', 'input', 1, 'Tensor', input)
@@ -7125,6 +7421,8 @@ _SIGS_logit = (
 
 def logit(input, eps=None, *, out=None):
     '(Tensor input, float eps = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logit, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logit', 'input', 1, 'Tensor', input)
@@ -7156,6 +7454,8 @@ _SIGS_logit_ = (
 
 def logit_(input, eps=None):
     '(Tensor input, float eps = None)'
+    if _TF and (r_ := _tf(logit_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logit_', 'input', 1, 'Tensor', input)
@@ -7177,6 +7477,8 @@ _SIGS_logit_backward = (
 
 def logit_backward(grad_output, input, eps=None, *, out=None):
     '(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logit_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('logit_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -7212,6 +7514,8 @@ _SIGS_logsumexp = (
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
     '(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logsumexp, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('logsumexp', 'input', 1, 'Tensor', input)
@@ -7304,6 +7608,8 @@ def _impllt_1(input, other, *, out=None):
 
 def lt(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(lt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0)):
         return _impllt_0(*args, **kwargs)
@@ -7368,6 +7674,8 @@ def _implmasked_fill_1(input, mask, value):
 
 def masked_fill(*args, **kwargs):
     '(Tensor input, Tensor mask, Tensor value) | (Tensor input, Tensor mask, Number value)'
+    if _TF and (r_ := _tf(masked_fill, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0)):
         return _implmasked_fill_0(*args, **kwargs)
@@ -7385,6 +7693,8 @@ _SIGS_matmul = (
 
 def matmul(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(matmul, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('matmul', 'input', 1, 'Tensor', input)
@@ -7496,6 +7806,8 @@ def _implmax_2(input, dim, keepdim=False, *, out=None):
 
 def max(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0)):
         return _implmax_0(*args, **kwargs)
@@ -7515,6 +7827,8 @@ _SIGS_maximum = (
 
 def maximum(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(maximum, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('maximum', 'input', 1, 'Tensor', input)
@@ -7608,6 +7922,8 @@ def _implmean_1(input, dim, keepdim=False, *, dtype=None, out=None):
 
 def mean(*args, **kwargs):
     '(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0)):
         return _implmean_0(*args, **kwargs)
@@ -7704,6 +8020,8 @@ def _implmin_2(input, dim, keepdim=False, *, out=None):
 
 def min(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0)):
         return _implmin_0(*args, **kwargs)
@@ -7723,6 +8041,8 @@ _SIGS_minimum = (
 
 def minimum(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(minimum, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('minimum', 'input', 1, 'Tensor', input)
@@ -7813,6 +8133,8 @@ def _implmm_1(input, mat2, out_dtype, *, out=None):
 
 def mm(*args, **kwargs):
     '(Tensor input, Tensor mat2, *, Tensor out = None) | (Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0)):
         return _implmm_0(*args, **kwargs)
@@ -7830,6 +8152,8 @@ _SIGS_mul = (
 
 def mul(input, other, *, out=None):
     '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mul, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mul', 'input', 1, 'Tensor', input)
@@ -7869,6 +8193,8 @@ _SIGS_mv = (
 
 def mv(input, vec, *, out=None):
     '(Tensor input, Tensor vec, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mv, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mv', 'input', 1, 'Tensor', input)
@@ -7901,6 +8227,8 @@ _SIGS_nan_to_num = (
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     '(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(nan_to_num, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nan_to_num', 'input', 1, 'Tensor', input)
@@ -7938,6 +8266,8 @@ _SIGS_nan_to_num_ = (
 
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     '(Tensor input, float nan = None, float posinf = None, float neginf = None)'
+    if _TF and (r_ := _tf(nan_to_num_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nan_to_num_', 'input', 1, 'Tensor', input)
@@ -8016,6 +8346,8 @@ def _implnarrow_1(input, dim, start, length):
 
 def narrow(*args, **kwargs):
     '(Tensor input, int dim, Tensor start, int length) | (Tensor input, int dim, int start, int length)'
+    if _TF and (r_ := _tf(narrow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0)):
         return _implnarrow_0(*args, **kwargs)
@@ -8032,6 +8364,8 @@ _SIGS_native_dropout = (
 
 def native_dropout(input, p, train):
     '(Tensor input, float p, bool train)'
+    if _TF and (r_ := _tf(native_dropout, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('native_dropout', 'input', 1, 'Tensor', input)
@@ -8054,6 +8388,8 @@ _SIGS_native_dropout_backward = (
 
 def native_dropout_backward(grad_output, mask, scale):
     '(Tensor grad_output, Tensor mask, float scale)'
+    if _TF and (r_ := _tf(native_dropout_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('native_dropout_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -8081,6 +8417,8 @@ _SIGS_native_layer_norm = (
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     '(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)'
+    if _TF and (r_ := _tf(native_layer_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('native_layer_norm', 'input', 1, 'Tensor', input)
@@ -8109,6 +8447,8 @@ _SIGS_native_layer_norm_backward = (
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     '(Tensor grad_out, Tensor input, tuple of ints normalized_shape, Tensor mean, Tensor rstd, Tensor weight, Tensor bias, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(native_layer_norm_backward, locals())) is not _GO:
+        return r_
     if grad_out.__class__ is not _Tensor:
         if not isinstance(grad_out, _Tensor):
             raise _arg_error('native_layer_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
@@ -8204,6 +8544,8 @@ def _implne_1(input, other, *, out=None):
 
 def ne(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ne, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0)):
         return _implne_0(*args, **kwargs)
@@ -8221,6 +8563,8 @@ _SIGS_neg = (
 
 def neg(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(neg, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('neg', 'input', 1, 'Tensor', input)
@@ -8249,6 +8593,8 @@ _SIGS_neg_ = (
 
 def neg_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(neg_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('neg_', 'input', 1, 'Tensor', input)
@@ -8267,6 +8613,8 @@ _SIGS_nonzero = (
 
 def nonzero(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(nonzero, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nonzero', 'input', 1, 'Tensor', input)
@@ -8296,6 +8644,8 @@ _SIGS_ones = (
 
 def ones(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(ones, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -8352,6 +8702,8 @@ _SIGS_ones_like = (
 
 def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(ones_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('ones_like', 'input', 1, 'Tensor', input)
@@ -8392,6 +8744,8 @@ _SIGS_outer = (
 
 def outer(input, vec2, *, out=None):
     '(Tensor input, Tensor vec2, *, Tensor out = None)'
+    if _TF and (r_ := _tf(outer, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('outer', 'input', 1, 'Tensor', input)
@@ -8423,6 +8777,8 @@ _SIGS_permute = (
 
 def permute(input, dims):
     '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(permute, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('permute', 'input', 1, 'Tensor', input)
@@ -8536,6 +8892,8 @@ def _implpow_2(input, exponent, *, out=None):
 
 def pow(*args, **kwargs):
     '(Tensor input, Tensor exponent, *, Tensor out = None) | (Number input, Tensor exponent, *, Tensor out = None) | (Tensor input, Number exponent, *, Tensor out = None)'
+    if _TF and (r_ := _tf(pow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0)):
         return _implpow_0(*args, **kwargs)
@@ -8608,6 +8966,8 @@ def _implprod_1(input, dim, keepdim=False, *, dtype=None, out=None):
 
 def prod(*args, **kwargs):
     '(Tensor input, *, torchlet.dtype dtype = None) | (Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(prod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0)):
         return _implprod_0(*args, **kwargs)
@@ -8733,6 +9093,8 @@ def _implrand_1(*_args, size=None, dtype=None, layout=None, device=None, pin_mem
 
 def rand(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(rand, locals())) is not _GO:
+        return r_
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
         return _implrand_0(*args, **kwargs)
@@ -8858,6 +9220,8 @@ def _implrandn_1(*_args, size=None, dtype=None, layout=None, device=None, pin_me
 
 def randn(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randn, locals())) is not _GO:
+        return r_
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
         return _implrandn_0(*args, **kwargs)
@@ -8875,6 +9239,8 @@ _SIGS_reciprocal = (
 
 def reciprocal(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(reciprocal, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('reciprocal', 'input', 1, 'Tensor', input)
@@ -8903,6 +9269,8 @@ _SIGS_reciprocal_ = (
 
 def reciprocal_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(reciprocal_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('reciprocal_', 'input', 1, 'Tensor', input)
@@ -8920,6 +9288,8 @@ _SIGS_relu = (
 
 def relu(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(relu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu', 'input', 1, 'Tensor', input)
@@ -8941,6 +9311,8 @@ _SIGS_relu_ = (
 
 def relu_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(relu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu_', 'input', 1, 'Tensor', input)
@@ -9039,6 +9411,8 @@ def _implremainder_2(input, other, *, out=None):
 
 def remainder(*args, **kwargs):
     '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(remainder, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0)):
         return _implremainder_0(*args, **kwargs)
@@ -9057,6 +9431,8 @@ _SIGS_reshape = (
 
 def reshape(input, shape):
     '(Tensor input, tuple of ints shape)'
+    if _TF and (r_ := _tf(reshape, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('reshape', 'input', 1, 'Tensor', input)
@@ -9081,6 +9457,8 @@ _SIGS_rms_norm = (
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     '(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)'
+    if _TF and (r_ := _tf(rms_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('rms_norm', 'input', 1, 'Tensor', input)
@@ -9164,6 +9542,8 @@ def _implround_1(input, *, decimals, out=None):
 
 def round(*args, **kwargs):
     '(Tensor input, *, Tensor out = None) | (Tensor input, *, int decimals, Tensor out = None)'
+    if _TF and (r_ := _tf(round, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0)):
         return _implround_0(*args, **kwargs)
@@ -9209,6 +9589,8 @@ def _implround__1(input, *, decimals):
 
 def round_(*args, **kwargs):
     '(Tensor input) | (Tensor input, *, int decimals)'
+    if _TF and (r_ := _tf(round_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0)):
         return _implround__0(*args, **kwargs)
@@ -9226,6 +9608,8 @@ _SIGS_rsqrt = (
 
 def rsqrt(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(rsqrt, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('rsqrt', 'input', 1, 'Tensor', input)
@@ -9254,6 +9638,8 @@ _SIGS_rsqrt_ = (
 
 def rsqrt_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(rsqrt_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('rsqrt_', 'input', 1, 'Tensor', input)
@@ -9323,6 +9709,8 @@ def _implrsub_1(input, other, alpha=1):
 
 def rsub(*args, **kwargs):
     '(Tensor input, Tensor other, *, Number alpha = 1) | (Tensor input, Number other, Number alpha = 1)'
+    if _TF and (r_ := _tf(rsub, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rsub_0)):
         return _implrsub_0(*args, **kwargs)
@@ -9487,6 +9875,8 @@ def _implscatter_3(input, dim, index, value, *, reduce, out=None):
 
 def scatter(*args, **kwargs):
     '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None) | (Tensor input, int dim, Tensor index, Number value, *, Tensor out = None) | (Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None) | (Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None)'
+    if _TF and (r_ := _tf(scatter, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0)):
         return _implscatter_0(*args, **kwargs)
@@ -9508,6 +9898,8 @@ _SIGS_scatter_add = (
 
 def scatter_add(input, dim, index, src, *, out=None):
     '(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)'
+    if _TF and (r_ := _tf(scatter_add, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('scatter_add', 'input', 1, 'Tensor', input)
@@ -9545,6 +9937,8 @@ _SIGS_select = (
 
 def select(input, dim, index):
     '(Tensor input, int dim, int index)'
+    if _TF and (r_ := _tf(select, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('select', 'input', 1, 'Tensor', input)
@@ -9572,6 +9966,8 @@ _SIGS_select_backward = (
 
 def select_backward(grad_output, input_sizes, dim, index):
     '(Tensor grad_output, tuple of ints input_sizes, int dim, int index)'
+    if _TF and (r_ := _tf(select_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('select_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -9603,6 +9999,8 @@ _SIGS_sigmoid = (
 
 def sigmoid(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sigmoid, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sigmoid', 'input', 1, 'Tensor', input)
@@ -9631,6 +10029,8 @@ _SIGS_sigmoid_ = (
 
 def sigmoid_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sigmoid_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sigmoid_', 'input', 1, 'Tensor', input)
@@ -9649,6 +10049,8 @@ _SIGS_sign = (
 
 def sign(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sign, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sign', 'input', 1, 'Tensor', input)
@@ -9677,6 +10079,8 @@ _SIGS_sign_ = (
 
 def sign_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sign_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sign_', 'input', 1, 'Tensor', input)
@@ -9695,6 +10099,8 @@ _SIGS_sin = (
 
 def sin(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sin, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sin', 'input', 1, 'Tensor', input)
@@ -9723,6 +10129,8 @@ _SIGS_sin_ = (
 
 def sin_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sin_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sin_', 'input', 1, 'Tensor', input)
@@ -9741,6 +10149,8 @@ _SIGS_sinh = (
 
 def sinh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sinh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sinh', 'input', 1, 'Tensor', input)
@@ -9769,6 +10179,8 @@ _SIGS_sinh_ = (
 
 def sinh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sinh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sinh_', 'input', 1, 'Tensor', input)
@@ -9786,6 +10198,8 @@ _SIGS_slice_backward = (
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     '(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)'
+    if _TF and (r_ := _tf(slice_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('slice_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -9823,6 +10237,8 @@ _SIGS_softmax = (
 
 def softmax(input, dim, dtype=None, *, out=None):
     '(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(softmax, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('softmax', 'input', 1, 'Tensor', input)
@@ -9895,6 +10311,8 @@ def _implsplit_1(input, split_size, dim=0):
 
 def split(*args, **kwargs):
     '(Tensor input, int split_size, int dim = 0) | (Tensor input, tuple of ints split_size, int dim = 0)'
+    if _TF and (r_ := _tf(split, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0)):
         return _implsplit_0(*args, **kwargs)
@@ -9911,6 +10329,8 @@ _SIGS_split_with_sizes = (
 
 def split_with_sizes(input, split_sizes, dim=0):
     '(Tensor input, tuple of ints split_sizes, int dim = 0)'
+    if _TF and (r_ := _tf(split_with_sizes, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('split_with_sizes', 'input', 1, 'Tensor', input)
@@ -9935,6 +10355,8 @@ _SIGS_sqrt = (
 
 def sqrt(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sqrt, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sqrt', 'input', 1, 'Tensor', input)
@@ -9963,6 +10385,8 @@ _SIGS_sqrt_ = (
 
 def sqrt_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(sqrt_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sqrt_', 'input', 1, 'Tensor', input)
@@ -10038,6 +10462,8 @@ def _implsqueeze_2(input, dim):
 
 def squeeze(*args, **kwargs):
     '(Tensor input) | (Tensor input, int dim) | (Tensor input, tuple of ints dim)'
+    if _TF and (r_ := _tf(squeeze, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_0)):
         return _implsqueeze_0(*args, **kwargs)
@@ -10057,6 +10483,8 @@ _SIGS_stack = (
 
 def stack(tensors, dim=0, *, out=None):
     '(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(stack, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('stack', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -10177,6 +10605,8 @@ def _implstd_2(input, dim, unbiased=True, keepdim=False, *, out=None):
 
 def std(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(std, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0)):
         return _implstd_0(*args, **kwargs)
@@ -10253,6 +10683,8 @@ def _implstd_mean_2(input, dim, unbiased=True, keepdim=False):
 
 def std_mean(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(std_mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0)):
         return _implstd_mean_0(*args, **kwargs)
@@ -10272,6 +10704,8 @@ _SIGS_sub = (
 
 def sub(input, other, *, alpha=1, out=None):
     '(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)'
+    if _TF and (r_ := _tf(sub, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('sub', 'input', 1, 'Tensor', input)
@@ -10369,6 +10803,8 @@ def _implsum_1(input, dim, keepdim=False, *, dtype=None, out=None):
 
 def sum(*args, **kwargs):
     '(Tensor input, *, torchlet.dtype dtype = None) | (Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(sum, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_sum_0)):
         return _implsum_0(*args, **kwargs)
@@ -10385,6 +10821,8 @@ _SIGS_t = (
 
 def t(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(t, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('t', 'input', 1, 'Tensor', input)
@@ -10407,6 +10845,8 @@ _SIGS_tan = (
 
 def tan(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tan, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tan', 'input', 1, 'Tensor', input)
@@ -10435,6 +10875,8 @@ _SIGS_tan_ = (
 
 def tan_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(tan_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tan_', 'input', 1, 'Tensor', input)
@@ -10453,6 +10895,8 @@ _SIGS_tanh = (
 
 def tanh(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tanh', 'input', 1, 'Tensor', input)
@@ -10481,6 +10925,8 @@ _SIGS_tanh_ = (
 
 def tanh_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(tanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tanh_', 'input', 1, 'Tensor', input)
@@ -10499,6 +10945,8 @@ _SIGS_threshold_backward = (
 
 def threshold_backward(grad_output, input, threshold, *, out=None):
     '(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)'
+    if _TF and (r_ := _tf(threshold_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('threshold_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -10535,6 +10983,8 @@ _SIGS_transpose = (
 
 def transpose(input, dim0, dim1):
     '(Tensor input, int dim0, int dim1)'
+    if _TF and (r_ := _tf(transpose, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('transpose', 'input', 1, 'Tensor', input)
@@ -10563,6 +11013,8 @@ _SIGS_tril = (
 
 def tril(input, diagonal=0, *, out=None):
     '(Tensor input, int diagonal = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tril, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('tril', 'input', 1, 'Tensor', input)
@@ -10595,6 +11047,8 @@ _SIGS_triu = (
 
 def triu(input, diagonal=0, *, out=None):
     '(Tensor input, int diagonal = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(triu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('triu', 'input', 1, 'Tensor', input)
@@ -10627,6 +11081,8 @@ _SIGS_trunc = (
 
 def trunc(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(trunc, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('trunc', 'input', 1, 'Tensor', input)
@@ -10655,6 +11111,8 @@ _SIGS_trunc_ = (
 
 def trunc_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(trunc_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('trunc_', 'input', 1, 'Tensor', input)
@@ -10672,6 +11130,8 @@ _SIGS_unbind = (
 
 def unbind(input, dim=0):
     '(Tensor input, int dim = 0)'
+    if _TF and (r_ := _tf(unbind, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('unbind', 'input', 1, 'Tensor', input)
@@ -10692,6 +11152,8 @@ _SIGS_unflatten = (
 
 def unflatten(input, dim, sizes):
     '(Tensor input, int dim, tuple of ints sizes)'
+    if _TF and (r_ := _tf(unflatten, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('unflatten', 'input', 1, 'Tensor', input)
@@ -10719,6 +11181,8 @@ _SIGS_unsqueeze = (
 
 def unsqueeze(input, dim):
     '(Tensor input, int dim)'
+    if _TF and (r_ := _tf(unsqueeze, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('unsqueeze', 'input', 1, 'Tensor', input)
@@ -10832,6 +11296,8 @@ def _implvar_2(input, dim, unbiased=True, keepdim=False, *, out=None):
 
 def var(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(var, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0)):
         return _implvar_0(*args, **kwargs)
@@ -10908,6 +11374,8 @@ def _implvar_mean_2(input, dim, unbiased=True, keepdim=False):
 
 def var_mean(*args, **kwargs):
     '(Tensor input, bool unbiased = True) | (Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(var_mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0)):
         return _implvar_mean_0(*args, **kwargs)
@@ -10927,6 +11395,8 @@ _SIGS_vstack = (
 
 def vstack(tensors, *, out=None):
     '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(vstack, locals())) is not _GO:
+        return r_
     tensors_c = _cv_tensor_list(tensors)
     if tensors_c is _BAD:
         raise _arg_error('vstack', 'tensors', 1, 'tuple of Tensors', tensors)
@@ -11079,6 +11549,8 @@ def _implwhere_4(condition, input, other):
 
 def where(*args, **kwargs):
     '(Tensor condition) | (Tensor condition, Tensor input, Tensor other, *, Tensor out = None) | (Tensor condition, Number input, Tensor other) | (Tensor condition, Tensor input, Number other) | (Tensor condition, Number input, Number other)'
+    if _TF and (r_ := _tf(where, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
         return _implwhere_0(*args, **kwargs)
@@ -11101,6 +11573,8 @@ _SIGS_zero_ = (
 
 def zero_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(zero_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zero_', 'input', 1, 'Tensor', input)
@@ -11119,6 +11593,8 @@ _SIGS_zeros = (
 
 def zeros(*_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
     '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(zeros, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -11175,6 +11651,8 @@ _SIGS_zeros_like = (
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(zeros_like, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('zeros_like', 'input', 1, 'Tensor', input)
@@ -11214,6 +11692,8 @@ _SIGS__nn_cross_entropy_loss = (
 
 def _nn_cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)'
+    if _TF and (r_ := _tf(_nn_cross_entropy_loss, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('cross_entropy_loss', 'input', 1, 'Tensor', input)
@@ -11251,6 +11731,8 @@ _SIGS__nn_elu = (
 
 def _nn_elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     '(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_elu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('elu', 'input', 1, 'Tensor', input)
@@ -11294,6 +11776,8 @@ _SIGS__nn_elu_ = (
 
 def _nn_elu_(input, alpha=1, scale=1, input_scale=1):
     '(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1)'
+    if _TF and (r_ := _tf(_nn_elu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('elu_', 'input', 1, 'Tensor', input)
@@ -11327,6 +11811,8 @@ _SIGS__nn_elu_backward = (
 
 def _nn_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, *, out=None):
     '(Tensor grad_output, Number alpha, Number scale, Number input_scale, bool is_result, Tensor self_or_result, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_elu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('elu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11377,6 +11863,8 @@ _SIGS__nn_gelu = (
 
 def _nn_gelu(input, *, approximate='none', out=None):
     "(Tensor input, *, str approximate = 'none', Tensor out = None)"
+    if _TF and (r_ := _tf(_nn_gelu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gelu', 'input', 1, 'Tensor', input)
@@ -11408,6 +11896,8 @@ _SIGS__nn_gelu_ = (
 
 def _nn_gelu_(input, *, approximate='none'):
     "(Tensor input, *, str approximate = 'none')"
+    if _TF and (r_ := _tf(_nn_gelu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('gelu_', 'input', 1, 'Tensor', input)
@@ -11429,6 +11919,8 @@ _SIGS__nn_gelu_backward = (
 
 def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
     "(Tensor grad_output, Tensor input, *, str approximate = 'none', Tensor out = None)"
+    if _TF and (r_ := _tf(_nn_gelu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('gelu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11464,6 +11956,8 @@ _SIGS__nn_hardtanh = (
 
 def _nn_hardtanh(input, min_val=-1, max_val=1, *, out=None):
     '(Tensor input, Number min_val = -1, Number max_val = 1, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardtanh, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('hardtanh', 'input', 1, 'Tensor', input)
@@ -11502,6 +11996,8 @@ _SIGS__nn_hardtanh_ = (
 
 def _nn_hardtanh_(input, min_val=-1, max_val=1):
     '(Tensor input, Number min_val = -1, Number max_val = 1)'
+    if _TF and (r_ := _tf(_nn_hardtanh_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('hardtanh_', 'input', 1, 'Tensor', input)
@@ -11530,6 +12026,8 @@ _SIGS__nn_hardtanh_backward = (
 
 def _nn_hardtanh_backward(grad_output, input, min_val, max_val, *, out=None):
     '(Tensor grad_output, Tensor input, Number min_val, Number max_val, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardtanh_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('hardtanh_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11572,6 +12070,8 @@ _SIGS__nn_leaky_relu = (
 
 def _nn_leaky_relu(input, negative_slope=0.01, *, out=None):
     '(Tensor input, Number negative_slope = 0.01, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_leaky_relu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('leaky_relu', 'input', 1, 'Tensor', input)
@@ -11605,6 +12105,8 @@ _SIGS__nn_leaky_relu_ = (
 
 def _nn_leaky_relu_(input, negative_slope=0.01):
     '(Tensor input, Number negative_slope = 0.01)'
+    if _TF and (r_ := _tf(_nn_leaky_relu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('leaky_relu_', 'input', 1, 'Tensor', input)
@@ -11628,6 +12130,8 @@ _SIGS__nn_leaky_relu_backward = (
 
 def _nn_leaky_relu_backward(grad_output, input, negative_slope, self_is_result, *, out=None):
     '(Tensor grad_output, Tensor input, Number negative_slope, bool self_is_result, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_leaky_relu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('leaky_relu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11668,6 +12172,8 @@ _SIGS__nn_linear = (
 
 def _nn_linear(input, weight, bias=None, *, out=None):
     '(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_linear, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('linear', 'input', 1, 'Tensor', input)
@@ -11703,6 +12209,8 @@ _SIGS__nn_mish = (
 
 def _nn_mish(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_mish, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mish', 'input', 1, 'Tensor', input)
@@ -11731,6 +12239,8 @@ _SIGS__nn_mish_ = (
 
 def _nn_mish_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_mish_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mish_', 'input', 1, 'Tensor', input)
@@ -11748,6 +12258,8 @@ _SIGS__nn_mish_backward = (
 
 def _nn_mish_backward(grad_output, input):
     '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn_mish_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('mish_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11773,6 +12285,8 @@ _SIGS__nn_mse_loss = (
 
 def _nn_mse_loss(input, target, reduction=1, *, out=None):
     '(Tensor input, Tensor target, int reduction = Mean, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_mse_loss, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('mse_loss', 'input', 1, 'Tensor', input)
@@ -11808,6 +12322,8 @@ _SIGS__nn_mse_loss_backward = (
 
 def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
     '(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_mse_loss_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('mse_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11846,6 +12362,8 @@ _SIGS__nn_nll_loss = (
 
 def _nn_nll_loss(input, target, weight=None, reduction=1, ignore_index=-100, *, out=None):
     '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_nll_loss, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss', 'input', 1, 'Tensor', input)
@@ -11887,6 +12405,8 @@ _SIGS__nn_nll_loss_backward = (
 
 def _nn_nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index, total_weight, *, out=None):
     '(Tensor grad_output, Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, Tensor total_weight, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_nll_loss_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('nll_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -11934,6 +12454,8 @@ _SIGS__nn_nll_loss_forward = (
 
 def _nn_nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None):
     '(Tensor input, Tensor target, Tensor weight, int reduction, int ignore_index, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_nn_nll_loss_forward, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss_forward', 'input', 1, 'Tensor', input)
@@ -11969,6 +12491,8 @@ _SIGS__nn_nll_loss_nd = (
 
 def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)'
+    if _TF and (r_ := _tf(_nn_nll_loss_nd, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('nll_loss_nd', 'input', 1, 'Tensor', input)
@@ -12002,6 +12526,8 @@ _SIGS__nn_relu6 = (
 
 def _nn_relu6(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_relu6, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu6', 'input', 1, 'Tensor', input)
@@ -12023,6 +12549,8 @@ _SIGS__nn_relu6_ = (
 
 def _nn_relu6_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_relu6_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('relu6_', 'input', 1, 'Tensor', input)
@@ -12040,6 +12568,8 @@ _SIGS__nn_scaled_dot_product_attention = (
 
 def _nn_scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
     '(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)'
+    if _TF and (r_ := _tf(_nn_scaled_dot_product_attention, locals())) is not _GO:
+        return r_
     if query.__class__ is not _Tensor:
         if not isinstance(query, _Tensor):
             raise _arg_error('scaled_dot_product_attention', 'query', 1, 'Tensor', query)
@@ -12083,6 +12613,8 @@ _SIGS__nn_silu = (
 
 def _nn_silu(input, *, out=None):
     '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_silu, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('silu', 'input', 1, 'Tensor', input)
@@ -12111,6 +12643,8 @@ _SIGS__nn_silu_ = (
 
 def _nn_silu_(input):
     '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_silu_, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('silu_', 'input', 1, 'Tensor', input)
@@ -12129,6 +12663,8 @@ _SIGS__nn_silu_backward = (
 
 def _nn_silu_backward(grad_output, input, *, out=None):
     '(Tensor grad_output, Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_silu_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('silu_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -12161,6 +12697,8 @@ _SIGS__nn_softplus = (
 
 def _nn_softplus(input, beta=1, threshold=20, *, out=None):
     '(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_softplus, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('softplus', 'input', 1, 'Tensor', input)
@@ -12200,6 +12738,8 @@ _SIGS__nn_softplus_backward = (
 
 def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
     '(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_softplus_backward, locals())) is not _GO:
+        return r_
     if grad_output.__class__ is not _Tensor:
         if not isinstance(grad_output, _Tensor):
             raise _arg_error('softplus_backward', 'grad_output', 1, 'Tensor', grad_output)
@@ -12317,6 +12857,8 @@ def _impl_linalg_linalg_matrix_norm_1(input, ord='fro', dim=(-2, -1), keepdim=Fa
 
 def _linalg_linalg_matrix_norm(*args, **kwargs):
     "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord = 'fro', tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)"
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_norm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0)):
         return _impl_linalg_linalg_matrix_norm_0(*args, **kwargs)
@@ -12407,6 +12949,8 @@ def _impl_linalg_linalg_norm_1(input, ord, dim=None, keepdim=False, *, dtype=Non
 
 def _linalg_linalg_norm(*args, **kwargs):
     '(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None) | (Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_norm, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0)):
         return _impl_linalg_linalg_norm_0(*args, **kwargs)
@@ -12424,6 +12968,8 @@ _SIGS__linalg_linalg_svd = (
 
 def _linalg_linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     '(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_svd, locals())) is not _GO:
+        return r_
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('linalg_svd', 'A', 1, 'Tensor', A)
@@ -12454,6 +13000,8 @@ _SIGS__linalg_linalg_svdvals = (
 
 def _linalg_linalg_svdvals(A, *, driver=None, out=None):
     '(Tensor A, *, str driver = None, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_svdvals, locals())) is not _GO:
+        return r_
     if A.__class__ is not _Tensor:
         if not isinstance(A, _Tensor):
             raise _arg_error('linalg_svdvals', 'A', 1, 'Tensor', A)
@@ -12486,6 +13034,8 @@ _SIGS__linalg_linalg_vector_norm = (
 
 def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     '(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_vector_norm, locals())) is not _GO:
+        return r_
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
             raise _arg_error('linalg_vector_norm', 'input', 1, 'Tensor', input)
@@ -12530,6 +13080,8 @@ _SIGS__m_abs = (
 
 def _m_abs(self):
     '()'
+    if _TF and (r_ := _tf(_m_abs, locals())) is not _GO:
+        return r_
     h_ = _C_abs(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12548,6 +13100,8 @@ _SIGS__m_abs_ = (
 
 def _m_abs_(self):
     '()'
+    if _TF and (r_ := _tf(_m_abs_, locals())) is not _GO:
+        return r_
     rc_ = _P_abs__r(self._p)
     if rc_:
         _after(rc_)
@@ -12562,6 +13116,8 @@ _SIGS__m_acos = (
 
 def _m_acos(self):
     '()'
+    if _TF and (r_ := _tf(_m_acos, locals())) is not _GO:
+        return r_
     h_ = _C_acos(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12580,6 +13136,8 @@ _SIGS__m_acos_ = (
 
 def _m_acos_(self):
     '()'
+    if _TF and (r_ := _tf(_m_acos_, locals())) is not _GO:
+        return r_
     rc_ = _P_acos__r(self._p)
     if rc_:
         _after(rc_)
@@ -12594,6 +13152,8 @@ _SIGS__m_acosh = (
 
 def _m_acosh(self):
     '()'
+    if _TF and (r_ := _tf(_m_acosh, locals())) is not _GO:
+        return r_
     h_ = _C_acosh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12612,6 +13172,8 @@ _SIGS__m_acosh_ = (
 
 def _m_acosh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_acosh_, locals())) is not _GO:
+        return r_
     rc_ = _P_acosh__r(self._p)
     if rc_:
         _after(rc_)
@@ -12626,6 +13188,8 @@ _SIGS__m_add = (
 
 def _m_add(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_add, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -12659,6 +13223,8 @@ _SIGS__m_add_ = (
 
 def _m_add_(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_add_, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -12688,6 +13254,8 @@ _SIGS__m_addcdiv = (
 
 def _m_addcdiv(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcdiv, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcdiv', 'tensor1', 1, 'Tensor', tensor1)
@@ -12717,6 +13285,8 @@ _SIGS__m_addcdiv_ = (
 
 def _m_addcdiv_(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcdiv_, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcdiv_', 'tensor1', 1, 'Tensor', tensor1)
@@ -12742,6 +13312,8 @@ _SIGS__m_addcmul = (
 
 def _m_addcmul(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcmul, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcmul', 'tensor1', 1, 'Tensor', tensor1)
@@ -12771,6 +13343,8 @@ _SIGS__m_addcmul_ = (
 
 def _m_addcmul_(self, tensor1, tensor2, *, value=1):
     '(Tensor tensor1, Tensor tensor2, *, Number value = 1)'
+    if _TF and (r_ := _tf(_m_addcmul_, locals())) is not _GO:
+        return r_
     if tensor1.__class__ is not _Tensor:
         if not isinstance(tensor1, _Tensor):
             raise _arg_error('addcmul_', 'tensor1', 1, 'Tensor', tensor1)
@@ -12796,6 +13370,8 @@ _SIGS__m_addmm = (
 
 def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1):
     '(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmm, locals())) is not _GO:
+        return r_
     if mat1.__class__ is not _Tensor:
         if not isinstance(mat1, _Tensor):
             raise _arg_error('addmm', 'mat1', 1, 'Tensor', mat1)
@@ -12830,6 +13406,8 @@ _SIGS__m_addmm_ = (
 
 def _m_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     '(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmm_, locals())) is not _GO:
+        return r_
     if mat1.__class__ is not _Tensor:
         if not isinstance(mat1, _Tensor):
             raise _arg_error('addmm_', 'mat1', 1, 'Tensor', mat1)
@@ -12860,6 +13438,8 @@ _SIGS__m_alias = (
 
 def _m_alias(self):
     '()'
+    if _TF and (r_ := _tf(_m_alias, locals())) is not _GO:
+        return r_
     h_ = _C_alias(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -12933,6 +13513,8 @@ def _impl_m_all_2(self, dim=None, keepdim=False):
 
 def _m_all(self, *args, **kwargs):
     '() | (int dim, bool keepdim = False) | (tuple of ints dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_all, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0)):
         return _impl_m_all_0(self, *args, **kwargs)
@@ -12951,6 +13533,8 @@ _SIGS__m_amax = (
 
 def _m_amax(self, dim=(), keepdim=False):
     '(tuple of ints dim = [], bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_amax, locals())) is not _GO:
+        return r_
     dim_c = _cv_int_list(dim, 1)
     if dim_c is _BAD:
         raise _arg_error('amax', 'dim', 1, 'tuple of ints', dim)
@@ -12975,6 +13559,8 @@ _SIGS__m_amin = (
 
 def _m_amin(self, dim=(), keepdim=False):
     '(tuple of ints dim = [], bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_amin, locals())) is not _GO:
+        return r_
     dim_c = _cv_int_list(dim, 1)
     if dim_c is _BAD:
         raise _arg_error('amin', 'dim', 1, 'tuple of ints', dim)
@@ -13054,6 +13640,8 @@ def _impl_m_any_2(self, dim=None, keepdim=False):
 
 def _m_any(self, *args, **kwargs):
     '() | (int dim, bool keepdim = False) | (tuple of ints dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_any, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0)):
         return _impl_m_any_0(self, *args, **kwargs)
@@ -13072,6 +13660,8 @@ _SIGS__m_arccos = (
 
 def _m_arccos(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccos, locals())) is not _GO:
+        return r_
     h_ = _C_arccos(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13090,6 +13680,8 @@ _SIGS__m_arccos_ = (
 
 def _m_arccos_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccos_, locals())) is not _GO:
+        return r_
     rc_ = _P_arccos__r(self._p)
     if rc_:
         _after(rc_)
@@ -13104,6 +13696,8 @@ _SIGS__m_arccosh = (
 
 def _m_arccosh(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccosh, locals())) is not _GO:
+        return r_
     h_ = _C_arccosh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13122,6 +13716,8 @@ _SIGS__m_arccosh_ = (
 
 def _m_arccosh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arccosh_, locals())) is not _GO:
+        return r_
     rc_ = _P_arccosh__r(self._p)
     if rc_:
         _after(rc_)
@@ -13136,6 +13732,8 @@ _SIGS__m_arcsin = (
 
 def _m_arcsin(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsin, locals())) is not _GO:
+        return r_
     h_ = _C_arcsin(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13154,6 +13752,8 @@ _SIGS__m_arcsin_ = (
 
 def _m_arcsin_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsin_, locals())) is not _GO:
+        return r_
     rc_ = _P_arcsin__r(self._p)
     if rc_:
         _after(rc_)
@@ -13168,6 +13768,8 @@ _SIGS__m_arcsinh = (
 
 def _m_arcsinh(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsinh, locals())) is not _GO:
+        return r_
     h_ = _C_arcsinh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13186,6 +13788,8 @@ _SIGS__m_arcsinh_ = (
 
 def _m_arcsinh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arcsinh_, locals())) is not _GO:
+        return r_
     rc_ = _P_arcsinh__r(self._p)
     if rc_:
         _after(rc_)
@@ -13200,6 +13804,8 @@ _SIGS__m_arctan = (
 
 def _m_arctan(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctan, locals())) is not _GO:
+        return r_
     h_ = _C_arctan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13218,6 +13824,8 @@ _SIGS__m_arctan2 = (
 
 def _m_arctan2(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_arctan2, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('arctan2', 'other', 1, 'Tensor', other)
@@ -13239,6 +13847,8 @@ _SIGS__m_arctan2_ = (
 
 def _m_arctan2_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_arctan2_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('arctan2_', 'other', 1, 'Tensor', other)
@@ -13256,6 +13866,8 @@ _SIGS__m_arctan_ = (
 
 def _m_arctan_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctan_, locals())) is not _GO:
+        return r_
     rc_ = _P_arctan__r(self._p)
     if rc_:
         _after(rc_)
@@ -13270,6 +13882,8 @@ _SIGS__m_arctanh = (
 
 def _m_arctanh(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctanh, locals())) is not _GO:
+        return r_
     h_ = _C_arctanh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13288,6 +13902,8 @@ _SIGS__m_arctanh_ = (
 
 def _m_arctanh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_arctanh_, locals())) is not _GO:
+        return r_
     rc_ = _P_arctanh__r(self._p)
     if rc_:
         _after(rc_)
@@ -13302,6 +13918,8 @@ _SIGS__m_argmax = (
 
 def _m_argmax(self, dim=None, keepdim=False):
     '(int dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_argmax, locals())) is not _GO:
+        return r_
     dim_c = _cv_opt_int(dim)
     if dim_c is _BAD:
         raise _arg_error('argmax', 'dim', 1, 'int', dim)
@@ -13326,6 +13944,8 @@ _SIGS__m_argmin = (
 
 def _m_argmin(self, dim=None, keepdim=False):
     '(int dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_argmin, locals())) is not _GO:
+        return r_
     dim_c = _cv_opt_int(dim)
     if dim_c is _BAD:
         raise _arg_error('argmin', 'dim', 1, 'int', dim)
@@ -13350,6 +13970,8 @@ _SIGS__m_argwhere = (
 
 def _m_argwhere(self):
     '()'
+    if _TF and (r_ := _tf(_m_argwhere, locals())) is not _GO:
+        return r_
     h_ = _C_argwhere(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13368,6 +13990,8 @@ _SIGS__m_as_strided = (
 
 def _m_as_strided(self, size, stride, storage_offset=None):
     '(tuple of ints size, tuple of ints stride, int storage_offset = None)'
+    if _TF and (r_ := _tf(_m_as_strided, locals())) is not _GO:
+        return r_
     size_c = _cv_int_list(size, 0)
     if size_c is _BAD:
         raise _arg_error('as_strided', 'size', 1, 'tuple of ints', size)
@@ -13395,6 +14019,8 @@ _SIGS__m_asin = (
 
 def _m_asin(self):
     '()'
+    if _TF and (r_ := _tf(_m_asin, locals())) is not _GO:
+        return r_
     h_ = _C_asin(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13413,6 +14039,8 @@ _SIGS__m_asin_ = (
 
 def _m_asin_(self):
     '()'
+    if _TF and (r_ := _tf(_m_asin_, locals())) is not _GO:
+        return r_
     rc_ = _P_asin__r(self._p)
     if rc_:
         _after(rc_)
@@ -13427,6 +14055,8 @@ _SIGS__m_asinh = (
 
 def _m_asinh(self):
     '()'
+    if _TF and (r_ := _tf(_m_asinh, locals())) is not _GO:
+        return r_
     h_ = _C_asinh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13445,6 +14075,8 @@ _SIGS__m_asinh_ = (
 
 def _m_asinh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_asinh_, locals())) is not _GO:
+        return r_
     rc_ = _P_asinh__r(self._p)
     if rc_:
         _after(rc_)
@@ -13459,6 +14091,8 @@ _SIGS__m_atan = (
 
 def _m_atan(self):
     '()'
+    if _TF and (r_ := _tf(_m_atan, locals())) is not _GO:
+        return r_
     h_ = _C_atan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13477,6 +14111,8 @@ _SIGS__m_atan2 = (
 
 def _m_atan2(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_atan2, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('atan2', 'other', 1, 'Tensor', other)
@@ -13498,6 +14134,8 @@ _SIGS__m_atan2_ = (
 
 def _m_atan2_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_atan2_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('atan2_', 'other', 1, 'Tensor', other)
@@ -13515,6 +14153,8 @@ _SIGS__m_atan_ = (
 
 def _m_atan_(self):
     '()'
+    if _TF and (r_ := _tf(_m_atan_, locals())) is not _GO:
+        return r_
     rc_ = _P_atan__r(self._p)
     if rc_:
         _after(rc_)
@@ -13529,6 +14169,8 @@ _SIGS__m_atanh = (
 
 def _m_atanh(self):
     '()'
+    if _TF and (r_ := _tf(_m_atanh, locals())) is not _GO:
+        return r_
     h_ = _C_atanh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13547,6 +14189,8 @@ _SIGS__m_atanh_ = (
 
 def _m_atanh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_atanh_, locals())) is not _GO:
+        return r_
     rc_ = _P_atanh__r(self._p)
     if rc_:
         _after(rc_)
@@ -13561,6 +14205,8 @@ _SIGS__m_baddbmm = (
 
 def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_baddbmm, locals())) is not _GO:
+        return r_
     if batch1.__class__ is not _Tensor:
         if not isinstance(batch1, _Tensor):
             raise _arg_error('baddbmm', 'batch1', 1, 'Tensor', batch1)
@@ -13595,6 +14241,8 @@ _SIGS__m_baddbmm_ = (
 
 def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_baddbmm_, locals())) is not _GO:
+        return r_
     if batch1.__class__ is not _Tensor:
         if not isinstance(batch1, _Tensor):
             raise _arg_error('baddbmm_', 'batch1', 1, 'Tensor', batch1)
@@ -13661,6 +14309,8 @@ def _impl_m_bitwise_and_1(self, other):
 
 def _m_bitwise_and(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_and, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0)):
         return _impl_m_bitwise_and_0(self, *args, **kwargs)
@@ -13705,6 +14355,8 @@ def _impl_m_bitwise_and__1(self, other):
 
 def _m_bitwise_and_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_and_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0)):
         return _impl_m_bitwise_and__0(self, *args, **kwargs)
@@ -13757,6 +14409,8 @@ def _impl_m_bitwise_left_shift_1(self, other):
 
 def _m_bitwise_left_shift(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_left_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0)):
         return _impl_m_bitwise_left_shift_0(self, *args, **kwargs)
@@ -13801,6 +14455,8 @@ def _impl_m_bitwise_left_shift__1(self, other):
 
 def _m_bitwise_left_shift_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_left_shift_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0)):
         return _impl_m_bitwise_left_shift__0(self, *args, **kwargs)
@@ -13817,6 +14473,8 @@ _SIGS__m_bitwise_not = (
 
 def _m_bitwise_not(self):
     '()'
+    if _TF and (r_ := _tf(_m_bitwise_not, locals())) is not _GO:
+        return r_
     h_ = _C_bitwise_not(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -13835,6 +14493,8 @@ _SIGS__m_bitwise_not_ = (
 
 def _m_bitwise_not_(self):
     '()'
+    if _TF and (r_ := _tf(_m_bitwise_not_, locals())) is not _GO:
+        return r_
     rc_ = _P_bitwise_not__r(self._p)
     if rc_:
         _after(rc_)
@@ -13885,6 +14545,8 @@ def _impl_m_bitwise_or_1(self, other):
 
 def _m_bitwise_or(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_or, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0)):
         return _impl_m_bitwise_or_0(self, *args, **kwargs)
@@ -13929,6 +14591,8 @@ def _impl_m_bitwise_or__1(self, other):
 
 def _m_bitwise_or_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_or_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0)):
         return _impl_m_bitwise_or__0(self, *args, **kwargs)
@@ -13981,6 +14645,8 @@ def _impl_m_bitwise_right_shift_1(self, other):
 
 def _m_bitwise_right_shift(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_right_shift, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0)):
         return _impl_m_bitwise_right_shift_0(self, *args, **kwargs)
@@ -14025,6 +14691,8 @@ def _impl_m_bitwise_right_shift__1(self, other):
 
 def _m_bitwise_right_shift_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_right_shift_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0)):
         return _impl_m_bitwise_right_shift__0(self, *args, **kwargs)
@@ -14077,6 +14745,8 @@ def _impl_m_bitwise_xor_1(self, other):
 
 def _m_bitwise_xor(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_xor, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0)):
         return _impl_m_bitwise_xor_0(self, *args, **kwargs)
@@ -14121,6 +14791,8 @@ def _impl_m_bitwise_xor__1(self, other):
 
 def _m_bitwise_xor_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_bitwise_xor_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0)):
         return _impl_m_bitwise_xor__0(self, *args, **kwargs)
@@ -14137,6 +14809,8 @@ _SIGS__m_bmm = (
 
 def _m_bmm(self, mat2):
     '(Tensor mat2)'
+    if _TF and (r_ := _tf(_m_bmm, locals())) is not _GO:
+        return r_
     if mat2.__class__ is not _Tensor:
         if not isinstance(mat2, _Tensor):
             raise _arg_error('bmm', 'mat2', 1, 'Tensor', mat2)
@@ -14158,6 +14832,8 @@ _SIGS__m_ceil = (
 
 def _m_ceil(self):
     '()'
+    if _TF and (r_ := _tf(_m_ceil, locals())) is not _GO:
+        return r_
     h_ = _C_ceil(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14176,6 +14852,8 @@ _SIGS__m_ceil_ = (
 
 def _m_ceil_(self):
     '()'
+    if _TF and (r_ := _tf(_m_ceil_, locals())) is not _GO:
+        return r_
     rc_ = _P_ceil__r(self._p)
     if rc_:
         _after(rc_)
@@ -14190,6 +14868,8 @@ _SIGS__m_chunk = (
 
 def _m_chunk(self, chunks, dim=0):
     '(int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(_m_chunk, locals())) is not _GO:
+        return r_
     chunks_c = _cv_int(chunks)
     if chunks_c is _BAD:
         raise _arg_error('chunk', 'chunks', 1, 'int', chunks)
@@ -14250,6 +14930,8 @@ def _impl_m_clamp_1(self, min=None, max=None):
 
 def _m_clamp(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clamp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0)):
         return _impl_m_clamp_0(self, *args, **kwargs)
@@ -14298,6 +14980,8 @@ def _impl_m_clamp__1(self, min=None, max=None):
 
 def _m_clamp_(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clamp_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0)):
         return _impl_m_clamp__0(self, *args, **kwargs)
@@ -14350,6 +15034,8 @@ def _impl_m_clamp_max_1(self, max):
 
 def _m_clamp_max(self, *args, **kwargs):
     '(Tensor max) | (Number max)'
+    if _TF and (r_ := _tf(_m_clamp_max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0)):
         return _impl_m_clamp_max_0(self, *args, **kwargs)
@@ -14394,6 +15080,8 @@ def _impl_m_clamp_max__1(self, max):
 
 def _m_clamp_max_(self, *args, **kwargs):
     '(Tensor max) | (Number max)'
+    if _TF and (r_ := _tf(_m_clamp_max_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0)):
         return _impl_m_clamp_max__0(self, *args, **kwargs)
@@ -14446,6 +15134,8 @@ def _impl_m_clamp_min_1(self, min):
 
 def _m_clamp_min(self, *args, **kwargs):
     '(Tensor min) | (Number min)'
+    if _TF and (r_ := _tf(_m_clamp_min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0)):
         return _impl_m_clamp_min_0(self, *args, **kwargs)
@@ -14490,6 +15180,8 @@ def _impl_m_clamp_min__1(self, min):
 
 def _m_clamp_min_(self, *args, **kwargs):
     '(Tensor min) | (Number min)'
+    if _TF and (r_ := _tf(_m_clamp_min_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0)):
         return _impl_m_clamp_min__0(self, *args, **kwargs)
@@ -14546,6 +15238,8 @@ def _impl_m_clip_1(self, min=None, max=None):
 
 def _m_clip(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clip, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0)):
         return _impl_m_clip_0(self, *args, **kwargs)
@@ -14594,6 +15288,8 @@ def _impl_m_clip__1(self, min=None, max=None):
 
 def _m_clip_(self, *args, **kwargs):
     '(Tensor min = None, Tensor max = None) | (Number min = None, Number max = None)'
+    if _TF and (r_ := _tf(_m_clip_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0)):
         return _impl_m_clip__0(self, *args, **kwargs)
@@ -14610,6 +15306,8 @@ _SIGS__m_clone = (
 
 def _m_clone(self, *, memory_format=None):
     '(*, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(_m_clone, locals())) is not _GO:
+        return r_
     memory_format_c = _cv_enum(memory_format, True)
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
@@ -14631,6 +15329,8 @@ _SIGS__m_contiguous = (
 
 def _m_contiguous(self, *, memory_format='contiguous_format'):
     '(*, torchlet.memory_format memory_format = contiguous_format)'
+    if _TF and (r_ := _tf(_m_contiguous, locals())) is not _GO:
+        return r_
     memory_format_c = _cv_enum(memory_format, False)
     if memory_format_c is _BAD:
         raise _arg_error('contiguous', 'memory_format', 0, 'torchlet.memory_format', memory_format)
@@ -14655,6 +15355,8 @@ _SIGS__m_copy_ = (
 
 def _m_copy_(self, src, non_blocking=False):
     '(Tensor src, bool non_blocking = False)'
+    if _TF and (r_ := _tf(_m_copy_, locals())) is not _GO:
+        return r_
     src_n = None
     if src.__class__ is not _Tensor:
         if src.__class__ in _NUMBERS:
@@ -14682,6 +15384,8 @@ _SIGS__m_cos = (
 
 def _m_cos(self):
     '()'
+    if _TF and (r_ := _tf(_m_cos, locals())) is not _GO:
+        return r_
     h_ = _C_cos(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14700,6 +15404,8 @@ _SIGS__m_cos_ = (
 
 def _m_cos_(self):
     '()'
+    if _TF and (r_ := _tf(_m_cos_, locals())) is not _GO:
+        return r_
     rc_ = _P_cos__r(self._p)
     if rc_:
         _after(rc_)
@@ -14714,6 +15420,8 @@ _SIGS__m_cosh = (
 
 def _m_cosh(self):
     '()'
+    if _TF and (r_ := _tf(_m_cosh, locals())) is not _GO:
+        return r_
     h_ = _C_cosh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -14732,6 +15440,8 @@ _SIGS__m_cosh_ = (
 
 def _m_cosh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_cosh_, locals())) is not _GO:
+        return r_
     rc_ = _P_cosh__r(self._p)
     if rc_:
         _after(rc_)
@@ -14788,6 +15498,8 @@ def _impl_m_count_nonzero_1(self, *_args, dim=None):
 
 def _m_count_nonzero(self, *args, **kwargs):
     '(int dim = None) | (tuple of ints dim)'
+    if _TF and (r_ := _tf(_m_count_nonzero, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0)):
         return _impl_m_count_nonzero_0(self, *args, **kwargs)
@@ -14804,6 +15516,8 @@ _SIGS__m_cumprod = (
 
 def _m_cumprod(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumprod, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumprod', 'dim', 1, 'int', dim)
@@ -14828,6 +15542,8 @@ _SIGS__m_cumprod_ = (
 
 def _m_cumprod_(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumprod_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumprod_', 'dim', 1, 'int', dim)
@@ -14848,6 +15564,8 @@ _SIGS__m_cumsum = (
 
 def _m_cumsum(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumsum, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumsum', 'dim', 1, 'int', dim)
@@ -14872,6 +15590,8 @@ _SIGS__m_cumsum_ = (
 
 def _m_cumsum_(self, dim, *, dtype=None):
     '(int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_cumsum_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cumsum_', 'dim', 1, 'int', dim)
@@ -14966,6 +15686,8 @@ def _impl_m_div_2(self, other, *, rounding_mode):
 
 def _m_div(self, *args, **kwargs):
     '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
+    if _TF and (r_ := _tf(_m_div, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
         return _impl_m_div_0(self, *args, **kwargs)
@@ -15046,6 +15768,8 @@ def _impl_m_div__2(self, other, *, rounding_mode):
 
 def _m_div_(self, *args, **kwargs):
     '(Tensor other) | (Tensor other, *, str rounding_mode) | (Number other, *, str rounding_mode)'
+    if _TF and (r_ := _tf(_m_div_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
         return _impl_m_div__0(self, *args, **kwargs)
@@ -15064,6 +15788,8 @@ _SIGS__m_dot = (
 
 def _m_dot(self, tensor):
     '(Tensor tensor)'
+    if _TF and (r_ := _tf(_m_dot, locals())) is not _GO:
+        return r_
     if tensor.__class__ is not _Tensor:
         if not isinstance(tensor, _Tensor):
             raise _arg_error('dot', 'tensor', 1, 'Tensor', tensor)
@@ -15121,6 +15847,8 @@ def _impl_m_eq_1(self, other):
 
 def _m_eq(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_eq, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0)):
         return _impl_m_eq_0(self, *args, **kwargs)
@@ -15165,6 +15893,8 @@ def _impl_m_eq__1(self, other):
 
 def _m_eq_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_eq_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0)):
         return _impl_m_eq__0(self, *args, **kwargs)
@@ -15181,6 +15911,8 @@ _SIGS__m_erf = (
 
 def _m_erf(self):
     '()'
+    if _TF and (r_ := _tf(_m_erf, locals())) is not _GO:
+        return r_
     h_ = _C_erf(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15199,6 +15931,8 @@ _SIGS__m_erf_ = (
 
 def _m_erf_(self):
     '()'
+    if _TF and (r_ := _tf(_m_erf_, locals())) is not _GO:
+        return r_
     rc_ = _P_erf__r(self._p)
     if rc_:
         _after(rc_)
@@ -15213,6 +15947,8 @@ _SIGS__m_erfc = (
 
 def _m_erfc(self):
     '()'
+    if _TF and (r_ := _tf(_m_erfc, locals())) is not _GO:
+        return r_
     h_ = _C_erfc(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15231,6 +15967,8 @@ _SIGS__m_erfc_ = (
 
 def _m_erfc_(self):
     '()'
+    if _TF and (r_ := _tf(_m_erfc_, locals())) is not _GO:
+        return r_
     rc_ = _P_erfc__r(self._p)
     if rc_:
         _after(rc_)
@@ -15245,6 +15983,8 @@ _SIGS__m_exp = (
 
 def _m_exp(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp, locals())) is not _GO:
+        return r_
     h_ = _C_exp(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15263,6 +16003,8 @@ _SIGS__m_exp2 = (
 
 def _m_exp2(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp2, locals())) is not _GO:
+        return r_
     h_ = _C_exp2(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15281,6 +16023,8 @@ _SIGS__m_exp2_ = (
 
 def _m_exp2_(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp2_, locals())) is not _GO:
+        return r_
     rc_ = _P_exp2__r(self._p)
     if rc_:
         _after(rc_)
@@ -15295,6 +16039,8 @@ _SIGS__m_exp_ = (
 
 def _m_exp_(self):
     '()'
+    if _TF and (r_ := _tf(_m_exp_, locals())) is not _GO:
+        return r_
     rc_ = _P_exp__r(self._p)
     if rc_:
         _after(rc_)
@@ -15309,6 +16055,8 @@ _SIGS__m_expand = (
 
 def _m_expand(self, *_args, size=None, implicit=False):
     '(tuple of ints size, *, bool implicit = False)'
+    if _TF and (r_ := _tf(_m_expand, locals())) is not _GO:
+        return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -15341,6 +16089,8 @@ _SIGS__m_expm1 = (
 
 def _m_expm1(self):
     '()'
+    if _TF and (r_ := _tf(_m_expm1, locals())) is not _GO:
+        return r_
     h_ = _C_expm1(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15359,6 +16109,8 @@ _SIGS__m_expm1_ = (
 
 def _m_expm1_(self):
     '()'
+    if _TF and (r_ := _tf(_m_expm1_, locals())) is not _GO:
+        return r_
     rc_ = _P_expm1__r(self._p)
     if rc_:
         _after(rc_)
@@ -15401,6 +16153,8 @@ def _impl_m_fill__1(self, value):
 
 def _m_fill_(self, *args, **kwargs):
     '(Tensor value) | (Number value)'
+    if _TF and (r_ := _tf(_m_fill_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0)):
         return _impl_m_fill__0(self, *args, **kwargs)
@@ -15417,6 +16171,8 @@ _SIGS__m_flatten = (
 
 def _m_flatten(self, start_dim=0, end_dim=-1):
     '(int start_dim = 0, int end_dim = -1)'
+    if _TF and (r_ := _tf(_m_flatten, locals())) is not _GO:
+        return r_
     start_dim_c = _cv_int(start_dim)
     if start_dim_c is _BAD:
         raise _arg_error('flatten', 'start_dim', 1, 'int', start_dim)
@@ -15444,6 +16200,8 @@ _SIGS__m_flip = (
 
 def _m_flip(self, *_args, dims=None):
     '(tuple of ints dims)'
+    if _TF and (r_ := _tf(_m_flip, locals())) is not _GO:
+        return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -15473,6 +16231,8 @@ _SIGS__m_floor = (
 
 def _m_floor(self):
     '()'
+    if _TF and (r_ := _tf(_m_floor, locals())) is not _GO:
+        return r_
     h_ = _C_floor(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15491,6 +16251,8 @@ _SIGS__m_floor_ = (
 
 def _m_floor_(self):
     '()'
+    if _TF and (r_ := _tf(_m_floor_, locals())) is not _GO:
+        return r_
     rc_ = _P_floor__r(self._p)
     if rc_:
         _after(rc_)
@@ -15548,6 +16310,8 @@ def _impl_m_floor_divide_1(self, other):
 
 def _m_floor_divide(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_floor_divide, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0)):
         return _impl_m_floor_divide_0(self, *args, **kwargs)
@@ -15599,6 +16363,8 @@ def _impl_m_floor_divide__1(self, other):
 
 def _m_floor_divide_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_floor_divide_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0)):
         return _impl_m_floor_divide__0(self, *args, **kwargs)
@@ -15651,6 +16417,8 @@ def _impl_m_fmod_1(self, other):
 
 def _m_fmod(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_fmod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0)):
         return _impl_m_fmod_0(self, *args, **kwargs)
@@ -15695,6 +16463,8 @@ def _impl_m_fmod__1(self, other):
 
 def _m_fmod_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_fmod_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0)):
         return _impl_m_fmod__0(self, *args, **kwargs)
@@ -15711,6 +16481,8 @@ _SIGS__m_frac = (
 
 def _m_frac(self):
     '()'
+    if _TF and (r_ := _tf(_m_frac, locals())) is not _GO:
+        return r_
     h_ = _C_frac(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -15729,6 +16501,8 @@ _SIGS__m_frac_ = (
 
 def _m_frac_(self):
     '()'
+    if _TF and (r_ := _tf(_m_frac_, locals())) is not _GO:
+        return r_
     rc_ = _P_frac__r(self._p)
     if rc_:
         _after(rc_)
@@ -15743,6 +16517,8 @@ _SIGS__m_gather = (
 
 def _m_gather(self, dim, index, *, sparse_grad=False):
     '(int dim, Tensor index, *, bool sparse_grad = False)'
+    if _TF and (r_ := _tf(_m_gather, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('gather', 'dim', 1, 'int', dim)
@@ -15806,6 +16582,8 @@ def _impl_m_ge_1(self, other):
 
 def _m_ge(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ge, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0)):
         return _impl_m_ge_0(self, *args, **kwargs)
@@ -15850,6 +16628,8 @@ def _impl_m_ge__1(self, other):
 
 def _m_ge_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ge_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0)):
         return _impl_m_ge__0(self, *args, **kwargs)
@@ -15866,6 +16646,8 @@ _SIGS__m_ger = (
 
 def _m_ger(self, vec2):
     '(Tensor vec2)'
+    if _TF and (r_ := _tf(_m_ger, locals())) is not _GO:
+        return r_
     if vec2.__class__ is not _Tensor:
         if not isinstance(vec2, _Tensor):
             raise _arg_error('ger', 'vec2', 1, 'Tensor', vec2)
@@ -15923,6 +16705,8 @@ def _impl_m_gt_1(self, other):
 
 def _m_gt(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_gt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0)):
         return _impl_m_gt_0(self, *args, **kwargs)
@@ -15967,6 +16751,8 @@ def _impl_m_gt__1(self, other):
 
 def _m_gt_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_gt_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0)):
         return _impl_m_gt__0(self, *args, **kwargs)
@@ -15983,6 +16769,8 @@ _SIGS__m_index = (
 
 def _m_index(self, indices):
     '(tuple of Tensors indices)'
+    if _TF and (r_ := _tf(_m_index, locals())) is not _GO:
+        return r_
     indices_c = _cv_opt_tensor_list(indices)
     if indices_c is _BAD:
         raise _arg_error('index', 'indices', 1, 'tuple of Tensors', indices)
@@ -16004,6 +16792,8 @@ _SIGS__m_index_add = (
 
 def _m_index_add(self, dim, index, source, *, alpha=1):
     '(int dim, Tensor index, Tensor source, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_index_add, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_add', 'dim', 1, 'int', dim)
@@ -16036,6 +16826,8 @@ _SIGS__m_index_add_ = (
 
 def _m_index_add_(self, dim, index, source, *, alpha=1):
     '(int dim, Tensor index, Tensor source, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_index_add_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_add_', 'dim', 1, 'int', dim)
@@ -16064,6 +16856,8 @@ _SIGS__m_index_copy = (
 
 def _m_index_copy(self, dim, index, source):
     '(int dim, Tensor index, Tensor source)'
+    if _TF and (r_ := _tf(_m_index_copy, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_copy', 'dim', 1, 'int', dim)
@@ -16091,6 +16885,8 @@ _SIGS__m_index_copy_ = (
 
 def _m_index_copy_(self, dim, index, source):
     '(int dim, Tensor index, Tensor source)'
+    if _TF and (r_ := _tf(_m_index_copy_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_copy_', 'dim', 1, 'int', dim)
@@ -16114,6 +16910,8 @@ _SIGS__m_index_fill = (
 
 def _m_index_fill(self, dim, index, value):
     '(int dim, Tensor index, Number value)'
+    if _TF and (r_ := _tf(_m_index_fill, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_fill', 'dim', 1, 'int', dim)
@@ -16143,6 +16941,8 @@ _SIGS__m_index_fill_ = (
 
 def _m_index_fill_(self, dim, index, value):
     '(int dim, Tensor index, Number value)'
+    if _TF and (r_ := _tf(_m_index_fill_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_fill_', 'dim', 1, 'int', dim)
@@ -16168,6 +16968,8 @@ _SIGS__m_index_put = (
 
 def _m_index_put(self, indices, values, accumulate=False):
     '(tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if _TF and (r_ := _tf(_m_index_put, locals())) is not _GO:
+        return r_
     indices_c = _cv_opt_tensor_list(indices)
     if indices_c is _BAD:
         raise _arg_error('index_put', 'indices', 1, 'tuple of Tensors', indices)
@@ -16195,6 +16997,8 @@ _SIGS__m_index_put_ = (
 
 def _m_index_put_(self, indices, values, accumulate=False):
     '(tuple of Tensors indices, Tensor values, bool accumulate = False)'
+    if _TF and (r_ := _tf(_m_index_put_, locals())) is not _GO:
+        return r_
     indices_c = _cv_opt_tensor_list(indices)
     if indices_c is _BAD:
         raise _arg_error('index_put_', 'indices', 1, 'tuple of Tensors', indices)
@@ -16218,6 +17022,8 @@ _SIGS__m_index_select = (
 
 def _m_index_select(self, dim, index):
     '(int dim, Tensor index)'
+    if _TF and (r_ := _tf(_m_index_select, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('index_select', 'dim', 1, 'int', dim)
@@ -16242,6 +17048,8 @@ _SIGS__m_isfinite = (
 
 def _m_isfinite(self):
     '()'
+    if _TF and (r_ := _tf(_m_isfinite, locals())) is not _GO:
+        return r_
     h_ = _C_isfinite(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16260,6 +17068,8 @@ _SIGS__m_isinf = (
 
 def _m_isinf(self):
     '()'
+    if _TF and (r_ := _tf(_m_isinf, locals())) is not _GO:
+        return r_
     h_ = _C_isinf(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16278,6 +17088,8 @@ _SIGS__m_isnan = (
 
 def _m_isnan(self):
     '()'
+    if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
+        return r_
     h_ = _C_isnan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16332,6 +17144,8 @@ def _impl_m_le_1(self, other):
 
 def _m_le(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_le, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0)):
         return _impl_m_le_0(self, *args, **kwargs)
@@ -16376,6 +17190,8 @@ def _impl_m_le__1(self, other):
 
 def _m_le_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_le_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0)):
         return _impl_m_le__0(self, *args, **kwargs)
@@ -16434,6 +17250,8 @@ def _impl_m_lerp_1(self, end, weight):
 
 def _m_lerp(self, *args, **kwargs):
     '(Tensor end, Tensor weight) | (Tensor end, Number weight)'
+    if _TF and (r_ := _tf(_m_lerp, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0)):
         return _impl_m_lerp_0(self, *args, **kwargs)
@@ -16484,6 +17302,8 @@ def _impl_m_lerp__1(self, end, weight):
 
 def _m_lerp_(self, *args, **kwargs):
     '(Tensor end, Tensor weight) | (Tensor end, Number weight)'
+    if _TF and (r_ := _tf(_m_lerp_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0)):
         return _impl_m_lerp__0(self, *args, **kwargs)
@@ -16500,6 +17320,8 @@ _SIGS__m_log = (
 
 def _m_log(self):
     '()'
+    if _TF and (r_ := _tf(_m_log, locals())) is not _GO:
+        return r_
     h_ = _C_log(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16518,6 +17340,8 @@ _SIGS__m_log10 = (
 
 def _m_log10(self):
     '()'
+    if _TF and (r_ := _tf(_m_log10, locals())) is not _GO:
+        return r_
     h_ = _C_log10(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16536,6 +17360,8 @@ _SIGS__m_log10_ = (
 
 def _m_log10_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log10_, locals())) is not _GO:
+        return r_
     rc_ = _P_log10__r(self._p)
     if rc_:
         _after(rc_)
@@ -16550,6 +17376,8 @@ _SIGS__m_log1p = (
 
 def _m_log1p(self):
     '()'
+    if _TF and (r_ := _tf(_m_log1p, locals())) is not _GO:
+        return r_
     h_ = _C_log1p(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16568,6 +17396,8 @@ _SIGS__m_log1p_ = (
 
 def _m_log1p_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log1p_, locals())) is not _GO:
+        return r_
     rc_ = _P_log1p__r(self._p)
     if rc_:
         _after(rc_)
@@ -16582,6 +17412,8 @@ _SIGS__m_log2 = (
 
 def _m_log2(self):
     '()'
+    if _TF and (r_ := _tf(_m_log2, locals())) is not _GO:
+        return r_
     h_ = _C_log2(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16600,6 +17432,8 @@ _SIGS__m_log2_ = (
 
 def _m_log2_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log2_, locals())) is not _GO:
+        return r_
     rc_ = _P_log2__r(self._p)
     if rc_:
         _after(rc_)
@@ -16614,6 +17448,8 @@ _SIGS__m_log_ = (
 
 def _m_log_(self):
     '()'
+    if _TF and (r_ := _tf(_m_log_, locals())) is not _GO:
+        return r_
     rc_ = _P_log__r(self._p)
     if rc_:
         _after(rc_)
@@ -16628,6 +17464,8 @@ _SIGS__m_log_softmax = (
 
 def _m_log_softmax(self, dim, dtype=None):
     '(int dim, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_log_softmax, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('log_softmax', 'dim', 1, 'int', dim)
@@ -16652,6 +17490,8 @@ _SIGS__m_logical_and = (
 
 def _m_logical_and(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_and, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_and', 'other', 1, 'Tensor', other)
@@ -16673,6 +17513,8 @@ _SIGS__m_logical_and_ = (
 
 def _m_logical_and_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_and_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_and_', 'other', 1, 'Tensor', other)
@@ -16690,6 +17532,8 @@ _SIGS__m_logical_not = (
 
 def _m_logical_not(self):
     '()'
+    if _TF and (r_ := _tf(_m_logical_not, locals())) is not _GO:
+        return r_
     h_ = _C_logical_not(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -16708,6 +17552,8 @@ _SIGS__m_logical_not_ = (
 
 def _m_logical_not_(self):
     '()'
+    if _TF and (r_ := _tf(_m_logical_not_, locals())) is not _GO:
+        return r_
     rc_ = _P_logical_not__r(self._p)
     if rc_:
         _after(rc_)
@@ -16722,6 +17568,8 @@ _SIGS__m_logical_or = (
 
 def _m_logical_or(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_or, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_or', 'other', 1, 'Tensor', other)
@@ -16743,6 +17591,8 @@ _SIGS__m_logical_or_ = (
 
 def _m_logical_or_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_or_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_or_', 'other', 1, 'Tensor', other)
@@ -16760,6 +17610,8 @@ _SIGS__m_logical_xor = (
 
 def _m_logical_xor(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_xor, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_xor', 'other', 1, 'Tensor', other)
@@ -16781,6 +17633,8 @@ _SIGS__m_logical_xor_ = (
 
 def _m_logical_xor_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logical_xor_, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('logical_xor_', 'other', 1, 'Tensor', other)
@@ -16798,6 +17652,8 @@ _SIGS__m_logit = (
 
 def _m_logit(self, eps=None):
     '(float eps = None)'
+    if _TF and (r_ := _tf(_m_logit, locals())) is not _GO:
+        return r_
     eps_c = _cv_opt_double(eps)
     if eps_c is _BAD:
         raise _arg_error('logit', 'eps', 1, 'float', eps)
@@ -16819,6 +17675,8 @@ _SIGS__m_logit_ = (
 
 def _m_logit_(self, eps=None):
     '(float eps = None)'
+    if _TF and (r_ := _tf(_m_logit_, locals())) is not _GO:
+        return r_
     eps_c = _cv_opt_double(eps)
     if eps_c is _BAD:
         raise _arg_error('logit_', 'eps', 1, 'float', eps)
@@ -16836,6 +17694,8 @@ _SIGS__m_logsumexp = (
 
 def _m_logsumexp(self, dim, keepdim=False):
     '(tuple of ints dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_logsumexp, locals())) is not _GO:
+        return r_
     dim_c = _cv_int_list(dim, 1)
     if dim_c is _BAD:
         raise _arg_error('logsumexp', 'dim', 1, 'tuple of ints', dim)
@@ -16896,6 +17756,8 @@ def _impl_m_lt_1(self, other):
 
 def _m_lt(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_lt, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0)):
         return _impl_m_lt_0(self, *args, **kwargs)
@@ -16940,6 +17802,8 @@ def _impl_m_lt__1(self, other):
 
 def _m_lt_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_lt_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0)):
         return _impl_m_lt__0(self, *args, **kwargs)
@@ -16998,6 +17862,8 @@ def _impl_m_masked_fill_1(self, mask, value):
 
 def _m_masked_fill(self, *args, **kwargs):
     '(Tensor mask, Tensor value) | (Tensor mask, Number value)'
+    if _TF and (r_ := _tf(_m_masked_fill, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0)):
         return _impl_m_masked_fill_0(self, *args, **kwargs)
@@ -17048,6 +17914,8 @@ def _impl_m_masked_fill__1(self, mask, value):
 
 def _m_masked_fill_(self, *args, **kwargs):
     '(Tensor mask, Tensor value) | (Tensor mask, Number value)'
+    if _TF and (r_ := _tf(_m_masked_fill_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0)):
         return _impl_m_masked_fill__0(self, *args, **kwargs)
@@ -17064,6 +17932,8 @@ _SIGS__m_matmul = (
 
 def _m_matmul(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_matmul, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('matmul', 'other', 1, 'Tensor', other)
@@ -17132,6 +18002,8 @@ def _impl_m_max_2(self, dim, keepdim=False):
 
 def _m_max(self, *args, **kwargs):
     '() | (Tensor other) | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_max, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0)):
         return _impl_m_max_0(self, *args, **kwargs)
@@ -17150,6 +18022,8 @@ _SIGS__m_maximum = (
 
 def _m_maximum(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_maximum, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('maximum', 'other', 1, 'Tensor', other)
@@ -17211,6 +18085,8 @@ def _impl_m_mean_1(self, dim, keepdim=False, *, dtype=None):
 
 def _m_mean(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None) | (tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_mean, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0)):
         return _impl_m_mean_0(self, *args, **kwargs)
@@ -17274,6 +18150,8 @@ def _impl_m_min_2(self, dim, keepdim=False):
 
 def _m_min(self, *args, **kwargs):
     '() | (Tensor other) | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_min, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0)):
         return _impl_m_min_0(self, *args, **kwargs)
@@ -17292,6 +18170,8 @@ _SIGS__m_minimum = (
 
 def _m_minimum(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_minimum, locals())) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             raise _arg_error('minimum', 'other', 1, 'Tensor', other)
@@ -17313,6 +18193,8 @@ _SIGS__m_mm = (
 
 def _m_mm(self, mat2):
     '(Tensor mat2)'
+    if _TF and (r_ := _tf(_m_mm, locals())) is not _GO:
+        return r_
     if mat2.__class__ is not _Tensor:
         if not isinstance(mat2, _Tensor):
             raise _arg_error('mm', 'mat2', 1, 'Tensor', mat2)
@@ -17334,6 +18216,8 @@ _SIGS__m_mul = (
 
 def _m_mul(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_mul, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -17362,6 +18246,8 @@ _SIGS__m_mul_ = (
 
 def _m_mul_(self, other):
     '(Tensor other)'
+    if _TF and (r_ := _tf(_m_mul_, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -17386,6 +18272,8 @@ _SIGS__m_mv = (
 
 def _m_mv(self, vec):
     '(Tensor vec)'
+    if _TF and (r_ := _tf(_m_mv, locals())) is not _GO:
+        return r_
     if vec.__class__ is not _Tensor:
         if not isinstance(vec, _Tensor):
             raise _arg_error('mv', 'vec', 1, 'Tensor', vec)
@@ -17407,6 +18295,8 @@ _SIGS__m_nan_to_num = (
 
 def _m_nan_to_num(self, nan=None, posinf=None, neginf=None):
     '(float nan = None, float posinf = None, float neginf = None)'
+    if _TF and (r_ := _tf(_m_nan_to_num, locals())) is not _GO:
+        return r_
     nan_c = _cv_opt_double(nan)
     if nan_c is _BAD:
         raise _arg_error('nan_to_num', 'nan', 1, 'float', nan)
@@ -17434,6 +18324,8 @@ _SIGS__m_nan_to_num_ = (
 
 def _m_nan_to_num_(self, nan=None, posinf=None, neginf=None):
     '(float nan = None, float posinf = None, float neginf = None)'
+    if _TF and (r_ := _tf(_m_nan_to_num_, locals())) is not _GO:
+        return r_
     nan_c = _cv_opt_double(nan)
     if nan_c is _BAD:
         raise _arg_error('nan_to_num_', 'nan', 1, 'float', nan)
@@ -17503,6 +18395,8 @@ def _impl_m_narrow_1(self, dim, start, length):
 
 def _m_narrow(self, *args, **kwargs):
     '(int dim, Tensor start, int length) | (int dim, int start, int length)'
+    if _TF and (r_ := _tf(_m_narrow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0)):
         return _impl_m_narrow_0(self, *args, **kwargs)
@@ -17555,6 +18449,8 @@ def _impl_m_ne_1(self, other):
 
 def _m_ne(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ne, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0)):
         return _impl_m_ne_0(self, *args, **kwargs)
@@ -17599,6 +18495,8 @@ def _impl_m_ne__1(self, other):
 
 def _m_ne_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_ne_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0)):
         return _impl_m_ne__0(self, *args, **kwargs)
@@ -17615,6 +18513,8 @@ _SIGS__m_neg = (
 
 def _m_neg(self):
     '()'
+    if _TF and (r_ := _tf(_m_neg, locals())) is not _GO:
+        return r_
     h_ = _C_neg(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17633,6 +18533,8 @@ _SIGS__m_neg_ = (
 
 def _m_neg_(self):
     '()'
+    if _TF and (r_ := _tf(_m_neg_, locals())) is not _GO:
+        return r_
     rc_ = _P_neg__r(self._p)
     if rc_:
         _after(rc_)
@@ -17647,6 +18549,8 @@ _SIGS__m_nonzero = (
 
 def _m_nonzero(self):
     '()'
+    if _TF and (r_ := _tf(_m_nonzero, locals())) is not _GO:
+        return r_
     h_ = _C_nonzero(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17665,6 +18569,8 @@ _SIGS__m_outer = (
 
 def _m_outer(self, vec2):
     '(Tensor vec2)'
+    if _TF and (r_ := _tf(_m_outer, locals())) is not _GO:
+        return r_
     if vec2.__class__ is not _Tensor:
         if not isinstance(vec2, _Tensor):
             raise _arg_error('outer', 'vec2', 1, 'Tensor', vec2)
@@ -17686,6 +18592,8 @@ _SIGS__m_permute = (
 
 def _m_permute(self, *_args, dims=None):
     '(tuple of ints dims)'
+    if _TF and (r_ := _tf(_m_permute, locals())) is not _GO:
+        return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -17751,6 +18659,8 @@ def _impl_m_pow_1(self, exponent):
 
 def _m_pow(self, *args, **kwargs):
     '(Tensor exponent) | (Number exponent)'
+    if _TF and (r_ := _tf(_m_pow, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0)):
         return _impl_m_pow_0(self, *args, **kwargs)
@@ -17795,6 +18705,8 @@ def _impl_m_pow__1(self, exponent):
 
 def _m_pow_(self, *args, **kwargs):
     '(Tensor exponent) | (Number exponent)'
+    if _TF and (r_ := _tf(_m_pow_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0)):
         return _impl_m_pow__0(self, *args, **kwargs)
@@ -17851,6 +18763,8 @@ def _impl_m_prod_1(self, dim, keepdim=False, *, dtype=None):
 
 def _m_prod(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None) | (int dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_prod, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0)):
         return _impl_m_prod_0(self, *args, **kwargs)
@@ -17867,6 +18781,8 @@ _SIGS__m_reciprocal = (
 
 def _m_reciprocal(self):
     '()'
+    if _TF and (r_ := _tf(_m_reciprocal, locals())) is not _GO:
+        return r_
     h_ = _C_reciprocal(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17885,6 +18801,8 @@ _SIGS__m_reciprocal_ = (
 
 def _m_reciprocal_(self):
     '()'
+    if _TF and (r_ := _tf(_m_reciprocal_, locals())) is not _GO:
+        return r_
     rc_ = _P_reciprocal__r(self._p)
     if rc_:
         _after(rc_)
@@ -17899,6 +18817,8 @@ _SIGS__m_relu = (
 
 def _m_relu(self):
     '()'
+    if _TF and (r_ := _tf(_m_relu, locals())) is not _GO:
+        return r_
     h_ = _C_relu(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -17917,6 +18837,8 @@ _SIGS__m_relu_ = (
 
 def _m_relu_(self):
     '()'
+    if _TF and (r_ := _tf(_m_relu_, locals())) is not _GO:
+        return r_
     rc_ = _P_relu__r(self._p)
     if rc_:
         _after(rc_)
@@ -17967,6 +18889,8 @@ def _impl_m_remainder_1(self, other):
 
 def _m_remainder(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_remainder, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0)):
         return _impl_m_remainder_0(self, *args, **kwargs)
@@ -18011,6 +18935,8 @@ def _impl_m_remainder__1(self, other):
 
 def _m_remainder_(self, *args, **kwargs):
     '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_remainder_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0)):
         return _impl_m_remainder__0(self, *args, **kwargs)
@@ -18027,6 +18953,8 @@ _SIGS__m_reshape = (
 
 def _m_reshape(self, *_args, shape=None):
     '(tuple of ints shape)'
+    if _TF and (r_ := _tf(_m_reshape, locals())) is not _GO:
+        return r_
     if _args and shape is None and _args[0].__class__ is int:
         shape = _args  # f(2, 3): the common case
     else:
@@ -18087,6 +19015,8 @@ def _impl_m_round_1(self, *, decimals):
 
 def _m_round(self, *args, **kwargs):
     '() | (*, int decimals)'
+    if _TF and (r_ := _tf(_m_round, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0)):
         return _impl_m_round_0(self, *args, **kwargs)
@@ -18126,6 +19056,8 @@ def _impl_m_round__1(self, *, decimals):
 
 def _m_round_(self, *args, **kwargs):
     '() | (*, int decimals)'
+    if _TF and (r_ := _tf(_m_round_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0)):
         return _impl_m_round__0(self, *args, **kwargs)
@@ -18142,6 +19074,8 @@ _SIGS__m_rsqrt = (
 
 def _m_rsqrt(self):
     '()'
+    if _TF and (r_ := _tf(_m_rsqrt, locals())) is not _GO:
+        return r_
     h_ = _C_rsqrt(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18160,6 +19094,8 @@ _SIGS__m_rsqrt_ = (
 
 def _m_rsqrt_(self):
     '()'
+    if _TF and (r_ := _tf(_m_rsqrt_, locals())) is not _GO:
+        return r_
     rc_ = _P_rsqrt__r(self._p)
     if rc_:
         _after(rc_)
@@ -18278,6 +19214,8 @@ def _impl_m_scatter_3(self, dim, index, value, *, reduce):
 
 def _m_scatter(self, *args, **kwargs):
     '(int dim, Tensor index, Tensor src) | (int dim, Tensor index, Number value) | (int dim, Tensor index, Tensor src, *, str reduce) | (int dim, Tensor index, Number value, *, str reduce)'
+    if _TF and (r_ := _tf(_m_scatter, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0)):
         return _impl_m_scatter_0(self, *args, **kwargs)
@@ -18386,6 +19324,8 @@ def _impl_m_scatter__3(self, dim, index, value, *, reduce):
 
 def _m_scatter_(self, *args, **kwargs):
     '(int dim, Tensor index, Tensor src) | (int dim, Tensor index, Number value) | (int dim, Tensor index, Tensor src, *, str reduce) | (int dim, Tensor index, Number value, *, str reduce)'
+    if _TF and (r_ := _tf(_m_scatter_, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0)):
         return _impl_m_scatter__0(self, *args, **kwargs)
@@ -18406,6 +19346,8 @@ _SIGS__m_scatter_add = (
 
 def _m_scatter_add(self, dim, index, src):
     '(int dim, Tensor index, Tensor src)'
+    if _TF and (r_ := _tf(_m_scatter_add, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('scatter_add', 'dim', 1, 'int', dim)
@@ -18433,6 +19375,8 @@ _SIGS__m_scatter_add_ = (
 
 def _m_scatter_add_(self, dim, index, src):
     '(int dim, Tensor index, Tensor src)'
+    if _TF and (r_ := _tf(_m_scatter_add_, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('scatter_add_', 'dim', 1, 'int', dim)
@@ -18456,6 +19400,8 @@ _SIGS__m_select = (
 
 def _m_select(self, dim, index):
     '(int dim, int index)'
+    if _TF and (r_ := _tf(_m_select, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('select', 'dim', 1, 'int', dim)
@@ -18480,6 +19426,8 @@ _SIGS__m_sigmoid = (
 
 def _m_sigmoid(self):
     '()'
+    if _TF and (r_ := _tf(_m_sigmoid, locals())) is not _GO:
+        return r_
     h_ = _C_sigmoid(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18498,6 +19446,8 @@ _SIGS__m_sigmoid_ = (
 
 def _m_sigmoid_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sigmoid_, locals())) is not _GO:
+        return r_
     rc_ = _P_sigmoid__r(self._p)
     if rc_:
         _after(rc_)
@@ -18512,6 +19462,8 @@ _SIGS__m_sign = (
 
 def _m_sign(self):
     '()'
+    if _TF and (r_ := _tf(_m_sign, locals())) is not _GO:
+        return r_
     h_ = _C_sign(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18530,6 +19482,8 @@ _SIGS__m_sign_ = (
 
 def _m_sign_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sign_, locals())) is not _GO:
+        return r_
     rc_ = _P_sign__r(self._p)
     if rc_:
         _after(rc_)
@@ -18544,6 +19498,8 @@ _SIGS__m_sin = (
 
 def _m_sin(self):
     '()'
+    if _TF and (r_ := _tf(_m_sin, locals())) is not _GO:
+        return r_
     h_ = _C_sin(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18562,6 +19518,8 @@ _SIGS__m_sin_ = (
 
 def _m_sin_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sin_, locals())) is not _GO:
+        return r_
     rc_ = _P_sin__r(self._p)
     if rc_:
         _after(rc_)
@@ -18576,6 +19534,8 @@ _SIGS__m_sinh = (
 
 def _m_sinh(self):
     '()'
+    if _TF and (r_ := _tf(_m_sinh, locals())) is not _GO:
+        return r_
     h_ = _C_sinh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18594,6 +19554,8 @@ _SIGS__m_sinh_ = (
 
 def _m_sinh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sinh_, locals())) is not _GO:
+        return r_
     rc_ = _P_sinh__r(self._p)
     if rc_:
         _after(rc_)
@@ -18608,6 +19570,8 @@ _SIGS__m_slice = (
 
 def _m_slice(self, dim=0, start=None, end=None, step=1):
     '(int dim = 0, int start = None, int end = None, int step = 1)'
+    if _TF and (r_ := _tf(_m_slice, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('slice', 'dim', 1, 'int', dim)
@@ -18638,6 +19602,8 @@ _SIGS__m_softmax = (
 
 def _m_softmax(self, dim, dtype=None):
     '(int dim, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_softmax, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('softmax', 'dim', 1, 'int', dim)
@@ -18694,6 +19660,8 @@ def _impl_m_split_1(self, split_size, dim=0):
 
 def _m_split(self, *args, **kwargs):
     '(int split_size, int dim = 0) | (tuple of ints split_size, int dim = 0)'
+    if _TF and (r_ := _tf(_m_split, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0)):
         return _impl_m_split_0(self, *args, **kwargs)
@@ -18710,6 +19678,8 @@ _SIGS__m_split_with_sizes = (
 
 def _m_split_with_sizes(self, split_sizes, dim=0):
     '(tuple of ints split_sizes, int dim = 0)'
+    if _TF and (r_ := _tf(_m_split_with_sizes, locals())) is not _GO:
+        return r_
     split_sizes_c = _cv_int_list(split_sizes, 0)
     if split_sizes_c is _BAD:
         raise _arg_error('split_with_sizes', 'split_sizes', 1, 'tuple of ints', split_sizes)
@@ -18730,6 +19700,8 @@ _SIGS__m_sqrt = (
 
 def _m_sqrt(self):
     '()'
+    if _TF and (r_ := _tf(_m_sqrt, locals())) is not _GO:
+        return r_
     h_ = _C_sqrt(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -18748,6 +19720,8 @@ _SIGS__m_sqrt_ = (
 
 def _m_sqrt_(self):
     '()'
+    if _TF and (r_ := _tf(_m_sqrt_, locals())) is not _GO:
+        return r_
     rc_ = _P_sqrt__r(self._p)
     if rc_:
         _after(rc_)
@@ -18819,6 +19793,8 @@ def _impl_m_squeeze_2(self, *_args, dim=None):
 
 def _m_squeeze(self, *args, **kwargs):
     '() | (int dim) | (tuple of ints dim)'
+    if _TF and (r_ := _tf(_m_squeeze, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_0)):
         return _impl_m_squeeze_0(self, *args, **kwargs)
@@ -18901,6 +19877,8 @@ def _impl_m_std_2(self, dim, unbiased=True, keepdim=False):
 
 def _m_std(self, *args, **kwargs):
     '(bool unbiased = True) | (tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_std, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0)):
         return _impl_m_std_0(self, *args, **kwargs)
@@ -18919,6 +19897,8 @@ _SIGS__m_sub = (
 
 def _m_sub(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_sub, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -18952,6 +19932,8 @@ _SIGS__m_sub_ = (
 
 def _m_sub_(self, other, *, alpha=1):
     '(Tensor other, *, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_sub_, locals())) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19021,6 +20003,8 @@ def _impl_m_sum_1(self, dim, keepdim=False, *, dtype=None):
 
 def _m_sum(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None) | (tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_sum, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_sum_0)):
         return _impl_m_sum_0(self, *args, **kwargs)
@@ -19037,6 +20021,8 @@ _SIGS__m_t = (
 
 def _m_t(self):
     '()'
+    if _TF and (r_ := _tf(_m_t, locals())) is not _GO:
+        return r_
     h_ = _C_t(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -19055,6 +20041,8 @@ _SIGS__m_tan = (
 
 def _m_tan(self):
     '()'
+    if _TF and (r_ := _tf(_m_tan, locals())) is not _GO:
+        return r_
     h_ = _C_tan(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -19073,6 +20061,8 @@ _SIGS__m_tan_ = (
 
 def _m_tan_(self):
     '()'
+    if _TF and (r_ := _tf(_m_tan_, locals())) is not _GO:
+        return r_
     rc_ = _P_tan__r(self._p)
     if rc_:
         _after(rc_)
@@ -19087,6 +20077,8 @@ _SIGS__m_tanh = (
 
 def _m_tanh(self):
     '()'
+    if _TF and (r_ := _tf(_m_tanh, locals())) is not _GO:
+        return r_
     h_ = _C_tanh(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -19105,6 +20097,8 @@ _SIGS__m_tanh_ = (
 
 def _m_tanh_(self):
     '()'
+    if _TF and (r_ := _tf(_m_tanh_, locals())) is not _GO:
+        return r_
     rc_ = _P_tanh__r(self._p)
     if rc_:
         _after(rc_)
@@ -19256,6 +20250,8 @@ def _impl_m_to_3(self, dtype, non_blocking=False, copy=False, memory_format=None
 
 def _m_to(self, *args, **kwargs):
     '(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None) | (torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)'
+    if _TF and (r_ := _tf(_m_to, locals())) is not _GO:
+        return r_
     n = len(args)
     if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0)):
         return _impl_m_to_0(self, *args, **kwargs)
@@ -19276,6 +20272,8 @@ _SIGS__m_transpose = (
 
 def _m_transpose(self, dim0, dim1):
     '(int dim0, int dim1)'
+    if _TF and (r_ := _tf(_m_transpose, locals())) is not _GO:
+        return r_
     dim0_c = _cv_int(dim0)
     if dim0_c is _BAD:
         raise _arg_error('transpose', 'dim0', 1, 'int', dim0)
@@ -19300,6 +20298,8 @@ _SIGS__m_tril = (
 
 def _m_tril(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_tril, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('tril', 'diagonal', 1, 'int', diagonal)
@@ -19321,6 +20321,8 @@ _SIGS__m_tril_ = (
 
 def _m_tril_(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_tril_, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('tril_', 'diagonal', 1, 'int', diagonal)
@@ -19338,6 +20340,8 @@ _SIGS__m_triu = (
 
 def _m_triu(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_triu, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('triu', 'diagonal', 1, 'int', diagonal)
@@ -19359,6 +20363,8 @@ _SIGS__m_triu_ = (
 
 def _m_triu_(self, diagonal=0):
     '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_triu_, locals())) is not _GO:
+        return r_
     diagonal_c = _cv_int(diagonal)
     if diagonal_c is _BAD:
         raise _arg_error('triu_', 'diagonal', 1, 'int', diagonal)
@@ -19376,6 +20382,8 @@ _SIGS__m_trunc = (
 
 def _m_trunc(self):
     '()'
+    if _TF and (r_ := _tf(_m_trunc, locals())) is not _GO:
+        return r_
     h_ = _C_trunc(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -19394,6 +20402,8 @@ _SIGS__m_trunc_ = (
 
 def _m_trunc_(self):
     '()'
+    if _TF and (r_ := _tf(_m_trunc_, locals())) is not _GO:
+        return r_
     rc_ = _P_trunc__r(self._p)
     if rc_:
         _after(rc_)
@@ -19408,6 +20418,8 @@ _SIGS__m_unbind = (
 
 def _m_unbind(self, dim=0):
     '(int dim = 0)'
+    if _TF and (r_ := _tf(_m_unbind, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unbind', 'dim', 1, 'int', dim)
@@ -19425,6 +20437,8 @@ _SIGS__m_unflatten = (
 
 def _m_unflatten(self, dim, sizes):
     '(int dim, tuple of ints sizes)'
+    if _TF and (r_ := _tf(_m_unflatten, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unflatten', 'dim', 1, 'int', dim)
@@ -19449,6 +20463,8 @@ _SIGS__m_unsqueeze = (
 
 def _m_unsqueeze(self, dim):
     '(int dim)'
+    if _TF and (r_ := _tf(_m_unsqueeze, locals())) is not _GO:
+        return r_
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 1, 'int', dim)
@@ -19534,6 +20550,8 @@ def _impl_m_var_2(self, dim, unbiased=True, keepdim=False):
 
 def _m_var(self, *args, **kwargs):
     '(bool unbiased = True) | (tuple of ints dim = None, *, Number correction = None, bool keepdim = False) | (tuple of ints dim, bool unbiased = True, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_var, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0)):
         return _impl_m_var_0(self, *args, **kwargs)
@@ -19594,6 +20612,8 @@ def _impl_m_view_1(self, *_args, size=None):
 
 def _m_view(self, *args, **kwargs):
     '(torchlet.dtype dtype) | (tuple of ints size)'
+    if _TF and (r_ := _tf(_m_view, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0)):
         return _impl_m_view_0(self, *args, **kwargs)
@@ -19652,6 +20672,8 @@ def _impl_m_where_1(self, condition, other):
 
 def _m_where(self, *args, **kwargs):
     '(Tensor condition, Tensor other) | (Tensor condition, Number other)'
+    if _TF and (r_ := _tf(_m_where, locals())) is not _GO:
+        return r_
     n = len(args)
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0)):
         return _impl_m_where_0(self, *args, **kwargs)
@@ -19668,6 +20690,8 @@ _SIGS__m_zero_ = (
 
 def _m_zero_(self):
     '()'
+    if _TF and (r_ := _tf(_m_zero_, locals())) is not _GO:
+        return r_
     rc_ = _P_zero__r(self._p)
     if rc_:
         _after(rc_)
@@ -19726,6 +20750,8 @@ def _m_zero_(self):
 
 
 def _d__add__(self, other):
+    if _TF and (r_ := _tf_args(_m_add, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19747,6 +20773,8 @@ def _d__add__(self, other):
 
 
 def _d__radd__(self, other):
+    if _TF and (r_ := _tf_args(_m_add, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19768,6 +20796,8 @@ def _d__radd__(self, other):
 
 
 def _d__iadd__(self, other):
+    if _TF and (r_ := _tf_args(_m_add_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19785,6 +20815,8 @@ def _d__iadd__(self, other):
 
 
 def _d__sub__(self, other):
+    if _TF and (r_ := _tf_args(_m_sub, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19806,6 +20838,8 @@ def _d__sub__(self, other):
 
 
 def _d__rsub__(self, other):
+    if _TF and (r_ := _tf_args(_d__rsub__, (self, other,))) is not _GO:
+        return r_
     # __rsub__: rsub(self, other), as torch.Tensor.__rsub__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19816,6 +20850,8 @@ def _d__rsub__(self, other):
 
 
 def _d__isub__(self, other):
+    if _TF and (r_ := _tf_args(_m_sub_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19833,6 +20869,8 @@ def _d__isub__(self, other):
 
 
 def _d__mul__(self, other):
+    if _TF and (r_ := _tf_args(_m_mul, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19854,6 +20892,8 @@ def _d__mul__(self, other):
 
 
 def _d__rmul__(self, other):
+    if _TF and (r_ := _tf_args(_m_mul, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19875,6 +20915,8 @@ def _d__rmul__(self, other):
 
 
 def _d__imul__(self, other):
+    if _TF and (r_ := _tf_args(_m_mul_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19892,6 +20934,8 @@ def _d__imul__(self, other):
 
 
 def _d__truediv__(self, other):
+    if _TF and (r_ := _tf_args(_m_div, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19913,6 +20957,8 @@ def _d__truediv__(self, other):
 
 
 def _d__rtruediv__(self, other):
+    if _TF and (r_ := _tf_args(_d__rtruediv__, (self, other,))) is not _GO:
+        return r_
     # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19920,6 +20966,8 @@ def _d__rtruediv__(self, other):
 
 
 def _d__itruediv__(self, other):
+    if _TF and (r_ := _tf_args(_m_div_, (self, other,))) is not _GO:
+        return r_
     other_n = None
     if other.__class__ is not _Tensor:
         if other.__class__ in _NUMBERS:
@@ -19937,6 +20985,8 @@ def _d__itruediv__(self, other):
 
 
 def _d__floordiv__(self, other):
+    if _TF and (r_ := _tf_args(_d__floordiv__, (self, other,))) is not _GO:
+        return r_
     if (other.__class__ in _NUMBERS or isinstance(other, _Tensor) or _is_number(other)):
         other_n = None
         if other.__class__ is not _Tensor:
@@ -19974,6 +21024,8 @@ def _d__floordiv__(self, other):
 
 
 def _d__rfloordiv__(self, other):
+    if _TF and (r_ := _tf_args(_d__rfloordiv__, (self, other,))) is not _GO:
+        return r_
     # __rfloordiv__: other floor_divide self, with the number as a wrapped 0-dim tensor
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -19984,6 +21036,8 @@ def _d__rfloordiv__(self, other):
 
 
 def _d__ifloordiv__(self, other):
+    if _TF and (r_ := _tf_args(_m_floor_divide_, (self, other,))) is not _GO:
+        return r_
     if (other.__class__ in _NUMBERS or isinstance(other, _Tensor) or _is_number(other)):
         other_n = None
         if other.__class__ is not _Tensor:
@@ -20013,6 +21067,8 @@ def _d__ifloordiv__(self, other):
 
 
 def _d__mod__(self, other):
+    if _TF and (r_ := _tf_args(_m_remainder, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20043,6 +21099,8 @@ def _d__mod__(self, other):
 
 
 def _d__rmod__(self, other):
+    if _TF and (r_ := _tf_args(_d__rmod__, (self, other,))) is not _GO:
+        return r_
     # __rmod__: remainder(other, self), as torch.Tensor.__rmod__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -20053,6 +21111,8 @@ def _d__rmod__(self, other):
 
 
 def _d__imod__(self, other):
+    if _TF and (r_ := _tf_args(_m_remainder_, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20075,6 +21135,8 @@ def _d__imod__(self, other):
 
 
 def _d__pow__(self, other):
+    if _TF and (r_ := _tf_args(_m_pow, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         exponent = other
         if exponent.__class__ is not _Tensor:
@@ -20107,6 +21169,8 @@ def _d__pow__(self, other):
 
 
 def _d__rpow__(self, other):
+    if _TF and (r_ := _tf_args(_d__rpow__, (self, other,))) is not _GO:
+        return r_
     # __rpow__: pow(other, self), as torch.Tensor.__rpow__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -20117,6 +21181,8 @@ def _d__rpow__(self, other):
 
 
 def _d__ipow__(self, other):
+    if _TF and (r_ := _tf_args(_m_pow_, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         exponent = other
         if exponent.__class__ is not _Tensor:
@@ -20141,6 +21207,8 @@ def _d__ipow__(self, other):
 
 
 def _d__matmul__(self, other):
+    if _TF and (r_ := _tf_args(_m_matmul, (self, other,))) is not _GO:
+        return r_
     if other.__class__ is not _Tensor:
         if not isinstance(other, _Tensor):
             return NotImplemented
@@ -20155,12 +21223,16 @@ def _d__matmul__(self, other):
 
 
 def _d__rmatmul__(self, other):
+    if _TF and (r_ := _tf_args(_d__rmatmul__, (self, other,))) is not _GO:
+        return r_
     if not isinstance(other, _Tensor):
         return NotImplemented
     return _m_matmul(other, self)
 
 
 def _d__and__(self, other):
+    if _TF and (r_ := _tf_args(_d__and__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20191,6 +21263,8 @@ def _d__and__(self, other):
 
 
 def _d__rand__(self, other):
+    if _TF and (r_ := _tf_args(_m_bitwise_and, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20221,6 +21295,8 @@ def _d__rand__(self, other):
 
 
 def _d__iand__(self, other):
+    if _TF and (r_ := _tf_args(_d__iand__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20243,6 +21319,8 @@ def _d__iand__(self, other):
 
 
 def _d__or__(self, other):
+    if _TF and (r_ := _tf_args(_d__or__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20273,6 +21351,8 @@ def _d__or__(self, other):
 
 
 def _d__ror__(self, other):
+    if _TF and (r_ := _tf_args(_m_bitwise_or, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20303,6 +21383,8 @@ def _d__ror__(self, other):
 
 
 def _d__ior__(self, other):
+    if _TF and (r_ := _tf_args(_d__ior__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20325,6 +21407,8 @@ def _d__ior__(self, other):
 
 
 def _d__xor__(self, other):
+    if _TF and (r_ := _tf_args(_d__xor__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20355,6 +21439,8 @@ def _d__xor__(self, other):
 
 
 def _d__rxor__(self, other):
+    if _TF and (r_ := _tf_args(_m_bitwise_xor, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20385,6 +21471,8 @@ def _d__rxor__(self, other):
 
 
 def _d__ixor__(self, other):
+    if _TF and (r_ := _tf_args(_d__ixor__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20407,6 +21495,8 @@ def _d__ixor__(self, other):
 
 
 def _d__lshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__lshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20437,6 +21527,8 @@ def _d__lshift__(self, other):
 
 
 def _d__rlshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__rlshift__, (self, other,))) is not _GO:
+        return r_
     # __rlshift__: bitwise_left_shift(other, self), as torch.Tensor.__rlshift__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -20447,6 +21539,8 @@ def _d__rlshift__(self, other):
 
 
 def _d__ilshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__ilshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20469,6 +21563,8 @@ def _d__ilshift__(self, other):
 
 
 def _d__rshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__rshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20499,6 +21595,8 @@ def _d__rshift__(self, other):
 
 
 def _d__rrshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__rrshift__, (self, other,))) is not _GO:
+        return r_
     # __rrshift__: bitwise_right_shift(other, self), as torch.Tensor.__rrshift__
     if other.__class__ not in _NUMBERS and not _is_number(other):
         return NotImplemented
@@ -20509,6 +21607,8 @@ def _d__rrshift__(self, other):
 
 
 def _d__irshift__(self, other):
+    if _TF and (r_ := _tf_args(_d__irshift__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20531,6 +21631,8 @@ def _d__irshift__(self, other):
 
 
 def _d__eq__(self, other):
+    if _TF and (r_ := _tf_args(_d__eq__, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20561,6 +21663,8 @@ def _d__eq__(self, other):
 
 
 def _d__ne__(self, other):
+    if _TF and (r_ := _tf_args(_m_ne, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20591,6 +21695,8 @@ def _d__ne__(self, other):
 
 
 def _d__lt__(self, other):
+    if _TF and (r_ := _tf_args(_m_lt, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20621,6 +21727,8 @@ def _d__lt__(self, other):
 
 
 def _d__le__(self, other):
+    if _TF and (r_ := _tf_args(_m_le, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20651,6 +21759,8 @@ def _d__le__(self, other):
 
 
 def _d__gt__(self, other):
+    if _TF and (r_ := _tf_args(_m_gt, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20681,6 +21791,8 @@ def _d__gt__(self, other):
 
 
 def _d__ge__(self, other):
+    if _TF and (r_ := _tf_args(_m_ge, (self, other,))) is not _GO:
+        return r_
     if isinstance(other, _Tensor):
         if other.__class__ is not _Tensor:
             if not isinstance(other, _Tensor):
@@ -20711,6 +21823,8 @@ def _d__ge__(self, other):
 
 
 def _d__neg__(self):
+    if _TF and (r_ := _tf_args(_m_neg, (self,))) is not _GO:
+        return r_
     h_ = _C_neg(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -20722,6 +21836,8 @@ def _d__neg__(self):
 
 
 def _d__abs__(self):
+    if _TF and (r_ := _tf_args(_m_abs, (self,))) is not _GO:
+        return r_
     h_ = _C_abs(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
@@ -20733,6 +21849,8 @@ def _d__abs__(self):
 
 
 def _d__invert__(self):
+    if _TF and (r_ := _tf_args(_d__invert__, (self,))) is not _GO:
+        return r_
     h_ = _C_bitwise_not(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()

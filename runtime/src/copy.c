@@ -153,6 +153,8 @@ int tl_tensor_item(const tl_tensor *t, tl_scalar *out) {
     if (t->numel != 1)
         return tl_set_error(TL_ERR_RUNTIME, "a Tensor with %lld elements cannot be converted to Scalar",
                             (long long)t->numel);
+    if (t->device == TL_META)  /* PyTorch's text and kind */
+        return tl_set_error(TL_ERR_RUNTIME, "Tensor.item() cannot be called on meta tensors");
     if (t->device != TL_CPU)
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Tensor.item() is not supported for %s tensors: they have no data",
                             tl__device_name(t->device));

@@ -147,8 +147,11 @@ from . import utils  # noqa: E402,F401  (torchlet.utils._python_dispatch.TorchDi
 
 autograd._install(Tensor)
 
+from . import overrides  # noqa: E402,F401  (TorchFunctionMode; torchlet._C._len_torch_function_stack ...)
+
 if _gen_ops is not None:
     from . import nn  # noqa: E402,F401  (torchlet.nn.functional, Module, Linear, ...)
+from .utils._device import get_default_device, set_default_device  # noqa: E402,F401  (after every factory)
 
 # ------------------------------------------------------------------ autocast
 # (runtime/torchlet/amp: torchlet.autocast and its thread-local state; the

@@ -44,6 +44,17 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    # `with torchlet.device("meta"):` factory calls without a device land on
+    # it (torchlet/utils/_device.py: a DeviceContext on the mode stack)
+    def __enter__(self):
+        from .utils._device import enter_device
+        enter_device(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        from .utils._device import exit_device
+        exit_device(self)
+
 
 CPU = device("cpu")
 META = device("meta")

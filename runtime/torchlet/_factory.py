@@ -9,7 +9,11 @@ from . import _device as _dev
 from . import _dtype as _dt
 from ._C import lib
 from ._errors import check_ptr
+from ._function_mode import GO as _GO, handle as _tf, watch as _tf_watch
 from ._tensor import Tensor, _wrap, from_numpy
+
+_TF = 0  # active torch-function modes (torchlet._function_mode); each public function checks it first
+_tf_watch(globals())
 
 
 def _infer_array(data):
@@ -59,6 +63,8 @@ def _rebuild_tensor(data, dtype) -> Tensor:
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
+    if _TF and (r_ := _tf(tensor, locals())) is not _GO:
+        return r_
     dev = _dev.as_device(device)
     want = _dt.as_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
@@ -97,6 +103,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """Like tensor(), but shares memory with numpy arrays / tensors when it can."""
+    if _TF and (r_ := _tf(as_tensor, locals())) is not _GO:
+        return r_
     dev = _dev.as_device(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is _dt.as_dtype(dtype)) and data.device == dev:
         return data

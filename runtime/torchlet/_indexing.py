@@ -25,7 +25,11 @@ from . import _tensor as _tensor_mod
 from . import _device as _dev
 from . import _dtype as _dt
 from ._C import lib
+from ._function_mode import GO as _GO, handle as _tf, watch as _tf_watch
 from ._tensor import Tensor
+
+_TF = 0  # active torch-function modes (torchlet._function_mode): x[i] / x[i] = v check it first
+_tf_watch(globals())
 
 _new = Tensor.__new__
 _select = getattr(lib, "tl_ops_select_int", None) or (lambda p, d, i: lib.tl_select(p, d, i))
@@ -202,6 +206,8 @@ def _is_mask(t):
 
 
 def getitem(self, idx):
+    if _TF and (r_ := _tf(getitem, locals())) is not _GO:
+        return r_
     if idx.__class__ is int:  # fast path: x[i] is select(0, i), one C call
         h = _select(self._p, 0, idx)
         if h:
@@ -242,6 +248,8 @@ def _strip_leading_ones(value):
 
 
 def setitem(self, idx, value):
+    if _TF and (r_ := _tf(setitem, locals())) is not _GO:
+        return r_
     value = _value_tensor(self, value)
     if idx.__class__ is int:
         result, tensors = getitem(self, idx), None
@@ -288,6 +296,7 @@ def install():
     Tensor.__array_priority__ = 1000
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
+    getitem.__name__, setitem.__name__ = "__getitem__", "__setitem__"  # what a torch-function mode is told
     gen_to = getattr(Tensor, "to", None)
     if gen_to is not None:
         Tensor.to = make_to(gen_to)

@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import builtins
 
+from ._function_mode import GO as _GO, handle as _tf, watch as _tf_watch
+
+_TF = 0  # active torch-function modes: torchlet.norm / Tensor.norm are reported as themselves
+_tf_watch(globals())
+
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: the vector norm of `input` (all elements, or over `dim`)."""
+    if _TF and (r_ := _tf(norm, locals())) is not _GO:
+        return r_
     import torchlet
     _dim = [dim] if isinstance(dim, builtins.int) else dim
     if isinstance(p, str):
@@ -28,8 +35,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     """Tensor.norm (torch._tensor.Tensor.norm): torchlet.norm(self, ...)."""
+    if _TF and (r_ := _tf(_tensor_norm, locals())) is not _GO:
+        return r_
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
 def install(tensor_cls) -> None:
+    _tensor_norm.__name__ = "norm"
     tensor_cls.norm = _tensor_norm

@@ -231,7 +231,7 @@ class Tensor(_TensorOps):
         # before dispatch (bitwise_not itself raises NotImplementedError)
         if lib.tl_dtype_is_floating(_dtype_of(self._p)):
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-        return self.bitwise_not()
+        return super().__invert__()  # the generated dunder (a mode sees __invert__, as PyTorch's)
 
     def storage_offset(self) -> int:
         return lib.tl_tensor_storage_offset(self._p)
@@ -257,10 +257,13 @@ class Tensor(_TensorOps):
         dev = _device_of(self._p)
         if dev != lib.TL_CPU:
             name = _dev._BY_ID[dev].type
-            raise TypeError(f"can't convert {name} device type tensor to {what}: it has no host data "
-                            "(use Tensor.cpu() to copy the tensor to host memory first)"
-                            if name != "meta" else
-                            f"can't convert meta device type tensor to {what}: meta tensors have no data")
+            if what == "a list":  # PyTorch copies to the CPU first, which a meta tensor cannot
+                if name == "meta":
+                    raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+                raise TypeError(f"can't convert {name} device type tensor to a list: it has no host data "
+                                "(use Tensor.cpu() to copy the tensor to host memory first)")
+            raise TypeError(f"can't convert {name} device type tensor to {what}. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
 
     def _interface(self, typestr):
         h = self._p
@@ -324,9 +327,13 @@ class Tensor(_TensorOps):
         return bool(self.item())
 
     def __int__(self):
+        if lib.tl_tensor_numel(self._p) != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __float__(self):
+        if lib.tl_tensor_numel(self._p) != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __index__(self):

@@ -1,6 +1,9 @@
-"""torchlet.nn: the functional interface (torchlet.nn.functional) and a few
-modules (Module, Linear, LayerNorm, RMSNorm) built on it, as in PyTorch."""
-from . import functional  # noqa: F401
-from .modules import LayerNorm, Linear, Module, Parameter, RMSNorm, SiLU  # noqa: F401
+"""torchlet.nn: the functional interface (torchlet.nn.functional), the
+initialisers (torchlet.nn.init) and the Module machinery with the layers
+built on them (Module, Parameter, Sequential, Linear, LayerNorm, RMSNorm,
+Embedding, SiLU), as in PyTorch."""
+from . import functional, init  # noqa: F401
+from .modules import Embedding, LayerNorm, Linear, Module, Parameter, RMSNorm, Sequential, SiLU  # noqa: F401
 
-__all__ = ["functional", "Module", "Parameter", "Linear", "LayerNorm", "RMSNorm", "SiLU"]
+__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "Linear", "LayerNorm", "RMSNorm",
+           "Embedding", "SiLU"]

@@ -19,6 +19,7 @@ import math
 import warnings
 
 import torchlet
+from torchlet._function_mode import GO as _GO, handle as _tf, watch as _tf_watch
 from torchlet._generated import _nn
 
 __all__ = [
@@ -26,6 +27,9 @@ __all__ = [
     "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
     "embedding", "scaled_dot_product_attention",
 ]
+
+_TF = 0  # active torch-function modes (torchlet._function_mode); each public function checks it first
+_tf_watch(globals())
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -64,64 +68,90 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along ``dim`` (torchlet.softmax)."""
+    if _TF and (r_ := _tf(softmax, locals())) is not _GO:
+        return r_
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
     return torchlet.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if _TF and (r_ := _tf(log_softmax, locals())) is not _GO:
+        return r_
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return torchlet.log_softmax(input, dim, dtype=dtype)
 
 
 def relu(input, inplace=False):
+    if _TF and (r_ := _tf(relu, locals())) is not _GO:
+        return r_
     return torchlet.relu_(input) if inplace else torchlet.relu(input)
 
 
 def relu_(input):
+    if _TF and (r_ := _tf(relu_, locals())) is not _GO:
+        return r_
     return torchlet.relu_(input)
 
 
 def silu(input, inplace=False):
+    if _TF and (r_ := _tf(silu, locals())) is not _GO:
+        return r_
     return _op(_nn, "silu_")(input) if inplace else _op(_nn, "silu")(input)
 
 
 def gelu(input, *, approximate="none"):  # keyword-only, as gelu(Tensor self, *, str approximate)
+    if _TF and (r_ := _tf(gelu, locals())) is not _GO:
+        return r_
     return _op(_nn, "gelu")(input, approximate=approximate)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if _TF and (r_ := _tf(leaky_relu, locals())) is not _GO:
+        return r_
     if inplace:
         return _op(_nn, "leaky_relu_")(input, negative_slope)
     return _op(_nn, "leaky_relu")(input, negative_slope)
 
 
 def elu(input, alpha=1.0, inplace=False):
+    if _TF and (r_ := _tf(elu, locals())) is not _GO:
+        return r_
     if inplace:
         return _op(_nn, "elu_")(input, alpha)
     return _op(_nn, "elu")(input, alpha)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if _TF and (r_ := _tf(hardtanh, locals())) is not _GO:
+        return r_
     if inplace:
         return _op(_nn, "hardtanh_")(input, min_val, max_val)
     return _op(_nn, "hardtanh")(input, min_val, max_val)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    if _TF and (r_ := _tf(softplus, locals())) is not _GO:
+        return r_
     return _op(_nn, "softplus")(input, beta, threshold)
 
 
 def mish(input, inplace=False):
+    if _TF and (r_ := _tf(mish, locals())) is not _GO:
+        return r_
     return _op(_nn, "mish_")(input) if inplace else _op(_nn, "mish")(input)
 
 
 def sigmoid(input):
+    if _TF and (r_ := _tf(sigmoid, locals())) is not _GO:
+        return r_
     return torchlet.sigmoid(input)
 
 
 def tanh(input):
+    if _TF and (r_ := _tf(tanh, locals())) is not _GO:
+        return r_
     return torchlet.tanh(input)
 
 
@@ -130,6 +160,8 @@ def tanh(input):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias (PyTorch binds linear in torch._C._nn)."""
+    if _TF and (r_ := _tf(linear, locals())) is not _GO:
+        return r_
     fn = getattr(_nn, "linear", None) or getattr(torchlet, "linear", None)
     if fn is not None:
         return fn(input, weight, bias)
@@ -142,12 +174,16 @@ def linear(input, weight, bias=None):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if _TF and (r_ := _tf(layer_norm, locals())) is not _GO:
+        return r_
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return torchlet.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if _TF and (r_ := _tf(rms_norm, locals())) is not _GO:
+        return r_
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return torchlet.rms_norm(input, normalized_shape, weight, eps)
@@ -160,6 +196,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes each element with probability ``p`` and scales the rest by
     1 / (1 - p) when ``training``; the identity otherwise. Draws come from the
     default generator (torchlet.manual_seed)."""
+    if _TF and (r_ := _tf(dropout, locals())) is not _GO:
+        return r_
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
@@ -176,11 +214,15 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    if _TF and (r_ := _tf(nll_loss, locals())) is not _GO:
+        return r_
     return _nn.nll_loss_nd(input, target, weight, _reduction_enum(reduction, size_average, reduce), ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
+    if _TF and (r_ := _tf(cross_entropy, locals())) is not _GO:
+        return r_
     return _nn.cross_entropy_loss(input, target, weight, _reduction_enum(reduction, size_average, reduce),
                                   ignore_index, label_smoothing)
 
@@ -199,6 +241,8 @@ def _broadcast_shape(a, b):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _TF and (r_ := _tf(mse_loss, locals())) is not _GO:
+        return r_
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. "
@@ -212,6 +256,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    if _TF and (r_ := _tf(embedding, locals())) is not _GO:
+        return r_
     if max_norm is not None or sparse:
         raise NotImplementedError("embedding: max_norm= and sparse=True are not supported yet")
     if padding_idx is not None:
@@ -237,6 +283,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ``is_causal`` masks the upper triangle (it may not be combined with an
     explicit ``attn_mask``); a bool mask keeps True positions, a float mask is
     added. (torchlet._C._nn.scaled_dot_product_attention)"""
+    if _TF and (r_ := _tf(scaled_dot_product_attention, locals())) is not _GO:
+        return r_
     return _nn.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                             enable_gqa=enable_gqa)
 
