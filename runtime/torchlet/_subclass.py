@@ -113,6 +113,19 @@ def rewrap(t: Tensor) -> Tensor:
     return wrap(t._p)
 
 
+def detached_like(src: Tensor, r: Tensor) -> Tensor:
+    """``src.detach()`` for a subclass tensor: the detached C tensor ``r`` (a
+    plain view) as an instance of src's class with a copy of its state
+    (detach runs in C, not as an operator its ``__torch_dispatch__`` sees)."""
+    if state_of(src._p) is None:
+        return r
+    obj = _new(type(src))
+    lib.tl_tensor_retain(r._p)
+    obj._p = r._p
+    obj.__dict__.update(src.__dict__)
+    return attach(obj)
+
+
 def make_wrapper_subclass(cls, size, *, strides=None, storage_offset=None, dtype=None, device=None,
                           requires_grad=False, **_ignored):
     """``Tensor._make_wrapper_subclass``: an instance of ``cls`` with the given

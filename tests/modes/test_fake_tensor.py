@@ -184,3 +184,22 @@ def test_fake_against_torch_shapes():
             ours = out
         else:
             assert ours == out
+
+
+def test_module_init_forward_backward_under_the_mode():
+    nn = torchlet.nn
+    with FakeTensorMode():
+        m = nn.Sequential(nn.Linear(16, 32), nn.SiLU(), nn.Linear(32, 4))
+        y = m(torchlet.empty(8, 16))
+        y.sum().backward()
+    params = list(m.parameters())
+    assert all(isinstance(p, FakeTensor) and isinstance(p, nn.Parameter) for p in params)
+    assert [tuple(p.grad.shape) for p in params] == [(32, 16), (32,), (4, 32), (4,)]
+    assert isinstance(y, FakeTensor) and y.shape == (8, 4) and params[0].device == torchlet.device("cpu")
+
+
+def test_detach_keeps_the_subclass():
+    with FakeTensorMode() as mode:
+        a = torchlet.empty(3, requires_grad=True)
+    d = a.detach()
+    assert isinstance(d, FakeTensor) and d.fake_mode is mode and not d.requires_grad

@@ -173,6 +173,7 @@ def _factory_requires_grad(t):
 # ------------------------------------------------------------ Tensor attributes
 def _install(Tensor) -> None:
     """Attach the autograd attributes to torchlet.Tensor."""
+    from .. import _tensor as _tensor_mod
     from .._tensor import _wrap
 
     _requires_grad = lib.tl_autograd_requires_grad
@@ -249,7 +250,11 @@ def _install(Tensor) -> None:
 
     def detach(self):
         """A new tensor sharing storage with this one, without history."""
-        return _wrap(lib.tl_autograd_detach(self._p))
+        r = _wrap(lib.tl_autograd_detach(self._p))
+        if type(self) is not Tensor and _tensor_mod._subclassed:
+            from .._subclass import detached_like
+            return detached_like(self, r)
+        return r
 
     def detach_(self):
         """Remove this tensor from the graph in place (it becomes a leaf)."""

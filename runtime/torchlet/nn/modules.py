@@ -37,7 +37,15 @@ def _typename(obj) -> str:
     return type(obj).__name__ if type(obj).__module__ == "builtins" else f"{type(obj).__module__}.{type(obj).__name__}"
 
 
-class Parameter(torchlet.Tensor):
+class _ParameterMeta(type):
+    def __instancecheck__(cls, obj):
+        # a parameter made over a tensor subclass (a FakeTensor) stays that subclass,
+        # marked `_is_param`, as in PyTorch
+        return super().__instancecheck__(obj) or (
+            cls is Parameter and isinstance(obj, torchlet.Tensor) and getattr(obj, "_is_param", False))
+
+
+class Parameter(torchlet.Tensor, metaclass=_ParameterMeta):
     """A Tensor that a Module registers as a parameter: `Parameter(data, requires_grad=True)`
     shares `data`'s storage, has no history, and requires grad by default."""
 
@@ -47,6 +55,10 @@ class Parameter(torchlet.Tensor):
         if not isinstance(data, torchlet.Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
         t = data.detach()
+        if type(data) is not torchlet.Tensor and getattr(type(data), "__torch_dispatch__", None) is not None:
+            t.requires_grad_(requires_grad)     # a subclass tensor keeps its class (PyTorch's custom-tensor path)
+            t._is_param = True
+            return t
         self = torchlet.Tensor.__new__(cls)
         _adopt(self, t)
         self.requires_grad_(requires_grad)
