@@ -1,8 +1,6 @@
 """``register_kernel`` and ``register_autocast`` for any operator."""
 from __future__ import annotations
 
-_autocast_policies: dict[tuple[str, str], object] = {}   # (qualname, device type) -> dtype
-
 
 def register_kernel(op, device_types, func=None, /, *, lib=None):
     """Register ``func`` as the kernel of ``op`` for ``device_types`` ("cpu",
