@@ -1,4 +1,4 @@
-"""Autograd overhead on tiny tensors, beside PyTorch in one run (issue 5).
+"""Autograd overhead on tiny tensors, beside PyTorch in one run.
 
 1. `(a*b + c).sum().backward()` on 3-element float32 tensors (a, b, c leaves
    that require grad): the whole step, forward and backward, and the backward

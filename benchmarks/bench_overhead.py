@@ -3,7 +3,7 @@
 time of `a + b` goes (Python binding, cffi call, dispatcher + structured kernel
 + TensorIterator + allocation in C, the Python result object).
 
-Goal (issue 4): torchlet at most 0.6x PyTorch's time, i.e. "vs torch" >= 1.67.
+Goal: torchlet at most 0.6x PyTorch's time, i.e. "vs torch" >= 1.67.
 
 Timing: the implementations of a row run interleaved, ROUNDS times a batch
 each, and the best batch counts (a shared, busy machine slows everything

@@ -2,7 +2,7 @@
 beside PyTorch on 1 and 2 threads; and softmax over 2^24 float32 elements
 (rows of 1024) beside numpy and PyTorch.
 
-Goal (issue 6): the Transformer block forward + backward no slower than
+Goal: the Transformer block forward + backward no slower than
 PyTorch on 2 threads ("torch/torchlet" >= 1.0).
 
 Timing: the implementations of a row run interleaved, ROUNDS rounds, and the

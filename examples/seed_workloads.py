@@ -1,5 +1,6 @@
-"""The seed workloads of issue 6, forward and backward, in torchlet and (when
-installed) PyTorch, with their timings side by side.
+"""The seed workloads (linear, rmsnorm, linear + silu, softmax, a Transformer
+block), forward and backward, in torchlet and (when installed) PyTorch, with
+their timings side by side.
 
     python examples/seed_workloads.py            # default sizes
     SEED_SMALL=1 python examples/seed_workloads.py

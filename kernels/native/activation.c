@@ -44,7 +44,7 @@ tl_tensor *tl_native_relu_(tl_keyset ks, tl_tensor *self) {
     return r;
 }
 
-/* ---- issue 6 activations: leaky_relu, elu, gelu, mish, softplus, hardtanh
+/* ---- activations: leaky_relu, elu, gelu, mish, softplus, hardtanh
  * (+ relu6) and their backward operators. Formulas in kernels/ufunc/<op>.h;
  * these are the meta functions (PyTorch's TORCH_META_FUNC: build_unary_op for
  * the forward ops, build_borrowing_binary_op(grad, self) for the backward

@@ -1,4 +1,4 @@
-/* Attention (issue 6, NN slice): scaled_dot_product_attention
+/* Attention: scaled_dot_product_attention
  * (CompositeImplicitAutograd) and PyTorch's fused CPU path,
  * _scaled_dot_product_flash_attention_for_cpu and its backward.
  *

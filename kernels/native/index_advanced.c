@@ -1,5 +1,5 @@
-/* Advanced indexing operators (yaml/native_functions.yaml, block "issue 6:
- * advanced indexing"): index.Tensor (+ out), _index_put_impl_ (CPU, Meta) and
+/* Advanced indexing operators (yaml/native_functions.yaml, block "advanced
+ * indexing"): index.Tensor (+ out), _index_put_impl_ (CPU, Meta) and
  * index_put / index_put_ (CompositeExplicitAutograd over _index_put_impl_).
  * Tensor.__getitem__ / __setitem__ (runtime/torchlet/_indexing.py) call them.
  *

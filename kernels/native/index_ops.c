@@ -1,4 +1,4 @@
-/* Indexing operators (yaml/native_functions.yaml, block "issue 6: shape and
+/* Indexing operators (yaml/native_functions.yaml, block "shape and
  * indexing operators"): index_select (+ out, backward), index_add, gather
  * (+ backward), scatter (src / value / reduce), scatter_add, index_copy (all
  * structured but index_select), index_fill (Scalar value: in-place kernel and

@@ -1,5 +1,4 @@
-/* Inverse hyperbolic functions and the numpy-style `arc*` aliases (issue 6,
- * missing ops).
+/* Inverse hyperbolic functions and the numpy-style `arc*` aliases.
  *
  *  - asinh / acosh / atanh: structured ufunc operators (kernels/ufunc/<op>.h);
  *    float-valued like asin (build_borrowing_unary_float_op: integer and bool

@@ -1,4 +1,4 @@
-/* Singular values and matrix norms (issue 6, missing ops).
+/* Singular values and matrix norms.
  *
  *  - _linalg_svd (CPU): LAPACK ?gesdd from the scipy-openblas32 wheel (its
  *    symbols carry the `scipy_` prefix), one call per matrix of the batch on a

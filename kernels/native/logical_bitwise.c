@@ -1,4 +1,4 @@
-/* Logical, bitwise and shift operators (issue 6, logical/bitwise slice):
+/* Logical, bitwise and shift operators:
  * meta functions of the structured ufunc operators (formulas in
  * kernels/ufunc/logical_*.h, bitwise_*.h) and the composite Scalar overloads,
  * which wrap the number as a 0-dim "wrapped number" tensor (it promotes as a

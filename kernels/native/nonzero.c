@@ -1,4 +1,4 @@
-/* nonzero and its relatives (issue 6, missing ops).
+/* nonzero and its relatives.
  *
  *  - nonzero / nonzero.out (CPU): the [n, ndim] int64 coordinates of the
  *    elements that are not zero, in row-major order. Two passes over a

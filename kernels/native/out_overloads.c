@@ -1,5 +1,5 @@
-/* Overloads PyTorch has and torchlet lacked (issue 6, missing ops; session 4:
- * missing overloads), each over the operator's existing kernels:
+/* .out and other overloads of PyTorch's, each over the operator's existing
+ * kernels:
  *
  *  - softmax.int_out / log_softmax.int_out (CompositeExplicitAutograd, as
  *    PyTorch's softmax_out: the functional result copied into out, whose
@@ -7,10 +7,10 @@
  *  - nll_loss.out (CompositeImplicitAutograd: nll_loss_forward.output with a
  *    throw-away total_weight, as PyTorch) and nll_loss_forward.output (CPU);
  *  - eq/ne/lt/le/gt/ge.Scalar_out: the number wrapped, then the .Tensor_out;
- *  - session 4: the factory outs (zeros/ones/full/empty/rand/randn/arange),
+ *  - the factory outs (zeros/ones/full/empty/rand/randn/arange),
  *    threshold_backward.grad_input / mse_loss_backward.grad_input,
  *    fill.Scalar/.Tensor + fill_.Tensor, narrow.Tensor, view.dtype
- *    (docs/OPS_MISSING.md, "Session 4").
+ *    (docs/OPS_MISSING.md, "Overloads").
  */
 #include "missing_ops.h"
 #include "pointwise_math.h"
@@ -73,7 +73,7 @@ TL_SCALAR_OUT(le)
 TL_SCALAR_OUT(gt)
 TL_SCALAR_OUT(ge)
 
-/* ------------------------------------------------------------------ session 4
+/* ------------------------------------------------------------ factory outs
  * The factory outs (PyTorch's TensorFactories.cpp / RangeFactories.cpp): `out`
  * takes the size with resize_ (no deprecation warning: PyTorch calls resize_,
  * not resize_output) and is filled in its own dtype. */

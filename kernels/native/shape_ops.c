@@ -1,4 +1,4 @@
-/* Shape operators (yaml/native_functions.yaml, block "issue 6: shape and
+/* Shape operators (yaml/native_functions.yaml, block "shape and
  * indexing operators"): cat (structured) and stack, which copy; split,
  * split_with_sizes, chunk, unbind, flatten, unflatten, narrow, hstack, vstack,
  * which decompose into views / cat through the entry points.

@@ -1,7 +1,6 @@
-/* Meta functions of the unary pointwise math and activation operators
- * (issue 6, unary math slice): exp ... erfc, abs, sign, floor/ceil/trunc,
- * frac, silu. The arithmetic is generated from kernels/ufunc/<op>.h
- * (docs/UFUNC.md); these only configure the iterator, as PyTorch's
+/* Meta functions of the unary pointwise math and activation operators:
+ * exp ... erfc, abs, sign, floor/ceil/trunc, frac, silu. The arithmetic is
+ * generated from kernels/ufunc/<op>.h (docs/UFUNC.md); these only configure the iterator, as PyTorch's
  * TORCH_META_FUNC(op) do (UnaryOps.cpp, Activation.cpp):
  *
  *  - float-valued ops (exp, log, sqrt, sin, sigmoid, reciprocal, erf, ...):

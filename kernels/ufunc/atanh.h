@@ -1,3 +1,3 @@
-/* atanh (issue 6, missing ops): float-valued, integers compute in the default float dtype */
+/* atanh: float-valued, integers compute in the default float dtype */
 #include "tl_umath.h"
 #define TL_UFUNC_atanh(self) (TL_UMATH(atanh, self))

@@ -1,4 +1,4 @@
-/* logical_and (logical_and.out; issue 6, logical/bitwise slice): nonzero && nonzero.
+/* logical_and (logical_and.out): nonzero && nonzero.
  * Inputs are read in the iterator's common (promoted) dtype (NaN counts as
  * true, as in PyTorch); the loop stores a bool.
  * ufunc_result_dtype: Bool

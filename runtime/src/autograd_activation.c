@@ -1,4 +1,4 @@
-/* Helpers of the activation derivative formulas (issue 6 activations),
+/* Helpers of the activation derivative formulas,
  * declared in runtime/include/tl_autograd_formulas.h: PyTorch's
  * FunctionsManual.cpp functions gelu_double_backward, elu_double_backward,
  * softplus_double_backward, infinitely_differentiable_mish_backward and

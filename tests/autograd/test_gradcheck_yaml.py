@@ -66,7 +66,7 @@ def T(x):
     return x.t()
 
 
-# unary math and activations (issue 6, unary math slice): their own generator,
+# unary math and activations: their own generator,
 # so adding them leaves the other cases' random inputs unchanged
 RU = np.random.default_rng(606)
 
@@ -95,7 +95,7 @@ for _op, _kw in {
     UNARY_CASES[_op + "_"] = [([_un(3, 2, **_kw)], lambda a, _op=_op: getattr(a.clone(), _op + "_")()
                                if _op != "silu" else torchlet._C._nn.silu_(a.clone()))]
 
-# activations (issue 6 logical/bitwise/activations slice; python_module nn):
+# activations (python_module nn):
 # own generator; values away from the kinks (0, the hardtanh bounds -0.5 / 0.8)
 RC = np.random.default_rng(6067)
 
@@ -132,7 +132,7 @@ ACTIVATION_CASES = {
                       ([_ac(3), _ac(3, 2)], lambda g, x: _nnf().silu_backward(g, T(x)))],
 }
 
-# shape and indexing operators (issue 6 shape/indexing slice); index tensors
+# shape and indexing operators; index tensors
 # and masks are constants of the cases, not inputs.
 RS = np.random.default_rng(6061)   # own generator: the other cases' inputs stay as they were
 
@@ -199,7 +199,7 @@ SHAPE_INDEX_CASES = {
 }
 
 # name -> list of (builder arrays, fn); fn gets leaf tensors in order
-# NN operators (issue 6 NN slice): own generator; targets / total_weight are constants
+# NN operators: own generator; targets / total_weight are constants
 RN = np.random.default_rng(6062)
 _NLL_T = [0, 2, 1, 2]
 
@@ -244,7 +244,7 @@ NN_CASES = {
              q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), 0.0, True)[0])],
 }
 
-# matrix products (issue 6 linalg slice): own generator; transposed operands
+# matrix products: own generator; transposed operands
 # reach BLAS with the transpose flag, broadcast self / bias reduce back
 RL = np.random.default_rng(6062)
 
@@ -270,7 +270,7 @@ LINALG_CASES = {
             ([_rl(6), _rl(3)], lambda a, b: a[::2].dot(b))],
 }
 
-# formula-compiler features (issue 6, autograd slice): several outputs,
+# formula-compiler features: several outputs,
 # one formula for several inputs, Tensor[] and ternaries; own generator
 RA = np.random.default_rng(6066)
 
@@ -319,7 +319,7 @@ COMPILER_CASES = {
 }
 
 
-# pointwise math batch 1 (issue 6): their own generator, inputs away from the
+# pointwise math (pow, remainder, asin, logit, ...): their own generator, inputs away from the
 # kinks (remainder/fmod/round jumps) and inside the domains (asin, logit, pow)
 RB = np.random.default_rng(707)
 
@@ -392,7 +392,7 @@ POINTWISE_MATH_CASES = {
 }
 
 
-# three-input pointwise ops (issue 6, slice G): own generator; values kept away
+# three-input pointwise ops: own generator; values kept away
 # from clamp's bounds (kinks) and addcdiv's divisor away from 0
 RG = np.random.default_rng(707)
 
@@ -454,7 +454,7 @@ TERNARY_CASES = {
 }
 
 
-# reductions (issue 6, reductions slice): own generator; distinct values
+# reductions: own generator; distinct values
 # (no ties at max/amax/inf-norm), values away from 0 where |x| has a kink
 RR = np.random.default_rng(4242)
 
@@ -519,7 +519,8 @@ REDUCTION_CASES = {
 }
 
 
-# issue 6, missing ops (session 3): own generator, so the cases above keep their inputs
+# inverse hyperbolics, svd and matrix norms, fill overloads: own generator, so
+# the cases above keep their inputs
 RM = np.random.default_rng(606)
 
 
@@ -542,7 +543,7 @@ MISSING_OPS_CASES = {
                     ([_pm(4, 3)], lambda a: torchlet.linalg.matrix_norm(a, "nuc")),
                     ([_pm(3, 3)], lambda a: torchlet.linalg.matrix_norm(a, -2)),
                     ([_pm(2, 3)], lambda a: torchlet.norm(a, "nuc"))],
-    # issue 6: missing overloads (session 4)
+    # fill's overloads
     "fill.Scalar": [([_pm(2, 3)], lambda a: torchlet.fill(T(a), 1.5) + a.t())],
     "fill.Tensor": [([_pm(2, 3), _pm()], lambda a, v: torchlet.fill(T(a), v)),
                     ([_pm(4), _pm()], lambda a, v: torchlet.fill(a, v) * a)],
@@ -551,22 +552,23 @@ MISSING_OPS_CASES = {
 }
 
 
-# issue 6, session 5 autograd: PyTorch's entries for ops that were NotImplemented.
+# dropout's backward, the functional _index_put_impl and _unsafe_view, with
+# PyTorch's derivatives.yaml entries.
 # native_dropout_backward's mask is a constant bool tensor (not differentiable);
 # the functional _index_put_impl (autogen) takes _index_put_impl_'s entry, as in PyTorch
-RS5 = np.random.default_rng(6065)
-_DMASK = torchlet.tensor(RS5.random((3, 4)) < 0.6)
-SESSION5_CASES = {
-    "native_dropout_backward": [([RS5.standard_normal((3, 4))], lambda g: torchlet.native_dropout_backward(g, _DMASK, 1.0 / 0.6)),
-                                ([RS5.standard_normal((4, 3))], lambda g: torchlet.native_dropout_backward(T(g), _DMASK, 2.5) * T(g))],
-    "_index_put_impl": [([RS5.standard_normal((4, 5)), RS5.standard_normal((3, 5))],
+RDV = np.random.default_rng(6065)
+_DMASK = torchlet.tensor(RDV.random((3, 4)) < 0.6)
+DROPOUT_INDEX_PUT_VIEW_CASES = {
+    "native_dropout_backward": [([RDV.standard_normal((3, 4))], lambda g: torchlet.native_dropout_backward(g, _DMASK, 1.0 / 0.6)),
+                                ([RDV.standard_normal((4, 3))], lambda g: torchlet.native_dropout_backward(T(g), _DMASK, 2.5) * T(g))],
+    "_index_put_impl": [([RDV.standard_normal((4, 5)), RDV.standard_normal((3, 5))],
                          lambda a, v: torchlet._index_put_impl(a, [_ix([2, 0, 2])], v, True)),
-                        ([RS5.standard_normal((5, 4)), RS5.standard_normal((2,))],
+                        ([RDV.standard_normal((5, 4)), RDV.standard_normal((2,))],
                          lambda a, v: torchlet._index_put_impl(T(a), [None, _ix([4, 0])], v, False, True))],
     # reshape's copy and matmul's product end in it (UnsafeViewBackward0, as PyTorch)
-    "_unsafe_view": [([RS5.standard_normal((3, 4))], lambda a: torchlet.library.call("aten::_unsafe_view", a * 1.0, [2, 6])),
-                     ([RS5.standard_normal((4, 3))], lambda a: T(a).reshape(12)),
-                     ([RS5.standard_normal((2, 2, 3)), RS5.standard_normal((3, 2))], lambda a, b: a @ b)],
+    "_unsafe_view": [([RDV.standard_normal((3, 4))], lambda a: torchlet.library.call("aten::_unsafe_view", a * 1.0, [2, 6])),
+                     ([RDV.standard_normal((4, 3))], lambda a: T(a).reshape(12)),
+                     ([RDV.standard_normal((2, 2, 3)), RDV.standard_normal((3, 2))], lambda a, b: a @ b)],
 }
 
 
@@ -596,7 +598,7 @@ INDEX_COPY_CASES = {
 
 CASES = {
     **INDEX_COPY_CASES,
-    **SESSION5_CASES,
+    **DROPOUT_INDEX_PUT_VIEW_CASES,
     **REDUCTION_CASES,
     **COMPILER_CASES,
     **TERNARY_CASES,

@@ -281,7 +281,7 @@ def test_one_entry_edit_is_local(tmp_path, files):
     assert changed == {"csrc/autograd_neg.c"}
 
 
-# ------------------------------------------- formula-compiler features (issue 6)
+# ---------------------------------------------------- formula-compiler features
 
 FEATURES_NF = """\
 - func: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor

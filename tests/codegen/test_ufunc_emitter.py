@@ -109,7 +109,7 @@ def test_repository_kernels_current():
 
 
 def test_result_dtype_compiles(tmp_path, monkeypatch):
-    """A comparison-style formula (issue 6): inputs in the loop's dtype, a
+    """A comparison-style formula: inputs in the loop's dtype, a
     bool result (`ufunc_result_dtype: Bool`); the generated file compiles
     warning-free for every capability."""
     import shutil

@@ -1,4 +1,4 @@
-"""Activations from ufunc formulas (issue 6): leaky_relu, elu, gelu
+"""Activations from ufunc formulas: leaky_relu, elu, gelu
 (approximate 'none' / 'tanh'), mish, softplus, hardtanh, relu6 and the
 backward operators PyTorch declares for them (leaky_relu_backward,
 elu_backward, gelu_backward, softplus_backward, hardtanh_backward,

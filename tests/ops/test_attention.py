@@ -1,4 +1,4 @@
-"""Attention (issue 6, NN slice; kernels/native/attention.c,
+"""Attention (kernels/native/attention.c,
 kernels/cpu/attention_kernel.c, docs/NN.md "Fused attention"):
 scaled_dot_product_attention (fused or math path, chosen as PyTorch's CPU
 sdp dispatch does), _scaled_dot_product_flash_attention_for_cpu and its

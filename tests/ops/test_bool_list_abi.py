@@ -1,4 +1,4 @@
-"""bool[N] in the operator ABI (engineer G, issue 6): native_layer_norm_backward
+"""bool[N] in the operator ABI: native_layer_norm_backward
 declared with PyTorch's schema (`bool[3] output_mask`), called directly,
 boxed, from native_layer_norm's derivative, and against torch."""
 import numpy as np

@@ -1,5 +1,4 @@
-"""Indexing operators (kernels/native/index_ops.c, issue 6 shape and indexing
-slice): index_select (+ out=), index_add, gather (+ out=), scatter (src, value, reduce,
+"""Indexing operators (kernels/native/index_ops.c): index_select (+ out=), index_add, gather (+ out=), scatter (src, value, reduce,
 in-place, out=), scatter_add, masked_fill (Scalar / Tensor value, in-place),
 embedding (+ embedding_dense_backward), tril / triu (diagonal, in-place, out=).
 

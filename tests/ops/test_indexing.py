@@ -1,4 +1,4 @@
-"""Advanced indexing (engineer G, issue 6): index.Tensor, index_put / index_put_ /
+"""Advanced indexing: index.Tensor, index_put / index_put_ /
 _index_put_impl_, Tensor.__getitem__ / __setitem__ over them, and split /
 unbind as explicit ops. Against numpy always (patterns where numpy and
 PyTorch agree) and against torch when installed (all patterns)."""

@@ -1,4 +1,4 @@
-"""Logical, bitwise and shift operators from ufunc formulas (issue 6):
+"""Logical, bitwise and shift operators from ufunc formulas:
 logical_and/or/xor/not (bool results; out= / in-place of any dtype get 1/0),
 bitwise_and/or/xor/not (integers and bool; Tensor, Scalar and Scalar_Tensor
 overloads), bitwise_left_shift / bitwise_right_shift (integers; PyTorch's rules

@@ -1,4 +1,4 @@
-"""The operators issue 6 still lacked (session 3, slice O): asinh/acosh/atanh,
+"""The operators of docs/OPS_MISSING.md: asinh/acosh/atanh,
 the numpy-style arc* aliases, nonzero / argwhere / where(condition) /
 count_nonzero, the .out overloads, matrix norms, and PyTorch deviations.
 

@@ -1,4 +1,4 @@
-"""The overloads issue 6 still lacked after session 3 (session 4, slice O):
+"""The overloads of docs/OPS_MISSING.md ("Overloads"):
 factory outs (zeros/ones/full/empty/arange/rand/randn .out), hstack/vstack
 .out, threshold_backward.grad_input, mse_loss_backward.grad_input,
 fill.Scalar/.Tensor + fill_.Tensor, narrow.Tensor, view.dtype, and the

@@ -1,4 +1,4 @@
-"""NN operators (issue 6, NN slice; kernels/native/nn_ops.c, docs/NN.md):
+"""NN operators (kernels/native/nn_ops.c, docs/NN.md):
 _softmax / _log_softmax (+ _backward_data), softmax.int / log_softmax.int,
 native_layer_norm (+ the tl_nn_layer_norm_backward helper), layer_norm,
 rms_norm, dropout / native_dropout (+ backward), nll_loss_forward /

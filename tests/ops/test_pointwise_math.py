@@ -1,4 +1,4 @@
-"""Pointwise math, batch 1 (issue 6): pow (Tensor_Tensor / Tensor_Scalar /
+"""Pointwise math: pow (Tensor_Tensor / Tensor_Scalar /
 Scalar), floor_divide, remainder, fmod, atan2, asin, acos, atan, sinh, cosh,
 round (+ decimals), logit (+ logit_backward), nan_to_num, isnan, isinf,
 isfinite -- functional, in-place, out=, the `**` `//` `%` dunders.

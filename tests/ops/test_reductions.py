@@ -1,4 +1,4 @@
-"""Reductions (issue 6, reductions slice; kernels/native/reduce_*.c): sum, mean,
+"""Reductions (kernels/native/reduce_*.c): sum, mean,
 prod, amax/amin, max/min (full, .dim -> torchlet.return_types.max, .other),
 argmax/argmin, var/std/var_mean/std_mean, logsumexp, linalg_vector_norm /
 torchlet.norm, all/any, cumsum/cumprod, flip.
@@ -970,7 +970,7 @@ def test_gradients_vs_torch():
         np.testing.assert_allclose(xt.grad.numpy(), xr.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=expr)
 
 
-# ------------------------------------------------------------------ one-pass argmax, SIMD scans (session 4)
+# ------------------------------------------------------------------ one-pass argmax, SIMD scans
 
 def _with_threads(n, fn):
     n0 = tl.get_num_threads()
@@ -1013,8 +1013,8 @@ def test_argmax_one_pass_lanes_ties_nan(cpu_capability, dt):
 
 
 def test_argmax_two_chain_steps(cpu_capability):
-    """float32 rows by 64-element steps, for a kernel that splits the steps over chains (even / odd steps,
-    an odd last step joined to one of them; tried in session 5, commit c5ea60f): the best in any step,
+    """float32 rows by 64-element steps, the cases a kernel splitting the steps over two chains (even / odd
+    steps, an odd last step joined to one of them; docs/REDUCTIONS.md, "argmax") gets wrong: the best in any step,
     a tie in the next step (the earlier wins), the best only in the last step or the tail, a NaN in the
     last step or in one vector of a pair; odd and even step counts; against numpy"""
     for steps in (2, 3, 4, 5, 129, 130):

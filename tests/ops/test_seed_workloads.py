@@ -7,8 +7,8 @@ Linear+SiLU, softmax, a Transformer block), forward and backward:
 * with torch installed: forward and every input gradient against PyTorch on
   the same float32 inputs.
 
-A seed whose operators are not declared yet (another slice of issue 6) is
-skipped with the missing operator named."""
+A seed whose operators are not declared is skipped with the missing operator
+named."""
 import os
 import sys
 

@@ -1,5 +1,4 @@
-"""Shape operators (kernels/native/shape_ops.c, issue 6 shape and indexing
-slice): cat (+ out=), stack (+ out=), hstack, vstack, split (int and list),
+"""Shape operators (kernels/native/shape_ops.c): cat (+ out=), stack (+ out=), hstack, vstack, split (int and list),
 split_with_sizes, chunk, unbind, flatten, unflatten, narrow.
 
 Values against numpy always (exact: these operators only move elements),

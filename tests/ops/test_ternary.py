@@ -1,4 +1,4 @@
-"""Three-input pointwise operators (issue 6, slice G): addcmul, addcdiv,
+"""Three-input pointwise operators: addcmul, addcdiv,
 where (Tensor and Scalar overloads, the method), lerp (Scalar and Tensor
 weight), clamp (Scalar and Tensor bounds), clamp_min / clamp_max, clip.
 

@@ -1,5 +1,5 @@
 """Unary pointwise math and activations generated from ufunc formulas
-(kernels/ufunc/<op>.h, issue 6 unary math slice): exp, exp2, expm1, log,
+(kernels/ufunc/<op>.h): exp, exp2, expm1, log,
 log2, log10, log1p, sqrt, rsqrt, sin, cos, tan, tanh, sigmoid, reciprocal,
 erf, erfc, abs, sign, floor, ceil, trunc, frac, silu.
 

@@ -1,6 +1,5 @@
-"""Session 5 fidelity fixes on the Python surface (issue 6, slice G):
-keyword-only / positional-only parameters and parameter names of the
-hand-written functions, as PyTorch's signatures; PyTorch's once-per-process
+"""The Python surface as PyTorch's: keyword-only / positional-only parameters
+and parameter names of the hand-written functions; PyTorch's once-per-process
 warnings (TORCH_WARN_ONCE -> the runtime's TL_WARN_ONCE) and the uint8 mask
 warnings of indexing (every call, and again in index's backward)."""
 import threading

@@ -1,4 +1,4 @@
-"""Autograd coverage against PyTorch 2.13 (issue 6, session 5 autograd).
+"""Autograd coverage against PyTorch 2.13.
 
 Two checks (docs/AUTOGRAD.md, "Coverage against PyTorch"):
 
@@ -13,9 +13,9 @@ Two checks (docs/AUTOGRAD.md, "Coverage against PyTorch"):
   the grad_fn name (or none), then the gradients of a weighted sum (or the
   error type when the backward fails) must agree.
 
-The formulas added in session 5 (native_dropout_backward, the functional
-_index_put_impl) are also compared with torch directly, including second
-derivatives.
+The formulas that close the gap to PyTorch's coverage (native_dropout_backward,
+the functional _index_put_impl, _unsafe_view) are also compared with torch
+directly, including second derivatives.
 """
 from __future__ import annotations
 
@@ -203,7 +203,7 @@ def test_no_differentiable_pytorch_entry_is_not_implemented_here():
     assert left == {}
 
 
-# --------------------------------------------- the session 5 formulas vs torch
+# ------------------------- dropout backward, _index_put_impl, _unsafe_view vs torch
 
 def _pair(a, requires_grad=True):
     x = torchlet.tensor(np.array(a))
