@@ -18,7 +18,7 @@ scipy_openblas_set_num_threads64_, as threadpoolctl would do.
 (--threads defaults to TORCHLET_BENCH_THREADS when set, else 1 and 2.)
 
 A ratio `vs X` is X's time / torchlet's time: above 1.0 torchlet is faster.
-The issue's goal for mm is >= 0.9x numpy.
+The goal for mm is >= 0.9x numpy.
 """
 from __future__ import annotations
 

@@ -1,3 +1,3 @@
-/* asin (pointwise math batch 1): float-valued, integers compute in the default float dtype */
+/* asin: float-valued, integers compute in the default float dtype */
 #include "tl_umath.h"
 #define TL_UFUNC_asin(self) (TL_UMATH(asin, self))

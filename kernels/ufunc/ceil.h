@@ -1,3 +1,3 @@
-/* ceil (unary math slice): identity on integers */
+/* ceil: identity on integers */
 #include "tl_umath.h"
 #define TL_UFUNC_ceil(self) (TL_UMATH_INT(ceil, self, self))

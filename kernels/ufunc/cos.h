@@ -1,3 +1,3 @@
-/* cos (unary math slice): cosine */
+/* cos: cosine */
 #include "tl_umath.h"
 #define TL_UFUNC_cos(self) (TL_UMATH(cos, self))

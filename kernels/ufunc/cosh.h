@@ -1,3 +1,3 @@
-/* cosh (pointwise math batch 1): float-valued, integers compute in the default float dtype */
+/* cosh: float-valued, integers compute in the default float dtype */
 #include "tl_umath.h"
 #define TL_UFUNC_cosh(self) (TL_UMATH(cosh, self))

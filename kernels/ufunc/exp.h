@@ -1,4 +1,4 @@
-/* exp (unary math slice): e^self. float: tl_vexp.h's tl_expf in every ISA's
+/* exp: e^self. float: tl_vexp.h's tl_expf in every ISA's
  * loop (<= 0.89 ulp; libmvec's SSE / AVX2 expf is up to 2.6 ulp off and not
  * even exact at 1, for 3-8% less time on ordinary data; ~20x faster on -inf /
  * overflowing / underflowing lanes). double: libm's exp. */

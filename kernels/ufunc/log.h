@@ -1,3 +1,3 @@
-/* log (unary math slice): natural log */
+/* log: natural log */
 #include "tl_umath.h"
 #define TL_UFUNC_log(self) (TL_UMATH(log, self))

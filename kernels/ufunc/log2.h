@@ -1,3 +1,3 @@
-/* log2 (unary math slice): base-2 log */
+/* log2: base-2 log */
 #include "tl_umath.h"
 #define TL_UFUNC_log2(self) (TL_UMATH(log2, self))

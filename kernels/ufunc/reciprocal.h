@@ -1,3 +1,3 @@
-/* reciprocal (unary math slice): 1 / self (floats only: integers are promoted by the meta function) */
+/* reciprocal: 1 / self (floats only: integers are promoted by the meta function) */
 #include "tl_umath.h"
 #define TL_UFUNC_reciprocal(self) (1 / (self))

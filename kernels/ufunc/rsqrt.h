@@ -1,3 +1,3 @@
-/* rsqrt (unary math slice): 1 / sqrt(self) */
+/* rsqrt: 1 / sqrt(self) */
 #include "tl_umath.h"
 #define TL_UFUNC_rsqrt(self) (1 / TL_UMATH(sqrt, self))

@@ -1,3 +1,3 @@
-/* silu (unary math slice): self * sigmoid(self) (float, AVX-512: tl_vexp.h's exp) */
+/* silu: self * sigmoid(self) (float, AVX-512: tl_vexp.h's exp) */
 #include "tl_umath.h"
 #define TL_UFUNC_silu(self) ((self) / (1 + TL_UEXP(-(self))))

@@ -1,3 +1,3 @@
-/* sin (unary math slice): sine */
+/* sin: sine */
 #include "tl_umath.h"
 #define TL_UFUNC_sin(self) (TL_UMATH(sin, self))

@@ -1,3 +1,3 @@
-/* sqrt (unary math slice): square root */
+/* sqrt: square root */
 #include "tl_umath.h"
 #define TL_UFUNC_sqrt(self) (TL_UMATH(sqrt, self))

@@ -1,3 +1,3 @@
-/* tan (unary math slice): tangent */
+/* tan: tangent */
 #include "tl_umath.h"
 #define TL_UFUNC_tan(self) (TL_UMATH(tan, self))

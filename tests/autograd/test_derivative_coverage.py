@@ -131,7 +131,7 @@ KNOWN_STATIC = {
     # the same derivative out as an entry (SiluBackwardBackward0)
     "silu_backward": ("formula SiluBackwardBackward0", "composite"),
     # PyTorch differentiates both with their own entries; here they are
-    # CompositeImplicitAutograd (the NN slice's choice: operators under grad
+    # CompositeImplicitAutograd (docs/NN.md: operators under grad
     # mode, the fused kernel otherwise), so they differentiate through their
     # decomposition: same values, other node names
     "native_layer_norm_backward": ("composite", "formula NativeLayerNormBackwardBackward0"),

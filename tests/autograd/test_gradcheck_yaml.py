@@ -675,7 +675,7 @@ CASES = {
     "threshold_backward": [([rn(3, 4), away(3, 4)], lambda g, x: torchlet.threshold_backward(g, x, 0.0))],
     "select_backward": [([rn(4)], lambda g: torchlet.select_backward(g, [3, 4], 0, 1))],
     "slice_backward": [([rn(2, 4)], lambda g: torchlet.slice_backward(g, [5, 4], 0, 1, 5, 2))],
-    # comparisons (binary/comparison slice): the in-place forms keep self's dtype and
+    # comparisons: the in-place forms keep self's dtype and
     # have zero gradients; the result times a differentiable term checks they are zeros
     "eq_.Tensor": [([rn(2, 3), rn(3)], lambda a, b: a.clone().eq_(b) * a + b)],
     "eq_.Scalar": [([rn(2, 3)], lambda a: a.clone().eq_(0.25) * a)],
@@ -744,11 +744,11 @@ def test_torchlet_autograd_gradcheck(name):
         ("sigmoid", [_un(2, 3)], lambda a: torchlet.sigmoid(a)),
         ("erf", [_un(2, 3)], lambda a: torchlet.erf(a)),
         ("silu", [_un(2, 3)], lambda a: torchlet.nn.functional.silu(a)),
-        # NN slice: second derivatives through _softmax_backward_data / _log_softmax_backward_data
+        # NN operators: second derivatives through _softmax_backward_data / _log_softmax_backward_data
         ("softmax", [RN.standard_normal((3, 4))], lambda a: torchlet.softmax(a, 1)),
         ("log_softmax", [RN.standard_normal((3, 4))], lambda a: torchlet.log_softmax(a, 0)),
         ("abs", [_un(2, 3, away_int=True)], lambda a: torchlet.abs(a) * a),
-        # pointwise math batch 1: pow's helpers and logit's create_graph helper differentiate again
+        # pointwise math: pow's helpers and logit's create_graph helper differentiate again
         ("pow-tensor", [_pb(2, 3, lo=0.3, hi=2), _pb(3)], lambda a, b: torchlet.pow(a, b)),
         ("pow-scalar", [_pb(2, 3, lo=0.3, hi=2)], lambda a: a ** 2.5),
         ("pow-2", [_pb(2, 3)], lambda a: (a ** 2) * a),   # pow_backward's exponent-2 path (no pow)

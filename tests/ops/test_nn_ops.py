@@ -730,7 +730,7 @@ def test_nn_modules():
 
 
 def test_functional_wrappers_against_numpy():
-    """torchlet.nn.functional's thin wrappers over other slices' operators"""
+    """torchlet.nn.functional's thin wrappers over operators declared elsewhere"""
     x = R.standard_normal((3, 4))
     xt = T(x)
     close(F.linear(xt, T(x[:2]), T(x[0, :2])), x @ x[:2].T + x[0, :2])
