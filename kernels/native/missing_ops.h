@@ -1,5 +1,5 @@
-/* Shared helpers of the issue-6 "missing ops" kernels (nonzero.c,
- * out_overloads.c, linalg_norm.c). */
+/* Shared helpers of the nonzero, overload and matrix-norm kernels (nonzero.c,
+ * out_overloads.c, linalg_norm.c; docs/OPS_MISSING.md). */
 #ifndef TL_MISSING_OPS_H
 #define TL_MISSING_OPS_H
 

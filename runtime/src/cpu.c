@@ -64,6 +64,6 @@ int tl_set_cpu_capability(const char *name) {
     return 0;
 }
 
-/* the stubs for this kernels (tables live in kernels/cpu/) */
+/* the stubs of the per-ISA copy and fill kernels (tables live in kernels/cpu/) */
 TL_DEFINE_STUB(tl_copy_stub, tl_copy_table)
 TL_DEFINE_STUB(tl_fill_stub, tl_fill_table)

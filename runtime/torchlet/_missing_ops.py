@@ -1,5 +1,5 @@
-"""PyTorch's hand-written Python bindings of operators declared in the issue-6
-"missing ops" block (torch/csrc/autograd/python_torch_functions_manual.cpp,
+"""PyTorch's hand-written Python bindings of operators of docs/OPS_MISSING.md
+(torch/csrc/autograd/python_torch_functions_manual.cpp,
 python_variable_methods.cpp): ``nonzero(as_tuple=...)``; and ``cat([])``, whose
 empty list reaches no kernel through the dispatcher (PyTorch runs its structured
 kernel from the Undefined slot, whose meta function raises the ValueError)."""

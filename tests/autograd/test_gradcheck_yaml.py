@@ -180,13 +180,13 @@ SHAPE_INDEX_CASES = {
     "cat": [([_rs(2, 3), _rs(4, 3)], lambda a, b: torchlet.cat([a, b])),
             ([_rs(3, 2), _rs(3, 1)], lambda a, b: torchlet.cat([T(a), T(b)], 0))],
     "stack": [([_rs(2, 3), _rs(2, 3)], lambda a, b: torchlet.stack([a, b], 1))],
-    # split / unbind (engineer G): one node for all pieces; unused pieces get no gradient (zeros)
+    # split / unbind: one node for all pieces; unused pieces get no gradient (zeros)
     "split.Tensor": [([_rs(5, 3)], lambda a: torchlet.cat([p * (i + 1.0) for i, p in enumerate(a.split(2))])),
                      ([_rs(3, 5)], lambda a: T(a).split(2)[1] * 3.0)],
     "split_with_sizes": [([_rs(3, 6)], lambda a: torchlet.cat([p * (i + 1.0) for i, p in enumerate(a.split_with_sizes([1, 0, 5], 1))], 1))],
     "unbind.int": [([_rs(3, 4)], lambda a: a.unbind(1)[0] * a.unbind(1)[3]),
                    ([_rs(2, 3)], lambda a: torchlet.stack(T(a).unbind(0)[::-1]))],
-    # advanced indexing (engineer G): repeated indices accumulate; separated index dims go first
+    # advanced indexing: repeated indices accumulate; separated index dims go first
     "index.Tensor": [([_rs(4, 5)], lambda a: torchlet.index(a, [_ix([3, 0, 3])])),
                      ([_rs(4, 5)], lambda a: T(a)[[0, 4, 4], [1, 3, 1]]),
                      ([_rs(3, 4)], lambda a: a[_MASK]),

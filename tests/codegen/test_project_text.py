@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # a numbered round of work, a lettered slice, an issue number
-HISTORY = re.compile(r"(?i){}s? [0-9]|{}s? [A-Z]\b|{}s? [0-9]+".format("session", "slice", "issue"))
+HISTORY = re.compile(r"(?i){}s?[ -][0-9]|{}s? [A-Z]\b|{}s?[ -][0-9]+".format("session", "slice", "issue"))
 
 # folders that are not the project's own text: research notes shared between
 # checkouts (outside the repository; excluded here should one be linked in)
@@ -49,6 +49,7 @@ def history_lines(text: str) -> list[tuple[int, str]]:
     ("# ---- {} 6: NN operators ----".format("issue"), [1]),
     ("the NN {} G work".format("slice"), [1]),
     ("{}s 3 and 4".format("session"), [1]),
+    ("the {}-6 block".format("issue"), [1]),
     # not history: words that only look alike
     ("a slice of the tensor; issue a warning; the session ends", []),
     ("x[1:3] is a slice. 5 sessions", []),
