@@ -1014,7 +1014,7 @@ def test_argmax_one_pass_lanes_ties_nan(cpu_capability, dt):
 
 def test_argmax_two_chain_steps(cpu_capability):
     """float32 rows by 64-element steps, the cases a kernel splitting the steps over two chains (even / odd
-    steps, an odd last step joined to one of them; docs/REDUCTIONS.md, "argmax") gets wrong: the best in any step,
+    steps, an odd last step joined to one of them; docs/REDUCTIONS.md, "Speed") gets wrong: the best in any step,
     a tie in the next step (the earlier wins), the best only in the last step or the tail, a NaN in the
     last step or in one vector of a pair; odd and even step counts; against numpy"""
     for steps in (2, 3, 4, 5, 129, 130):
