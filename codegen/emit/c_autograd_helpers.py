@@ -1,5 +1,5 @@
 """The hand-written derivative helpers a formula may call
-(runtime/include/tl_autograd_formulas.h): the overloaded ones listed by
+(autograd/tl_autograd_formulas.h): the overloaded ones listed by
 parameter kinds (:data:`HELPERS`), every other ``tl_ag_<name>`` found in the
 header by its name and C parameter types (:func:`header_helpers`).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# C parameter kinds of the helpers (runtime/include/tl_autograd_formulas.h)
+# C parameter kinds of the helpers (autograd/tl_autograd_formulas.h)
 HELPERS: dict[str, list[tuple[tuple[str, ...], str]]] = {
     "handle_r_to_c": [(("dtype", "tensor"), "tl_ag_handle_r_to_c")],
     "maybe_multiply": [(("tensor", "scalar"), "tl_ag_maybe_multiply")],
@@ -113,13 +113,13 @@ _HEADER_CACHE: dict[str, dict[str, HeaderHelper]] = {}
 
 
 def header_helpers() -> dict[str, HeaderHelper]:
-    """``tl_ag_<name>`` functions of runtime/include/tl_autograd_formulas.h by formula name:
+    """``tl_ag_<name>`` functions of autograd/tl_autograd_formulas.h by formula name:
     a helper written there is found without registering it here (parameters by C type:
     ``const int64_t *, int64_t`` an int list or None, ``int64_t, bool`` an int?, ...)."""
     import re
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "runtime/include/tl_autograd_formulas.h"
+    path = Path(__file__).resolve().parents[2] / "autograd/tl_autograd_formulas.h"
     key = str(path)
     if key not in _HEADER_CACHE:
         found: dict[str, HeaderHelper] = {}

@@ -262,7 +262,7 @@ def test_untranslatable_formula_is_a_diagnostic(tmp_path):
 
 
 def test_generated_autograd_compiles_warning_free():
-    incs = [REPO / "runtime/include", REPO / "generated/include"]
+    incs = [REPO / "runtime/include", REPO / "autograd", REPO / "generated/include"]
     srcs = sorted((REPO / "generated/csrc").glob("autograd_*.c"))
     srcs += [REPO / "runtime/src/autograd_formulas.c", REPO / "kernels/native/autograd_kernels.c"]
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
@@ -469,7 +469,7 @@ def test_tensor_list_output(feature_files):
 
 def test_feature_files_compile_warning_free(feature_files, tmp_path):
     """the generated C of ops whose entry points the real tl_ops.h declares with the same schema"""
-    incs = [REPO / "runtime/include", REPO / "generated/include"]
+    incs = [REPO / "runtime/include", REPO / "autograd", REPO / "generated/include"]
     paths = []
     for name in ("max", "var_mean", "native_layer_norm", "stack", "unbind"):
         p = tmp_path / f"autograd_{name}.c"
