@@ -2,7 +2,8 @@
 
 `pip install -e .` (or `python setup.py build_ext --inplace`) compiles
 
-  * runtime/src/*.c and generated/csrc/*.c once each, with the common flags;
+  * runtime/src/*.c, generated/csrc/*.c, kernels/native/*.c and autograd/*.c
+    once each, with the common flags;
   * kernels/cpu/*.c three times, once per CPU capability
     (DEFAULT: baseline x86-64, AVX2: +AVX2/FMA/F16C, AVX512: +AVX-512 F/BW/VL/DQ),
     with -DCPU_CAPABILITY=<cap> so every symbol gets a per-ISA suffix;
@@ -56,7 +57,7 @@ def _rel(p: pathlib.Path) -> str:
 def include_dirs() -> list[str]:
     dirs = [ROOT / "runtime" / "include"]
     for d in (ROOT / "generated" / "include", ROOT / "generated" / "cdef", ROOT / "generated" / "csrc",
-              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels"):
+              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels", ROOT / "autograd"):
         if d.is_dir():
             dirs.append(d)
     return [str(d) for d in dirs]
@@ -85,6 +86,8 @@ def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
         common += sorted(gen.glob("*.c"))
     # hand-written operator kernels (meta functions, reductions, mm): compiled once
     common += sorted((ROOT / "kernels" / "native").glob("*.c"))
+    # derivative-formula helpers: compositions of operators, above the kernels
+    common += sorted((ROOT / "autograd").glob("*.c"))
     kernels = sorted((ROOT / "kernels" / "cpu").glob("*.c"))
     # generated ufunc loops (codegen/emit/ufunc.py): x3 like kernels/cpu
     kernels += sorted((ROOT / "generated" / "kernels").glob("*.c"))

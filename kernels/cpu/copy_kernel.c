@@ -36,11 +36,9 @@
         }                                                                                     \
     }
 
-/* same dtype: raw moves by element size. Runs of 4 MiB and more are written
- * with non-temporal stores (kernels/ufunc/tl_ustream.h): 1.3-1.9x glibc's
- * memcpy at 4-64 MiB on the development VM, whose memcpy keeps plain stores
- * up to 3/4 of its (300 MiB) L3; below that memcpy wins. */
-#define TL_COPY_STREAM_MIN_BYTES ((int64_t)4 << 20)
+/* same dtype: raw moves by element size. Runs of TL_COPY_STREAM_MIN_BYTES and
+ * more (tl_thresholds.h, with the measurements) are written with non-temporal
+ * stores (kernels/ufunc/tl_ustream.h); below that memcpy wins. */
 #define TL_DEFINE_MOVE(NAME, T)                                                               \
     static void TL_KNAME(move_##NAME)(char **data, const int64_t *strides, int64_t n, void *ctx) { \
         (void)ctx;                                                                            \

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_iter.h"
 #include "tl_ops.h"
@@ -136,14 +135,6 @@ int tl_impl_gelu_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_t
 }
 
 int tl_meta_mish(tl_structured *s, tl_tensor *self) { return unary_floating(s, self, "mish_cpu"); }
-
-/* mish_backward (CompositeImplicitAutograd, PyTorch's math_mish_backward):
- * grad * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2)),
- * through the entry points so it is differentiable again */
-tl_tensor *tl_native_math_mish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
-    (void)ks;
-    return tl_ag_infinitely_differentiable_mish_backward(grad_output, self);
-}
 
 int tl_meta_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
     (void)beta, (void)threshold;

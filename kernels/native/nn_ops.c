@@ -1,4 +1,4 @@
-/* NN operators (issue 6, NN slice): softmax / log_softmax and their backward
+/* NN operators: softmax / log_softmax and their backward
  * ops, native_layer_norm (+ its backward as a C helper, see tl_nn.h),
  * nll_loss_forward / nll_loss_backward, mse_loss, native_dropout, and the
  * CompositeImplicitAutograd kernels PyTorch writes over them (softmax.int,

@@ -5,11 +5,8 @@
  * computes chunks of TL_UFUNC_CHUNK elements into a buffer on the stack (L1) and
  * writes each chunk with streaming stores, which skip the read-for-ownership of
  * every output cache line and keep the output from evicting the inputs.
- * Measured on the development VM (AVX-512, 2 MiB L2, float32, huge pages):
- * a + b 0.82x at 512 KiB per array (1.5 MiB moved), 1.35x at 1 MiB (3 MiB
- * moved), 1.6-1.8x at 2-16 MiB; -a 0.72x at 1 MiB (2 MiB moved), 1.8x at 2 MiB:
- * while everything fits in L2, plain stores win (the output stays there for
- * the next operator), hence the threshold. PyTorch and numpy use plain stores.
+ * The threshold is the runtime's (tl_thresholds.h, with the measurements
+ * that set it): while everything fits in L2, plain stores win.
  *
  * Only the store is x86-specific (SSE2 / AVX / AVX-512 by the compilation's
  * ISA, like the rest of the loop); elsewhere it is a memcpy. tl_ustream_fence()
@@ -26,7 +23,7 @@
 #include <immintrin.h>
 #endif
 
-#define TL_USTREAM_MIN_BYTES ((int64_t)3 << 20)
+#include "tl_thresholds.h"   /* TL_USTREAM_MIN_BYTES */
 
 #if defined(__AVX512F__)
 #define TL__USTREAM_VEC 64

@@ -45,6 +45,21 @@ void tl_kernel_stub_register(tl_kernel_stub *stub);
         tl_kernel_stub_register(&stub_name);                                         \
     }
 
+/* The stubs the runtime itself calls through (copy, fill, TensorIterator's
+ * tiled walk) are defined empty in the runtime and filled from the kernels'
+ * side (kernels/native/runtime_stubs.c), so the runtime never names a kernel:
+ *   runtime:  TL_DEFINE_EMPTY_STUB(tl_copy_stub);
+ *   kernels:  TL_FILL_STUB(tl_copy_stub, tl_copy_table_DEFAULT, tl_copy_table_AVX2, tl_copy_table_AVX512)
+ * The constructor runs when the library loads, before any operator call. */
+#define TL_DEFINE_EMPTY_STUB(stub_name) tl_kernel_stub stub_name = {#stub_name, {0, 0, 0}, 0, 0}
+#define TL_FILL_STUB(stub_name, def, avx2, avx512)                                  \
+    __attribute__((constructor)) static void stub_name##_fill(void) {               \
+        stub_name.impl[TL_CAP_DEFAULT] = (def);                                      \
+        stub_name.impl[TL_CAP_AVX2] = (avx2);                                        \
+        stub_name.impl[TL_CAP_AVX512] = (avx512);                                    \
+        tl_kernel_stub_register(&stub_name);                                         \
+    }
+
 /* ---- the usual shape of a kernel: one inner loop per dtype.
  *
  *   kernels/cpu/foo_kernel.c (compiled once per capability):

@@ -11,7 +11,7 @@
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
  * weight, bias, output_mask) -> (grad_input, grad_weight, grad_bias), with
  * PyTorch's semantics; the fused kernel behind the native_layer_norm_backward
- * operator (kernels/native/layer_norm_backward.c). Outputs whose
+ * operator (autograd/layer_norm_backward.c). Outputs whose
  * mask entry is false (or whose weight / bias is NULL) are NULL; the others
  * are new references. 0 / -1 with the error set. */
 int tl_nn_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, const int64_t *normalized_shape,

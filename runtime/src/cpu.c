@@ -64,6 +64,6 @@ int tl_set_cpu_capability(const char *name) {
     return 0;
 }
 
-/* the stubs of the per-ISA copy and fill kernels (tables live in kernels/cpu/) */
-TL_DEFINE_STUB(tl_copy_stub, tl_copy_table)
-TL_DEFINE_STUB(tl_fill_stub, tl_fill_table)
+/* the copy and fill stubs, filled by kernels/native/runtime_stubs.c */
+TL_DEFINE_EMPTY_STUB(tl_copy_stub);
+TL_DEFINE_EMPTY_STUB(tl_fill_stub);

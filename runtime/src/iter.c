@@ -9,7 +9,7 @@
 
 #include "tl_internal.h"
 #include "tl_kernel.h"
-#include "tl_ustream.h"   /* TL_USTREAM_MIN_BYTES: when streaming stores pay off */
+#include "tl_thresholds.h"   /* TL_USTREAM_MIN_BYTES: when streaming stores pay off */
 
 typedef struct tl_iter_op {
     tl_tensor *tensor;        /* what the loop reads / writes (own reference) */
@@ -770,7 +770,7 @@ static void range_fn(int64_t begin, int64_t end, void *p) {
  * loop runs once per row of the tile, every operand contiguous (the ufunc
  * loops' SIMD paths). Outputs of large iterations are computed into a
  * one-row buffer and written with non-temporal stores of whole lines
- * (tl_ustream.h's rule: they skip the read-for-ownership and keep the output
+ * (tl_thresholds.h's rule: they skip the read-for-ownership and keep the output
  * from evicting the inputs). Tiles are split across threads; every element is
  * computed the same way whatever the split. */
 
@@ -883,7 +883,7 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
             if (isz > widest) widest = isz;
         }
     }
-    /* streaming stores pay off once the data outgrows L2 (tl_ustream.h) */
+    /* streaming stores pay off once the data outgrows L2 (tl_thresholds.h) */
     if (it->numel * moved >= TL_USTREAM_MIN_BYTES)
         for (int i = 0; i < it->nout; i++)
             if (it->ops[i].strides[0] == tl__itemsize(it->ops[i].tensor->dtype)) tp->stream |= 1u << i;
@@ -903,10 +903,8 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
     tp->kern = tl_tile_stub.current;
 }
 
-/* the tile kernels, one table per CPU capability */
-tl_kernel_stub tl_tile_stub = {"tl_tile_stub", {&tl_tile_kernels_DEFAULT, &tl_tile_kernels_AVX2,
-                                                &tl_tile_kernels_AVX512}, &tl_tile_kernels_DEFAULT, 0};
-__attribute__((constructor)) static void tl_tile_stub_register(void) { tl_kernel_stub_register(&tl_tile_stub); }
+/* the tile kernels, one table per CPU capability (kernels/native/runtime_stubs.c fills it) */
+TL_DEFINE_EMPTY_STUB(tl_tile_stub);
 
 static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");

@@ -137,7 +137,7 @@ KNOWN_STATIC = {
     "native_layer_norm_backward": ("composite", "formula NativeLayerNormBackwardBackward0"),
     "mse_loss_backward": ("composite", "formula MseLossBackwardBackward0"),
     # copy_: PyTorch's is hand-written (VariableTypeManual); here an entry whose
-    # node says PyTorch's name (torch::autograd::CopyBackwards, c_autograd.MANUAL_NODE_NAMES)
+    # node says PyTorch's name (torch::autograd::CopyBackwards, c_autograd_nodes.MANUAL_NODE_NAMES)
     "copy_": ("formula CopyBackward0", "NotImplemented"),
 }
 

@@ -1,4 +1,4 @@
-"""svd_backward through U, S and Vh (runtime/src/autograd_svd.c, PyTorch's
+"""svd_backward through U, S and Vh (autograd/autograd_svd.c, PyTorch's
 FunctionsManual svd_backward for real inputs): finite differences on
 square, tall, wide and batched float64 matrices with distinct singular values,
 losses of U and Vh that do not depend on the sign (gauge) of the singular

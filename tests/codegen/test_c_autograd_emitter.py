@@ -1,4 +1,4 @@
-"""The autograd emitter (codegen/emit/c_autograd.py): golden snippets of the
+"""The autograd emitter (codegen/emit/c_autograd*.py): golden snippets of the
 generated backward nodes and kernels, the formula -> C expression compiler,
 diagnostics for formulas it cannot translate, and a warning-free compile of
 the generated autograd files."""
@@ -12,7 +12,9 @@ import pytest
 
 from codegen.diagnostics import CodegenError
 from codegen.emit import EmitContext
-from codegen.emit.c_autograd import FormulaCompiler, UnsupportedFormula, Val, emit_c_autograd
+from codegen.emit.c_autograd import emit_c_autograd
+from codegen.emit.c_autograd_compiler import FormulaCompiler
+from codegen.emit.c_autograd_values import UnsupportedFormula, Val
 from codegen.formula import parse_formula
 from codegen.model import Inputs, load_model
 from codegen.templating import make_environment
@@ -260,9 +262,9 @@ def test_untranslatable_formula_is_a_diagnostic(tmp_path):
 
 
 def test_generated_autograd_compiles_warning_free():
-    incs = [REPO / "runtime/include", REPO / "generated/include"]
+    incs = [REPO / "runtime/include", REPO / "autograd", REPO / "generated/include"]
     srcs = sorted((REPO / "generated/csrc").glob("autograd_*.c"))
-    srcs += [REPO / "runtime/src/autograd_formulas.c", REPO / "kernels/native/autograd_kernels.c"]
+    srcs += [*sorted((REPO / "autograd").glob("*.c")), REPO / "kernels/native/autograd_kernels.c"]
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
     r = subprocess.run(cmd + [str(s) for s in srcs], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
@@ -281,7 +283,7 @@ def test_one_entry_edit_is_local(tmp_path, files):
     assert changed == {"csrc/autograd_neg.c"}
 
 
-# ---------------------------------------------------- formula-compiler features
+# ------------------------------------------- formula-compiler features
 
 FEATURES_NF = """\
 - func: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -467,7 +469,7 @@ def test_tensor_list_output(feature_files):
 
 def test_feature_files_compile_warning_free(feature_files, tmp_path):
     """the generated C of ops whose entry points the real tl_ops.h declares with the same schema"""
-    incs = [REPO / "runtime/include", REPO / "generated/include"]
+    incs = [REPO / "runtime/include", REPO / "autograd", REPO / "generated/include"]
     paths = []
     for name in ("max", "var_mean", "native_layer_norm", "stack", "unbind"):
         p = tmp_path / f"autograd_{name}.c"
@@ -482,18 +484,18 @@ def test_feature_files_compile_warning_free(feature_files, tmp_path):
 
 
 def test_header_helpers_are_found_by_name():
-    from codegen.emit.c_autograd import _header_helpers, _parse_helper
+    from codegen.emit.c_autograd_helpers import header_helpers, parse_helper
 
-    h = _header_helpers()
+    h = header_helpers()
     assert h["var_mean_backward"].kinds == ("tensor", "tensor", "tensor", "optintlist", "optscalar", "bool")
     assert h["native_layer_norm_backward"].ret == "tuple3"
     assert h["cat_tensors_backward"].kinds == ("tensor", "sizeslist", "dtypelist", "int")
     assert h["cat_tensors_backward"].ret == "tensorlist"
-    p = _parse_helper("tensor", "f", "tl_tensor *g, int64_t d, bool d_has, const char *mode, tl_tensor *const *gs, int64_t n")
+    p = parse_helper("tensor", "f", "tl_tensor *g, int64_t d, bool d_has, const char *mode, tl_tensor *const *gs, int64_t n")
     assert p is not None and p.kinds == ("tensor", "optint", "optstr", "tensorlist")
-    assert _parse_helper("tensor", "f", "tl_tensor *g, struct foo *x") is None  # unknown C type: not a helper
+    assert parse_helper("tensor", "f", "tl_tensor *g, struct foo *x") is None  # unknown C type: not a helper
     # `int64_t x, bool x_has` is an int?; `int64_t dim, bool keepdim` two arguments
-    p = _parse_helper("tensor", "f", "tl_tensor *g, int64_t numel, bool keepdim, double p, bool p_has")
+    p = parse_helper("tensor", "f", "tl_tensor *g, int64_t numel, bool keepdim, double p, bool p_has")
     assert p is not None and p.kinds == ("tensor", "int", "bool", "optdouble")
 
 

@@ -1,4 +1,4 @@
-/* Derivative helpers of the NN slice (declared in tl_autograd_formulas.h;
+/* Derivative helpers of the NN operators (declared in tl_autograd_formulas.h;
  * docs/NN.md): built from tl_ops_* calls, so they record under create_graph. */
 #include "tl_autograd_formulas.h"
 #include "tl_ops.h"

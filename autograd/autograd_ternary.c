@@ -1,4 +1,5 @@
-/* Helpers of clamp's derivative formulas, declared in runtime/include/tl_autograd_formulas.h: PyTorch's
+/* Helpers of clamp's derivative formulas (three-input pointwise), declared
+ * in autograd/tl_autograd_formulas.h: PyTorch's
  * FunctionsManual.cpp clamp_backward (Scalar? and Tensor? bounds) and
  * clamp_backward_min_max, composed of entry points (tl_ops_*) so that they
  * are recorded under create_graph and differentiate again.

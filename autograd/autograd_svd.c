@@ -1,6 +1,6 @@
 /* svd_backward (the derivative of _linalg_svd, so of linalg_svd,
  * linalg_svdvals and the 'nuc' / 2 / -2 matrix norms), declared in
- * runtime/include/tl_autograd_formulas.h. PyTorch's FunctionsManual.cpp
+ * autograd/tl_autograd_formulas.h. PyTorch's FunctionsManual.cpp
  * svd_backward for real inputs, written over entry points (tl_ops_*) so that
  * it is recorded under create_graph and differentiates again.
  *

@@ -1,13 +1,13 @@
-/* native_layer_norm_backward as an operator (yaml/native_functions.yaml, block
- * "issue 6: bool[N] in the operator ABI"): PyTorch's schema, whose
+/* native_layer_norm_backward as an operator (yaml/native_functions.yaml, the
+ * bool[N] block): PyTorch's schema, whose
  * `bool[3] output_mask` crosses the ABI as `const bool *, int64_t`.
  *
  * CompositeImplicitAutograd here (PyTorch: a CPU kernel plus a derivatives
  * entry over layer_norm_double_backward, not ported): while grad mode is on
  * (backward with create_graph, or a direct call that records) it is computed
- * from operators, so it differentiates again; otherwise by the NN slice's
- * fused kernel (tl_nn_layer_norm_backward). Both paths are the formula
- * helper tl_ag_native_layer_norm_backward (runtime/src/autograd_formulas.c). */
+ * from operators, so it differentiates again; otherwise by the NN
+ * operators' fused kernel (tl_nn_layer_norm_backward). Both paths are the formula
+ * helper tl_ag_native_layer_norm_backward (autograd/autograd_formulas.c). */
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops.h"

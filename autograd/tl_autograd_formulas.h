@@ -1,5 +1,5 @@
 /* torchlet: helpers that derivative formulas call (yaml/derivatives.yaml),
- * written once (runtime/src/autograd_formulas.c).
+ * written once (autograd/autograd_formulas.c and the other files of autograd/).
  *
  * The generated backward nodes (generated/csrc/autograd_*.c) translate a
  * formula such as `mul_tensor_backward(grad, other, self.scalar_type())` into
@@ -171,7 +171,7 @@ tl_tensor *tl_ag_std_mean_backward(tl_tensor *gstd, tl_tensor *gmean, tl_tensor 
                                    const int64_t *dims, int64_t ndims, const tl_scalar *correction, bool keepdim);
 
 /* native_layer_norm's backward (grad_input_mask = output_mask[3]): the NN
- * slice's kernel (tl_nn.h), or under create_graph the same from operators so
+ * operators' fused kernel (tl_nn.h), or under create_graph the same from operators so
  * that it differentiates again. Masked-off / absent outputs are NULL. */
 int tl_ag_native_layer_norm_backward(tl_tensor *grad, tl_tensor *input, const int64_t *normalized_shape,
                                      int64_t nshape, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight,
@@ -186,10 +186,7 @@ tl_tensor *tl_ag_native_dropout_double_backward(tl_tensor *ggI, tl_tensor *grad,
  * where(lo <= self <= hi, grad / (self * (1 - self)), 0 with eps / NaN without) */
 tl_tensor *tl_ag_infinitely_differentiable_logit_backward(tl_tensor *grad, tl_tensor *self, double eps, bool eps_has);
 
-/* kernels of the backward operators declared in yaml/native_functions.yaml */
-tl_tensor *tl_ag_threshold_backward_cpu(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold);
-
-/* activations (runtime/src/autograd_activation.c; PyTorch's FunctionsManual.cpp
+/* activations (autograd/autograd_activation.c; PyTorch's FunctionsManual.cpp
  * functions of the same names, built from entry points: differentiable again) */
 tl_tensor *tl_ag_gelu_double_backward(tl_tensor *ggI, tl_tensor *gO, tl_tensor *input, const char *approximate);
 tl_tensor *tl_ag_elu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale,
@@ -198,12 +195,12 @@ tl_tensor *tl_ag_softplus_double_backward(tl_tensor *grad, tl_tensor *input, tl_
 tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output, tl_tensor *input);
 tl_tensor *tl_ag_infinitely_differentiable_silu_backward(tl_tensor *grad_output, tl_tensor *input);
 
-/* indexing (issue 6 shape and indexing slice; PyTorch's FunctionsManual.cpp
+/* indexing (PyTorch's FunctionsManual.cpp
  * functions of the same names, built from entry points) */
 tl_tensor *tl_ag_masked_fill_backward(tl_tensor *grad, tl_tensor *mask);
 tl_tensor *tl_ag_embedding_dense_double_backward(tl_tensor *grad, tl_tensor *indices, int64_t padding_idx);
 
-/* pow (runtime/src/autograd_pow.c; PyTorch's pow_backward, pow_backward_self,
+/* pow (autograd/autograd_pow.c; PyTorch's pow_backward, pow_backward_self,
  * pow_backward_exponent; the Scalar-base overload of pow_backward_exponent is
  * named _scalar: one C name per helper) */
 tl_tensor *tl_ag_pow_backward(tl_tensor *grad, tl_tensor *self, tl_scalar exponent);
@@ -211,12 +208,12 @@ tl_tensor *tl_ag_pow_backward_self(tl_tensor *grad, tl_tensor *self, tl_tensor *
 tl_tensor *tl_ag_pow_backward_exponent(tl_tensor *grad, tl_tensor *self, tl_tensor *exponent, tl_tensor *result);
 tl_tensor *tl_ag_pow_backward_exponent_scalar(tl_tensor *grad, tl_scalar self, tl_tensor *exponent,
                                               tl_tensor *result);
-/* svd (runtime/src/autograd_svd.c): PyTorch's svd_backward for real inputs
+/* svd (autograd/autograd_svd.c): PyTorch's svd_backward for real inputs
  * (gradients of U, S and Vh; any of them may be NULL) */
 tl_tensor *tl_ag_svd_backward(tl_tensor *gU, tl_tensor *gS, tl_tensor *gVh, tl_tensor *U, tl_tensor *S,
                               tl_tensor *Vh);
 
-/* clamp (runtime/src/autograd_ternary.c; PyTorch's clamp_backward and
+/* clamp (autograd/autograd_ternary.c; PyTorch's clamp_backward and
  * clamp_backward_min_max; the Tensor? overload of clamp_backward is named
  * _tensor: one C name per helper) */
 tl_tensor *tl_ag_clamp_backward(tl_tensor *grad, tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
@@ -224,7 +221,7 @@ tl_tensor *tl_ag_clamp_backward_tensor(tl_tensor *grad, tl_tensor *self, tl_tens
 int tl_ag_clamp_backward_min_max(tl_tensor *grad, tl_tensor *self, tl_tensor *min, tl_tensor *max,
                                  const bool *grad_input_mask, int64_t n, tl_tensor **grad_min, tl_tensor **grad_max);
 
-/* Reductions slice (runtime/src/autograd_reduce.c): max()/min(), amax/amin,
+/* reductions (autograd/autograd_reduce.c): max()/min(), amax/amin,
  * prod (prod_dim_backward: the dim overload), logsumexp, linalg_vector_norm,
  * cumsum, cumprod (once-differentiable when the input has zeros) */
 tl_tensor *tl_ag_evenly_distribute_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *value);
@@ -242,7 +239,7 @@ tl_tensor *tl_ag_linalg_vector_norm_backward(tl_tensor *grad, tl_tensor *self, t
 tl_tensor *tl_ag_cumsum_backward(tl_tensor *grad, int64_t dim);
 tl_tensor *tl_ag_cumprod_backward(tl_tensor *grad, tl_tensor *input, int64_t dim, tl_tensor *output);
 
-/* NN slice (runtime/src/autograd_nn.c): the `output:` term of
+/* NN operators (autograd/autograd_nn.c): the `output:` term of
  * _softmax_backward_data's derivative */
 tl_tensor *tl_ag_softmax_double_backward(tl_tensor *grad, tl_tensor *grad_output, int64_t dim, tl_tensor *output);
 /* _log_softmax_backward_data's derivative terms (PyTorch's inline formulas) */

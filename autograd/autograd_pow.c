@@ -1,5 +1,5 @@
-/* Helpers of pow's derivative formulas,
- * declared in runtime/include/tl_autograd_formulas.h: PyTorch's
+/* Helpers of pow's derivative formulas, declared in
+ * autograd/tl_autograd_formulas.h: PyTorch's
  * FunctionsManual.cpp pow_backward, pow_backward_self and
  * pow_backward_exponent, composed of entry points (tl_ops_*) so that they are
  * recorded under create_graph and differentiate again.

@@ -1,5 +1,5 @@
-/* Helpers of the activation derivative formulas,
- * declared in runtime/include/tl_autograd_formulas.h: PyTorch's
+/* Helpers of the activation derivative formulas, declared in
+ * autograd/tl_autograd_formulas.h: PyTorch's
  * FunctionsManual.cpp functions gelu_double_backward, elu_double_backward,
  * softplus_double_backward, infinitely_differentiable_mish_backward and
  * infinitely_differentiable_silu_backward,
@@ -127,4 +127,12 @@ tl_tensor *tl_ag_infinitely_differentiable_silu_backward(tl_tensor *grad_output,
     tl_tensor *sig = unary(&a, tl_ops_sigmoid, input);
     tl_tensor *inner = adds(&a, mul(&a, input, rsubs(&a, sig, 1.0)), 1.0);
     return finish(&a, mul(&a, mul(&a, grad_output, sig), inner));
+}
+
+/* mish_backward (CompositeImplicitAutograd, PyTorch's math_mish_backward):
+ * grad * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2)),
+ * through the entry points so it is differentiable again */
+tl_tensor *tl_native_math_mish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
+    (void)ks;
+    return tl_ag_infinitely_differentiable_mish_backward(grad_output, self);
 }

@@ -1,5 +1,4 @@
-/* Derivative helpers of the reductions, found by
- * the formula compiler in tl_autograd_formulas.h: PyTorch's
+/* Derivative helpers of the reductions, found by the formula compiler in tl_autograd_formulas.h: PyTorch's
  * FunctionsManual.cpp functions, built from tl_ops_* calls (so a backward
  * with create_graph records its own graph and differentiates again), except
  * cumprod_backward with zeros in the input (a direct float64 recurrence:
