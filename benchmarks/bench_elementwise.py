@@ -1,6 +1,6 @@
 """Elementwise arithmetic and sum on 2^24 float32 (generated ufunc loops,
-kernels/native/reduce_ops.c), plus exp on 2^24 and add on 2^26 float32 (issue
-6's rows), torchlet beside numpy and PyTorch (when installed), one thread and
+kernels/native/reduce_ops.c), plus exp on 2^24 and add on 2^26 float32 (the
+large-array rows), torchlet beside numpy and PyTorch (when installed), one thread and
 all threads.
 
 Timed round robin (`_harness.interleaved`: one batch of each library per round,

@@ -56,7 +56,7 @@ def interleaved(fns: dict) -> dict:
 
 
 class _GcHolder:
-    """The result design before this issue: a __slots__ object holding an ffi.gc cdata."""
+    """The older result design, kept for comparison: a __slots__ object holding an ffi.gc cdata."""
 
     __slots__ = ("_h",)
 

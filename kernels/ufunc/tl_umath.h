@@ -1,4 +1,4 @@
-/* Unary math for the ufunc formulas (kernels/ufunc/<op>.h, unary math slice).
+/* Unary math for the ufunc formulas (kernels/ufunc/<op>.h).
  *
  * The compute type of a floating loop is float (float32, float16, bfloat16)
  * or double (float64); TL_UMATH(f, x) picks libm's `f##f` or `f` for it at

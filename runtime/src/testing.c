@@ -3,7 +3,7 @@
  * tl_test_binary_add runs out = a + b through TensorIterator with a tiny
  * hand-written loop per dtype, so the iterator's broadcasting, promotion,
  * out= rules and traversal can be tested before the generator produces the
- * real arithmetic kernels. The real `add` is generated (later issues).
+ * real arithmetic kernels (the real `add` is generated).
  */
 #include "tl_half.h"
 #include "tl_internal.h"

@@ -1,5 +1,5 @@
 """Random number generators (Philox-4x32-10 in C): torchlet.Generator,
-manual_seed, initial_seed, seed. Random operators (later issues) draw from them."""
+manual_seed, initial_seed, seed. The random operators draw from them."""
 from __future__ import annotations
 
 from . import _device as _dev

@@ -4,8 +4,8 @@ The object owns one C reference, held as a plain cffi pointer in `_p` and
 released by `Tensor.__del__` (half the cost of an ffi.gc-owned pointer per
 result tensor; see benchmarks/bench_overhead.py).  `t._h` gives a pointer that
 holds a reference of its own (ffi.gc), so `f(make_tensor()._h)` stays valid
-after the temporary Tensor dies; library code uses `_p` on live tensors. Operator methods (add, view, ...) are generated bindings that later
-issues attach; this module holds what is written once: metadata accessors,
+after the temporary Tensor dies; library code uses `_p` on live tensors. Operator methods (add, view, ...) are generated bindings attached
+here; this module holds what is written once: metadata accessors,
 numpy interop, tolist/item, repr.
 """
 from __future__ import annotations
