@@ -216,18 +216,25 @@ def test_grads_are_float32_through_to_copy():
     np.testing.assert_allclose(w.grad.numpy(), np.tile(x.sum(0).numpy(), (4, 1)), rtol=2e-2, atol=2e-2)
 
 
-def test_dispatch_mode_sees_to_copy_before_mm():
-    mode_mod = pytest.importorskip("torchlet.utils._python_dispatch")
+def _logged(fn) -> list:
+    """str(func) of every operator a dispatch mode sees while fn runs."""
+    from torchlet.utils._python_dispatch import TorchDispatchMode
     seen = []
 
-    class Log(mode_mod.TorchDispatchMode):
+    class Log(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             seen.append(str(func))
             return func(*args, **(kwargs or {}))
 
+    with Log():
+        fn()
+    return seen
+
+
+def test_dispatch_mode_sees_to_copy_before_mm():
     a, b = rnd(2, 3), rnd(3, 2)
-    with tl.autocast("cpu"), Log():
-        tl.mm(a, b)
+    with tl.autocast("cpu"):
+        seen = _logged(lambda: tl.mm(a, b))
     assert seen.index("aten._to_copy.default") < seen.index("aten.mm.default")
 
 
@@ -250,17 +257,7 @@ def test_cache_casts_a_weight_once_and_clears_at_exit():
 
 
 def _count_to_copy(fn):
-    mode_mod = pytest.importorskip("torchlet.utils._python_dispatch")
-    seen = []
-
-    class Log(mode_mod.TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Log():
-        fn()
-    return seen.count("aten._to_copy.default")
+    return _logged(fn).count("aten._to_copy.default")
 
 
 def casts():

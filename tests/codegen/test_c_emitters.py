@@ -372,7 +372,7 @@ def test_one_entry_edit_touches_only_what_it_feeds(tmp_path):
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
 def test_generated_tree_compiles_warning_free():
-    incs = [REPO / "runtime/include", REPO / "generated/include", REPO / "generated/cdef"]
+    incs = [REPO / "runtime/include", REPO / "autograd", REPO / "generated/include", REPO / "generated/cdef"]
     srcs = sorted((REPO / "generated/csrc").glob("*.c")) + [REPO / "runtime/src/structured.c"]
     srcs += [REPO / "kernels/native" / n for n in ("views.c", "factories.c", "copy_ops.c")]
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
@@ -405,7 +405,7 @@ def test_small_set_compiles_warning_free(small, tmp_path):
         p = tmp_path / path
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-    incs = [REPO / "runtime/include", tmp_path / "include", tmp_path / "cdef"]
+    incs = [REPO / "runtime/include", REPO / "autograd", tmp_path / "include", tmp_path / "cdef"]
     cmd = ["gcc", "-fsyntax-only", "-std=gnu11", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
     srcs = sorted((tmp_path / "csrc").glob("*.c"))
     for strict in ([], ["-DTL_STRICT_KERNELS"]):
