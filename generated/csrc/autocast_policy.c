@@ -8,136 +8,136 @@
 
 const tl_autocast_rule tl_autocast_rules[] = {
     /* yaml/autocast.yaml:26: lower_precision_fp */
-    {"aten::mm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:26)"},
+    {"aten::mm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:26)", 0},
     /* yaml/autocast.yaml:27: lower_precision_fp */
-    {"aten::bmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:27)"},
+    {"aten::bmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:27)", 0},
     /* yaml/autocast.yaml:28: lower_precision_fp */
-    {"aten::baddbmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:28)"},
+    {"aten::baddbmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:28)", 0},
     /* yaml/autocast.yaml:29: lower_precision_fp */
-    {"aten::addmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:29)"},
+    {"aten::addmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:29)", 0},
     /* yaml/autocast.yaml:30: lower_precision_fp */
-    {"aten::linear", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:30)"},
+    {"aten::linear", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:30)", 0},
     /* yaml/autocast.yaml:31: lower_precision_fp */
-    {"aten::matmul", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:31)"},
+    {"aten::matmul", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:31)", 0},
     /* yaml/autocast.yaml:32: lower_precision_fp */
-    {"aten::scaled_dot_product_attention", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:32)"},
+    {"aten::scaled_dot_product_attention", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:32)", 0},
     /* yaml/autocast.yaml:38: fp32 */
-    {"aten::prod", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:38)"},
+    {"aten::prod", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:38)", 0},
     /* yaml/autocast.yaml:39: fp32 */
-    {"aten::prod.dim_int", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:39)"},
+    {"aten::prod.dim_int", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:39)", 0},
     /* yaml/autocast.yaml:40: fp32 */
-    {"aten::mse_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:40)"},
+    {"aten::mse_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:40)", 0},
     /* yaml/autocast.yaml:41: fp32 */
-    {"aten::nll_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:41)"},
+    {"aten::nll_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:41)", 0},
     /* yaml/autocast.yaml:42: fp32 */
-    {"aten::cross_entropy_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:42)"},
+    {"aten::cross_entropy_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:42)", 0},
     /* yaml/autocast.yaml:43: fp32 */
-    {"aten::linalg_svdvals", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:43)"},
+    {"aten::linalg_svdvals", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:43)", 0},
     /* yaml/autocast.yaml:44: fp32 */
-    {"aten::linalg_svd", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:44)"},
+    {"aten::linalg_svd", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:44)", 0},
     /* yaml/autocast.yaml:66: promote */
-    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:66)"},
+    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:66)", 0},
     /* yaml/autocast.yaml:67: promote */
-    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:67)"},
+    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:67)", 0},
     /* yaml/autocast.yaml:68: promote */
-    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:68)"},
+    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:68)", 0},
     /* yaml/autocast.yaml:73: lower_precision_fp */
-    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:73)"},
+    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:73)", 0},
     /* yaml/autocast.yaml:74: lower_precision_fp */
-    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:74)"},
+    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:74)", 0},
     /* yaml/autocast.yaml:75: lower_precision_fp */
-    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:75)"},
+    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:75)", 0},
     /* yaml/autocast.yaml:76: lower_precision_fp */
-    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:76)"},
+    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:76)", 0},
     /* yaml/autocast.yaml:77: lower_precision_fp */
-    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:77)"},
+    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:77)", 0},
     /* yaml/autocast.yaml:78: lower_precision_fp */
-    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:78)"},
+    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:78)", 0},
     /* yaml/autocast.yaml:79: lower_precision_fp */
-    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:79)"},
+    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:79)", 0},
     /* yaml/autocast.yaml:80: lower_precision_fp */
-    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:80)"},
+    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:80)", 0},
     /* yaml/autocast.yaml:88: fp32 */
-    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:88)"},
+    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:88)", 0},
     /* yaml/autocast.yaml:89: fp32 */
-    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:89)"},
+    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:89)", 0},
     /* yaml/autocast.yaml:90: fp32 */
-    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:90)"},
+    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:90)", 0},
     /* yaml/autocast.yaml:91: fp32 */
-    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:91)"},
+    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:91)", 0},
     /* yaml/autocast.yaml:92: fp32 */
-    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:92)"},
+    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:92)", 0},
     /* yaml/autocast.yaml:93: fp32 */
-    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:93)"},
+    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:93)", 0},
     /* yaml/autocast.yaml:94: fp32 */
-    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:94)"},
+    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:94)", 0},
     /* yaml/autocast.yaml:95: fp32 */
-    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:95)"},
+    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:95)", 0},
     /* yaml/autocast.yaml:96: fp32 */
-    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:96)"},
+    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:96)", 0},
     /* yaml/autocast.yaml:97: fp32 */
-    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:97)"},
+    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:97)", 0},
     /* yaml/autocast.yaml:98: fp32 */
-    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:98)"},
+    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:98)", 0},
     /* yaml/autocast.yaml:99: fp32 */
-    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:99)"},
+    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:99)", 0},
     /* yaml/autocast.yaml:100: fp32 */
-    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:100)"},
+    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:100)", 0},
     /* yaml/autocast.yaml:101: fp32 */
-    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:101)"},
+    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:101)", 0},
     /* yaml/autocast.yaml:102: fp32 */
-    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:102)"},
+    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:102)", 0},
     /* yaml/autocast.yaml:103: fp32 */
-    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:103)"},
+    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:103)", 0},
     /* yaml/autocast.yaml:104: fp32 */
-    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:104)"},
+    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:104)", 0},
     /* yaml/autocast.yaml:105: fp32 */
-    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:105)"},
+    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:105)", 0},
     /* yaml/autocast.yaml:106: fp32 */
-    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:106)"},
+    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:106)", 0},
     /* yaml/autocast.yaml:107: fp32 */
-    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:107)"},
+    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:107)", 0},
     /* yaml/autocast.yaml:108: fp32 */
-    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:108)"},
+    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:108)", 0},
     /* yaml/autocast.yaml:109: fp32 */
-    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:109)"},
+    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:109)", 0},
     /* yaml/autocast.yaml:110: fp32 */
-    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:110)"},
+    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:110)", 0},
     /* yaml/autocast.yaml:121: fp32_set_opt_dtype */
-    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:121)"},
+    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:121)", 0},
     /* yaml/autocast.yaml:122: fp32_set_opt_dtype */
-    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:122)"},
+    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:122)", 0},
     /* yaml/autocast.yaml:123: fp32_set_opt_dtype */
-    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:123)"},
+    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:123)", 0},
     /* yaml/autocast.yaml:124: fp32_set_opt_dtype */
-    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:124)"},
+    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:124)", 0},
     /* yaml/autocast.yaml:125: fp32_set_opt_dtype */
-    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:125)"},
+    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:125)", 0},
     /* yaml/autocast.yaml:126: fp32_set_opt_dtype */
-    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:126)"},
+    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:126)", 0},
     /* yaml/autocast.yaml:127: fp32_set_opt_dtype */
-    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:127)"},
+    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:127)", 0},
     /* yaml/autocast.yaml:128: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:128)"},
+    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:128)", 0},
     /* yaml/autocast.yaml:129: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:129)"},
+    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:129)", 0},
     /* yaml/autocast.yaml:130: fp32_set_opt_dtype */
-    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:130)"},
+    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:130)", 0},
     /* yaml/autocast.yaml:131: fp32_set_opt_dtype */
-    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:131)"},
+    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:131)", 0},
     /* yaml/autocast.yaml:137: promote */
-    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:137)"},
+    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:137)", 0},
     /* yaml/autocast.yaml:138: promote */
-    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:138)"},
+    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:138)", 0},
     /* yaml/autocast.yaml:139: promote */
-    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:139)"},
+    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:139)", 0},
     /* yaml/autocast.yaml:140: promote */
-    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:140)"},
+    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:140)", 0},
     /* yaml/autocast.yaml:141: promote */
-    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:141)"},
+    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:141)", 0},
     /* yaml/autocast.yaml:142: promote */
-    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:142)"},
-    {0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
+    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:142)", 0},
+    {0, 0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
 };
 
 const int64_t tl_autocast_num_rules = 65;

@@ -23,7 +23,8 @@ typedef enum tl_autocast_policy {
     TL_AUTOCAST_LOWER_PRECISION_FP = 0, /* eligible args -> the autocast dtype */
     TL_AUTOCAST_FP32 = 1,               /* eligible args -> float32 */
     TL_AUTOCAST_FP32_SET_OPT_DTYPE = 2, /* first arg eligible and dtype=None: dtype=float32 */
-    TL_AUTOCAST_PROMOTE = 3             /* eligible args -> widest floating type among them */
+    TL_AUTOCAST_PROMOTE = 3,            /* eligible args -> widest floating type among them */
+    TL_AUTOCAST_CAST_TO = 4             /* eligible args -> the rule's `dtype` (library.register_autocast) */
 } tl_autocast_policy;
 
 /* One row of the policy table: an operator overload, the device type whose
@@ -36,6 +37,7 @@ typedef struct tl_autocast_rule {
     int32_t policy;   /* tl_autocast_policy */
     int32_t dtype_arg;
     const char *source;
+    int32_t dtype;    /* cast_to only: the target dtype */
 } tl_autocast_rule;
 
 /* the generated table (generated/csrc/autocast_policy.c) */

@@ -274,6 +274,8 @@ static int apply_policy(const tl_autocast_rule *r, tl_stack *st, int nargs) {
         }
         return 0;
     }
+    case TL_AUTOCAST_CAST_TO:
+        return cast_args(st, nargs, r->dtype, r->device);
     case TL_AUTOCAST_PROMOTE: {
         int to = promote_type(st, nargs, r->device);
         return to < 0 ? -1 : cast_args(st, nargs, to, r->device);

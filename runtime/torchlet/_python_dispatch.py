@@ -148,7 +148,7 @@ class exclude_python:
 
 # ------------------------------------------------------------------ the fallback
 
-_overloads: dict[int, object] = {}
+_overloads: dict = {}            # C operator pointer -> OpOverload
 _overloads_gen = -1
 
 
@@ -158,18 +158,16 @@ def _overload_of(op):
     if _overloads_gen != _ops._generation:
         _overloads.clear()
         _overloads_gen = _ops._generation
-    key = int(ffi.cast("intptr_t", op))
-    ov = _overloads.get(key)
+    ov = _overloads.get(op)        # cffi pointers hash and compare by address
     if ov is None:
         name = ffi.string(lib.tl_op_name(op)).decode()
         ov = _ops.lookup(name if "." in name.partition("::")[2] else name + ".default")
         kwonly = sum(1 for a in ov._schema.arguments if a.kwarg_only)
         defaults = tuple((a.has_default, _ops._default_of(a)) for a in ov._schema.arguments)
-        composite = (lib.tl_op_has_registration(op, lib.TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD)
-                     and not lib.tl_op_has_registration(op, lib.TL_KEY_CPU))
+        composite = bool(lib.tl_op_has_registration(op, lib.TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD))
         ov._py_fallback_info = (ov._nargs, kwonly, tuple(a.name for a in ov._schema.arguments[ov._nargs - kwonly:]),
                                 len(ov._schema.returns), defaults, composite)
-        _overloads[key] = ov
+        _overloads[op] = ov
     return ov
 
 
@@ -265,7 +263,8 @@ def tl_py_dispatch_fallback(kernel, op, ks, stack):
     try:
         func = _overload_of(op)
         n, kwonly, kwnames, nret, defaults, composite = func._py_fallback_info
-        if composite and not lib.tl_tls_get_excluded() & _AD_INPLACE_OR_VIEW_BIT:
+        if composite and not lib.tl_tls_get_excluded() & _AD_INPLACE_OR_VIEW_BIT \
+                and not lib.tl_op_has_registration(op, lib.TL_KEY_CPU):   # (read live: registrations change)
             # grad mode off (no_grad, the backward pass) excluded the Autograd key
             # where a CompositeImplicitAutograd kernel runs; PyTorch's grad mode
             # keeps that key, so its modes see the decomposition: run it here

@@ -203,3 +203,20 @@ def test_detach_keeps_the_subclass():
         a = torchlet.empty(3, requires_grad=True)
     d = a.detach()
     assert isinstance(d, FakeTensor) and d.fake_mode is mode and not d.requires_grad
+
+
+def test_operator_without_a_meta_kernel_falls_back_or_raises():
+    from torchlet._subclasses.fake_tensor import UnsupportedOperatorException
+    lb = torchlet.library.Library("tcnometa", "DEF")
+    try:
+        lb.define("twice(Tensor x) -> Tensor")
+        lb.impl("twice", lambda x: x * 2, "CPU")         # no Meta kernel, no fake
+        op = torchlet.ops.tcnometa.twice.default
+        with FakeTensorMode():
+            out = op(torchlet.empty(3, 2))               # the real kernel on zeros, metadata kept
+        assert isinstance(out, FakeTensor) and out.shape == (3, 2)
+        with FakeTensorMode(allow_fallback_kernels=False):
+            with pytest.raises(UnsupportedOperatorException, match=r"^tcnometa\.twice\.default$"):
+                op(torchlet.empty(3))
+    finally:
+        lb._destroy()

@@ -13,15 +13,18 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
     return impl(op, "default" if device_types is None else device_types, func, lib=lib)
 
 
+_rules: list = []   # the C rules of register_autocast (kernels keep pointing at them)
+
+
 def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
     """Under autocast on ``device_type``, run ``op`` with its floating tensor
     inputs on that device (float64 excepted) cast to ``cast_inputs`` and
-    autocast off inside (PyTorch's ``torch.library.register_autocast``): a
-    kernel at the device's autocast key, reached only while autocast is on."""
-    from .. import _dtype, _ops
-    from .._C import lib as _lib
-    from .._tensor import Tensor
-    from ..library import _opname_of, impl
+    autocast off inside (PyTorch's ``torch.library.register_autocast``): the
+    generic autocast kernel (runtime/src/autocast.c) at the device's autocast
+    key with a ``cast_to`` rule, reached only while autocast is on."""
+    from .. import _dtype
+    from .._C import ffi, lib as _lib
+    from ..library import _opname_of, register_c_kernel
     from .custom_ops import CustomOpDef
 
     if device_type not in ("cpu", "cuda"):
@@ -29,24 +32,12 @@ def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
     if not isinstance(cast_inputs, _dtype.dtype):
         raise TypeError(f"register_autocast: cast_inputs must be a torchlet.dtype, got {type(cast_inputs).__name__}")
     qn = op._qualname if isinstance(op, CustomOpDef) else _opname_of(op)
-    overload = _ops.lookup(qn)
+    name = ffi.new("char[]", qn.encode())
+    source = ffi.new("char[]", f"register_autocast({qn!r}, {device_type!r}, {cast_inputs})".encode())
+    rule = ffi.new("tl_autocast_rule *", {
+        "op": name, "device": _lib.TL_CPU if device_type == "cpu" else _lib.TL_CUDA,
+        "policy": _lib.TL_AUTOCAST_CAST_TO, "dtype_arg": -1, "source": source, "dtype": cast_inputs._id})
+    _rules.append((rule, name, source))
     key = "AutocastCPU" if device_type == "cpu" else "AutocastCUDA"
-    key_bit = 1 << _lib.tl_dispatch_key_parse(key.encode())
-
-    def cast(v):
-        if isinstance(v, Tensor):
-            if v.is_floating_point() and v.device.type == device_type and v.dtype is not _dtype.float64:
-                return v.to(cast_inputs)
-            return v
-        if isinstance(v, (list, tuple)):
-            return type(v)(cast(x) for x in v)
-        return v
-
-    def autocast_kernel(*args, **kwargs):
-        prev = _lib.tl_exclude_guard_enter(key_bit)     # autocast off for the call and what it runs
-        try:
-            return overload(*cast(args), **{k: cast(v) for k, v in kwargs.items()})
-        finally:
-            _lib.tl_exclude_guard_exit(prev)
-
-    impl(qn, key, autocast_kernel, lib=lib)
+    register_c_kernel(qn, key, ffi.addressof(_lib, "tl_autocast_boxed"), ctx=int(ffi.cast("intptr_t", rule)), lib=lib,
+                      name=f"autocast kernel of {qn} (cast to {cast_inputs})")
