@@ -56,11 +56,12 @@ def _emitters() -> tuple[Emitter, ...]:
     from .c_ops import emit_c_ops
     from .docs import emit_ops_reference
     from .op_tags import emit_op_tags
+    from .pointwise_table import emit_pointwise_table
     from .python import emit_python_bindings
     from .ufunc import emit_ufunc_kernels
 
     return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_python_bindings, emit_op_tags,
-            emit_autocast)
+            emit_autocast, emit_pointwise_table)
 
 
 def emit_all(ctx: EmitContext) -> dict[str, str]:

@@ -1,0 +1,489 @@
+"""torchlet.compile: guards, the per-function cache, graph breaks, autograd.
+
+A call of a compiled function flattens its arguments (tuples, lists, dicts)
+and looks its *guard key* up: per tensor the dtype, device, rank,
+contiguity, which sizes are 1 and requires_grad; Python values by value; grad
+mode, default dtype and the CPU capability.  Sizes are not in the key unless
+the trace depended on them (a `SymInt` argument such as a view's shape,
+Python reading a size, or a backward graph, whose formulas bake sizes in) or
+`dynamic=False`: then the exact sizes join the key.  A miss traces and
+compiles; the generated C does not depend on sizes, so a new shape that only
+retraces reuses the compiled kernels.
+
+A trace that cannot be recorded (a data read) is a graph break: with
+`fullgraph=True` an `Unsupported` error naming the user's file:line and the
+reason, otherwise that key runs eagerly (`explain` lists the breaks).  After
+`cache_size_limit` keys a function warns once, naming what keeps changing,
+and runs eagerly for new keys.
+
+When grad mode is on and an input (or a lifted parameter) requires grad, the
+trace is joint: the forward, then `autograd.grad` of the outputs under the
+same tracer, which records the derivatives.yaml formulas.  The forward graph
+saves what the backward cannot cheaply recompute (inputs, outputs of
+reductions and of opaque operators: matrix products); the backward graph
+recomputes pointwise values and is fused the same way, built at the first
+backward.  One autograd node (`CompiledFunctionBackward`) stands for the
+whole graph.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import time
+import warnings
+import weakref
+
+import torchlet
+
+from . import build
+from .capture import GraphBreak, _addr, trace
+from .fusion import Group, OpStep, pointwise_formula
+from .graph import Graph, Value
+from .plan import Plan
+
+cache_size_limit = 8
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+_stance = ["default"]
+_compiled_functions: "weakref.WeakSet" = weakref.WeakSet()
+
+
+class Unsupported(RuntimeError):
+    """What fullgraph=True raises at a graph break (PyTorch: torch._dynamo.exc.Unsupported)."""
+
+
+class RecompileError(RuntimeError):
+    """A recompilation under set_stance("fail_on_recompile")."""
+
+
+def set_stance(stance: str = "default") -> None:
+    """torch.compiler.set_stance: "default", "force_eager" (run every compiled
+    function eagerly), "eager_on_recompile" (new keys run eagerly),
+    "fail_on_recompile" (a new key raises)."""
+    if stance not in _STANCES:
+        raise ValueError(f"invalid stance '{stance}'; expected one of {', '.join(_STANCES)}")
+    _stance[0] = stance
+
+
+def reset() -> None:
+    """Forget every compiled graph (torch.compiler.reset); the disk cache stays."""
+    for f in list(_compiled_functions):
+        f._cache_reset()
+
+
+# --------------------------------------------------------------- pytrees
+
+def _flatten(x, leaves: list):
+    """Spec of x (hashable), appending its tensors to `leaves`."""
+    if isinstance(x, torchlet.Tensor):
+        leaves.append(x)
+        return ("T",)
+    if type(x) in (list, tuple):
+        return (type(x).__name__,) + tuple(_flatten(y, leaves) for y in x)
+    if type(x) is dict:
+        return ("dict",) + tuple((k, _flatten(v, leaves)) for k, v in x.items())
+    try:
+        hash(x)
+        return ("C", type(x), x)
+    except TypeError:
+        return ("C", type(x), id(x))
+
+
+def _unflatten(spec, it, consts):
+    tag = spec[0]
+    if tag == "T":
+        return next(it)
+    if tag in ("list", "tuple"):
+        vals = [_unflatten(s, it, consts) for s in spec[1:]]
+        return vals if tag == "list" else tuple(vals)
+    if tag == "dict":
+        return {k: _unflatten(s, it, consts) for k, s in spec[1:]}
+    return next(consts)
+
+
+def _out_spec(x, leaves: list, consts: list):
+    if isinstance(x, torchlet.Tensor):
+        leaves.append(x)
+        return ("T",)
+    if type(x) in (list, tuple):
+        return (type(x).__name__,) + tuple(_out_spec(y, leaves, consts) for y in x)
+    if type(x) is dict:
+        return ("dict",) + tuple((k, _out_spec(v, leaves, consts)) for k, v in x.items())
+    consts.append(x)
+    return ("C",)
+
+
+def _guard(t, exact: bool) -> tuple:
+    g = (type(t), t.dtype, t.device, t.dim(), t.is_contiguous(), tuple(s == 1 for s in t.shape), t.requires_grad)
+    return g + (tuple(t.shape),) if exact else g
+
+
+_GUARD_FIELDS = ("type", "dtype", "device", "rank", "contiguity", "size-1 pattern", "requires_grad", "sizes")
+
+
+# --------------------------------------------------------------- entries
+
+class _Entry:
+    """One traced and compiled graph for one guard key."""
+
+    def __init__(self):
+        self.eager_reason = None      # set: this key runs the function eagerly
+        self.breaks = []              # (reason, where)
+        self.plan = None
+        self.backward = None          # _Backward, for a joint trace
+        self.lifted = []
+        self.lifted_guards = []
+        self.size_dependent = False
+        self.out_spec = None
+        self.out_consts = []
+        self.n_out = 0
+        self.graph = None
+        self.trace_seconds = 0.0
+
+
+class _Backward:
+    """The backward half of a joint trace, planned at its first use."""
+
+    def __init__(self, graph: Graph, primal_rg: list, title: str, backend: str):
+        self.graph, self.primal_rg, self.title, self.backend = graph, primal_rg, title, backend
+        self._plan = None
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            self._plan = Plan(self.graph, self.backend, self.title + " (backward)")
+        return self._plan
+
+
+def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list):
+    """Partition a joint graph: (forward graph, saved values, backward graph).
+
+    Walking back from the gradients, forward pointwise nodes are recomputed
+    in the backward; the outputs of other forward nodes (reductions, matrix
+    products, views, custom operators) are saved."""
+    fwd_nodes = set(graph.nodes[:n_fwd])
+    saved, need, keep = [], {v for v in grads if v is not None}, []
+    for n in reversed(graph.nodes):
+        outs = [o for o in n.outputs if o is not None and o in need]
+        if not outs:
+            continue
+        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None):
+            for o in outs:
+                if o not in saved:
+                    saved.append(o)
+            continue
+        keep.append(n)
+        need.update(n.inputs())
+    bwd = Graph(list(primals) + saved + list(tangents), keep[::-1], list(grads), graph.values)
+    return saved, bwd
+
+
+class _CompiledAutograd(torchlet.autograd.Function):
+    @staticmethod
+    def forward(ctx, entry, *primals):
+        res = entry.plan.run(list(primals))
+        outs, saved = res[:entry.n_out], res[entry.n_out:]
+        ctx.entry = entry
+        ctx.n_primals = len(primals)
+        ctx.save_for_backward(*primals, *saved)
+        ctx.out_meta = [(o.shape, o.dtype) for o in outs]
+        ctx.mark_non_differentiable(*[o for o, rg in zip(outs, entry.out_rg) if not rg])
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        if torchlet.is_grad_enabled():
+            raise RuntimeError("torchlet.compile does not support double backward (create_graph=True through a "
+                               "compiled function)")
+        entry = ctx.entry
+        saved = list(ctx.saved_tensors)
+        tangents = [g if g is not None else torchlet.zeros(shape, dtype=dt)
+                    for (shape, dt), g, rg in zip(ctx.out_meta, grad_outputs, entry.out_rg) if rg]
+        grads = entry.backward.plan.run(saved + tangents)
+        out = [None] * ctx.n_primals
+        for i, g in zip(entry.backward.primal_rg, grads):
+            out[i] = g
+        return (None, *out)
+
+
+_CompiledAutograd.__name__ = "CompiledFunction"
+
+
+# --------------------------------------------------------------- compiled functions
+
+class CompiledFunction:
+    """What torchlet.compile returns for a function."""
+
+    def __init__(self, fn, *, fullgraph=False, dynamic=None, backend="inductor", check=False):
+        if backend not in ("inductor", "eager"):
+            raise ValueError(f"torchlet.compile: unknown backend '{backend}' (expected 'inductor' or 'eager')")
+        self._fn = fn
+        self.fullgraph, self.dynamic, self.backend, self.check = fullgraph, dynamic, backend, check
+        functools.update_wrapper(self, fn)
+        self._cache_reset()
+        _compiled_functions.add(self)
+
+    def _cache_reset(self):
+        self._generic: dict = {}
+        self._exact: dict = {}
+        self._keys: list = []
+        self._warned = False
+        self.last_entry = None
+
+    def __get__(self, obj, objtype=None):   # a compiled method binds like a function
+        return self if obj is None else functools.partial(self.__call__, obj)
+
+    def __call__(self, *args, **kwargs):
+        if _stance[0] == "force_eager" or os.environ.get("TORCHLET_COMPILE") == "0":
+            return self._fn(*args, **kwargs)
+        flat: list = []
+        spec = _flatten((args, kwargs), flat)
+        state = (torchlet.is_grad_enabled(), torchlet.get_default_dtype(), torchlet.get_cpu_capability())
+        exact_only = self.dynamic is False
+        key = None if exact_only else (spec, tuple(_guard(t, False) for t in flat), state)
+        entry = self._generic.get(key) if key is not None else None
+        xkey = None
+        if entry is None or not self._lifted_ok(entry):
+            xkey = (spec, tuple(_guard(t, True) for t in flat), state)
+            entry = self._exact.get(xkey)
+            if entry is not None and not self._lifted_ok(entry):
+                entry = None
+        if entry is None:
+            entry = self._miss(args, kwargs, flat, key, xkey or (spec, tuple(_guard(t, True) for t in flat), state))
+            if entry is None:
+                return self._fn(*args, **kwargs)
+        self.last_entry = entry
+        if entry.eager_reason is not None:
+            return self._fn(*args, **kwargs)
+        out = self._run(entry, flat)
+        if self.check:
+            _compare(out, self._fn(*args, **kwargs))
+        return out
+
+    @staticmethod
+    def _lifted_ok(entry) -> bool:
+        return all(_guard(t, entry.size_dependent) == g for t, g in zip(entry.lifted, entry.lifted_guards))
+
+    def _run(self, entry, flat):
+        primals = flat + entry.lifted
+        if entry.backward is not None:
+            outs = _CompiledAutograd.apply(entry, *primals)
+        else:
+            outs = entry.plan.run(primals)[:entry.n_out]
+        return _unflatten(entry.out_spec, iter(outs), iter(entry.out_consts))
+
+    # -- a new key
+    def _miss(self, args, kwargs, flat, key, xkey):
+        if self._keys:
+            if _stance[0] == "fail_on_recompile":
+                raise RecompileError(f"torchlet.compile: {self.__name__} would recompile ({_what_changed(self._keys[-1], xkey)} "
+                                     "changed) under set_stance('fail_on_recompile')")
+            if _stance[0] == "eager_on_recompile":
+                return None
+        if len(self._keys) >= cache_size_limit:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"torchlet.compile: {getattr(self, '__name__', 'function')} hit cache_size_limit "
+                              f"({cache_size_limit}); the last change was in {_what_changed(self._keys[-1], xkey)}. "
+                              "New inputs of this kind run eagerly.", stacklevel=3)
+            return None
+        entry = self._compile(args, kwargs, flat)
+        self._keys.append(xkey)
+        if entry.size_dependent or key is None:
+            self._exact[xkey] = entry
+        else:
+            self._generic[key] = entry
+        return entry
+
+    def _compile(self, args, kwargs, flat) -> _Entry:
+        entry = _Entry()
+        title = f"{getattr(self._fn, '__qualname__', 'fn')} ({_where(self._fn)})"
+        t0 = time.perf_counter()
+        joint = {}
+
+        def grad_of(out, fakes, tracer):
+            if not torchlet.is_grad_enabled():
+                return None
+            leaves: list = []
+            _out_spec(out, leaves, [])
+            outs_rg = [o for o in leaves if o.requires_grad]
+            # autograd sits above the tracer: it saw the user inputs' fakes, but
+            # lifted tensors (parameters) as themselves
+            n_user = len(fakes)
+            ins = list(tracer.input_fakes[:n_user]) + list(tracer.lifted)
+            ins_rg = [(i, f) for i, f in enumerate(ins) if f.requires_grad]
+            if not outs_rg or not ins_rg:
+                return None
+            joint["n_fwd"] = len(tracer.graph.nodes)
+            joint["n_primals"] = len(tracer.graph.inputs)
+            tangents = []
+            from ..utils._python_dispatch import _disable_current_modes
+            for o in outs_rg:
+                with _disable_current_modes():
+                    real = torchlet.empty(tuple(o.shape), dtype=o.dtype)
+                f = tracer.fake_mode.from_tensor(real)
+                tracer.add_input(real, f)
+                tangents.append(f)
+            joint["tangents"] = tangents
+            joint["outs_rg"] = outs_rg
+            joint["ins_rg"] = [i for i, _ in ins_rg]
+            return torchlet.autograd.grad(outs_rg, [f for _, f in ins_rg], tangents, allow_unused=True)
+
+        try:
+            tracer, out, grads = trace(self._fn, args, kwargs, flat, grad_of=grad_of)
+        except GraphBreak as e:
+            if self.fullgraph:
+                raise Unsupported(f"torchlet.compile(fullgraph=True): graph break: {e.reason} at {e.where}") from None
+            entry.eager_reason = f"graph break: {e.reason}"
+            entry.breaks.append((e.reason, e.where))
+            return entry
+        except Exception as e:   # a genuine error raises again when the function runs eagerly
+            entry.eager_reason = f"the trace failed: {type(e).__name__}: {e}"
+            entry.breaks.append((entry.eager_reason, ""))
+            if self.fullgraph:
+                raise
+            return entry
+        entry.trace_seconds = time.perf_counter() - t0
+        g = tracer.graph
+        leaves: list = []
+        entry.out_spec = _out_spec(out, leaves, entry.out_consts)
+        outs = [tracer.env[_addr(t)] if _addr(t) in tracer.env else tracer.value_of(t)[0] for t in leaves]
+        entry.n_out = len(outs)
+        entry.lifted = list(tracer.lifted)
+        entry.size_dependent = self.dynamic is False or tracer.sizes_read or bool(joint) or _has_sizes(g)
+        entry.lifted_guards = [_guard(t, entry.size_dependent) for t in entry.lifted]
+        if joint:
+            n_primals = joint["n_primals"]
+            primals = g.inputs[:n_primals]
+            tangents = g.inputs[n_primals:]
+            grad_vals = [tracer.env[_addr(x)] if x is not None else None for x in grads]
+            fwd_graph = Graph(list(primals), g.nodes[:joint["n_fwd"]], outs, g.values)
+            saved, bwd = _cut(g, joint["n_fwd"], grad_vals, tangents, primals)
+            fwd_graph = Graph(list(primals), g.nodes[:joint["n_fwd"]], outs + saved, g.values).prune()
+            entry.graph = fwd_graph
+            out_rg_ids = {_addr(o) for o in joint["outs_rg"]}
+            entry.out_rg = [_addr(t) in out_rg_ids for t in leaves]
+            entry.plan = Plan(fwd_graph, self.backend, title)
+            entry.backward = _Backward(bwd, joint["ins_rg"], title, self.backend)
+        else:
+            entry.graph = Graph(list(g.inputs), g.nodes, outs, g.values).prune()
+            entry.plan = Plan(entry.graph, self.backend, title)
+        if entry.plan.fallback_reason and "compiler" in entry.plan.fallback_reason:
+            _warn_once_build(entry.plan.fallback_reason)
+        return entry
+
+    # -- introspection
+    def kernels(self) -> str:
+        """The generated C of every graph compiled so far (each group's loop
+        commented with its operators and the YAML entries they came from)."""
+        srcs = []
+        for e in list(self._generic.values()) + list(self._exact.values()):
+            if e.plan is not None and e.plan.source:
+                srcs.append(e.plan.source)
+            if e.backward is not None and e.backward.plan.source:
+                srcs.append(e.backward.plan.source)
+        return "\n".join(srcs)
+
+
+def _has_sizes(g: Graph) -> bool:
+    """An operator took a size (SymInt) argument: the graph holds that size."""
+    for n in g.nodes:
+        for a in n.op._schema.arguments:
+            t = str(a.type)
+            if "SymInt" in t:
+                return True
+    return False
+
+
+def _what_changed(old, new) -> str:
+    (ospec, oguards, ostate), (nspec, nguards, nstate) = old, new
+    if ospec != nspec:
+        return "the arguments' structure or a Python value"
+    if ostate != nstate:
+        names = ("grad mode", "default dtype", "CPU capability")
+        return next(n for n, a, b in zip(names, ostate, nstate) if a != b)
+    for i, (a, b) in enumerate(zip(oguards, nguards)):
+        for name, x, y in zip(_GUARD_FIELDS, a, b):
+            if x != y:
+                return f"the {name} of tensor argument {i}"
+    return "the arguments"
+
+
+def _where(fn) -> str:
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else type(fn).__name__
+
+
+_build_warned = []
+
+
+def _warn_once_build(reason):
+    if not _build_warned:
+        _build_warned.append(reason)
+        warnings.warn(f"torchlet.compile runs eagerly: {reason}", stacklevel=4)
+
+
+def _compare(out, ref):
+    got, want = [], []
+    _out_spec(out, got, [])
+    _out_spec(ref, want, [])
+    for i, (a, b) in enumerate(zip(got, want)):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise RuntimeError(f"torchlet.compile(check=True): output {i}: compiled {a.dtype}{list(a.shape)} "
+                               f"vs eager {b.dtype}{list(b.shape)}")
+        import numpy as np
+        x, y = a.detach().numpy(), b.detach().numpy()
+        bad = ~np.isclose(x, y, rtol=1.3e-6 if x.dtype == np.float32 else 1e-7, atol=1e-5, equal_nan=True)
+        if bad.any():
+            at = tuple(int(j) for j in np.argwhere(bad)[0])
+            raise RuntimeError(f"torchlet.compile(check=True): output {i} differs from eager first at {at}: "
+                               f"compiled {x[at]!r}, eager {y[at]!r}")
+
+
+# --------------------------------------------------------------- modules
+
+def _optimized_module_class():
+    from ..nn import Module
+
+    class OptimizedModule(Module):
+        """A compiled nn.Module: forward runs through torchlet.compile;
+        parameters stay the original module's (lifted to graph inputs on
+        every call), under the `_orig_mod.` prefix as in PyTorch."""
+
+        def __init__(self, mod, compiled_forward):
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_compiled_forward", compiled_forward)
+
+        def forward(self, *args, **kwargs):
+            return self._compiled_forward(*args, **kwargs)
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._modules["_orig_mod"], name)
+
+        def kernels(self) -> str:
+            return self._compiled_forward.kernels()
+
+    return OptimizedModule
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable: bool = False, check: bool = False):
+    """torch.compile: returns the compiled function or module (usable as a decorator)."""
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable, check=check)
+    if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, reduce-overhead, max-autotune, "
+                           "max-autotune-no-cudagraphs")
+    if not callable(model):
+        raise RuntimeError("compile() expects a callable (a function or an nn.Module)")
+    if disable:
+        return model
+    from ..nn import Module
+    if isinstance(model, Module):
+        fwd = CompiledFunction(model.forward, fullgraph=fullgraph, dynamic=dynamic, backend=backend, check=check)
+        return _optimized_module_class()(model, fwd)
+    return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, check=check)

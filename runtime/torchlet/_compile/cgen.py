@@ -1,0 +1,429 @@
+"""C text for fused groups: one C file per graph, one function per group.
+
+Every group is a loop nest over its iteration space, coalesced to K
+dimensions (adjacent dimensions merge when every operand is contiguous or
+broadcast over both alike): an outer loop over rows (the first K-1
+dimensions, run on the runtime's thread pool) and, per row, passes over the
+last dimension in chunks of `CH` elements.  Within a chunk each node is its
+own short loop from a temporary in L1 to a temporary, `tN[k] = TL_UFUNC_f(...)`:
+the same formula macro, the same C types and the same compiler flags as
+eager's loop for that operator, and no expression spanning two operators, so
+the compiler contracts (FMA) exactly where eager did and a pointwise chain is
+bit-equal to eager.  float16/bfloat16 values are computed in float and
+rounded where eager stores.
+
+A row group (one with reductions over the last dimension) runs one pass per
+reduction level (softmax: the max, then the sum), computes its per-row values
+once per row, then a last pass writes the element outputs.  Sums of float32
+accumulate in double, as eager's sum does.
+
+Operands are contiguous (the plan makes them so) and are indexed from the
+run-time sizes: nothing here depends on a size, so one kernel serves every
+shape with the same broadcast pattern.
+"""
+from __future__ import annotations
+
+import math
+
+from .fusion import Formula, Group, dtype_name
+from .graph import Value
+
+CH = 256
+
+_STORAGE = {"bool": "uint8_t", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+            "int64": "int64_t", "float16": "uint16_t", "bfloat16": "uint16_t", "float32": "float",
+            "float64": "double"}
+_COMPUTE = dict(_STORAGE, bool="bool", float16="float", bfloat16="float")
+
+
+def storage_t(dt) -> str:
+    return _STORAGE[dtype_name(dt)]
+
+
+def compute_t(dt) -> str:
+    return _COMPUTE[dtype_name(dt)]
+
+
+def _load(dt, x: str) -> str:
+    n = dtype_name(dt)
+    return {"bool": f"({x} != 0)", "float16": f"tl_f16_to_f32({x})", "bfloat16": f"tl_bf16_to_f32({x})"}.get(n, x)
+
+
+def _store(dt, v: str) -> str:
+    n = dtype_name(dt)
+    return {"bool": f"(uint8_t)(({v}) != 0)", "float16": f"tl_f32_to_f16({v})",
+            "bfloat16": f"tl_f32_to_bf16({v})"}.get(n, f"({storage_t(dt)})({v})")
+
+
+def _round(dt, v: str) -> str:
+    """v (a compute value) as eager leaves it after storing in dt."""
+    n = dtype_name(dt)
+    return {"bool": f"(({v}) != 0)", "float16": f"tl_f16_to_f32(tl_f32_to_f16({v}))",
+            "bfloat16": f"tl_bf16_to_f32(tl_f32_to_bf16({v}))"}.get(n, f"({compute_t(dt)})({v})")
+
+
+def c_number(x, dt) -> str:
+    """Python number x as a C constant of dt's compute type (exact: hex floats)."""
+    ct = compute_t(dt)
+    if isinstance(x, bool):
+        return f"(({ct}){int(x)})"
+    if isinstance(x, int):
+        return f"(({ct})INT64_C({x}))" if -2**63 <= x < 2**63 else f"(({ct}){float(x).hex()})"
+    if math.isnan(x):
+        return f"(({ct})__builtin_nan(\"\"))"
+    if math.isinf(x):
+        return f"(({ct}){'-' if x < 0 else ''}__builtin_inf())"
+    return f"(({ct}){x.hex()})"
+
+
+def _round_number(x, dt):
+    """A Python number rounded once into dt (eager wraps it in a 0-dim tensor
+    and casts that to the loop's dtype)."""
+    n = dtype_name(dt)
+    if isinstance(x, bool) or n in ("float32", "float64") or not isinstance(x, float):
+        return x
+    if n == "float16":
+        import numpy as np
+        return float(np.float16(x))
+    if n == "bfloat16" and math.isfinite(x) and x != 0:
+        m, e = math.frexp(x)
+        return math.ldexp(round(m * 256), e - 8)
+    return x
+
+
+# ------------------------------------------------------------------ layout
+
+class Layout:
+    """Operands (outputs, then inputs), each one's kind per coalesced dim
+    ('C' walks memory, 'B' is broadcast), and where each dim's size comes from."""
+
+    def __init__(self, g: Group):
+        n = len(g.space)
+        self.operands = list(g.outputs) + list(g.inputs)
+        self.nout = len(g.outputs)
+        kept = [d for d in range(n) if g.space[d] != 1 or (g.is_row and d == n - 1)]
+        kinds = {v: [self._kind(g, v, d) for d in range(n)] for v in self.operands}
+        segments = []
+        for d in kept:
+            last = segments[-1][-1] if segments else None
+            merge = (last is not None and not (g.is_row and d == n - 1)
+                     and all(kinds[v][last] == kinds[v][d] for v in self.operands))
+            if merge:
+                segments[-1].append(d)
+            else:
+                segments.append([d])
+        if not segments or (g.is_row and segments[-1] != [n - 1]):
+            segments.append([n - 1] if g.is_row else [])
+        self.segments = segments
+        self.kinds = {v: [kinds[v][s[0]] if s else "B" for s in segments] for v in self.operands}
+        # the original dims' sizes at run time: (input index, axis) of an input walking that dim
+        self.dim_source = []
+        for d in range(n):
+            src = None
+            for i, v in enumerate(g.inputs):
+                if kinds[v][d] == "C":
+                    src = (i, d - self._offset(g, v))
+                    break
+            self.dim_source.append(src)
+
+    @staticmethod
+    def _offset(g: Group, v: Value) -> int:
+        """v's dim j is the space's dim j + offset."""
+        n = len(g.space)
+        if g.produces(v):
+            return 0 if v.ndim >= n - 1 else n - v.ndim
+        row_only = [u for u in g.nodes if v in u.inputs() and u.outputs[0].shape == g.space[:-1]
+                    and g.level[u] == "row" and u not in g.reductions]
+        return (n - 1 - v.ndim) if row_only and v.ndim <= n - 1 else n - v.ndim
+
+    def _kind(self, g, v, d) -> str:
+        j = d - self._offset(g, v)
+        if g.produces(v) and g.level[v.producer] == "row" and d == len(g.space) - 1:
+            return "B"
+        return "C" if 0 <= j < v.ndim and v.shape[j] == g.space[d] and g.space[d] != 1 else "B"
+
+    def inner(self, v) -> str:
+        return self.kinds[v][-1]
+
+
+# ------------------------------------------------------------------ emitter
+
+class _GroupEmitter:
+    def __init__(self, g: Group, fname: str):
+        self.g, self.fname = g, fname
+        self.lay = Layout(g)
+        self.K = len(self.lay.segments)
+        self.op_index = {v: i for i, v in enumerate(self.lay.operands)}
+        self.stage = self._stages()
+
+    # -- stages (reduction levels)
+    def _stages(self):
+        g, st = self.g, {}
+        for n in g.nodes:
+            ins = [st[v.producer] for v in n.inputs() if g.produces(v)]
+            s = max(ins, default=0)
+            st[n] = s + 1 if n in g.reductions else s
+        return st
+
+    # -- operand references inside a row body
+    def ref(self, v, ct: str, chunk: bool) -> str:
+        """C expression for value v converted to compute type ct."""
+        g = self.g
+        if g.produces(v) and v.producer in g.level:
+            node = v.producer
+            name = f"t{v.index}[k]" if g.level[node] == "elem" else f"r{v.index}"
+            return f"({ct})({name})" if compute_t(v.dtype) != ct else name
+        i = self.op_index[v]
+        if self.lay.inner(v) == "C":
+            x = _load(v.dtype, f"p{i}[j0 + k]")
+        else:
+            x = f"s{i}"
+        return f"({ct})({x})" if compute_t(v.dtype) != ct else x
+
+    def formula_call(self, node, chunk=True) -> str:
+        f: Formula = self.g.formulas[node]
+        ct = compute_t(f.compute)
+        args = []
+        for i, t in enumerate(f.tensors):
+            want = compute_t(f.fixed[i]) if i in f.fixed else ct
+            if isinstance(t, Value):
+                args.append(self.ref(t, want, chunk))
+            else:
+                args.append(c_number(_round_number(t, f.fixed.get(i, f.compute)), f.fixed.get(i, f.compute)))
+        args += [c_number(s, f.compute) for s in f.scalars]
+        a = ", ".join(args)
+        if f.name == "square":
+            return f"(({args[0]}) * ({args[0]}))"
+        if f.name == "convert":
+            return f"({args[0]})"
+        call = f"TL_UFUNC_{f.name}({a})"
+        if f.fallback:
+            exact, pred = f.fallback
+            call = f"(TL_UFUNC_{pred}({a}) ? TL_UFUNC_{exact}({a}) : {call})"
+        return call
+
+    def node_value(self, node, chunk=True) -> str:
+        """The node's result as eager stores it, in its output's compute type."""
+        out = node.outputs[0]
+        return _round(out.dtype, self.formula_call(node, chunk))
+
+    # -- needed element nodes of a pass, in order
+    def elem_closure(self, targets):
+        g, need = self.g, set()
+        stack = [v.producer for v in targets if g.produces(v) and g.level[v.producer] == "elem"]
+        while stack:
+            n = stack.pop()
+            if n in need:
+                continue
+            need.add(n)
+            stack += [v.producer for v in n.inputs() if g.produces(v) and g.level[v.producer] == "elem"]
+        return [n for n in g.nodes if n in need]
+
+    def chunk_loop(self, out, elem_nodes, body_after, c0="c0", c1="c1"):
+        out.append(f"        for (int64_t j0 = {c0}; j0 < {c1}; j0 += CH) {{")
+        out.append(f"            const int64_t m = {c1} - j0 < CH ? {c1} - j0 : CH;")
+        for n in elem_nodes:
+            v = n.outputs[0]
+            out.append(f"            /* {_node_comment(n)} */")
+            out.append(f"            _Alignas(64) {compute_t(v.dtype)} t{v.index}[CH];")
+            out.append(f"            for (int64_t k = 0; k < m; k++) t{v.index}[k] = {self.node_value(n)};")
+        out += ["            " + line for line in body_after]
+        out.append("        }")
+
+    def emit(self) -> str:
+        g, lay, K = self.g, self.lay, self.K
+        L = []
+        nops = len(lay.operands)
+        L.append(f"/* {self.fname}: {'row kernel' if g.is_row else 'pointwise'} over {_shape(g.space)}, "
+                 f"{len(g.nodes)} operators")
+        for n in g.nodes:
+            L.append(f" *   {_node_comment(n)}" + (f"  ({n.where})" if n.where else ""))
+        L.append(" */")
+        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; }} {self.fname}_ctx;")
+        L.append("")
+        L.append(f"static inline void {self.fname}_row(const {self.fname}_ctx *c, int64_t r, int64_t c0, int64_t c1) {{")
+        # operand bases for this row
+        L.append("    int64_t rem = r;")
+        for i in range(nops):
+            L.append(f"    int64_t b{i} = 0;")
+        if K > 1:
+            L.append(f"    for (int d = {K - 2}; d >= 0; d--) {{")
+            L.append("        const int64_t ix = rem % c->size[d];")
+            L.append("        rem /= c->size[d];")
+            for i in range(nops):
+                L.append(f"        b{i} += ix * c->st[{i}][d];")
+            L.append("    }")
+        L.append("    (void)rem;")
+        for i, v in enumerate(lay.operands):
+            st, cst = storage_t(v.dtype), "" if i < lay.nout else "const "
+            if lay.inner(v) == "C":
+                L.append(f"    {cst}{st} *restrict p{i} = ({cst}{st} *)c->ptr[{i}] + b{i};")
+            elif i >= lay.nout:
+                L.append(f"    const {compute_t(v.dtype)} s{i} = {_load(v.dtype, f'((const {st} *)c->ptr[{i}])[b{i}]')};")
+            else:
+                L.append(f"    {st} *o{i} = ({st} *)c->ptr[{i}] + b{i};")
+        nstages = max([self.stage[n] for n in g.reductions], default=0)
+        self.emit_row_nodes(L, 0)
+        for s in range(1, nstages + 1):
+            reds = [n for n in g.nodes if n in g.reductions and self.stage[n] == s]
+            self.emit_reduction_pass(L, reds)
+            self.emit_row_nodes(L, s)
+        elem_outs = [v for v in lay.operands[:lay.nout] if g.level[v.producer] == "elem"]
+        if elem_outs:
+            stores = [f"for (int64_t k = 0; k < m; k++) p{self.op_index[v]}[j0 + k] = "
+                      f"{_store(v.dtype, f't{v.index}[k]')};" for v in elem_outs]
+            L.append("    {")
+            self.chunk_loop(L, self.elem_closure(elem_outs), stores)
+            L.append("    }")
+        L.append("}")
+        L.append("")
+        self.emit_drivers(L)
+        return "\n".join(L)
+
+    def emit_row_nodes(self, L, stage):
+        g = self.g
+        for n in g.nodes:
+            if g.level[n] != "row" or n in g.reductions or self.stage[n] != stage:
+                continue
+            v = n.outputs[0]
+            L.append(f"    /* {_node_comment(n)} */")
+            L.append(f"    const {compute_t(v.dtype)} r{v.index} = tl_fused_keep_{_sfx(v.dtype)}({self.node_value(n, False)});")
+            self.store_row(L, v)
+
+    def store_row(self, L, v):
+        if v in self.lay.operands[:self.lay.nout]:
+            L.append(f"    *o{self.op_index[v]} = {_store(v.dtype, f'r{v.index}')};")
+
+    def emit_reduction_pass(self, L, reds):
+        g = self.g
+        for n in reds:
+            v = n.outputs[0]
+            L.append(f"    {compute_t(v.dtype)} r{v.index};")
+        L.append("    {")
+        for n in reds:
+            v, kind = n.outputs[0], g.reductions[n]
+            at = "double" if kind in ("sum", "mean") else compute_t(v.dtype)
+            lanes = 16 if at == "double" else 32 if compute_t(v.dtype) == "float" else 16
+            init = "0" if kind in ("sum", "mean") else ("-__builtin_inf()" if kind == "amax" else "__builtin_inf()")
+            L.append(f"        /* {_node_comment(n)} */")
+            L.append(f"        {at} a{v.index}[{lanes}];")
+            L.append(f"        for (int u = 0; u < {lanes}; u++) a{v.index}[u] = {init};")
+        inputs = [n.inputs()[0] for n in reds]
+        acc = []
+        for n, x in zip(reds, inputs):
+            v, kind = n.outputs[0], g.reductions[n]
+            at = "double" if kind in ("sum", "mean") else compute_t(v.dtype)
+            lanes = 16 if at == "double" else 32 if compute_t(v.dtype) == "float" else 16
+            xe = self.ref(x, compute_t(v.dtype), True)
+            xu = xe.replace("[k]", "[k + u]").replace("[j0 + k]", "[j0 + k + u]")
+            upd = (lambda a, e: f"{a} += ({at})({e});") if kind in ("sum", "mean") else \
+                (lambda a, e, op=(">" if kind == "amax" else "<"): f"{a} = ({e} {op} {a} || {e} != {e}) ? {e} : {a};")
+            acc.append(f"{{ int64_t k = 0;")
+            acc.append(f"  for (; k + {lanes} <= m; k += {lanes})")
+            acc.append(f"      for (int u = 0; u < {lanes}; u++) {{ const {compute_t(v.dtype)} e = {xu}; {upd(f'a{v.index}[u]', 'e')} }}")
+            acc.append(f"  for (; k < m; k++) {{ const {compute_t(v.dtype)} e = {xe}; {upd(f'a{v.index}[0]', 'e')} }} }}")
+        self.chunk_loop(L, self.elem_closure(inputs), acc, "0", "c1")
+        for n in reds:
+            v, kind = n.outputs[0], g.reductions[n]
+            at = "double" if kind in ("sum", "mean") else compute_t(v.dtype)
+            lanes = 16 if at == "double" else 32 if compute_t(v.dtype) == "float" else 16
+            comb = (f"a{v.index}[u] += a{v.index}[u + w];" if kind in ("sum", "mean") else
+                    f"a{v.index}[u] = (a{v.index}[u + w] {'>' if kind == 'amax' else '<'} a{v.index}[u] || "
+                    f"a{v.index}[u + w] != a{v.index}[u + w]) ? a{v.index}[u + w] : a{v.index}[u];")
+            L.append(f"        for (int w = {lanes // 2}; w > 0; w /= 2) for (int u = 0; u < w; u++) {comb}")
+            val = f"a{v.index}[0] / (double)c1" if kind == "mean" else f"a{v.index}[0]"
+            L.append(f"        r{v.index} = ({compute_t(v.dtype)})({val});")
+        L.append("    }")
+        for n in reds:
+            self.store_row(L, n.outputs[0])
+
+    def emit_drivers(self, L):
+        g, lay, K = self.g, self.lay, self.K
+        nops = len(lay.operands)
+        L.append(f"static void {self.fname}_range(int64_t i0, int64_t i1, void *ctx) {{")
+        L.append(f"    const {self.fname}_ctx *c = ctx;")
+        if g.is_row:
+            L.append(f"    for (int64_t r = i0; r < i1; r++) {self.fname}_row(c, r, 0, c->size[{K - 1}]);")
+        else:
+            L.append(f"    const int64_t D = c->size[{K - 1}];")
+            L.append("    for (int64_t i = i0; i < i1;) {")
+            L.append("        const int64_t r = i / D, c0 = i % D, c1 = D < c0 + (i1 - i) ? D : c0 + (i1 - i);")
+            L.append(f"        {self.fname}_row(c, r, c0, c1);")
+            L.append("        i += c1 - c0;")
+            L.append("    }")
+        L.append("}")
+        L.append("")
+        L.append(f"/* a: the {K} sizes, then the {nops} data pointers (outputs first) */")
+        L.append(f"TL_FUSED_EXPORT void {self.fname}(const int64_t *a, void *pfor, int64_t grain) {{")
+        L.append(f"    {self.fname}_ctx c;")
+        L.append(f"    for (int d = 0; d < {K}; d++) c.size[d] = a[d];")
+        L.append(f"    for (int i = 0; i < {nops}; i++) c.ptr[i] = (char *)(intptr_t)a[{K} + i];")
+        for i, v in enumerate(lay.operands):
+            L.append("    {")
+            L.append("        int64_t run = 1;")
+            for d in range(K - 1, -1, -1):
+                if lay.kinds[v][d] == "C":
+                    L.append(f"        c.st[{i}][{d}] = run; run *= c.size[{d}];")
+                else:
+                    L.append(f"        c.st[{i}][{d}] = 0;")
+            L.append("        (void)run;")
+            L.append("    }")
+        L.append("    int64_t rows = 1;")
+        L.append(f"    for (int d = 0; d < {K - 1}; d++) rows *= c.size[d];")
+        L.append(f"    const int64_t D = c.size[{K - 1}];")
+        L.append("    if (rows == 0 || D == 0) return;")
+        L.append("    tl_fused_pfor_fn run = (tl_fused_pfor_fn)pfor;")
+        if g.is_row:
+            L.append(f"    run(rows, grain / D > 0 ? grain / D : 1, {self.fname}_range, &c);")
+        else:
+            L.append(f"    run(rows * D, grain, {self.fname}_range, &c);")
+        L.append("}")
+
+
+def _sfx(dt) -> str:
+    return {"float": "f", "double": "d"}.get(compute_t(dt), "i")
+
+
+def _shape(s) -> str:
+    return "[" + ", ".join(map(str, s)) + "]"
+
+
+def _node_comment(n) -> str:
+    from .fusion import _pointwise_table
+    row = _pointwise_table().get(n.op.name())
+    src = f"  [{row['entry']}]" if row else ""
+    return (repr(n) + src).replace("*/", "* /")
+
+
+PRELUDE = """\
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "tl_half.h"
+{includes}
+
+#define CH {ch}
+#define TL_FUSED_EXPORT __attribute__((visibility("default")))
+typedef void (*tl_fused_range_fn)(int64_t, int64_t, void *);
+typedef void (*tl_fused_pfor_fn)(int64_t, int64_t, tl_fused_range_fn, void *);
+/* a per-row value goes through memory, so no expression spans two operators
+ * (the compiler cannot contract across it, as it cannot across eager's loops) */
+static inline float tl_fused_keep_f(float x) {{ volatile float v = x; return v; }}
+static inline double tl_fused_keep_d(double x) {{ volatile double v = x; return v; }}
+static inline int64_t tl_fused_keep_i(int64_t x) {{ return x; }}
+"""
+
+
+def emit_source(groups: list, title: str) -> tuple[str, list]:
+    """(C source, exported function names) for the graph's groups."""
+    headers = sorted({h for g in groups for f in g.formulas.values() for h in f.headers})
+    includes = "\n".join(f'#include "{h.split("/")[-1]}"' for h in headers)
+    parts = [f"/* torchlet.compile: {title}\n * generated from the ufunc formulas named below; "
+             f"each line of a group's comment is one operator of the captured graph */",
+             PRELUDE.format(includes=includes, ch=CH)]
+    names = []
+    for g in groups:
+        fname = g.name()
+        names.append(fname)
+        parts.append(_GroupEmitter(g, fname).emit())
+    return "\n".join(parts) + "\n", names
