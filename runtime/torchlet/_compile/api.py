@@ -35,15 +35,18 @@ import weakref
 
 import torchlet
 
-from . import build
+from .._C import ffi as _ffi, lib as _lib
 from .capture import GraphBreak, _addr, trace
-from .fusion import Group, OpStep, pointwise_formula
-from .graph import Graph, Value
+from .fusion import pointwise_formula
+from .graph import Graph
 from .plan import Plan
 
 cache_size_limit = 8
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
-_stance = ["default"]
+# TORCHLET_COMPILE=0 in the environment at import: every compiled function runs eagerly
+_stance = ["force_eager" if os.environ.get("TORCHLET_COMPILE") == "0" else "default"]
+_grad_enabled = torchlet.is_grad_enabled
+_default_dtype = torchlet.get_default_dtype
 _compiled_functions: "weakref.WeakSet" = weakref.WeakSet()
 
 
@@ -71,6 +74,19 @@ def reset() -> None:
 
 
 # --------------------------------------------------------------- pytrees
+
+def _flatten_call(args, kwargs, leaves: list):
+    """Spec of a call's arguments; the common case (positional tensors only) is one check."""
+    if not kwargs:
+        T = torchlet.Tensor
+        for a in args:
+            if not isinstance(a, T):
+                break
+        else:
+            leaves.extend(args)
+            return len(args)
+    return _flatten((args, kwargs), leaves)
+
 
 def _flatten(x, leaves: list):
     """Spec of x (hashable), appending its tensors to `leaves`."""
@@ -113,11 +129,19 @@ def _out_spec(x, leaves: list, consts: list):
 
 
 def _guard(t, exact: bool) -> tuple:
-    g = (type(t), t.dtype, t.device, t.dim(), t.is_contiguous(), tuple(s == 1 for s in t.shape), t.requires_grad)
-    return g + (tuple(t.shape),) if exact else g
+    """What a trace specialised on, for one tensor, as a flat tuple of small
+    values (read straight from C: this runs on every call, and the cache's
+    dict compares it on every hit)."""
+    p = t._p
+    nd = _lib.tl_tensor_ndim(p)
+    sizes = _ffi.unpack(_lib.tl_tensor_sizes(p), nd)
+    g = (type(t), _lib.tl_tensor_dtype(p), _lib.tl_tensor_device(p), _lib.tl_tensor_is_contiguous(p),
+         _lib.tl_autograd_requires_grad(p), nd, *map(_ONE, sizes))
+    return g + tuple(sizes) if exact else g
 
 
-_GUARD_FIELDS = ("type", "dtype", "device", "rank", "contiguity", "size-1 pattern", "requires_grad", "sizes")
+_ONE = (1).__eq__
+_GUARD_FIELDS = ("type", "dtype", "device", "contiguity", "requires_grad", "rank")
 
 
 # --------------------------------------------------------------- entries
@@ -233,11 +257,11 @@ class CompiledFunction:
         return self if obj is None else functools.partial(self.__call__, obj)
 
     def __call__(self, *args, **kwargs):
-        if _stance[0] == "force_eager" or os.environ.get("TORCHLET_COMPILE") == "0":
+        if _stance[0] != "default" and _stance[0] == "force_eager":
             return self._fn(*args, **kwargs)
         flat: list = []
-        spec = _flatten((args, kwargs), flat)
-        state = (torchlet.is_grad_enabled(), torchlet.get_default_dtype(), torchlet.get_cpu_capability())
+        spec = _flatten_call(args, kwargs, flat)
+        state = (_grad_enabled(), _default_dtype(), _lib.tl_cpu_capability())
         exact_only = self.dynamic is False
         key = None if exact_only else (spec, tuple(_guard(t, False) for t in flat), state)
         entry = self._generic.get(key) if key is not None else None
@@ -405,6 +429,9 @@ def _what_changed(old, new) -> str:
         for name, x, y in zip(_GUARD_FIELDS, a, b):
             if x != y:
                 return f"the {name} of tensor argument {i}"
+        if a != b:
+            nd = a[5]
+            return f"the {'size-1 pattern' if a[6:6 + nd] != b[6:6 + nd] else 'sizes'} of tensor argument {i}"
     return "the arguments"
 
 

@@ -14,8 +14,11 @@ rounded where eager stores.
 
 A row group (one with reductions over the last dimension) runs one pass per
 reduction level (softmax: the max, then the sum), computes its per-row values
-once per row, then a last pass writes the element outputs.  Sums of float32
-accumulate in double, as eager's sum does.
+once per row, then a last pass writes the element outputs; an element value
+a later pass reads again is kept in a row scratch buffer instead of being
+recomputed.  Sums accumulate in 32 (float) or 16 (double) independent lanes,
+combined pairwise at the end of the row, as eager's softmax and layer_norm
+rows do, so the compiler vectorizes them without reassociating.
 
 Operands are contiguous (the plan makes them so) and are indexed from the
 run-time sizes: nothing here depends on a size, so one kernel serves every
@@ -208,24 +211,62 @@ class _GroupEmitter:
         return _round(out.dtype, self.formula_call(node, chunk))
 
     # -- needed element nodes of a pass, in order
-    def elem_closure(self, targets):
+    def elem_closure(self, targets, cached=frozenset()):
+        """The element nodes a pass computes for `targets`, in order; a value
+        in `cached` (a row scratch buffer filled by an earlier pass) is read,
+        not recomputed."""
         g, need = self.g, set()
-        stack = [v.producer for v in targets if g.produces(v) and g.level[v.producer] == "elem"]
+        stack = [v.producer for v in targets if g.produces(v) and g.level[v.producer] == "elem"
+                 and v not in cached]
         while stack:
             n = stack.pop()
             if n in need:
                 continue
             need.add(n)
-            stack += [v.producer for v in n.inputs() if g.produces(v) and g.level[v.producer] == "elem"]
+            stack += [v.producer for v in n.inputs() if g.produces(v) and g.level[v.producer] == "elem"
+                      and v not in cached]
         return [n for n in g.nodes if n in need]
 
-    def chunk_loop(self, out, elem_nodes, body_after, c0="c0", c1="c1"):
+    def _plan_scratch(self):
+        """Which element values go to a row scratch buffer: one computed by a
+        pass and read directly by a node of a later pass (softmax's exp is
+        computed once, for the sum, and read back for the division, as
+        Inductor's CPU kernels do)."""
+        cached, done = set(), set()
+        for targets in self._pass_targets():
+            nodes = self.elem_closure(targets, cached)
+            for n in nodes:
+                for v in n.inputs():
+                    if v.producer in done and v not in cached:
+                        cached.add(v)
+            for v in targets:
+                if v.producer in done and v not in cached:
+                    cached.add(v)
+            done.update(nodes)
+        return cached
+
+    def _pass_targets(self):
+        g = self.g
+        nstages = max([self.stage[n] for n in g.reductions], default=0)
+        out = [[n.inputs()[0] for n in g.nodes if n in g.reductions and self.stage[n] == s]
+               for s in range(1, nstages + 1)]
+        out.append([v for v in self.lay.operands[:self.lay.nout] if g.level[v.producer] == "elem"])
+        return out
+
+    def chunk_loop(self, out, elem_nodes, body_after, c0="c0", c1="c1", reads=()):
         out.append(f"        for (int64_t j0 = {c0}; j0 < {c1}; j0 += CH) {{")
         out.append(f"            const int64_t m = {c1} - j0 < CH ? {c1} - j0 : CH;")
+        for v in reads:    # computed by an earlier pass
+            out.append(f"            const {compute_t(v.dtype)} *t{v.index} = sc{v.index} + j0;")
         for n in elem_nodes:
             v = n.outputs[0]
             out.append(f"            /* {_node_comment(n)} */")
-            out.append(f"            _Alignas(64) {compute_t(v.dtype)} t{v.index}[CH];")
+            if v in self.scratch:
+                out.append(f"            {compute_t(v.dtype)} *t{v.index} = sc{v.index} + j0;")
+            elif v in self.direct:   # an output stored as computed: the loop writes it in place
+                out.append(f"            {compute_t(v.dtype)} *t{v.index} = p{self.op_index[v]} + j0;")
+            else:
+                out.append(f"            _Alignas(64) {compute_t(v.dtype)} t{v.index}[CH];")
             out.append(f"            for (int64_t k = 0; k < m; k++) t{v.index}[k] = {self.node_value(n)};")
         out += ["            " + line for line in body_after]
         out.append("        }")
@@ -239,9 +280,17 @@ class _GroupEmitter:
         for n in g.nodes:
             L.append(f" *   {_node_comment(n)}" + (f"  ({n.where})" if n.where else ""))
         L.append(" */")
-        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; }} {self.fname}_ctx;")
+        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed; }} "
+                 f"{self.fname}_ctx;")
         L.append("")
-        L.append(f"static inline void {self.fname}_row(const {self.fname}_ctx *c, int64_t r, int64_t c0, int64_t c1) {{")
+        self.scratch = sorted(self._plan_scratch(), key=lambda v: v.index) if g.is_row else []
+        self.filled = set()
+        # element outputs whose compute type is their storage type (float32, float64, integers), written by
+        # their node's loop straight into the output; the others (bool, float16, bfloat16) are converted
+        self.direct = {v for v in lay.operands[:lay.nout] if g.level[v.producer] == "elem"
+                       and compute_t(v.dtype) == storage_t(v.dtype) and v not in self.scratch}
+        sc = "".join(f", {compute_t(v.dtype)} *restrict sc{v.index}" for v in self.scratch)
+        L.append(f"static inline void {self.fname}_row(const {self.fname}_ctx *c, int64_t r, int64_t c0, int64_t c1{sc}) {{")
         # operand bases for this row
         L.append("    int64_t rem = r;")
         for i in range(nops):
@@ -271,9 +320,9 @@ class _GroupEmitter:
         elem_outs = [v for v in lay.operands[:lay.nout] if g.level[v.producer] == "elem"]
         if elem_outs:
             stores = [f"for (int64_t k = 0; k < m; k++) p{self.op_index[v]}[j0 + k] = "
-                      f"{_store(v.dtype, f't{v.index}[k]')};" for v in elem_outs]
+                      f"{_store(v.dtype, f't{v.index}[k]')};" for v in elem_outs if v not in self.direct]
             L.append("    {")
-            self.chunk_loop(L, self.elem_closure(elem_outs), stores)
+            self.run_pass(L, elem_outs, stores, "c0")
             L.append("    }")
         L.append("}")
         L.append("")
@@ -302,8 +351,8 @@ class _GroupEmitter:
         L.append("    {")
         for n in reds:
             v, kind = n.outputs[0], g.reductions[n]
-            at = "double" if kind in ("sum", "mean") else compute_t(v.dtype)
-            lanes = 16 if at == "double" else 32 if compute_t(v.dtype) == "float" else 16
+            at = compute_t(v.dtype)
+            lanes = 32 if at == "float" else 16
             init = "0" if kind in ("sum", "mean") else ("-__builtin_inf()" if kind == "amax" else "__builtin_inf()")
             L.append(f"        /* {_node_comment(n)} */")
             L.append(f"        {at} a{v.index}[{lanes}];")
@@ -312,21 +361,21 @@ class _GroupEmitter:
         acc = []
         for n, x in zip(reds, inputs):
             v, kind = n.outputs[0], g.reductions[n]
-            at = "double" if kind in ("sum", "mean") else compute_t(v.dtype)
-            lanes = 16 if at == "double" else 32 if compute_t(v.dtype) == "float" else 16
+            at = compute_t(v.dtype)
+            lanes = 32 if at == "float" else 16
             xe = self.ref(x, compute_t(v.dtype), True)
             xu = xe.replace("[k]", "[k + u]").replace("[j0 + k]", "[j0 + k + u]")
             upd = (lambda a, e: f"{a} += ({at})({e});") if kind in ("sum", "mean") else \
                 (lambda a, e, op=(">" if kind == "amax" else "<"): f"{a} = ({e} {op} {a} || {e} != {e}) ? {e} : {a};")
-            acc.append(f"{{ int64_t k = 0;")
+            acc.append("{ int64_t k = 0;")
             acc.append(f"  for (; k + {lanes} <= m; k += {lanes})")
             acc.append(f"      for (int u = 0; u < {lanes}; u++) {{ const {compute_t(v.dtype)} e = {xu}; {upd(f'a{v.index}[u]', 'e')} }}")
             acc.append(f"  for (; k < m; k++) {{ const {compute_t(v.dtype)} e = {xe}; {upd(f'a{v.index}[0]', 'e')} }} }}")
-        self.chunk_loop(L, self.elem_closure(inputs), acc, "0", "c1")
+        self.run_pass(L, inputs, acc, "0")
         for n in reds:
             v, kind = n.outputs[0], g.reductions[n]
-            at = "double" if kind in ("sum", "mean") else compute_t(v.dtype)
-            lanes = 16 if at == "double" else 32 if compute_t(v.dtype) == "float" else 16
+            at = compute_t(v.dtype)
+            lanes = 32 if at == "float" else 16
             comb = (f"a{v.index}[u] += a{v.index}[u + w];" if kind in ("sum", "mean") else
                     f"a{v.index}[u] = (a{v.index}[u + w] {'>' if kind == 'amax' else '<'} a{v.index}[u] || "
                     f"a{v.index}[u + w] != a{v.index}[u + w]) ? a{v.index}[u + w] : a{v.index}[u];")
@@ -337,13 +386,32 @@ class _GroupEmitter:
         for n in reds:
             self.store_row(L, n.outputs[0])
 
+    def run_pass(self, L, targets, body, c0):
+        cached = frozenset(self.filled)
+        nodes = self.elem_closure(targets, cached)
+        reads = [v for v in self.scratch if v in cached and (
+            v in targets or any(v in n.inputs() for n in nodes))]
+        self.chunk_loop(L, nodes, body, c0, "c1", reads)
+        self.filled.update(n.outputs[0] for n in nodes if n.outputs[0] in set(self.scratch))
+
     def emit_drivers(self, L):
         g, lay, K = self.g, self.lay, self.K
         nops = len(lay.operands)
         L.append(f"static void {self.fname}_range(int64_t i0, int64_t i1, void *ctx) {{")
         L.append(f"    const {self.fname}_ctx *c = ctx;")
         if g.is_row:
-            L.append(f"    for (int64_t r = i0; r < i1; r++) {self.fname}_row(c, r, 0, c->size[{K - 1}]);")
+            D = f"c->size[{K - 1}]"
+            for v in self.scratch:   # one row's values, reused for every row of this range
+                L.append(f"    {compute_t(v.dtype)} *sc{v.index} = malloc(sizeof({compute_t(v.dtype)}) * (size_t){D});")
+            if self.scratch:
+                L.append("    if (" + " || ".join(f"!sc{v.index}" for v in self.scratch) + ") {")
+                L.append("        *c->failed = 1;")
+                L += [f"        free(sc{v.index});" for v in self.scratch]
+                L.append("        return;")
+                L.append("    }")
+            args = "".join(f", sc{v.index}" for v in self.scratch)
+            L.append(f"    for (int64_t r = i0; r < i1; r++) {self.fname}_row(c, r, 0, {D}{args});")
+            L += [f"    free(sc{v.index});" for v in self.scratch]
         else:
             L.append(f"    const int64_t D = c->size[{K - 1}];")
             L.append("    for (int64_t i = i0; i < i1;) {")
@@ -353,11 +421,13 @@ class _GroupEmitter:
             L.append("    }")
         L.append("}")
         L.append("")
-        L.append(f"/* a: the {K} sizes, then the {nops} data pointers (outputs first) */")
-        L.append(f"TL_FUSED_EXPORT void {self.fname}(const int64_t *a, void *pfor, int64_t grain) {{")
+        L.append(f"/* sizes: the {K} coalesced dims; ptrs: the {nops} operands' data (outputs first) */")
+        L.append(f"TL_FUSED_EXPORT int {self.fname}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain) {{")
         L.append(f"    {self.fname}_ctx c;")
-        L.append(f"    for (int d = 0; d < {K}; d++) c.size[d] = a[d];")
-        L.append(f"    for (int i = 0; i < {nops}; i++) c.ptr[i] = (char *)(intptr_t)a[{K} + i];")
+        L.append("    int failed = 0;")
+        L.append("    c.failed = &failed;")
+        L.append(f"    for (int d = 0; d < {K}; d++) c.size[d] = sizes[d];")
+        L.append(f"    for (int i = 0; i < {nops}; i++) c.ptr[i] = (char *)ptrs[i];")
         for i, v in enumerate(lay.operands):
             L.append("    {")
             L.append("        int64_t run = 1;")
@@ -371,12 +441,13 @@ class _GroupEmitter:
         L.append("    int64_t rows = 1;")
         L.append(f"    for (int d = 0; d < {K - 1}; d++) rows *= c.size[d];")
         L.append(f"    const int64_t D = c.size[{K - 1}];")
-        L.append("    if (rows == 0 || D == 0) return;")
+        L.append("    if (rows == 0 || D == 0) return 0;")
         L.append("    tl_fused_pfor_fn run = (tl_fused_pfor_fn)pfor;")
         if g.is_row:
             L.append(f"    run(rows, grain / D > 0 ? grain / D : 1, {self.fname}_range, &c);")
         else:
             L.append(f"    run(rows * D, grain, {self.fname}_range, &c);")
+        L.append("    return failed;   /* 1: a row scratch buffer could not be allocated */")
         L.append("}")
 
 
@@ -399,6 +470,7 @@ PRELUDE = """\
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "tl_half.h"
 {includes}
 

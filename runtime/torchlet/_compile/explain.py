@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .fusion import Group, OpStep
+from .fusion import Group
 
 
 @dataclass
@@ -59,7 +59,7 @@ class ExplainOutput:
 
 def explain(fn, *extra_args, **extra_kwargs):
     """explain(fn)(*args, **kwargs) -> ExplainOutput."""
-    from .api import CompiledFunction, _guard
+    from .api import CompiledFunction
 
     def run(*args, **kwargs):
         cf = CompiledFunction(fn)
@@ -92,14 +92,15 @@ def explain(fn, *extra_args, **extra_kwargs):
         out.graph_count = len(out.graphs)
         out.op_count = sum(len(o) for o in out.ops_per_graph)
         flat = []
-        from .api import _flatten
-        _flatten((args, kwargs), flat)
+        from .api import _flatten_call
+        _flatten_call(args, kwargs, flat)
         exact = e.size_dependent
         for i, t in enumerate(flat + e.lifted):
-            g = _guard(t, exact)
             what = "argument" if i < len(flat) else "lifted tensor"
-            desc = f"{what} {i}: {g[1]}, {g[2]}, rank {g[3]}, contiguous={g[4]}, size-1 dims {g[5]}, " \
-                   f"requires_grad={g[6]}" + (f", sizes {g[7]}" if exact else "")
+            ones = tuple(s == 1 for s in t.shape)
+            desc = f"{what} {i}: {type(t).__name__}, {t.dtype}, {t.device}, rank {t.dim()}, " \
+                   f"contiguous={t.is_contiguous()}, size-1 dims {ones}, requires_grad={t.requires_grad}" + \
+                   (f", sizes {tuple(t.shape)}" if exact else "")
             out.out_guards.append(desc)
         out.out_guards.append("grad mode, default dtype, CPU capability" +
                               ("; sizes are exact (the graph depends on them)" if exact else "; sizes are dynamic"))

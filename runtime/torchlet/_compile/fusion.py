@@ -121,11 +121,19 @@ def pointwise_formula(node: Node) -> Formula | None:
     formula = row["dtypes"].get(_TL_NAMES.get(dtype_name(compute), ""))
     if formula is None:
         return None
+    if name.split("::")[1].split(".")[0] in _DATA_CHECKED and dtype_name(compute) in _INTEGRAL:
+        return None
     fixed = {i: getattr(torchlet, _DTYPE_ATTR[row["input_dtypes"][n]])
              for i, (n, k) in enumerate([x for x in row["args"] if x[1] == "tensor"]) if n in row["input_dtypes"]}
     return Formula(formula, tensors, scalars, compute, tuple(row["headers"]), fixed,
                    row["fallbacks"].get(formula))
 
+
+# operators whose eager meta function reads the data of integer inputs first
+# (a zero divisor is a ZeroDivisionError, a negative integer power an error):
+# the fused loop would divide by zero, so integers run them as operators
+_DATA_CHECKED = {"fmod", "remainder", "pow"}
+_INTEGRAL = ("uint8", "int8", "int16", "int32", "int64", "bool")
 
 _TL_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torchlet
 
+from .._C import lib as _lib
+from .._tensor import _wrap
 from . import build
 from .cgen import Layout, emit_source
 from .fusion import Group, OpStep, fuse
@@ -22,44 +24,19 @@ def mutates(op) -> bool:
 class _GroupRunner:
     """Everything a call of one fused group needs, computed once."""
 
-    def __init__(self, g: Group, fn, pfor: int, grain: int):
+    def __init__(self, g: Group, fn, pfor, grain: int):
         lay = Layout(g)
         self.group, self.fn, self.pfor, self.grain = g, fn, pfor, grain
-        self.inputs = [v.index for v in g.inputs]
-        self.dim_source = lay.dim_source
-        self.segments = lay.segments
-        n = len(g.space)
-        self.outputs = []
+        self.dim_source = lay.dim_source      # per space dim: (input position, axis) or None (size 1)
+        self.segments = lay.segments          # coalesced dims: lists of space dims
+        self.outputs = []                     # (Value, per output dim: space dim or None)
         for v in g.outputs:
             off = Layout._offset(g, v)
             dims = tuple((j + off) if lay._kind(g, v, j + off) == "C" else None for j in range(v.ndim))
-            self.outputs.append((v.index, dims, v.dtype))
-        self.row = g.is_row
-        self.n = n
+            self.outputs.append((v, dims))
 
-    def run(self, env: list) -> None:
-        ins = []
-        for i in self.inputs:
-            t = env[i]
-            ins.append(t if t.is_contiguous() else t.contiguous())
-        orig = [ins[s[0]].shape[s[1]] if s is not None else 1 for s in self.dim_source]
-        if self.row and orig[-1] == 0:
-            return self._run_eager(env)
-        outs = []
-        for idx, dims, dt in self.outputs:
-            t = torchlet.empty(tuple(orig[d] if d is not None else 1 for d in dims), dtype=dt)
-            env[idx] = t
-            outs.append(t)
-        sizes = []
-        for seg in self.segments:
-            s = 1
-            for d in seg:
-                s *= orig[d]
-            sizes.append(s)
-        a = _ffi.new("int64_t[]", sizes + [t.data_ptr() for t in outs] + [t.data_ptr() for t in ins])
-        self.fn(a, self.pfor, self.grain)
-
-    def _run_eager(self, env):
+    def run_eagerly(self, env) -> None:
+        """The group's operators one by one (a row kernel over an empty last dim)."""
         for node in self.group.nodes:
             run_node(node, env)
 
@@ -67,7 +44,8 @@ class _GroupRunner:
 _ffi = None
 
 
-def run_node(node, env: list) -> None:
+def run_node(node, env) -> None:
+    """One operator on real tensors; env maps value index -> tensor."""
     get = env.__getitem__
     args = map_values(node.args, lambda v: get(v.index))
     kwargs = map_values(node.kwargs, lambda v: get(v.index))
@@ -113,22 +91,90 @@ class Plan:
                 self.fallback_reason = str(e)
                 self.steps = [OpStep(n) for n in graph.nodes]
                 self.groups = []
-        self._calls = [s.runner.run if isinstance(s, Group) else _op_caller(s.node) for s in self.steps]
-        self._inputs = [v.index for v in graph.inputs]
-        self._outputs = [(v.index if isinstance(v, Value) else None, v) for v in graph.outputs]
-        self._nvalues = len(graph.values)
-
-    def run(self, inputs: list) -> list:
-        env = [None] * self._nvalues
-        for i, t in zip(self._inputs, inputs):
-            env[i] = t
-        for call in self._calls:
-            call(env)
-        return [env[i] if i is not None else c for i, c in self._outputs]
+        self.python, self.run = _write_runner(graph, self.steps)
 
     def kernel_count(self) -> int:
         return len(self.groups) + sum(1 for s in self.steps if isinstance(s, OpStep))
 
 
-def _op_caller(node):
-    return lambda env: run_node(node, env)
+def _write_runner(graph: Graph, steps: list):
+    """(source, function): one straight-line Python function running the
+    steps, values in locals: `run(inputs) -> outputs`.  Per fused group it
+    makes the inputs contiguous, reads the sizes, allocates the outputs and
+    makes one call into C; per other step, one operator call."""
+    glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
+           "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
+    lines = ["def run(inputs):"]
+    names = [f"v{v.index}" for v in graph.inputs]
+    if names:
+        lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = inputs")
+
+    def const(x):
+        key = f"c{len(glb)}"
+        glb[key] = x
+        return key
+
+    def expr(x):
+        if isinstance(x, Value):
+            return f"v{x.index}"
+        if isinstance(x, list):
+            return "[" + ", ".join(expr(y) for y in x) + "]"
+        if isinstance(x, tuple):
+            return "(" + "".join(expr(y) + ", " for y in x) + ")"
+        if x is None or isinstance(x, (bool, int)) or (isinstance(x, float) and x == x and abs(x) != float("inf")):
+            return repr(x)
+        return const(x)
+
+    for k, s in enumerate(steps):
+        if isinstance(s, Group):
+            r = s.runner
+            glb[f"k{k}"], glb[f"g{k}"] = r.fn, r
+            lines.append(f"    # {s.name()}")
+            ins = []
+            for i, v in enumerate(s.inputs):
+                a = f"a{k}_{i}"
+                lines.append(f"    {a} = v{v.index} if _contig(v{v.index}._p) else v{v.index}.contiguous()")
+                ins.append(a)
+            used = sorted({src[0] for src in r.dim_source if src is not None})
+            for i in used:
+                lines.append(f"    s{k}_{i} = _sizes({ins[i]}._p)")
+            dims = [f"s{k}_{src[0]}[{src[1]}]" if src is not None else "1" for src in r.dim_source]
+            for d, e in enumerate(dims):
+                lines.append(f"    d{k}_{d} = {e}")
+            if s.is_row:
+                env = "{" + ", ".join(f"{v.index}: v{v.index}" for v in s.inputs) + "}"
+                outs = ", ".join(f"v{v.index}" for v, _ in r.outputs)
+                lines.append(f"    if d{k}_{len(dims) - 1} == 0:")
+                lines.append(f"        e = {env}")
+                lines.append(f"        g{k}.run_eagerly(e)")
+                lines.append(f"        {outs}{',' if len(r.outputs) == 1 else ''} = "
+                             f"{', '.join(f'e[{v.index}]' for v, _ in r.outputs)}{',' if len(r.outputs) == 1 else ''}")
+                lines.append("    else:")
+                ind = "        "
+            else:
+                ind = "    "
+            for v, odims in r.outputs:
+                shape = ", ".join(f"d{k}_{d}" if d is not None else "1" for d in odims)
+                lines.append(f"{ind}v{v.index} = _wrap(_empty({len(odims)}, [{shape}], {v.dtype._id}, _CPU))")
+            sizes = ", ".join(" * ".join(f"d{k}_{d}" for d in seg) or "1" for seg in r.segments)
+            ptrs = ", ".join([f"_dptr(v{v.index}._p)" for v, _ in r.outputs] + [f"_dptr({a}._p)" for a in ins])
+            glb[f"p{k}"] = r.pfor
+            lines.append(f"{ind}if k{k}([{sizes}], [{ptrs}], p{k}, {r.grain}):")
+            lines.append(f"{ind}    raise MemoryError('torchlet.compile: {s.name()}: cannot allocate its row buffers')")
+        else:
+            n = s.node
+            glb[f"op{k}"] = n.op
+            call = f"op{k}(" + ", ".join([expr(a) for a in n.args] +
+                                         [f"{key}={expr(a)}" for key, a in n.kwargs.items()]) + ")"
+            lines.append(f"    # {n!r}")
+            if n.out_structure == "single":
+                lines.append(f"    v{n.outputs[0].index} = {call}")
+            else:
+                lines.append(f"    t{k} = {call}")
+                for j, o in enumerate(n.outputs):
+                    if o is not None:
+                        lines.append(f"    v{o.index} = t{k}[{j}]")
+    lines.append("    return [" + ", ".join(expr(v) for v in graph.outputs) + "]")
+    src = "\n".join(lines) + "\n"
+    exec(compile(src, "<torchlet.compile plan>", "exec"), glb)
+    return src, glb["run"]
