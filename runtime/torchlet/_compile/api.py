@@ -391,8 +391,8 @@ class CompiledFunction:
         else:
             entry.graph = Graph(list(g.inputs), g.nodes, outs, g.values).prune()
             entry.plan = Plan(entry.graph, self.backend, title)
-        if entry.plan.fallback_reason and "compiler" in entry.plan.fallback_reason:
-            _warn_once_build(entry.plan.fallback_reason)
+        if entry.plan.build_error:
+            _warn_once_build(entry.plan.build_error)
         return entry
 
     # -- introspection

@@ -118,7 +118,8 @@ class Layout:
         if not segments or (g.is_row and segments[-1] != [n - 1]):
             segments.append([n - 1] if g.is_row else [])
         self.segments = segments
-        self.kinds = {v: [kinds[v][s[0]] if s else "B" for s in segments] for v in self.operands}
+        # an all-ones space: one dim of size 1 that every operand walks
+        self.kinds = {v: [kinds[v][s[0]] if s else "C" for s in segments] for v in self.operands}
         # the original dims' sizes at run time: (input index, axis) of an input walking that dim
         self.dim_source = []
         for d in range(n):
@@ -141,9 +142,12 @@ class Layout:
 
     def _kind(self, g, v, d) -> str:
         j = d - self._offset(g, v)
-        if g.produces(v) and g.level[v.producer] == "row" and d == len(g.space) - 1:
+        last = d == len(g.space) - 1
+        if g.produces(v) and g.level[v.producer] == "row" and last:
             return "B"
-        return "C" if 0 <= j < v.ndim and v.shape[j] == g.space[d] and g.space[d] != 1 else "B"
+        # a row kernel walks its last dim even when it is 1 wide
+        return "C" if 0 <= j < v.ndim and v.shape[j] == g.space[d] and (g.space[d] != 1 or (last and g.is_row)) \
+            else "B"
 
     def inner(self, v) -> str:
         return self.kinds[v][-1]

@@ -69,6 +69,7 @@ class Plan:
         self.source, self.kernel_names, self.so_path = "", [], None
         self.compile_seconds = 0.0
         self.fallback_reason = None
+        self.build_error = None
         if backend == "eager" or any(mutates(n.op) for n in graph.nodes):
             if backend != "eager":
                 self.fallback_reason = "the graph mutates a tensor in place: its operators run one by one"
@@ -88,7 +89,7 @@ class Plan:
                 for g, name in zip(self.groups, self.kernel_names):
                     g.runner = _GroupRunner(g, fns[name], pfor, grain)
             except build.BuildError as e:
-                self.fallback_reason = str(e)
+                self.fallback_reason = self.build_error = str(e)
                 self.steps = [OpStep(n) for n in graph.nodes]
                 self.groups = []
         self.python, self.run = _write_runner(graph, self.steps)

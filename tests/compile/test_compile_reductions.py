@@ -1,0 +1,121 @@
+"""Row kernels: a reduction over the last dimension with its pointwise
+prologue and its broadcast-back epilogue in one loop nest (RMSNorm,
+softmax, log_softmax, layer_norm), against eager within its tolerance, on
+odd widths, one row, many rows, float64, keepdim=False, NaN rows and an
+empty last dimension."""
+import numpy as np
+import pytest
+
+import torchlet as torch
+import torchlet.nn.functional as F
+from torchlet._compile.fusion import Group
+
+
+def rms(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def softmax_of_product(x, w):
+    return torch.softmax(x * w, -1)
+
+
+def log_softmax(x, w):
+    return F.log_softmax(x + w, -1)
+
+
+def layer_norm(x, w):
+    return F.layer_norm(x, (x.shape[-1],), w, w)
+
+
+def swiglu(x, w):
+    return F.silu(x) * w
+
+
+FNS = [rms, softmax_of_product, log_softmax, layer_norm, swiglu]
+
+
+def _close(a, b, dt):
+    tol = 2e-6 if dt is torch.float32 else 1e-12
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol * 10, atol=tol)
+
+
+@pytest.mark.parametrize("fn", FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (2, 3, 1000), (5, 2049)])
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_row_kernels_match_eager(fn, shape, dt):
+    x = torch.randn(shape, dtype=dt)
+    w = torch.randn(shape[-1], dtype=dt)
+    cf = torch.compile(fn)
+    with torch.no_grad():
+        got = cf(x, w)
+        if fn is layer_norm:    # against numpy: the decomposition is PyTorch's formula
+            xn, wn = x.numpy().astype(np.float64), w.numpy().astype(np.float64)
+            mu = xn.mean(-1, keepdims=True)
+            var = ((xn - mu) ** 2).mean(-1, keepdims=True)
+            want = torch.from_numpy(((xn - mu) / np.sqrt(var + 1e-5) * wn + wn).astype(x.numpy().dtype))
+        else:
+            want = fn(x, w)
+        _close(got, want, dt)
+
+
+@pytest.mark.parametrize("fn", [rms, softmax_of_product, layer_norm], ids=lambda f: f.__name__)
+def test_one_kernel_per_normalization(fn):
+    cf = torch.compile(fn)
+    with torch.no_grad():
+        cf(torch.randn(8, 64), torch.randn(64))
+    plan = cf.last_entry.plan
+    groups = [s for s in plan.steps if isinstance(s, Group)]
+    assert len(groups) == 1 and plan.kernel_count() == 1, plan.steps
+
+
+def test_reductions_keepdim_false_and_outputs():
+    def f(x):
+        s = (x * 2).sum(-1)
+        m = x.amax(-1)
+        return s, m, (x - x.amin(-1, keepdim=True)).exp()
+
+    x = torch.randn(6, 50)
+    with torch.no_grad():
+        for a, b in zip(torch.compile(f)(x), f(x)):
+            _close(a, b, torch.float32)
+
+
+def test_nan_propagates_through_amax_and_softmax():
+    x = torch.randn(3, 40)
+    x[1, 17] = float("nan")
+    with torch.no_grad():
+        got = torch.compile(lambda t: torch.softmax(t * 1.5, -1))(x).numpy()
+    assert np.isnan(got[1]).all() and not np.isnan(got[[0, 2]]).any()
+
+
+def test_empty_rows_and_empty_last_dim():
+    for shape in [(0, 16), (4, 0)]:
+        x = torch.randn(shape)
+
+        def f(t):
+            return (t * 2).sum(-1, keepdim=True) + 1
+
+        with torch.no_grad():
+            got, want = torch.compile(f)(x), f(x)
+        assert tuple(got.shape) == tuple(want.shape)
+        _close(got, want, torch.float32)
+
+
+def test_new_batch_sizes_reuse_the_kernel():
+    cf = torch.compile(softmax_of_product)
+    w = torch.randn(96)
+    with torch.no_grad():
+        for b in (2, 7, 130):     # (a size of 1 is its own key, as in PyTorch)
+            x = torch.randn(b, 96)
+            _close(cf(x, w), softmax_of_product(x, w), torch.float32)
+    assert len(cf._keys) == 1
+
+
+def test_rows_run_in_parallel():
+    torch.set_num_threads(2)
+    try:
+        x, w = torch.randn(4096, 100), torch.randn(100)
+        with torch.no_grad():
+            _close(torch.compile(rms)(x, w), rms(x, w), torch.float32)
+    finally:
+        torch.set_num_threads(1)
