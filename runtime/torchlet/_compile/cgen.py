@@ -162,6 +162,8 @@ class _GroupEmitter:
         self.K = len(self.lay.segments)
         self.op_index = {v: i for i, v in enumerate(self.lay.operands)}
         self.stage = self._stages()
+        self._names = None
+        self.node_fns: dict = {}
 
     # -- stages (reduction levels)
     def _stages(self):
@@ -176,6 +178,9 @@ class _GroupEmitter:
     def ref(self, v, ct: str, chunk: bool) -> str:
         """C expression for value v converted to compute type ct."""
         g = self.g
+        if self._names is not None:     # inside a node's own loop function
+            x = self._names[v]
+            return f"({ct})({x})" if compute_t(v.dtype) != ct else x
         if g.produces(v) and v.producer in g.level:
             node = v.producer
             name = f"t{v.index}[k]" if g.level[node] == "elem" else f"r{v.index}"
@@ -213,6 +218,50 @@ class _GroupEmitter:
         """The node's result as eager stores it, in its output's compute type."""
         out = node.outputs[0]
         return _round(out.dtype, self.formula_call(node, chunk))
+
+    def node_call(self, node) -> str:
+        """A call of the element node's own loop function over one chunk.
+
+        Each element node is a small function (one loop, `o[k] = formula`),
+        not inlined: the loop is what eager runs for that operator, and a
+        kernel of many operators stays fast to compile (GCC's -O3 cost grows
+        faster than linearly with a function's size)."""
+        g = self.g
+        out = node.outputs[0]
+        name = f"{self.fname}_n{out.index}"
+        params, args, names = [], [], {}
+        for v in dict.fromkeys(x for x in self.g.formulas[node].tensors if isinstance(x, Value)):
+            j = len(params)
+            if g.produces(v) and g.level[v.producer] == "elem":
+                params.append(f"const {compute_t(v.dtype)} *restrict a{j}")
+                args.append(f"t{v.index}")
+                names[v] = f"a{j}[k]"
+            elif g.produces(v):
+                params.append(f"{compute_t(v.dtype)} s{j}")
+                args.append(f"r{v.index}")
+                names[v] = f"s{j}"
+            elif self.lay.inner(v) == "C":
+                i = self.op_index[v]
+                params.append(f"const {storage_t(v.dtype)} *restrict a{j}")
+                args.append(f"p{i} + j0")
+                names[v] = _load(v.dtype, f"a{j}[k]")
+            else:
+                params.append(f"{compute_t(v.dtype)} s{j}")
+                args.append(f"s{self.op_index[v]}")
+                names[v] = f"s{j}"
+        if name not in self.node_fns:
+            self._names = names
+            try:
+                value = self.node_value(node)
+            finally:
+                self._names = None
+            self.node_fns[name] = "\n".join([
+                f"/* {_node_comment(node)} */",
+                f"static __attribute__((noinline)) void {name}(int64_t m, {compute_t(out.dtype)} *restrict o"
+                + "".join(", " + p for p in params) + ") {",
+                f"    for (int64_t k = 0; k < m; k++) o[k] = {value};",
+                "}", ""])
+        return f"{name}(m, t{out.index}{''.join(', ' + a for a in args)});"
 
     # -- needed element nodes of a pass, in order
     def elem_closure(self, targets, cached=frozenset()):
@@ -271,7 +320,7 @@ class _GroupEmitter:
                 out.append(f"            {compute_t(v.dtype)} *t{v.index} = p{self.op_index[v]} + j0;")
             else:
                 out.append(f"            _Alignas(64) {compute_t(v.dtype)} t{v.index}[CH];")
-            out.append(f"            for (int64_t k = 0; k < m; k++) t{v.index}[k] = {self.node_value(n)};")
+            out.append(f"            {self.node_call(n)}")
         out += ["            " + line for line in body_after]
         out.append("        }")
 
@@ -331,7 +380,8 @@ class _GroupEmitter:
         L.append("}")
         L.append("")
         self.emit_drivers(L)
-        return "\n".join(L)
+        head = L.index("") + 1      # after the ctx typedef: the node loops, then the row function
+        return "\n".join(L[:head] + list(self.node_fns.values()) + L[head:])
 
     def emit_row_nodes(self, L, stage):
         g = self.g
