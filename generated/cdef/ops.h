@@ -906,6 +906,9 @@ tl_tensor *tl_ops_masked_fill_Tensor(tl_tensor *self, tl_tensor *mask, tl_tensor
 /* embedding */
 tl_tensor *tl_ops_embedding(tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 
+/* embedding_renorm */
+tl_tensor *tl_ops_embedding_renorm_(tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+
 /* embedding_backward */
 tl_tensor *tl_ops_embedding_backward(tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 

@@ -146,6 +146,7 @@ int tl_pyabi_dot_out_r(tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
 int tl_pyabi_elu__r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
 int tl_pyabi_elu_backward_grad_input_r(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
 int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+int tl_pyabi_embedding_renorm__r(tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
 int tl_pyabi_empty_out_r(const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out);
 int tl_pyabi_eq_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_eq_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);

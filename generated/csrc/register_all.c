@@ -183,6 +183,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_scatter_add() != 0) return -1;
     if (tl_ops_register_masked_fill() != 0) return -1;
     if (tl_ops_register_embedding() != 0) return -1;
+    if (tl_ops_register_embedding_renorm() != 0) return -1;
     if (tl_ops_register_embedding_backward() != 0) return -1;
     if (tl_ops_register_embedding_dense_backward() != 0) return -1;
     if (tl_ops_register_tril() != 0) return -1;

@@ -4250,6 +4250,16 @@ tl_tensor *tl_ops_embedding_redispatch(tl_keyset ks, tl_tensor *weight, tl_tenso
 int tl_ops_embedding_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_embedding(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 
+/* ---------------------------------------------------------------- embedding_renorm */
+int tl_ops_register_embedding_renorm(void);
+/* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!) */
+extern tl_operator *tl_ops_embedding_renorm__op;
+typedef tl_tensor *(*tl_ops_embedding_renorm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+tl_tensor *tl_ops_embedding_renorm_(tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+tl_tensor *tl_ops_embedding_renorm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+int tl_ops_embedding_renorm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_embedding_renorm_cpu_(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+
 /* ---------------------------------------------------------------- embedding_backward */
 int tl_ops_register_embedding_backward(void);
 /* embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor */

@@ -154,6 +154,7 @@ __all__ = [
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
+    "embedding_renorm_",
     "empty",
     "empty_like",
     "empty_strided",
@@ -550,6 +551,7 @@ _C_elu_out = getattr(_lib, "tl_ops_elu_out", None) or _missing_c("tl_ops_elu_out
 _C_embedding = getattr(_lib, "tl_ops_embedding", None) or _missing_c("tl_ops_embedding")
 _C_embedding_backward = getattr(_lib, "tl_ops_embedding_backward", None) or _missing_c("tl_ops_embedding_backward")
 _C_embedding_dense_backward = getattr(_lib, "tl_ops_embedding_dense_backward", None) or _missing_c("tl_ops_embedding_dense_backward")
+_C_embedding_renorm_ = getattr(_lib, "tl_ops_embedding_renorm_", None) or _missing_c("tl_ops_embedding_renorm_")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_out = getattr(_lib, "tl_ops_empty_out", None) or _missing_c("tl_ops_empty_out")
@@ -1101,6 +1103,7 @@ _P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi
 _P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
 _P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
 _P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
+_P_embedding_renorm__r = getattr(_lib, "tl_pyabi_embedding_renorm__r", None) or _missing_c("tl_pyabi_embedding_renorm__r")
 _P_empty_out_r = getattr(_lib, "tl_pyabi_empty_out_r", None) or _missing_c("tl_pyabi_empty_out_r")
 _P_eq_Scalar_out_r = getattr(_lib, "tl_pyabi_eq_Scalar_out_r", None) or _missing_c("tl_pyabi_eq_Scalar_out_r")
 _P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
@@ -2080,9 +2083,9 @@ def addmm(*args, **kwargs):
     if _TF and (r_ := _tf(addmm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0, ('input', 'mat1', 'mat2', )[:n])):
         return _impladdmm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1, ('input', 'mat1', 'mat2', 'out_dtype', )[:n])):
         return _impladdmm_1(*args, **kwargs)
     raise _invalid_combination('addmm', args, kwargs, _SIGS_addmm)
 
@@ -2209,11 +2212,11 @@ def all(*args, **kwargs):
     if _TF and (r_ := _tf(all, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0, ('input', )[:n])):
         return _implall_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implall_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implall_2(*args, **kwargs)
     raise _invalid_combination('all', args, kwargs, _SIGS_all)
 
@@ -2391,11 +2394,11 @@ def any(*args, **kwargs):
     if _TF and (r_ := _tf(any, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0, ('input', )[:n])):
         return _implany_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implany_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implany_2(*args, **kwargs)
     raise _invalid_combination('any', args, kwargs, _SIGS_any)
 
@@ -2555,11 +2558,11 @@ def arange(*args, **kwargs):
     if _TF and (r_ := _tf(arange, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0, ('end', )[:n])):
         return _implarange_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_1, ('start', 'end', )[:n])):
         return _implarange_1(*args, **kwargs)
-    if n <= 3 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_arange_2)):
+    if n <= 3 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_arange_2, ('start', 'end', 'step', )[:n])):
         return _implarange_2(*args, **kwargs)
     raise _invalid_combination('arange', args, kwargs, _SIGS_arange)
 
@@ -3357,9 +3360,9 @@ def baddbmm(*args, **kwargs):
     if _TF and (r_ := _tf(baddbmm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0, ('input', 'batch1', 'batch2', )[:n])):
         return _implbaddbmm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1, ('input', 'batch1', 'batch2', 'out_dtype', )[:n])):
         return _implbaddbmm_1(*args, **kwargs)
     raise _invalid_combination('baddbmm', args, kwargs, _SIGS_baddbmm)
 
@@ -3464,11 +3467,11 @@ def bitwise_and(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_and, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0, ('input', 'other', )[:n])):
         return _implbitwise_and_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_1, ('input', 'other', )[:n])):
         return _implbitwise_and_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_2, ('input', 'other', )[:n])):
         return _implbitwise_and_2(*args, **kwargs)
     raise _invalid_combination('bitwise_and', args, kwargs, _SIGS_bitwise_and)
 
@@ -3573,11 +3576,11 @@ def bitwise_left_shift(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_left_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0, ('input', 'other', )[:n])):
         return _implbitwise_left_shift_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_1, ('input', 'other', )[:n])):
         return _implbitwise_left_shift_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_2, ('input', 'other', )[:n])):
         return _implbitwise_left_shift_2(*args, **kwargs)
     raise _invalid_combination('bitwise_left_shift', args, kwargs, _SIGS_bitwise_left_shift)
 
@@ -3713,11 +3716,11 @@ def bitwise_or(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_or, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0, ('input', 'other', )[:n])):
         return _implbitwise_or_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_1, ('input', 'other', )[:n])):
         return _implbitwise_or_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_2, ('input', 'other', )[:n])):
         return _implbitwise_or_2(*args, **kwargs)
     raise _invalid_combination('bitwise_or', args, kwargs, _SIGS_bitwise_or)
 
@@ -3822,11 +3825,11 @@ def bitwise_right_shift(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_right_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0, ('input', 'other', )[:n])):
         return _implbitwise_right_shift_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_1, ('input', 'other', )[:n])):
         return _implbitwise_right_shift_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_2, ('input', 'other', )[:n])):
         return _implbitwise_right_shift_2(*args, **kwargs)
     raise _invalid_combination('bitwise_right_shift', args, kwargs, _SIGS_bitwise_right_shift)
 
@@ -3931,11 +3934,11 @@ def bitwise_xor(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_xor, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0, ('input', 'other', )[:n])):
         return _implbitwise_xor_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_1, ('input', 'other', )[:n])):
         return _implbitwise_xor_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_2, ('input', 'other', )[:n])):
         return _implbitwise_xor_2(*args, **kwargs)
     raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS_bitwise_xor)
 
@@ -4010,9 +4013,9 @@ def bmm(*args, **kwargs):
     if _TF and (r_ := _tf(bmm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0, ('input', 'mat2', )[:n])):
         return _implbmm_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implbmm_1(*args, **kwargs)
     raise _invalid_combination('bmm', args, kwargs, _SIGS_bmm)
 
@@ -4199,9 +4202,9 @@ def clamp(*args, **kwargs):
     if _TF and (r_ := _tf(clamp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0, ('input', 'min', 'max', )[:n])):
         return _implclamp_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp_1, ('input', 'min', 'max', )[:n])):
         return _implclamp_1(*args, **kwargs)
     raise _invalid_combination('clamp', args, kwargs, _SIGS_clamp)
 
@@ -4255,9 +4258,9 @@ def clamp_(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0, ('input', 'min', 'max', )[:n])):
         return _implclamp__0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp__1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp__1, ('input', 'min', 'max', )[:n])):
         return _implclamp__1(*args, **kwargs)
     raise _invalid_combination('clamp_', args, kwargs, _SIGS_clamp_)
 
@@ -4331,9 +4334,9 @@ def clamp_max(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0, ('input', 'max', )[:n])):
         return _implclamp_max_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_1, ('input', 'max', )[:n])):
         return _implclamp_max_1(*args, **kwargs)
     raise _invalid_combination('clamp_max', args, kwargs, _SIGS_clamp_max)
 
@@ -4383,9 +4386,9 @@ def clamp_max_(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_max_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0, ('input', 'max', )[:n])):
         return _implclamp_max__0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__1, ('input', 'max', )[:n])):
         return _implclamp_max__1(*args, **kwargs)
     raise _invalid_combination('clamp_max_', args, kwargs, _SIGS_clamp_max_)
 
@@ -4459,9 +4462,9 @@ def clamp_min(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0, ('input', 'min', )[:n])):
         return _implclamp_min_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_1, ('input', 'min', )[:n])):
         return _implclamp_min_1(*args, **kwargs)
     raise _invalid_combination('clamp_min', args, kwargs, _SIGS_clamp_min)
 
@@ -4511,9 +4514,9 @@ def clamp_min_(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_min_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0, ('input', 'min', )[:n])):
         return _implclamp_min__0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__1, ('input', 'min', )[:n])):
         return _implclamp_min__1(*args, **kwargs)
     raise _invalid_combination('clamp_min_', args, kwargs, _SIGS_clamp_min_)
 
@@ -4591,9 +4594,9 @@ def clip(*args, **kwargs):
     if _TF and (r_ := _tf(clip, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0, ('input', 'min', 'max', )[:n])):
         return _implclip_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip_1, ('input', 'min', 'max', )[:n])):
         return _implclip_1(*args, **kwargs)
     raise _invalid_combination('clip', args, kwargs, _SIGS_clip)
 
@@ -4647,9 +4650,9 @@ def clip_(*args, **kwargs):
     if _TF and (r_ := _tf(clip_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0, ('input', 'min', 'max', )[:n])):
         return _implclip__0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip__1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip__1, ('input', 'min', 'max', )[:n])):
         return _implclip__1(*args, **kwargs)
     raise _invalid_combination('clip_', args, kwargs, _SIGS_clip_)
 
@@ -4831,9 +4834,9 @@ def count_nonzero(*args, **kwargs):
     if _TF and (r_ := _tf(count_nonzero, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0, ('input', 'dim', )[:n])):
         return _implcount_nonzero_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1, ('input', 'dim', )[:n])):
         return _implcount_nonzero_1(*args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
 
@@ -5022,11 +5025,11 @@ def div(*args, **kwargs):
     if _TF and (r_ := _tf(div, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0, ('input', 'other', )[:n])):
         return _impldiv_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1, ('input', 'other', )[:n])):
         return _impldiv_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2, ('input', 'other', )[:n])):
         return _impldiv_2(*args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS_div)
 
@@ -5200,6 +5203,34 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+_SIGS_embedding_renorm_ = (
+    ('(Tensor input, Tensor indices, float max_norm, float norm_type)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('max_norm', lambda x: _cv_double(x) is not _BAD), ('norm_type', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    '(Tensor input, Tensor indices, float max_norm, float norm_type)'
+    if _TF and (r_ := _tf(embedding_renorm_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('embedding_renorm_', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_renorm_', 'indices', 2, 'Tensor', indices)
+    max_norm_c = _cv_double(max_norm)
+    if max_norm_c is _BAD:
+        raise _arg_error('embedding_renorm_', 'max_norm', 3, 'float', max_norm)
+    norm_type_c = _cv_double(norm_type)
+    if norm_type_c is _BAD:
+        raise _arg_error('embedding_renorm_', 'norm_type', 4, 'float', norm_type)
+    rc_ = _P_embedding_renorm__r(input._p, indices._p, max_norm_c, norm_type_c)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -5415,9 +5446,9 @@ def eq(*args, **kwargs):
     if _TF and (r_ := _tf(eq, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0, ('input', 'other', )[:n])):
         return _impleq_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_1, ('input', 'other', )[:n])):
         return _impleq_1(*args, **kwargs)
     raise _invalid_combination('eq', args, kwargs, _SIGS_eq)
 
@@ -5725,9 +5756,9 @@ def fill(*args, **kwargs):
     if _TF and (r_ := _tf(fill, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0, ('input', 'value', )[:n])):
         return _implfill_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_1, ('input', 'value', )[:n])):
         return _implfill_1(*args, **kwargs)
     raise _invalid_combination('fill', args, kwargs, _SIGS_fill)
 
@@ -5777,9 +5808,9 @@ def fill_(*args, **kwargs):
     if _TF and (r_ := _tf(fill_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0, ('input', 'value', )[:n])):
         return _implfill__0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__1, ('input', 'value', )[:n])):
         return _implfill__1(*args, **kwargs)
     raise _invalid_combination('fill_', args, kwargs, _SIGS_fill_)
 
@@ -5960,9 +5991,9 @@ def floor_divide(*args, **kwargs):
     if _TF and (r_ := _tf(floor_divide, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0, ('input', 'other', )[:n])):
         return _implfloor_divide_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_1, ('input', 'other', )[:n])):
         return _implfloor_divide_1(*args, **kwargs)
     raise _invalid_combination('floor_divide', args, kwargs, _SIGS_floor_divide)
 
@@ -6036,9 +6067,9 @@ def fmod(*args, **kwargs):
     if _TF and (r_ := _tf(fmod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0, ('input', 'other', )[:n])):
         return _implfmod_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_1, ('input', 'other', )[:n])):
         return _implfmod_1(*args, **kwargs)
     raise _invalid_combination('fmod', args, kwargs, _SIGS_fmod)
 
@@ -6339,9 +6370,9 @@ def ge(*args, **kwargs):
     if _TF and (r_ := _tf(ge, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0, ('input', 'other', )[:n])):
         return _implge_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_1, ('input', 'other', )[:n])):
         return _implge_1(*args, **kwargs)
     raise _invalid_combination('ge', args, kwargs, _SIGS_ge)
 
@@ -6449,9 +6480,9 @@ def gt(*args, **kwargs):
     if _TF and (r_ := _tf(gt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0, ('input', 'other', )[:n])):
         return _implgt_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_1, ('input', 'other', )[:n])):
         return _implgt_1(*args, **kwargs)
     raise _invalid_combination('gt', args, kwargs, _SIGS_gt)
 
@@ -6953,9 +6984,9 @@ def le(*args, **kwargs):
     if _TF and (r_ := _tf(le, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0, ('input', 'other', )[:n])):
         return _implle_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1, ('input', 'other', )[:n])):
         return _implle_1(*args, **kwargs)
     raise _invalid_combination('le', args, kwargs, _SIGS_le)
 
@@ -7035,9 +7066,9 @@ def lerp(*args, **kwargs):
     if _TF and (r_ := _tf(lerp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0, ('input', 'end', 'weight', )[:n])):
         return _impllerp_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1, ('input', 'end', 'weight', )[:n])):
         return _impllerp_1(*args, **kwargs)
     raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
 
@@ -7611,9 +7642,9 @@ def lt(*args, **kwargs):
     if _TF and (r_ := _tf(lt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0, ('input', 'other', )[:n])):
         return _impllt_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_1, ('input', 'other', )[:n])):
         return _impllt_1(*args, **kwargs)
     raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
 
@@ -7677,9 +7708,9 @@ def masked_fill(*args, **kwargs):
     if _TF and (r_ := _tf(masked_fill, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0, ('input', 'mask', 'value', )[:n])):
         return _implmasked_fill_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_1, ('input', 'mask', 'value', )[:n])):
         return _implmasked_fill_1(*args, **kwargs)
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS_masked_fill)
 
@@ -7809,11 +7840,11 @@ def max(*args, **kwargs):
     if _TF and (r_ := _tf(max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0, ('input', )[:n])):
         return _implmax_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_1, ('input', 'other', )[:n])):
         return _implmax_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_max_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_max_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implmax_2(*args, **kwargs)
     raise _invalid_combination('max', args, kwargs, _SIGS_max)
 
@@ -7925,9 +7956,9 @@ def mean(*args, **kwargs):
     if _TF and (r_ := _tf(mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0, ('input', )[:n])):
         return _implmean_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_mean_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_mean_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implmean_1(*args, **kwargs)
     raise _invalid_combination('mean', args, kwargs, _SIGS_mean)
 
@@ -8023,11 +8054,11 @@ def min(*args, **kwargs):
     if _TF and (r_ := _tf(min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0, ('input', )[:n])):
         return _implmin_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_1, ('input', 'other', )[:n])):
         return _implmin_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_min_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_min_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implmin_2(*args, **kwargs)
     raise _invalid_combination('min', args, kwargs, _SIGS_min)
 
@@ -8136,9 +8167,9 @@ def mm(*args, **kwargs):
     if _TF and (r_ := _tf(mm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0, ('input', 'mat2', )[:n])):
         return _implmm_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implmm_1(*args, **kwargs)
     raise _invalid_combination('mm', args, kwargs, _SIGS_mm)
 
@@ -8349,9 +8380,9 @@ def narrow(*args, **kwargs):
     if _TF and (r_ := _tf(narrow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0, ('input', 'dim', 'start', 'length', )[:n])):
         return _implnarrow_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_1, ('input', 'dim', 'start', 'length', )[:n])):
         return _implnarrow_1(*args, **kwargs)
     raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
@@ -8547,9 +8578,9 @@ def ne(*args, **kwargs):
     if _TF and (r_ := _tf(ne, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0, ('input', 'other', )[:n])):
         return _implne_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_1, ('input', 'other', )[:n])):
         return _implne_1(*args, **kwargs)
     raise _invalid_combination('ne', args, kwargs, _SIGS_ne)
 
@@ -8895,11 +8926,11 @@ def pow(*args, **kwargs):
     if _TF and (r_ := _tf(pow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0, ('input', 'exponent', )[:n])):
         return _implpow_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_1, ('input', 'exponent', )[:n])):
         return _implpow_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_2, ('input', 'exponent', )[:n])):
         return _implpow_2(*args, **kwargs)
     raise _invalid_combination('pow', args, kwargs, _SIGS_pow)
 
@@ -8969,9 +9000,9 @@ def prod(*args, **kwargs):
     if _TF and (r_ := _tf(prod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0, ('input', )[:n])):
         return _implprod_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implprod_1(*args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
 
@@ -9096,9 +9127,9 @@ def rand(*args, **kwargs):
     if _TF and (r_ := _tf(rand, locals())) is not _GO:
         return r_
     n = len(args)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0, ())):
         return _implrand_0(*args, **kwargs)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_rand_1)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_rand_1, ())):
         return _implrand_1(*args, **kwargs)
     raise _invalid_combination('rand', args, kwargs, _SIGS_rand)
 
@@ -9223,9 +9254,9 @@ def randn(*args, **kwargs):
     if _TF and (r_ := _tf(randn, locals())) is not _GO:
         return r_
     n = len(args)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0, ())):
         return _implrandn_0(*args, **kwargs)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1, ())):
         return _implrandn_1(*args, **kwargs)
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
 
@@ -9414,11 +9445,11 @@ def remainder(*args, **kwargs):
     if _TF and (r_ := _tf(remainder, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0, ('input', 'other', )[:n])):
         return _implremainder_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_1, ('input', 'other', )[:n])):
         return _implremainder_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_2, ('input', 'other', )[:n])):
         return _implremainder_2(*args, **kwargs)
     raise _invalid_combination('remainder', args, kwargs, _SIGS_remainder)
 
@@ -9545,9 +9576,9 @@ def round(*args, **kwargs):
     if _TF and (r_ := _tf(round, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0, ('input', )[:n])):
         return _implround_0(*args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round_1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round_1, ('input', )[:n])):
         return _implround_1(*args, **kwargs)
     raise _invalid_combination('round', args, kwargs, _SIGS_round)
 
@@ -9592,9 +9623,9 @@ def round_(*args, **kwargs):
     if _TF and (r_ := _tf(round_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0, ('input', )[:n])):
         return _implround__0(*args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round__1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round__1, ('input', )[:n])):
         return _implround__1(*args, **kwargs)
     raise _invalid_combination('round_', args, kwargs, _SIGS_round_)
 
@@ -9712,9 +9743,9 @@ def rsub(*args, **kwargs):
     if _TF and (r_ := _tf(rsub, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rsub_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rsub_0, ('input', 'other', )[:n])):
         return _implrsub_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_rsub_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_rsub_1, ('input', 'other', 'alpha', )[:n])):
         return _implrsub_1(*args, **kwargs)
     raise _invalid_combination('rsub', args, kwargs, _SIGS_rsub)
 
@@ -9878,13 +9909,13 @@ def scatter(*args, **kwargs):
     if _TF and (r_ := _tf(scatter, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0, ('input', 'dim', 'index', 'src', )[:n])):
         return _implscatter_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_1, ('input', 'dim', 'index', 'value', )[:n])):
         return _implscatter_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_2, ('input', 'dim', 'index', 'src', )[:n])):
         return _implscatter_2(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_3)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_3, ('input', 'dim', 'index', 'value', )[:n])):
         return _implscatter_3(*args, **kwargs)
     raise _invalid_combination('scatter', args, kwargs, _SIGS_scatter)
 
@@ -10314,9 +10345,9 @@ def split(*args, **kwargs):
     if _TF and (r_ := _tf(split, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0, ('input', 'split_size', 'dim', )[:n])):
         return _implsplit_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_1, ('input', 'split_size', 'dim', )[:n])):
         return _implsplit_1(*args, **kwargs)
     raise _invalid_combination('split', args, kwargs, _SIGS_split)
 
@@ -10465,11 +10496,11 @@ def squeeze(*args, **kwargs):
     if _TF and (r_ := _tf(squeeze, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_0, ('input', )[:n])):
         return _implsqueeze_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_1, ('input', 'dim', )[:n])):
         return _implsqueeze_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2, ('input', 'dim', )[:n])):
         return _implsqueeze_2(*args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS_squeeze)
 
@@ -10608,11 +10639,11 @@ def std(*args, **kwargs):
     if _TF and (r_ := _tf(std, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0, ('input', 'unbiased', )[:n])):
         return _implstd_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_1, ('input', 'dim', )[:n])):
         return _implstd_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implstd_2(*args, **kwargs)
     raise _invalid_combination('std', args, kwargs, _SIGS_std)
 
@@ -10686,11 +10717,11 @@ def std_mean(*args, **kwargs):
     if _TF and (r_ := _tf(std_mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0, ('input', 'unbiased', )[:n])):
         return _implstd_mean_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_1, ('input', 'dim', )[:n])):
         return _implstd_mean_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implstd_mean_2(*args, **kwargs)
     raise _invalid_combination('std_mean', args, kwargs, _SIGS_std_mean)
 
@@ -10806,9 +10837,9 @@ def sum(*args, **kwargs):
     if _TF and (r_ := _tf(sum, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_sum_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_sum_0, ('input', )[:n])):
         return _implsum_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_sum_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_sum_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implsum_1(*args, **kwargs)
     raise _invalid_combination('sum', args, kwargs, _SIGS_sum)
 
@@ -11299,11 +11330,11 @@ def var(*args, **kwargs):
     if _TF and (r_ := _tf(var, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0, ('input', 'unbiased', )[:n])):
         return _implvar_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_1, ('input', 'dim', )[:n])):
         return _implvar_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_2(*args, **kwargs)
     raise _invalid_combination('var', args, kwargs, _SIGS_var)
 
@@ -11377,11 +11408,11 @@ def var_mean(*args, **kwargs):
     if _TF and (r_ := _tf(var_mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0, ('input', 'unbiased', )[:n])):
         return _implvar_mean_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_1, ('input', 'dim', )[:n])):
         return _implvar_mean_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_mean_2(*args, **kwargs)
     raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
 
@@ -11552,15 +11583,15 @@ def where(*args, **kwargs):
     if _TF and (r_ := _tf(where, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0, ('condition', )[:n])):
         return _implwhere_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1, ('condition', 'input', 'other', )[:n])):
         return _implwhere_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2, ('condition', 'input', 'other', )[:n])):
         return _implwhere_2(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3, ('condition', 'input', 'other', )[:n])):
         return _implwhere_3(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_4)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_4, ('condition', 'input', 'other', )[:n])):
         return _implwhere_4(*args, **kwargs)
     raise _invalid_combination('where', args, kwargs, _SIGS_where)
 
@@ -12860,9 +12891,9 @@ def _linalg_linalg_matrix_norm(*args, **kwargs):
     if _TF and (r_ := _tf(_linalg_linalg_matrix_norm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
 
@@ -12952,9 +12983,9 @@ def _linalg_linalg_norm(*args, **kwargs):
     if _TF and (r_ := _tf(_linalg_linalg_norm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_norm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
 
@@ -13516,11 +13547,11 @@ def _m_all(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_all, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0, ()[:n])):
         return _impl_m_all_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_1)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_all_1(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_2)):
+    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_all_2(self, *args, **kwargs)
     raise _invalid_combination('all', args, kwargs, _SIGS__m_all)
 
@@ -13643,11 +13674,11 @@ def _m_any(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_any, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0, ()[:n])):
         return _impl_m_any_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_1)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_any_1(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_2)):
+    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_any_2(self, *args, **kwargs)
     raise _invalid_combination('any', args, kwargs, _SIGS__m_any)
 
@@ -14312,9 +14343,9 @@ def _m_bitwise_and(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_and, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0, ('other', )[:n])):
         return _impl_m_bitwise_and_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_1, ('other', )[:n])):
         return _impl_m_bitwise_and_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_and', args, kwargs, _SIGS__m_bitwise_and)
 
@@ -14358,9 +14389,9 @@ def _m_bitwise_and_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_and_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0, ('other', )[:n])):
         return _impl_m_bitwise_and__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__1, ('other', )[:n])):
         return _impl_m_bitwise_and__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_and_', args, kwargs, _SIGS__m_bitwise_and_)
 
@@ -14412,9 +14443,9 @@ def _m_bitwise_left_shift(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_left_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0, ('other', )[:n])):
         return _impl_m_bitwise_left_shift_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_1, ('other', )[:n])):
         return _impl_m_bitwise_left_shift_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_left_shift', args, kwargs, _SIGS__m_bitwise_left_shift)
 
@@ -14458,9 +14489,9 @@ def _m_bitwise_left_shift_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_left_shift_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0, ('other', )[:n])):
         return _impl_m_bitwise_left_shift__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__1, ('other', )[:n])):
         return _impl_m_bitwise_left_shift__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_left_shift_', args, kwargs, _SIGS__m_bitwise_left_shift_)
 
@@ -14548,9 +14579,9 @@ def _m_bitwise_or(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_or, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0, ('other', )[:n])):
         return _impl_m_bitwise_or_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_1, ('other', )[:n])):
         return _impl_m_bitwise_or_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_or', args, kwargs, _SIGS__m_bitwise_or)
 
@@ -14594,9 +14625,9 @@ def _m_bitwise_or_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_or_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0, ('other', )[:n])):
         return _impl_m_bitwise_or__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__1, ('other', )[:n])):
         return _impl_m_bitwise_or__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_or_', args, kwargs, _SIGS__m_bitwise_or_)
 
@@ -14648,9 +14679,9 @@ def _m_bitwise_right_shift(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_right_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0, ('other', )[:n])):
         return _impl_m_bitwise_right_shift_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_1, ('other', )[:n])):
         return _impl_m_bitwise_right_shift_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_right_shift', args, kwargs, _SIGS__m_bitwise_right_shift)
 
@@ -14694,9 +14725,9 @@ def _m_bitwise_right_shift_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_right_shift_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0, ('other', )[:n])):
         return _impl_m_bitwise_right_shift__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__1, ('other', )[:n])):
         return _impl_m_bitwise_right_shift__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_right_shift_', args, kwargs, _SIGS__m_bitwise_right_shift_)
 
@@ -14748,9 +14779,9 @@ def _m_bitwise_xor(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_xor, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0, ('other', )[:n])):
         return _impl_m_bitwise_xor_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_1, ('other', )[:n])):
         return _impl_m_bitwise_xor_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS__m_bitwise_xor)
 
@@ -14794,9 +14825,9 @@ def _m_bitwise_xor_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_xor_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0, ('other', )[:n])):
         return _impl_m_bitwise_xor__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__1, ('other', )[:n])):
         return _impl_m_bitwise_xor__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_xor_', args, kwargs, _SIGS__m_bitwise_xor_)
 
@@ -14933,9 +14964,9 @@ def _m_clamp(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0, ('min', 'max', )[:n])):
         return _impl_m_clamp_0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_1, ('min', 'max', )[:n])):
         return _impl_m_clamp_1(self, *args, **kwargs)
     raise _invalid_combination('clamp', args, kwargs, _SIGS__m_clamp)
 
@@ -14983,9 +15014,9 @@ def _m_clamp_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0, ('min', 'max', )[:n])):
         return _impl_m_clamp__0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__1, ('min', 'max', )[:n])):
         return _impl_m_clamp__1(self, *args, **kwargs)
     raise _invalid_combination('clamp_', args, kwargs, _SIGS__m_clamp_)
 
@@ -15037,9 +15068,9 @@ def _m_clamp_max(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0, ('max', )[:n])):
         return _impl_m_clamp_max_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_1, ('max', )[:n])):
         return _impl_m_clamp_max_1(self, *args, **kwargs)
     raise _invalid_combination('clamp_max', args, kwargs, _SIGS__m_clamp_max)
 
@@ -15083,9 +15114,9 @@ def _m_clamp_max_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_max_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0, ('max', )[:n])):
         return _impl_m_clamp_max__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__1, ('max', )[:n])):
         return _impl_m_clamp_max__1(self, *args, **kwargs)
     raise _invalid_combination('clamp_max_', args, kwargs, _SIGS__m_clamp_max_)
 
@@ -15137,9 +15168,9 @@ def _m_clamp_min(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0, ('min', )[:n])):
         return _impl_m_clamp_min_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_1, ('min', )[:n])):
         return _impl_m_clamp_min_1(self, *args, **kwargs)
     raise _invalid_combination('clamp_min', args, kwargs, _SIGS__m_clamp_min)
 
@@ -15183,9 +15214,9 @@ def _m_clamp_min_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_min_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0, ('min', )[:n])):
         return _impl_m_clamp_min__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__1, ('min', )[:n])):
         return _impl_m_clamp_min__1(self, *args, **kwargs)
     raise _invalid_combination('clamp_min_', args, kwargs, _SIGS__m_clamp_min_)
 
@@ -15241,9 +15272,9 @@ def _m_clip(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clip, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0, ('min', 'max', )[:n])):
         return _impl_m_clip_0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_1, ('min', 'max', )[:n])):
         return _impl_m_clip_1(self, *args, **kwargs)
     raise _invalid_combination('clip', args, kwargs, _SIGS__m_clip)
 
@@ -15291,9 +15322,9 @@ def _m_clip_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clip_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0, ('min', 'max', )[:n])):
         return _impl_m_clip__0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__1, ('min', 'max', )[:n])):
         return _impl_m_clip__1(self, *args, **kwargs)
     raise _invalid_combination('clip_', args, kwargs, _SIGS__m_clip_)
 
@@ -15501,9 +15532,9 @@ def _m_count_nonzero(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_count_nonzero, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0)):
+    if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0, ('dim', )[:n])):
         return _impl_m_count_nonzero_0(self, *args, **kwargs)
-    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1)):
+    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1, ())):
         return _impl_m_count_nonzero_1(self, *args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
 
@@ -15689,11 +15720,11 @@ def _m_div(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_div, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0, ('other', )[:n])):
         return _impl_m_div_0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1, ('other', )[:n])):
         return _impl_m_div_1(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_2)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_2, ('other', )[:n])):
         return _impl_m_div_2(self, *args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS__m_div)
 
@@ -15771,11 +15802,11 @@ def _m_div_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_div_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0, ('other', )[:n])):
         return _impl_m_div__0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1, ('other', )[:n])):
         return _impl_m_div__1(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2, ('other', )[:n])):
         return _impl_m_div__2(self, *args, **kwargs)
     raise _invalid_combination('div_', args, kwargs, _SIGS__m_div_)
 
@@ -15850,9 +15881,9 @@ def _m_eq(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_eq, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0, ('other', )[:n])):
         return _impl_m_eq_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_1, ('other', )[:n])):
         return _impl_m_eq_1(self, *args, **kwargs)
     raise _invalid_combination('eq', args, kwargs, _SIGS__m_eq)
 
@@ -15896,9 +15927,9 @@ def _m_eq_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_eq_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0, ('other', )[:n])):
         return _impl_m_eq__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__1, ('other', )[:n])):
         return _impl_m_eq__1(self, *args, **kwargs)
     raise _invalid_combination('eq_', args, kwargs, _SIGS__m_eq_)
 
@@ -16156,9 +16187,9 @@ def _m_fill_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_fill_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0, ('value', )[:n])):
         return _impl_m_fill__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__1, ('value', )[:n])):
         return _impl_m_fill__1(self, *args, **kwargs)
     raise _invalid_combination('fill_', args, kwargs, _SIGS__m_fill_)
 
@@ -16313,9 +16344,9 @@ def _m_floor_divide(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_floor_divide, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0, ('other', )[:n])):
         return _impl_m_floor_divide_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_1, ('other', )[:n])):
         return _impl_m_floor_divide_1(self, *args, **kwargs)
     raise _invalid_combination('floor_divide', args, kwargs, _SIGS__m_floor_divide)
 
@@ -16366,9 +16397,9 @@ def _m_floor_divide_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_floor_divide_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0, ('other', )[:n])):
         return _impl_m_floor_divide__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__1, ('other', )[:n])):
         return _impl_m_floor_divide__1(self, *args, **kwargs)
     raise _invalid_combination('floor_divide_', args, kwargs, _SIGS__m_floor_divide_)
 
@@ -16420,9 +16451,9 @@ def _m_fmod(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_fmod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0, ('other', )[:n])):
         return _impl_m_fmod_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_1, ('other', )[:n])):
         return _impl_m_fmod_1(self, *args, **kwargs)
     raise _invalid_combination('fmod', args, kwargs, _SIGS__m_fmod)
 
@@ -16466,9 +16497,9 @@ def _m_fmod_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_fmod_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0, ('other', )[:n])):
         return _impl_m_fmod__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__1, ('other', )[:n])):
         return _impl_m_fmod__1(self, *args, **kwargs)
     raise _invalid_combination('fmod_', args, kwargs, _SIGS__m_fmod_)
 
@@ -16585,9 +16616,9 @@ def _m_ge(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ge, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0, ('other', )[:n])):
         return _impl_m_ge_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_1, ('other', )[:n])):
         return _impl_m_ge_1(self, *args, **kwargs)
     raise _invalid_combination('ge', args, kwargs, _SIGS__m_ge)
 
@@ -16631,9 +16662,9 @@ def _m_ge_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ge_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0, ('other', )[:n])):
         return _impl_m_ge__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__1, ('other', )[:n])):
         return _impl_m_ge__1(self, *args, **kwargs)
     raise _invalid_combination('ge_', args, kwargs, _SIGS__m_ge_)
 
@@ -16708,9 +16739,9 @@ def _m_gt(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_gt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0, ('other', )[:n])):
         return _impl_m_gt_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_1, ('other', )[:n])):
         return _impl_m_gt_1(self, *args, **kwargs)
     raise _invalid_combination('gt', args, kwargs, _SIGS__m_gt)
 
@@ -16754,9 +16785,9 @@ def _m_gt_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_gt_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0, ('other', )[:n])):
         return _impl_m_gt__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__1, ('other', )[:n])):
         return _impl_m_gt__1(self, *args, **kwargs)
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
 
@@ -17147,9 +17178,9 @@ def _m_le(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_le, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0, ('other', )[:n])):
         return _impl_m_le_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_1, ('other', )[:n])):
         return _impl_m_le_1(self, *args, **kwargs)
     raise _invalid_combination('le', args, kwargs, _SIGS__m_le)
 
@@ -17193,9 +17224,9 @@ def _m_le_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_le_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0, ('other', )[:n])):
         return _impl_m_le__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1, ('other', )[:n])):
         return _impl_m_le__1(self, *args, **kwargs)
     raise _invalid_combination('le_', args, kwargs, _SIGS__m_le_)
 
@@ -17253,9 +17284,9 @@ def _m_lerp(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lerp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0, ('end', 'weight', )[:n])):
         return _impl_m_lerp_0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_1, ('end', 'weight', )[:n])):
         return _impl_m_lerp_1(self, *args, **kwargs)
     raise _invalid_combination('lerp', args, kwargs, _SIGS__m_lerp)
 
@@ -17305,9 +17336,9 @@ def _m_lerp_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lerp_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0, ('end', 'weight', )[:n])):
         return _impl_m_lerp__0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__1, ('end', 'weight', )[:n])):
         return _impl_m_lerp__1(self, *args, **kwargs)
     raise _invalid_combination('lerp_', args, kwargs, _SIGS__m_lerp_)
 
@@ -17759,9 +17790,9 @@ def _m_lt(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0, ('other', )[:n])):
         return _impl_m_lt_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_1, ('other', )[:n])):
         return _impl_m_lt_1(self, *args, **kwargs)
     raise _invalid_combination('lt', args, kwargs, _SIGS__m_lt)
 
@@ -17805,9 +17836,9 @@ def _m_lt_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lt_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0, ('other', )[:n])):
         return _impl_m_lt__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__1, ('other', )[:n])):
         return _impl_m_lt__1(self, *args, **kwargs)
     raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
@@ -17865,9 +17896,9 @@ def _m_masked_fill(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_masked_fill, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill_0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_1, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill_1(self, *args, **kwargs)
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS__m_masked_fill)
 
@@ -17917,9 +17948,9 @@ def _m_masked_fill_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_masked_fill_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill__0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__1, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill__1(self, *args, **kwargs)
     raise _invalid_combination('masked_fill_', args, kwargs, _SIGS__m_masked_fill_)
 
@@ -18005,11 +18036,11 @@ def _m_max(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0, ()[:n])):
         return _impl_m_max_0(self, *args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_max_1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_max_1, ('other', )[:n])):
         return _impl_m_max_1(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_max_2)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_max_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_max_2(self, *args, **kwargs)
     raise _invalid_combination('max', args, kwargs, _SIGS__m_max)
 
@@ -18088,9 +18119,9 @@ def _m_mean(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0, ()[:n])):
         return _impl_m_mean_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_mean_1)):
+    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_mean_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_mean_1(self, *args, **kwargs)
     raise _invalid_combination('mean', args, kwargs, _SIGS__m_mean)
 
@@ -18153,11 +18184,11 @@ def _m_min(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0, ()[:n])):
         return _impl_m_min_0(self, *args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_min_1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_min_1, ('other', )[:n])):
         return _impl_m_min_1(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_min_2)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_min_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_min_2(self, *args, **kwargs)
     raise _invalid_combination('min', args, kwargs, _SIGS__m_min)
 
@@ -18398,9 +18429,9 @@ def _m_narrow(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_narrow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0, ('dim', 'start', 'length', )[:n])):
         return _impl_m_narrow_0(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_1)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_1, ('dim', 'start', 'length', )[:n])):
         return _impl_m_narrow_1(self, *args, **kwargs)
     raise _invalid_combination('narrow', args, kwargs, _SIGS__m_narrow)
 
@@ -18452,9 +18483,9 @@ def _m_ne(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ne, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0, ('other', )[:n])):
         return _impl_m_ne_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_1, ('other', )[:n])):
         return _impl_m_ne_1(self, *args, **kwargs)
     raise _invalid_combination('ne', args, kwargs, _SIGS__m_ne)
 
@@ -18498,9 +18529,9 @@ def _m_ne_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ne_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0, ('other', )[:n])):
         return _impl_m_ne__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__1, ('other', )[:n])):
         return _impl_m_ne__1(self, *args, **kwargs)
     raise _invalid_combination('ne_', args, kwargs, _SIGS__m_ne_)
 
@@ -18662,9 +18693,9 @@ def _m_pow(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_pow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0, ('exponent', )[:n])):
         return _impl_m_pow_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_1, ('exponent', )[:n])):
         return _impl_m_pow_1(self, *args, **kwargs)
     raise _invalid_combination('pow', args, kwargs, _SIGS__m_pow)
 
@@ -18708,9 +18739,9 @@ def _m_pow_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_pow_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0, ('exponent', )[:n])):
         return _impl_m_pow__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__1, ('exponent', )[:n])):
         return _impl_m_pow__1(self, *args, **kwargs)
     raise _invalid_combination('pow_', args, kwargs, _SIGS__m_pow_)
 
@@ -18766,9 +18797,9 @@ def _m_prod(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_prod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0, ()[:n])):
         return _impl_m_prod_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_prod_1(self, *args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
 
@@ -18892,9 +18923,9 @@ def _m_remainder(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_remainder, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0, ('other', )[:n])):
         return _impl_m_remainder_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_1, ('other', )[:n])):
         return _impl_m_remainder_1(self, *args, **kwargs)
     raise _invalid_combination('remainder', args, kwargs, _SIGS__m_remainder)
 
@@ -18938,9 +18969,9 @@ def _m_remainder_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_remainder_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0, ('other', )[:n])):
         return _impl_m_remainder__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__1, ('other', )[:n])):
         return _impl_m_remainder__1(self, *args, **kwargs)
     raise _invalid_combination('remainder_', args, kwargs, _SIGS__m_remainder_)
 
@@ -19018,9 +19049,9 @@ def _m_round(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_round, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0, ()[:n])):
         return _impl_m_round_0(self, *args, **kwargs)
-    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round_1)):
+    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round_1, ()[:n])):
         return _impl_m_round_1(self, *args, **kwargs)
     raise _invalid_combination('round', args, kwargs, _SIGS__m_round)
 
@@ -19059,9 +19090,9 @@ def _m_round_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_round_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0, ()[:n])):
         return _impl_m_round__0(self, *args, **kwargs)
-    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round__1)):
+    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round__1, ()[:n])):
         return _impl_m_round__1(self, *args, **kwargs)
     raise _invalid_combination('round_', args, kwargs, _SIGS__m_round_)
 
@@ -19217,13 +19248,13 @@ def _m_scatter(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_scatter, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter_0(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_1)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_1, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter_1(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_2)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_2, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter_2(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_3)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_3, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter_3(self, *args, **kwargs)
     raise _invalid_combination('scatter', args, kwargs, _SIGS__m_scatter)
 
@@ -19327,13 +19358,13 @@ def _m_scatter_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_scatter_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter__0(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__1)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__1, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter__1(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__2)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__2, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter__2(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__3)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__3, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter__3(self, *args, **kwargs)
     raise _invalid_combination('scatter_', args, kwargs, _SIGS__m_scatter_)
 
@@ -19663,9 +19694,9 @@ def _m_split(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_split, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0, ('split_size', 'dim', )[:n])):
         return _impl_m_split_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_1)):
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_1, ('split_size', 'dim', )[:n])):
         return _impl_m_split_1(self, *args, **kwargs)
     raise _invalid_combination('split', args, kwargs, _SIGS__m_split)
 
@@ -19796,11 +19827,11 @@ def _m_squeeze(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_squeeze, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_0, ()[:n])):
         return _impl_m_squeeze_0(self, *args, **kwargs)
-    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_1)):
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_1, ('dim', )[:n])):
         return _impl_m_squeeze_1(self, *args, **kwargs)
-    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_2)):
+    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_2, ())):
         return _impl_m_squeeze_2(self, *args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS__m_squeeze)
 
@@ -19880,11 +19911,11 @@ def _m_std(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_std, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0)):
+    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0, ('unbiased', )[:n])):
         return _impl_m_std_0(self, *args, **kwargs)
-    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_1)):
+    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_1, ('dim', )[:n])):
         return _impl_m_std_1(self, *args, **kwargs)
-    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_2)):
+    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_2, ('dim', 'unbiased', 'keepdim', )[:n])):
         return _impl_m_std_2(self, *args, **kwargs)
     raise _invalid_combination('std', args, kwargs, _SIGS__m_std)
 
@@ -20006,9 +20037,9 @@ def _m_sum(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_sum, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_sum_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_sum_0, ()[:n])):
         return _impl_m_sum_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_sum_1)):
+    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_sum_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_sum_1(self, *args, **kwargs)
     raise _invalid_combination('sum', args, kwargs, _SIGS__m_sum)
 
@@ -20253,13 +20284,13 @@ def _m_to(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_to, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0, ()[:n])):
         return _impl_m_to_0(self, *args, **kwargs)
-    if n <= 4 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_1)):
+    if n <= 4 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_1, ('other', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_1(self, *args, **kwargs)
-    if n <= 5 and (_cv_device(args[0], False) is not _BAD if n > 0 else 'device' in kwargs) and (_cv_dtype(args[1], False) is not _BAD if n > 1 else 'dtype' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_enum(args[4], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_2)):
+    if n <= 5 and (_cv_device(args[0], False) is not _BAD if n > 0 else 'device' in kwargs) and (_cv_dtype(args[1], False) is not _BAD if n > 1 else 'dtype' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_enum(args[4], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_2, ('device', 'dtype', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_2(self, *args, **kwargs)
-    if n <= 4 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_3)):
+    if n <= 4 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_3, ('dtype', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_3(self, *args, **kwargs)
     raise _invalid_combination('to', args, kwargs, _SIGS__m_to)
 
@@ -20553,11 +20584,11 @@ def _m_var(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_var, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0)):
+    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0, ('unbiased', )[:n])):
         return _impl_m_var_0(self, *args, **kwargs)
-    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_1)):
+    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_1, ('dim', )[:n])):
         return _impl_m_var_1(self, *args, **kwargs)
-    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_2)):
+    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_2, ('dim', 'unbiased', 'keepdim', )[:n])):
         return _impl_m_var_2(self, *args, **kwargs)
     raise _invalid_combination('var', args, kwargs, _SIGS__m_var)
 
@@ -20615,9 +20646,9 @@ def _m_view(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_view, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0)):
+    if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0, ('dtype', )[:n])):
         return _impl_m_view_0(self, *args, **kwargs)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_view_1)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_view_1, ())):
         return _impl_m_view_1(self, *args, **kwargs)
     raise _invalid_combination('view', args, kwargs, _SIGS__m_view)
 
@@ -20675,9 +20706,9 @@ def _m_where(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_where, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0, ('condition', 'other', )[:n])):
         return _impl_m_where_0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_1, ('condition', 'other', )[:n])):
         return _impl_m_where_1(self, *args, **kwargs)
     raise _invalid_combination('where', args, kwargs, _SIGS__m_where)
 
@@ -20841,7 +20872,7 @@ def _d__rsub__(self, other):
     if _TF and (r_ := _tf_args(_d__rsub__, (self, other,))) is not _GO:
         return r_
     # __rsub__: rsub(self, other), as torch.Tensor.__rsub__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return rsub(self, other)
@@ -21102,7 +21133,7 @@ def _d__rmod__(self, other):
     if _TF and (r_ := _tf_args(_d__rmod__, (self, other,))) is not _GO:
         return r_
     # __rmod__: remainder(other, self), as torch.Tensor.__rmod__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return remainder(other, self)
@@ -21172,7 +21203,7 @@ def _d__rpow__(self, other):
     if _TF and (r_ := _tf_args(_d__rpow__, (self, other,))) is not _GO:
         return r_
     # __rpow__: pow(other, self), as torch.Tensor.__rpow__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return pow(other, self)
@@ -21530,7 +21561,7 @@ def _d__rlshift__(self, other):
     if _TF and (r_ := _tf_args(_d__rlshift__, (self, other,))) is not _GO:
         return r_
     # __rlshift__: bitwise_left_shift(other, self), as torch.Tensor.__rlshift__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return bitwise_left_shift(other, self)
@@ -21598,7 +21629,7 @@ def _d__rrshift__(self, other):
     if _TF and (r_ := _tf_args(_d__rrshift__, (self, other,))) is not _GO:
         return r_
     # __rrshift__: bitwise_right_shift(other, self), as torch.Tensor.__rrshift__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return bitwise_right_shift(other, self)
@@ -22493,6 +22524,9 @@ SIGNATURES = {
     ),
     ("function", "embedding_dense_backward"): (
         "(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)",
+    ),
+    ("function", "embedding_renorm_"): (
+        "(Tensor input, Tensor indices, float max_norm, float norm_type)",
     ),
     ("function", "empty"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)",
