@@ -90,6 +90,7 @@ __all__ = [
     "addmm",
     "alias",
     "all",
+    "allclose",
     "amax",
     "amin",
     "any",
@@ -120,6 +121,9 @@ __all__ = [
     "atan_",
     "atanh",
     "atanh_",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
     "baddbmm",
     "bitwise_and",
     "bitwise_left_shift",
@@ -128,6 +132,8 @@ __all__ = [
     "bitwise_right_shift",
     "bitwise_xor",
     "bmm",
+    "broadcast_tensors",
+    "broadcast_to",
     "cat",
     "ceil",
     "ceil_",
@@ -159,6 +165,7 @@ __all__ = [
     "empty_like",
     "empty_strided",
     "eq",
+    "equal",
     "erf",
     "erf_",
     "erfc",
@@ -169,6 +176,7 @@ __all__ = [
     "exp_",
     "expm1",
     "expm1_",
+    "eye",
     "fill",
     "fill_",
     "flatten",
@@ -195,6 +203,7 @@ __all__ = [
     "index_put_",
     "index_select",
     "index_select_backward",
+    "isclose",
     "isfinite",
     "isinf",
     "isnan",
@@ -224,9 +233,12 @@ __all__ = [
     "max",
     "maximum",
     "mean",
+    "meshgrid",
     "min",
     "minimum",
     "mm",
+    "moveaxis",
+    "movedim",
     "mul",
     "mv",
     "nan_to_num",
@@ -375,6 +387,7 @@ _C_all_dim = getattr(_lib, "tl_ops_all_dim", None) or _missing_c("tl_ops_all_dim
 _C_all_dims = getattr(_lib, "tl_ops_all_dims", None) or _missing_c("tl_ops_all_dims")
 _C_all_dims_out = getattr(_lib, "tl_ops_all_dims_out", None) or _missing_c("tl_ops_all_dims_out")
 _C_all_out = getattr(_lib, "tl_ops_all_out", None) or _missing_c("tl_ops_all_out")
+_C_allclose = getattr(_lib, "tl_ops_allclose", None) or _missing_c("tl_ops_allclose")
 _C_amax = getattr(_lib, "tl_ops_amax", None) or _missing_c("tl_ops_amax")
 _C_amax_out = getattr(_lib, "tl_ops_amax_out", None) or _missing_c("tl_ops_amax_out")
 _C_amin = getattr(_lib, "tl_ops_amin", None) or _missing_c("tl_ops_amin")
@@ -432,6 +445,12 @@ _C_atan_out = getattr(_lib, "tl_ops_atan_out", None) or _missing_c("tl_ops_atan_
 _C_atanh = getattr(_lib, "tl_ops_atanh", None) or _missing_c("tl_ops_atanh")
 _C_atanh_ = getattr(_lib, "tl_ops_atanh_", None) or _missing_c("tl_ops_atanh_")
 _C_atanh_out = getattr(_lib, "tl_ops_atanh_out", None) or _missing_c("tl_ops_atanh_out")
+_C_atleast_1d = getattr(_lib, "tl_ops_atleast_1d", None) or _missing_c("tl_ops_atleast_1d")
+_C_atleast_1d_Sequence = getattr(_lib, "tl_ops_atleast_1d_Sequence", None) or _missing_c("tl_ops_atleast_1d_Sequence")
+_C_atleast_2d = getattr(_lib, "tl_ops_atleast_2d", None) or _missing_c("tl_ops_atleast_2d")
+_C_atleast_2d_Sequence = getattr(_lib, "tl_ops_atleast_2d_Sequence", None) or _missing_c("tl_ops_atleast_2d_Sequence")
+_C_atleast_3d = getattr(_lib, "tl_ops_atleast_3d", None) or _missing_c("tl_ops_atleast_3d")
+_C_atleast_3d_Sequence = getattr(_lib, "tl_ops_atleast_3d_Sequence", None) or _missing_c("tl_ops_atleast_3d_Sequence")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
@@ -484,6 +503,8 @@ _C_bmm = getattr(_lib, "tl_ops_bmm", None) or _missing_c("tl_ops_bmm")
 _C_bmm_dtype = getattr(_lib, "tl_ops_bmm_dtype", None) or _missing_c("tl_ops_bmm_dtype")
 _C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl_ops_bmm_dtype_out")
 _C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
+_C_broadcast_tensors = getattr(_lib, "tl_ops_broadcast_tensors", None) or _missing_c("tl_ops_broadcast_tensors")
+_C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_ops_broadcast_to")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
@@ -562,6 +583,7 @@ _C_eq_Tensor = getattr(_lib, "tl_ops_eq_Tensor", None) or _missing_c("tl_ops_eq_
 _C_eq_Tensor_out = getattr(_lib, "tl_ops_eq_Tensor_out", None) or _missing_c("tl_ops_eq_Tensor_out")
 _C_eq__Scalar = getattr(_lib, "tl_ops_eq__Scalar", None) or _missing_c("tl_ops_eq__Scalar")
 _C_eq__Tensor = getattr(_lib, "tl_ops_eq__Tensor", None) or _missing_c("tl_ops_eq__Tensor")
+_C_equal = getattr(_lib, "tl_ops_equal", None) or _missing_c("tl_ops_equal")
 _C_erf = getattr(_lib, "tl_ops_erf", None) or _missing_c("tl_ops_erf")
 _C_erf_ = getattr(_lib, "tl_ops_erf_", None) or _missing_c("tl_ops_erf_")
 _C_erf_out = getattr(_lib, "tl_ops_erf_out", None) or _missing_c("tl_ops_erf_out")
@@ -575,9 +597,12 @@ _C_exp2_out = getattr(_lib, "tl_ops_exp2_out", None) or _missing_c("tl_ops_exp2_
 _C_exp_ = getattr(_lib, "tl_ops_exp_", None) or _missing_c("tl_ops_exp_")
 _C_exp_out = getattr(_lib, "tl_ops_exp_out", None) or _missing_c("tl_ops_exp_out")
 _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
+_C_expand_as = getattr(_lib, "tl_ops_expand_as", None) or _missing_c("tl_ops_expand_as")
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
+_C_eye = getattr(_lib, "tl_ops_eye", None) or _missing_c("tl_ops_eye")
+_C_eye_m = getattr(_lib, "tl_ops_eye_m", None) or _missing_c("tl_ops_eye_m")
 _C_fill_Scalar = getattr(_lib, "tl_ops_fill_Scalar", None) or _missing_c("tl_ops_fill_Scalar")
 _C_fill_Tensor = getattr(_lib, "tl_ops_fill_Tensor", None) or _missing_c("tl_ops_fill_Tensor")
 _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_ops_fill__Scalar")
@@ -649,6 +674,7 @@ _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
@@ -743,6 +769,8 @@ _C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
 _C_mean_dim = getattr(_lib, "tl_ops_mean_dim", None) or _missing_c("tl_ops_mean_dim")
 _C_mean_dtype_out = getattr(_lib, "tl_ops_mean_dtype_out", None) or _missing_c("tl_ops_mean_dtype_out")
 _C_mean_out = getattr(_lib, "tl_ops_mean_out", None) or _missing_c("tl_ops_mean_out")
+_C_meshgrid = getattr(_lib, "tl_ops_meshgrid", None) or _missing_c("tl_ops_meshgrid")
+_C_meshgrid_indexing = getattr(_lib, "tl_ops_meshgrid_indexing", None) or _missing_c("tl_ops_meshgrid_indexing")
 _C_min = getattr(_lib, "tl_ops_min", None) or _missing_c("tl_ops_min")
 _C_min_dim = getattr(_lib, "tl_ops_min_dim", None) or _missing_c("tl_ops_min_dim")
 _C_min_dim_min = getattr(_lib, "tl_ops_min_dim_min", None) or _missing_c("tl_ops_min_dim_min")
@@ -759,6 +787,10 @@ _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_dtype = getattr(_lib, "tl_ops_mm_dtype", None) or _missing_c("tl_ops_mm_dtype")
 _C_mm_dtype_out = getattr(_lib, "tl_ops_mm_dtype_out", None) or _missing_c("tl_ops_mm_dtype_out")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
+_C_moveaxis_int = getattr(_lib, "tl_ops_moveaxis_int", None) or _missing_c("tl_ops_moveaxis_int")
+_C_moveaxis_intlist = getattr(_lib, "tl_ops_moveaxis_intlist", None) or _missing_c("tl_ops_moveaxis_intlist")
+_C_movedim_int = getattr(_lib, "tl_ops_movedim_int", None) or _missing_c("tl_ops_movedim_int")
+_C_movedim_intlist = getattr(_lib, "tl_ops_movedim_intlist", None) or _missing_c("tl_ops_movedim_intlist")
 _C_mse_loss = getattr(_lib, "tl_ops_mse_loss", None) or _missing_c("tl_ops_mse_loss")
 _C_mse_loss_backward = getattr(_lib, "tl_ops_mse_loss_backward", None) or _missing_c("tl_ops_mse_loss_backward")
 _C_mse_loss_backward_grad_input = getattr(_lib, "tl_ops_mse_loss_backward_grad_input", None) or _missing_c("tl_ops_mse_loss_backward_grad_input")
@@ -786,6 +818,10 @@ _C_ne__Tensor = getattr(_lib, "tl_ops_ne__Tensor", None) or _missing_c("tl_ops_n
 _C_neg = getattr(_lib, "tl_ops_neg", None) or _missing_c("tl_ops_neg")
 _C_neg_ = getattr(_lib, "tl_ops_neg_", None) or _missing_c("tl_ops_neg_")
 _C_neg_out = getattr(_lib, "tl_ops_neg_out", None) or _missing_c("tl_ops_neg_out")
+_C_new_empty = getattr(_lib, "tl_ops_new_empty", None) or _missing_c("tl_ops_new_empty")
+_C_new_full = getattr(_lib, "tl_ops_new_full", None) or _missing_c("tl_ops_new_full")
+_C_new_ones = getattr(_lib, "tl_ops_new_ones", None) or _missing_c("tl_ops_new_ones")
+_C_new_zeros = getattr(_lib, "tl_ops_new_zeros", None) or _missing_c("tl_ops_new_zeros")
 _C_nll_loss = getattr(_lib, "tl_ops_nll_loss", None) or _missing_c("tl_ops_nll_loss")
 _C_nll_loss_backward = getattr(_lib, "tl_ops_nll_loss_backward", None) or _missing_c("tl_ops_nll_loss_backward")
 _C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_input", None) or _missing_c("tl_ops_nll_loss_backward_grad_input")
@@ -835,6 +871,7 @@ _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or 
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
+_C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
 _C_round = getattr(_lib, "tl_ops_round", None) or _missing_c("tl_ops_round")
 _C_round_ = getattr(_lib, "tl_ops_round_", None) or _missing_c("tl_ops_round_")
@@ -938,6 +975,7 @@ _C_triu_out = getattr(_lib, "tl_ops_triu_out", None) or _missing_c("tl_ops_triu_
 _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
 _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
+_C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
@@ -950,6 +988,7 @@ _C_var_mean_correction = getattr(_lib, "tl_ops_var_mean_correction", None) or _m
 _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_ops_var_mean_dim")
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
+_C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
 _C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
 _C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
 _C_vstack_out = getattr(_lib, "tl_ops_vstack_out", None) or _missing_c("tl_ops_vstack_out")
@@ -2221,6 +2260,36 @@ def all(*args, **kwargs):
     raise _invalid_combination('all', args, kwargs, _SIGS_all)
 
 
+# yaml/native_functions.yaml: allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+_SIGS_allclose = (
+    ('(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(allclose, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('allclose', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('allclose', 'other', 2, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('allclose', 'rtol', 3, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('allclose', 'atol', 4, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('allclose', 'equal_nan', 5, 'bool', equal_nan)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_allclose(input._p, other._p, rtol_c, atol_c, equal_nan_c, p_))
+    return _value_result(p_, 'bool')
+
+
 # yaml/native_functions.yaml: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 # yaml/native_functions.yaml: amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_amax = (
@@ -3264,6 +3333,150 @@ def atanh_(input):
     return input
 
 
+# yaml/native_functions.yaml: atleast_1d(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+_SIGS_atleast_1d = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+_KW_atleast_1d_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_atleast_1d_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+
+
+def _implatleast_1d_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atleast_1d', 'input', 1, 'Tensor', input)
+    h_ = _C_atleast_1d(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implatleast_1d_1(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('atleast_1d', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_atleast_1d_Sequence(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def atleast_1d(*args, **kwargs):
+    '(Tensor input) | (tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(atleast_1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_1d_0, ('input', )[:n])):
+        return _implatleast_1d_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_1d_1, ('tensors', )[:n])):
+        return _implatleast_1d_1(*args, **kwargs)
+    raise _invalid_combination('atleast_1d', args, kwargs, _SIGS_atleast_1d)
+
+
+# yaml/native_functions.yaml: atleast_2d(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+_SIGS_atleast_2d = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+_KW_atleast_2d_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_atleast_2d_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+
+
+def _implatleast_2d_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atleast_2d', 'input', 1, 'Tensor', input)
+    h_ = _C_atleast_2d(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implatleast_2d_1(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('atleast_2d', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_atleast_2d_Sequence(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def atleast_2d(*args, **kwargs):
+    '(Tensor input) | (tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(atleast_2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_2d_0, ('input', )[:n])):
+        return _implatleast_2d_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_2d_1, ('tensors', )[:n])):
+        return _implatleast_2d_1(*args, **kwargs)
+    raise _invalid_combination('atleast_2d', args, kwargs, _SIGS_atleast_2d)
+
+
+# yaml/native_functions.yaml: atleast_3d(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+_SIGS_atleast_3d = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+_KW_atleast_3d_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_atleast_3d_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+
+
+def _implatleast_3d_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atleast_3d', 'input', 1, 'Tensor', input)
+    h_ = _C_atleast_3d(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implatleast_3d_1(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('atleast_3d', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_atleast_3d_Sequence(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def atleast_3d(*args, **kwargs):
+    '(Tensor input) | (tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(atleast_3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_3d_0, ('input', )[:n])):
+        return _implatleast_3d_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_3d_1, ('tensors', )[:n])):
+        return _implatleast_3d_1(*args, **kwargs)
+    raise _invalid_combination('atleast_3d', args, kwargs, _SIGS_atleast_3d)
+
+
 # yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -4018,6 +4231,51 @@ def bmm(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implbmm_1(*args, **kwargs)
     raise _invalid_combination('bmm', args, kwargs, _SIGS_bmm)
+
+
+# yaml/native_functions.yaml: broadcast_tensors(Tensor[] tensors) -> Tensor[]
+_SIGS_broadcast_tensors = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def broadcast_tensors(tensors):
+    '(tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(broadcast_tensors, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('broadcast_tensors', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_broadcast_tensors(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
+_SIGS_broadcast_to = (
+    ('(Tensor input, tuple of ints size)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def broadcast_to(input, size):
+    '(Tensor input, tuple of ints size)'
+    if _TF and (r_ := _tf(broadcast_to, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('broadcast_to', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('broadcast_to', 'size', 2, 'tuple of ints', size)
+    h_ = _C_broadcast_to(input._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cat(Tensor[] tensors, int dim=0) -> Tensor
@@ -5453,6 +5711,27 @@ def eq(*args, **kwargs):
     raise _invalid_combination('eq', args, kwargs, _SIGS_eq)
 
 
+# yaml/native_functions.yaml: equal(Tensor self, Tensor other) -> bool
+_SIGS_equal = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def equal(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(equal, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('equal', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('equal', 'other', 2, 'Tensor', other)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_equal(input._p, other._p, p_))
+    return _value_result(p_, 'bool')
+
+
 # yaml/native_functions.yaml: erf(Tensor self) -> Tensor
 # yaml/native_functions.yaml: erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_erf = (
@@ -5701,6 +5980,91 @@ def expm1_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_eye = (
+    ('(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('n', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('n', lambda x: _cv_int(x) is not _BAD), ('m', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_eye_0 = {'n': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_eye_1 = {'n': lambda x: _cv_int(x) is not _BAD, 'm': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _impleye_0(n, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('eye', 'n', 1, 'int', n)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('eye', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('eye', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('eye', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('eye', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_eye(n_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _impleye_1(n, m, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('eye', 'n', 1, 'int', n)
+    m_c = _cv_int(m)
+    if m_c is _BAD:
+        raise _arg_error('eye', 'm', 2, 'int', m)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('eye', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('eye', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('eye', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('eye', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_eye_m(n_c, m_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def eye(*args, **kwargs):
+    '(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(eye, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eye_0, ('n', )[:n])):
+        return _impleye_0(*args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'n' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'm' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eye_1, ('n', 'm', )[:n])):
+        return _impleye_1(*args, **kwargs)
+    raise _invalid_combination('eye', args, kwargs, _SIGS_eye)
 
 
 # yaml/native_functions.yaml: fill.Scalar(Tensor self, Scalar value) -> Tensor
@@ -6799,6 +7163,41 @@ def index_select_backward(grad, self_sizes, dim, index):
         if not isinstance(index, _Tensor):
             raise _arg_error('index_select_backward', 'index', 4, 'Tensor', index)
     h_ = _C_index_select_backward(grad._p, self_sizes_c[0], self_sizes_c[1], dim_c, index._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
+_SIGS_isclose = (
+    ('(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(isclose, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isclose', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('isclose', 'other', 2, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('isclose', 'rtol', 3, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('isclose', 'atol', 4, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('isclose', 'equal_nan', 5, 'bool', equal_nan)
+    h_ = _C_isclose(input._p, other._p, rtol_c, atol_c, equal_nan_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -7963,6 +8362,53 @@ def mean(*args, **kwargs):
     raise _invalid_combination('mean', args, kwargs, _SIGS_mean)
 
 
+# yaml/native_functions.yaml: meshgrid(Tensor[] tensors) -> Tensor[]
+# yaml/native_functions.yaml: meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
+_SIGS_meshgrid = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+    ('(tuple of Tensors tensors, *, str indexing)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('indexing', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW_meshgrid_0 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+_KW_meshgrid_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD, 'indexing': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _implmeshgrid_0(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('meshgrid', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_meshgrid(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implmeshgrid_1(tensors, *, indexing):
+    '(tuple of Tensors tensors, *, str indexing)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('meshgrid', 'tensors', 1, 'tuple of Tensors', tensors)
+    indexing_c = _cv_str(indexing, False)
+    if indexing_c is _BAD:
+        raise _arg_error('meshgrid', 'indexing', 0, 'str', indexing)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_meshgrid_indexing(tensors_c[0], tensors_c[1], indexing_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def meshgrid(*args, **kwargs):
+    '(tuple of Tensors tensors) | (tuple of Tensors tensors, *, str indexing)'
+    if _TF and (r_ := _tf(meshgrid, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_meshgrid_0, ('tensors', )[:n])):
+        return _implmeshgrid_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and 'indexing' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_meshgrid_1, ('tensors', )[:n])):
+        return _implmeshgrid_1(*args, **kwargs)
+    raise _invalid_combination('meshgrid', args, kwargs, _SIGS_meshgrid)
+
+
 # yaml/native_functions.yaml: min(Tensor self) -> Tensor
 # yaml/native_functions.yaml: min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -8172,6 +8618,134 @@ def mm(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implmm_1(*args, **kwargs)
     raise _invalid_combination('mm', args, kwargs, _SIGS_mm)
+
+
+# yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS_moveaxis = (
+    ('(Tensor input, int source, int destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints source, tuple of ints destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_moveaxis_0 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW_moveaxis_1 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implmoveaxis_0(input, source, destination):
+    '(Tensor input, int source, int destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('moveaxis', 'input', 1, 'Tensor', input)
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 2, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 3, 'int', destination)
+    h_ = _C_moveaxis_int(input._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implmoveaxis_1(input, source, destination):
+    '(Tensor input, tuple of ints source, tuple of ints destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('moveaxis', 'input', 1, 'Tensor', input)
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 2, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 3, 'tuple of ints', destination)
+    h_ = _C_moveaxis_intlist(input._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def moveaxis(*args, **kwargs):
+    '(Tensor input, int source, int destination) | (Tensor input, tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(moveaxis, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_moveaxis_0, ('input', 'source', 'destination', )[:n])):
+        return _implmoveaxis_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_moveaxis_1, ('input', 'source', 'destination', )[:n])):
+        return _implmoveaxis_1(*args, **kwargs)
+    raise _invalid_combination('moveaxis', args, kwargs, _SIGS_moveaxis)
+
+
+# yaml/native_functions.yaml: movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS_movedim = (
+    ('(Tensor input, int source, int destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints source, tuple of ints destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_movedim_0 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW_movedim_1 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implmovedim_0(input, source, destination):
+    '(Tensor input, int source, int destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('movedim', 'input', 1, 'Tensor', input)
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 2, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 3, 'int', destination)
+    h_ = _C_movedim_int(input._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implmovedim_1(input, source, destination):
+    '(Tensor input, tuple of ints source, tuple of ints destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('movedim', 'input', 1, 'Tensor', input)
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 2, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 3, 'tuple of ints', destination)
+    h_ = _C_movedim_intlist(input._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def movedim(*args, **kwargs):
+    '(Tensor input, int source, int destination) | (Tensor input, tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(movedim, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_movedim_0, ('input', 'source', 'destination', )[:n])):
+        return _implmovedim_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_movedim_1, ('input', 'source', 'destination', )[:n])):
+        return _implmovedim_1(*args, **kwargs)
+    raise _invalid_combination('movedim', args, kwargs, _SIGS_movedim)
 
 
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -13556,6 +14130,33 @@ def _m_all(self, *args, **kwargs):
     raise _invalid_combination('all', args, kwargs, _SIGS__m_all)
 
 
+# yaml/native_functions.yaml: allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+_SIGS__m_allclose = (
+    ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(_m_allclose, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('allclose', 'other', 1, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('allclose', 'rtol', 2, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('allclose', 'atol', 3, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('allclose', 'equal_nan', 4, 'bool', equal_nan)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_allclose(self._p, other._p, rtol_c, atol_c, equal_nan_c, p_))
+    return _value_result(p_, 'bool')
+
+
 # yaml/native_functions.yaml: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 _SIGS__m_amax = (
     ('(tuple of ints dim = [], bool keepdim = False)', (('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -14855,6 +15456,37 @@ def _m_bmm(self, mat2):
     return r_
 
 
+# yaml/native_functions.yaml: broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
+_SIGS__m_broadcast_to = (
+    ('(tuple of ints size)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_broadcast_to(self, *_args, size=None):
+    '(tuple of ints size)'
+    if _TF and (r_ := _tf(_m_broadcast_to, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('broadcast_to', 'size')
+    if size is _BAD:
+        raise TypeError("broadcast_to() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('broadcast_to', 'size', 1, 'tuple of ints', size)
+    h_ = _C_broadcast_to(self._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
 _SIGS__m_ceil = (
     ('()', (), (), False),
@@ -15934,6 +16566,24 @@ def _m_eq_(self, *args, **kwargs):
     raise _invalid_combination('eq_', args, kwargs, _SIGS__m_eq_)
 
 
+# yaml/native_functions.yaml: equal(Tensor self, Tensor other) -> bool
+_SIGS__m_equal = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_equal(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_equal, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('equal', 'other', 1, 'Tensor', other)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_equal(self._p, other._p, p_))
+    return _value_result(p_, 'bool')
+
+
 # yaml/native_functions.yaml: erf(Tensor self) -> Tensor
 _SIGS__m_erf = (
     ('()', (), (), False),
@@ -16103,6 +16753,29 @@ def _m_expand(self, *_args, size=None, implicit=False):
     if implicit_c is _BAD:
         raise _arg_error('expand', 'implicit', 0, 'bool', implicit)
     h_ = _C_expand(self._p, size_c[0], size_c[1], implicit_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: expand_as(Tensor(a) self, Tensor other) -> Tensor(a)
+_SIGS__m_expand_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_expand_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_expand_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('expand_as', 'other', 1, 'Tensor', other)
+    h_ = _C_expand_as(self._p, other._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -17062,6 +17735,38 @@ def _m_index_select(self, dim, index):
         if not isinstance(index, _Tensor):
             raise _arg_error('index_select', 'index', 2, 'Tensor', index)
     h_ = _C_index_select(self._p, dim_c, index._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
+_SIGS__m_isclose = (
+    ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(_m_isclose, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('isclose', 'other', 1, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('isclose', 'rtol', 2, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('isclose', 'atol', 3, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('isclose', 'equal_nan', 4, 'bool', equal_nan)
+    h_ = _C_isclose(self._p, other._p, rtol_c, atol_c, equal_nan_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -18239,6 +18944,122 @@ def _m_mm(self, mat2):
     return r_
 
 
+# yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS__m_moveaxis = (
+    ('(int source, int destination)', (('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints source, tuple of ints destination)', (('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW__m_moveaxis_0 = {'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW__m_moveaxis_1 = {'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_moveaxis_0(self, source, destination):
+    '(int source, int destination)'
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 1, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 2, 'int', destination)
+    h_ = _C_moveaxis_int(self._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_moveaxis_1(self, source, destination):
+    '(tuple of ints source, tuple of ints destination)'
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 1, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 2, 'tuple of ints', destination)
+    h_ = _C_moveaxis_intlist(self._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_moveaxis(self, *args, **kwargs):
+    '(int source, int destination) | (tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(_m_moveaxis, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_moveaxis_0, ('source', 'destination', )[:n])):
+        return _impl_m_moveaxis_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_moveaxis_1, ('source', 'destination', )[:n])):
+        return _impl_m_moveaxis_1(self, *args, **kwargs)
+    raise _invalid_combination('moveaxis', args, kwargs, _SIGS__m_moveaxis)
+
+
+# yaml/native_functions.yaml: movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS__m_movedim = (
+    ('(int source, int destination)', (('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints source, tuple of ints destination)', (('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW__m_movedim_0 = {'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW__m_movedim_1 = {'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_movedim_0(self, source, destination):
+    '(int source, int destination)'
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 1, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 2, 'int', destination)
+    h_ = _C_movedim_int(self._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_movedim_1(self, source, destination):
+    '(tuple of ints source, tuple of ints destination)'
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 1, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 2, 'tuple of ints', destination)
+    h_ = _C_movedim_intlist(self._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_movedim(self, *args, **kwargs):
+    '(int source, int destination) | (tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(_m_movedim, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_movedim_0, ('source', 'destination', )[:n])):
+        return _impl_m_movedim_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_movedim_1, ('source', 'destination', )[:n])):
+        return _impl_m_movedim_1(self, *args, **kwargs)
+    raise _invalid_combination('movedim', args, kwargs, _SIGS__m_movedim)
+
+
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_mul = (
     ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
@@ -18570,6 +19391,187 @@ def _m_neg_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_empty = (
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+)
+
+
+def _m_new_empty(self, *_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_empty, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('new_empty', 'size')
+    if size is _BAD:
+        raise TypeError("new_empty() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_empty', 'size', 1, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_empty', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_empty', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_empty', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_empty', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_empty(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_full = (
+    ('(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('fill_value', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def _m_new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_full, locals())) is not _GO:
+        return r_
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_full', 'size', 1, 'tuple of ints', size)
+    fill_value_c = _SC_INT.get(fill_value) if fill_value.__class__ is int else None
+    if fill_value_c is None:
+        fill_value_c = _cv_scalar(fill_value)
+        if fill_value_c is _BAD:
+            raise _arg_error('new_full', 'fill_value', 2, 'Number', fill_value)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_full', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_full', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_full', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_full', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_full(self._p, size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_ones = (
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+)
+
+
+def _m_new_ones(self, *_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_ones, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('new_ones', 'size')
+    if size is _BAD:
+        raise TypeError("new_ones() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_ones', 'size', 1, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_ones', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_ones', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_ones', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_ones', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_ones(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_zeros = (
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+)
+
+
+def _m_new_zeros(self, *_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_zeros, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('new_zeros', 'size')
+    if size is _BAD:
+        raise TypeError("new_zeros() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_zeros', 'size', 1, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_zeros', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_zeros', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_zeros', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_zeros', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_zeros(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: nonzero(Tensor self) -> Tensor
@@ -18998,6 +20000,29 @@ def _m_reshape(self, *_args, shape=None):
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 1, 'tuple of ints', shape)
     h_ = _C_reshape(self._p, shape_c[0], shape_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)
+_SIGS__m_reshape_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_reshape_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_reshape_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('reshape_as', 'other', 1, 'Tensor', other)
+    h_ = _C_reshape_as(self._p, other._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -20441,6 +21466,29 @@ def _m_trunc_(self):
     return self
 
 
+# yaml/native_functions.yaml: type_as(Tensor self, Tensor other) -> Tensor
+_SIGS__m_type_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_type_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_type_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('type_as', 'other', 1, 'Tensor', other)
+    h_ = _C_type_as(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
 _SIGS__m_unbind = (
     ('(int dim = 0)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -20651,6 +21699,29 @@ def _m_view(self, *args, **kwargs):
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_view_1, ())):
         return _impl_m_view_1(self, *args, **kwargs)
     raise _invalid_combination('view', args, kwargs, _SIGS__m_view)
+
+
+# yaml/native_functions.yaml: view_as(Tensor(a) self, Tensor other) -> Tensor(a)
+_SIGS__m_view_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_view_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_view_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('view_as', 'other', 1, 'Tensor', other)
+    h_ = _C_view_as(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -21913,6 +22984,7 @@ class _TensorOps:
     addmm_ = _m_addmm_
     alias = _m_alias
     all = _m_all
+    allclose = _m_allclose
     amax = _m_amax
     amin = _m_amin
     any = _m_any
@@ -21959,6 +23031,7 @@ class _TensorOps:
     bitwise_xor = _m_bitwise_xor
     bitwise_xor_ = _m_bitwise_xor_
     bmm = _m_bmm
+    broadcast_to = _m_broadcast_to
     ceil = _m_ceil
     ceil_ = _m_ceil_
     chunk = _m_chunk
@@ -21987,6 +23060,7 @@ class _TensorOps:
     dot = _m_dot
     eq = _m_eq
     eq_ = _m_eq_
+    equal = _m_equal
     erf = _m_erf
     erf_ = _m_erf_
     erfc = _m_erfc
@@ -21996,6 +23070,7 @@ class _TensorOps:
     exp2_ = _m_exp2_
     exp_ = _m_exp_
     expand = _m_expand
+    expand_as = _m_expand_as
     expm1 = _m_expm1
     expm1_ = _m_expm1_
     fill_ = _m_fill_
@@ -22025,6 +23100,7 @@ class _TensorOps:
     index_put = _m_index_put
     index_put_ = _m_index_put_
     index_select = _m_index_select
+    isclose = _m_isclose
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
@@ -22063,6 +23139,8 @@ class _TensorOps:
     min = _m_min
     minimum = _m_minimum
     mm = _m_mm
+    moveaxis = _m_moveaxis
+    movedim = _m_movedim
     mul = _m_mul
     mul_ = _m_mul_
     mv = _m_mv
@@ -22073,6 +23151,10 @@ class _TensorOps:
     ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
+    new_empty = _m_new_empty
+    new_full = _m_new_full
+    new_ones = _m_new_ones
+    new_zeros = _m_new_zeros
     nonzero = _m_nonzero
     outer = _m_outer
     permute = _m_permute
@@ -22086,6 +23168,7 @@ class _TensorOps:
     remainder = _m_remainder
     remainder_ = _m_remainder_
     reshape = _m_reshape
+    reshape_as = _m_reshape_as
     round = _m_round
     round_ = _m_round_
     rsqrt = _m_rsqrt
@@ -22127,11 +23210,13 @@ class _TensorOps:
     triu_ = _m_triu_
     trunc = _m_trunc
     trunc_ = _m_trunc_
+    type_as = _m_type_as
     unbind = _m_unbind
     unflatten = _m_unflatten
     unsqueeze = _m_unsqueeze
     var = _m_var
     view = _m_view
+    view_as = _m_view_as
     where = _m_where
     zero_ = _m_zero_
     __add__ = _d__add__
@@ -22306,6 +23391,9 @@ SIGNATURES = {
         "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
         "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)",
     ),
+    ("function", "allclose"): (
+        "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
+    ),
     ("function", "amax"): (
         "(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)",
     ),
@@ -22400,6 +23488,18 @@ SIGNATURES = {
     ("function", "atanh_"): (
         "(Tensor input)",
     ),
+    ("function", "atleast_1d"): (
+        "(Tensor input)",
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "atleast_2d"): (
+        "(Tensor input)",
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "atleast_3d"): (
+        "(Tensor input)",
+        "(tuple of Tensors tensors)",
+    ),
     ("function", "baddbmm"): (
         "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
         "(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
@@ -22435,6 +23535,12 @@ SIGNATURES = {
     ("function", "bmm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
+    ),
+    ("function", "broadcast_tensors"): (
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "broadcast_to"): (
+        "(Tensor input, tuple of ints size)",
     ),
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
@@ -22541,6 +23647,9 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "equal"): (
+        "(Tensor input, Tensor other)",
+    ),
     ("function", "erf"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -22570,6 +23679,10 @@ SIGNATURES = {
     ),
     ("function", "expm1_"): (
         "(Tensor input)",
+    ),
+    ("function", "eye"): (
+        "(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "fill"): (
         "(Tensor input, Tensor value)",
@@ -22654,6 +23767,9 @@ SIGNATURES = {
     ),
     ("function", "index_select_backward"): (
         "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
+    ),
+    ("function", "isclose"): (
+        "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
     ("function", "isfinite"): (
         "(Tensor input)",
@@ -22749,6 +23865,10 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "meshgrid"): (
+        "(tuple of Tensors tensors)",
+        "(tuple of Tensors tensors, *, str indexing)",
+    ),
     ("function", "min"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -22760,6 +23880,14 @@ SIGNATURES = {
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
+    ),
+    ("function", "moveaxis"): (
+        "(Tensor input, int source, int destination)",
+        "(Tensor input, tuple of ints source, tuple of ints destination)",
+    ),
+    ("function", "movedim"): (
+        "(Tensor input, int source, int destination)",
+        "(Tensor input, tuple of ints source, tuple of ints destination)",
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -23076,6 +24204,9 @@ SIGNATURES = {
         "(int dim, bool keepdim = False)",
         "(tuple of ints dim = None, bool keepdim = False)",
     ),
+    ("method", "allclose"): (
+        "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
+    ),
     ("method", "amax"): (
         "(tuple of ints dim = [], bool keepdim = False)",
     ),
@@ -23226,6 +24357,9 @@ SIGNATURES = {
     ("method", "bmm"): (
         "(Tensor mat2)",
     ),
+    ("method", "broadcast_to"): (
+        "(tuple of ints size)",
+    ),
     ("method", "ceil"): (
         "()",
     ),
@@ -23325,6 +24459,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "equal"): (
+        "(Tensor other)",
+    ),
     ("method", "erf"): (
         "()",
     ),
@@ -23351,6 +24488,9 @@ SIGNATURES = {
     ),
     ("method", "expand"): (
         "(tuple of ints size, *, bool implicit = False)",
+    ),
+    ("method", "expand_as"): (
+        "(Tensor other)",
     ),
     ("method", "expm1"): (
         "()",
@@ -23447,6 +24587,9 @@ SIGNATURES = {
     ),
     ("method", "index_select"): (
         "(int dim, Tensor index)",
+    ),
+    ("method", "isclose"): (
+        "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
     ("method", "isfinite"): (
         "()",
@@ -23575,6 +24718,14 @@ SIGNATURES = {
     ("method", "mm"): (
         "(Tensor mat2)",
     ),
+    ("method", "moveaxis"): (
+        "(int source, int destination)",
+        "(tuple of ints source, tuple of ints destination)",
+    ),
+    ("method", "movedim"): (
+        "(int source, int destination)",
+        "(tuple of ints source, tuple of ints destination)",
+    ),
     ("method", "mul"): (
         "(Tensor other)",
     ),
@@ -23607,6 +24758,18 @@ SIGNATURES = {
     ),
     ("method", "neg_"): (
         "()",
+    ),
+    ("method", "new_empty"): (
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_full"): (
+        "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_ones"): (
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_zeros"): (
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("method", "nonzero"): (
         "()",
@@ -23651,6 +24814,9 @@ SIGNATURES = {
     ),
     ("method", "reshape"): (
         "(tuple of ints shape)",
+    ),
+    ("method", "reshape_as"): (
+        "(Tensor other)",
     ),
     ("method", "round"): (
         "()",
@@ -23792,6 +24958,9 @@ SIGNATURES = {
     ("method", "trunc_"): (
         "()",
     ),
+    ("method", "type_as"): (
+        "(Tensor other)",
+    ),
     ("method", "unbind"): (
         "(int dim = 0)",
     ),
@@ -23809,6 +24978,9 @@ SIGNATURES = {
     ("method", "view"): (
         "(torchlet.dtype dtype)",
         "(tuple of ints size)",
+    ),
+    ("method", "view_as"): (
+        "(Tensor other)",
     ),
     ("method", "where"): (
         "(Tensor condition, Tensor other)",
