@@ -10,7 +10,7 @@ GEN_PY  := $(if $(wildcard $(VPY)),$(VPY),$(PY))
 PYTEST_ENV := OMP_NUM_THREADS=1
 PIP     := $(VPY) -m pip install -q --disable-pip-version-check
 
-.PHONY: all deps generate check-generated build test asan-test bench demo clean torch
+.PHONY: all deps generate check-generated build test opinfo asan-test bench demo clean torch
 
 all: build
 
@@ -26,7 +26,7 @@ deps: $(STAMP)
 
 # optional reference oracle (PyTorch 2.13 CPU, from a local wheel where one exists)
 torch: $(STAMP)
-	$(PIP) torch==2.13.0 || echo "torch not installed: reference tests will skip"
+	$(PIP) torch==2.13.0 expecttest || echo "torch not installed: reference tests will skip"
 
 generate: $(STAMP)
 	$(VPY) -m codegen generate
@@ -43,6 +43,11 @@ build: generate
 
 test: build
 	$(PYTEST_ENV) $(VPY) -m pytest -q tests
+
+# torchlet against PyTorch's OpInfo samples (needs torch + expecttest); the
+# coverage report: $(VPY) tests/opinfo/test_opinfo_samples.py --report --grad
+opinfo: build
+	$(PYTEST_ENV) $(VPY) -m pytest -q -m opinfo tests/opinfo
 
 # C-facing tests against an AddressSanitizer build of the extension (build/asan)
 asan-test: build

@@ -40,6 +40,7 @@ C_COMMENT = ("/*", " * ", "")
 # fall through.
 DONT_REQUIRE_DERIVATIVE = frozenset(
     {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "isnan",
+     "new_empty", "new_full", "new_zeros", "new_ones", "allclose",
      "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "sign", "result_type",
      "logical_and", "logical_or", "logical_xor", "logical_not"}
 )  # fmt: skip

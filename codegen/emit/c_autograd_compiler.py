@@ -271,12 +271,13 @@ class FormulaCompiler:
                     return Val("int", (f"tl_tensor_size({obj.c[0]}, {d})",))
                 if name == "options" and not args:
                     return Val("options", (f"tl_tensor_dtype({obj.c[0]})", f"(int)tl_tensor_device({obj.c[0]})"))
-                if name in ("new_zeros", "new_zeros_symint") and not self._has_op("new_zeros") and len(args) in (1, 2) \
+                if name in ("new_zeros", "new_zeros_symint") and len(args) in (1, 2) \
                         and args[0].kind == "intlist" and (len(args) == 1 or args[1].kind == "options"):
                     # x.new_zeros(sizes[, options]): zeros of x's (or the given) dtype and device
+                    # (directly, also where the new_zeros operator exists: a formula's zeros need no dispatch)
                     opts = args[1].c if len(args) == 2 else (f"tl_tensor_dtype({obj.c[0]})", f"(int)tl_tensor_device({obj.c[0]})")
                     return self.call_tensor("tl_ag_zeros_info", list(args[0].c) + list(opts), [a for a in [obj] + args if a.temp], src)
-                if name == "expand_as" and len(args) == 1 and args[0].kind == "tensor" and not self._has_op("expand_as"):
+                if name == "expand_as" and len(args) == 1 and args[0].kind == "tensor":
                     sizes = Val("intlist", (f"tl_tensor_sizes({args[0].c[0]})", f"tl_tensor_ndim({args[0].c[0]})"))
                     return self._op_call("expand", obj, [sizes], src)  # x.expand(other.sizes())
                 return self._op_call(name, obj, args, src)

@@ -530,7 +530,10 @@ def _guard(sig: PySignature, kwname: str) -> str:
     for a in sig.kwonly:
         if a.required:  # a keyword-only parameter without default must be given
             conds.append(f"{a.name!r} in kwargs")
-    conds.append(f"(not kwargs or _kw_ok(kwargs, {kwname}))")
+    # a keyword naming a parameter already given by position rejects the overload
+    # (arange(0, end=3) is arange.start, not arange(end) with end twice)
+    taken = "()" if sig.varargs else f"({''.join(f'{a.name!r}, ' for a in pos)})[:n]"
+    conds.append(f"(not kwargs or _kw_ok(kwargs, {kwname}, {taken}))")
     return " and ".join(conds)
 
 
@@ -660,13 +663,14 @@ def _emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], f
     L: list[str] = []
     if form in ("reflect_function", "swap_function"):
         # torch/_tensor.py's dunders: the module function with the number as it is
-        # (its Scalar overload: pow.Scalar, rsub.Scalar ...); TypeError -> NotImplemented
+        # (its Scalar overload: pow.Scalar, rsub.Scalar ...) or a Tensor as it is
+        # (rsub.Tensor); TypeError -> NotImplemented
         if op not in functions:
             return None
         args = "other, self" if form == "reflect_function" else "self, other"
         L.append(f"def {pyname}(self, other):")
         L.append(f"    # {dunder}: {op}({args}), as torch.Tensor.{dunder}")
-        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other):")
+        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):")
         L.append("        return NotImplemented")
         L.append("    try:")
         L.append(f"        return {op}({args})")

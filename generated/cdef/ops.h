@@ -906,6 +906,9 @@ tl_tensor *tl_ops_masked_fill_Tensor(tl_tensor *self, tl_tensor *mask, tl_tensor
 /* embedding */
 tl_tensor *tl_ops_embedding(tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 
+/* embedding_renorm */
+tl_tensor *tl_ops_embedding_renorm_(tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+
 /* embedding_backward */
 tl_tensor *tl_ops_embedding_backward(tl_tensor *grad, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 
@@ -1107,5 +1110,72 @@ tl_tensor *tl_ops_linalg_norm_ord_str_out(tl_tensor *self, const char *ord, cons
 /* _unsafe_view */
 tl_tensor *tl_ops__unsafe_view(tl_tensor *self, const int64_t *size, int64_t size_len);
 tl_tensor *tl_ops__unsafe_view_out(tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+
+/* type_as */
+tl_tensor *tl_ops_type_as(tl_tensor *self, tl_tensor *other);
+
+/* expand_as */
+tl_tensor *tl_ops_expand_as(tl_tensor *self, tl_tensor *other);
+
+/* view_as */
+tl_tensor *tl_ops_view_as(tl_tensor *self, tl_tensor *other);
+
+/* reshape_as */
+tl_tensor *tl_ops_reshape_as(tl_tensor *self, tl_tensor *other);
+
+/* new_empty */
+tl_tensor *tl_ops_new_empty(tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* new_full */
+tl_tensor *tl_ops_new_full(tl_tensor *self, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* new_zeros */
+tl_tensor *tl_ops_new_zeros(tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* new_ones */
+tl_tensor *tl_ops_new_ones(tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* broadcast_to */
+tl_tensor *tl_ops_broadcast_to(tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* broadcast_tensors */
+int tl_ops_broadcast_tensors(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* movedim */
+tl_tensor *tl_ops_movedim_intlist(tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+tl_tensor *tl_ops_movedim_int(tl_tensor *self, int64_t source, int64_t destination);
+
+/* moveaxis */
+tl_tensor *tl_ops_moveaxis_intlist(tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+tl_tensor *tl_ops_moveaxis_int(tl_tensor *self, int64_t source, int64_t destination);
+
+/* atleast_1d */
+tl_tensor *tl_ops_atleast_1d(tl_tensor *self);
+int tl_ops_atleast_1d_Sequence(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* atleast_2d */
+tl_tensor *tl_ops_atleast_2d(tl_tensor *self);
+int tl_ops_atleast_2d_Sequence(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* atleast_3d */
+tl_tensor *tl_ops_atleast_3d(tl_tensor *self);
+int tl_ops_atleast_3d_Sequence(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* meshgrid */
+int tl_ops_meshgrid(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid_indexing(tl_tensor *const *tensors, int64_t tensors_len, const char *indexing, tl_tensor ***ret, int64_t *ret_len);
+
+/* eye */
+tl_tensor *tl_ops_eye(int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_eye_m(int64_t n, int64_t m, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* isclose */
+tl_tensor *tl_ops_isclose(tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan);
+
+/* allclose */
+int tl_ops_allclose(tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan, bool *ret);
+
+/* equal */
+int tl_ops_equal(tl_tensor *self, tl_tensor *other, bool *ret);
 
 #endif

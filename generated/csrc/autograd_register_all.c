@@ -159,6 +159,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_scatter_add() != 0) return -1;
     if (tl_autograd_register_masked_fill() != 0) return -1;
     if (tl_autograd_register_embedding() != 0) return -1;
+    if (tl_autograd_register_embedding_renorm() != 0) return -1;
     if (tl_autograd_register_embedding_dense_backward() != 0) return -1;
     if (tl_autograd_register_tril() != 0) return -1;
     if (tl_autograd_register_triu() != 0) return -1;

@@ -1129,6 +1129,14 @@ int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_sca
     return tl_has_warning() ? 1 : 0;
 }
 
+/* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!) */
+int tl_pyabi_embedding_renorm__r(tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type) {
+    tl_tensor *r = tl_ops_embedding_renorm_(self, indices, max_norm, norm_type);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_empty_out_r(const int64_t *size, int64_t size_len, int memory_format, tl_tensor *out) {
     tl_tensor *r = tl_ops_empty_out(size, size_len, memory_format, out);

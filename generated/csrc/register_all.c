@@ -183,6 +183,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_scatter_add() != 0) return -1;
     if (tl_ops_register_masked_fill() != 0) return -1;
     if (tl_ops_register_embedding() != 0) return -1;
+    if (tl_ops_register_embedding_renorm() != 0) return -1;
     if (tl_ops_register_embedding_backward() != 0) return -1;
     if (tl_ops_register_embedding_dense_backward() != 0) return -1;
     if (tl_ops_register_tril() != 0) return -1;
@@ -233,6 +234,26 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_linalg_matrix_norm() != 0) return -1;
     if (tl_ops_register_linalg_norm() != 0) return -1;
     if (tl_ops_register__unsafe_view() != 0) return -1;
+    if (tl_ops_register_type_as() != 0) return -1;
+    if (tl_ops_register_expand_as() != 0) return -1;
+    if (tl_ops_register_view_as() != 0) return -1;
+    if (tl_ops_register_reshape_as() != 0) return -1;
+    if (tl_ops_register_new_empty() != 0) return -1;
+    if (tl_ops_register_new_full() != 0) return -1;
+    if (tl_ops_register_new_zeros() != 0) return -1;
+    if (tl_ops_register_new_ones() != 0) return -1;
+    if (tl_ops_register_broadcast_to() != 0) return -1;
+    if (tl_ops_register_broadcast_tensors() != 0) return -1;
+    if (tl_ops_register_movedim() != 0) return -1;
+    if (tl_ops_register_moveaxis() != 0) return -1;
+    if (tl_ops_register_atleast_1d() != 0) return -1;
+    if (tl_ops_register_atleast_2d() != 0) return -1;
+    if (tl_ops_register_atleast_3d() != 0) return -1;
+    if (tl_ops_register_meshgrid() != 0) return -1;
+    if (tl_ops_register_eye() != 0) return -1;
+    if (tl_ops_register_isclose() != 0) return -1;
+    if (tl_ops_register_allclose() != 0) return -1;
+    if (tl_ops_register_equal() != 0) return -1;
     done = 1;
     return 0;
 }

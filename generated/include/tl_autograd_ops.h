@@ -155,6 +155,7 @@ int tl_autograd_register_scatter(void);
 int tl_autograd_register_scatter_add(void);
 int tl_autograd_register_masked_fill(void);
 int tl_autograd_register_embedding(void);
+int tl_autograd_register_embedding_renorm(void);
 int tl_autograd_register_embedding_dense_backward(void);
 int tl_autograd_register_tril(void);
 int tl_autograd_register_triu(void);

@@ -4250,6 +4250,16 @@ tl_tensor *tl_ops_embedding_redispatch(tl_keyset ks, tl_tensor *weight, tl_tenso
 int tl_ops_embedding_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_embedding(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse);
 
+/* ---------------------------------------------------------------- embedding_renorm */
+int tl_ops_register_embedding_renorm(void);
+/* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!) */
+extern tl_operator *tl_ops_embedding_renorm__op;
+typedef tl_tensor *(*tl_ops_embedding_renorm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+tl_tensor *tl_ops_embedding_renorm_(tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+tl_tensor *tl_ops_embedding_renorm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+int tl_ops_embedding_renorm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_embedding_renorm_cpu_(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm, double norm_type);
+
 /* ---------------------------------------------------------------- embedding_backward */
 int tl_ops_register_embedding_backward(void);
 /* embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor */
@@ -5108,5 +5118,254 @@ tl_tensor *tl_ops__unsafe_view_out(tl_tensor *self, const int64_t *size, int64_t
 tl_tensor *tl_ops__unsafe_view_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
 int tl_ops__unsafe_view_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native__unsafe_view_out(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_tensor *out);
+
+/* ---------------------------------------------------------------- type_as */
+int tl_ops_register_type_as(void);
+/* type_as(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_type_as_op;
+typedef tl_tensor *(*tl_ops_type_as_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_type_as(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_type_as_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_type_as_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_type_as(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+
+/* ---------------------------------------------------------------- expand_as */
+int tl_ops_register_expand_as(void);
+/* expand_as(Tensor(a) self, Tensor other) -> Tensor(a) */
+extern tl_operator *tl_ops_expand_as_op;
+typedef tl_tensor *(*tl_ops_expand_as_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_expand_as(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_expand_as_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_expand_as_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_expand_as(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+
+/* ---------------------------------------------------------------- view_as */
+int tl_ops_register_view_as(void);
+/* view_as(Tensor(a) self, Tensor other) -> Tensor(a) */
+extern tl_operator *tl_ops_view_as_op;
+typedef tl_tensor *(*tl_ops_view_as_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_view_as(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_view_as_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_view_as_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_view_as(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+
+/* ---------------------------------------------------------------- reshape_as */
+int tl_ops_register_reshape_as(void);
+/* reshape_as(Tensor(a) self, Tensor other) -> Tensor(a) */
+extern tl_operator *tl_ops_reshape_as_op;
+typedef tl_tensor *(*tl_ops_reshape_as_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_reshape_as(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_reshape_as_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_reshape_as_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_reshape_as(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+
+/* ---------------------------------------------------------------- new_empty */
+int tl_ops_register_new_empty(void);
+/* new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_new_empty_op;
+typedef tl_tensor *(*tl_ops_new_empty_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_empty(tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_empty_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_new_empty_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_new_empty_symint(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- new_full */
+int tl_ops_register_new_full(void);
+/* new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_new_full_op;
+typedef tl_tensor *(*tl_ops_new_full_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_full(tl_tensor *self, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_full_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_new_full_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_new_full(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- new_zeros */
+int tl_ops_register_new_zeros(void);
+/* new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_new_zeros_op;
+typedef tl_tensor *(*tl_ops_new_zeros_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_zeros(tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_zeros_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_new_zeros_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_new_zeros(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- new_ones */
+int tl_ops_register_new_ones(void);
+/* new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_new_ones_op;
+typedef tl_tensor *(*tl_ops_new_ones_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_ones(tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_new_ones_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_new_ones_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_new_ones(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- broadcast_to */
+int tl_ops_register_broadcast_to(void);
+/* broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a) */
+extern tl_operator *tl_ops_broadcast_to_op;
+typedef tl_tensor *(*tl_ops_broadcast_to_fn)(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops_broadcast_to(tl_tensor *self, const int64_t *size, int64_t size_len);
+tl_tensor *tl_ops_broadcast_to_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+int tl_ops_broadcast_to_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_broadcast_to_symint(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* ---------------------------------------------------------------- broadcast_tensors */
+int tl_ops_register_broadcast_tensors(void);
+/* broadcast_tensors(Tensor[] tensors) -> Tensor[] */
+extern tl_operator *tl_ops_broadcast_tensors_op;
+typedef int (*tl_ops_broadcast_tensors_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_broadcast_tensors(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_broadcast_tensors_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_broadcast_tensors_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_broadcast_tensors(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- movedim */
+int tl_ops_register_movedim(void);
+/* movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a) */
+extern tl_operator *tl_ops_movedim_intlist_op;
+typedef tl_tensor *(*tl_ops_movedim_intlist_fn)(tl_keyset ks, tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+tl_tensor *tl_ops_movedim_intlist(tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+tl_tensor *tl_ops_movedim_intlist_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+int tl_ops_movedim_intlist_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_movedim_intlist(tl_keyset ks, tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+/* movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a) */
+extern tl_operator *tl_ops_movedim_int_op;
+typedef tl_tensor *(*tl_ops_movedim_int_fn)(tl_keyset ks, tl_tensor *self, int64_t source, int64_t destination);
+tl_tensor *tl_ops_movedim_int(tl_tensor *self, int64_t source, int64_t destination);
+tl_tensor *tl_ops_movedim_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t source, int64_t destination);
+int tl_ops_movedim_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_movedim_int(tl_keyset ks, tl_tensor *self, int64_t source, int64_t destination);
+
+/* ---------------------------------------------------------------- moveaxis */
+int tl_ops_register_moveaxis(void);
+/* moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a) */
+extern tl_operator *tl_ops_moveaxis_intlist_op;
+typedef tl_tensor *(*tl_ops_moveaxis_intlist_fn)(tl_keyset ks, tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+tl_tensor *tl_ops_moveaxis_intlist(tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+tl_tensor *tl_ops_moveaxis_intlist_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+int tl_ops_moveaxis_intlist_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_moveaxis_intlist(tl_keyset ks, tl_tensor *self, const int64_t *source, int64_t source_len, const int64_t *destination, int64_t destination_len);
+/* moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a) */
+extern tl_operator *tl_ops_moveaxis_int_op;
+typedef tl_tensor *(*tl_ops_moveaxis_int_fn)(tl_keyset ks, tl_tensor *self, int64_t source, int64_t destination);
+tl_tensor *tl_ops_moveaxis_int(tl_tensor *self, int64_t source, int64_t destination);
+tl_tensor *tl_ops_moveaxis_int_redispatch(tl_keyset ks, tl_tensor *self, int64_t source, int64_t destination);
+int tl_ops_moveaxis_int_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_moveaxis_int(tl_keyset ks, tl_tensor *self, int64_t source, int64_t destination);
+
+/* ---------------------------------------------------------------- atleast_1d */
+int tl_ops_register_atleast_1d(void);
+/* atleast_1d(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_atleast_1d_op;
+typedef tl_tensor *(*tl_ops_atleast_1d_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atleast_1d(tl_tensor *self);
+tl_tensor *tl_ops_atleast_1d_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atleast_1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_atleast_1d(tl_keyset ks, tl_tensor *self);
+/* atleast_1d.Sequence(Tensor[] tensors) -> Tensor[] */
+extern tl_operator *tl_ops_atleast_1d_Sequence_op;
+typedef int (*tl_ops_atleast_1d_Sequence_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_1d_Sequence(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_1d_Sequence_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_1d_Sequence_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_atleast_1d_sequence(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- atleast_2d */
+int tl_ops_register_atleast_2d(void);
+/* atleast_2d(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_atleast_2d_op;
+typedef tl_tensor *(*tl_ops_atleast_2d_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atleast_2d(tl_tensor *self);
+tl_tensor *tl_ops_atleast_2d_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atleast_2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_atleast_2d(tl_keyset ks, tl_tensor *self);
+/* atleast_2d.Sequence(Tensor[] tensors) -> Tensor[] */
+extern tl_operator *tl_ops_atleast_2d_Sequence_op;
+typedef int (*tl_ops_atleast_2d_Sequence_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_2d_Sequence(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_2d_Sequence_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_2d_Sequence_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_atleast_2d_sequence(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- atleast_3d */
+int tl_ops_register_atleast_3d(void);
+/* atleast_3d(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_atleast_3d_op;
+typedef tl_tensor *(*tl_ops_atleast_3d_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_atleast_3d(tl_tensor *self);
+tl_tensor *tl_ops_atleast_3d_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_atleast_3d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_atleast_3d(tl_keyset ks, tl_tensor *self);
+/* atleast_3d.Sequence(Tensor[] tensors) -> Tensor[] */
+extern tl_operator *tl_ops_atleast_3d_Sequence_op;
+typedef int (*tl_ops_atleast_3d_Sequence_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_3d_Sequence(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_3d_Sequence_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_atleast_3d_Sequence_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_atleast_3d_sequence(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- meshgrid */
+int tl_ops_register_meshgrid(void);
+/* meshgrid(Tensor[] tensors) -> Tensor[] */
+extern tl_operator *tl_ops_meshgrid_op;
+typedef int (*tl_ops_meshgrid_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_meshgrid(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret, int64_t *ret_len);
+/* meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[] */
+extern tl_operator *tl_ops_meshgrid_indexing_op;
+typedef int (*tl_ops_meshgrid_indexing_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, const char *indexing, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid_indexing(tl_tensor *const *tensors, int64_t tensors_len, const char *indexing, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid_indexing_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, const char *indexing, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_meshgrid_indexing_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_meshgrid_indexing(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, const char *indexing, tl_tensor ***ret, int64_t *ret_len);
+
+/* ---------------------------------------------------------------- eye */
+int tl_ops_register_eye(void);
+/* eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_eye_op;
+typedef tl_tensor *(*tl_ops_eye_fn)(tl_keyset ks, int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_eye(int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_eye_redispatch(tl_keyset ks, int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_eye_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_eye(tl_keyset ks, int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_eye_m_op;
+typedef tl_tensor *(*tl_ops_eye_m_fn)(tl_keyset ks, int64_t n, int64_t m, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_eye_m(int64_t n, int64_t m, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_eye_m_redispatch(tl_keyset ks, int64_t n, int64_t m, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_eye_m_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_eye_m(tl_keyset ks, int64_t n, int64_t m, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- isclose */
+int tl_ops_register_isclose(void);
+/* isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor */
+extern tl_operator *tl_ops_isclose_op;
+typedef tl_tensor *(*tl_ops_isclose_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan);
+tl_tensor *tl_ops_isclose(tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan);
+tl_tensor *tl_ops_isclose_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan);
+int tl_ops_isclose_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_isclose(tl_keyset ks, tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan);
+
+/* ---------------------------------------------------------------- allclose */
+int tl_ops_register_allclose(void);
+/* allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool */
+extern tl_operator *tl_ops_allclose_op;
+typedef int (*tl_ops_allclose_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan, bool *ret);
+int tl_ops_allclose(tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan, bool *ret);
+int tl_ops_allclose_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan, bool *ret);
+int tl_ops_allclose_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_allclose(tl_keyset ks, tl_tensor *self, tl_tensor *other, double rtol, double atol, bool equal_nan, bool *ret);
+
+/* ---------------------------------------------------------------- equal */
+int tl_ops_register_equal(void);
+/* equal(Tensor self, Tensor other) -> bool */
+extern tl_operator *tl_ops_equal_op;
+typedef int (*tl_ops_equal_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool *ret);
+int tl_ops_equal(tl_tensor *self, tl_tensor *other, bool *ret);
+int tl_ops_equal_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool *ret);
+int tl_ops_equal_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_cpu_equal(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool *ret);
 
 #endif

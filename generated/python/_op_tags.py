@@ -181,6 +181,7 @@ TAGS = {
     "aten::eq.Scalar": ("core", "pointwise", ),
     "aten::eq.Tensor": ("core", "pointwise", ),
     "aten::eq.Tensor_out": ("pointwise", ),
+    "aten::equal": ("pointwise", ),
     "aten::erf": ("core", "pointwise", ),
     "aten::erf.out": ("pointwise", ),
     "aten::erf_": ("pointwise", ),

@@ -90,6 +90,7 @@ __all__ = [
     "addmm",
     "alias",
     "all",
+    "allclose",
     "amax",
     "amin",
     "any",
@@ -120,6 +121,9 @@ __all__ = [
     "atan_",
     "atanh",
     "atanh_",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
     "baddbmm",
     "bitwise_and",
     "bitwise_left_shift",
@@ -128,6 +132,8 @@ __all__ = [
     "bitwise_right_shift",
     "bitwise_xor",
     "bmm",
+    "broadcast_tensors",
+    "broadcast_to",
     "cat",
     "ceil",
     "ceil_",
@@ -154,10 +160,12 @@ __all__ = [
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
+    "embedding_renorm_",
     "empty",
     "empty_like",
     "empty_strided",
     "eq",
+    "equal",
     "erf",
     "erf_",
     "erfc",
@@ -168,6 +176,7 @@ __all__ = [
     "exp_",
     "expm1",
     "expm1_",
+    "eye",
     "fill",
     "fill_",
     "flatten",
@@ -194,6 +203,7 @@ __all__ = [
     "index_put_",
     "index_select",
     "index_select_backward",
+    "isclose",
     "isfinite",
     "isinf",
     "isnan",
@@ -223,9 +233,12 @@ __all__ = [
     "max",
     "maximum",
     "mean",
+    "meshgrid",
     "min",
     "minimum",
     "mm",
+    "moveaxis",
+    "movedim",
     "mul",
     "mv",
     "nan_to_num",
@@ -374,6 +387,7 @@ _C_all_dim = getattr(_lib, "tl_ops_all_dim", None) or _missing_c("tl_ops_all_dim
 _C_all_dims = getattr(_lib, "tl_ops_all_dims", None) or _missing_c("tl_ops_all_dims")
 _C_all_dims_out = getattr(_lib, "tl_ops_all_dims_out", None) or _missing_c("tl_ops_all_dims_out")
 _C_all_out = getattr(_lib, "tl_ops_all_out", None) or _missing_c("tl_ops_all_out")
+_C_allclose = getattr(_lib, "tl_ops_allclose", None) or _missing_c("tl_ops_allclose")
 _C_amax = getattr(_lib, "tl_ops_amax", None) or _missing_c("tl_ops_amax")
 _C_amax_out = getattr(_lib, "tl_ops_amax_out", None) or _missing_c("tl_ops_amax_out")
 _C_amin = getattr(_lib, "tl_ops_amin", None) or _missing_c("tl_ops_amin")
@@ -431,6 +445,12 @@ _C_atan_out = getattr(_lib, "tl_ops_atan_out", None) or _missing_c("tl_ops_atan_
 _C_atanh = getattr(_lib, "tl_ops_atanh", None) or _missing_c("tl_ops_atanh")
 _C_atanh_ = getattr(_lib, "tl_ops_atanh_", None) or _missing_c("tl_ops_atanh_")
 _C_atanh_out = getattr(_lib, "tl_ops_atanh_out", None) or _missing_c("tl_ops_atanh_out")
+_C_atleast_1d = getattr(_lib, "tl_ops_atleast_1d", None) or _missing_c("tl_ops_atleast_1d")
+_C_atleast_1d_Sequence = getattr(_lib, "tl_ops_atleast_1d_Sequence", None) or _missing_c("tl_ops_atleast_1d_Sequence")
+_C_atleast_2d = getattr(_lib, "tl_ops_atleast_2d", None) or _missing_c("tl_ops_atleast_2d")
+_C_atleast_2d_Sequence = getattr(_lib, "tl_ops_atleast_2d_Sequence", None) or _missing_c("tl_ops_atleast_2d_Sequence")
+_C_atleast_3d = getattr(_lib, "tl_ops_atleast_3d", None) or _missing_c("tl_ops_atleast_3d")
+_C_atleast_3d_Sequence = getattr(_lib, "tl_ops_atleast_3d_Sequence", None) or _missing_c("tl_ops_atleast_3d_Sequence")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
@@ -483,6 +503,8 @@ _C_bmm = getattr(_lib, "tl_ops_bmm", None) or _missing_c("tl_ops_bmm")
 _C_bmm_dtype = getattr(_lib, "tl_ops_bmm_dtype", None) or _missing_c("tl_ops_bmm_dtype")
 _C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl_ops_bmm_dtype_out")
 _C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
+_C_broadcast_tensors = getattr(_lib, "tl_ops_broadcast_tensors", None) or _missing_c("tl_ops_broadcast_tensors")
+_C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_ops_broadcast_to")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
@@ -550,6 +572,7 @@ _C_elu_out = getattr(_lib, "tl_ops_elu_out", None) or _missing_c("tl_ops_elu_out
 _C_embedding = getattr(_lib, "tl_ops_embedding", None) or _missing_c("tl_ops_embedding")
 _C_embedding_backward = getattr(_lib, "tl_ops_embedding_backward", None) or _missing_c("tl_ops_embedding_backward")
 _C_embedding_dense_backward = getattr(_lib, "tl_ops_embedding_dense_backward", None) or _missing_c("tl_ops_embedding_dense_backward")
+_C_embedding_renorm_ = getattr(_lib, "tl_ops_embedding_renorm_", None) or _missing_c("tl_ops_embedding_renorm_")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_out = getattr(_lib, "tl_ops_empty_out", None) or _missing_c("tl_ops_empty_out")
@@ -560,6 +583,7 @@ _C_eq_Tensor = getattr(_lib, "tl_ops_eq_Tensor", None) or _missing_c("tl_ops_eq_
 _C_eq_Tensor_out = getattr(_lib, "tl_ops_eq_Tensor_out", None) or _missing_c("tl_ops_eq_Tensor_out")
 _C_eq__Scalar = getattr(_lib, "tl_ops_eq__Scalar", None) or _missing_c("tl_ops_eq__Scalar")
 _C_eq__Tensor = getattr(_lib, "tl_ops_eq__Tensor", None) or _missing_c("tl_ops_eq__Tensor")
+_C_equal = getattr(_lib, "tl_ops_equal", None) or _missing_c("tl_ops_equal")
 _C_erf = getattr(_lib, "tl_ops_erf", None) or _missing_c("tl_ops_erf")
 _C_erf_ = getattr(_lib, "tl_ops_erf_", None) or _missing_c("tl_ops_erf_")
 _C_erf_out = getattr(_lib, "tl_ops_erf_out", None) or _missing_c("tl_ops_erf_out")
@@ -573,9 +597,12 @@ _C_exp2_out = getattr(_lib, "tl_ops_exp2_out", None) or _missing_c("tl_ops_exp2_
 _C_exp_ = getattr(_lib, "tl_ops_exp_", None) or _missing_c("tl_ops_exp_")
 _C_exp_out = getattr(_lib, "tl_ops_exp_out", None) or _missing_c("tl_ops_exp_out")
 _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
+_C_expand_as = getattr(_lib, "tl_ops_expand_as", None) or _missing_c("tl_ops_expand_as")
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
+_C_eye = getattr(_lib, "tl_ops_eye", None) or _missing_c("tl_ops_eye")
+_C_eye_m = getattr(_lib, "tl_ops_eye_m", None) or _missing_c("tl_ops_eye_m")
 _C_fill_Scalar = getattr(_lib, "tl_ops_fill_Scalar", None) or _missing_c("tl_ops_fill_Scalar")
 _C_fill_Tensor = getattr(_lib, "tl_ops_fill_Tensor", None) or _missing_c("tl_ops_fill_Tensor")
 _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_ops_fill__Scalar")
@@ -647,6 +674,7 @@ _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
@@ -741,6 +769,8 @@ _C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
 _C_mean_dim = getattr(_lib, "tl_ops_mean_dim", None) or _missing_c("tl_ops_mean_dim")
 _C_mean_dtype_out = getattr(_lib, "tl_ops_mean_dtype_out", None) or _missing_c("tl_ops_mean_dtype_out")
 _C_mean_out = getattr(_lib, "tl_ops_mean_out", None) or _missing_c("tl_ops_mean_out")
+_C_meshgrid = getattr(_lib, "tl_ops_meshgrid", None) or _missing_c("tl_ops_meshgrid")
+_C_meshgrid_indexing = getattr(_lib, "tl_ops_meshgrid_indexing", None) or _missing_c("tl_ops_meshgrid_indexing")
 _C_min = getattr(_lib, "tl_ops_min", None) or _missing_c("tl_ops_min")
 _C_min_dim = getattr(_lib, "tl_ops_min_dim", None) or _missing_c("tl_ops_min_dim")
 _C_min_dim_min = getattr(_lib, "tl_ops_min_dim_min", None) or _missing_c("tl_ops_min_dim_min")
@@ -757,6 +787,10 @@ _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_dtype = getattr(_lib, "tl_ops_mm_dtype", None) or _missing_c("tl_ops_mm_dtype")
 _C_mm_dtype_out = getattr(_lib, "tl_ops_mm_dtype_out", None) or _missing_c("tl_ops_mm_dtype_out")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
+_C_moveaxis_int = getattr(_lib, "tl_ops_moveaxis_int", None) or _missing_c("tl_ops_moveaxis_int")
+_C_moveaxis_intlist = getattr(_lib, "tl_ops_moveaxis_intlist", None) or _missing_c("tl_ops_moveaxis_intlist")
+_C_movedim_int = getattr(_lib, "tl_ops_movedim_int", None) or _missing_c("tl_ops_movedim_int")
+_C_movedim_intlist = getattr(_lib, "tl_ops_movedim_intlist", None) or _missing_c("tl_ops_movedim_intlist")
 _C_mse_loss = getattr(_lib, "tl_ops_mse_loss", None) or _missing_c("tl_ops_mse_loss")
 _C_mse_loss_backward = getattr(_lib, "tl_ops_mse_loss_backward", None) or _missing_c("tl_ops_mse_loss_backward")
 _C_mse_loss_backward_grad_input = getattr(_lib, "tl_ops_mse_loss_backward_grad_input", None) or _missing_c("tl_ops_mse_loss_backward_grad_input")
@@ -784,6 +818,10 @@ _C_ne__Tensor = getattr(_lib, "tl_ops_ne__Tensor", None) or _missing_c("tl_ops_n
 _C_neg = getattr(_lib, "tl_ops_neg", None) or _missing_c("tl_ops_neg")
 _C_neg_ = getattr(_lib, "tl_ops_neg_", None) or _missing_c("tl_ops_neg_")
 _C_neg_out = getattr(_lib, "tl_ops_neg_out", None) or _missing_c("tl_ops_neg_out")
+_C_new_empty = getattr(_lib, "tl_ops_new_empty", None) or _missing_c("tl_ops_new_empty")
+_C_new_full = getattr(_lib, "tl_ops_new_full", None) or _missing_c("tl_ops_new_full")
+_C_new_ones = getattr(_lib, "tl_ops_new_ones", None) or _missing_c("tl_ops_new_ones")
+_C_new_zeros = getattr(_lib, "tl_ops_new_zeros", None) or _missing_c("tl_ops_new_zeros")
 _C_nll_loss = getattr(_lib, "tl_ops_nll_loss", None) or _missing_c("tl_ops_nll_loss")
 _C_nll_loss_backward = getattr(_lib, "tl_ops_nll_loss_backward", None) or _missing_c("tl_ops_nll_loss_backward")
 _C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_input", None) or _missing_c("tl_ops_nll_loss_backward_grad_input")
@@ -833,6 +871,7 @@ _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or 
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
+_C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
 _C_round = getattr(_lib, "tl_ops_round", None) or _missing_c("tl_ops_round")
 _C_round_ = getattr(_lib, "tl_ops_round_", None) or _missing_c("tl_ops_round_")
@@ -936,6 +975,7 @@ _C_triu_out = getattr(_lib, "tl_ops_triu_out", None) or _missing_c("tl_ops_triu_
 _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
 _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
+_C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
@@ -948,6 +988,7 @@ _C_var_mean_correction = getattr(_lib, "tl_ops_var_mean_correction", None) or _m
 _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_ops_var_mean_dim")
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
+_C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
 _C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
 _C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
 _C_vstack_out = getattr(_lib, "tl_ops_vstack_out", None) or _missing_c("tl_ops_vstack_out")
@@ -1101,6 +1142,7 @@ _P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi
 _P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
 _P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
 _P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
+_P_embedding_renorm__r = getattr(_lib, "tl_pyabi_embedding_renorm__r", None) or _missing_c("tl_pyabi_embedding_renorm__r")
 _P_empty_out_r = getattr(_lib, "tl_pyabi_empty_out_r", None) or _missing_c("tl_pyabi_empty_out_r")
 _P_eq_Scalar_out_r = getattr(_lib, "tl_pyabi_eq_Scalar_out_r", None) or _missing_c("tl_pyabi_eq_Scalar_out_r")
 _P_eq_Tensor_out_r = getattr(_lib, "tl_pyabi_eq_Tensor_out_r", None) or _missing_c("tl_pyabi_eq_Tensor_out_r")
@@ -2080,9 +2122,9 @@ def addmm(*args, **kwargs):
     if _TF and (r_ := _tf(addmm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_0, ('input', 'mat1', 'mat2', )[:n])):
         return _impladdmm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1, ('input', 'mat1', 'mat2', 'out_dtype', )[:n])):
         return _impladdmm_1(*args, **kwargs)
     raise _invalid_combination('addmm', args, kwargs, _SIGS_addmm)
 
@@ -2209,13 +2251,43 @@ def all(*args, **kwargs):
     if _TF and (r_ := _tf(all, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_all_0, ('input', )[:n])):
         return _implall_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implall_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_all_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implall_2(*args, **kwargs)
     raise _invalid_combination('all', args, kwargs, _SIGS_all)
+
+
+# yaml/native_functions.yaml: allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+_SIGS_allclose = (
+    ('(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(allclose, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('allclose', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('allclose', 'other', 2, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('allclose', 'rtol', 3, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('allclose', 'atol', 4, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('allclose', 'equal_nan', 5, 'bool', equal_nan)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_allclose(input._p, other._p, rtol_c, atol_c, equal_nan_c, p_))
+    return _value_result(p_, 'bool')
 
 
 # yaml/native_functions.yaml: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
@@ -2391,11 +2463,11 @@ def any(*args, **kwargs):
     if _TF and (r_ := _tf(any, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_any_0, ('input', )[:n])):
         return _implany_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implany_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 0) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_any_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implany_2(*args, **kwargs)
     raise _invalid_combination('any', args, kwargs, _SIGS_any)
 
@@ -2555,11 +2627,11 @@ def arange(*args, **kwargs):
     if _TF and (r_ := _tf(arange, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_0, ('end', )[:n])):
         return _implarange_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_arange_1, ('start', 'end', )[:n])):
         return _implarange_1(*args, **kwargs)
-    if n <= 3 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_arange_2)):
+    if n <= 3 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_arange_2, ('start', 'end', 'step', )[:n])):
         return _implarange_2(*args, **kwargs)
     raise _invalid_combination('arange', args, kwargs, _SIGS_arange)
 
@@ -3261,6 +3333,150 @@ def atanh_(input):
     return input
 
 
+# yaml/native_functions.yaml: atleast_1d(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+_SIGS_atleast_1d = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+_KW_atleast_1d_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_atleast_1d_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+
+
+def _implatleast_1d_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atleast_1d', 'input', 1, 'Tensor', input)
+    h_ = _C_atleast_1d(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implatleast_1d_1(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('atleast_1d', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_atleast_1d_Sequence(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def atleast_1d(*args, **kwargs):
+    '(Tensor input) | (tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(atleast_1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_1d_0, ('input', )[:n])):
+        return _implatleast_1d_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_1d_1, ('tensors', )[:n])):
+        return _implatleast_1d_1(*args, **kwargs)
+    raise _invalid_combination('atleast_1d', args, kwargs, _SIGS_atleast_1d)
+
+
+# yaml/native_functions.yaml: atleast_2d(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+_SIGS_atleast_2d = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+_KW_atleast_2d_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_atleast_2d_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+
+
+def _implatleast_2d_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atleast_2d', 'input', 1, 'Tensor', input)
+    h_ = _C_atleast_2d(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implatleast_2d_1(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('atleast_2d', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_atleast_2d_Sequence(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def atleast_2d(*args, **kwargs):
+    '(Tensor input) | (tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(atleast_2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_2d_0, ('input', )[:n])):
+        return _implatleast_2d_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_2d_1, ('tensors', )[:n])):
+        return _implatleast_2d_1(*args, **kwargs)
+    raise _invalid_combination('atleast_2d', args, kwargs, _SIGS_atleast_2d)
+
+
+# yaml/native_functions.yaml: atleast_3d(Tensor self) -> Tensor
+# yaml/native_functions.yaml: atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+_SIGS_atleast_3d = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+_KW_atleast_3d_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_atleast_3d_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+
+
+def _implatleast_3d_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('atleast_3d', 'input', 1, 'Tensor', input)
+    h_ = _C_atleast_3d(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implatleast_3d_1(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('atleast_3d', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_atleast_3d_Sequence(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def atleast_3d(*args, **kwargs):
+    '(Tensor input) | (tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(atleast_3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_3d_0, ('input', )[:n])):
+        return _implatleast_3d_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_3d_1, ('tensors', )[:n])):
+        return _implatleast_3d_1(*args, **kwargs)
+    raise _invalid_combination('atleast_3d', args, kwargs, _SIGS_atleast_3d)
+
+
 # yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -3357,9 +3573,9 @@ def baddbmm(*args, **kwargs):
     if _TF and (r_ := _tf(baddbmm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_0, ('input', 'batch1', 'batch2', )[:n])):
         return _implbaddbmm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1, ('input', 'batch1', 'batch2', 'out_dtype', )[:n])):
         return _implbaddbmm_1(*args, **kwargs)
     raise _invalid_combination('baddbmm', args, kwargs, _SIGS_baddbmm)
 
@@ -3464,11 +3680,11 @@ def bitwise_and(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_and, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_0, ('input', 'other', )[:n])):
         return _implbitwise_and_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_1, ('input', 'other', )[:n])):
         return _implbitwise_and_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_and_2, ('input', 'other', )[:n])):
         return _implbitwise_and_2(*args, **kwargs)
     raise _invalid_combination('bitwise_and', args, kwargs, _SIGS_bitwise_and)
 
@@ -3573,11 +3789,11 @@ def bitwise_left_shift(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_left_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_0, ('input', 'other', )[:n])):
         return _implbitwise_left_shift_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_1, ('input', 'other', )[:n])):
         return _implbitwise_left_shift_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_left_shift_2, ('input', 'other', )[:n])):
         return _implbitwise_left_shift_2(*args, **kwargs)
     raise _invalid_combination('bitwise_left_shift', args, kwargs, _SIGS_bitwise_left_shift)
 
@@ -3713,11 +3929,11 @@ def bitwise_or(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_or, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_0, ('input', 'other', )[:n])):
         return _implbitwise_or_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_1, ('input', 'other', )[:n])):
         return _implbitwise_or_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_or_2, ('input', 'other', )[:n])):
         return _implbitwise_or_2(*args, **kwargs)
     raise _invalid_combination('bitwise_or', args, kwargs, _SIGS_bitwise_or)
 
@@ -3822,11 +4038,11 @@ def bitwise_right_shift(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_right_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_0, ('input', 'other', )[:n])):
         return _implbitwise_right_shift_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_1, ('input', 'other', )[:n])):
         return _implbitwise_right_shift_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_right_shift_2, ('input', 'other', )[:n])):
         return _implbitwise_right_shift_2(*args, **kwargs)
     raise _invalid_combination('bitwise_right_shift', args, kwargs, _SIGS_bitwise_right_shift)
 
@@ -3931,11 +4147,11 @@ def bitwise_xor(*args, **kwargs):
     if _TF and (r_ := _tf(bitwise_xor, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_0, ('input', 'other', )[:n])):
         return _implbitwise_xor_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_1, ('input', 'other', )[:n])):
         return _implbitwise_xor_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_2, ('input', 'other', )[:n])):
         return _implbitwise_xor_2(*args, **kwargs)
     raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS_bitwise_xor)
 
@@ -4010,11 +4226,56 @@ def bmm(*args, **kwargs):
     if _TF and (r_ := _tf(bmm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_0, ('input', 'mat2', )[:n])):
         return _implbmm_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bmm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implbmm_1(*args, **kwargs)
     raise _invalid_combination('bmm', args, kwargs, _SIGS_bmm)
+
+
+# yaml/native_functions.yaml: broadcast_tensors(Tensor[] tensors) -> Tensor[]
+_SIGS_broadcast_tensors = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def broadcast_tensors(tensors):
+    '(tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(broadcast_tensors, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('broadcast_tensors', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_broadcast_tensors(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
+_SIGS_broadcast_to = (
+    ('(Tensor input, tuple of ints size)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def broadcast_to(input, size):
+    '(Tensor input, tuple of ints size)'
+    if _TF and (r_ := _tf(broadcast_to, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('broadcast_to', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('broadcast_to', 'size', 2, 'tuple of ints', size)
+    h_ = _C_broadcast_to(input._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cat(Tensor[] tensors, int dim=0) -> Tensor
@@ -4199,9 +4460,9 @@ def clamp(*args, **kwargs):
     if _TF and (r_ := _tf(clamp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp_0, ('input', 'min', 'max', )[:n])):
         return _implclamp_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp_1, ('input', 'min', 'max', )[:n])):
         return _implclamp_1(*args, **kwargs)
     raise _invalid_combination('clamp', args, kwargs, _SIGS_clamp)
 
@@ -4255,9 +4516,9 @@ def clamp_(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clamp__0, ('input', 'min', 'max', )[:n])):
         return _implclamp__0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp__1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clamp__1, ('input', 'min', 'max', )[:n])):
         return _implclamp__1(*args, **kwargs)
     raise _invalid_combination('clamp_', args, kwargs, _SIGS_clamp_)
 
@@ -4331,9 +4592,9 @@ def clamp_max(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_0, ('input', 'max', )[:n])):
         return _implclamp_max_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max_1, ('input', 'max', )[:n])):
         return _implclamp_max_1(*args, **kwargs)
     raise _invalid_combination('clamp_max', args, kwargs, _SIGS_clamp_max)
 
@@ -4383,9 +4644,9 @@ def clamp_max_(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_max_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__0, ('input', 'max', )[:n])):
         return _implclamp_max__0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_max__1, ('input', 'max', )[:n])):
         return _implclamp_max__1(*args, **kwargs)
     raise _invalid_combination('clamp_max_', args, kwargs, _SIGS_clamp_max_)
 
@@ -4459,9 +4720,9 @@ def clamp_min(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_0, ('input', 'min', )[:n])):
         return _implclamp_min_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min_1, ('input', 'min', )[:n])):
         return _implclamp_min_1(*args, **kwargs)
     raise _invalid_combination('clamp_min', args, kwargs, _SIGS_clamp_min)
 
@@ -4511,9 +4772,9 @@ def clamp_min_(*args, **kwargs):
     if _TF and (r_ := _tf(clamp_min_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__0, ('input', 'min', )[:n])):
         return _implclamp_min__0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_clamp_min__1, ('input', 'min', )[:n])):
         return _implclamp_min__1(*args, **kwargs)
     raise _invalid_combination('clamp_min_', args, kwargs, _SIGS_clamp_min_)
 
@@ -4591,9 +4852,9 @@ def clip(*args, **kwargs):
     if _TF and (r_ := _tf(clip, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip_0, ('input', 'min', 'max', )[:n])):
         return _implclip_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip_1, ('input', 'min', 'max', )[:n])):
         return _implclip_1(*args, **kwargs)
     raise _invalid_combination('clip', args, kwargs, _SIGS_clip)
 
@@ -4647,9 +4908,9 @@ def clip_(*args, **kwargs):
     if _TF and (r_ := _tf(clip_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW_clip__0, ('input', 'min', 'max', )[:n])):
         return _implclip__0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip__1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_scalar(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_clip__1, ('input', 'min', 'max', )[:n])):
         return _implclip__1(*args, **kwargs)
     raise _invalid_combination('clip_', args, kwargs, _SIGS_clip_)
 
@@ -4831,9 +5092,9 @@ def count_nonzero(*args, **kwargs):
     if _TF and (r_ := _tf(count_nonzero, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_0, ('input', 'dim', )[:n])):
         return _implcount_nonzero_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1, ('input', 'dim', )[:n])):
         return _implcount_nonzero_1(*args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
 
@@ -5022,11 +5283,11 @@ def div(*args, **kwargs):
     if _TF and (r_ := _tf(div, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_div_0, ('input', 'other', )[:n])):
         return _impldiv_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_1, ('input', 'other', )[:n])):
         return _impldiv_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_div_2, ('input', 'other', )[:n])):
         return _impldiv_2(*args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS_div)
 
@@ -5200,6 +5461,34 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+_SIGS_embedding_renorm_ = (
+    ('(Tensor input, Tensor indices, float max_norm, float norm_type)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('max_norm', lambda x: _cv_double(x) is not _BAD), ('norm_type', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    '(Tensor input, Tensor indices, float max_norm, float norm_type)'
+    if _TF and (r_ := _tf(embedding_renorm_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('embedding_renorm_', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_renorm_', 'indices', 2, 'Tensor', indices)
+    max_norm_c = _cv_double(max_norm)
+    if max_norm_c is _BAD:
+        raise _arg_error('embedding_renorm_', 'max_norm', 3, 'float', max_norm)
+    norm_type_c = _cv_double(norm_type)
+    if norm_type_c is _BAD:
+        raise _arg_error('embedding_renorm_', 'norm_type', 4, 'float', norm_type)
+    rc_ = _P_embedding_renorm__r(input._p, indices._p, max_norm_c, norm_type_c)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -5415,11 +5704,32 @@ def eq(*args, **kwargs):
     if _TF and (r_ := _tf(eq, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_0, ('input', 'other', )[:n])):
         return _impleq_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eq_1, ('input', 'other', )[:n])):
         return _impleq_1(*args, **kwargs)
     raise _invalid_combination('eq', args, kwargs, _SIGS_eq)
+
+
+# yaml/native_functions.yaml: equal(Tensor self, Tensor other) -> bool
+_SIGS_equal = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def equal(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(equal, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('equal', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('equal', 'other', 2, 'Tensor', other)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_equal(input._p, other._p, p_))
+    return _value_result(p_, 'bool')
 
 
 # yaml/native_functions.yaml: erf(Tensor self) -> Tensor
@@ -5672,6 +5982,91 @@ def expm1_(input):
     return input
 
 
+# yaml/native_functions.yaml: eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_eye = (
+    ('(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('n', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('n', lambda x: _cv_int(x) is not _BAD), ('m', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_eye_0 = {'n': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_eye_1 = {'n': lambda x: _cv_int(x) is not _BAD, 'm': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _impleye_0(n, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('eye', 'n', 1, 'int', n)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('eye', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('eye', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('eye', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('eye', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_eye(n_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _impleye_1(n, m, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('eye', 'n', 1, 'int', n)
+    m_c = _cv_int(m)
+    if m_c is _BAD:
+        raise _arg_error('eye', 'm', 2, 'int', m)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('eye', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('eye', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('eye', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('eye', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_eye_m(n_c, m_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def eye(*args, **kwargs):
+    '(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(eye, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eye_0, ('n', )[:n])):
+        return _impleye_0(*args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'n' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'm' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_eye_1, ('n', 'm', )[:n])):
+        return _impleye_1(*args, **kwargs)
+    raise _invalid_combination('eye', args, kwargs, _SIGS_eye)
+
+
 # yaml/native_functions.yaml: fill.Scalar(Tensor self, Scalar value) -> Tensor
 # yaml/native_functions.yaml: fill.Tensor(Tensor self, Tensor value) -> Tensor
 _SIGS_fill = (
@@ -5725,9 +6120,9 @@ def fill(*args, **kwargs):
     if _TF and (r_ := _tf(fill, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_0, ('input', 'value', )[:n])):
         return _implfill_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill_1, ('input', 'value', )[:n])):
         return _implfill_1(*args, **kwargs)
     raise _invalid_combination('fill', args, kwargs, _SIGS_fill)
 
@@ -5777,9 +6172,9 @@ def fill_(*args, **kwargs):
     if _TF and (r_ := _tf(fill_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__0, ('input', 'value', )[:n])):
         return _implfill__0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fill__1, ('input', 'value', )[:n])):
         return _implfill__1(*args, **kwargs)
     raise _invalid_combination('fill_', args, kwargs, _SIGS_fill_)
 
@@ -5960,9 +6355,9 @@ def floor_divide(*args, **kwargs):
     if _TF and (r_ := _tf(floor_divide, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_0, ('input', 'other', )[:n])):
         return _implfloor_divide_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_1, ('input', 'other', )[:n])):
         return _implfloor_divide_1(*args, **kwargs)
     raise _invalid_combination('floor_divide', args, kwargs, _SIGS_floor_divide)
 
@@ -6036,9 +6431,9 @@ def fmod(*args, **kwargs):
     if _TF and (r_ := _tf(fmod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_0, ('input', 'other', )[:n])):
         return _implfmod_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_fmod_1, ('input', 'other', )[:n])):
         return _implfmod_1(*args, **kwargs)
     raise _invalid_combination('fmod', args, kwargs, _SIGS_fmod)
 
@@ -6339,9 +6734,9 @@ def ge(*args, **kwargs):
     if _TF and (r_ := _tf(ge, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_0, ('input', 'other', )[:n])):
         return _implge_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ge_1, ('input', 'other', )[:n])):
         return _implge_1(*args, **kwargs)
     raise _invalid_combination('ge', args, kwargs, _SIGS_ge)
 
@@ -6449,9 +6844,9 @@ def gt(*args, **kwargs):
     if _TF and (r_ := _tf(gt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_0, ('input', 'other', )[:n])):
         return _implgt_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_gt_1, ('input', 'other', )[:n])):
         return _implgt_1(*args, **kwargs)
     raise _invalid_combination('gt', args, kwargs, _SIGS_gt)
 
@@ -6777,6 +7172,41 @@ def index_select_backward(grad, self_sizes, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
+_SIGS_isclose = (
+    ('(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(isclose, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isclose', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('isclose', 'other', 2, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('isclose', 'rtol', 3, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('isclose', 'atol', 4, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('isclose', 'equal_nan', 5, 'bool', equal_nan)
+    h_ = _C_isclose(input._p, other._p, rtol_c, atol_c, equal_nan_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isfinite(Tensor self) -> Tensor
 _SIGS_isfinite = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -6953,9 +7383,9 @@ def le(*args, **kwargs):
     if _TF and (r_ := _tf(le, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_0, ('input', 'other', )[:n])):
         return _implle_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_le_1, ('input', 'other', )[:n])):
         return _implle_1(*args, **kwargs)
     raise _invalid_combination('le', args, kwargs, _SIGS_le)
 
@@ -7035,9 +7465,9 @@ def lerp(*args, **kwargs):
     if _TF and (r_ := _tf(lerp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_0, ('input', 'end', 'weight', )[:n])):
         return _impllerp_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1, ('input', 'end', 'weight', )[:n])):
         return _impllerp_1(*args, **kwargs)
     raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
 
@@ -7611,9 +8041,9 @@ def lt(*args, **kwargs):
     if _TF and (r_ := _tf(lt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_0, ('input', 'other', )[:n])):
         return _impllt_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lt_1, ('input', 'other', )[:n])):
         return _impllt_1(*args, **kwargs)
     raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
 
@@ -7677,9 +8107,9 @@ def masked_fill(*args, **kwargs):
     if _TF and (r_ := _tf(masked_fill, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_0, ('input', 'mask', 'value', )[:n])):
         return _implmasked_fill_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_1, ('input', 'mask', 'value', )[:n])):
         return _implmasked_fill_1(*args, **kwargs)
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS_masked_fill)
 
@@ -7809,11 +8239,11 @@ def max(*args, **kwargs):
     if _TF and (r_ := _tf(max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_0, ('input', )[:n])):
         return _implmax_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_max_1, ('input', 'other', )[:n])):
         return _implmax_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_max_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_max_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implmax_2(*args, **kwargs)
     raise _invalid_combination('max', args, kwargs, _SIGS_max)
 
@@ -7925,11 +8355,58 @@ def mean(*args, **kwargs):
     if _TF and (r_ := _tf(mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mean_0, ('input', )[:n])):
         return _implmean_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_mean_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_mean_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implmean_1(*args, **kwargs)
     raise _invalid_combination('mean', args, kwargs, _SIGS_mean)
+
+
+# yaml/native_functions.yaml: meshgrid(Tensor[] tensors) -> Tensor[]
+# yaml/native_functions.yaml: meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
+_SIGS_meshgrid = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+    ('(tuple of Tensors tensors, *, str indexing)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('indexing', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW_meshgrid_0 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD}
+_KW_meshgrid_1 = {'tensors': lambda x: _cv_tensor_list(x) is not _BAD, 'indexing': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _implmeshgrid_0(tensors):
+    '(tuple of Tensors tensors)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('meshgrid', 'tensors', 1, 'tuple of Tensors', tensors)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_meshgrid(tensors_c[0], tensors_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implmeshgrid_1(tensors, *, indexing):
+    '(tuple of Tensors tensors, *, str indexing)'
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('meshgrid', 'tensors', 1, 'tuple of Tensors', tensors)
+    indexing_c = _cv_str(indexing, False)
+    if indexing_c is _BAD:
+        raise _arg_error('meshgrid', 'indexing', 0, 'str', indexing)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_meshgrid_indexing(tensors_c[0], tensors_c[1], indexing_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def meshgrid(*args, **kwargs):
+    '(tuple of Tensors tensors) | (tuple of Tensors tensors, *, str indexing)'
+    if _TF and (r_ := _tf(meshgrid, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_meshgrid_0, ('tensors', )[:n])):
+        return _implmeshgrid_0(*args, **kwargs)
+    if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and 'indexing' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_meshgrid_1, ('tensors', )[:n])):
+        return _implmeshgrid_1(*args, **kwargs)
+    raise _invalid_combination('meshgrid', args, kwargs, _SIGS_meshgrid)
 
 
 # yaml/native_functions.yaml: min(Tensor self) -> Tensor
@@ -8023,11 +8500,11 @@ def min(*args, **kwargs):
     if _TF and (r_ := _tf(min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_0, ('input', )[:n])):
         return _implmin_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_min_1, ('input', 'other', )[:n])):
         return _implmin_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_min_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_min_2, ('input', 'dim', 'keepdim', )[:n])):
         return _implmin_2(*args, **kwargs)
     raise _invalid_combination('min', args, kwargs, _SIGS_min)
 
@@ -8136,11 +8613,139 @@ def mm(*args, **kwargs):
     if _TF and (r_ := _tf(mm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_0, ('input', 'mat2', )[:n])):
         return _implmm_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implmm_1(*args, **kwargs)
     raise _invalid_combination('mm', args, kwargs, _SIGS_mm)
+
+
+# yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS_moveaxis = (
+    ('(Tensor input, int source, int destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints source, tuple of ints destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_moveaxis_0 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW_moveaxis_1 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implmoveaxis_0(input, source, destination):
+    '(Tensor input, int source, int destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('moveaxis', 'input', 1, 'Tensor', input)
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 2, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 3, 'int', destination)
+    h_ = _C_moveaxis_int(input._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implmoveaxis_1(input, source, destination):
+    '(Tensor input, tuple of ints source, tuple of ints destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('moveaxis', 'input', 1, 'Tensor', input)
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 2, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 3, 'tuple of ints', destination)
+    h_ = _C_moveaxis_intlist(input._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def moveaxis(*args, **kwargs):
+    '(Tensor input, int source, int destination) | (Tensor input, tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(moveaxis, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_moveaxis_0, ('input', 'source', 'destination', )[:n])):
+        return _implmoveaxis_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_moveaxis_1, ('input', 'source', 'destination', )[:n])):
+        return _implmoveaxis_1(*args, **kwargs)
+    raise _invalid_combination('moveaxis', args, kwargs, _SIGS_moveaxis)
+
+
+# yaml/native_functions.yaml: movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS_movedim = (
+    ('(Tensor input, int source, int destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints source, tuple of ints destination)', (('input', lambda x: isinstance(x, _Tensor)), ('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_movedim_0 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW_movedim_1 = {'input': lambda x: isinstance(x, _Tensor), 'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implmovedim_0(input, source, destination):
+    '(Tensor input, int source, int destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('movedim', 'input', 1, 'Tensor', input)
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 2, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 3, 'int', destination)
+    h_ = _C_movedim_int(input._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implmovedim_1(input, source, destination):
+    '(Tensor input, tuple of ints source, tuple of ints destination)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('movedim', 'input', 1, 'Tensor', input)
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 2, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 3, 'tuple of ints', destination)
+    h_ = _C_movedim_intlist(input._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def movedim(*args, **kwargs):
+    '(Tensor input, int source, int destination) | (Tensor input, tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(movedim, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_movedim_0, ('input', 'source', 'destination', )[:n])):
+        return _implmovedim_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_movedim_1, ('input', 'source', 'destination', )[:n])):
+        return _implmovedim_1(*args, **kwargs)
+    raise _invalid_combination('movedim', args, kwargs, _SIGS_movedim)
 
 
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -8349,9 +8954,9 @@ def narrow(*args, **kwargs):
     if _TF and (r_ := _tf(narrow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_0, ('input', 'dim', 'start', 'length', )[:n])):
         return _implnarrow_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'start' in kwargs) and (_cv_int(args[3]) is not _BAD if n > 3 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_narrow_1, ('input', 'dim', 'start', 'length', )[:n])):
         return _implnarrow_1(*args, **kwargs)
     raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
@@ -8547,9 +9152,9 @@ def ne(*args, **kwargs):
     if _TF and (r_ := _tf(ne, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_0, ('input', 'other', )[:n])):
         return _implne_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_ne_1, ('input', 'other', )[:n])):
         return _implne_1(*args, **kwargs)
     raise _invalid_combination('ne', args, kwargs, _SIGS_ne)
 
@@ -8895,11 +9500,11 @@ def pow(*args, **kwargs):
     if _TF and (r_ := _tf(pow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_0, ('input', 'exponent', )[:n])):
         return _implpow_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_1, ('input', 'exponent', )[:n])):
         return _implpow_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_pow_2, ('input', 'exponent', )[:n])):
         return _implpow_2(*args, **kwargs)
     raise _invalid_combination('pow', args, kwargs, _SIGS_pow)
 
@@ -8969,9 +9574,9 @@ def prod(*args, **kwargs):
     if _TF and (r_ := _tf(prod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_prod_0, ('input', )[:n])):
         return _implprod_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implprod_1(*args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
 
@@ -9096,9 +9701,9 @@ def rand(*args, **kwargs):
     if _TF and (r_ := _tf(rand, locals())) is not _GO:
         return r_
     n = len(args)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0, ())):
         return _implrand_0(*args, **kwargs)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_rand_1)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_rand_1, ())):
         return _implrand_1(*args, **kwargs)
     raise _invalid_combination('rand', args, kwargs, _SIGS_rand)
 
@@ -9223,9 +9828,9 @@ def randn(*args, **kwargs):
     if _TF and (r_ := _tf(randn, locals())) is not _GO:
         return r_
     n = len(args)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0, ())):
         return _implrandn_0(*args, **kwargs)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1, ())):
         return _implrandn_1(*args, **kwargs)
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
 
@@ -9414,11 +10019,11 @@ def remainder(*args, **kwargs):
     if _TF and (r_ := _tf(remainder, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_0, ('input', 'other', )[:n])):
         return _implremainder_0(*args, **kwargs)
-    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_1)):
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_1, ('input', 'other', )[:n])):
         return _implremainder_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_remainder_2, ('input', 'other', )[:n])):
         return _implremainder_2(*args, **kwargs)
     raise _invalid_combination('remainder', args, kwargs, _SIGS_remainder)
 
@@ -9545,9 +10150,9 @@ def round(*args, **kwargs):
     if _TF and (r_ := _tf(round, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round_0, ('input', )[:n])):
         return _implround_0(*args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round_1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round_1, ('input', )[:n])):
         return _implround_1(*args, **kwargs)
     raise _invalid_combination('round', args, kwargs, _SIGS_round)
 
@@ -9592,9 +10197,9 @@ def round_(*args, **kwargs):
     if _TF and (r_ := _tf(round_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_round__0, ('input', )[:n])):
         return _implround__0(*args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round__1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_round__1, ('input', )[:n])):
         return _implround__1(*args, **kwargs)
     raise _invalid_combination('round_', args, kwargs, _SIGS_round_)
 
@@ -9712,9 +10317,9 @@ def rsub(*args, **kwargs):
     if _TF and (r_ := _tf(rsub, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rsub_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rsub_0, ('input', 'other', )[:n])):
         return _implrsub_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_rsub_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_rsub_1, ('input', 'other', 'alpha', )[:n])):
         return _implrsub_1(*args, **kwargs)
     raise _invalid_combination('rsub', args, kwargs, _SIGS_rsub)
 
@@ -9878,13 +10483,13 @@ def scatter(*args, **kwargs):
     if _TF and (r_ := _tf(scatter, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_0, ('input', 'dim', 'index', 'src', )[:n])):
         return _implscatter_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_scatter_1, ('input', 'dim', 'index', 'value', )[:n])):
         return _implscatter_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_2, ('input', 'dim', 'index', 'src', )[:n])):
         return _implscatter_2(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_3)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'index' in kwargs) and (_is_scalar(args[3]) if n > 3 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_scatter_3, ('input', 'dim', 'index', 'value', )[:n])):
         return _implscatter_3(*args, **kwargs)
     raise _invalid_combination('scatter', args, kwargs, _SIGS_scatter)
 
@@ -10314,9 +10919,9 @@ def split(*args, **kwargs):
     if _TF and (r_ := _tf(split, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_0, ('input', 'split_size', 'dim', )[:n])):
         return _implsplit_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'split_size' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_split_1, ('input', 'split_size', 'dim', )[:n])):
         return _implsplit_1(*args, **kwargs)
     raise _invalid_combination('split', args, kwargs, _SIGS_split)
 
@@ -10465,11 +11070,11 @@ def squeeze(*args, **kwargs):
     if _TF and (r_ := _tf(squeeze, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_0, ('input', )[:n])):
         return _implsqueeze_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_1, ('input', 'dim', )[:n])):
         return _implsqueeze_1(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2, ('input', 'dim', )[:n])):
         return _implsqueeze_2(*args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS_squeeze)
 
@@ -10608,11 +11213,11 @@ def std(*args, **kwargs):
     if _TF and (r_ := _tf(std, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_0, ('input', 'unbiased', )[:n])):
         return _implstd_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_1, ('input', 'dim', )[:n])):
         return _implstd_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implstd_2(*args, **kwargs)
     raise _invalid_combination('std', args, kwargs, _SIGS_std)
 
@@ -10686,11 +11291,11 @@ def std_mean(*args, **kwargs):
     if _TF and (r_ := _tf(std_mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_0, ('input', 'unbiased', )[:n])):
         return _implstd_mean_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_1, ('input', 'dim', )[:n])):
         return _implstd_mean_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_std_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implstd_mean_2(*args, **kwargs)
     raise _invalid_combination('std_mean', args, kwargs, _SIGS_std_mean)
 
@@ -10806,9 +11411,9 @@ def sum(*args, **kwargs):
     if _TF and (r_ := _tf(sum, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_sum_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_sum_0, ('input', )[:n])):
         return _implsum_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_sum_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_sum_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implsum_1(*args, **kwargs)
     raise _invalid_combination('sum', args, kwargs, _SIGS_sum)
 
@@ -11299,11 +11904,11 @@ def var(*args, **kwargs):
     if _TF and (r_ := _tf(var, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_0, ('input', 'unbiased', )[:n])):
         return _implvar_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_1, ('input', 'dim', )[:n])):
         return _implvar_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_2(*args, **kwargs)
     raise _invalid_combination('var', args, kwargs, _SIGS_var)
 
@@ -11377,11 +11982,11 @@ def var_mean(*args, **kwargs):
     if _TF and (r_ := _tf(var_mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_0, ('input', 'unbiased', )[:n])):
         return _implvar_mean_0(*args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_int_list(args[1], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_1, ('input', 'dim', )[:n])):
         return _implvar_mean_1(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_mean_2(*args, **kwargs)
     raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
 
@@ -11552,15 +12157,15 @@ def where(*args, **kwargs):
     if _TF and (r_ := _tf(where, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_0, ('condition', )[:n])):
         return _implwhere_0(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_1, ('condition', 'input', 'other', )[:n])):
         return _implwhere_1(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_2, ('condition', 'input', 'other', )[:n])):
         return _implwhere_2(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_3, ('condition', 'input', 'other', )[:n])):
         return _implwhere_3(*args, **kwargs)
-    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_4)):
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_4, ('condition', 'input', 'other', )[:n])):
         return _implwhere_4(*args, **kwargs)
     raise _invalid_combination('where', args, kwargs, _SIGS_where)
 
@@ -12860,9 +13465,9 @@ def _linalg_linalg_matrix_norm(*args, **kwargs):
     if _TF and (r_ := _tf(_linalg_linalg_matrix_norm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_0, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
 
@@ -12952,9 +13557,9 @@ def _linalg_linalg_norm(*args, **kwargs):
     if _TF and (r_ := _tf(_linalg_linalg_norm, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_0, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_norm_0(*args, **kwargs)
-    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1)):
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
 
@@ -13516,13 +14121,40 @@ def _m_all(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_all, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_all_0, ()[:n])):
         return _impl_m_all_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_1)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_all_1(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_2)):
+    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_all_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_all_2(self, *args, **kwargs)
     raise _invalid_combination('all', args, kwargs, _SIGS__m_all)
+
+
+# yaml/native_functions.yaml: allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+_SIGS__m_allclose = (
+    ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(_m_allclose, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('allclose', 'other', 1, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('allclose', 'rtol', 2, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('allclose', 'atol', 3, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('allclose', 'equal_nan', 4, 'bool', equal_nan)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_allclose(self._p, other._p, rtol_c, atol_c, equal_nan_c, p_))
+    return _value_result(p_, 'bool')
 
 
 # yaml/native_functions.yaml: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
@@ -13643,11 +14275,11 @@ def _m_any(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_any, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_any_0, ()[:n])):
         return _impl_m_any_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_1)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_any_1(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_2)):
+    if n <= 2 and (n <= 0 or _cv_opt_int_list(args[0], 0) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_any_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_any_2(self, *args, **kwargs)
     raise _invalid_combination('any', args, kwargs, _SIGS__m_any)
 
@@ -14312,9 +14944,9 @@ def _m_bitwise_and(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_and, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_0, ('other', )[:n])):
         return _impl_m_bitwise_and_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and_1, ('other', )[:n])):
         return _impl_m_bitwise_and_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_and', args, kwargs, _SIGS__m_bitwise_and)
 
@@ -14358,9 +14990,9 @@ def _m_bitwise_and_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_and_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__0, ('other', )[:n])):
         return _impl_m_bitwise_and__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_and__1, ('other', )[:n])):
         return _impl_m_bitwise_and__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_and_', args, kwargs, _SIGS__m_bitwise_and_)
 
@@ -14412,9 +15044,9 @@ def _m_bitwise_left_shift(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_left_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_0, ('other', )[:n])):
         return _impl_m_bitwise_left_shift_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift_1, ('other', )[:n])):
         return _impl_m_bitwise_left_shift_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_left_shift', args, kwargs, _SIGS__m_bitwise_left_shift)
 
@@ -14458,9 +15090,9 @@ def _m_bitwise_left_shift_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_left_shift_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__0, ('other', )[:n])):
         return _impl_m_bitwise_left_shift__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_left_shift__1, ('other', )[:n])):
         return _impl_m_bitwise_left_shift__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_left_shift_', args, kwargs, _SIGS__m_bitwise_left_shift_)
 
@@ -14548,9 +15180,9 @@ def _m_bitwise_or(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_or, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_0, ('other', )[:n])):
         return _impl_m_bitwise_or_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or_1, ('other', )[:n])):
         return _impl_m_bitwise_or_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_or', args, kwargs, _SIGS__m_bitwise_or)
 
@@ -14594,9 +15226,9 @@ def _m_bitwise_or_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_or_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__0, ('other', )[:n])):
         return _impl_m_bitwise_or__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_or__1, ('other', )[:n])):
         return _impl_m_bitwise_or__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_or_', args, kwargs, _SIGS__m_bitwise_or_)
 
@@ -14648,9 +15280,9 @@ def _m_bitwise_right_shift(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_right_shift, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_0, ('other', )[:n])):
         return _impl_m_bitwise_right_shift_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift_1, ('other', )[:n])):
         return _impl_m_bitwise_right_shift_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_right_shift', args, kwargs, _SIGS__m_bitwise_right_shift)
 
@@ -14694,9 +15326,9 @@ def _m_bitwise_right_shift_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_right_shift_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__0, ('other', )[:n])):
         return _impl_m_bitwise_right_shift__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_right_shift__1, ('other', )[:n])):
         return _impl_m_bitwise_right_shift__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_right_shift_', args, kwargs, _SIGS__m_bitwise_right_shift_)
 
@@ -14748,9 +15380,9 @@ def _m_bitwise_xor(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_xor, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_0, ('other', )[:n])):
         return _impl_m_bitwise_xor_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor_1, ('other', )[:n])):
         return _impl_m_bitwise_xor_1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS__m_bitwise_xor)
 
@@ -14794,9 +15426,9 @@ def _m_bitwise_xor_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_bitwise_xor_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__0, ('other', )[:n])):
         return _impl_m_bitwise_xor__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bitwise_xor__1, ('other', )[:n])):
         return _impl_m_bitwise_xor__1(self, *args, **kwargs)
     raise _invalid_combination('bitwise_xor_', args, kwargs, _SIGS__m_bitwise_xor_)
 
@@ -14815,6 +15447,37 @@ def _m_bmm(self, mat2):
         if not isinstance(mat2, _Tensor):
             raise _arg_error('bmm', 'mat2', 1, 'Tensor', mat2)
     h_ = _C_bmm(self._p, mat2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
+_SIGS__m_broadcast_to = (
+    ('(tuple of ints size)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_broadcast_to(self, *_args, size=None):
+    '(tuple of ints size)'
+    if _TF and (r_ := _tf(_m_broadcast_to, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('broadcast_to', 'size')
+    if size is _BAD:
+        raise TypeError("broadcast_to() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('broadcast_to', 'size', 1, 'tuple of ints', size)
+    h_ = _C_broadcast_to(self._p, size_c[0], size_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -14933,9 +15596,9 @@ def _m_clamp(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_0, ('min', 'max', )[:n])):
         return _impl_m_clamp_0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_1, ('min', 'max', )[:n])):
         return _impl_m_clamp_1(self, *args, **kwargs)
     raise _invalid_combination('clamp', args, kwargs, _SIGS__m_clamp)
 
@@ -14983,9 +15646,9 @@ def _m_clamp_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__0, ('min', 'max', )[:n])):
         return _impl_m_clamp__0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp__1, ('min', 'max', )[:n])):
         return _impl_m_clamp__1(self, *args, **kwargs)
     raise _invalid_combination('clamp_', args, kwargs, _SIGS__m_clamp_)
 
@@ -15037,9 +15700,9 @@ def _m_clamp_max(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_0, ('max', )[:n])):
         return _impl_m_clamp_max_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max_1, ('max', )[:n])):
         return _impl_m_clamp_max_1(self, *args, **kwargs)
     raise _invalid_combination('clamp_max', args, kwargs, _SIGS__m_clamp_max)
 
@@ -15083,9 +15746,9 @@ def _m_clamp_max_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_max_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__0, ('max', )[:n])):
         return _impl_m_clamp_max__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'max' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_max__1, ('max', )[:n])):
         return _impl_m_clamp_max__1(self, *args, **kwargs)
     raise _invalid_combination('clamp_max_', args, kwargs, _SIGS__m_clamp_max_)
 
@@ -15137,9 +15800,9 @@ def _m_clamp_min(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_0, ('min', )[:n])):
         return _impl_m_clamp_min_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min_1, ('min', )[:n])):
         return _impl_m_clamp_min_1(self, *args, **kwargs)
     raise _invalid_combination('clamp_min', args, kwargs, _SIGS__m_clamp_min)
 
@@ -15183,9 +15846,9 @@ def _m_clamp_min_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clamp_min_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__0, ('min', )[:n])):
         return _impl_m_clamp_min__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'min' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_clamp_min__1, ('min', )[:n])):
         return _impl_m_clamp_min__1(self, *args, **kwargs)
     raise _invalid_combination('clamp_min_', args, kwargs, _SIGS__m_clamp_min_)
 
@@ -15241,9 +15904,9 @@ def _m_clip(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clip, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_0, ('min', 'max', )[:n])):
         return _impl_m_clip_0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip_1, ('min', 'max', )[:n])):
         return _impl_m_clip_1(self, *args, **kwargs)
     raise _invalid_combination('clip', args, kwargs, _SIGS__m_clip)
 
@@ -15291,9 +15954,9 @@ def _m_clip_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_clip_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0)):
+    if n <= 2 and (n <= 0 or (args[0] is None or isinstance(args[0], _Tensor))) and (n <= 1 or (args[1] is None or isinstance(args[1], _Tensor))) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__0, ('min', 'max', )[:n])):
         return _impl_m_clip__0(self, *args, **kwargs)
-    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__1)):
+    if n <= 2 and (n <= 0 or _cv_opt_scalar(args[0]) is not _BAD) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_clip__1, ('min', 'max', )[:n])):
         return _impl_m_clip__1(self, *args, **kwargs)
     raise _invalid_combination('clip_', args, kwargs, _SIGS__m_clip_)
 
@@ -15501,9 +16164,9 @@ def _m_count_nonzero(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_count_nonzero, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0)):
+    if n <= 1 and (n <= 0 or _cv_opt_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_0, ('dim', )[:n])):
         return _impl_m_count_nonzero_0(self, *args, **kwargs)
-    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1)):
+    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1, ())):
         return _impl_m_count_nonzero_1(self, *args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
 
@@ -15689,11 +16352,11 @@ def _m_div(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_div, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div_0, ('other', )[:n])):
         return _impl_m_div_0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_1, ('other', )[:n])):
         return _impl_m_div_1(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_2)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div_2, ('other', )[:n])):
         return _impl_m_div_2(self, *args, **kwargs)
     raise _invalid_combination('div', args, kwargs, _SIGS__m_div)
 
@@ -15771,11 +16434,11 @@ def _m_div_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_div_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_div__0, ('other', )[:n])):
         return _impl_m_div__0(self, *args, **kwargs)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__1, ('other', )[:n])):
         return _impl_m_div__1(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and 'rounding_mode' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_div__2, ('other', )[:n])):
         return _impl_m_div__2(self, *args, **kwargs)
     raise _invalid_combination('div_', args, kwargs, _SIGS__m_div_)
 
@@ -15850,9 +16513,9 @@ def _m_eq(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_eq, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_0, ('other', )[:n])):
         return _impl_m_eq_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq_1, ('other', )[:n])):
         return _impl_m_eq_1(self, *args, **kwargs)
     raise _invalid_combination('eq', args, kwargs, _SIGS__m_eq)
 
@@ -15896,11 +16559,29 @@ def _m_eq_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_eq_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__0, ('other', )[:n])):
         return _impl_m_eq__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_eq__1, ('other', )[:n])):
         return _impl_m_eq__1(self, *args, **kwargs)
     raise _invalid_combination('eq_', args, kwargs, _SIGS__m_eq_)
+
+
+# yaml/native_functions.yaml: equal(Tensor self, Tensor other) -> bool
+_SIGS__m_equal = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_equal(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_equal, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('equal', 'other', 1, 'Tensor', other)
+    p_ = _ffi.new('bool *')
+    _check_rc(_C_equal(self._p, other._p, p_))
+    return _value_result(p_, 'bool')
 
 
 # yaml/native_functions.yaml: erf(Tensor self) -> Tensor
@@ -16081,6 +16762,29 @@ def _m_expand(self, *_args, size=None, implicit=False):
     return r_
 
 
+# yaml/native_functions.yaml: expand_as(Tensor(a) self, Tensor other) -> Tensor(a)
+_SIGS__m_expand_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_expand_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_expand_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('expand_as', 'other', 1, 'Tensor', other)
+    h_ = _C_expand_as(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: expm1(Tensor self) -> Tensor
 _SIGS__m_expm1 = (
     ('()', (), (), False),
@@ -16156,9 +16860,9 @@ def _m_fill_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_fill_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__0, ('value', )[:n])):
         return _impl_m_fill__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fill__1, ('value', )[:n])):
         return _impl_m_fill__1(self, *args, **kwargs)
     raise _invalid_combination('fill_', args, kwargs, _SIGS__m_fill_)
 
@@ -16313,9 +17017,9 @@ def _m_floor_divide(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_floor_divide, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_0, ('other', )[:n])):
         return _impl_m_floor_divide_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide_1, ('other', )[:n])):
         return _impl_m_floor_divide_1(self, *args, **kwargs)
     raise _invalid_combination('floor_divide', args, kwargs, _SIGS__m_floor_divide)
 
@@ -16366,9 +17070,9 @@ def _m_floor_divide_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_floor_divide_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0)):
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__0, ('other', )[:n])):
         return _impl_m_floor_divide__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_floor_divide__1, ('other', )[:n])):
         return _impl_m_floor_divide__1(self, *args, **kwargs)
     raise _invalid_combination('floor_divide_', args, kwargs, _SIGS__m_floor_divide_)
 
@@ -16420,9 +17124,9 @@ def _m_fmod(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_fmod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_0, ('other', )[:n])):
         return _impl_m_fmod_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod_1, ('other', )[:n])):
         return _impl_m_fmod_1(self, *args, **kwargs)
     raise _invalid_combination('fmod', args, kwargs, _SIGS__m_fmod)
 
@@ -16466,9 +17170,9 @@ def _m_fmod_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_fmod_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__0, ('other', )[:n])):
         return _impl_m_fmod__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_fmod__1, ('other', )[:n])):
         return _impl_m_fmod__1(self, *args, **kwargs)
     raise _invalid_combination('fmod_', args, kwargs, _SIGS__m_fmod_)
 
@@ -16585,9 +17289,9 @@ def _m_ge(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ge, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_0, ('other', )[:n])):
         return _impl_m_ge_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge_1, ('other', )[:n])):
         return _impl_m_ge_1(self, *args, **kwargs)
     raise _invalid_combination('ge', args, kwargs, _SIGS__m_ge)
 
@@ -16631,9 +17335,9 @@ def _m_ge_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ge_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__0, ('other', )[:n])):
         return _impl_m_ge__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__1, ('other', )[:n])):
         return _impl_m_ge__1(self, *args, **kwargs)
     raise _invalid_combination('ge_', args, kwargs, _SIGS__m_ge_)
 
@@ -16708,9 +17412,9 @@ def _m_gt(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_gt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_0, ('other', )[:n])):
         return _impl_m_gt_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt_1, ('other', )[:n])):
         return _impl_m_gt_1(self, *args, **kwargs)
     raise _invalid_combination('gt', args, kwargs, _SIGS__m_gt)
 
@@ -16754,9 +17458,9 @@ def _m_gt_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_gt_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__0, ('other', )[:n])):
         return _impl_m_gt__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__1, ('other', )[:n])):
         return _impl_m_gt__1(self, *args, **kwargs)
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
 
@@ -17040,6 +17744,38 @@ def _m_index_select(self, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
+_SIGS__m_isclose = (
+    ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    '(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)'
+    if _TF and (r_ := _tf(_m_isclose, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('isclose', 'other', 1, 'Tensor', other)
+    rtol_c = _cv_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('isclose', 'rtol', 2, 'float', rtol)
+    atol_c = _cv_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('isclose', 'atol', 3, 'float', atol)
+    equal_nan_c = _cv_bool(equal_nan)
+    if equal_nan_c is _BAD:
+        raise _arg_error('isclose', 'equal_nan', 4, 'bool', equal_nan)
+    h_ = _C_isclose(self._p, other._p, rtol_c, atol_c, equal_nan_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isfinite(Tensor self) -> Tensor
 _SIGS__m_isfinite = (
     ('()', (), (), False),
@@ -17147,9 +17883,9 @@ def _m_le(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_le, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_0, ('other', )[:n])):
         return _impl_m_le_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le_1, ('other', )[:n])):
         return _impl_m_le_1(self, *args, **kwargs)
     raise _invalid_combination('le', args, kwargs, _SIGS__m_le)
 
@@ -17193,9 +17929,9 @@ def _m_le_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_le_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__0, ('other', )[:n])):
         return _impl_m_le__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_le__1, ('other', )[:n])):
         return _impl_m_le__1(self, *args, **kwargs)
     raise _invalid_combination('le_', args, kwargs, _SIGS__m_le_)
 
@@ -17253,9 +17989,9 @@ def _m_lerp(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lerp, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_0, ('end', 'weight', )[:n])):
         return _impl_m_lerp_0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp_1, ('end', 'weight', )[:n])):
         return _impl_m_lerp_1(self, *args, **kwargs)
     raise _invalid_combination('lerp', args, kwargs, _SIGS__m_lerp)
 
@@ -17305,9 +18041,9 @@ def _m_lerp_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lerp_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__0, ('end', 'weight', )[:n])):
         return _impl_m_lerp__0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'end' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lerp__1, ('end', 'weight', )[:n])):
         return _impl_m_lerp__1(self, *args, **kwargs)
     raise _invalid_combination('lerp_', args, kwargs, _SIGS__m_lerp_)
 
@@ -17759,9 +18495,9 @@ def _m_lt(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lt, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_0, ('other', )[:n])):
         return _impl_m_lt_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt_1, ('other', )[:n])):
         return _impl_m_lt_1(self, *args, **kwargs)
     raise _invalid_combination('lt', args, kwargs, _SIGS__m_lt)
 
@@ -17805,9 +18541,9 @@ def _m_lt_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_lt_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__0, ('other', )[:n])):
         return _impl_m_lt__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_lt__1, ('other', )[:n])):
         return _impl_m_lt__1(self, *args, **kwargs)
     raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
@@ -17865,9 +18601,9 @@ def _m_masked_fill(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_masked_fill, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_0, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill_0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill_1, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill_1(self, *args, **kwargs)
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS__m_masked_fill)
 
@@ -17917,9 +18653,9 @@ def _m_masked_fill_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_masked_fill_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__0, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill__0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__1, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill__1(self, *args, **kwargs)
     raise _invalid_combination('masked_fill_', args, kwargs, _SIGS__m_masked_fill_)
 
@@ -18005,11 +18741,11 @@ def _m_max(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_max, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_max_0, ()[:n])):
         return _impl_m_max_0(self, *args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_max_1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_max_1, ('other', )[:n])):
         return _impl_m_max_1(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_max_2)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_max_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_max_2(self, *args, **kwargs)
     raise _invalid_combination('max', args, kwargs, _SIGS__m_max)
 
@@ -18088,9 +18824,9 @@ def _m_mean(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_mean, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_mean_0, ()[:n])):
         return _impl_m_mean_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_mean_1)):
+    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_mean_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_mean_1(self, *args, **kwargs)
     raise _invalid_combination('mean', args, kwargs, _SIGS__m_mean)
 
@@ -18153,11 +18889,11 @@ def _m_min(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_min, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_min_0, ()[:n])):
         return _impl_m_min_0(self, *args, **kwargs)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_min_1)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_min_1, ('other', )[:n])):
         return _impl_m_min_1(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_min_2)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_min_2, ('dim', 'keepdim', )[:n])):
         return _impl_m_min_2(self, *args, **kwargs)
     raise _invalid_combination('min', args, kwargs, _SIGS__m_min)
 
@@ -18206,6 +18942,122 @@ def _m_mm(self, mat2):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS__m_moveaxis = (
+    ('(int source, int destination)', (('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints source, tuple of ints destination)', (('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW__m_moveaxis_0 = {'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW__m_moveaxis_1 = {'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_moveaxis_0(self, source, destination):
+    '(int source, int destination)'
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 1, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 2, 'int', destination)
+    h_ = _C_moveaxis_int(self._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_moveaxis_1(self, source, destination):
+    '(tuple of ints source, tuple of ints destination)'
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('moveaxis', 'source', 1, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('moveaxis', 'destination', 2, 'tuple of ints', destination)
+    h_ = _C_moveaxis_intlist(self._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_moveaxis(self, *args, **kwargs):
+    '(int source, int destination) | (tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(_m_moveaxis, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_moveaxis_0, ('source', 'destination', )[:n])):
+        return _impl_m_moveaxis_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_moveaxis_1, ('source', 'destination', )[:n])):
+        return _impl_m_moveaxis_1(self, *args, **kwargs)
+    raise _invalid_combination('moveaxis', args, kwargs, _SIGS__m_moveaxis)
+
+
+# yaml/native_functions.yaml: movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+# yaml/native_functions.yaml: movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+_SIGS__m_movedim = (
+    ('(int source, int destination)', (('source', lambda x: _cv_int(x) is not _BAD), ('destination', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints source, tuple of ints destination)', (('source', lambda x: _cv_int_list(x, 0) is not _BAD), ('destination', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW__m_movedim_0 = {'source': lambda x: _cv_int(x) is not _BAD, 'destination': lambda x: _cv_int(x) is not _BAD}
+_KW__m_movedim_1 = {'source': lambda x: _cv_int_list(x, 0) is not _BAD, 'destination': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_movedim_0(self, source, destination):
+    '(int source, int destination)'
+    source_c = _cv_int(source)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 1, 'int', source)
+    destination_c = _cv_int(destination)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 2, 'int', destination)
+    h_ = _C_movedim_int(self._p, source_c, destination_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_movedim_1(self, source, destination):
+    '(tuple of ints source, tuple of ints destination)'
+    source_c = _cv_int_list(source, 0)
+    if source_c is _BAD:
+        raise _arg_error('movedim', 'source', 1, 'tuple of ints', source)
+    destination_c = _cv_int_list(destination, 0)
+    if destination_c is _BAD:
+        raise _arg_error('movedim', 'destination', 2, 'tuple of ints', destination)
+    h_ = _C_movedim_intlist(self._p, source_c[0], source_c[1], destination_c[0], destination_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_movedim(self, *args, **kwargs):
+    '(int source, int destination) | (tuple of ints source, tuple of ints destination)'
+    if _TF and (r_ := _tf(_m_movedim, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_movedim_0, ('source', 'destination', )[:n])):
+        return _impl_m_movedim_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'source' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_movedim_1, ('source', 'destination', )[:n])):
+        return _impl_m_movedim_1(self, *args, **kwargs)
+    raise _invalid_combination('movedim', args, kwargs, _SIGS__m_movedim)
 
 
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -18398,9 +19250,9 @@ def _m_narrow(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_narrow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_0, ('dim', 'start', 'length', )[:n])):
         return _impl_m_narrow_0(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_1)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'start' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'length' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_narrow_1, ('dim', 'start', 'length', )[:n])):
         return _impl_m_narrow_1(self, *args, **kwargs)
     raise _invalid_combination('narrow', args, kwargs, _SIGS__m_narrow)
 
@@ -18452,9 +19304,9 @@ def _m_ne(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ne, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_0, ('other', )[:n])):
         return _impl_m_ne_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne_1, ('other', )[:n])):
         return _impl_m_ne_1(self, *args, **kwargs)
     raise _invalid_combination('ne', args, kwargs, _SIGS__m_ne)
 
@@ -18498,9 +19350,9 @@ def _m_ne_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_ne_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__0, ('other', )[:n])):
         return _impl_m_ne__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ne__1, ('other', )[:n])):
         return _impl_m_ne__1(self, *args, **kwargs)
     raise _invalid_combination('ne_', args, kwargs, _SIGS__m_ne_)
 
@@ -18539,6 +19391,187 @@ def _m_neg_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_empty = (
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+)
+
+
+def _m_new_empty(self, *_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_empty, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('new_empty', 'size')
+    if size is _BAD:
+        raise TypeError("new_empty() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_empty', 'size', 1, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_empty', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_empty', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_empty', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_empty', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_empty(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_full = (
+    ('(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('fill_value', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def _m_new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_full, locals())) is not _GO:
+        return r_
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_full', 'size', 1, 'tuple of ints', size)
+    fill_value_c = _SC_INT.get(fill_value) if fill_value.__class__ is int else None
+    if fill_value_c is None:
+        fill_value_c = _cv_scalar(fill_value)
+        if fill_value_c is _BAD:
+            raise _arg_error('new_full', 'fill_value', 2, 'Number', fill_value)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_full', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_full', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_full', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_full', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_full(self._p, size_c[0], size_c[1], fill_value_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_ones = (
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+)
+
+
+def _m_new_ones(self, *_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_ones, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('new_ones', 'size')
+    if size is _BAD:
+        raise TypeError("new_ones() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_ones', 'size', 1, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_ones', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_ones', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_ones', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_ones', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_ones(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_zeros = (
+    ('(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), True),
+)
+
+
+def _m_new_zeros(self, *_args, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_zeros, locals())) is not _GO:
+        return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('new_zeros', 'size')
+    if size is _BAD:
+        raise TypeError("new_zeros() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_zeros', 'size', 1, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_zeros', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_zeros', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_zeros', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_zeros', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_zeros(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: nonzero(Tensor self) -> Tensor
@@ -18662,9 +19695,9 @@ def _m_pow(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_pow, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_0, ('exponent', )[:n])):
         return _impl_m_pow_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow_1, ('exponent', )[:n])):
         return _impl_m_pow_1(self, *args, **kwargs)
     raise _invalid_combination('pow', args, kwargs, _SIGS__m_pow)
 
@@ -18708,9 +19741,9 @@ def _m_pow_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_pow_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__0, ('exponent', )[:n])):
         return _impl_m_pow__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__1, ('exponent', )[:n])):
         return _impl_m_pow__1(self, *args, **kwargs)
     raise _invalid_combination('pow_', args, kwargs, _SIGS__m_pow_)
 
@@ -18766,9 +19799,9 @@ def _m_prod(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_prod, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_prod_0, ()[:n])):
         return _impl_m_prod_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_prod_1(self, *args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
 
@@ -18892,9 +19925,9 @@ def _m_remainder(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_remainder, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_0, ('other', )[:n])):
         return _impl_m_remainder_0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder_1, ('other', )[:n])):
         return _impl_m_remainder_1(self, *args, **kwargs)
     raise _invalid_combination('remainder', args, kwargs, _SIGS__m_remainder)
 
@@ -18938,9 +19971,9 @@ def _m_remainder_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_remainder_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0)):
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__0, ('other', )[:n])):
         return _impl_m_remainder__0(self, *args, **kwargs)
-    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__1)):
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_remainder__1, ('other', )[:n])):
         return _impl_m_remainder__1(self, *args, **kwargs)
     raise _invalid_combination('remainder_', args, kwargs, _SIGS__m_remainder_)
 
@@ -18967,6 +20000,29 @@ def _m_reshape(self, *_args, shape=None):
     if shape_c is _BAD:
         raise _arg_error('reshape', 'shape', 1, 'tuple of ints', shape)
     h_ = _C_reshape(self._p, shape_c[0], shape_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)
+_SIGS__m_reshape_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_reshape_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_reshape_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('reshape_as', 'other', 1, 'Tensor', other)
+    h_ = _C_reshape_as(self._p, other._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -19018,9 +20074,9 @@ def _m_round(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_round, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round_0, ()[:n])):
         return _impl_m_round_0(self, *args, **kwargs)
-    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round_1)):
+    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round_1, ()[:n])):
         return _impl_m_round_1(self, *args, **kwargs)
     raise _invalid_combination('round', args, kwargs, _SIGS__m_round)
 
@@ -19059,9 +20115,9 @@ def _m_round_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_round_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_round__0, ()[:n])):
         return _impl_m_round__0(self, *args, **kwargs)
-    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round__1)):
+    if n == 0 and 'decimals' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_round__1, ()[:n])):
         return _impl_m_round__1(self, *args, **kwargs)
     raise _invalid_combination('round_', args, kwargs, _SIGS__m_round_)
 
@@ -19217,13 +20273,13 @@ def _m_scatter(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_scatter, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_0, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter_0(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_1)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_1, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter_1(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_2)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_2, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter_2(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_3)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter_3, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter_3(self, *args, **kwargs)
     raise _invalid_combination('scatter', args, kwargs, _SIGS__m_scatter)
 
@@ -19327,13 +20383,13 @@ def _m_scatter_(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_scatter_, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__0, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter__0(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__1)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__1, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter__1(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__2)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'src' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__2, ('dim', 'index', 'src', )[:n])):
         return _impl_m_scatter__2(self, *args, **kwargs)
-    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__3)):
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'index' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and 'reduce' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_scatter__3, ('dim', 'index', 'value', )[:n])):
         return _impl_m_scatter__3(self, *args, **kwargs)
     raise _invalid_combination('scatter_', args, kwargs, _SIGS__m_scatter_)
 
@@ -19663,9 +20719,9 @@ def _m_split(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_split, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0)):
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_0, ('split_size', 'dim', )[:n])):
         return _impl_m_split_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_1)):
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'split_size' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_split_1, ('split_size', 'dim', )[:n])):
         return _impl_m_split_1(self, *args, **kwargs)
     raise _invalid_combination('split', args, kwargs, _SIGS__m_split)
 
@@ -19796,11 +20852,11 @@ def _m_squeeze(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_squeeze, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_0, ()[:n])):
         return _impl_m_squeeze_0(self, *args, **kwargs)
-    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_1)):
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_1, ('dim', )[:n])):
         return _impl_m_squeeze_1(self, *args, **kwargs)
-    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_2)):
+    if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_squeeze_2, ())):
         return _impl_m_squeeze_2(self, *args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS__m_squeeze)
 
@@ -19880,11 +20936,11 @@ def _m_std(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_std, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0)):
+    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_0, ('unbiased', )[:n])):
         return _impl_m_std_0(self, *args, **kwargs)
-    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_1)):
+    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_1, ('dim', )[:n])):
         return _impl_m_std_1(self, *args, **kwargs)
-    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_2)):
+    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_std_2, ('dim', 'unbiased', 'keepdim', )[:n])):
         return _impl_m_std_2(self, *args, **kwargs)
     raise _invalid_combination('std', args, kwargs, _SIGS__m_std)
 
@@ -20006,9 +21062,9 @@ def _m_sum(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_sum, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_sum_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_sum_0, ()[:n])):
         return _impl_m_sum_0(self, *args, **kwargs)
-    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_sum_1)):
+    if n <= 2 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_sum_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_sum_1(self, *args, **kwargs)
     raise _invalid_combination('sum', args, kwargs, _SIGS__m_sum)
 
@@ -20253,13 +21309,13 @@ def _m_to(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_to, locals())) is not _GO:
         return r_
     n = len(args)
-    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0)):
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_to_0, ()[:n])):
         return _impl_m_to_0(self, *args, **kwargs)
-    if n <= 4 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_1)):
+    if n <= 4 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_1, ('other', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_1(self, *args, **kwargs)
-    if n <= 5 and (_cv_device(args[0], False) is not _BAD if n > 0 else 'device' in kwargs) and (_cv_dtype(args[1], False) is not _BAD if n > 1 else 'dtype' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_enum(args[4], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_2)):
+    if n <= 5 and (_cv_device(args[0], False) is not _BAD if n > 0 else 'device' in kwargs) and (_cv_dtype(args[1], False) is not _BAD if n > 1 else 'dtype' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_enum(args[4], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_2, ('device', 'dtype', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_2(self, *args, **kwargs)
-    if n <= 4 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_3)):
+    if n <= 4 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_3, ('dtype', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_3(self, *args, **kwargs)
     raise _invalid_combination('to', args, kwargs, _SIGS__m_to)
 
@@ -20410,6 +21466,29 @@ def _m_trunc_(self):
     return self
 
 
+# yaml/native_functions.yaml: type_as(Tensor self, Tensor other) -> Tensor
+_SIGS__m_type_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_type_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_type_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('type_as', 'other', 1, 'Tensor', other)
+    h_ = _C_type_as(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
 _SIGS__m_unbind = (
     ('(int dim = 0)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -20553,11 +21632,11 @@ def _m_var(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_var, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0)):
+    if n <= 1 and (n <= 0 or _cv_bool(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_0, ('unbiased', )[:n])):
         return _impl_m_var_0(self, *args, **kwargs)
-    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_1)):
+    if n <= 1 and (n <= 0 or _cv_opt_int_list(args[0], 1) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_1, ('dim', )[:n])):
         return _impl_m_var_1(self, *args, **kwargs)
-    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_2)):
+    if n <= 3 and (_cv_opt_int_list(args[0], 1) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_var_2, ('dim', 'unbiased', 'keepdim', )[:n])):
         return _impl_m_var_2(self, *args, **kwargs)
     raise _invalid_combination('var', args, kwargs, _SIGS__m_var)
 
@@ -20615,11 +21694,34 @@ def _m_view(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_view, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0)):
+    if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0, ('dtype', )[:n])):
         return _impl_m_view_0(self, *args, **kwargs)
-    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_view_1)):
+    if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_view_1, ())):
         return _impl_m_view_1(self, *args, **kwargs)
     raise _invalid_combination('view', args, kwargs, _SIGS__m_view)
+
+
+# yaml/native_functions.yaml: view_as(Tensor(a) self, Tensor other) -> Tensor(a)
+_SIGS__m_view_as = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_view_as(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_view_as, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('view_as', 'other', 1, 'Tensor', other)
+    h_ = _C_view_as(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -20675,9 +21777,9 @@ def _m_where(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_where, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_0, ('condition', 'other', )[:n])):
         return _impl_m_where_0(self, *args, **kwargs)
-    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_1)):
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_where_1, ('condition', 'other', )[:n])):
         return _impl_m_where_1(self, *args, **kwargs)
     raise _invalid_combination('where', args, kwargs, _SIGS__m_where)
 
@@ -20841,7 +21943,7 @@ def _d__rsub__(self, other):
     if _TF and (r_ := _tf_args(_d__rsub__, (self, other,))) is not _GO:
         return r_
     # __rsub__: rsub(self, other), as torch.Tensor.__rsub__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return rsub(self, other)
@@ -21102,7 +22204,7 @@ def _d__rmod__(self, other):
     if _TF and (r_ := _tf_args(_d__rmod__, (self, other,))) is not _GO:
         return r_
     # __rmod__: remainder(other, self), as torch.Tensor.__rmod__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return remainder(other, self)
@@ -21172,7 +22274,7 @@ def _d__rpow__(self, other):
     if _TF and (r_ := _tf_args(_d__rpow__, (self, other,))) is not _GO:
         return r_
     # __rpow__: pow(other, self), as torch.Tensor.__rpow__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return pow(other, self)
@@ -21530,7 +22632,7 @@ def _d__rlshift__(self, other):
     if _TF and (r_ := _tf_args(_d__rlshift__, (self, other,))) is not _GO:
         return r_
     # __rlshift__: bitwise_left_shift(other, self), as torch.Tensor.__rlshift__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return bitwise_left_shift(other, self)
@@ -21598,7 +22700,7 @@ def _d__rrshift__(self, other):
     if _TF and (r_ := _tf_args(_d__rrshift__, (self, other,))) is not _GO:
         return r_
     # __rrshift__: bitwise_right_shift(other, self), as torch.Tensor.__rrshift__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
         return bitwise_right_shift(other, self)
@@ -21882,6 +22984,7 @@ class _TensorOps:
     addmm_ = _m_addmm_
     alias = _m_alias
     all = _m_all
+    allclose = _m_allclose
     amax = _m_amax
     amin = _m_amin
     any = _m_any
@@ -21928,6 +23031,7 @@ class _TensorOps:
     bitwise_xor = _m_bitwise_xor
     bitwise_xor_ = _m_bitwise_xor_
     bmm = _m_bmm
+    broadcast_to = _m_broadcast_to
     ceil = _m_ceil
     ceil_ = _m_ceil_
     chunk = _m_chunk
@@ -21956,6 +23060,7 @@ class _TensorOps:
     dot = _m_dot
     eq = _m_eq
     eq_ = _m_eq_
+    equal = _m_equal
     erf = _m_erf
     erf_ = _m_erf_
     erfc = _m_erfc
@@ -21965,6 +23070,7 @@ class _TensorOps:
     exp2_ = _m_exp2_
     exp_ = _m_exp_
     expand = _m_expand
+    expand_as = _m_expand_as
     expm1 = _m_expm1
     expm1_ = _m_expm1_
     fill_ = _m_fill_
@@ -21994,6 +23100,7 @@ class _TensorOps:
     index_put = _m_index_put
     index_put_ = _m_index_put_
     index_select = _m_index_select
+    isclose = _m_isclose
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
@@ -22032,6 +23139,8 @@ class _TensorOps:
     min = _m_min
     minimum = _m_minimum
     mm = _m_mm
+    moveaxis = _m_moveaxis
+    movedim = _m_movedim
     mul = _m_mul
     mul_ = _m_mul_
     mv = _m_mv
@@ -22042,6 +23151,10 @@ class _TensorOps:
     ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
+    new_empty = _m_new_empty
+    new_full = _m_new_full
+    new_ones = _m_new_ones
+    new_zeros = _m_new_zeros
     nonzero = _m_nonzero
     outer = _m_outer
     permute = _m_permute
@@ -22055,6 +23168,7 @@ class _TensorOps:
     remainder = _m_remainder
     remainder_ = _m_remainder_
     reshape = _m_reshape
+    reshape_as = _m_reshape_as
     round = _m_round
     round_ = _m_round_
     rsqrt = _m_rsqrt
@@ -22096,11 +23210,13 @@ class _TensorOps:
     triu_ = _m_triu_
     trunc = _m_trunc
     trunc_ = _m_trunc_
+    type_as = _m_type_as
     unbind = _m_unbind
     unflatten = _m_unflatten
     unsqueeze = _m_unsqueeze
     var = _m_var
     view = _m_view
+    view_as = _m_view_as
     where = _m_where
     zero_ = _m_zero_
     __add__ = _d__add__
@@ -22275,6 +23391,9 @@ SIGNATURES = {
         "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
         "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None)",
     ),
+    ("function", "allclose"): (
+        "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
+    ),
     ("function", "amax"): (
         "(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)",
     ),
@@ -22369,6 +23488,18 @@ SIGNATURES = {
     ("function", "atanh_"): (
         "(Tensor input)",
     ),
+    ("function", "atleast_1d"): (
+        "(Tensor input)",
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "atleast_2d"): (
+        "(Tensor input)",
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "atleast_3d"): (
+        "(Tensor input)",
+        "(tuple of Tensors tensors)",
+    ),
     ("function", "baddbmm"): (
         "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
         "(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
@@ -22404,6 +23535,12 @@ SIGNATURES = {
     ("function", "bmm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
+    ),
+    ("function", "broadcast_tensors"): (
+        "(tuple of Tensors tensors)",
+    ),
+    ("function", "broadcast_to"): (
+        "(Tensor input, tuple of ints size)",
     ),
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
@@ -22494,6 +23631,9 @@ SIGNATURES = {
     ("function", "embedding_dense_backward"): (
         "(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)",
     ),
+    ("function", "embedding_renorm_"): (
+        "(Tensor input, Tensor indices, float max_norm, float norm_type)",
+    ),
     ("function", "empty"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, Tensor out = None, bool requires_grad = False)",
     ),
@@ -22506,6 +23646,9 @@ SIGNATURES = {
     ("function", "eq"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "equal"): (
+        "(Tensor input, Tensor other)",
     ),
     ("function", "erf"): (
         "(Tensor input, *, Tensor out = None)",
@@ -22536,6 +23679,10 @@ SIGNATURES = {
     ),
     ("function", "expm1_"): (
         "(Tensor input)",
+    ),
+    ("function", "eye"): (
+        "(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "fill"): (
         "(Tensor input, Tensor value)",
@@ -22620,6 +23767,9 @@ SIGNATURES = {
     ),
     ("function", "index_select_backward"): (
         "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
+    ),
+    ("function", "isclose"): (
+        "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
     ("function", "isfinite"): (
         "(Tensor input)",
@@ -22715,6 +23865,10 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "meshgrid"): (
+        "(tuple of Tensors tensors)",
+        "(tuple of Tensors tensors, *, str indexing)",
+    ),
     ("function", "min"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -22726,6 +23880,14 @@ SIGNATURES = {
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
+    ),
+    ("function", "moveaxis"): (
+        "(Tensor input, int source, int destination)",
+        "(Tensor input, tuple of ints source, tuple of ints destination)",
+    ),
+    ("function", "movedim"): (
+        "(Tensor input, int source, int destination)",
+        "(Tensor input, tuple of ints source, tuple of ints destination)",
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -23042,6 +24204,9 @@ SIGNATURES = {
         "(int dim, bool keepdim = False)",
         "(tuple of ints dim = None, bool keepdim = False)",
     ),
+    ("method", "allclose"): (
+        "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
+    ),
     ("method", "amax"): (
         "(tuple of ints dim = [], bool keepdim = False)",
     ),
@@ -23192,6 +24357,9 @@ SIGNATURES = {
     ("method", "bmm"): (
         "(Tensor mat2)",
     ),
+    ("method", "broadcast_to"): (
+        "(tuple of ints size)",
+    ),
     ("method", "ceil"): (
         "()",
     ),
@@ -23291,6 +24459,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "equal"): (
+        "(Tensor other)",
+    ),
     ("method", "erf"): (
         "()",
     ),
@@ -23317,6 +24488,9 @@ SIGNATURES = {
     ),
     ("method", "expand"): (
         "(tuple of ints size, *, bool implicit = False)",
+    ),
+    ("method", "expand_as"): (
+        "(Tensor other)",
     ),
     ("method", "expm1"): (
         "()",
@@ -23413,6 +24587,9 @@ SIGNATURES = {
     ),
     ("method", "index_select"): (
         "(int dim, Tensor index)",
+    ),
+    ("method", "isclose"): (
+        "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
     ("method", "isfinite"): (
         "()",
@@ -23541,6 +24718,14 @@ SIGNATURES = {
     ("method", "mm"): (
         "(Tensor mat2)",
     ),
+    ("method", "moveaxis"): (
+        "(int source, int destination)",
+        "(tuple of ints source, tuple of ints destination)",
+    ),
+    ("method", "movedim"): (
+        "(int source, int destination)",
+        "(tuple of ints source, tuple of ints destination)",
+    ),
     ("method", "mul"): (
         "(Tensor other)",
     ),
@@ -23573,6 +24758,18 @@ SIGNATURES = {
     ),
     ("method", "neg_"): (
         "()",
+    ),
+    ("method", "new_empty"): (
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_full"): (
+        "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_ones"): (
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_zeros"): (
+        "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("method", "nonzero"): (
         "()",
@@ -23617,6 +24814,9 @@ SIGNATURES = {
     ),
     ("method", "reshape"): (
         "(tuple of ints shape)",
+    ),
+    ("method", "reshape_as"): (
+        "(Tensor other)",
     ),
     ("method", "round"): (
         "()",
@@ -23758,6 +24958,9 @@ SIGNATURES = {
     ("method", "trunc_"): (
         "()",
     ),
+    ("method", "type_as"): (
+        "(Tensor other)",
+    ),
     ("method", "unbind"): (
         "(int dim = 0)",
     ),
@@ -23775,6 +24978,9 @@ SIGNATURES = {
     ("method", "view"): (
         "(torchlet.dtype dtype)",
         "(tuple of ints size)",
+    ),
+    ("method", "view_as"): (
+        "(Tensor other)",
     ),
     ("method", "where"): (
         "(Tensor condition, Tensor other)",

@@ -170,15 +170,16 @@ static inline double sexp_f64(double d) {
         const double rstd = 1.0 / sqrt(vs / (double)n + eps);                                             \
         *mean_out = mean;                                                                                 \
         *rstd_out = rstd;                                                                                 \
-        const T sc = (T)rstd, sh = (T)(-mean * rstd);                                                     \
+        /* (x - mean) * rstd: a row of equal values (one element) normalises to exactly 0 */              \
+        const T mu = (T)mean, sc = (T)rstd;                                                               \
         if (w && b)                                                                                       \
-            for (k = 0; k < n; k++) y[k] = (x[k] * sc + sh) * w[k] + b[k];                                \
+            for (k = 0; k < n; k++) y[k] = ((x[k] - mu) * sc) * w[k] + b[k];                              \
         else if (w)                                                                                       \
-            for (k = 0; k < n; k++) y[k] = (x[k] * sc + sh) * w[k];                                       \
+            for (k = 0; k < n; k++) y[k] = ((x[k] - mu) * sc) * w[k];                                     \
         else if (b)                                                                                       \
-            for (k = 0; k < n; k++) y[k] = (x[k] * sc + sh) + b[k];                                       \
+            for (k = 0; k < n; k++) y[k] = ((x[k] - mu) * sc) + b[k];                                     \
         else                                                                                              \
-            for (k = 0; k < n; k++) y[k] = x[k] * sc + sh;                                                \
+            for (k = 0; k < n; k++) y[k] = (x[k] - mu) * sc;                                              \
     }                                                                                                     \
     static void TL_KNAME(ln_bwd_row_##NAME)(const void *g_, const void *x_, const void *w_, void *gx_,    \
                                             int64_t n, double mean, double rstd) {                        \

@@ -823,6 +823,73 @@ tl_tensor *tl_native_embedding(tl_keyset ks, tl_tensor *weight, tl_tensor *indic
     return r;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* embedding_renorm_ (PyTorch's embedding_renorm_cpu_): each distinct row of
+ * self named by indices whose norm_type-norm exceeds max_norm is scaled in
+ * place by max_norm / (norm + 1e-7). Rows in sorted order, one at a time,
+ * through select / linalg_vector_norm / mul_ as PyTorch's loop does. */
+tl_tensor *tl_native_embedding_renorm_cpu_(tl_keyset ks, tl_tensor *self, tl_tensor *indices, double max_norm,
+                                           double norm_type) {
+    (void)ks;
+    if (self->ndim != 2) {
+        tl_set_error(TL_ERR_RUNTIME, "Expected 2-dimensional tensor, but got %lld-dimensional tensor for argument "
+                                     "#1 'self' (while checking arguments for embedding_renorm_)",
+                     (long long)self->ndim);
+        return NULL;
+    }
+    if (!si_is_index_dtype(indices->dtype)) {
+        static const char *legacy[TL_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half",
+                                                    "BFloat16", "Float", "Double"};
+        tl_set_error(TL_ERR_RUNTIME, "Expected tensor for argument #2 'indices' to have one of the following scalar "
+                                     "types: Long, Int; but got torch.%sTensor instead (while checking arguments "
+                                     "for embedding_renorm_)", legacy[indices->dtype]);
+        return NULL;
+    }
+    const int64_t n = indices->numel;
+    tl_tensor *ic = tl_to_dtype(indices, TL_INT64, 0);   /* contiguous int64 copy (or the tensor itself) */
+    tl_tensor *c = ic ? tl_contiguous(ic) : NULL;
+    tl_tensor_release(ic);
+    if (!c) return NULL;
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!idx) {
+        tl_tensor_release(c);
+        tl_set_error(TL_ERR_MEMORY, "out of memory in embedding_renorm_");
+        return NULL;
+    }
+    if (n) memcpy(idx, tl_tensor_data_ptr(c), sizeof(int64_t) * (size_t)n);
+    tl_tensor_release(c);
+    qsort(idx, (size_t)n, sizeof(int64_t), cmp_i64);
+    int rc = 0;
+    for (int64_t i = 0; i < n && rc == 0; i++) {
+        if (i > 0 && idx[i] == idx[i - 1]) continue;
+        tl_tensor *row = tl_ops_select_int(self, 0, idx[i]);
+        tl_tensor *nrm = row ? tl_ops_linalg_vector_norm(row, tl_scalar_from_double(norm_type), NULL, 0, false,
+                                                         TL_DTYPE_UNDEFINED)
+                             : NULL;
+        tl_scalar v;
+        if (!nrm || tl_tensor_item(nrm, &v) != 0) {
+            rc = -1;
+        } else {
+            const double norm = v.kind == TL_SCALAR_DOUBLE ? v.d : (double)v.i;
+            if (norm > max_norm) {
+                tl_tensor *r = tl_ops_mul__Scalar(row, tl_scalar_from_double(max_norm / (norm + 1e-7)));
+                if (!r) rc = -1;
+                tl_tensor_release(r);
+            }
+        }
+        tl_tensor_release(nrm);
+        tl_tensor_release(row);
+    }
+    free(idx);
+    if (rc) return NULL;
+    tl_tensor_retain(self);
+    return self;
+}
+
 tl_tensor *tl_native_embedding_backward(tl_keyset ks, tl_tensor *grad, tl_tensor *indices, int64_t num_weights,
                                         int64_t padding_idx, bool scale_grad_by_freq, bool sparse) {
     (void)ks;

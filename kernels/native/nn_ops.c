@@ -913,47 +913,108 @@ done:
     return r;
 }
 
-/* cross_entropy_loss (CompositeImplicitAutograd): log_softmax over the class
- * dim (1, or 0 without a batch dim), then nll_loss_nd. label_smoothing mixes
- * in the mean of -log p over the classes (PyTorch's formula, without class
- * weights: with weights it raises NotImplementedError here). */
-tl_tensor *tl_native_cross_entropy_loss_symint(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight,
-                                               int64_t reduction, int64_t ignore_index, double label_smoothing) {
-    if (check_reduction(reduction)) return NULL;
-    const int64_t nd = tl_tensor_ndim(self);
-    if (nd < 1) {
-        tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+/* weight (C) viewed to broadcast along the class dim of an nd-dim input */
+static tl_tensor *class_weight_view(tl_tensor *weight, int64_t nd, int64_t cdim) {
+    int64_t shape[MAXD];
+    for (int64_t i = 0; i < nd; i++) shape[i] = 1;
+    shape[cdim] = tl_tensor_size(weight, 0);
+    return tl_ops_view(weight, shape, nd);
+}
+
+/* -(x).sum() under a reduction, x holding per-element, per-class terms:
+ * Mean divides by the number of rows (numel / C), NaN when there are none */
+static tl_tensor *neg_class_reduce(tl_tensor *x, int64_t reduction, int64_t cdim, int64_t C) {
+    tl_tensor *s = NULL, *r = NULL;
+    if (reduction == RED_NONE) {
+        int64_t cd[1] = {cdim};
+        if (!(s = tl_ops_sum_dim_IntList(x, cd, 1, false, TL_DTYPE_UNDEFINED))) return NULL;
+        r = tl_ops_neg(s);
+    } else {
+        if (!(s = tl_ops_sum(x, TL_DTYPE_UNDEFINED))) return NULL;
+        const int64_t n = tl_tensor_numel(x);
+        if (reduction == RED_MEAN && n == 0) {
+            r = tl_ops_fill__Scalar(s, tl_scalar_from_double(NAN));
+        } else {
+            tl_tensor *ng = tl_ops_neg(s);
+            if (ng && reduction == RED_MEAN) {
+                r = tl_ops_div_Scalar(ng, tl_scalar_from_int(n / C));
+                tl_tensor_release(ng);
+            } else {
+                r = ng;
+            }
+        }
+    }
+    tl_tensor_release(s);
+    return r;
+}
+
+/* PyTorch's cross_entropy_loss_prob_target: the target holds class
+ * probabilities (the input's shape); label smoothing mixes them with the
+ * uniform distribution. */
+static tl_tensor *cross_entropy_prob_target(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction,
+                                            double label_smoothing) {
+    const int64_t nd = tl_tensor_ndim(self), cdim = nd == 1 ? 0 : 1, C = tl_tensor_size(self, cdim);
+    if (weight && (tl_tensor_ndim(weight) != 1 || tl_tensor_numel(weight) != C)) {
+        char a[256];
+        fmt_shape(a, sizeof a, tl_tensor_sizes(weight), tl_tensor_ndim(weight));
+        tl_set_error(TL_ERR_RUNTIME,
+                     "cross_entropy: weight tensor should be defined either for all %lld classes or no classes but "
+                     "got weight tensor of shape: %s", (long long)C, a);
         return NULL;
     }
-    if (tl_dtype_is_floating(tl_tensor_dtype(target))) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "cross_entropy with class probabilities as target is not supported yet");
-        return NULL;
+    tl_tensor *lp = NULL, *t1 = NULL, *tgt = NULL, *prod = NULL, *w = NULL, *pw = NULL, *r = NULL;
+    if (!(lp = tl_ops__log_softmax(self, cdim, false))) goto done;
+    if (label_smoothing > 0.0) {
+        if (label_smoothing > 1.0) {
+            tl_set_error(TL_ERR_RUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
+            goto done;
+        }
+        if (!(t1 = tl_ops_mul_Scalar(target, tl_scalar_from_double(1.0 - label_smoothing))) ||
+            !(tgt = tl_ops_add_Scalar(t1, tl_scalar_from_double(label_smoothing / (double)C), tl_scalar_from_int(1))))
+            goto done;
+    } else {
+        tgt = target;
+        tl_tensor_retain(tgt);
     }
-    if (label_smoothing < 0 || label_smoothing > 1) {
-        tl_set_error(TL_ERR_RUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
-        return NULL;
-    }
-    const int64_t cdim = nd == 1 ? 0 : 1;
-    tl_tensor *lp = tl_ops__log_softmax(self, cdim, false);
-    if (!lp) return NULL;
-    tl_tensor *nll = tl_native_nll_loss_nd_symint(ks, lp, target, weight, reduction, ignore_index);
-    if (!nll || label_smoothing == 0) {
-        tl_tensor_release(lp);
-        return nll;
-    }
+    if (!(prod = tl_ops_mul_Tensor(lp, tgt))) goto done;
     if (weight) {
-        tl_tensor_release(lp);
-        tl_tensor_release(nll);
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "cross_entropy: label_smoothing together with weight is not supported yet");
-        return NULL;
+        if (!(w = class_weight_view(weight, nd, cdim)) || !(pw = tl_ops_mul_Tensor(prod, w))) goto done;
+        r = neg_class_reduce(pw, reduction, cdim, C);
+    } else {
+        r = neg_class_reduce(prod, reduction, cdim, C);
     }
+done:
+    tl_tensor_release(lp);
+    tl_tensor_release(t1);
+    tl_tensor_release(tgt);
+    tl_tensor_release(prod);
+    tl_tensor_release(w);
+    tl_tensor_release(pw);
+    return r;
+}
+
+/* PyTorch's cross_entropy_loss_label_smoothing (class-index targets):
+ * (1 - ls) * nll + ls / C * smooth, smooth = -sum_c w[c] log p[c] with
+ * ignored targets zeroed; Mean divides by the summed weights of the
+ * targets kept (the count without weights), as nll_loss does. */
+static tl_tensor *cross_entropy_label_smoothing(tl_keyset ks, tl_tensor *lp, tl_tensor *target, tl_tensor *weight,
+                                                int64_t reduction, int64_t ignore_index, double label_smoothing) {
+    const int64_t nd = tl_tensor_ndim(lp), cdim = nd == 1 ? 0 : 1, C = tl_tensor_size(lp, cdim);
     const tl_scalar one = tl_scalar_from_int(1);
-    const int64_t C = tl_tensor_size(self, cdim);
     int64_t cd[1] = {cdim};
-    tl_tensor *s = NULL, *keep = NULL, *keepf = NULL, *sm = NULL, *red = NULL, *cnt = NULL, *a = NULL, *b = NULL,
+    const int64_t flat[1] = {-1};
+    tl_tensor *nll = NULL, *w = NULL, *lw = NULL, *s = NULL, *keep = NULL, *keepf = NULL, *sm = NULL, *red = NULL,
+              *den = NULL, *ft = NULL, *ftf = NULL, *tw = NULL, *kf = NULL, *twk = NULL, *a = NULL, *b = NULL,
               *res = NULL;
-    /* smooth[i] = -sum_c log p[i, c], zero where target == ignore_index */
-    if (!(s = tl_ops_sum_dim_IntList(lp, cd, 1, false, TL_DTYPE_UNDEFINED)) ||
+    if (!(nll = tl_native_nll_loss_nd_symint(ks, lp, target, weight, reduction, ignore_index))) goto done;
+    if (weight) {
+        if (!(w = class_weight_view(weight, nd, cdim)) || !(lw = tl_ops_mul_Tensor(lp, w))) goto done;
+    } else {
+        lw = lp;
+        tl_tensor_retain(lw);
+    }
+    /* smooth = -sum_c (w log p), zero where target == ignore_index (negated below) */
+    if (!(s = tl_ops_sum_dim_IntList(lw, cd, 1, false, TL_DTYPE_UNDEFINED)) ||
         !(keep = tl_ops_ne_Scalar(target, tl_scalar_from_int(ignore_index))) ||
         !(keepf = tl_ops_to_dtype(keep, tl_tensor_dtype(s), false, false, -1)) || !(sm = tl_ops_mul_Tensor(s, keepf)))
         goto done;
@@ -963,8 +1024,17 @@ tl_tensor *tl_native_cross_entropy_loss_symint(tl_keyset ks, tl_tensor *self, tl
     } else {
         if (!(red = tl_ops_sum(sm, TL_DTYPE_UNDEFINED))) goto done;
         if (reduction == RED_MEAN) {
-            tl_tensor *r2 = NULL;
-            if (!(cnt = tl_ops_sum(keepf, TL_DTYPE_UNDEFINED)) || !(r2 = tl_ops_div_Tensor(red, cnt))) goto done;
+            if (weight) {   /* the weights of the kept targets (ignored ones read class 0, then zeroed) */
+                if (!(ft = tl_ops_where_ScalarOther(keep, target, tl_scalar_from_int(0))) ||
+                    !(ftf = tl_ops_reshape(ft, flat, 1)) || !(tw = tl_ops_index_select(weight, 0, ftf)) ||
+                    !(kf = tl_ops_reshape(keepf, flat, 1)) || !(twk = tl_ops_mul_Tensor(tw, kf)) ||
+                    !(den = tl_ops_sum(twk, TL_DTYPE_UNDEFINED)))
+                    goto done;
+            } else if (!(den = tl_ops_sum(keepf, TL_DTYPE_UNDEFINED))) {
+                goto done;
+            }
+            tl_tensor *r2 = tl_ops_div_Tensor(red, den);
+            if (!r2) goto done;
             tl_tensor_release(red);
             red = r2;
         }
@@ -975,17 +1045,69 @@ tl_tensor *tl_native_cross_entropy_loss_symint(tl_keyset ks, tl_tensor *self, tl
         goto done;
     res = tl_ops_sub_Tensor(a, b, one);
 done:
-    tl_tensor_release(lp);
     tl_tensor_release(nll);
+    tl_tensor_release(w);
+    tl_tensor_release(lw);
     tl_tensor_release(s);
     tl_tensor_release(keep);
     tl_tensor_release(keepf);
     tl_tensor_release(sm);
     tl_tensor_release(red);
-    tl_tensor_release(cnt);
+    tl_tensor_release(den);
+    tl_tensor_release(ft);
+    tl_tensor_release(ftf);
+    tl_tensor_release(tw);
+    tl_tensor_release(kf);
+    tl_tensor_release(twk);
     tl_tensor_release(a);
     tl_tensor_release(b);
     return res;
+}
+
+static bool same_sizes(tl_tensor *a, tl_tensor *b) {
+    const int64_t n = tl_tensor_ndim(a);
+    if (n != tl_tensor_ndim(b)) return false;
+    for (int64_t i = 0; i < n; i++)
+        if (tl_tensor_sizes(a)[i] != tl_tensor_sizes(b)[i]) return false;
+    return true;
+}
+
+/* cross_entropy_loss (CompositeImplicitAutograd), PyTorch's dispatch: a
+ * target of the input's shape holds class probabilities; otherwise class
+ * indices, through log_softmax over the class dim (1, or 0 without a batch
+ * dim) and nll_loss_nd, with label smoothing when asked. */
+tl_tensor *tl_native_cross_entropy_loss_symint(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight,
+                                               int64_t reduction, int64_t ignore_index, double label_smoothing) {
+    if (check_reduction(reduction)) return NULL;
+    const int64_t nd = tl_tensor_ndim(self);
+    if (nd < 1) {
+        tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        return NULL;
+    }
+    if (same_sizes(self, target)) {
+        if (!tl_dtype_is_floating(tl_tensor_dtype(target))) {
+            tl_set_error(TL_ERR_RUNTIME, "Expected floating point type for target with class probabilities, got %s",
+                         tl_dtype_scalar_name(tl_tensor_dtype(target)));
+            return NULL;
+        }
+        if (ignore_index >= 0) {
+            tl_set_error(TL_ERR_RUNTIME, "ignore_index is not supported for floating point target");
+            return NULL;
+        }
+        return cross_entropy_prob_target(self, target, weight, reduction, label_smoothing);
+    }
+    if (label_smoothing > 1.0) {
+        tl_set_error(TL_ERR_RUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
+        return NULL;
+    }
+    const int64_t cdim = nd == 1 ? 0 : 1;
+    tl_tensor *lp = tl_ops__log_softmax(self, cdim, false);
+    if (!lp) return NULL;
+    tl_tensor *r = label_smoothing > 0.0
+                       ? cross_entropy_label_smoothing(ks, lp, target, weight, reduction, ignore_index, label_smoothing)
+                       : tl_native_nll_loss_nd_symint(ks, lp, target, weight, reduction, ignore_index);
+    tl_tensor_release(lp);
+    return r;
 }
 
 /* ------------------------------------------------------------ mse_loss */

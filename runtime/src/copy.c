@@ -131,8 +131,9 @@ int tl_fill_(tl_tensor *t, tl_scalar value) {
     int rc = tl_iter_add_output(it, t);
     if (rc == 0) rc = tl_iter_build(it);
     if (rc == 0) {
-        /* refuse to write through broadcast (stride 0) views */
-        for (int64_t k = 0; k < t->ndim; k++)
+        /* refuse to write through broadcast (stride 0) views; an empty tensor
+         * (numpy gives empty arrays zero strides) has no element to overlap */
+        for (int64_t k = 0; k < t->ndim && t->numel > 0; k++)
             if (t->strides[k] == 0 && t->sizes[k] > 1) {
                 rc = tl_set_error(TL_ERR_RUNTIME,
                                   "unsupported operation: more than one element of the written-to tensor refers to "

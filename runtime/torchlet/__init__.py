@@ -123,6 +123,9 @@ if _gen_ops is not None:
     from . import _missing_ops  # noqa: E402  (nonzero(as_tuple=True), as torch's hand-written binding)
 
     _missing_ops.install(Tensor, globals())
+    from . import _tensor_api  # noqa: E402  (float() ... type(), new_tensor, broadcast_shapes, meshgrid(*tensors))
+
+    _tensor_api.install(Tensor, globals())
     from . import linalg, return_types  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)

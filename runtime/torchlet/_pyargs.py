@@ -582,11 +582,12 @@ def cv_str(v, opt=True):
 
 # ------------------------------------------------------------------ decisions
 
-def kw_ok(kwargs, checks) -> bool:
-    """Every keyword names a parameter of the overload and has its type."""
+def kw_ok(kwargs, checks, taken=()) -> bool:
+    """Every keyword names a parameter of the overload not already given by
+    position (`taken`) and has its type."""
     for k, v in kwargs.items():
         c = checks.get(k)
-        if c is None or not c(v):
+        if c is None or k in taken or not c(v):
             return False
     return True
 

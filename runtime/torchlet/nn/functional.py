@@ -258,8 +258,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     if _TF and (r_ := _tf(embedding, locals())) is not _GO:
         return r_
-    if max_norm is not None or sparse:
-        raise NotImplementedError("embedding: max_norm= and sparse=True are not supported yet")
     if padding_idx is not None:
         n = weight.shape[0]
         if not -n <= padding_idx < n:
@@ -267,6 +265,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         padding_idx = padding_idx % n
     else:
         padding_idx = -1
+    if max_norm is not None:
+        # the rows the indices name are renormalised in place, outside autograd
+        # (torch's _no_grad_embedding_renorm_); sparse=True fails at backward:
+        # torchlet has no sparse tensors
+        input = input.contiguous()
+        with torchlet.no_grad():
+            torchlet.embedding_renorm_(weight, input, max_norm, norm_type)
     fn = getattr(torchlet, "embedding", None)
     if fn is not None:
         return fn(weight, input, padding_idx, scale_grad_by_freq, sparse)
