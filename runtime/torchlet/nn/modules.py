@@ -117,10 +117,10 @@ class Module:
         d["_buffers"] = {}
         d["_modules"] = {}
         d["_forward_hooks"] = OrderedDict()
-        d["_forward_hooks_with_kwargs"] = {}
-        d["_forward_hooks_always_called"] = {}
+        d["_forward_hooks_with_kwargs"] = OrderedDict()   # (OrderedDicts: RemovableHandle weakrefs them)
+        d["_forward_hooks_always_called"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
 
     # --------------------------------------------------------- registration
     def __setattr__(self, name, value):
