@@ -197,7 +197,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     if isinstance(f, os.PathLike):
         f = os.fspath(f)
     if not isinstance(f, str) and not hasattr(f, "write"):
-        raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a 'write' attribute")
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     buf = io.BytesIO()
     pickler = _Pickler(buf, pickle_protocol)
     pickler.dump(obj)
@@ -517,7 +517,7 @@ def _open_zip(f):
     elif hasattr(f, "read"):
         data = f.read()
     else:
-        raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a 'read' attribute")
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'read' attribute")
     if isinstance(data, str):
         raise TypeError("torchlet.load: the file must be opened in binary mode")
     if not zipfile.is_zipfile(io.BytesIO(data)):
