@@ -154,6 +154,8 @@ from . import overrides  # noqa: E402,F401  (TorchFunctionMode; torchlet._C._len
 
 if _gen_ops is not None:
     from . import nn  # noqa: E402,F401  (torchlet.nn.functional, Module, Linear, ...)
+    from . import optim  # noqa: E402,F401  (torchlet.optim: SGD, Adam, ..., lr_scheduler)
+    from .serialization import load, save  # noqa: E402,F401  (PyTorch's zip checkpoint format)
 from .utils._device import get_default_device, set_default_device  # noqa: E402,F401  (after every factory)
 
 # ------------------------------------------------------------------ autocast

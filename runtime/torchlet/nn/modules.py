@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import torchlet
 
+from ..utils.hooks import RemovableHandle
 from . import functional as F
 from . import init
 
@@ -114,6 +116,11 @@ class Module:
         d["_parameters"] = {}
         d["_buffers"] = {}
         d["_modules"] = {}
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()   # (OrderedDicts: RemovableHandle weakrefs them)
+        d["_forward_hooks_always_called"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
 
     # --------------------------------------------------------- registration
     def __setattr__(self, name, value):
@@ -186,7 +193,78 @@ class Module:
 
     # -------------------------------------------------------------- calling
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks"):
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        """forward between the pre hooks (which may replace the inputs) and the
+        forward hooks (which may replace the output), as PyTorch's _call_impl."""
+        d = self.__dict__
+        called = set()
+        try:
+            for hid, hook in list(d["_forward_pre_hooks"].items()):
+                if hid in d["_forward_pre_hooks_with_kwargs"]:
+                    res = hook(self, args, kwargs)
+                    if res is not None:
+                        if not (isinstance(res, tuple) and len(res) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {res}.")
+                        args, kwargs = res
+                else:
+                    res = hook(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            result = self.forward(*args, **kwargs)
+            for hid, hook in list(d["_forward_hooks"].items()):
+                called.add(hid)
+                if hid in d["_forward_hooks_with_kwargs"]:
+                    res = hook(self, args, kwargs, result)
+                else:
+                    res = hook(self, args, result)
+                if res is not None:
+                    result = res
+            return result
+        except Exception:
+            for hid, hook in list(d["_forward_hooks"].items()):  # always_call hooks still see the call
+                if hid in d["_forward_hooks_always_called"] and hid not in called:
+                    try:
+                        if hid in d["_forward_hooks_with_kwargs"]:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception:
+                        pass
+            raise
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) -> None or new args (with_kwargs: hook(module, args,
+        kwargs) -> None or (args, kwargs)), run before forward."""
+        d = self.__dict__
+        handle = RemovableHandle(d["_forward_pre_hooks"], extra_dict=d["_forward_pre_hooks_with_kwargs"])
+        d["_forward_pre_hooks"][handle.id] = hook
+        if with_kwargs:
+            d["_forward_pre_hooks_with_kwargs"][handle.id] = True
+        if prepend:
+            d["_forward_pre_hooks"].move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) -> None or a new output (with_kwargs:
+        hook(module, args, kwargs, output)), run after forward; always_call
+        runs it even when forward raised."""
+        d = self.__dict__
+        handle = RemovableHandle(d["_forward_hooks"], extra_dict=[d["_forward_hooks_with_kwargs"],
+                                                                  d["_forward_hooks_always_called"]])
+        d["_forward_hooks"][handle.id] = hook
+        if with_kwargs:
+            d["_forward_hooks_with_kwargs"][handle.id] = True
+        if always_call:
+            d["_forward_hooks_always_called"][handle.id] = True
+        if prepend:
+            d["_forward_hooks"].move_to_end(handle.id, last=False)
+        return handle
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -257,27 +335,51 @@ class Module:
         return out
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy tensors into the matching parameters and buffers (in place, no grad)."""
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            msg = []
-            if unexpected:
-                msg.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                msg.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(msg))
+        """Copy tensors into the matching parameters and buffers (in place, no
+        grad; assign=True makes the loaded tensors the module's, keeping each
+        Parameter's requires_grad). Returns _IncompatibleKeys(missing_keys,
+        unexpected_keys); with strict, missing or unexpected keys raise, and a
+        shape mismatch always does, all listed in one RuntimeError."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        owners = {}
+        for mp, m in self.named_modules():
+            skip = m.__dict__.get("_non_persistent_buffers_set", ())
+            for table in ("_parameters", "_buffers"):
+                for k, v in getattr(m, table).items():
+                    if v is not None and not (table == "_buffers" and k in skip):
+                        owners[mp + ("." if mp else "") + k] = (m, table, k, v)
+        for key in state_dict:
+            if key not in owners:
+                unexpected.append(key)
         with torchlet.no_grad():
-            for k, v in own.items():
-                if k in state_dict:
-                    src = state_dict[k]
-                    if tuple(src.shape) != tuple(v.shape):
-                        raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                                           f"size mismatch for {k}: copying a param with shape {src.shape} from "
-                                           f"checkpoint, the shape in current model is {v.shape}.")
+            for key, (m, table, k, v) in owners.items():
+                if key not in state_dict:
+                    missing.append(key)
+                    continue
+                src = state_dict[key]
+                if not isinstance(src, torchlet.Tensor):
+                    errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(src)}")
+                    continue
+                if tuple(src.shape) != tuple(v.shape):
+                    errors.append(f"size mismatch for {key}: copying a param with shape {src.shape} from checkpoint, "
+                                  f"the shape in current model is {v.shape}.")
+                    continue
+                if assign:
+                    new = Parameter(src, requires_grad=v.requires_grad) if isinstance(v, Parameter) else src
+                    setattr(m, k, new)
+                else:
                     v.copy_(src)
-        return missing, unexpected
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------- conversion
     def _apply(self, fn):
@@ -390,6 +492,19 @@ class Module:
             else:
                 s += "\n  " + "\n  ".join(lines) + "\n"
         return s + ")"
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What Module.load_state_dict returns."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+    __str__ = __repr__
 
 
 def _parse_to(args, kwargs):
