@@ -73,13 +73,16 @@ class _Op:
     natives: list[str] = field(default_factory=list)  # prototypes of hand-written kernels
 
 
-def _ret_pops(r: api_c.CReturn, where: str) -> list[str]:
+def _ret_pops(r: api_c.CReturn, where: str, masked: bool = False) -> list[str]:
     if r.kind == "tensor":
         return ["tl_stack_pop_tensor(&st_, &r_)"]
     if r.kind == "none":
         return []
     if r.kind == "tensors":
-        return [f"tl_stack_pop_tensor(&st_, {p.name})" for p in reversed(r.out_params)]
+        # an operator with an `output_mask` leaves masked results undefined (None from a
+        # Python kernel or mode, NULL in C), as PyTorch's *_backward operators do
+        pop = "tl_stack_pop_opt_tensor" if masked else "tl_stack_pop_tensor"
+        return [f"{pop}(&st_, {p.name})" for p in reversed(r.out_params)]
     if r.kind == "value":
         ct = r.out_params[0].ctype
         pop = {"int64_t *": "tl_stack_pop_int", "double *": "tl_stack_pop_double", "bool *": "tl_glue_pop_bool", "tl_scalar *": "tl_stack_pop_scalar"}[ct]
@@ -147,7 +150,7 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
         names=api_c.c_param_names(params),
         keyset=" | ".join(keys) if keys else "0",
         pushes=[a.push("&st_") for a in args],
-        ret_pops=_ret_pops(r, str(f.func.name)),
+        ret_pops=_ret_pops(r, str(f.func.name), any(a.name == "output_mask" for a in f.func.arguments.flat_all)),
         pop_decls=[d for a in args for d in a.pop_decls()],
         pops=[a.pop("st") for a in reversed(args)],
         releases=[s for a in args for s in a.release()],

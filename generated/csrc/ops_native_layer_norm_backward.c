@@ -31,9 +31,9 @@ static int tl_ops_native_layer_norm_backward_boxing_wrapper(const tl_kernel *k_,
     if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, bias);
     if (rc_ == 0) rc_ = tl_stack_push_bool_list(&st_, (const uint8_t *)output_mask, output_mask_len);
     if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_native_layer_norm_backward_op, ks, &st_);
-    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret2);
-    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret1);
-    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, ret0);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(&st_, ret2);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(&st_, ret1);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(&st_, ret0);
     tl_stack_free(&st_);
     return rc_;
 }

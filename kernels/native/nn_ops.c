@@ -475,6 +475,23 @@ int tl_nn_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, const int64
     if (!same_shape(grad_out, tl_tensor_sizes(input), tl_tensor_ndim(input)))
         return tl_set_error(TL_ERR_RUNTIME, "grad_out must have the shape of input");
     const tl_dtype dt = tl_tensor_dtype(input), ct = compute_dtype(dt);
+    if (tl_tensor_device(input) == TL_META || tl_tensor_device(grad_out) == TL_META ||
+        tl_tensor_device(mean) == TL_META || tl_tensor_device(rstd) == TL_META) {
+        /* metadata only (a backward traced over fake / meta tensors): the shapes, no data to read */
+        tl_tensor *outs[3] = {NULL, NULL, NULL};
+        tl_tensor *like[3] = {input, weight, bias};
+        for (int i = 0; i < 3; i++) {
+            if (!output_mask[i] || !like[i]) continue;
+            if (!(outs[i] = tl_empty(tl_tensor_ndim(like[i]), tl_tensor_sizes(like[i]), dt, TL_META))) {
+                for (int j = 0; j < i; j++) tl_tensor_release(outs[j]);
+                return -1;
+            }
+        }
+        *grad_input = outs[0];
+        *grad_weight = outs[1];
+        *grad_bias = outs[2];
+        return 0;
+    }
     tl_tensor *g = NULL, *x = NULL, *w = NULL, *gx = NULL, *gwt = NULL, *gbt = NULL;
     double *mv = NULL, *rv = NULL, *acc = NULL;
     int rc = -1;

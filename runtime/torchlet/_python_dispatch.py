@@ -264,12 +264,15 @@ def tl_py_dispatch_fallback(kernel, op, ks, stack):
         func = _overload_of(op)
         n, kwonly, kwnames, nret, defaults, composite = func._py_fallback_info
         if composite and not lib.tl_tls_get_excluded() & _AD_INPLACE_OR_VIEW_BIT \
-                and not lib.tl_op_has_registration(op, lib.TL_KEY_CPU):   # (read live: registrations change)
+                and not lib.tl_op_has_registration(op, lib.TL_KEY_CPU) \
+                and not getattr(top_mode(), "record_composites", False):   # (read live: registrations change)
             # grad mode off (no_grad, the backward pass) excluded the Autograd key
             # where a CompositeImplicitAutograd kernel runs; PyTorch's grad mode
             # keeps that key, so its modes see the decomposition: run it here
             # (only inference mode, which also excludes ADInplaceOrView, hands a
-            # composite operator to the modes whole, as PyTorch's does)
+            # composite operator to the modes whole, as PyTorch's does; so does a
+            # mode with `record_composites` set: torchlet.compile's tracer records
+            # the operators a backward formula calls as they are called)
             return lib.tl_op_redispatch_boxed(op, lib.tl_keyset_below(ks, lib.TL_KEY_PYTHON), stack)
         vals = _boxing.take_args(stack, n)
         if lib.tl_stack_drop(stack, n) < 0:

@@ -28,6 +28,9 @@ KEY_LINES = [
     "gradients match numpy: True",           # 8. workload
     "9. Seed workloads",                     # 9. seeds
     "transformer",
+    "10. torchlet.compile",                 # 10. compile
+    "6 operators -> 1 kernel (fused_pow_mean_add_rsqrt_mul_",
+    "matches eager: True",
     "all checks passed",
 ]
 
@@ -46,7 +49,7 @@ def _check(p):
     assert p.returncode == 0, f"demo exited {p.returncode}\nstdout:\n{p.stdout[-4000:]}\nstderr:\n{p.stderr[-4000:]}"
     for line in KEY_LINES:
         assert line in p.stdout, f"missing {line!r} in demo output:\n{p.stdout[-4000:]}"
-    for n in range(1, 9):
+    for n in range(1, 11):
         assert f"== {n}. " in p.stdout, f"section {n} missing"
 
 

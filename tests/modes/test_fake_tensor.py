@@ -220,3 +220,16 @@ def test_operator_without_a_meta_kernel_falls_back_or_raises():
                 op(torchlet.empty(3))
     finally:
         lb._destroy()
+
+
+def test_fallback_kernel_on_strided_views():
+    # scaled_dot_product_attention has no Meta kernel: the fallback runs it on
+    # zeros laid out like its inputs, views that are slices of a wider qkv
+    from torchlet._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+    B, T, D, H = 2, 5, 8, 2
+    with FakeTensorMode() as fm:
+        x = fm.from_tensor(torchlet.randn(B, T, D))
+        w = fm.from_tensor(torchlet.randn(3 * D, D))
+        q, k, v = (t.reshape(B, T, H, D // H).transpose(1, 2) for t in F.linear(x, w).chunk(3, -1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert isinstance(a, FakeTensor) and tuple(a.shape) == (B, H, T, D // H) and a.fake_device.type == "cpu"

@@ -215,14 +215,19 @@ class _CompiledAutograd(torchlet.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        if torchlet.is_grad_enabled():
-            raise RuntimeError("torchlet.compile does not support double backward (create_graph=True through a "
-                               "compiled function)")
         entry = ctx.entry
         saved = list(ctx.saved_tensors)
         tangents = [g if g is not None else torchlet.zeros(shape, dtype=dt)
                     for (shape, dt), g, rg in zip(ctx.out_meta, grad_outputs, entry.out_rg) if rg]
-        grads = entry.backward.plan.run(saved + tangents)
+        create_graph = torchlet.is_grad_enabled()
+        with torchlet.no_grad():
+            grads = entry.backward.plan.run(saved + tangents)
+        if create_graph:     # the gradients exist; differentiating them again is refused when it happens
+            live = [g for g in grads if g is not None]
+            # the inputs that require grad go in too, so the marked gradients get a grad_fn
+            anchors = [t for t in saved[:ctx.n_primals] if t.requires_grad]
+            marked = iter(_NoDoubleBackward.apply(len(live), *live, *anchors)) if live else iter(())
+            grads = [next(marked) if g is not None else None for g in grads]
         out = [None] * ctx.n_primals
         for i, g in zip(entry.backward.primal_rg, grads):
             out[i] = g
@@ -230,6 +235,19 @@ class _CompiledAutograd(torchlet.autograd.Function):
 
 
 _CompiledAutograd.__name__ = "CompiledFunction"
+
+
+class _NoDoubleBackward(torchlet.autograd.Function):
+    """Stands between a compiled function's gradients (create_graph=True) and
+    whatever differentiates them: AOTAutograd's refusal, at the same moment."""
+
+    @staticmethod
+    def forward(ctx, n, *tensors):
+        return tuple(g.view_as(g) for g in tensors[:n])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("torchlet.compile does not currently support double backward")
 
 
 # --------------------------------------------------------------- compiled functions
@@ -443,10 +461,14 @@ def _where(fn) -> str:
 _build_warned = []
 
 
-def _warn_once_build(reason):
+def warn_build_failure(reason):
+    """The one warning a process gets when fused kernels cannot be built."""
     if not _build_warned:
         _build_warned.append(reason)
         warnings.warn(f"torchlet.compile runs eagerly: {reason}", stacklevel=4)
+
+
+_warn_once_build = warn_build_failure     # tests make a failed build an error instead
 
 
 def _compare(out, ref):

@@ -135,6 +135,12 @@ DECOMPOSITIONS = {
 class Tracer(TorchDispatchMode):
     """Records operator calls over fakes into `self.graph`."""
 
+    # set while the backward half of a joint trace runs: a composite operator a
+    # derivative formula calls is recorded as called, not decomposed below the
+    # mode (some are computed directly in C, native_layer_norm_backward, and
+    # their results must be values of the graph)
+    record_composites = False
+
     def __init__(self, fake_mode: FakeTensorMode, decompose: bool = True):
         super().__init__()
         self.fake_mode = fake_mode
@@ -299,6 +305,7 @@ def trace(fn, args: tuple, kwargs: dict, flat_inputs: list, decompose: bool = Tr
         try:
             with tracer, _SizeReadWatch(tracer):
                 out = fn(*fargs, **fkwargs)
+                tracer.record_composites = True
                 grads = grad_of(out, fakes, tracer) if grad_of is not None else None
         except DataDependentOutputException as e:
             raise GraphBreak("a data read (item / bool / int / float / tolist of a tensor computed in the "

@@ -345,6 +345,7 @@ class _GroupEmitter:
         sc = "".join(f", {compute_t(v.dtype)} *restrict sc{v.index}" for v in self.scratch)
         L.append(f"static inline void {self.fname}_row(const {self.fname}_ctx *c, int64_t r, int64_t c0, int64_t c1{sc}) {{")
         # operand bases for this row
+        L.append("    (void)c0;")
         L.append("    int64_t rem = r;")
         for i in range(nops):
             L.append(f"    int64_t b{i} = 0;")

@@ -342,8 +342,11 @@ class FakeTensorMode(TorchDispatchMode):
 
         def real(v):
             if isinstance(v, Tensor):
-                r = g.zeros(tuple(v.shape), dtype=v.dtype)
-                return r.as_strided(tuple(v.shape), tuple(v.stride())) if v.dim() else r
+                shape, stride = tuple(v.shape), tuple(v.stride())
+                # the storage a strided view spans (a slice of a wider tensor reaches past its numel)
+                span = 0 if 0 in shape else 1 + sum((n - 1) * abs(st) for n, st in zip(shape, stride))
+                r = g.zeros((span,), dtype=v.dtype)
+                return r.as_strided(shape, stride) if v.dim() else r.view(())
             if isinstance(v, (list, tuple)):
                 return type(v)(real(t) for t in v)
             return v

@@ -1,0 +1,95 @@
+"""Compiled functions are differentiable: the joint trace, the partition,
+one CompiledFunctionBackward node; gradients against eager and gradcheck;
+parameters lifted from modules get their gradients; saved tensors are
+version-checked; double backward is refused."""
+import numpy as np
+import pytest
+
+import torchlet as torch
+import torchlet.nn.functional as F
+from torchlet.autograd import gradcheck
+
+
+def rms(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def softmax(x, w):
+    return torch.softmax(x * w, -1)
+
+
+def layer_norm(x, w):
+    return F.layer_norm(x, (x.shape[-1],), w, w)
+
+
+def chain(x, w):
+    return ((x * w).sigmoid() + x).tanh() * 2
+
+
+@pytest.mark.parametrize("fn", [rms, softmax, layer_norm, chain], ids=lambda f: f.__name__)
+def test_gradients_match_eager(fn):
+    rng = np.random.default_rng(0)
+    xa, wa, ga = rng.standard_normal((6, 40)), rng.standard_normal(40), rng.standard_normal((6, 40))
+    grads = []
+    for f in (fn, torch.compile(fn)):
+        x = torch.tensor(xa.astype(np.float32), requires_grad=True)
+        w = torch.tensor(wa.astype(np.float32), requires_grad=True)
+        y = f(x, w)
+        y.backward(torch.tensor(ga.astype(np.float32)))
+        grads.append((y.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("fn", [rms, softmax, chain], ids=lambda f: f.__name__)
+def test_gradcheck_of_compiled(fn):
+    x = torch.randn(3, 7, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(7, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(torch.compile(fn), (x, w))
+
+
+def test_one_backward_node():
+    x = torch.randn(4, 8, requires_grad=True)
+    y = torch.compile(rms)(x, torch.randn(8))
+    assert type(y.grad_fn).__name__ == "CompiledFunctionBackward"
+
+
+def test_module_parameters_get_gradients():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(5, 3)
+    m = torch.compile(lin)
+    x = torch.randn(4, 5)
+    m(x).sum().backward()
+    gw = lin.weight.grad.numpy().copy()
+    lin.weight.grad = None
+    lin.bias.grad = None
+    lin(x).sum().backward()
+    np.testing.assert_allclose(gw, lin.weight.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_saved_input_modified_in_place_is_an_error():
+    x = torch.randn(4, 8, requires_grad=True)
+    w = torch.randn(8, requires_grad=True)
+    a = x * 1.0
+    y = torch.compile(rms)(a, w)
+    with torch.no_grad():
+        a.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_double_backward_is_refused():
+    x, w = torch.randn(3, 4, requires_grad=True), torch.randn(4)
+    y = torch.compile(chain)(x, w).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), torch.autograd.grad(chain(x, w).sum(), x)[0].numpy(), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        g.sum().backward()
+
+
+def test_no_grad_call_traces_forward_only():
+    cf = torch.compile(rms)
+    x = torch.randn(4, 8, requires_grad=True)
+    with torch.no_grad():
+        y = cf(x, torch.randn(8))
+    assert y.grad_fn is None and cf.last_entry.backward is None
