@@ -119,3 +119,25 @@ def test_rows_run_in_parallel():
             _close(torch.compile(rms)(x, w), rms(x, w), torch.float32)
     finally:
         torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (3, 4, 33), (600, 16), (0, 6)])
+def test_column_sums_fuse_into_the_row_kernel(shape):
+    def f(x, w):
+        y = (x * w).exp()
+        dims = list(range(x.dim() - 1))
+        return y * 2, y.sum(dims), (x + 1).mean(dims, keepdim=True)
+
+    torch.set_num_threads(2)
+    try:
+        x, w = torch.randn(shape, dtype=torch.float64), torch.randn(shape[-1], dtype=torch.float64)
+        cf = torch.compile(f)
+        with torch.no_grad():
+            got, want = cf(x, w), f(x, w)
+        for a, b in zip(got, want):
+            assert tuple(a.shape) == tuple(b.shape)
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12, equal_nan=True)
+        groups = [s for s in cf.last_entry.plan.steps if isinstance(s, Group)]
+        assert len(groups) == 1 and len(groups[0].columns) == 2
+    finally:
+        torch.set_num_threads(1)

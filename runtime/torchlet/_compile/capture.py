@@ -78,9 +78,11 @@ def _alias_key(t) -> tuple:
 # ------------------------------------------------------------ decompositions
 
 def _softmax(call, x, dim, half_to_float):
+    # eager's row loop (kernels/cpu/nn_kernel.c, as PyTorch's vectorized one)
+    # multiplies by the sum's reciprocal: one division per row
     m = call(aten.amax.default, x, [dim], True)
     e = call(aten.exp.default, call(aten.sub.Tensor, x, m))
-    return call(aten.div.Tensor, e, call(aten.sum.dim_IntList, e, [dim], True))
+    return call(aten.mul.Tensor, e, call(aten.reciprocal.default, call(aten.sum.dim_IntList, e, [dim], True)))
 
 
 def _log_softmax(call, x, dim, half_to_float):

@@ -134,6 +134,8 @@ class Layout:
     def _offset(g: Group, v: Value) -> int:
         """v's dim j is the space's dim j + offset."""
         n = len(g.space)
+        if g.produces(v) and g.level[v.producer] == "col":
+            return n - v.ndim       # one value per column: aligned to the last dim
         if g.produces(v):
             return 0 if v.ndim >= n - 1 else n - v.ndim
         row_only = [u for u in g.nodes if v in u.inputs() and u.outputs[0].shape == g.space[:-1]
@@ -303,7 +305,8 @@ class _GroupEmitter:
         nstages = max([self.stage[n] for n in g.reductions], default=0)
         out = [[n.inputs()[0] for n in g.nodes if n in g.reductions and self.stage[n] == s]
                for s in range(1, nstages + 1)]
-        out.append([v for v in self.lay.operands[:self.lay.nout] if g.level[v.producer] == "elem"])
+        out.append([v for v in self.lay.operands[:self.lay.nout] if g.level[v.producer] == "elem"]
+                   + [n.inputs()[0] for n in g.columns])
         return out
 
     def chunk_loop(self, out, elem_nodes, body_after, c0="c0", c1="c1", reads=()):
@@ -333,7 +336,8 @@ class _GroupEmitter:
         for n in g.nodes:
             L.append(f" *   {_node_comment(n)}" + (f"  ({n.where})" if n.where else ""))
         L.append(" */")
-        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed; }} "
+        blocks = f" int64_t rows, block; double *partial[{len(g.columns)}];" if g.columns else ""
+        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed;{blocks} }} "
                  f"{self.fname}_ctx;")
         L.append("")
         self.scratch = sorted(self._plan_scratch(), key=lambda v: v.index) if g.is_row else []
@@ -343,6 +347,7 @@ class _GroupEmitter:
         self.direct = {v for v in lay.operands[:lay.nout] if g.level[v.producer] == "elem"
                        and compute_t(v.dtype) == storage_t(v.dtype) and v not in self.scratch}
         sc = "".join(f", {compute_t(v.dtype)} *restrict sc{v.index}" for v in self.scratch)
+        sc += "".join(f", double *restrict pc{n.outputs[0].index}" for n in g.columns)
         L.append(f"static inline void {self.fname}_row(const {self.fname}_ctx *c, int64_t r, int64_t c0, int64_t c1{sc}) {{")
         # operand bases for this row
         L.append("    (void)c0;")
@@ -359,6 +364,8 @@ class _GroupEmitter:
         L.append("    (void)rem;")
         for i, v in enumerate(lay.operands):
             st, cst = storage_t(v.dtype), "" if i < lay.nout else "const "
+            if g.produces(v) and g.level[v.producer] == "col":
+                continue      # written by the driver, once every row is done
             if lay.inner(v) == "C":
                 L.append(f"    {cst}{st} *restrict p{i} = ({cst}{st} *)c->ptr[{i}] + b{i};")
             elif i >= lay.nout:
@@ -372,11 +379,16 @@ class _GroupEmitter:
             self.emit_reduction_pass(L, reds)
             self.emit_row_nodes(L, s)
         elem_outs = [v for v in lay.operands[:lay.nout] if g.level[v.producer] == "elem"]
-        if elem_outs:
+        col_ins = [n.inputs()[0] for n in g.columns]
+        if elem_outs or col_ins:
             stores = [f"for (int64_t k = 0; k < m; k++) p{self.op_index[v]}[j0 + k] = "
                       f"{_store(v.dtype, f't{v.index}[k]')};" for v in elem_outs if v not in self.direct]
+            for n in g.columns:     # this row's values, added to its block's column sums
+                x = n.inputs()[0]
+                stores.append(f"for (int64_t k = 0; k < m; k++) pc{n.outputs[0].index}[j0 + k] += "
+                              f"(double)({self.ref(x, compute_t(x.dtype), True)});")
             L.append("    {")
-            self.run_pass(L, elem_outs, stores, "c0")
+            self.run_pass(L, elem_outs + col_ins, stores, "c0")
             L.append("    }")
         L.append("}")
         L.append("")
@@ -449,12 +461,61 @@ class _GroupEmitter:
         self.chunk_loop(L, nodes, body, c0, "c1", reads)
         self.filled.update(n.outputs[0] for n in nodes if n.outputs[0] in set(self.scratch))
 
+    def emit_block_range(self, L):
+        """A group with column sums runs blocks of rows: each block adds its
+        rows into its own partial sums (so the result does not depend on
+        which thread ran which block), the driver adds the blocks up."""
+        g, K = self.g, self.K
+        D = f"c->size[{K - 1}]"
+        for v in self.scratch:
+            L.append(f"    {compute_t(v.dtype)} *sc{v.index} = malloc(sizeof({compute_t(v.dtype)}) * (size_t){D});")
+        if self.scratch:
+            L.append("    if (" + " || ".join(f"!sc{v.index}" for v in self.scratch) + ") {")
+            L.append("        *c->failed = 1;")
+            L += [f"        free(sc{v.index});" for v in self.scratch]
+            L.append("        return;")
+            L.append("    }")
+        L.append("    for (int64_t blk = i0; blk < i1; blk++) {")
+        L.append("        const int64_t r0 = blk * c->block, r1 = r0 + c->block < c->rows ? r0 + c->block : c->rows;")
+        args = "".join(f", sc{v.index}" for v in self.scratch) + \
+            "".join(f", c->partial[{j}] + blk * {D}" for j in range(len(g.columns)))
+        L.append(f"        for (int64_t r = r0; r < r1; r++) {self.fname}_row(c, r, 0, {D}{args});")
+        L.append("    }")
+        L += [f"    free(sc{v.index});" for v in self.scratch]
+
+    def emit_block_driver(self, L):
+        g = self.g
+        cols = list(g.columns)
+        L.append("    c.rows = rows;")
+        L.append("    c.block = grain / D > 0 ? grain / D : 1;")
+        L.append("    const int64_t nblocks = (rows + c.block - 1) / c.block;")
+        for j in range(len(cols)):
+            L.append(f"    c.partial[{j}] = calloc((size_t)(nblocks * D), sizeof(double));")
+        L.append("    if (" + " || ".join(f"!c.partial[{j}]" for j in range(len(cols))) + ") {")
+        L += [f"        free(c.partial[{j}]);" for j in range(len(cols))]
+        L.append("        return 1;")
+        L.append("    }")
+        L.append(f"    run(nblocks, 1, {self.fname}_range, &c);")
+        for j, n in enumerate(cols):
+            v = n.outputs[0]
+            o = f"(({storage_t(v.dtype)} *)c.ptr[{self.op_index[v]}])"
+            div = " / (double)rows" if g.columns[n] == "mean" else ""
+            L.append(f"    /* {_node_comment(n)} */")
+            L.append("    for (int64_t j = 0; j < D; j++) {")
+            L.append("        double s = 0;")
+            L.append(f"        for (int64_t blk = 0; blk < nblocks; blk++) s += c.partial[{j}][blk * D + j];")
+            L.append(f"        {o}[j] = ({storage_t(v.dtype)})(s{div});")
+            L.append("    }")
+            L.append(f"    free(c.partial[{j}]);")
+
     def emit_drivers(self, L):
         g, lay, K = self.g, self.lay, self.K
         nops = len(lay.operands)
         L.append(f"static void {self.fname}_range(int64_t i0, int64_t i1, void *ctx) {{")
         L.append(f"    const {self.fname}_ctx *c = ctx;")
-        if g.is_row:
+        if g.columns:
+            self.emit_block_range(L)
+        elif g.is_row:
             D = f"c->size[{K - 1}]"
             for v in self.scratch:   # one row's values, reused for every row of this range
                 L.append(f"    {compute_t(v.dtype)} *sc{v.index} = malloc(sizeof({compute_t(v.dtype)}) * (size_t){D});")
@@ -496,9 +557,17 @@ class _GroupEmitter:
         L.append("    int64_t rows = 1;")
         L.append(f"    for (int d = 0; d < {K - 1}; d++) rows *= c.size[d];")
         L.append(f"    const int64_t D = c.size[{K - 1}];")
+        if g.columns:    # no rows: the column sums are 0, the means NaN (0 / 0), as eager's
+            for n in g.columns:
+                v = n.outputs[0]
+                o = f"(({storage_t(v.dtype)} *)c.ptr[{self.op_index[v]}])"
+                zero = "0.0" if g.columns[n] == "sum" else "__builtin_nan(\"\")"
+                L.append(f"    if (rows == 0) for (int64_t j = 0; j < D; j++) {o}[j] = ({storage_t(v.dtype)}){zero};")
         L.append("    if (rows == 0 || D == 0) return 0;")
         L.append("    tl_fused_pfor_fn run = (tl_fused_pfor_fn)pfor;")
-        if g.is_row:
+        if g.columns:
+            self.emit_block_driver(L)
+        elif g.is_row:
             L.append(f"    run(rows, grain / D > 0 ? grain / D : 1, {self.fname}_range, &c);")
         else:
             L.append(f"    run(rows * D, grain, {self.fname}_range, &c);")

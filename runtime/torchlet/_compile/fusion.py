@@ -157,6 +157,24 @@ def reduction_kind(node: Node) -> str | None:
     return kind
 
 
+def column_kind(node: Node) -> str | None:
+    """'sum' / 'mean' over every dimension but the last (a bias's or a norm
+    weight's gradient: one value per column), else None."""
+    kind = _REDUCTIONS.get(node.op.name())
+    if kind not in ("sum", "mean"):
+        return None
+    a = _bind(node)
+    x, out = a["self"], node.outputs[0]
+    if not isinstance(x, Value) or x.ndim < 2 or x.device.type != "cpu" or a.get("dtype") is not None:
+        return None
+    if dtype_name(x.dtype) not in _FLOATS or out.dtype is not x.dtype or x.shape[-1] == 0:
+        return None
+    dims = a["dim"]
+    if dims is None or sorted(d % x.ndim for d in dims) != list(range(x.ndim - 1)):
+        return None
+    return kind
+
+
 # ------------------------------------------------------------------ groups
 
 @dataclass(eq=False)
@@ -168,6 +186,7 @@ class Group:
     level: dict = field(default_factory=dict)      # node -> "elem" | "row"
     formulas: dict = field(default_factory=dict)   # node -> Formula (pointwise)
     reductions: dict = field(default_factory=dict)  # node -> kind
+    columns: dict = field(default_factory=dict)     # node -> kind: sums over every row, per column
     inputs: list = field(default_factory=list)     # external Values read
     outputs: list = field(default_factory=list)    # Values written to memory
     is_row: bool = False                           # a row kernel: an outer loop over rows of the last dim
@@ -202,10 +221,17 @@ def _grows_to_rows(g: Group, shape: tuple) -> bool:
             and g.space[:-1] == shape[:-1])
 
 
-def _fits(g: Group, node: Node, formula, red) -> str | None:
+def _fits(g: Group, node: Node, formula, red, col=None) -> str | None:
     """The level `node` would have in `g`, or None if it cannot join."""
     if len(g.nodes) >= MAX_GROUP_NODES:
         return None
+    if any(g.produces(v) and g.level[v.producer] == "col" for v in node.inputs()):
+        return None      # a column result exists only after every row: read it outside
+    if col is not None:
+        x = node.inputs()[0]
+        if x.shape != g.space or (g.produces(x) and g.level[x.producer] != "elem"):
+            return None
+        return "col"
     if red is None and _grows_to_rows(g, node.outputs[0].shape):
         return "grow"
     if red is not None:
@@ -254,20 +280,21 @@ def fuse(graph: Graph) -> list:
     for node in graph.nodes:
         formula = pointwise_formula(node) if len(node.outputs) == 1 else None
         red = reduction_kind(node) if formula is None else None
+        col = column_kind(node) if formula is None and red is None else None
         producers = []
         for v in node.inputs():
             s = step_of.get(v)
             if s is not None and s not in producers:
                 producers.append(s)
         chosen, level = None, None
-        if formula is not None or red is not None:
+        if formula is not None or red is not None or col is not None:
             # a producer's group first; else a group reading the same inputs (siblings)
             siblings = [g for g in reversed(steps) if isinstance(g, Group) and g not in producers
                         and any(v in g.reads for v in node.inputs())][:4]
             for s in producers + siblings:
                 if not isinstance(s, Group):
                     continue
-                lv = _fits(s, node, formula, red)
+                lv = _fits(s, node, formula, red, col)
                 if lv is None:
                     continue
                 if any(p is not s and s in deps[p] for p in producers):
@@ -278,21 +305,29 @@ def fuse(graph: Graph) -> list:
                     for n in s.nodes:
                         s.level[n] = "row"
                 break
-            if chosen is None:
+            if chosen is None and col is not None:
+                step = OpStep(node)     # a column sum of an input alone: eager's sum does it
+                steps.append(step)
+                deps[step] = set()
+                chosen = step
+            elif chosen is None:
                 space = node.inputs()[0].shape if red is not None else node.outputs[0].shape
                 chosen = Group(len(steps), space)
                 steps.append(chosen)
                 deps[chosen] = set()
                 level = "row" if red is not None else "elem"
-            chosen.nodes.append(node)
-            chosen.level[node] = level
-            chosen.reads.update(node.inputs())
-            if red is not None:
-                chosen.is_row = True
-            if formula is not None:
-                chosen.formulas[node] = formula
-            else:
-                chosen.reductions[node] = red
+            if isinstance(chosen, Group):
+                chosen.nodes.append(node)
+                chosen.level[node] = level
+                chosen.reads.update(node.inputs())
+                if red is not None or col is not None:
+                    chosen.is_row = True
+                if formula is not None:
+                    chosen.formulas[node] = formula
+                elif red is not None:
+                    chosen.reductions[node] = red
+                else:
+                    chosen.columns[node] = col
             step = chosen
         else:
             step = OpStep(node)
@@ -346,6 +381,9 @@ def _merge_groups(graph, steps):
                 related = b in succ[a] or a in succ[b] or (a.reads & b.reads)
                 if not related:
                     continue
+                cols = {n.outputs[0] for g in (a, b) for n in g.columns}
+                if any(v in cols for g in (a, b) for n in g.nodes for v in n.inputs()):
+                    continue     # a column result is read after every row: not in its own group
                 rb = reach(b)
                 if any(b in reach(x) for x in ra if x is not b) or any(a in reach(x) for x in rb if x is not a):
                     continue
@@ -353,6 +391,7 @@ def _merge_groups(graph, steps):
                 a.level.update(b.level)
                 a.formulas.update(b.formulas)
                 a.reductions.update(b.reductions)
+                a.columns.update(b.columns)
                 a.reads |= b.reads
                 a.is_row = a.is_row or b.is_row
                 steps.remove(b)
