@@ -11,6 +11,11 @@ milliseconds, then the ratios (above 1.0 the compiled torchlet is faster):
 `vs eager` = eager torchlet / compiled torchlet, `vs torch` = eager PyTorch /
 compiled torchlet, `vs inductor` = torch.compile / compiled torchlet.
 
+PyTorch's CPU allocator returns large blocks to the system, so at
+16384x1024 each of its operators page-faults its fresh 64 MiB output in:
+that, more than arithmetic, is the gap to eager PyTorch there (torchlet's
+allocator keeps large blocks).
+
 Then compile times: a cold compile (a fresh process with an empty cache)
 of RMSNorm for torchlet and for torch.compile, torchlet's first call with a
 warm disk cache in a fresh process, the cost of a new batch size, and the
@@ -106,6 +111,7 @@ def bench_rows(shapes, inductor: bool):
         for name in ours:
             for grad in (False, True):
                 xl, wl = _pair(tl, x, w, grad)
+                tl.compiler.reset()
                 cf = tl.compile(ours[name])
                 fns = {}
                 if grad:
@@ -120,6 +126,7 @@ def bench_rows(shapes, inductor: bool):
                     gt = torch.tensor(g)
                     fns["torch"] = _fwd_bwd(theirs[name], xt, wt, gt) if grad else _fwd(torch, theirs[name], xt, wt)
                     if inductor:
+                        torch._dynamo.reset()    # each row compiles afresh (Dynamo caches by code object)
                         ct = torch.compile(theirs[name])
                         fns["inductor"] = _fwd_bwd(ct, xt, wt, gt) if grad else _fwd(torch, ct, xt, wt)
                 t = interleaved(fns, rounds=5)

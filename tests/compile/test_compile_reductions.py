@@ -58,7 +58,11 @@ def test_row_kernels_match_eager(fn, shape, dt):
         _close(got, want, dt)
 
 
-@pytest.mark.parametrize("fn", [rms, softmax_of_product, layer_norm], ids=lambda f: f.__name__)
+def layer_norm_in_context(x, w):
+    return F.layer_norm(x * 2, (x.shape[-1],), w, w) + 1
+
+
+@pytest.mark.parametrize("fn", [rms, softmax_of_product, layer_norm_in_context], ids=lambda f: f.__name__)
 def test_one_kernel_per_normalization(fn):
     cf = torch.compile(fn)
     with torch.no_grad():
@@ -66,6 +70,16 @@ def test_one_kernel_per_normalization(fn):
     plan = cf.last_entry.plan
     groups = [s for s in plan.steps if isinstance(s, Group)]
     assert len(groups) == 1 and plan.kernel_count() == 1, plan.steps
+
+
+def test_a_lone_decomposition_runs_its_operator():
+    # layer_norm alone: nothing to fuse it with, so eager's kernel runs it
+    cf = torch.compile(layer_norm)
+    x, w = torch.randn(8, 64), torch.randn(64)
+    with torch.no_grad():
+        _close(cf(x, w), layer_norm(x, w), torch.float32)
+    steps = cf.last_entry.plan.steps
+    assert len(steps) == 1 and str(steps[0].node.op) == "aten.native_layer_norm.default"
 
 
 def test_reductions_keepdim_false_and_outputs():

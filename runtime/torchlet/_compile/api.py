@@ -280,17 +280,20 @@ class CompiledFunction:
         flat: list = []
         spec = _flatten_call(args, kwargs, flat)
         state = (_grad_enabled(), _default_dtype(), _lib.tl_cpu_capability())
-        exact_only = self.dynamic is False
-        key = None if exact_only else (spec, tuple(_guard(t, False) for t in flat), state)
-        entry = self._generic.get(key) if key is not None else None
-        xkey = None
+        # size-free keys first (when any entry has one), then exact ones (when any has one)
+        key = entry = xkey = None
+        if self._generic:
+            key = (spec, tuple([_guard(t, False) for t in flat]), state)
+            entry = self._generic.get(key)
         if entry is None or not self._lifted_ok(entry):
-            xkey = (spec, tuple(_guard(t, True) for t in flat), state)
-            entry = self._exact.get(xkey)
+            xkey = (spec, tuple([_guard(t, True) for t in flat]), state)
+            entry = self._exact.get(xkey) if self._exact else None
             if entry is not None and not self._lifted_ok(entry):
                 entry = None
         if entry is None:
-            entry = self._miss(args, kwargs, flat, key, xkey or (spec, tuple(_guard(t, True) for t in flat), state))
+            if key is None and self.dynamic is not False:
+                key = (spec, tuple([_guard(t, False) for t in flat]), state)
+            entry = self._miss(args, kwargs, flat, key, xkey)
             if entry is None:
                 return self._fn(*args, **kwargs)
         self.last_entry = entry

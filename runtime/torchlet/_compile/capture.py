@@ -132,6 +132,19 @@ DECOMPOSITIONS = {
 }
 
 
+class Origin:
+    """The operator a run of recorded nodes decomposes: `Node(op, args, kwargs,
+    outputs)` to put back when fusion leaves its decomposition alone."""
+
+    def __init__(self, op, args, kwargs, outputs, out_structure, nodes):
+        self.op, self.args, self.kwargs = op, args, kwargs
+        self.outputs, self.out_structure, self.nodes = outputs, out_structure, nodes
+
+    def node(self) -> Node:
+        return Node(self.op, self.args, self.kwargs, list(self.outputs), self.out_structure,
+                    self.nodes[0].where if self.nodes else "")
+
+
 # ------------------------------------------------------------------ tracer
 
 class Tracer(TorchDispatchMode):
@@ -197,7 +210,16 @@ class Tracer(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if self.decompose and func in DECOMPOSITIONS and _decomposable(func, args):
-            return DECOMPOSITIONS[func](self.record, *args, **kwargs)
+            start = len(self.graph.nodes)
+            out = DECOMPOSITIONS[func](self.record, *args, **kwargs)
+            # what the operator was, should fusion find nothing to fuse it with
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            origin = Origin(func, *self._split(args)[:1], self._split(kwargs)[0],
+                            [self.env[_addr(o)] for o in outs], "tuple" if isinstance(out, (tuple, list)) else "single",
+                            self.graph.nodes[start:])
+            for n in origin.nodes:
+                n.origin = origin
+            return out
         return self.record(func, *args, **kwargs)
 
     def record(self, func, *args, **kwargs):

@@ -212,6 +212,7 @@ class Group:
 class OpStep:
     """One operator run as itself (opaque, or a group too small to fuse)."""
     node: Node
+    covers: tuple = ()     # the recorded nodes it stands for (a decomposition put back together)
 
 
 def _grows_to_rows(g: Group, shape: tuple) -> bool:
@@ -403,6 +404,21 @@ def _merge_groups(graph, steps):
             return steps
 
 
+def _lone_decomposition(g: Group, users, graph_outs):
+    """The operator whose decomposition is exactly this group, with nothing
+    else fused in and nothing but its results read outside, or None."""
+    origin = getattr(g.nodes[0], "origin", None)
+    if origin is None or set(origin.nodes) != set(g.nodes):
+        return None
+    results = set(origin.outputs)
+    for n in g.nodes:
+        o = n.outputs[0]
+        outside = o in graph_outs or any(u not in g.level for u in users.get(o, ()))
+        if outside and o not in results:
+            return None
+    return origin
+
+
 def _finish(graph, steps, step_of, deps):
     """Inputs and outputs of each group; single-node groups become OpSteps;
     steps ordered so that each runs after the steps it reads."""
@@ -412,8 +428,12 @@ def _finish(graph, steps, step_of, deps):
     final = []
     for s in steps:
         if isinstance(s, Group):
+            origin = _lone_decomposition(s, users, graph_outs)
             if len(s.nodes) == 1:
                 s = OpStep(s.nodes[0])
+            elif origin is not None:
+                # nothing fused with it: eager's own kernel for the operator does at least as well
+                s = OpStep(origin.node(), tuple(origin.nodes))
             else:
                 for n in s.nodes:
                     for v in n.inputs():
@@ -426,7 +446,7 @@ def _finish(graph, steps, step_of, deps):
     # order: a topological sort of the step graph, stable in trace order
     node_step = {}
     for s in final:
-        for n in (s.nodes if isinstance(s, Group) else [s.node]):
+        for n in (s.nodes if isinstance(s, Group) else [s.node, *s.covers]):
             node_step[n] = s
     order, done = [], set()
 
