@@ -10135,7 +10135,7 @@ _KW_randint_2 = {'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_
 _KW_randint_3 = {'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def _implrandint_0(high, size, *, generator, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def _implrandint_0(high, size, *, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     high_c = _cv_int(high)
     if high_c is _BAD:
@@ -10171,7 +10171,7 @@ def _implrandint_0(high, size, *, generator, dtype='long', layout=None, device=N
     return r_
 
 
-def _implrandint_1(high, size, *, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def _implrandint_1(high, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     high_c = _cv_int(high)
     if high_c is _BAD:
@@ -10204,7 +10204,7 @@ def _implrandint_1(high, size, *, dtype='long', layout=None, device=None, pin_me
     return r_
 
 
-def _implrandint_2(low, high, size, *, generator, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def _implrandint_2(low, high, size, *, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     low_c = _cv_int(low)
     if low_c is _BAD:
@@ -10243,7 +10243,7 @@ def _implrandint_2(low, high, size, *, generator, dtype='long', layout=None, dev
     return r_
 
 
-def _implrandint_3(low, high, size, *, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def _implrandint_3(low, high, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     low_c = _cv_int(low)
     if low_c is _BAD:
@@ -10432,7 +10432,7 @@ _KW_randperm_0 = {'n': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: 
 _KW_randperm_1 = {'n': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def _implrandperm_0(n, *, generator, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def _implrandperm_0(n, *, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     n_c = _cv_int(n)
     if n_c is _BAD:
@@ -10465,7 +10465,7 @@ def _implrandperm_0(n, *, generator, dtype='long', layout=None, device=None, pin
     return r_
 
 
-def _implrandperm_1(n, *, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def _implrandperm_1(n, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     n_c = _cv_int(n)
     if n_c is _BAD:
@@ -12512,7 +12512,7 @@ _SIGS_tril_indices = (
 )
 
 
-def tril_indices(row, col, offset=0, *, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     if _TF and (r_ := _tf(tril_indices, locals())) is not _GO:
         return r_
@@ -12590,7 +12590,7 @@ _SIGS_triu_indices = (
 )
 
 
-def triu_indices(row, col, offset=0, *, dtype='long', layout=None, device=None, pin_memory=None, requires_grad=False):
+def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
     if _TF and (r_ := _tf(triu_indices, locals())) is not _GO:
         return r_
