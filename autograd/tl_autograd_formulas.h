@@ -154,6 +154,14 @@ tl_tensor *tl_ag_unbind_backward(tl_tensor *const *grads, int64_t n, int64_t dim
  * positions (index_put with accumulate=True, so it differentiates again) */
 tl_tensor *tl_ag_index_backward(tl_tensor *zeros_like_self, tl_tensor *const *indices, int64_t n, tl_tensor *grad);
 
+/* repeat's gradient: grad viewed as [r0, s0, r1, s1, ...] summed over the
+ * repeat dims (FunctionsManual's repeat_backward); roll's: roll by the negated
+ * shifts (PyTorch's formula reverses both lists, which commute) */
+tl_tensor *tl_ag_repeat_backward(tl_tensor *grad, const int64_t *repeats, int64_t nrepeats, const int64_t *sizes,
+                                 int64_t ndim);
+tl_tensor *tl_ag_roll_backward(tl_tensor *grad, const int64_t *shifts, int64_t nshifts, const int64_t *dims,
+                               int64_t ndims);
+
 /* Reductions (FunctionsManual.cpp's). dims NULL: None (every dim);
  * correction NULL: None (1). The gradients of outputs that got none (gvar,
  * gmean ...) may be NULL. */

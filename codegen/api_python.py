@@ -246,6 +246,10 @@ def python_default(a: Argument) -> tuple[str | None, str | None]:
     if kind == "int" and d.text in REDUCTION_DEFAULTS:
         # ``int reduction=Mean``: PyTorch's at::Reduction enum value
         return repr(REDUCTION_DEFAULTS[d.text]), d.text
+    if kind.startswith("dtype"):
+        # ``ScalarType? dtype=long``: None reaches the kernel, which applies the
+        # schema's default (PyTorch's parser gives None the same meaning)
+        return "None", d.text
     # enum-like defaults (contiguous_format, Mean, long): keep as a name for
     # the runtime (resolved by the helper converting the kind), printed as is
     return repr(d.text), d.text

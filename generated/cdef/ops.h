@@ -1178,4 +1178,73 @@ int tl_ops_allclose(tl_tensor *self, tl_tensor *other, double rtol, double atol,
 /* equal */
 int tl_ops_equal(tl_tensor *self, tl_tensor *other, bool *ret);
 
+/* repeat */
+tl_tensor *tl_ops_repeat(tl_tensor *self, const int64_t *repeats, int64_t repeats_len);
+
+/* tile */
+tl_tensor *tl_ops_tile(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
+/* roll */
+tl_tensor *tl_ops_roll(tl_tensor *self, const int64_t *shifts, int64_t shifts_len, const int64_t *dims, int64_t dims_len);
+
+/* diagonal */
+tl_tensor *tl_ops_diagonal(tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* diagonal_backward */
+tl_tensor *tl_ops_diagonal_backward(tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* diag_embed */
+tl_tensor *tl_ops_diag_embed(tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* diag */
+tl_tensor *tl_ops_diag(tl_tensor *self, int64_t diagonal);
+
+/* trace */
+tl_tensor *tl_ops_trace(tl_tensor *self);
+
+/* trace_backward */
+tl_tensor *tl_ops_trace_backward(tl_tensor *grad, const int64_t *sizes, int64_t sizes_len);
+
+/* tril_indices */
+tl_tensor *tl_ops_tril_indices(int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* triu_indices */
+tl_tensor *tl_ops_triu_indices(int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* cartesian_prod */
+tl_tensor *tl_ops_cartesian_prod(tl_tensor *const *tensors, int64_t tensors_len);
+
+/* linspace */
+tl_tensor *tl_ops_linspace(tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* logspace */
+tl_tensor *tl_ops_logspace(tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* randperm */
+tl_tensor *tl_ops_randperm(int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randperm_generator(int64_t n, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* randint */
+tl_tensor *tl_ops_randint(int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_generator(int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_low(int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_low_generator(int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* sort */
+int tl_ops_sort(tl_tensor *self, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort_stable(tl_tensor *self, bool stable, bool stable_has, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+
+/* msort */
+tl_tensor *tl_ops_msort(tl_tensor *self);
+
+/* argsort */
+tl_tensor *tl_ops_argsort(tl_tensor *self, int64_t dim, bool descending);
+tl_tensor *tl_ops_argsort_stable(tl_tensor *self, bool stable, int64_t dim, bool descending);
+
+/* topk */
+int tl_ops_topk(tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _unique2 */
+int tl_ops__unique2(tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 #endif

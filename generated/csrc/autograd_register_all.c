@@ -187,6 +187,15 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_nonzero() != 0) return -1;
     if (tl_autograd_register__linalg_svd() != 0) return -1;
     if (tl_autograd_register__unsafe_view() != 0) return -1;
+    if (tl_autograd_register_repeat() != 0) return -1;
+    if (tl_autograd_register_roll() != 0) return -1;
+    if (tl_autograd_register_diagonal() != 0) return -1;
+    if (tl_autograd_register_diagonal_backward() != 0) return -1;
+    if (tl_autograd_register_diag_embed() != 0) return -1;
+    if (tl_autograd_register_trace() != 0) return -1;
+    if (tl_autograd_register_sort() != 0) return -1;
+    if (tl_autograd_register_topk() != 0) return -1;
+    if (tl_autograd_register__unique2() != 0) return -1;
     done = 1;
     return 0;
 }

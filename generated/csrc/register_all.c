@@ -254,6 +254,27 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_isclose() != 0) return -1;
     if (tl_ops_register_allclose() != 0) return -1;
     if (tl_ops_register_equal() != 0) return -1;
+    if (tl_ops_register_repeat() != 0) return -1;
+    if (tl_ops_register_tile() != 0) return -1;
+    if (tl_ops_register_roll() != 0) return -1;
+    if (tl_ops_register_diagonal() != 0) return -1;
+    if (tl_ops_register_diagonal_backward() != 0) return -1;
+    if (tl_ops_register_diag_embed() != 0) return -1;
+    if (tl_ops_register_diag() != 0) return -1;
+    if (tl_ops_register_trace() != 0) return -1;
+    if (tl_ops_register_trace_backward() != 0) return -1;
+    if (tl_ops_register_tril_indices() != 0) return -1;
+    if (tl_ops_register_triu_indices() != 0) return -1;
+    if (tl_ops_register_cartesian_prod() != 0) return -1;
+    if (tl_ops_register_linspace() != 0) return -1;
+    if (tl_ops_register_logspace() != 0) return -1;
+    if (tl_ops_register_randperm() != 0) return -1;
+    if (tl_ops_register_randint() != 0) return -1;
+    if (tl_ops_register_sort() != 0) return -1;
+    if (tl_ops_register_msort() != 0) return -1;
+    if (tl_ops_register_argsort() != 0) return -1;
+    if (tl_ops_register_topk() != 0) return -1;
+    if (tl_ops_register__unique2() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -183,5 +183,14 @@ int tl_autograd_register_atanh(void);
 int tl_autograd_register_nonzero(void);
 int tl_autograd_register__linalg_svd(void);
 int tl_autograd_register__unsafe_view(void);
+int tl_autograd_register_repeat(void);
+int tl_autograd_register_roll(void);
+int tl_autograd_register_diagonal(void);
+int tl_autograd_register_diagonal_backward(void);
+int tl_autograd_register_diag_embed(void);
+int tl_autograd_register_trace(void);
+int tl_autograd_register_sort(void);
+int tl_autograd_register_topk(void);
+int tl_autograd_register__unique2(void);
 
 #endif

@@ -5368,4 +5368,256 @@ int tl_ops_equal_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, boo
 int tl_ops_equal_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native_cpu_equal(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool *ret);
 
+/* ---------------------------------------------------------------- repeat */
+int tl_ops_register_repeat(void);
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+extern tl_operator *tl_ops_repeat_op;
+typedef tl_tensor *(*tl_ops_repeat_fn)(tl_keyset ks, tl_tensor *self, const int64_t *repeats, int64_t repeats_len);
+tl_tensor *tl_ops_repeat(tl_tensor *self, const int64_t *repeats, int64_t repeats_len);
+tl_tensor *tl_ops_repeat_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *repeats, int64_t repeats_len);
+int tl_ops_repeat_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_repeat(tl_keyset ks, tl_tensor *self, const int64_t *repeats, int64_t repeats_len);
+
+/* ---------------------------------------------------------------- tile */
+int tl_ops_register_tile(void);
+/* tile(Tensor self, SymInt[] dims) -> Tensor */
+extern tl_operator *tl_ops_tile_op;
+typedef tl_tensor *(*tl_ops_tile_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_tile(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_tile_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+int tl_ops_tile_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_tile_symint(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
+/* ---------------------------------------------------------------- roll */
+int tl_ops_register_roll(void);
+/* roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor */
+extern tl_operator *tl_ops_roll_op;
+typedef tl_tensor *(*tl_ops_roll_fn)(tl_keyset ks, tl_tensor *self, const int64_t *shifts, int64_t shifts_len, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_roll(tl_tensor *self, const int64_t *shifts, int64_t shifts_len, const int64_t *dims, int64_t dims_len);
+tl_tensor *tl_ops_roll_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *shifts, int64_t shifts_len, const int64_t *dims, int64_t dims_len);
+int tl_ops_roll_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_roll(tl_keyset ks, tl_tensor *self, const int64_t *shifts, int64_t shifts_len, const int64_t *dims, int64_t dims_len);
+
+/* ---------------------------------------------------------------- diagonal */
+int tl_ops_register_diagonal(void);
+/* diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a) */
+extern tl_operator *tl_ops_diagonal_op;
+typedef tl_tensor *(*tl_ops_diagonal_fn)(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+tl_tensor *tl_ops_diagonal(tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+tl_tensor *tl_ops_diagonal_redispatch(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+int tl_ops_diagonal_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_diagonal(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* ---------------------------------------------------------------- diagonal_backward */
+int tl_ops_register_diagonal_backward(void);
+/* diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor */
+extern tl_operator *tl_ops_diagonal_backward_op;
+typedef tl_tensor *(*tl_ops_diagonal_backward_fn)(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t offset, int64_t dim1, int64_t dim2);
+tl_tensor *tl_ops_diagonal_backward(tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t offset, int64_t dim1, int64_t dim2);
+tl_tensor *tl_ops_diagonal_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t offset, int64_t dim1, int64_t dim2);
+int tl_ops_diagonal_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_diagonal_backward_symint(tl_keyset ks, tl_tensor *grad_output, const int64_t *input_sizes, int64_t input_sizes_len, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* ---------------------------------------------------------------- diag_embed */
+int tl_ops_register_diag_embed(void);
+/* diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor */
+extern tl_operator *tl_ops_diag_embed_op;
+typedef tl_tensor *(*tl_ops_diag_embed_fn)(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+tl_tensor *tl_ops_diag_embed(tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+tl_tensor *tl_ops_diag_embed_redispatch(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+int tl_ops_diag_embed_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_diag_embed(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* ---------------------------------------------------------------- diag */
+int tl_ops_register_diag(void);
+/* diag(Tensor self, int diagonal=0) -> Tensor */
+extern tl_operator *tl_ops_diag_op;
+typedef tl_tensor *(*tl_ops_diag_fn)(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_diag(tl_tensor *self, int64_t diagonal);
+tl_tensor *tl_ops_diag_redispatch(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+int tl_ops_diag_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_diag(tl_keyset ks, tl_tensor *self, int64_t diagonal);
+
+/* ---------------------------------------------------------------- trace */
+int tl_ops_register_trace(void);
+/* trace(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_trace_op;
+typedef tl_tensor *(*tl_ops_trace_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_trace(tl_tensor *self);
+tl_tensor *tl_ops_trace_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_trace_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_trace_cpu(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- trace_backward */
+int tl_ops_register_trace_backward(void);
+/* trace_backward(Tensor grad, SymInt[] sizes) -> Tensor */
+extern tl_operator *tl_ops_trace_backward_op;
+typedef tl_tensor *(*tl_ops_trace_backward_fn)(tl_keyset ks, tl_tensor *grad, const int64_t *sizes, int64_t sizes_len);
+tl_tensor *tl_ops_trace_backward(tl_tensor *grad, const int64_t *sizes, int64_t sizes_len);
+tl_tensor *tl_ops_trace_backward_redispatch(tl_keyset ks, tl_tensor *grad, const int64_t *sizes, int64_t sizes_len);
+int tl_ops_trace_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_trace_backward_symint(tl_keyset ks, tl_tensor *grad, const int64_t *sizes, int64_t sizes_len);
+
+/* ---------------------------------------------------------------- tril_indices */
+int tl_ops_register_tril_indices(void);
+/* tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_tril_indices_op;
+typedef tl_tensor *(*tl_ops_tril_indices_fn)(tl_keyset ks, int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_tril_indices(int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_tril_indices_redispatch(tl_keyset ks, int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_tril_indices_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_tril_indices_cpu(tl_keyset ks, int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- triu_indices */
+int tl_ops_register_triu_indices(void);
+/* triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_triu_indices_op;
+typedef tl_tensor *(*tl_ops_triu_indices_fn)(tl_keyset ks, int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_triu_indices(int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_triu_indices_redispatch(tl_keyset ks, int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_triu_indices_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_triu_indices_cpu(tl_keyset ks, int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- cartesian_prod */
+int tl_ops_register_cartesian_prod(void);
+/* cartesian_prod(Tensor[] tensors) -> Tensor */
+extern tl_operator *tl_ops_cartesian_prod_op;
+typedef tl_tensor *(*tl_ops_cartesian_prod_fn)(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_cartesian_prod(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_cartesian_prod_redispatch(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+int tl_ops_cartesian_prod_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_cartesian_prod(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len);
+
+/* ---------------------------------------------------------------- linspace */
+int tl_ops_register_linspace(void);
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_linspace_op;
+typedef tl_tensor *(*tl_ops_linspace_fn)(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace(tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_linspace_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linspace(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- logspace */
+int tl_ops_register_logspace(void);
+/* logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_logspace_op;
+typedef tl_tensor *(*tl_ops_logspace_fn)(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace(tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_logspace_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logspace(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- randperm */
+int tl_ops_register_randperm(void);
+/* randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randperm_op;
+typedef tl_tensor *(*tl_ops_randperm_fn)(tl_keyset ks, int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randperm(int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randperm_redispatch(tl_keyset ks, int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randperm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randperm(tl_keyset ks, int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randperm_generator_op;
+typedef tl_tensor *(*tl_ops_randperm_generator_fn)(tl_keyset ks, int64_t n, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randperm_generator(int64_t n, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randperm_generator_redispatch(tl_keyset ks, int64_t n, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randperm_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randperm_generator(tl_keyset ks, int64_t n, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- randint */
+int tl_ops_register_randint(void);
+/* randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randint_op;
+typedef tl_tensor *(*tl_ops_randint_fn)(tl_keyset ks, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint(int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_redispatch(tl_keyset ks, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randint_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randint(tl_keyset ks, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randint_generator_op;
+typedef tl_tensor *(*tl_ops_randint_generator_fn)(tl_keyset ks, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_generator(int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_generator_redispatch(tl_keyset ks, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randint_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randint_generator(tl_keyset ks, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randint_low_op;
+typedef tl_tensor *(*tl_ops_randint_low_fn)(tl_keyset ks, int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_low(int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_low_redispatch(tl_keyset ks, int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randint_low_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randint_low(tl_keyset ks, int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_randint_low_generator_op;
+typedef tl_tensor *(*tl_ops_randint_low_generator_fn)(tl_keyset ks, int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_low_generator(int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_randint_low_generator_redispatch(tl_keyset ks, int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_randint_low_generator_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_randint_low_generator(tl_keyset ks, int64_t low, int64_t high, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* ---------------------------------------------------------------- sort */
+int tl_ops_register_sort(void);
+/* sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+extern tl_operator *tl_ops_sort_op;
+typedef int (*tl_ops_sort_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort(tl_tensor *self, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_sort(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+/* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
+extern tl_operator *tl_ops_sort_stable_op;
+typedef int (*tl_ops_sort_stable_fn)(tl_keyset ks, tl_tensor *self, bool stable, bool stable_has, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort_stable(tl_tensor *self, bool stable, bool stable_has, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort_stable_redispatch(tl_keyset ks, tl_tensor *self, bool stable, bool stable_has, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_sort_stable_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_sort_stable(tl_keyset ks, tl_tensor *self, bool stable, bool stable_has, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- msort */
+int tl_ops_register_msort(void);
+/* msort(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_msort_op;
+typedef tl_tensor *(*tl_ops_msort_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_msort(tl_tensor *self);
+tl_tensor *tl_ops_msort_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_msort_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_msort(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- argsort */
+int tl_ops_register_argsort(void);
+/* argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor */
+extern tl_operator *tl_ops_argsort_op;
+typedef tl_tensor *(*tl_ops_argsort_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending);
+tl_tensor *tl_ops_argsort(tl_tensor *self, int64_t dim, bool descending);
+tl_tensor *tl_ops_argsort_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending);
+int tl_ops_argsort_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_argsort(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending);
+/* argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor */
+extern tl_operator *tl_ops_argsort_stable_op;
+typedef tl_tensor *(*tl_ops_argsort_stable_fn)(tl_keyset ks, tl_tensor *self, bool stable, int64_t dim, bool descending);
+tl_tensor *tl_ops_argsort_stable(tl_tensor *self, bool stable, int64_t dim, bool descending);
+tl_tensor *tl_ops_argsort_stable_redispatch(tl_keyset ks, tl_tensor *self, bool stable, int64_t dim, bool descending);
+int tl_ops_argsort_stable_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_argsort_stable(tl_keyset ks, tl_tensor *self, bool stable, int64_t dim, bool descending);
+
+/* ---------------------------------------------------------------- topk */
+int tl_ops_register_topk(void);
+/* topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
+extern tl_operator *tl_ops_topk_op;
+typedef int (*tl_ops_topk_fn)(tl_keyset ks, tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_topk(tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_topk_redispatch(tl_keyset ks, tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_topk_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_topk(tl_keyset ks, tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- _unique2 */
+int tl_ops_register__unique2(void);
+/* _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops__unique2_op;
+typedef int (*tl_ops__unique2_fn)(tl_keyset ks, tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__unique2(tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__unique2_redispatch(tl_keyset ks, tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__unique2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__unique2_cpu(tl_keyset ks, tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 #endif

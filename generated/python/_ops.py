@@ -78,6 +78,7 @@ __all__ = [
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
+    "_unique2",
     "abs",
     "abs_",
     "acos",
@@ -110,6 +111,7 @@ __all__ = [
     "arctanh_",
     "argmax",
     "argmin",
+    "argsort",
     "argwhere",
     "as_strided",
     "asin",
@@ -134,6 +136,7 @@ __all__ = [
     "bmm",
     "broadcast_tensors",
     "broadcast_to",
+    "cartesian_prod",
     "cat",
     "ceil",
     "ceil_",
@@ -154,6 +157,10 @@ __all__ = [
     "count_nonzero",
     "cumprod",
     "cumsum",
+    "diag",
+    "diag_embed",
+    "diagonal",
+    "diagonal_backward",
     "div",
     "dot",
     "dropout",
@@ -210,6 +217,7 @@ __all__ = [
     "layer_norm",
     "le",
     "lerp",
+    "linspace",
     "log",
     "log10",
     "log10_",
@@ -226,6 +234,7 @@ __all__ = [
     "logit",
     "logit_",
     "logit_backward",
+    "logspace",
     "logsumexp",
     "lt",
     "masked_fill",
@@ -239,6 +248,7 @@ __all__ = [
     "mm",
     "moveaxis",
     "movedim",
+    "msort",
     "mul",
     "mv",
     "nan_to_num",
@@ -259,7 +269,9 @@ __all__ = [
     "pow",
     "prod",
     "rand",
+    "randint",
     "randn",
+    "randperm",
     "reciprocal",
     "reciprocal_",
     "relu",
@@ -267,6 +279,7 @@ __all__ = [
     "remainder",
     "reshape",
     "rms_norm",
+    "roll",
     "round",
     "round_",
     "rsqrt",
@@ -286,6 +299,7 @@ __all__ = [
     "sinh_",
     "slice_backward",
     "softmax",
+    "sort",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -302,9 +316,15 @@ __all__ = [
     "tanh",
     "tanh_",
     "threshold_backward",
+    "tile",
+    "topk",
+    "trace",
+    "trace_backward",
     "transpose",
     "tril",
+    "tril_indices",
     "triu",
+    "triu_indices",
     "trunc",
     "trunc_",
     "unbind",
@@ -357,6 +377,7 @@ _C__softmax_backward_data = getattr(_lib, "tl_ops__softmax_backward_data", None)
 _C__softmax_backward_data_out = getattr(_lib, "tl_ops__softmax_backward_data_out", None) or _missing_c("tl_ops__softmax_backward_data_out")
 _C__softmax_out = getattr(_lib, "tl_ops__softmax_out", None) or _missing_c("tl_ops__softmax_out")
 _C__to_copy = getattr(_lib, "tl_ops__to_copy", None) or _missing_c("tl_ops__to_copy")
+_C__unique2 = getattr(_lib, "tl_ops__unique2", None) or _missing_c("tl_ops__unique2")
 _C_abs = getattr(_lib, "tl_ops_abs", None) or _missing_c("tl_ops_abs")
 _C_abs_ = getattr(_lib, "tl_ops_abs_", None) or _missing_c("tl_ops_abs_")
 _C_abs_out = getattr(_lib, "tl_ops_abs_out", None) or _missing_c("tl_ops_abs_out")
@@ -428,6 +449,8 @@ _C_argmax = getattr(_lib, "tl_ops_argmax", None) or _missing_c("tl_ops_argmax")
 _C_argmax_out = getattr(_lib, "tl_ops_argmax_out", None) or _missing_c("tl_ops_argmax_out")
 _C_argmin = getattr(_lib, "tl_ops_argmin", None) or _missing_c("tl_ops_argmin")
 _C_argmin_out = getattr(_lib, "tl_ops_argmin_out", None) or _missing_c("tl_ops_argmin_out")
+_C_argsort = getattr(_lib, "tl_ops_argsort", None) or _missing_c("tl_ops_argsort")
+_C_argsort_stable = getattr(_lib, "tl_ops_argsort_stable", None) or _missing_c("tl_ops_argsort_stable")
 _C_argwhere = getattr(_lib, "tl_ops_argwhere", None) or _missing_c("tl_ops_argwhere")
 _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_as_strided")
 _C_asin = getattr(_lib, "tl_ops_asin", None) or _missing_c("tl_ops_asin")
@@ -505,6 +528,7 @@ _C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl
 _C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
 _C_broadcast_tensors = getattr(_lib, "tl_ops_broadcast_tensors", None) or _missing_c("tl_ops_broadcast_tensors")
 _C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_ops_broadcast_to")
+_C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
@@ -553,6 +577,10 @@ _C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops
 _C_cumsum = getattr(_lib, "tl_ops_cumsum", None) or _missing_c("tl_ops_cumsum")
 _C_cumsum_ = getattr(_lib, "tl_ops_cumsum_", None) or _missing_c("tl_ops_cumsum_")
 _C_cumsum_out = getattr(_lib, "tl_ops_cumsum_out", None) or _missing_c("tl_ops_cumsum_out")
+_C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
+_C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
+_C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
+_C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
 _C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
 _C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
@@ -712,6 +740,7 @@ _C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _mis
 _C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None) or _missing_c("tl_ops_linalg_vector_norm_out")
 _C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
 _C_linear_out = getattr(_lib, "tl_ops_linear_out", None) or _missing_c("tl_ops_linear_out")
+_C_linspace = getattr(_lib, "tl_ops_linspace", None) or _missing_c("tl_ops_linspace")
 _C_log = getattr(_lib, "tl_ops_log", None) or _missing_c("tl_ops_log")
 _C_log10 = getattr(_lib, "tl_ops_log10", None) or _missing_c("tl_ops_log10")
 _C_log10_ = getattr(_lib, "tl_ops_log10_", None) or _missing_c("tl_ops_log10_")
@@ -743,6 +772,7 @@ _C_logit_ = getattr(_lib, "tl_ops_logit_", None) or _missing_c("tl_ops_logit_")
 _C_logit_backward = getattr(_lib, "tl_ops_logit_backward", None) or _missing_c("tl_ops_logit_backward")
 _C_logit_backward_grad_input = getattr(_lib, "tl_ops_logit_backward_grad_input", None) or _missing_c("tl_ops_logit_backward_grad_input")
 _C_logit_out = getattr(_lib, "tl_ops_logit_out", None) or _missing_c("tl_ops_logit_out")
+_C_logspace = getattr(_lib, "tl_ops_logspace", None) or _missing_c("tl_ops_logspace")
 _C_logsumexp = getattr(_lib, "tl_ops_logsumexp", None) or _missing_c("tl_ops_logsumexp")
 _C_logsumexp_out = getattr(_lib, "tl_ops_logsumexp_out", None) or _missing_c("tl_ops_logsumexp_out")
 _C_lt_Scalar = getattr(_lib, "tl_ops_lt_Scalar", None) or _missing_c("tl_ops_lt_Scalar")
@@ -795,6 +825,7 @@ _C_mse_loss = getattr(_lib, "tl_ops_mse_loss", None) or _missing_c("tl_ops_mse_l
 _C_mse_loss_backward = getattr(_lib, "tl_ops_mse_loss_backward", None) or _missing_c("tl_ops_mse_loss_backward")
 _C_mse_loss_backward_grad_input = getattr(_lib, "tl_ops_mse_loss_backward_grad_input", None) or _missing_c("tl_ops_mse_loss_backward_grad_input")
 _C_mse_loss_out = getattr(_lib, "tl_ops_mse_loss_out", None) or _missing_c("tl_ops_mse_loss_out")
+_C_msort = getattr(_lib, "tl_ops_msort", None) or _missing_c("tl_ops_msort")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
@@ -852,10 +883,16 @@ _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
 _C_rand_generator_out = getattr(_lib, "tl_ops_rand_generator_out", None) or _missing_c("tl_ops_rand_generator_out")
 _C_rand_out = getattr(_lib, "tl_ops_rand_out", None) or _missing_c("tl_ops_rand_out")
+_C_randint = getattr(_lib, "tl_ops_randint", None) or _missing_c("tl_ops_randint")
+_C_randint_generator = getattr(_lib, "tl_ops_randint_generator", None) or _missing_c("tl_ops_randint_generator")
+_C_randint_low = getattr(_lib, "tl_ops_randint_low", None) or _missing_c("tl_ops_randint_low")
+_C_randint_low_generator = getattr(_lib, "tl_ops_randint_low_generator", None) or _missing_c("tl_ops_randint_low_generator")
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
 _C_randn_generator = getattr(_lib, "tl_ops_randn_generator", None) or _missing_c("tl_ops_randn_generator")
 _C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _missing_c("tl_ops_randn_generator_out")
 _C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
+_C_randperm = getattr(_lib, "tl_ops_randperm", None) or _missing_c("tl_ops_randperm")
+_C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _missing_c("tl_ops_randperm_generator")
 _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
@@ -870,9 +907,11 @@ _C_remainder_Tensor = getattr(_lib, "tl_ops_remainder_Tensor", None) or _missing
 _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or _missing_c("tl_ops_remainder_Tensor_out")
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
+_C_repeat = getattr(_lib, "tl_ops_repeat", None) or _missing_c("tl_ops_repeat")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
+_C_roll = getattr(_lib, "tl_ops_roll", None) or _missing_c("tl_ops_roll")
 _C_round = getattr(_lib, "tl_ops_round", None) or _missing_c("tl_ops_round")
 _C_round_ = getattr(_lib, "tl_ops_round_", None) or _missing_c("tl_ops_round_")
 _C_round__decimals = getattr(_lib, "tl_ops_round__decimals", None) or _missing_c("tl_ops_round__decimals")
@@ -927,6 +966,8 @@ _C_softplus = getattr(_lib, "tl_ops_softplus", None) or _missing_c("tl_ops_softp
 _C_softplus_backward = getattr(_lib, "tl_ops_softplus_backward", None) or _missing_c("tl_ops_softplus_backward")
 _C_softplus_backward_grad_input = getattr(_lib, "tl_ops_softplus_backward_grad_input", None) or _missing_c("tl_ops_softplus_backward_grad_input")
 _C_softplus_out = getattr(_lib, "tl_ops_softplus_out", None) or _missing_c("tl_ops_softplus_out")
+_C_sort = getattr(_lib, "tl_ops_sort", None) or _missing_c("tl_ops_sort")
+_C_sort_stable = getattr(_lib, "tl_ops_sort_stable", None) or _missing_c("tl_ops_sort_stable")
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
 _C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
 _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
@@ -961,16 +1002,22 @@ _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
 _C_threshold_backward_grad_input = getattr(_lib, "tl_ops_threshold_backward_grad_input", None) or _missing_c("tl_ops_threshold_backward_grad_input")
+_C_tile = getattr(_lib, "tl_ops_tile", None) or _missing_c("tl_ops_tile")
 _C_to_device = getattr(_lib, "tl_ops_to_device", None) or _missing_c("tl_ops_to_device")
 _C_to_dtype = getattr(_lib, "tl_ops_to_dtype", None) or _missing_c("tl_ops_to_dtype")
 _C_to_dtype_layout = getattr(_lib, "tl_ops_to_dtype_layout", None) or _missing_c("tl_ops_to_dtype_layout")
 _C_to_other = getattr(_lib, "tl_ops_to_other", None) or _missing_c("tl_ops_to_other")
+_C_topk = getattr(_lib, "tl_ops_topk", None) or _missing_c("tl_ops_topk")
+_C_trace = getattr(_lib, "tl_ops_trace", None) or _missing_c("tl_ops_trace")
+_C_trace_backward = getattr(_lib, "tl_ops_trace_backward", None) or _missing_c("tl_ops_trace_backward")
 _C_transpose_int = getattr(_lib, "tl_ops_transpose_int", None) or _missing_c("tl_ops_transpose_int")
 _C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
 _C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
+_C_tril_indices = getattr(_lib, "tl_ops_tril_indices", None) or _missing_c("tl_ops_tril_indices")
 _C_tril_out = getattr(_lib, "tl_ops_tril_out", None) or _missing_c("tl_ops_tril_out")
 _C_triu = getattr(_lib, "tl_ops_triu", None) or _missing_c("tl_ops_triu")
 _C_triu_ = getattr(_lib, "tl_ops_triu_", None) or _missing_c("tl_ops_triu_")
+_C_triu_indices = getattr(_lib, "tl_ops_triu_indices", None) or _missing_c("tl_ops_triu_indices")
 _C_triu_out = getattr(_lib, "tl_ops_triu_out", None) or _missing_c("tl_ops_triu_out")
 _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
@@ -1744,6 +1791,33 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+_SIGS__unique2 = (
+    ('(Tensor input, bool sorted = True, bool return_inverse = False, bool return_counts = False)', (('input', lambda x: isinstance(x, _Tensor)), ('sorted', lambda x: _cv_bool(x) is not _BAD), ('return_inverse', lambda x: _cv_bool(x) is not _BAD), ('return_counts', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _unique2(input, sorted=True, return_inverse=False, return_counts=False):
+    '(Tensor input, bool sorted = True, bool return_inverse = False, bool return_counts = False)'
+    if _TF and (r_ := _tf(_unique2, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_unique2', 'input', 1, 'Tensor', input)
+    sorted_c = _cv_bool(sorted)
+    if sorted_c is _BAD:
+        raise _arg_error('_unique2', 'sorted', 2, 'bool', sorted)
+    return_inverse_c = _cv_bool(return_inverse)
+    if return_inverse_c is _BAD:
+        raise _arg_error('_unique2', 'return_inverse', 3, 'bool', return_inverse)
+    return_counts_c = _cv_bool(return_counts)
+    if return_counts_c is _BAD:
+        raise _arg_error('_unique2', 'return_counts', 4, 'bool', return_counts)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__unique2(input._p, sorted_c, return_inverse_c, return_counts_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: abs(Tensor self) -> Tensor
@@ -3044,6 +3118,73 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+# yaml/native_functions.yaml: argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+_SIGS_argsort = (
+    ('(Tensor input, *, bool stable, int dim = -1, bool descending = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('stable', lambda x: _cv_bool(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, int dim = -1, bool descending = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_argsort_0 = {'input': lambda x: isinstance(x, _Tensor), 'stable': lambda x: _cv_bool(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+_KW_argsort_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implargsort_0(input, *, stable, dim=-1, descending=False):
+    '(Tensor input, *, bool stable, int dim = -1, bool descending = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('argsort', 'input', 1, 'Tensor', input)
+    stable_c = _cv_bool(stable)
+    if stable_c is _BAD:
+        raise _arg_error('argsort', 'stable', 0, 'bool', stable)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argsort', 'dim', 0, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('argsort', 'descending', 0, 'bool', descending)
+    h_ = _C_argsort_stable(input._p, stable_c, dim_c, descending_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implargsort_1(input, dim=-1, descending=False):
+    '(Tensor input, int dim = -1, bool descending = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('argsort', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argsort', 'dim', 2, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('argsort', 'descending', 3, 'bool', descending)
+    h_ = _C_argsort(input._p, dim_c, descending_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def argsort(*args, **kwargs):
+    '(Tensor input, *, bool stable, int dim = -1, bool descending = False) | (Tensor input, int dim = -1, bool descending = False)'
+    if _TF and (r_ := _tf(argsort, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'stable' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_argsort_0, ('input', )[:n])):
+        return _implargsort_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_argsort_1, ('input', 'dim', 'descending', )[:n])):
+        return _implargsort_1(*args, **kwargs)
+    raise _invalid_combination('argsort', args, kwargs, _SIGS_argsort)
+
+
 # yaml/native_functions.yaml: argwhere(Tensor self) -> Tensor
 _SIGS_argwhere = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -4278,6 +4419,29 @@ def broadcast_to(input, size):
     return r_
 
 
+# yaml/native_functions.yaml: cartesian_prod(Tensor[] tensors) -> Tensor
+_SIGS_cartesian_prod = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def cartesian_prod(tensors):
+    '(tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(cartesian_prod, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('cartesian_prod', 'tensors', 1, 'tuple of Tensors', tensors)
+    h_ = _C_cartesian_prod(tensors_c[0], tensors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cat(Tensor[] tensors, int dim=0) -> Tensor
 # yaml/native_functions.yaml: cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cat = (
@@ -5171,6 +5335,131 @@ def cumsum(input, dim, *, dtype=None, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
+_SIGS_diag = (
+    ('(Tensor input, int diagonal = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diag(input, diagonal=0):
+    '(Tensor input, int diagonal = 0)'
+    if _TF and (r_ := _tf(diag, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diag', 'input', 1, 'Tensor', input)
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('diag', 'diagonal', 2, 'int', diagonal)
+    h_ = _C_diag(input._p, diagonal_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+_SIGS_diag_embed = (
+    ('(Tensor input, int offset = 0, int dim1 = -2, int dim2 = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    '(Tensor input, int offset = 0, int dim1 = -2, int dim2 = -1)'
+    if _TF and (r_ := _tf(diag_embed, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diag_embed', 'input', 1, 'Tensor', input)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diag_embed', 'offset', 2, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diag_embed', 'dim1', 3, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diag_embed', 'dim2', 4, 'int', dim2)
+    h_ = _C_diag_embed(input._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+_SIGS_diagonal = (
+    ('(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    '(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(diagonal, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagonal', 'input', 1, 'Tensor', input)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal', 'offset', 2, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal', 'dim1', 3, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal', 'dim2', 4, 'int', dim2)
+    h_ = _C_diagonal(input._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+_SIGS_diagonal_backward = (
+    ('(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    '(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)'
+    if _TF and (r_ := _tf(diagonal_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('diagonal_backward', 'grad_output', 1, 'Tensor', grad_output)
+    input_sizes_c = _cv_int_list(input_sizes, 0)
+    if input_sizes_c is _BAD:
+        raise _arg_error('diagonal_backward', 'input_sizes', 2, 'tuple of ints', input_sizes)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_backward', 'offset', 3, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_backward', 'dim1', 4, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_backward', 'dim2', 5, 'int', dim2)
+    h_ = _C_diagonal_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -7472,6 +7761,54 @@ def lerp(*args, **kwargs):
     raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
 
 
+# yaml/native_functions.yaml: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_linspace = (
+    ('(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)), ('steps', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(linspace, locals())) is not _GO:
+        return r_
+    start_c = _SC_INT.get(start) if start.__class__ is int else None
+    if start_c is None:
+        start_c = _cv_scalar(start)
+        if start_c is _BAD:
+            raise _arg_error('linspace', 'start', 1, 'Number', start)
+    end_c = _SC_INT.get(end) if end.__class__ is int else None
+    if end_c is None:
+        end_c = _cv_scalar(end)
+        if end_c is _BAD:
+            raise _arg_error('linspace', 'end', 2, 'Number', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('linspace', 'steps', 3, 'int', steps)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('linspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('linspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('linspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_linspace(start_c, end_c, steps_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: log(Tensor self) -> Tensor
 # yaml/native_functions.yaml: log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_log = (
@@ -7933,6 +8270,57 @@ def logit_backward(grad_output, input, eps=None, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_logspace = (
+    ('(Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)), ('steps', lambda x: _cv_int(x) is not _BAD), ('base', lambda x: _cv_double(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(logspace, locals())) is not _GO:
+        return r_
+    start_c = _SC_INT.get(start) if start.__class__ is int else None
+    if start_c is None:
+        start_c = _cv_scalar(start)
+        if start_c is _BAD:
+            raise _arg_error('logspace', 'start', 1, 'Number', start)
+    end_c = _SC_INT.get(end) if end.__class__ is int else None
+    if end_c is None:
+        end_c = _cv_scalar(end)
+        if end_c is _BAD:
+            raise _arg_error('logspace', 'end', 2, 'Number', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('logspace', 'steps', 3, 'int', steps)
+    base_c = _cv_double(base)
+    if base_c is _BAD:
+        raise _arg_error('logspace', 'base', 4, 'float', base)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('logspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('logspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('logspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('logspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_logspace(start_c, end_c, steps_c, base_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
@@ -8746,6 +9134,29 @@ def movedim(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'source' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'destination' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_movedim_1, ('input', 'source', 'destination', )[:n])):
         return _implmovedim_1(*args, **kwargs)
     raise _invalid_combination('movedim', args, kwargs, _SIGS_movedim)
+
+
+# yaml/native_functions.yaml: msort(Tensor self) -> Tensor
+_SIGS_msort = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def msort(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(msort, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('msort', 'input', 1, 'Tensor', input)
+    h_ = _C_msort(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -9708,6 +10119,182 @@ def rand(*args, **kwargs):
     raise _invalid_combination('rand', args, kwargs, _SIGS_rand)
 
 
+# yaml/native_functions.yaml: randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_randint = (
+    ('(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('high', lambda x: _cv_int(x) is not _BAD), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('high', lambda x: _cv_int(x) is not _BAD), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('low', lambda x: _cv_int(x) is not _BAD), ('high', lambda x: _cv_int(x) is not _BAD), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('low', lambda x: _cv_int(x) is not _BAD), ('high', lambda x: _cv_int(x) is not _BAD), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_randint_0 = {'high': lambda x: _cv_int(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_1 = {'high': lambda x: _cv_int(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_2 = {'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_3 = {'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrandint_0(high, size, *, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint', 'high', 1, 'int', high)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('randint', 'size', 2, 'tuple of ints', size)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randint', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_randint_generator(high_c, size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_1(high, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint', 'high', 1, 'int', high)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('randint', 'size', 2, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_randint(high_c, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_2(low, high, size, *, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    low_c = _cv_int(low)
+    if low_c is _BAD:
+        raise _arg_error('randint', 'low', 1, 'int', low)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint', 'high', 2, 'int', high)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('randint', 'size', 3, 'tuple of ints', size)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randint', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_randint_low_generator(low_c, high_c, size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_3(low, high, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    low_c = _cv_int(low)
+    if low_c is _BAD:
+        raise _arg_error('randint', 'low', 1, 'int', low)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint', 'high', 2, 'int', high)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('randint', 'size', 3, 'tuple of ints', size)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_randint_low(low_c, high_c, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def randint(*args, **kwargs):
+    '(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randint, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'high' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'size' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randint_0, ('high', 'size', )[:n])):
+        return _implrandint_0(*args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'high' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'size' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_1, ('high', 'size', )[:n])):
+        return _implrandint_1(*args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'low' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'size' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randint_2, ('low', 'high', 'size', )[:n])):
+        return _implrandint_2(*args, **kwargs)
+    if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'low' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'size' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_3, ('low', 'high', 'size', )[:n])):
+        return _implrandint_3(*args, **kwargs)
+    raise _invalid_combination('randint', args, kwargs, _SIGS_randint)
+
+
 # yaml/native_functions.yaml: randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -9833,6 +10420,91 @@ def randn(*args, **kwargs):
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1, ())):
         return _implrandn_1(*args, **kwargs)
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
+
+
+# yaml/native_functions.yaml: randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_randperm = (
+    ('(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('n', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('n', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_randperm_0 = {'n': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randperm_1 = {'n': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrandperm_0(n, *, generator, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('randperm', 'n', 1, 'int', n)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randperm', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randperm', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randperm', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randperm', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randperm', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_randperm_generator(n_c, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandperm_1(n, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('randperm', 'n', 1, 'int', n)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randperm', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randperm', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randperm', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randperm', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_randperm(n_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def randperm(*args, **kwargs):
+    '(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False) | (int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randperm, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'n' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randperm_0, ('n', )[:n])):
+        return _implrandperm_0(*args, **kwargs)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randperm_1, ('n', )[:n])):
+        return _implrandperm_1(*args, **kwargs)
+    raise _invalid_combination('randperm', args, kwargs, _SIGS_randperm)
 
 
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
@@ -10077,6 +10749,35 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps_c is _BAD:
         raise _arg_error('rms_norm', 'eps', 4, 'float', eps)
     h_ = _C_rms_norm(input._p, normalized_shape_c[0], normalized_shape_c[1], weight_c, eps_c[0], eps_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+_SIGS_roll = (
+    ('(Tensor input, tuple of ints shifts, tuple of ints dims = [])', (('input', lambda x: isinstance(x, _Tensor)), ('shifts', lambda x: _cv_int_list(x, 1) is not _BAD), ('dims', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def roll(input, shifts, dims=()):
+    '(Tensor input, tuple of ints shifts, tuple of ints dims = [])'
+    if _TF and (r_ := _tf(roll, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('roll', 'input', 1, 'Tensor', input)
+    shifts_c = _cv_int_list(shifts, 1)
+    if shifts_c is _BAD:
+        raise _arg_error('roll', 'shifts', 2, 'tuple of ints', shifts)
+    dims_c = _cv_int_list(dims, 1)
+    if dims_c is _BAD:
+        raise _arg_error('roll', 'dims', 3, 'tuple of ints', dims)
+    h_ = _C_roll(input._p, shifts_c[0], shifts_c[1], dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -10870,6 +11571,63 @@ def softmax(input, dim, dtype=None, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+_SIGS_sort = (
+    ('(Tensor input, *, bool stable, int dim = -1, bool descending = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('stable', lambda x: _cv_opt_bool(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, int dim = -1, bool descending = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_sort_0 = {'input': lambda x: isinstance(x, _Tensor), 'stable': lambda x: _cv_opt_bool(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+_KW_sort_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implsort_0(input, *, stable, dim=-1, descending=False):
+    '(Tensor input, *, bool stable, int dim = -1, bool descending = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sort', 'input', 1, 'Tensor', input)
+    stable_c = _cv_opt_bool(stable)
+    if stable_c is _BAD:
+        raise _arg_error('sort', 'stable', 0, 'bool', stable)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('sort', 'dim', 0, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('sort', 'descending', 0, 'bool', descending)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_sort_stable(input._p, stable_c[0], stable_c[1], dim_c, descending_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'sort', ('values', 'indices'))
+
+
+def _implsort_1(input, dim=-1, descending=False):
+    '(Tensor input, int dim = -1, bool descending = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sort', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('sort', 'dim', 2, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('sort', 'descending', 3, 'bool', descending)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_sort(input._p, dim_c, descending_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'sort', ('values', 'indices'))
+
+
+def sort(*args, **kwargs):
+    '(Tensor input, *, bool stable, int dim = -1, bool descending = False) | (Tensor input, int dim = -1, bool descending = False)'
+    if _TF and (r_ := _tf(sort, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'stable' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_sort_0, ('input', )[:n])):
+        return _implsort_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_sort_1, ('input', 'dim', 'descending', )[:n])):
+        return _implsort_1(*args, **kwargs)
+    raise _invalid_combination('sort', args, kwargs, _SIGS_sort)
+
+
 # yaml/native_functions.yaml: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 # yaml/native_functions.yaml: split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
 _SIGS_split = (
@@ -11580,6 +12338,111 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: tile(Tensor self, SymInt[] dims) -> Tensor
+_SIGS_tile = (
+    ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def tile(input, dims):
+    '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(tile, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tile', 'input', 1, 'Tensor', input)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('tile', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_tile(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+_SIGS_topk = (
+    ('(Tensor input, int k, int dim = -1, bool largest = True, bool sorted = True)', (('input', lambda x: isinstance(x, _Tensor)), ('k', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('largest', lambda x: _cv_bool(x) is not _BAD), ('sorted', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    '(Tensor input, int k, int dim = -1, bool largest = True, bool sorted = True)'
+    if _TF and (r_ := _tf(topk, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('topk', 'input', 1, 'Tensor', input)
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('topk', 'k', 2, 'int', k)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('topk', 'dim', 3, 'int', dim)
+    largest_c = _cv_bool(largest)
+    if largest_c is _BAD:
+        raise _arg_error('topk', 'largest', 4, 'bool', largest)
+    sorted_c = _cv_bool(sorted)
+    if sorted_c is _BAD:
+        raise _arg_error('topk', 'sorted', 5, 'bool', sorted)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_topk(input._p, k_c, dim_c, largest_c, sorted_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'topk', ('values', 'indices'))
+
+
+# yaml/native_functions.yaml: trace(Tensor self) -> Tensor
+_SIGS_trace = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def trace(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(trace, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('trace', 'input', 1, 'Tensor', input)
+    h_ = _C_trace(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: trace_backward(Tensor grad, SymInt[] sizes) -> Tensor
+_SIGS_trace_backward = (
+    ('(Tensor grad, tuple of ints sizes)', (('grad', lambda x: isinstance(x, _Tensor)), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def trace_backward(grad, sizes):
+    '(Tensor grad, tuple of ints sizes)'
+    if _TF and (r_ := _tf(trace_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('trace_backward', 'grad', 1, 'Tensor', grad)
+    sizes_c = _cv_int_list(sizes, 0)
+    if sizes_c is _BAD:
+        raise _arg_error('trace_backward', 'sizes', 2, 'tuple of ints', sizes)
+    h_ = _C_trace_backward(grad._p, sizes_c[0], sizes_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 _SIGS_transpose = (
     ('(Tensor input, int dim0, int dim1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim0', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -11643,6 +12506,50 @@ def tril(input, diagonal=0, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_tril_indices = (
+    ('(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('row', lambda x: _cv_int(x) is not _BAD), ('col', lambda x: _cv_int(x) is not _BAD), ('offset', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(tril_indices, locals())) is not _GO:
+        return r_
+    row_c = _cv_int(row)
+    if row_c is _BAD:
+        raise _arg_error('tril_indices', 'row', 1, 'int', row)
+    col_c = _cv_int(col)
+    if col_c is _BAD:
+        raise _arg_error('tril_indices', 'col', 2, 'int', col)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('tril_indices', 'offset', 3, 'int', offset)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('tril_indices', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('tril_indices', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('tril_indices', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('tril_indices', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_tril_indices(row_c, col_c, offset_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: triu(Tensor self, SymInt diagonal=0) -> Tensor
 # yaml/native_functions.yaml: triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_triu = (
@@ -11675,6 +12582,50 @@ def triu(input, diagonal=0, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_triu_indices = (
+    ('(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('row', lambda x: _cv_int(x) is not _BAD), ('col', lambda x: _cv_int(x) is not _BAD), ('offset', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(triu_indices, locals())) is not _GO:
+        return r_
+    row_c = _cv_int(row)
+    if row_c is _BAD:
+        raise _arg_error('triu_indices', 'row', 1, 'int', row)
+    col_c = _cv_int(col)
+    if col_c is _BAD:
+        raise _arg_error('triu_indices', 'col', 2, 'int', col)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('triu_indices', 'offset', 3, 'int', offset)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('triu_indices', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('triu_indices', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('triu_indices', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('triu_indices', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_triu_indices(row_c, col_c, offset_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
@@ -14594,6 +15545,67 @@ def _m_argmin(self, dim=None, keepdim=False):
     return r_
 
 
+# yaml/native_functions.yaml: argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+# yaml/native_functions.yaml: argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+_SIGS__m_argsort = (
+    ('(*, bool stable, int dim = -1, bool descending = False)', (), (('stable', lambda x: _cv_bool(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(int dim = -1, bool descending = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_argsort_0 = {'stable': lambda x: _cv_bool(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_argsort_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_argsort_0(self, *, stable, dim=-1, descending=False):
+    '(*, bool stable, int dim = -1, bool descending = False)'
+    stable_c = _cv_bool(stable)
+    if stable_c is _BAD:
+        raise _arg_error('argsort', 'stable', 0, 'bool', stable)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argsort', 'dim', 0, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('argsort', 'descending', 0, 'bool', descending)
+    h_ = _C_argsort_stable(self._p, stable_c, dim_c, descending_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_argsort_1(self, dim=-1, descending=False):
+    '(int dim = -1, bool descending = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('argsort', 'dim', 1, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('argsort', 'descending', 2, 'bool', descending)
+    h_ = _C_argsort(self._p, dim_c, descending_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_argsort(self, *args, **kwargs):
+    '(*, bool stable, int dim = -1, bool descending = False) | (int dim = -1, bool descending = False)'
+    if _TF and (r_ := _tf(_m_argsort, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and 'stable' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_argsort_0, ()[:n])):
+        return _impl_m_argsort_0(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_int(args[0]) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_argsort_1, ('dim', 'descending', )[:n])):
+        return _impl_m_argsort_1(self, *args, **kwargs)
+    raise _invalid_combination('argsort', args, kwargs, _SIGS__m_argsort)
+
+
 # yaml/native_functions.yaml: argwhere(Tensor self) -> Tensor
 _SIGS__m_argwhere = (
     ('()', (), (), False),
@@ -16265,6 +17277,87 @@ def _m_cumsum_(self, dim, *, dtype=None):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
+_SIGS__m_diag = (
+    ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diag(self, diagonal=0):
+    '(int diagonal = 0)'
+    if _TF and (r_ := _tf(_m_diag, locals())) is not _GO:
+        return r_
+    diagonal_c = _cv_int(diagonal)
+    if diagonal_c is _BAD:
+        raise _arg_error('diag', 'diagonal', 1, 'int', diagonal)
+    h_ = _C_diag(self._p, diagonal_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+_SIGS__m_diag_embed = (
+    ('(int offset = 0, int dim1 = -2, int dim2 = -1)', (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    '(int offset = 0, int dim1 = -2, int dim2 = -1)'
+    if _TF and (r_ := _tf(_m_diag_embed, locals())) is not _GO:
+        return r_
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diag_embed', 'offset', 1, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diag_embed', 'dim1', 2, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diag_embed', 'dim2', 3, 'int', dim2)
+    h_ = _C_diag_embed(self._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+_SIGS__m_diagonal = (
+    ('(int offset = 0, int dim1 = 0, int dim2 = 1)', (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diagonal(self, offset=0, dim1=0, dim2=1):
+    '(int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(_m_diagonal, locals())) is not _GO:
+        return r_
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal', 'offset', 1, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal', 'dim1', 2, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal', 'dim2', 3, 'int', dim2)
+    h_ = _C_diagonal(self._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -19060,6 +20153,26 @@ def _m_movedim(self, *args, **kwargs):
     raise _invalid_combination('movedim', args, kwargs, _SIGS__m_movedim)
 
 
+# yaml/native_functions.yaml: msort(Tensor self) -> Tensor
+_SIGS__m_msort = (
+    ('()', (), (), False),
+)
+
+
+def _m_msort(self):
+    '()'
+    if _TF and (r_ := _tf(_m_msort, locals())) is not _GO:
+        return r_
+    h_ = _C_msort(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: mul.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_mul = (
     ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
@@ -19978,6 +21091,37 @@ def _m_remainder_(self, *args, **kwargs):
     raise _invalid_combination('remainder_', args, kwargs, _SIGS__m_remainder_)
 
 
+# yaml/native_functions.yaml: repeat(Tensor self, SymInt[] repeats) -> Tensor
+_SIGS__m_repeat = (
+    ('(tuple of ints repeats)', (('repeats', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_repeat(self, *_args, repeats=None):
+    '(tuple of ints repeats)'
+    if _TF and (r_ := _tf(_m_repeat, locals())) is not _GO:
+        return r_
+    if _args and repeats is None and _args[0].__class__ is int:
+        repeats = _args  # f(2, 3): the common case
+    else:
+        repeats = _varargs(_args, repeats)
+    if repeats is None:
+        raise _missing_error('repeat', 'repeats')
+    if repeats is _BAD:
+        raise TypeError("repeat() got multiple values for argument 'repeats'")
+    repeats_c = _cv_int_list(repeats, 0)
+    if repeats_c is _BAD:
+        raise _arg_error('repeat', 'repeats', 1, 'tuple of ints', repeats)
+    h_ = _C_repeat(self._p, repeats_c[0], repeats_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS__m_reshape = (
     ('(tuple of ints shape)', (('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
@@ -20023,6 +21167,32 @@ def _m_reshape_as(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('reshape_as', 'other', 1, 'Tensor', other)
     h_ = _C_reshape_as(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+_SIGS__m_roll = (
+    ('(tuple of ints shifts, tuple of ints dims = [])', (('shifts', lambda x: _cv_int_list(x, 1) is not _BAD), ('dims', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def _m_roll(self, shifts, dims=()):
+    '(tuple of ints shifts, tuple of ints dims = [])'
+    if _TF and (r_ := _tf(_m_roll, locals())) is not _GO:
+        return r_
+    shifts_c = _cv_int_list(shifts, 1)
+    if shifts_c is _BAD:
+        raise _arg_error('roll', 'shifts', 1, 'tuple of ints', shifts)
+    dims_c = _cv_int_list(dims, 1)
+    if dims_c is _BAD:
+        raise _arg_error('roll', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_roll(self._p, shifts_c[0], shifts_c[1], dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -20676,6 +21846,57 @@ def _m_softmax(self, dim, dtype=None):
     return r_
 
 
+# yaml/native_functions.yaml: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+_SIGS__m_sort = (
+    ('(*, bool stable, int dim = -1, bool descending = False)', (), (('stable', lambda x: _cv_opt_bool(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(int dim = -1, bool descending = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('descending', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_sort_0 = {'stable': lambda x: _cv_opt_bool(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_sort_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'descending': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_sort_0(self, *, stable, dim=-1, descending=False):
+    '(*, bool stable, int dim = -1, bool descending = False)'
+    stable_c = _cv_opt_bool(stable)
+    if stable_c is _BAD:
+        raise _arg_error('sort', 'stable', 0, 'bool', stable)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('sort', 'dim', 0, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('sort', 'descending', 0, 'bool', descending)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_sort_stable(self._p, stable_c[0], stable_c[1], dim_c, descending_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'sort', ('values', 'indices'))
+
+
+def _impl_m_sort_1(self, dim=-1, descending=False):
+    '(int dim = -1, bool descending = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('sort', 'dim', 1, 'int', dim)
+    descending_c = _cv_bool(descending)
+    if descending_c is _BAD:
+        raise _arg_error('sort', 'descending', 2, 'bool', descending)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_sort(self._p, dim_c, descending_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'sort', ('values', 'indices'))
+
+
+def _m_sort(self, *args, **kwargs):
+    '(*, bool stable, int dim = -1, bool descending = False) | (int dim = -1, bool descending = False)'
+    if _TF and (r_ := _tf(_m_sort, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and 'stable' in kwargs and (not kwargs or _kw_ok(kwargs, _KW__m_sort_0, ()[:n])):
+        return _impl_m_sort_0(self, *args, **kwargs)
+    if n <= 2 and (n <= 0 or _cv_int(args[0]) is not _BAD) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_sort_1, ('dim', 'descending', )[:n])):
+        return _impl_m_sort_1(self, *args, **kwargs)
+    raise _invalid_combination('sort', args, kwargs, _SIGS__m_sort)
+
+
 # yaml/native_functions.yaml: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 # yaml/native_functions.yaml: split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
 _SIGS__m_split = (
@@ -21161,6 +22382,37 @@ def _m_tanh_(self):
     return self
 
 
+# yaml/native_functions.yaml: tile(Tensor self, SymInt[] dims) -> Tensor
+_SIGS__m_tile = (
+    ('(tuple of ints dims)', (('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_tile(self, *_args, dims=None):
+    '(tuple of ints dims)'
+    if _TF and (r_ := _tf(_m_tile, locals())) is not _GO:
+        return r_
+    if _args and dims is None and _args[0].__class__ is int:
+        dims = _args  # f(2, 3): the common case
+    else:
+        dims = _varargs(_args, dims)
+    if dims is None:
+        raise _missing_error('tile', 'dims')
+    if dims is _BAD:
+        raise TypeError("tile() got multiple values for argument 'dims'")
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('tile', 'dims', 1, 'tuple of ints', dims)
+    h_ = _C_tile(self._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 # yaml/native_functions.yaml: to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
 # yaml/native_functions.yaml: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
@@ -21318,6 +22570,53 @@ def _m_to(self, *args, **kwargs):
     if n <= 4 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_enum(args[3], True) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_to_3, ('dtype', 'non_blocking', 'copy', 'memory_format', )[:n])):
         return _impl_m_to_3(self, *args, **kwargs)
     raise _invalid_combination('to', args, kwargs, _SIGS__m_to)
+
+
+# yaml/native_functions.yaml: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+_SIGS__m_topk = (
+    ('(int k, int dim = -1, bool largest = True, bool sorted = True)', (('k', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('largest', lambda x: _cv_bool(x) is not _BAD), ('sorted', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_topk(self, k, dim=-1, largest=True, sorted=True):
+    '(int k, int dim = -1, bool largest = True, bool sorted = True)'
+    if _TF and (r_ := _tf(_m_topk, locals())) is not _GO:
+        return r_
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('topk', 'k', 1, 'int', k)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('topk', 'dim', 2, 'int', dim)
+    largest_c = _cv_bool(largest)
+    if largest_c is _BAD:
+        raise _arg_error('topk', 'largest', 3, 'bool', largest)
+    sorted_c = _cv_bool(sorted)
+    if sorted_c is _BAD:
+        raise _arg_error('topk', 'sorted', 4, 'bool', sorted)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_topk(self._p, k_c, dim_c, largest_c, sorted_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'topk', ('values', 'indices'))
+
+
+# yaml/native_functions.yaml: trace(Tensor self) -> Tensor
+_SIGS__m_trace = (
+    ('()', (), (), False),
+)
+
+
+def _m_trace(self):
+    '()'
+    if _TF and (r_ := _tf(_m_trace, locals())) is not _GO:
+        return r_
+    h_ = _C_trace(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
@@ -23004,6 +24303,7 @@ class _TensorOps:
     arctanh_ = _m_arctanh_
     argmax = _m_argmax
     argmin = _m_argmin
+    argsort = _m_argsort
     argwhere = _m_argwhere
     as_strided = _m_as_strided
     asin = _m_asin
@@ -23055,6 +24355,9 @@ class _TensorOps:
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
     cumsum_ = _m_cumsum_
+    diag = _m_diag
+    diag_embed = _m_diag_embed
+    diagonal = _m_diagonal
     div = _m_div
     div_ = _m_div_
     dot = _m_dot
@@ -23141,6 +24444,7 @@ class _TensorOps:
     mm = _m_mm
     moveaxis = _m_moveaxis
     movedim = _m_movedim
+    msort = _m_msort
     mul = _m_mul
     mul_ = _m_mul_
     mv = _m_mv
@@ -23167,8 +24471,10 @@ class _TensorOps:
     relu_ = _m_relu_
     remainder = _m_remainder
     remainder_ = _m_remainder_
+    repeat = _m_repeat
     reshape = _m_reshape
     reshape_as = _m_reshape_as
+    roll = _m_roll
     round = _m_round
     round_ = _m_round_
     rsqrt = _m_rsqrt
@@ -23188,6 +24494,7 @@ class _TensorOps:
     sinh_ = _m_sinh_
     slice = _m_slice
     softmax = _m_softmax
+    sort = _m_sort
     split = _m_split
     split_with_sizes = _m_split_with_sizes
     sqrt = _m_sqrt
@@ -23202,7 +24509,10 @@ class _TensorOps:
     tan_ = _m_tan_
     tanh = _m_tanh
     tanh_ = _m_tanh_
+    tile = _m_tile
     to = _m_to
+    topk = _m_topk
+    trace = _m_trace
     transpose = _m_transpose
     tril = _m_tril
     tril_ = _m_tril_
@@ -23352,6 +24662,9 @@ SIGNATURES = {
     ("function", "_to_copy"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, torchlet.memory_format memory_format = None)",
     ),
+    ("function", "_unique2"): (
+        "(Tensor input, bool sorted = True, bool return_inverse = False, bool return_counts = False)",
+    ),
     ("function", "abs"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -23455,6 +24768,10 @@ SIGNATURES = {
     ("function", "argmin"): (
         "(Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None)",
     ),
+    ("function", "argsort"): (
+        "(Tensor input, *, bool stable, int dim = -1, bool descending = False)",
+        "(Tensor input, int dim = -1, bool descending = False)",
+    ),
     ("function", "argwhere"): (
         "(Tensor input)",
     ),
@@ -23542,6 +24859,9 @@ SIGNATURES = {
     ("function", "broadcast_to"): (
         "(Tensor input, tuple of ints size)",
     ),
+    ("function", "cartesian_prod"): (
+        "(tuple of Tensors tensors)",
+    ),
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
     ),
@@ -23610,6 +24930,18 @@ SIGNATURES = {
     ),
     ("function", "cumsum"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "diag"): (
+        "(Tensor input, int diagonal = 0)",
+    ),
+    ("function", "diag_embed"): (
+        "(Tensor input, int offset = 0, int dim1 = -2, int dim2 = -1)",
+    ),
+    ("function", "diagonal"): (
+        "(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("function", "diagonal_backward"): (
+        "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
     ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -23791,6 +25123,9 @@ SIGNATURES = {
         "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
         "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
     ),
+    ("function", "linspace"): (
+        "(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
     ("function", "log"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -23838,6 +25173,9 @@ SIGNATURES = {
     ),
     ("function", "logit_backward"): (
         "(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)",
+    ),
+    ("function", "logspace"): (
+        "(Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "logsumexp"): (
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)",
@@ -23888,6 +25226,9 @@ SIGNATURES = {
     ("function", "movedim"): (
         "(Tensor input, int source, int destination)",
         "(Tensor input, tuple of ints source, tuple of ints destination)",
+    ),
+    ("function", "msort"): (
+        "(Tensor input)",
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -23955,9 +25296,19 @@ SIGNATURES = {
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
+    ("function", "randint"): (
+        "(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
     ("function", "randn"): (
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
+    ),
+    ("function", "randperm"): (
+        "(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+        "(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "reciprocal"): (
         "(Tensor input, *, Tensor out = None)",
@@ -23981,6 +25332,9 @@ SIGNATURES = {
     ),
     ("function", "rms_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)",
+    ),
+    ("function", "roll"): (
+        "(Tensor input, tuple of ints shifts, tuple of ints dims = [])",
     ),
     ("function", "round"): (
         "(Tensor input, *, Tensor out = None)",
@@ -24045,6 +25399,10 @@ SIGNATURES = {
     ("function", "softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
     ),
+    ("function", "sort"): (
+        "(Tensor input, *, bool stable, int dim = -1, bool descending = False)",
+        "(Tensor input, int dim = -1, bool descending = False)",
+    ),
     ("function", "split"): (
         "(Tensor input, int split_size, int dim = 0)",
         "(Tensor input, tuple of ints split_size, int dim = 0)",
@@ -24101,14 +25459,32 @@ SIGNATURES = {
     ("function", "threshold_backward"): (
         "(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)",
     ),
+    ("function", "tile"): (
+        "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "topk"): (
+        "(Tensor input, int k, int dim = -1, bool largest = True, bool sorted = True)",
+    ),
+    ("function", "trace"): (
+        "(Tensor input)",
+    ),
+    ("function", "trace_backward"): (
+        "(Tensor grad, tuple of ints sizes)",
+    ),
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
     ),
     ("function", "tril"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
     ),
+    ("function", "tril_indices"): (
+        "(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
     ("function", "triu"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
+    ),
+    ("function", "triu_indices"): (
+        "(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "trunc"): (
         "(Tensor input, *, Tensor out = None)",
@@ -24265,6 +25641,10 @@ SIGNATURES = {
     ),
     ("method", "argmin"): (
         "(int dim = None, bool keepdim = False)",
+    ),
+    ("method", "argsort"): (
+        "(*, bool stable, int dim = -1, bool descending = False)",
+        "(int dim = -1, bool descending = False)",
     ),
     ("method", "argwhere"): (
         "()",
@@ -24437,6 +25817,15 @@ SIGNATURES = {
     ),
     ("method", "cumsum_"): (
         "(int dim, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "diag"): (
+        "(int diagonal = 0)",
+    ),
+    ("method", "diag_embed"): (
+        "(int offset = 0, int dim1 = -2, int dim2 = -1)",
+    ),
+    ("method", "diagonal"): (
+        "(int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
     ("method", "div"): (
         "(Tensor other)",
@@ -24726,6 +26115,9 @@ SIGNATURES = {
         "(int source, int destination)",
         "(tuple of ints source, tuple of ints destination)",
     ),
+    ("method", "msort"): (
+        "()",
+    ),
     ("method", "mul"): (
         "(Tensor other)",
     ),
@@ -24812,11 +26204,17 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "repeat"): (
+        "(tuple of ints repeats)",
+    ),
     ("method", "reshape"): (
         "(tuple of ints shape)",
     ),
     ("method", "reshape_as"): (
         "(Tensor other)",
+    ),
+    ("method", "roll"): (
+        "(tuple of ints shifts, tuple of ints dims = [])",
     ),
     ("method", "round"): (
         "()",
@@ -24883,6 +26281,10 @@ SIGNATURES = {
     ("method", "softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
     ),
+    ("method", "sort"): (
+        "(*, bool stable, int dim = -1, bool descending = False)",
+        "(int dim = -1, bool descending = False)",
+    ),
     ("method", "split"): (
         "(int split_size, int dim = 0)",
         "(tuple of ints split_size, int dim = 0)",
@@ -24931,11 +26333,20 @@ SIGNATURES = {
     ("method", "tanh_"): (
         "()",
     ),
+    ("method", "tile"): (
+        "(tuple of ints dims)",
+    ),
     ("method", "to"): (
         "(*, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(Tensor other, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(torchlet.device device, torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
         "(torchlet.dtype dtype, bool non_blocking = False, bool copy = False, torchlet.memory_format memory_format = None)",
+    ),
+    ("method", "topk"): (
+        "(int k, int dim = -1, bool largest = True, bool sorted = True)",
+    ),
+    ("method", "trace"): (
+        "()",
     ),
     ("method", "transpose"): (
         "(int dim0, int dim1)",

@@ -158,6 +158,42 @@ def _meshgrid(gen):
     return meshgrid
 
 
+def _cartesian_prod(gen):
+    def cartesian_prod(*tensors):
+        """The Cartesian product of 1-D tensors: one row per combination (itertools.product's order)."""
+        if _TF and (r_ := _tf_args(cartesian_prod, tensors)) is not _GO:
+            return r_
+        return gen(list(tensors))
+
+    cartesian_prod.__wrapped__ = gen
+    return cartesian_prod
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements of input, sorted (torch.unique; over _unique2), with
+    the index of each element among them and their counts when asked."""
+    if _TF and (r_ := _tf(unique, locals())) is not _GO:
+        return r_
+    if dim is not None:
+        raise NotImplementedError("torchlet.unique: dim= (unique_dim) is not implemented")
+    output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
+
+
+_UNIQUE2 = [None]
+
+
+def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Tensor.unique: torchlet.unique(self, ...)."""
+    return unique(self, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
+
+
 _CONVERSIONS = (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
                 ("bfloat16", _dt.bfloat16), ("int", _dt.int32), ("long", _dt.int64), ("short", _dt.int16),
                 ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool_))
@@ -175,6 +211,11 @@ def install(tensor_cls, namespace: dict) -> None:
     namespace["broadcast_shapes"] = broadcast_shapes
     namespace["broadcast_tensors"] = _broadcast_tensors(namespace["broadcast_tensors"])
     namespace["meshgrid"] = _meshgrid(namespace["meshgrid"])
+    namespace["cartesian_prod"] = _cartesian_prod(namespace["cartesian_prod"])
+    _UNIQUE2[0] = namespace["_unique2"]
+    namespace["unique"] = unique
+    _tensor_unique.__name__ = "unique"
+    tensor_cls.unique = _tensor_unique
     for n in (1, 2, 3):
         name = f"atleast_{n}d"
         namespace[name] = _variadic(namespace[name], name,

@@ -168,7 +168,7 @@ def compare(got, exp, exp64=None, path="out"):
             if np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True):
                 return None
             if isinstance(exp64, torch.Tensor) and exp64.shape == exp.shape:
-                r = exp64.detach().numpy()
+                r = exp64.detach().double().numpy()  # a factory given dtype= stays in it
                 with np.errstate(invalid="ignore"):
                     eg = np.nanmax(np.abs(g.astype(np.float64) - r)) if g.size else 0.0
                     ee = np.nanmax(np.abs(e.astype(np.float64) - r)) if e.size else 0.0
