@@ -35,109 +35,111 @@ const tl_autocast_rule tl_autocast_rules[] = {
     {"aten::linalg_svdvals", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:43)", 0},
     /* yaml/autocast.yaml:44: fp32 */
     {"aten::linalg_svd", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:44)", 0},
-    /* yaml/autocast.yaml:66: promote */
-    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:66)", 0},
+    /* yaml/autocast.yaml:45: fp32 */
+    {"aten::trace", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:45)", 0},
     /* yaml/autocast.yaml:67: promote */
-    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:67)", 0},
+    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:67)", 0},
     /* yaml/autocast.yaml:68: promote */
-    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:68)", 0},
-    /* yaml/autocast.yaml:73: lower_precision_fp */
-    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:73)", 0},
+    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:68)", 0},
+    /* yaml/autocast.yaml:69: promote */
+    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:69)", 0},
     /* yaml/autocast.yaml:74: lower_precision_fp */
-    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:74)", 0},
+    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:74)", 0},
     /* yaml/autocast.yaml:75: lower_precision_fp */
-    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:75)", 0},
+    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:75)", 0},
     /* yaml/autocast.yaml:76: lower_precision_fp */
-    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:76)", 0},
+    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:76)", 0},
     /* yaml/autocast.yaml:77: lower_precision_fp */
-    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:77)", 0},
+    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:77)", 0},
     /* yaml/autocast.yaml:78: lower_precision_fp */
-    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:78)", 0},
+    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:78)", 0},
     /* yaml/autocast.yaml:79: lower_precision_fp */
-    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:79)", 0},
+    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:79)", 0},
     /* yaml/autocast.yaml:80: lower_precision_fp */
-    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:80)", 0},
-    /* yaml/autocast.yaml:88: fp32 */
-    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:88)", 0},
+    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:80)", 0},
+    /* yaml/autocast.yaml:81: lower_precision_fp */
+    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:81)", 0},
     /* yaml/autocast.yaml:89: fp32 */
-    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:89)", 0},
+    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:89)", 0},
     /* yaml/autocast.yaml:90: fp32 */
-    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:90)", 0},
+    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:90)", 0},
     /* yaml/autocast.yaml:91: fp32 */
-    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:91)", 0},
+    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:91)", 0},
     /* yaml/autocast.yaml:92: fp32 */
-    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:92)", 0},
+    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:92)", 0},
     /* yaml/autocast.yaml:93: fp32 */
-    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:93)", 0},
+    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:93)", 0},
     /* yaml/autocast.yaml:94: fp32 */
-    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:94)", 0},
+    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:94)", 0},
     /* yaml/autocast.yaml:95: fp32 */
-    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:95)", 0},
+    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:95)", 0},
     /* yaml/autocast.yaml:96: fp32 */
-    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:96)", 0},
+    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:96)", 0},
     /* yaml/autocast.yaml:97: fp32 */
-    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:97)", 0},
+    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:97)", 0},
     /* yaml/autocast.yaml:98: fp32 */
-    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:98)", 0},
+    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:98)", 0},
     /* yaml/autocast.yaml:99: fp32 */
-    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:99)", 0},
+    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:99)", 0},
     /* yaml/autocast.yaml:100: fp32 */
-    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:100)", 0},
+    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:100)", 0},
     /* yaml/autocast.yaml:101: fp32 */
-    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:101)", 0},
+    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:101)", 0},
     /* yaml/autocast.yaml:102: fp32 */
-    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:102)", 0},
+    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:102)", 0},
     /* yaml/autocast.yaml:103: fp32 */
-    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:103)", 0},
+    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:103)", 0},
     /* yaml/autocast.yaml:104: fp32 */
-    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:104)", 0},
+    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:104)", 0},
     /* yaml/autocast.yaml:105: fp32 */
-    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:105)", 0},
+    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:105)", 0},
     /* yaml/autocast.yaml:106: fp32 */
-    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:106)", 0},
+    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:106)", 0},
     /* yaml/autocast.yaml:107: fp32 */
-    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:107)", 0},
+    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:107)", 0},
     /* yaml/autocast.yaml:108: fp32 */
-    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:108)", 0},
+    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:108)", 0},
     /* yaml/autocast.yaml:109: fp32 */
-    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:109)", 0},
+    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:109)", 0},
     /* yaml/autocast.yaml:110: fp32 */
-    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:110)", 0},
-    /* yaml/autocast.yaml:121: fp32_set_opt_dtype */
-    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:121)", 0},
+    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:110)", 0},
+    /* yaml/autocast.yaml:111: fp32 */
+    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:111)", 0},
     /* yaml/autocast.yaml:122: fp32_set_opt_dtype */
-    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:122)", 0},
+    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:122)", 0},
     /* yaml/autocast.yaml:123: fp32_set_opt_dtype */
-    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:123)", 0},
+    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:123)", 0},
     /* yaml/autocast.yaml:124: fp32_set_opt_dtype */
-    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:124)", 0},
+    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:124)", 0},
     /* yaml/autocast.yaml:125: fp32_set_opt_dtype */
-    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:125)", 0},
+    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:125)", 0},
     /* yaml/autocast.yaml:126: fp32_set_opt_dtype */
-    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:126)", 0},
+    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:126)", 0},
     /* yaml/autocast.yaml:127: fp32_set_opt_dtype */
-    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:127)", 0},
+    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:127)", 0},
     /* yaml/autocast.yaml:128: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:128)", 0},
+    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:128)", 0},
     /* yaml/autocast.yaml:129: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:129)", 0},
+    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:129)", 0},
     /* yaml/autocast.yaml:130: fp32_set_opt_dtype */
-    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:130)", 0},
+    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:130)", 0},
     /* yaml/autocast.yaml:131: fp32_set_opt_dtype */
-    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:131)", 0},
-    /* yaml/autocast.yaml:137: promote */
-    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:137)", 0},
+    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:131)", 0},
+    /* yaml/autocast.yaml:132: fp32_set_opt_dtype */
+    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:132)", 0},
     /* yaml/autocast.yaml:138: promote */
-    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:138)", 0},
+    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:138)", 0},
     /* yaml/autocast.yaml:139: promote */
-    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:139)", 0},
+    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:139)", 0},
     /* yaml/autocast.yaml:140: promote */
-    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:140)", 0},
+    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:140)", 0},
     /* yaml/autocast.yaml:141: promote */
-    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:141)", 0},
+    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:141)", 0},
     /* yaml/autocast.yaml:142: promote */
-    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:142)", 0},
+    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:142)", 0},
+    /* yaml/autocast.yaml:143: promote */
+    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:143)", 0},
     {0, 0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
 };
 
-const int64_t tl_autocast_num_rules = 65;
+const int64_t tl_autocast_num_rules = 66;

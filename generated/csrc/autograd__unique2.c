@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
  */
@@ -18,33 +22,73 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * Unique2Backward0: the backward node of (yaml/derivatives.yaml)
+ *   _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+ * ====================================================================== */
+
+typedef struct Unique2Backward0 {
+    tl_node base;
+} Unique2Backward0;
+
+static int Unique2Backward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    tl_tensor *grad = grads[0];
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* self: not_implemented("_unique2") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "_unique2");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    (void)grad;
+    return rc_;
+}
+
+static void Unique2Backward0_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void Unique2Backward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable Unique2Backward0_vtable = {
+    "Unique2Backward0", Unique2Backward0_apply, Unique2Backward0_release_saved_variables, Unique2Backward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * _unique2: _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * records Unique2Backward0
  * ---------------------------------------------------------------------- */
 static int tl_autograd__unique2(tl_keyset ks, tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops__unique2_redispatch(below_, self, sorted, return_inverse, return_counts, ret0, ret1, ret2);
-    int rc_;
+    Unique2Backward0 *n_ = (Unique2Backward0 *)tl_node_new(&Unique2Backward0_vtable, sizeof(Unique2Backward0), 3, 1);
+    if (!n_) return -1;
+    tl_tensor *o_[3] = { NULL, NULL, NULL };
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
-        rc_ = tl_ops__unique2_redispatch(below_, self, sorted, return_inverse, return_counts, ret0, ret1, ret2);
+        int rc_ = tl_ops__unique2_redispatch(below_, self, sorted, return_inverse, return_counts, &o_[0], &o_[1], &o_[2]);
         tl_exclude_guard_exit(excluded_);
+        if (rc_ < 0) goto fail;
     }
-    if (rc_ < 0) return -1;
-    tl_tensor *o_[3] = { *ret0, *ret1, *ret2 };
-    if (tl_autograd_not_implemented("aten::_unique2", ins_, 1, o_, 3, 0) < 0) {
-        tl_tensor_release(*ret0);
-        *ret0 = NULL;
-        tl_tensor_release(*ret1);
-        *ret1 = NULL;
-        tl_tensor_release(*ret2);
-        *ret2 = NULL;
-        return -1;
-    }
+    if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    *ret0 = o_[0];
+    *ret1 = o_[1];
+    *ret2 = o_[2];
     return 0;
+fail:
+    tl_tensor_release(o_[0]);
+    tl_tensor_release(o_[1]);
+    tl_tensor_release(o_[2]);
+    tl_node_release(&n_->base);
+    return -1;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register__unique2(void) {

@@ -9,7 +9,7 @@ POLICIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "promote", )
 POLICY = {
     "cpu": {
         "lower_precision_fp": ("mm", "bmm", "baddbmm", "addmm", "linear", "matmul", "scaled_dot_product_attention", ),
-        "fp32": ("prod", "prod.dim_int", "mse_loss", "nll_loss", "cross_entropy_loss", "linalg_svdvals", "linalg_svd", ),
+        "fp32": ("prod", "prod.dim_int", "mse_loss", "nll_loss", "cross_entropy_loss", "linalg_svdvals", "linalg_svd", "trace", ),
         "fp32_set_opt_dtype": (),
         "promote": ("stack", "cat", "index_copy", ),
     },

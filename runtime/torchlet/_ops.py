@@ -79,6 +79,10 @@ def _defined_overloads(base: str) -> list[str]:
 _BindError = RuntimeError
 
 
+_SCALAR_TYPE_ALIASES = {"long": "int64", "int": "int32", "short": "int16", "float": "float32", "double": "float64",
+                        "half": "float16", "cfloat": "complex64", "cdouble": "complex128"}
+
+
 def _default_of(arg):
     """A schema default as the Python value its packer takes."""
     d = arg.default_value
@@ -86,7 +90,8 @@ def _default_of(arg):
         return _ENUM_INTS[d]
     if isinstance(d, str) and arg.type.base.name == "ScalarType":
         from . import _dtype
-        return getattr(_dtype, d)
+        # a schema names a dtype by PyTorch's spelling (`dtype=long`): torch.long is int64
+        return getattr(_dtype, _SCALAR_TYPE_ALIASES.get(d, d))
     return d
 
 

@@ -596,8 +596,34 @@ INDEX_COPY_CASES = {
 }
 
 
+# repeat, roll, diagonal, diag_embed, trace, sort, topk (kernels/native/tensor_shapes.c, sort.c);
+# distinct values for the sorts (ties have no derivative)
+RSS = np.random.default_rng(8819)
+
+
+def _distinct(*shape):
+    n = int(np.prod(shape)) if shape else 1
+    return (RSS.permutation(n).astype(np.float64) + RSS.uniform(0.1, 0.4, n)).reshape(shape)
+
+
+SHAPES_SORT_CASES = {
+    "repeat": [([rn(2, 3)], lambda a: a.repeat(2, 1, 3)), ([rn(3, 2)], lambda a: T(a).repeat(1, 2))],
+    "roll": [([rn(3, 4)], lambda a: torchlet.roll(a, [1, -2], [0, 1])), ([rn(5)], lambda a: torchlet.roll(a, 7, 0))],
+    "diagonal": [([rn(3, 4)], lambda a: torchlet.diagonal(a, 1)), ([rn(2, 3, 4)], lambda a: a.diagonal(-1, 0, 2))],
+    "diagonal_backward": [([rn(3)], lambda g: torchlet.library.call("aten::diagonal_backward", g, [3, 4], 1, 0, 1))],
+    "diag_embed": [([rn(2, 3)], lambda a: torchlet.diag_embed(a)), ([rn(3)], lambda a: torchlet.diag_embed(a, -1))],
+    "trace": [([rn(3, 4)], lambda a: torchlet.trace(a)), ([rn(4, 3)], lambda a: T(a).trace())],
+    "sort": [([_distinct(3, 5)], lambda a: torchlet.sort(a, 1)[0]),
+             ([_distinct(4, 3)], lambda a: torchlet.sort(T(a), 0, True)[0])],
+    "sort.stable": [([_distinct(6)], lambda a: torchlet.sort(a, stable=True, dim=0, descending=False)[0])],
+    "topk": [([_distinct(3, 6)], lambda a: torchlet.topk(a, 2, 1)[0]),
+             ([_distinct(5)], lambda a: torchlet.topk(a, 3, largest=False)[0])],
+}
+
+
 CASES = {
     **INDEX_COPY_CASES,
+    **SHAPES_SORT_CASES,
     **DROPOUT_INDEX_PUT_VIEW_CASES,
     **REDUCTION_CASES,
     **COMPILER_CASES,

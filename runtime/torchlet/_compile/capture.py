@@ -26,7 +26,7 @@ import torchlet
 from .._ops import ops
 from .._subclasses.fake_tensor import DataDependentOutputException, FakeTensor, FakeTensorMode
 from ..utils._python_dispatch import TorchDispatchMode
-from .graph import Graph, Node, Value, map_values
+from .graph import Graph, Node, Value
 
 aten = ops.aten
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -362,4 +362,4 @@ def _replace(x, swap):
     return x
 
 
-__all__ = ["GraphBreak", "Tracer", "trace", "user_frame", "DECOMPOSITIONS", "map_values"]
+__all__ = ["GraphBreak", "Tracer", "trace", "user_frame", "DECOMPOSITIONS"]

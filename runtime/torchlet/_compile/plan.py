@@ -77,7 +77,6 @@ class Plan:
         else:
             self.steps = fuse(graph)
         self.groups = [s for s in self.steps if isinstance(s, Group)]
-        self.runners = []
         if self.groups:
             try:
                 self.source, self.kernel_names = emit_source(self.groups, title)
@@ -85,7 +84,7 @@ class Plan:
                 pfor = _ffi.cast("void *", build.parallel_for_address())
                 grain = torchlet._C.lib.tl_get_grain_size()
                 fns = {n: getattr(lib, n) for n in self.kernel_names}
-                self._lib = lib
+                self._lib = lib      # the loaded object lives as long as the plan
                 for g, name in zip(self.groups, self.kernel_names):
                     g.runner = _GroupRunner(g, fns[name], pfor, grain)
             except build.BuildError as e:
