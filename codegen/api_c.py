@@ -187,6 +187,11 @@ _C_KEYWORDS = frozenset(
 _GLUE_NAMES = frozenset({"ks", "st", "s", "k_", "st_", "rc_", "r_", "s_", "op_", "ret", "ret_len"})
 
 
+def c_string(text: str) -> str:
+    """``text`` as a C string literal (schemas hold string defaults: ``str b="2"``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def c_ident(name: str) -> str:
     """An argument name as a C identifier: C keywords get a trailing ``_``,
     names the generated glue uses itself (``ks``, ``st``, ``s`` ...) ``_arg``."""

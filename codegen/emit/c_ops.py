@@ -47,6 +47,7 @@ class _Op:
 
     f: NativeFunction
     schema: str
+    schema_c: str
     qualified: str
     handle: str
     unambiguous: str
@@ -147,7 +148,8 @@ def _call_lines(f: NativeFunction, r: api_c.CReturn, args: list[api_c.CArg]) -> 
             elif kind == "tensor_list":
                 decls += [f"tl_tensor **{x} = NULL;", f"int64_t {x}n = 0;"]
                 refs += [f"&{x}", f"&{x}n"]
-                pushes.append(f"if (rc_ == 0) rc_ = tl_stack_push_tensor_list(st, {x}, {x}n); tl_tensor_list_free({x}, {x}n);")
+                pushes.append(f"if (rc_ == 0) rc_ = tl_stack_push_tensor_list(st, {x}, {x}n);")
+                pushes.append(f"tl_tensor_list_free({x}, {x}n);")
             else:
                 ct = ps[0].ctype[:-2]
                 decls.append(f"{ct} {x};")
@@ -157,7 +159,36 @@ def _call_lines(f: NativeFunction, r: api_c.CReturn, args: list[api_c.CArg]) -> 
     raise api_c.UnsupportedCType(f"{f.func.name}: boxing of '{r.kind}' returns is not supported yet")
 
 
-def _op(m: Model, f: NativeFunction, path: str) -> _Op:
+def native_c_names(m: Model) -> dict[tuple[int, str], str]:
+    """C names of hand-written kernels that differ from ``tl_native_<K>``.
+
+    PyTorch names one C++ kernel for several overloads (``add_relu`` for
+    ``add_relu.Tensor`` and ``add_relu.Scalar``: C++ overloading). C has no
+    overloading: the first function (YAML order) naming ``K`` keeps
+    ``tl_native_K``; a later one whose C signature differs gets
+    ``tl_native_K__<its unambiguous name>`` (``tl_native_add_relu__add_relu_Scalar``).
+    Keys are ``(id(function), K)``."""
+    first: dict[str, str] = {}
+    renamed: dict[tuple[int, str], str] = {}
+    for f in m.functions:
+        g = m.group_of(f)
+        structured_group = g is not None and g.structured
+        try:
+            sig = None
+            for key, md in m.kernels(f).items():
+                if structured_group and (md.structured or md.delegate is not None):
+                    continue
+                if sig is None:
+                    sig = api_c.c_signature(f, "K", with_ks=True)
+                seen = first.setdefault(md.kernel, sig)
+                if seen != sig:
+                    renamed[(id(f), md.kernel)] = f"{api_c.native_name(md.kernel)}__{api_c.unambiguous_name(f)}"
+        except api_c.UnsupportedCType:
+            continue  # reported by _op
+    return renamed
+
+
+def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, str], str]) -> _Op:
     args = api_c.c_args(f)
     r = api_c.c_return(f)
     params = api_c.c_params(f)
@@ -165,6 +196,7 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
     op = _Op(
         f=f,
         schema=str(f.func),
+        schema_c=api_c.c_string(str(f.func)),
         qualified=api_c.qualified_name(f),
         handle=api_c.op_handle_name(f),
         unambiguous=api_c.unambiguous_name(f),
@@ -206,9 +238,9 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
                 continue
             structured_keys.append(key)
             continue
-        fn = api_c.native_name(md.kernel)
+        fn = native_names.get((id(f), md.kernel), api_c.native_name(md.kernel))
         op.kernels.append(_reg(key, enum, fn, path, [fn]))
-        proto = api_c.native_prototype(f, md.kernel)
+        proto = api_c.c_signature(f, fn, with_ks=True) + ";"
         if proto not in op.natives:
             op.natives.append(proto)
     if structured_keys:
@@ -327,12 +359,13 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
     blocks = []
     needs_ext_header = False
     sink = DiagnosticSink()
+    native_names = native_c_names(m)
     for base, fs in _files(m).items():
         path = f"csrc/ops_{base}.c"
         ops = []
         for f in fs:
             try:
-                ops.append(_op(m, f, path))
+                ops.append(_op(m, f, path, native_names))
             except api_c.UnsupportedCType as e:
                 sink.error(f.fpos("func"), str(e), "see docs/CODEGEN_C.md for what the C emitter supports")
         if not ops:
