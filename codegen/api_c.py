@@ -187,6 +187,11 @@ _C_KEYWORDS = frozenset(
 _GLUE_NAMES = frozenset({"ks", "st", "s", "k_", "st_", "rc_", "r_", "s_", "op_", "ret", "ret_len"})
 
 
+def c_string(text: str) -> str:
+    """``text`` as a C string literal (schemas hold string defaults: ``str b="2"``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def c_ident(name: str) -> str:
     """An argument name as a C identifier: C keywords get a trailing ``_``,
     names the generated glue uses itself (``ks``, ``st``, ``s`` ...) ``_arg``."""
@@ -254,6 +259,9 @@ class CArg:
             "enum": f"tl_glue_push_enum({st}, {n})",
             "str": f"tl_stack_push_string({st}, {n})",
             "generator": f"tl_glue_push_generator({st}, {n})",
+            "scalar_list": f"tl_glue_push_scalar_list({st}, {n}, {n}_len)",
+            "opt_scalar_list": f"tl_glue_push_scalar_list({st}, {n}, {n}_len)",
+            "storage": f"tl_glue_push_storage({st}, {n})",
         }[k]
 
     # --- unboxing (kernel side): pop into locals
@@ -277,6 +285,10 @@ class CArg:
             return [f"int {n} = -1;"]
         if k == "generator":
             return [f"tl_generator *{n} = NULL;"]
+        if k in ("scalar_list", "opt_scalar_list"):
+            return [f"tl_scalar *{n} = NULL;", f"int64_t {n}_len = 0;"]
+        if k == "storage":
+            return [f"tl_storage *{n} = NULL;"]
         return [f"{self.params[0].ctype} {n} = 0;"]
 
     def pop(self, st: str = "st") -> str:
@@ -305,6 +317,9 @@ class CArg:
             "enum": f"tl_glue_pop_enum({st}, &{n})",
             "str": f"tl_glue_pop_list({st}, TL_IV_STRING, 1, &{n}_iv)",
             "generator": f"tl_glue_pop_generator({st}, &{n})",
+            "scalar_list": f"tl_glue_pop_scalar_list({st}, 0, &{n}, &{n}_len)",
+            "opt_scalar_list": f"tl_glue_pop_scalar_list({st}, 1, &{n}, &{n}_len)",
+            "storage": f"tl_glue_pop_storage({st}, &{n})",
         }[k]
 
     def call_args(self) -> list[str]:
@@ -321,6 +336,8 @@ class CArg:
             return [f"(const bool *){n}_iv.u.bools.data", f"{n}_iv.u.bools.len"]
         if k == "str":
             return [f"{n}_iv.u.s"]
+        if k in ("scalar_list", "opt_scalar_list"):
+            return [f"(const tl_scalar *){n}", f"{n}_len"]
         return [p.name for p in self.params]
 
     def release(self) -> list[str]:
@@ -330,6 +347,8 @@ class CArg:
         if self.kind in ("tensor_list", "opt_tensor_list", "int_list", "opt_int_list", "double_list", "opt_double_list",
                          "bool_list", "str"):
             return [f"tl_ivalue_destroy(&{n}_iv);"]
+        if self.kind in ("scalar_list", "opt_scalar_list"):
+            return [f"free({n});"]
         return []
 
     @property
@@ -364,6 +383,11 @@ def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
             BaseTy.Layout: ("enum", ("int",)),
             BaseTy.MemoryFormat: ("enum", ("int",)),
             BaseTy.str: ("str", ("const char *",)),
+            # c10::DeviceIndex (int8) and a packed c10::Stream (StreamData3's id) as plain ints
+            BaseTy.DeviceIndex: ("int", ("int64_t",)),
+            BaseTy.Stream: ("int", ("int64_t",)),
+            BaseTy.SymBool: ("bool", ("bool",)),
+            BaseTy.Storage: ("storage", ("tl_storage *",)),
         }
         if b in simple:
             return simple[b]
@@ -384,6 +408,9 @@ def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
                 BaseTy.MemoryFormat: ("enum", ("int",)),
                 BaseTy.str: ("str", ("const char *",)),
                 BaseTy.Generator: ("generator", ("tl_generator *",)),
+                BaseTy.DeviceIndex: ("opt_int", ("int64_t", "bool")),
+                BaseTy.Stream: ("opt_int", ("int64_t", "bool")),
+                BaseTy.SymBool: ("opt_bool", ("bool", "bool")),
             }
             if b in opt:
                 return opt[b]
@@ -392,6 +419,8 @@ def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
                 return "opt_int_list", ("const int64_t *", "int64_t")
             if e.elem.name is BaseTy.float:
                 return "opt_double_list", ("const double *", "int64_t")
+            if e.elem.name is BaseTy.Scalar:
+                return "opt_scalar_list", ("const tl_scalar *", "int64_t")
     elif isinstance(t, ListType):
         e = t.elem
         if isinstance(e, BaseType):
@@ -403,6 +432,8 @@ def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
                 return "double_list", ("const double *", "int64_t")
             if e.name is BaseTy.bool:  # bool[N] (output_mask): the kernel checks N
                 return "bool_list", ("const bool *", "int64_t")
+            if e.name is BaseTy.Scalar:  # Scalar[] (_foreach_*.ScalarList): NULL = None
+                return "scalar_list", ("const tl_scalar *", "int64_t")
         elif isinstance(e, OptionalType) and isinstance(e.elem, BaseType) and e.elem.name is BaseTy.Tensor:
             return "opt_tensor_list", ("tl_tensor *const *", "int64_t")
     raise UnsupportedCType(f"{where}: the C ABI has no convention for type '{t}' yet (docs/OPERATOR_ABI.md)")
@@ -412,6 +443,7 @@ _SUFFIX = {
     "opt_int": "_has", "opt_double": "_has", "opt_bool": "_has",
     "tensor_list": "_len", "opt_tensor_list": "_len", "int_list": "_len", "opt_int_list": "_len",
     "double_list": "_len", "opt_double_list": "_len", "bool_list": "_len",
+    "scalar_list": "_len", "opt_scalar_list": "_len",
 }
 
 
@@ -438,8 +470,11 @@ class CReturn:
     ``kind``: ``tensor`` (returns ``tl_tensor *``, new reference, NULL on
     error), ``tensors`` (several tensors: returns int, trailing
     ``tl_tensor **ret0, ...``), ``none`` (returns int), ``value`` (one int /
-    float / bool / Scalar: returns int, trailing ``T *ret``), ``tensor_list``
-    (returns int, trailing ``tl_tensor ***ret, int64_t *ret_len``).
+    float / bool / Scalar / ScalarType / QScheme: returns int, trailing ``T
+    *ret``), ``tensor_list`` (returns int, trailing ``tl_tensor ***ret,
+    int64_t *ret_len``), ``tuple`` (a tuple mixing tensors, tensor lists and
+    values: returns int, each element's parameters of the three conventions
+    above in order, named ``ret<i>``).
     """
 
     kind: str
@@ -453,12 +488,44 @@ class CReturn:
 
 
 _VALUE_RET = {
-    BaseTy.int: ("int64_t", "int"),
-    BaseTy.SymInt: ("int64_t", "int"),
-    BaseTy.float: ("double", "double"),
-    BaseTy.bool: ("bool", "bool"),
-    BaseTy.Scalar: ("tl_scalar", "scalar"),
+    BaseTy.int: "int64_t",
+    BaseTy.SymInt: "int64_t",
+    BaseTy.float: "double",
+    BaseTy.bool: "bool",
+    BaseTy.SymBool: "bool",
+    BaseTy.Scalar: "tl_scalar",
+    BaseTy.ScalarType: "tl_dtype",
+    BaseTy.QScheme: "int",  # c10::QScheme's enum value
 }
+
+# boxing of a value return by its C type: (pop from the stack into a T *, push a T)
+VALUE_BOXING = {
+    "int64_t": ("tl_stack_pop_int", "tl_stack_push_int"),
+    "double": ("tl_stack_pop_double", "tl_stack_push_double"),
+    "bool": ("tl_glue_pop_bool", "tl_stack_push_bool"),
+    "tl_scalar": ("tl_stack_pop_scalar", "tl_stack_push_scalar"),
+    "tl_dtype": ("tl_glue_pop_dtype", "tl_glue_push_dtype"),
+    "int": ("tl_glue_pop_enum", "tl_glue_push_enum"),
+}
+
+
+def _is_tensor(t) -> bool:
+    return isinstance(t, BaseType) and t.name is BaseTy.Tensor
+
+
+def _is_tensor_list(t) -> bool:
+    return isinstance(t, ListType) and _is_tensor(t.elem)
+
+
+def _element_out_params(t, i: int, where: str) -> tuple[str, tuple[CParam, ...]]:
+    """(element kind, trailing out parameters) of return ``i`` of a tuple."""
+    if _is_tensor(t):
+        return "tensor", (CParam(f"ret{i}", "tl_tensor **"),)
+    if _is_tensor_list(t):
+        return "tensor_list", (CParam(f"ret{i}", "tl_tensor ***"), CParam(f"ret{i}_len", "int64_t *"))
+    if isinstance(t, BaseType) and t.name in _VALUE_RET:
+        return "value", (CParam(f"ret{i}", _VALUE_RET[t.name] + " *"),)
+    raise UnsupportedCType(f"{where}: the C ABI has no convention for a '{t}' return yet")
 
 
 def c_return(f: FuncLike) -> CReturn:
@@ -469,16 +536,26 @@ def c_return(f: FuncLike) -> CReturn:
         return CReturn("none", "int", "-1", (), rets)
     if len(rets) == 1:
         t = rets[0].type
-        if isinstance(t, BaseType) and t.name is BaseTy.Tensor:
+        if _is_tensor(t):
             return CReturn("tensor", "tl_tensor *", "NULL", (), rets)
         if isinstance(t, BaseType) and t.name in _VALUE_RET:
-            ct, _ = _VALUE_RET[t.name]
-            return CReturn("value", "int", "-1", (CParam("ret", ct + " *"),), rets)
-        if isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name is BaseTy.Tensor:
+            return CReturn("value", "int", "-1", (CParam("ret", _VALUE_RET[t.name] + " *"),), rets)
+        if _is_tensor_list(t):
             return CReturn("tensor_list", "int", "-1", (CParam("ret", "tl_tensor ***"), CParam("ret_len", "int64_t *")), rets)
-    elif all(isinstance(r.type, BaseType) and r.type.name is BaseTy.Tensor for r in rets):
+        raise UnsupportedCType(f"{s.name}: the C ABI has no convention for returns '{rets[0]}' yet")
+    if all(_is_tensor(r.type) for r in rets):
         return CReturn("tensors", "int", "-1", tuple(CParam(f"ret{i}", "tl_tensor **") for i in range(len(rets))), rets)
-    raise UnsupportedCType(f"{s.name}: the C ABI has no convention for returns '{', '.join(str(r) for r in rets)}' yet")
+    # a mixed tuple ((Tensor, Tensor[]), (Tensor, ..., SymInt max_q, ...), (float, int)):
+    # one group of trailing parameters per element, in order
+    params: list[CParam] = []
+    for i, r in enumerate(rets):
+        params.extend(_element_out_params(r.type, i, str(s.name))[1])
+    return CReturn("tuple", "int", "-1", tuple(params), rets)
+
+
+def tuple_elements(r: CReturn) -> list[tuple[str, tuple[CParam, ...]]]:
+    """The (kind, out params) of each element of a ``tuple`` return."""
+    return [_element_out_params(x.type, i, "") for i, x in enumerate(r.returns)]
 
 
 def c_params(f: FuncLike, with_ks: bool = False) -> list[CParam]:
@@ -520,13 +597,49 @@ def native_prototype(f: FuncLike, kernel: str) -> str:
     return c_signature(f, native_name(kernel), with_ks=True) + ";"
 
 
+def precompute_name(g: NativeFunctionsGroup) -> str | None:
+    """The struct a ``precomputed:`` meta function fills (None without one)."""
+    out = g.out
+    assert out is not None
+    if out.precomputed is None:
+        return None
+    return f"tl_precompute_{unambiguous_name(out)}"
+
+
+# C fields of a precomputed value, by its C++ type in the YAML
+_PRECOMPUTE_FIELD = {
+    "int": "int64_t {n};",
+    "bool": "bool {n};",
+    "MemoryFormat": "int {n};",
+    "ScalarType": "tl_dtype {n};",
+    "DimVector": "int64_t {n}[TL_PRECOMPUTE_MAX_DIMS]; int64_t {n}_len;",
+}
+
+
+def precompute_fields(g: NativeFunctionsGroup) -> list[str]:
+    """The fields of :func:`precompute_name`'s struct, in YAML order."""
+    out = g.out
+    assert out is not None and out.precomputed is not None
+    pc = out.precomputed
+    fields = []
+    for a in [a for _, args in pc.replace for a in args] + list(pc.add):
+        if a.type not in _PRECOMPUTE_FIELD:
+            raise UnsupportedCType(f"{out.func.name}: precomputed type '{a.type}' has no C field type")
+        fields.append(_PRECOMPUTE_FIELD[a.type].format(n=c_ident(a.name)))
+    return fields
+
+
 def meta_params(g: NativeFunctionsGroup) -> list[CParam]:
-    """``tl_structured *s`` followed by the signature's arguments (no out=)."""
+    """``tl_structured *s`` followed by the signature's arguments (no out=),
+    then ``tl_precompute_<out> *pre`` when the group has ``precomputed:``."""
     out = g.out
     assert out is not None
     ps = [CParam("s", "tl_structured *")]
     for a in out.func.arguments.non_out:
         ps.extend(c_arg(a, str(out.func.name)).params)
+    pre = precompute_name(g)
+    if pre:
+        ps.append(CParam("pre", pre + " *"))
     return ps
 
 
@@ -535,10 +648,19 @@ def meta_prototype(g: NativeFunctionsGroup) -> str:
 
 
 def impl_params(g: NativeFunctionsGroup) -> list[CParam]:
-    """``tl_structured *s``, the signature's arguments, then the out tensors."""
+    """``tl_structured *s``, the signature's arguments, then the out tensors.
+    With ``precomputed:`` the replaced arguments are dropped (as in PyTorch)
+    and ``const tl_precompute_<out> *pre`` comes before the out tensors."""
     out = g.out
     assert out is not None
-    ps = meta_params(g)
+    pre = precompute_name(g)
+    replaced = {n for n, _ in out.precomputed.replace} if out.precomputed else set()
+    ps = [CParam("s", "tl_structured *")]
+    for a in out.func.arguments.non_out:
+        if a.name not in replaced:
+            ps.extend(c_arg(a, str(out.func.name)).params)
+    if pre:
+        ps.append(CParam("pre", f"const {pre} *"))
     for a in out.func.arguments.out:
         ps.extend(c_arg(a, str(out.func.name)).params)
     return ps

@@ -106,8 +106,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
         env=make_environment(args.templates),
         inputs=tuple(p for p in (shown(inputs.native_functions), shown(inputs.derivatives) if inputs.derivatives else None) if p),
         fingerprint=fingerprint([Path(p) for p in inputs.paths()]),
+        untranslated_derivatives=args.untranslated_derivatives,
     )
     files = emit_all(ctx)
+    for note in ctx.notes:
+        print(f"torchlet-gen: note: {note}", file=sys.stderr)
     files["MANIFEST"] = manifest(files, ctx.fingerprint, ctx.inputs)
     out_dir = Path(args.out)
     out_shown = shown(out_dir)
@@ -162,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--autocast", default=None, help="autocast.yaml (default: beside native_functions.yaml; '' for none)")
     g.add_argument("--templates", default=str(ROOT / "templates"))
     g.add_argument("--out", default=str(ROOT / "generated"))
+    g.add_argument("--untranslated-derivatives", choices=("error", "not-implemented"), default="error",
+                   help="a derivatives.yaml formula with no C translation: an error (default), or PyTorch's "
+                        "autograd-not-implemented kernel for its operators (for corpora such as PyTorch's own)")
     mode = g.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 with a diff when the output is stale")
     mode.add_argument("--dry-run", action="store_true", help="list what would change, write nothing")

@@ -8,7 +8,7 @@ function here (or in a module of this package), and append it to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import jinja2
@@ -25,6 +25,11 @@ class EmitContext:
     env: jinja2.Environment
     inputs: tuple[str, ...]  # the input files, as shown in headers
     fingerprint: str  # hash of the generator's sources, templates and inputs
+    # "error": a derivatives.yaml formula the C compiler cannot translate is a
+    # diagnostic; "not-implemented": its operators get PyTorch's
+    # autograd-not-implemented kernel (backward raises) and a note
+    untranslated_derivatives: str = "error"
+    notes: list[str] = field(default_factory=list)  # summary lines an emitter wants printed
 
     def header(self, template: str, comment: tuple[str, str, str], inputs: tuple[str, ...] | None = None) -> str:
         """The "generated, do not edit" banner in a file's comment syntax.

@@ -67,19 +67,25 @@ def _inputs_lines(args: list[api_c.CArg]) -> tuple[list[str], str]:
     return lines, "nin_"
 
 
-def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node]) -> dict | None:
-    """Template slots of the autograd kernel of ``f``, or None for no kernel."""
+# functions of the autograd runtime (runtime/include/tl_autograd.h) that an
+# operator's kernel name would shadow (aten::detach, aten::detach_)
+RUNTIME_AUTOGRAD_NAMES = frozenset({"tl_autograd_detach", "tl_autograd_detach_"})
+
+
+def autograd_kernel_name(f: NativeFunction) -> str:
+    """``tl_autograd_<unambiguous name>``; ``..._kernel`` where the runtime has that name."""
+    name = f"tl_autograd_{api_c.unambiguous_name(f)}"
+    return name + "_kernel" if name in RUNTIME_AUTOGRAD_NAMES else name
+
+
+def _common(m: Model, f: NativeFunction) -> dict:
+    """The template slots every autograd kernel of ``f`` has."""
     args = api_c.c_args(f)
     tensors = [a for a in args if a.is_tensor]
-    if not tensors:
-        return None  # factories: nothing to differentiate, Autograd never selected
-    kernels = m.kernels(f)
-    if "CompositeImplicitAutograd" in kernels:
-        return None  # works through its decomposition
     r = api_c.c_return(f)
     ins_lines, nin = _inputs_lines(tensors)
-    common = {
-        "name": f"tl_autograd_{api_c.unambiguous_name(f)}",
+    return {
+        "name": autograd_kernel_name(f),
         "schema": str(f.func),
         "line": f.pos.line,
         "kparams": api_c.c_param_decls(api_c.c_params(f, with_ks=True)),
@@ -95,6 +101,23 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node]) -> dict | None:
         "opname": f.func.name.name.base,
         "qualified": str(f.func.name),
     }
+
+
+def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node], untranslated: frozenset[int] = frozenset()) -> dict | None:
+    """Template slots of the autograd kernel of ``f``, or None for no kernel.
+
+    ``untranslated``: ids of derivative infos whose formulas were not
+    translated (``--untranslated-derivatives not-implemented``); their
+    operators get the not-implemented kernel."""
+    args = api_c.c_args(f)
+    tensors = [a for a in args if a.is_tensor]
+    if not tensors:
+        return None  # factories: nothing to differentiate, Autograd never selected
+    kernels = m.kernels(f)
+    if "CompositeImplicitAutograd" in kernels:
+        return None  # works through its decomposition
+    r = api_c.c_return(f)
+    common = _common(m, f)
     if f.func.is_out_fn():
         outs = {a.name for a in f.func.arguments.out}
         if not any(a.name not in outs for a in tensors):
@@ -104,18 +127,16 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node]) -> dict | None:
         return {**common, "kind": "out", "comment": "out= variants are not differentiable"}
     info_entry = m.autograd_of(f)
     info = info_entry.default if info_entry is not None else None
+    if info is not None and id(info) in untranslated:
+        return _not_implemented(f, common, r, "its derivatives.yaml formula has no C translation: "
+                                "a NotImplemented node, the error comes in backward")
     if info is None or info.op is None:
         if f.func.name.name.base in DONT_REQUIRE_DERIVATIVE or r.kind not in ("tensor", "tensors", "tensor_list"):
             return None
         od = info_entry.output_differentiability if info_entry is not None else None
         if od and not any(x is True for x in od):
             return None  # output_differentiability: [False] (isinf): outputs never require grad, keys fall through
-        # PyTorch's autograd-not-implemented fallback: the forward runs, the
-        # outputs get a NotImplemented grad_fn, backward fails (tl_autograd_not_implemented)
-        return {**common, "kind": "not_implemented", "aten": f"aten::{f.func.name.name}",
-                "inplace": bool(f.func.name.name.inplace) and r.kind == "tensor",
-                "n_out": len(f.func.returns),
-                "comment": "no derivatives.yaml entry: a NotImplemented node, the error comes in backward"}
+        return _not_implemented(f, common, r, "no derivatives.yaml entry: a NotImplemented node, the error comes in backward")
     node = nodes.get(id(info))
     if node is None:
         return None  # its formula could not be translated (reported)
@@ -221,6 +242,17 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node]) -> dict | None:
     }
 
 
+def _not_implemented(f: NativeFunction, common: dict, r: api_c.CReturn, comment: str) -> dict | None:
+    """PyTorch's autograd-not-implemented fallback: the forward runs, the
+    outputs get a NotImplemented grad_fn, backward fails
+    (tl_autograd_not_implemented). None for returns without tensors only."""
+    if r.kind not in ("tensor", "tensors", "tensor_list"):
+        return None
+    return {**common, "kind": "not_implemented", "aten": f"aten::{f.func.name.name}",
+            "inplace": bool(f.func.name.name.inplace) and r.kind == "tensor",
+            "n_out": len(f.func.returns), "comment": comment}
+
+
 def _merge(saves: list[dict]) -> list[dict]:
     """Join consecutive saves under the same condition into one block."""
     out: list[dict] = []
@@ -244,6 +276,8 @@ def emit_c_autograd(ctx: EmitContext) -> dict[str, str]:
     nodes_by_base: dict[str, list[Node]] = {}
     nodes: dict[int, Node] = {}
     entries_by_base: dict[str, list[str]] = {}
+    lenient = ctx.untranslated_derivatives == "not-implemented"
+    untranslated: set[int] = set()
     for entry in m.derivatives:
         for info in entry.infos.values():
             if info.dispatch_key != "Default" or info.op is None:
@@ -251,6 +285,9 @@ def emit_c_autograd(ctx: EmitContext) -> dict[str, str]:
             try:
                 node = build_node(m, info, entry.pos.line, entry.text)
             except (UnsupportedFormula, api_c.UnsupportedCType) as e:
+                if lenient:
+                    untranslated.add(id(info))
+                    continue
                 sink.error(getattr(e, "pos", None) or entry.pos, f"cannot translate the derivative of '{entry.schema.name}' to C: {e}")
                 continue
             nodes[id(info)] = node
@@ -258,15 +295,26 @@ def emit_c_autograd(ctx: EmitContext) -> dict[str, str]:
             nodes_by_base.setdefault(base, []).append(node)
             entries_by_base.setdefault(base, []).append(entry.text)
     kernels_by_base: dict[str, list[dict]] = {}
+    untranslated_kernels = 0
+    frozen = frozenset(untranslated)
     for f in m.functions:
         try:
-            k = _kernel(m, f, nodes)
+            k = _kernel(m, f, nodes, frozen)
         except (UnsupportedFormula, api_c.UnsupportedCType) as e:
-            sink.error(f.pos, f"cannot generate the autograd kernel of '{f.func.name}': {e}")
-            continue
+            if not lenient:
+                sink.error(f.pos, f"cannot generate the autograd kernel of '{f.func.name}': {e}")
+                continue
+            untranslated_kernels += 1
+            try:
+                k = _not_implemented(f, _common(m, f), api_c.c_return(f), f"no C autograd kernel ({e}): a NotImplemented node")
+            except api_c.UnsupportedCType:
+                k = None
         if k is not None:
             kernels_by_base.setdefault(_base(f), []).append(k)
     sink.check()
+    if untranslated or untranslated_kernels:
+        ctx.notes.append(f"{len(untranslated)} derivatives.yaml formulas and {untranslated_kernels} autograd kernels have no C "
+                         "translation: their operators get the autograd-not-implemented kernel (backward raises)")
     bases = [b for b in dict.fromkeys(_base(f) for f in m.functions) if b in kernels_by_base or b in nodes_by_base]
     blocks = []
     for base in bases:

@@ -11,12 +11,24 @@ is picked by the argument kinds, so gradients stay differentiable.
 
 from __future__ import annotations
 
+import math
+
 from .. import api_c
 from ..formula import Binary, Call, Conditional, Expr, Index, Member, Name, Number, Paren, String, Unary, to_source
 from ..model import Model
 from ..native import NativeFunction
 from .c_autograd_helpers import HELPERS, HeaderHelper, header_helpers
 from .c_autograd_values import UnsupportedFormula, Val, convert, default_c
+
+# <math.h>'s constants that derivatives.yaml formulas use (exp2, ldexp, erf ...)
+_MATH_CONSTANTS = {
+    "M_PI": math.pi,
+    "M_LN2": math.log(2.0),
+    "M_SQRT1_2": math.sqrt(0.5),
+    "M_2_SQRTPI": 2.0 / math.sqrt(math.pi),
+    "M_SQRT2": math.sqrt(2.0),
+}
+
 
 class FormulaCompiler:
     """Compiles formula ASTs of one node's ``apply`` into C statements.
@@ -110,8 +122,8 @@ class FormulaCompiler:
             return Val("bool", (key,))
         if key in ("c10::nullopt", "std::nullopt", "::std::nullopt", "None"):
             return Val("none", ())
-        if key in ("M_PI", "M_LN2", "M_SQRT1_2", "M_2_SQRTPI", "M_SQRT2"):
-            return Val("double", (key,))
+        if key in _MATH_CONSTANTS:  # as literals: the generated file need not include <math.h>
+            return Val("double", (f"{_MATH_CONSTANTS[key]!r} /* {key} */",))
         raise UnsupportedFormula(f"unknown name '{key}'")
 
     def _unary(self, e: Unary) -> Val:

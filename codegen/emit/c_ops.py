@@ -31,6 +31,10 @@ from . import EmitContext
 C_COMMENT = ("/*", " * ", "")  # the templates close the comment after their own lines
 
 
+# argument kinds whose boxing helpers are in tl_glue_ext.h
+EXT_KINDS = frozenset({"scalar_list", "opt_scalar_list", "storage"})
+
+
 def _base_name(f: NativeFunction) -> str:
     """The file an overload lives in: its name without ``_`` / overload."""
     n = f.func.name.name
@@ -43,6 +47,7 @@ class _Op:
 
     f: NativeFunction
     schema: str
+    schema_c: str
     qualified: str
     handle: str
     unambiguous: str
@@ -71,6 +76,7 @@ class _Op:
     structured: list[dict] = field(default_factory=list)  # generated structured kernels
     backend_select: dict | None = None
     natives: list[str] = field(default_factory=list)  # prototypes of hand-written kernels
+    needs_ext: bool = False  # calls helpers of tl_glue_ext.h
 
 
 def _ret_pops(r: api_c.CReturn, where: str, masked: bool = False) -> list[str]:
@@ -84,11 +90,20 @@ def _ret_pops(r: api_c.CReturn, where: str, masked: bool = False) -> list[str]:
         pop = "tl_stack_pop_opt_tensor" if masked else "tl_stack_pop_tensor"
         return [f"{pop}(&st_, {p.name})" for p in reversed(r.out_params)]
     if r.kind == "value":
-        ct = r.out_params[0].ctype
-        pop = {"int64_t *": "tl_stack_pop_int", "double *": "tl_stack_pop_double", "bool *": "tl_glue_pop_bool", "tl_scalar *": "tl_stack_pop_scalar"}[ct]
+        pop = api_c.VALUE_BOXING[r.out_params[0].ctype[:-2]][0]
         return [f"{pop}(&st_, ret)"]
     if r.kind == "tensor_list":
         return ["tl_glue_pop_tensor_list_ret(&st_, ret, ret_len)"]
+    if r.kind == "tuple":  # the last element is on top
+        pops = []
+        for kind, ps in reversed(api_c.tuple_elements(r)):
+            if kind == "tensor":
+                pops.append(f"tl_stack_pop_tensor(&st_, {ps[0].name})")
+            elif kind == "tensor_list":
+                pops.append(f"tl_glue_pop_tensor_list_ret(&st_, {ps[0].name}, {ps[1].name})")
+            else:
+                pops.append(f"{api_c.VALUE_BOXING[ps[0].ctype[:-2]][0]}(&st_, {ps[0].name})")
+        return pops
     raise api_c.UnsupportedCType(f"{where}: boxing of '{r.kind}' returns is not supported yet")
 
 
@@ -109,7 +124,7 @@ def _call_lines(f: NativeFunction, r: api_c.CReturn, args: list[api_c.CArg]) -> 
         return lines
     if r.kind == "value":
         ct = r.out_params[0].ctype[:-2]
-        push = {"int64_t": "tl_stack_push_int", "double": "tl_stack_push_double", "bool": "tl_stack_push_bool", "tl_scalar": "tl_stack_push_scalar"}[ct]
+        push = api_c.VALUE_BOXING[ct][1]
         return [f"{ct} r_;", f"rc_ = {fn}({call_args}, &r_);", f"if (rc_ == 0) rc_ = {push}(st, r_);"]
     if r.kind == "tensor_list":
         return [
@@ -121,10 +136,59 @@ def _call_lines(f: NativeFunction, r: api_c.CReturn, args: list[api_c.CArg]) -> 
             "    tl_tensor_list_free(r_, rn_);",
             "}",
         ]
+    if r.kind == "tuple":
+        # locals per element; after the call every element is pushed (or released on failure)
+        decls, refs, pushes = [], [], []
+        for i, (kind, ps) in enumerate(api_c.tuple_elements(r)):
+            x = f"r{i}_"
+            if kind == "tensor":
+                decls.append(f"tl_tensor *{x} = NULL;")
+                refs.append(f"&{x}")
+                pushes.append(f"if (rc_ == 0) rc_ = tl_stack_push_tensor_steal(st, {x}); else tl_tensor_release({x});")
+            elif kind == "tensor_list":
+                decls += [f"tl_tensor **{x} = NULL;", f"int64_t {x}n = 0;"]
+                refs += [f"&{x}", f"&{x}n"]
+                pushes.append(f"if (rc_ == 0) rc_ = tl_stack_push_tensor_list(st, {x}, {x}n);")
+                pushes.append(f"tl_tensor_list_free({x}, {x}n);")
+            else:
+                ct = ps[0].ctype[:-2]
+                decls.append(f"{ct} {x};")
+                refs.append(f"&{x}")
+                pushes.append(f"if (rc_ == 0) rc_ = {api_c.VALUE_BOXING[ct][1]}(st, {x});")
+        return decls + [f"rc_ = {fn}({call_args}, {', '.join(refs)});"] + pushes
     raise api_c.UnsupportedCType(f"{f.func.name}: boxing of '{r.kind}' returns is not supported yet")
 
 
-def _op(m: Model, f: NativeFunction, path: str) -> _Op:
+def native_c_names(m: Model) -> dict[tuple[int, str], str]:
+    """C names of hand-written kernels that differ from ``tl_native_<K>``.
+
+    PyTorch names one C++ kernel for several overloads (``add_relu`` for
+    ``add_relu.Tensor`` and ``add_relu.Scalar``: C++ overloading). C has no
+    overloading: the first function (YAML order) naming ``K`` keeps
+    ``tl_native_K``; a later one whose C signature differs gets
+    ``tl_native_K__<its unambiguous name>`` (``tl_native_add_relu__add_relu_Scalar``).
+    Keys are ``(id(function), K)``."""
+    first: dict[str, str] = {}
+    renamed: dict[tuple[int, str], str] = {}
+    for f in m.functions:
+        g = m.group_of(f)
+        structured_group = g is not None and g.structured
+        try:
+            sig = None
+            for key, md in m.kernels(f).items():
+                if structured_group and (md.structured or md.delegate is not None):
+                    continue
+                if sig is None:
+                    sig = api_c.c_signature(f, "K", with_ks=True)
+                seen = first.setdefault(md.kernel, sig)
+                if seen != sig:
+                    renamed[(id(f), md.kernel)] = f"{api_c.native_name(md.kernel)}__{api_c.unambiguous_name(f)}"
+        except api_c.UnsupportedCType:
+            continue  # reported by _op
+    return renamed
+
+
+def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, str], str]) -> _Op:
     args = api_c.c_args(f)
     r = api_c.c_return(f)
     params = api_c.c_params(f)
@@ -132,6 +196,7 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
     op = _Op(
         f=f,
         schema=str(f.func),
+        schema_c=api_c.c_string(str(f.func)),
         qualified=api_c.qualified_name(f),
         handle=api_c.op_handle_name(f),
         unambiguous=api_c.unambiguous_name(f),
@@ -156,6 +221,7 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
         releases=[s for a in args for s in a.release()],
         call_lines=_call_lines(f, r, args),
     )
+    op.needs_ext = any(a.kind in EXT_KINDS for a in args)
     g = m.group_of(f)
     structured_group = g is not None and g.structured
     kernels = m.kernels(f)
@@ -172,15 +238,16 @@ def _op(m: Model, f: NativeFunction, path: str) -> _Op:
                 continue
             structured_keys.append(key)
             continue
-        fn = api_c.native_name(md.kernel)
+        fn = native_names.get((id(f), md.kernel), api_c.native_name(md.kernel))
         op.kernels.append(_reg(key, enum, fn, path, [fn]))
-        proto = api_c.native_prototype(f, md.kernel)
+        proto = api_c.c_signature(f, fn, with_ks=True) + ";"
         if proto not in op.natives:
             op.natives.append(proto)
     if structured_keys:
         assert g is not None
         for key in structured_keys + ["Meta"]:
             sk = _structured_kernel(f, g, key, kernels)
+            op.needs_ext = op.needs_ext or sk["needs_ext"]
             op.structured.append(sk)
             needed = [sk["meta"]] + ([sk["impl"]] if sk["impl"] else [])
             op.kernels.append(_reg(key, api_c.DISPATCH_KEY_ENUM[key], sk["name"], path, needed))
@@ -206,36 +273,51 @@ def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
 def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, kernels: dict) -> dict:
     out = g.out
     assert out is not None
-    if len(out.func.arguments.out) != 1:
-        raise api_c.UnsupportedCType(f"{out.func.name}: structured kernels with several outputs are not supported yet")
+    n_out = len(out.func.arguments.out)
+    if n_out > STRUCTURED_MAX_OUTPUTS:
+        raise api_c.UnsupportedCType(f"{out.func.name}: structured kernels have at most {STRUCTURED_MAX_OUTPUTS} outputs")
     kind = f.func.kind().value
     non_out = [api_c.c_arg(a, str(f.func.name)) for a in f.func.arguments.non_out]
     names = ", ".join(p.name for a in non_out for p in a.params)
-    out_name = api_c.c_ident(f.func.arguments.out[0].name) if kind == "out" else None
-    proposed = {"functional": None, "inplace": "self", "out": out_name}[kind]
-    if kind == "inplace" and f.func.arguments.self_arg is None:
-        raise api_c.UnsupportedCType(f"{f.func.name}: an inplace structured function needs a self argument")
+    if kind == "out":
+        proposals = [(i, api_c.c_ident(a.name)) for i, a in enumerate(f.func.arguments.out)]
+    elif kind == "inplace":
+        if f.func.arguments.self_arg is None:
+            raise api_c.UnsupportedCType(f"{f.func.name}: an inplace structured function needs a self argument")
+        if n_out != 1:
+            raise api_c.UnsupportedCType(f"{f.func.name}: an inplace structured function with several outputs")
+        proposals = [(0, "self")]
+    else:
+        proposals = []
     impl_kernel = next(md.kernel for k, md in kernels.items() if k in api_c.STRUCTURED_BACKENDS)
+    pre = api_c.precompute_name(g)
+    replaced = {n for n, _ in out.precomputed.replace} if out.precomputed else set()
+    impl_args = [p.name for a in non_out if a.arg.name not in replaced for p in a.params]
+    if pre:
+        impl_args.append("&pre_")
+    impl_args += [f"s_.outputs[{i}]" for i in range(n_out)]
+    r = api_c.c_return(f)
     return {
         "name": api_c.structured_kernel_name(f, key),
         "kparams": api_c.c_param_decls(api_c.c_params(f, with_ks=True)),
         "kind": {"functional": "TL_STRUCTURED_FUNCTIONAL", "inplace": "TL_STRUCTURED_INPLACE", "out": "TL_STRUCTURED_OUT"}[kind],
         "device": api_c.DEVICE_ENUM[key],
         "meta_only": 1 if key == "Meta" else 0,
-        "proposed": proposed,
+        "proposals": proposals,
         "meta": api_c.meta_name(g),
+        "meta_args": names + (", &pre_" if pre else ""),
         "impl": None if key == "Meta" else api_c.impl_name(impl_kernel),
-        "args": names,
+        "impl_args": ", ".join(impl_args),
+        "pre_type": pre,
+        # several outputs: the kernel returns int and hands each output to ret<i>
+        "rets": [p.name for p in r.out_params] if n_out > 1 else [],
         "key": key,
+        "needs_ext": bool(pre) or n_out > 1,
     }
 
 
-def _check_supported(m: Model, f: NativeFunction) -> None:
-    g = m.group_of(f)
-    if g is not None and g.structured and g.out is not None and g.out.precomputed is not None:
-        raise api_c.UnsupportedCType(
-            f"{f.func.name}: structured kernels with 'precomputed:' are not supported by the C emitter yet"
-        )
+# tl_structured holds this many outputs (TL_STRUCTURED_MAX_OUTPUTS)
+STRUCTURED_MAX_OUTPUTS = 4
 
 
 def _files(m: Model) -> dict[str, list[NativeFunction]]:
@@ -243,6 +325,16 @@ def _files(m: Model) -> dict[str, list[NativeFunction]]:
     for f in m.functions:
         by_file.setdefault(_base_name(f), []).append(f)
     return by_file
+
+
+def _group_types(m: Model, fs: list[NativeFunction]) -> list[str]:
+    """The ``precomputed:`` structs of the structured groups whose out= function is in ``fs``."""
+    types = []
+    for f in fs:
+        g = m.group_of(f)
+        if g is not None and g.structured and g.out is f and (pre := api_c.precompute_name(g)):
+            types.append(f"typedef struct {pre} {{ {' '.join(api_c.precompute_fields(g))} }} {pre};")
+    return types
 
 
 def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
@@ -265,24 +357,33 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
     m = ctx.model
     out: dict[str, str] = {}
     blocks = []
+    needs_ext_header = False
     sink = DiagnosticSink()
+    native_names = native_c_names(m)
     for base, fs in _files(m).items():
         path = f"csrc/ops_{base}.c"
         ops = []
         for f in fs:
             try:
-                _check_supported(m, f)
-                ops.append(_op(m, f, path))
+                ops.append(_op(m, f, path, native_names))
             except api_c.UnsupportedCType as e:
                 sink.error(f.fpos("func"), str(e), "see docs/CODEGEN_C.md for what the C emitter supports")
         if not ops:
             continue
         register = api_c.register_fn_name(base)
-        out[path] = ctx.render("c_ops.c.j2", C_COMMENT, name=base, ops=ops, register=register)
-        blocks.append({"name": base, "ops": ops, "register": register, "group_protos": _group_protos(m, base, fs)})
+        # the helpers of the corpus-only conventions (Scalar[], Storage, precomputed:,
+        # several structured outputs) live in tl_glue_ext.h, included only where used
+        ext = any(op.needs_ext for op in ops)
+        out[path] = ctx.render("c_ops.c.j2", C_COMMENT, name=base, ops=ops, register=register,
+                               extra_includes=['"tl_glue_ext.h"'] if ext else [])
+        group_types = _group_types(m, fs)
+        needs_ext_header = needs_ext_header or bool(group_types)
+        blocks.append({"name": base, "ops": ops, "register": register, "group_protos": _group_protos(m, base, fs),
+                       "group_types": group_types})
     if sink.diagnostics:
         raise CodegenError(sink.diagnostics)
     out["csrc/register_all.c"] = ctx.render("c_register_all.c.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
-    out["include/tl_ops.h"] = ctx.render("c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
+    out["include/tl_ops.h"] = ctx.render("c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL,
+                                         extra_includes=['"tl_glue_ext.h"'] if needs_ext_header else [])
     out["cdef/ops.h"] = ctx.render("c_cdef_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
     return out

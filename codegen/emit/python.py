@@ -86,9 +86,7 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
         elif kind is SchemaKind.functional and g is not None and g.out is not None:
             out_f = g.out  # one out: out=t; several: out=(values, indices) (PyTorch's tuple of Tensors)
         try:
-            api_c.c_return(f)
-            for a in f.func.arguments.flat_all:
-                api_c.c_arg(a)
+            _check_python_convertible(f)
         except api_c.UnsupportedCType as e:
             skipped.append(f"{name.unqualified}: {e}")
             continue
@@ -398,7 +396,7 @@ class _Body:
             L.append(f"{indent}return None")
         elif r.kind == "value":
             ctype = r.out_params[0].ctype
-            vk = {"int64_t *": "int", "double *": "double", "bool *": "bool", "tl_scalar *": "scalar"}[ctype]
+            vk = _PY_VALUE_CTYPES[ctype]
             L.append(f"{indent}p_ = _ffi.new({ctype!r})")
             L.append(f"{indent}_check_rc({self.call(func, outs + ['p_'])})")
             L.append(f"{indent}return _value_result(p_, {vk!r})")
@@ -759,6 +757,22 @@ def _pyi_params(sig: PySignature, varargs_form: bool) -> str:
             ps.append("*")
         ps.extend(kw)
     return ", ".join(ps)
+
+
+# C return value types the bindings convert (_value_result)
+_PY_VALUE_CTYPES = {"int64_t *": "int", "double *": "double", "bool *": "bool", "tl_scalar *": "scalar"}
+# argument kinds of the C ABI the bindings have no Python conversion for yet
+_PY_UNCONVERTED_KINDS = frozenset({"scalar_list", "opt_scalar_list", "storage"})
+
+
+def _check_python_convertible(f) -> None:
+    """Raise UnsupportedCType when ``f``'s C convention has no Python binding conversion."""
+    r = api_c.c_return(f)
+    if r.kind == "tuple" or (r.kind == "value" and r.out_params[0].ctype not in _PY_VALUE_CTYPES):
+        raise api_c.UnsupportedCType(f"{f.func.name}: the Python bindings do not convert '{r.kind}' returns of this type yet")
+    for a in f.func.arguments.flat_all:
+        if api_c.c_arg(a).kind in _PY_UNCONVERTED_KINDS:
+            raise api_c.UnsupportedCType(f"{f.func.name}: the Python bindings do not convert '{a.type}' arguments yet")
 
 
 def _pyi_return(sig: PySignature) -> str:
