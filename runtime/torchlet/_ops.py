@@ -79,19 +79,15 @@ def _defined_overloads(base: str) -> list[str]:
 _BindError = RuntimeError
 
 
-_SCALAR_TYPE_ALIASES = {"long": "int64", "int": "int32", "short": "int16", "float": "float32", "double": "float64",
-                        "half": "float16", "cfloat": "complex64", "cdouble": "complex128"}
-
-
 def _default_of(arg):
     """A schema default as the Python value its packer takes."""
     d = arg.default_value
     if isinstance(d, str) and arg.type.base.name in ("int", "SymInt") and d in _ENUM_INTS:
         return _ENUM_INTS[d]
     if isinstance(d, str) and arg.type.base.name == "ScalarType":
-        from . import _dtype
-        # a schema names a dtype by PyTorch's spelling (`dtype=long`): torch.long is int64
-        return getattr(_dtype, _SCALAR_TYPE_ALIASES.get(d, d))
+        import torchlet
+        # a schema names a dtype by PyTorch's spelling (`dtype=long`): torchlet's namespace has its aliases
+        return getattr(torchlet, d)
     return d
 
 

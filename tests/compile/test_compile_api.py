@@ -166,7 +166,13 @@ def test_stances():
 
 def test_check_mode_compares_with_eager():
     cf = torch.compile(lambda x: (x * 3).exp().sum(-1), check=True)
-    cf(torch.randn(4, 7))
+    x = torch.randn(4, 7)
+    cf(x)                                   # agrees with eager: no error
+    plan = cf.last_entry.plan
+    good = plan.run
+    plan.run = lambda inputs: [t + 1e-3 for t in good(inputs)]     # a compiled result gone wrong
+    with pytest.raises(RuntimeError, match=r"check=True\): output 0 differs from eager first at \(0,\)"):
+        cf(x)
 
 
 def test_kernels_name_operators_and_yaml_entries():

@@ -88,15 +88,20 @@ def _flatten_call(args, kwargs, leaves: list):
     return _flatten((args, kwargs), leaves)
 
 
-def _flatten(x, leaves: list):
-    """Spec of x (hashable), appending its tensors to `leaves`."""
+def _flatten(x, leaves: list, consts: list | None = None):
+    """Spec of x, appending its tensors to `leaves`.  Other values are part
+    of the spec (hashable: a guard key), or, with `consts`, appended there
+    (an output's numbers, given back as they were)."""
     if isinstance(x, torchlet.Tensor):
         leaves.append(x)
         return ("T",)
     if type(x) in (list, tuple):
-        return (type(x).__name__,) + tuple(_flatten(y, leaves) for y in x)
+        return (type(x).__name__,) + tuple(_flatten(y, leaves, consts) for y in x)
     if type(x) is dict:
-        return ("dict",) + tuple((k, _flatten(v, leaves)) for k, v in x.items())
+        return ("dict",) + tuple((k, _flatten(v, leaves, consts)) for k, v in x.items())
+    if consts is not None:
+        consts.append(x)
+        return ("C",)
     try:
         hash(x)
         return ("C", type(x), x)
@@ -116,18 +121,6 @@ def _unflatten(spec, it, consts):
     return next(consts)
 
 
-def _out_spec(x, leaves: list, consts: list):
-    if isinstance(x, torchlet.Tensor):
-        leaves.append(x)
-        return ("T",)
-    if type(x) in (list, tuple):
-        return (type(x).__name__,) + tuple(_out_spec(y, leaves, consts) for y in x)
-    if type(x) is dict:
-        return ("dict",) + tuple((k, _out_spec(v, leaves, consts)) for k, v in x.items())
-    consts.append(x)
-    return ("C",)
-
-
 def _guard(t, exact: bool) -> tuple:
     """What a trace specialised on, for one tensor, as a flat tuple of small
     values (read straight from C: this runs on every call, and the cache's
@@ -141,6 +134,7 @@ def _guard(t, exact: bool) -> tuple:
 
 
 _ONE = (1).__eq__
+_ONE_TENSOR = ("T",)
 _GUARD_FIELDS = ("type", "dtype", "device", "contiguity", "requires_grad", "rank")
 
 
@@ -275,7 +269,7 @@ class CompiledFunction:
         return self if obj is None else functools.partial(self.__call__, obj)
 
     def __call__(self, *args, **kwargs):
-        if _stance[0] != "default" and _stance[0] == "force_eager":
+        if _stance[0] == "force_eager":
             return self._fn(*args, **kwargs)
         flat: list = []
         spec = _flatten_call(args, kwargs, flat)
@@ -314,6 +308,8 @@ class CompiledFunction:
             outs = _CompiledAutograd.apply(entry, *primals)
         else:
             outs = entry.plan.run(primals)[:entry.n_out]
+        if entry.out_spec == _ONE_TENSOR:
+            return outs[0]
         return _unflatten(entry.out_spec, iter(outs), iter(entry.out_consts))
 
     # -- a new key
@@ -349,7 +345,7 @@ class CompiledFunction:
             if not torchlet.is_grad_enabled():
                 return None
             leaves: list = []
-            _out_spec(out, leaves, [])
+            _flatten(out, leaves, [])
             outs_rg = [o for o in leaves if o.requires_grad]
             # autograd sits above the tracer: it saw the user inputs' fakes, but
             # lifted tensors (parameters) as themselves
@@ -390,7 +386,7 @@ class CompiledFunction:
         entry.trace_seconds = time.perf_counter() - t0
         g = tracer.graph
         leaves: list = []
-        entry.out_spec = _out_spec(out, leaves, entry.out_consts)
+        entry.out_spec = _flatten(out, leaves, entry.out_consts)
         outs = [tracer.env[_addr(t)] if _addr(t) in tracer.env else tracer.value_of(t)[0] for t in leaves]
         entry.n_out = len(outs)
         entry.lifted = list(tracer.lifted)
@@ -476,8 +472,8 @@ _warn_once_build = warn_build_failure     # tests make a failed build an error i
 
 def _compare(out, ref):
     got, want = [], []
-    _out_spec(out, got, [])
-    _out_spec(ref, want, [])
+    _flatten(out, got, [])
+    _flatten(ref, want, [])
     for i, (a, b) in enumerate(zip(got, want)):
         if a.shape != b.shape or a.dtype != b.dtype:
             raise RuntimeError(f"torchlet.compile(check=True): output {i}: compiled {a.dtype}{list(a.shape)} "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torchlet
 
-from .optimizer import Optimizer, _get_scalar_dtype, _get_value, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _get_scalar_dtype, _get_value, _to_scalar
 from .sgd import _check_lr, _scalar
 
 __all__ = ["Adagrad", "adagrad"]
@@ -48,10 +48,7 @@ class Adagrad(Optimizer):
 
     def step(self, closure=None):
         """Perform a single optimization step (closure: re-evaluates the model, returns the loss)."""
-        loss = None
-        if closure is not None:
-            with torchlet.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, sums, steps = [], [], [], []
             for p in group["params"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torchlet
 
-from .optimizer import Optimizer, _get_scalar_dtype, _get_value, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _steps_as_tensors, _get_scalar_dtype, _get_value, _to_scalar
 from .sgd import _check_lr, _scalar
 
 __all__ = ["Adam", "AdamW", "adam"]
@@ -46,10 +46,7 @@ class Adam(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("decoupled_weight_decay", False)
             group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], torchlet.Tensor):
-                    p_state["step"] = torchlet.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        _steps_as_tensors(self)
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
         for p in group["params"]:
@@ -72,10 +69,7 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         """Perform a single optimization step (closure: re-evaluates the model, returns the loss)."""
-        loss = None
-        if closure is not None:
-            with torchlet.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps = [], [], [], [], [], []
             beta1, beta2 = group["betas"]

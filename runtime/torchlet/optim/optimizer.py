@@ -53,6 +53,23 @@ def _to_scalar(x):
     return x
 
 
+def _closure_loss(closure):
+    """step(closure)'s loss: the closure re-evaluates the model with grad enabled."""
+    if closure is None:
+        return None
+    with torchlet.enable_grad():
+        return closure()
+
+
+def _steps_as_tensors(optimizer) -> None:
+    """__setstate__ of an older pickle: `step` counters that were numbers become tensors."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) != 0 and not isinstance(p_state["step"], torchlet.Tensor):
+                p_state["step"] = torchlet.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+
+
 def _get_value(x):
     return x.item() if isinstance(x, torchlet.Tensor) else x
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torchlet
 
-from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _steps_as_tensors, _get_scalar_dtype, _to_scalar
 from .sgd import _check_lr, _scalar
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -31,17 +31,11 @@ class RMSprop(Optimizer):
             for k, v in (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
                          ("differentiable", False), ("capturable", False)):
                 group.setdefault(k, v)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], torchlet.Tensor):
-                    p_state["step"] = torchlet.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        _steps_as_tensors(self)
 
     def step(self, closure=None):
         """Perform a single optimization step (closure: re-evaluates the model, returns the loss)."""
-        loss = None
-        if closure is not None:
-            with torchlet.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, square_avgs, grad_avgs, bufs, steps = [], [], [], [], [], []
             for p in group["params"]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torchlet
 
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _to_scalar
 
 __all__ = ["SGD", "sgd"]
 
@@ -46,10 +46,7 @@ class SGD(Optimizer):
 
     def step(self, closure=None):
         """Perform a single optimization step (closure: re-evaluates the model, returns the loss)."""
-        loss = None
-        if closure is not None:
-            with torchlet.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, bufs = [], [], []
             for p in group["params"]:
