@@ -217,7 +217,14 @@ class _LambdaScheduler(LRScheduler):
     """LambdaLR and MultiplicativeLR: one lr function per param group; the
     state_dict keeps a callable object's __dict__ (a plain function is not saved)."""
 
-    def _set_lambdas(self, optimizer: Optimizer, lr_lambda) -> None:
+    _callables_only = False     # MultiplicativeLR refuses a non-callable when made, LambdaLR when stepped
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
         self.optimizer = optimizer
         self.lr_lambdas: list[Callable[[int], float]]
         if not isinstance(lr_lambda, list) and (not isinstance(lr_lambda, tuple)):
@@ -226,6 +233,11 @@ class _LambdaScheduler(LRScheduler):
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
+        if self._callables_only:
+            for fn in self.lr_lambdas:
+                if not callable(fn):
+                    raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
         state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
@@ -264,33 +276,13 @@ class _SchedulerList(LRScheduler):
 
 class LambdaLR(_LambdaScheduler):
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self._set_lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self) -> list[float | Tensor]:
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
 
 class MultiplicativeLR(_LambdaScheduler):
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self._set_lambdas(optimizer, lr_lambda)
-        for lr_lambda in self.lr_lambdas:
-            if not callable(lr_lambda):
-                raise TypeError(f"lr_lambda should be a function, but got {type(lr_lambda).__name__}")
-        super().__init__(optimizer, last_epoch)
+    _callables_only = True
 
     def get_lr(self) -> list[float | Tensor]:
         _warn_get_lr_called_within_step(self)
