@@ -16,6 +16,19 @@ import statistics
 import sys
 import time
 
+# numpy (through OpenBLAS) is slowed by OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE on
+# machines that set them, and a ratio against a slowed numpy is not a ratio:
+# every benchmark process runs without them (re-executed before any library
+# has read them); machine_info() says so.
+_OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+_UNSET_OPENBLAS = os.environ.get("TORCHLET_BENCH_UNSET_OPENBLAS", "")
+if any(v in os.environ for v in _OPENBLAS_VARS) and __name__ != "__main__":
+    env = {k: v for k, v in os.environ.items() if k not in _OPENBLAS_VARS}
+    env["TORCHLET_BENCH_UNSET_OPENBLAS"] = ",".join(f"{v}={os.environ[v]}" for v in _OPENBLAS_VARS
+                                                    if v in os.environ)
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
 try:
     import torch  # noqa: F401
 except ImportError:  # torch is optional
@@ -117,9 +130,44 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def numpy_kernels() -> str:
+    """Which SIMD kernels numpy dispatches to on this CPU (its highest
+    dispatched target) and its BLAS, to check what the numpy column runs."""
+    try:
+        import numpy as np
+        from numpy._core import _multiarray_umath as mu
+        feats = getattr(mu, "__cpu_features__", {})
+        targets = [t for t in getattr(mu, "__cpu_dispatch__", []) if feats.get(t)]
+        simd = targets[-1] if targets else "baseline " + " ".join(getattr(mu, "__cpu_baseline__", []))
+        blas = ""
+        try:
+            cfg = np.show_config(mode="dicts")
+            blas = cfg.get("Build Dependencies", {}).get("blas", {}).get("name", "")
+        except Exception:  # noqa: BLE001 - older numpy: no dict mode
+            pass
+        return f"numpy {np.__version__} (SIMD {simd}{', BLAS ' + blas if blas else ''})"
+    except Exception:  # noqa: BLE001 - the description is best effort
+        return "numpy (kernels unknown)"
+
+
 def machine_info() -> str:
+    """Where a benchmark ran: CPU model and vendor, caches, huge pages, cores,
+    torchlet's threads and store policy, library versions; what the numpy
+    column runs; the OpenBLAS variables unset for the run."""
     import platform
-    return f"{cpu_model()} ({platform.machine()}), {os.cpu_count()} cpus, python {platform.python_version()}"
+    parts = []
+    try:
+        import torchlet
+        parts.append(torchlet.backends.cpu.describe())
+        parts.append(f"{os.cpu_count()} cpus, torchlet threads {torchlet.get_num_threads()}")
+    except Exception:  # noqa: BLE001 - torchlet not built: still say where
+        parts.append(f"{cpu_model()} ({platform.machine()}), {os.cpu_count()} cpus")
+    parts.append(numpy_kernels())
+    parts.append(f"torch {torch.__version__}" if torch is not None else "torch not installed")
+    parts.append(f"python {platform.python_version()}")
+    if _UNSET_OPENBLAS:
+        parts.append(f"unset for this run: {_UNSET_OPENBLAS}")
+    return "; ".join(parts)
 
 
 def thread_counts(default, spec: str | None = None) -> list[int]:

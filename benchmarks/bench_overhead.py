@@ -90,6 +90,7 @@ def main():
         ("a.sum()", lambda: a.sum(), lambda: na.sum(), (lambda: pa.sum()) if T else None),
         ("a.view(1)", lambda: a.view(1), lambda: na.reshape(1), (lambda: pa.view(1)) if T else None),
         ("a[0]", lambda: a[0], lambda: na[0:1], (lambda: pa[0]) if T else None),
+        ("a.t()", lambda: a.t(), lambda: na.T, (lambda: pa.t()) if T else None),
     ]
     bench = Bench("per-call overhead, 1-element float32 (best of interleaved batches)", threads=1,
                   machine=machine_info())

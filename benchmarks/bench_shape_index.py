@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import interleaved, torch  # noqa: E402
+from _harness import interleaved, machine_info, torch  # noqa: E402
 
 ROUNDS = 7
 
@@ -39,7 +39,7 @@ def main():
     if torch is not None:
         torch.set_num_threads(1)
     rng = np.random.default_rng(0)
-    print(f"shape/index ops, float32, 1 thread, cpu={tl.get_cpu_capability()}")
+    print(f"shape/index ops, float32, 1 thread, cpu={tl.get_cpu_capability()} ({machine_info()})")
 
     parts = [rng.standard_normal(1 << 21).astype(np.float32) for _ in range(8)]
     tp = [tl.from_numpy(p) for p in parts]

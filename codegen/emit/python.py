@@ -22,6 +22,8 @@ from ..api_python import (
     SKIP_PYTHON_BINDINGS,
     SKIP_PYTHON_FUNCTIONS,
     SKIP_PYTHON_OVERLOADS,
+    is_optional,
+    python_type_name,
     PyArg,
     PySignature,
     make_signature,
@@ -268,8 +270,6 @@ class _Body:
         pos = 0
         if not a.kwarg_only:
             pos = [x.name for x in self.sig.positional].index(a.name) + 1
-        from ..api_python import python_type_name
-
         tname = python_type_name(a.type)
         self.lines.append(f"{indent}raise _arg_error({self.fname!r}, {a.name!r}, {pos}, {tname!r}, {a.name})")
 
@@ -603,6 +603,11 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
     doc = " | ".join(s.signature_str() for s in b.sigs)
     lines.append(f"    {doc!r}")
     lines.extend(_tf_check(pyname))
+    j = _int_varargs_first(b.sigs)
+    if j is not None:  # x.view(2, 3): straight to the size overload
+        call_head = "self, *args" if b.method else "*args"
+        lines.append("    if not kwargs and args and args[0].__class__ is int and args[-1].__class__ is int:")
+        lines.append(f"        return _impl{pyname}_{j}({call_head})")
     lines.append("    n = len(args)")
     for i, s in enumerate(b.sigs):
         lines.append(f"    if {_guard(s, f'_KW_{pyname}_{i}')}:")
@@ -610,6 +615,29 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
         lines.append(f"        return _impl{pyname}_{i}({call_head})")
     lines.append(f"    raise _invalid_combination({fname!r}, args, kwargs, _SIGS_{pyname})")
     return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
+
+
+def _int_varargs_first(sigs) -> int | None:
+    """The index of the `*size` overload that every call whose first
+    positional argument is a plain int selects: the first varargs int-list
+    signature, when no signature before it takes an int first (view.dtype
+    takes a dtype, so ``x.view(2, 3)`` is always view(size)); signatures with
+    a required keyword-only argument cannot be chosen without keywords."""
+    for j, s in enumerate(sigs):
+        if any(a.required for a in s.kwonly):
+            continue  # never chosen without keywords (rand's generator= overload)
+        if s.varargs:
+            return j if python_type_name(s.positional[0].type) == "tuple of ints" else None
+        pos = s.positional
+        if not pos:
+            continue
+        first = pos[0]
+        if python_type_name(first.type) == "Tensor" and not first.numbers_ok:
+            continue
+        if python_type_name(first.type) == "torchlet.dtype":
+            continue
+        return None
+    return None
 
 
 def _out_pred(a: PyArg) -> str:
@@ -656,6 +684,22 @@ def emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], fu
     return L
 
 
+def _number_overload(b: Binding, num_pos: int) -> str | None:
+    """The Python callable of the overload of `b` that takes exactly two
+    positional arguments, a Number at `num_pos` and a Tensor at the other (the
+    rest defaulted): what ``2 - a`` (rsub.Scalar) and ``2 ** a`` (pow.Scalar)
+    call directly."""
+    for i, s in enumerate(b.sigs):
+        pos = s.positional
+        if s.varargs or len(pos) < 2 or any(a.required for a in list(pos[2:]) + list(s.kwonly)):
+            continue
+        num, ten = pos[num_pos], pos[1 - num_pos]
+        if python_type_name(num.type) == "Number" and python_type_name(ten.type) == "Tensor" \
+                and not is_optional(num.type) and not is_optional(ten.type):
+            return b.pyname if len(b.sigs) == 1 else f"_impl{b.pyname}_{i}"
+    return None
+
+
 def _emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], functions: dict[str, Binding]) -> list[str] | None:
     pyname = f"_d{dunder}"
     L: list[str] = []
@@ -668,9 +712,13 @@ def _emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], f
         args = "other, self" if form == "reflect_function" else "self, other"
         L.append(f"def {pyname}(self, other):")
         L.append(f"    # {dunder}: {op}({args}), as torch.Tensor.{dunder}")
+        fast = _number_overload(functions[op], 0 if form == "reflect_function" else 1)
         L.append("    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):")
         L.append("        return NotImplemented")
         L.append("    try:")
+        if fast is not None:  # a Python number: its Scalar overload, without the overload resolution
+            L.append("        if other.__class__ in _NUMBERS:")
+            L.append(f"            return {fast}({args})")
         L.append(f"        return {op}({args})")
         L.append("    except TypeError:")
         L.append("        return NotImplemented")
@@ -815,7 +863,6 @@ def emit_python_bindings(ctx: EmitContext) -> dict[str, str]:
     for mod, bs in modules.items():
         skipped.extend(f"{n}: python_module {mod} is not bound yet" for n in bs)
     in_modules = [b for bs in bound.values() for b in bs.values()]
-    nn = bound["nn"]
     funcs = [emit_binding(ctx, b) for b in list(functions.values()) + in_modules]
     meths = [emit_binding(ctx, b) for b in methods.values()]
     dunders = []

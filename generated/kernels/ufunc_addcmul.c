@@ -30,21 +30,36 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -62,19 +77,32 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -91,19 +119,32 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -120,19 +161,32 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -149,17 +203,28 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -175,17 +240,28 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -201,17 +277,28 @@ static void TL_KNAME(ufunc_addcmul_u8)(char **data, const int64_t *strides, int6
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -240,21 +327,36 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -272,19 +374,32 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -301,19 +416,32 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -330,19 +458,32 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -359,17 +500,28 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -385,17 +537,28 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -411,17 +574,28 @@ static void TL_KNAME(ufunc_addcmul_i8)(char **data, const int64_t *strides, int6
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -450,21 +624,36 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -482,19 +671,32 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -511,19 +713,32 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -540,19 +755,32 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -569,17 +797,28 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -595,17 +834,28 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -621,17 +871,28 @@ static void TL_KNAME(ufunc_addcmul_i16)(char **data, const int64_t *strides, int
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -660,21 +921,36 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -692,19 +968,32 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -721,19 +1010,32 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -750,19 +1052,32 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -779,17 +1094,28 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -805,17 +1131,28 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -831,17 +1168,28 @@ static void TL_KNAME(ufunc_addcmul_i32)(char **data, const int64_t *strides, int
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -870,21 +1218,36 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -902,19 +1265,32 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -931,19 +1307,32 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -960,19 +1349,32 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -989,17 +1391,28 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -1015,17 +1428,28 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -1041,17 +1465,28 @@ static void TL_KNAME(ufunc_addcmul_i64)(char **data, const int64_t *strides, int
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, value));
             }
             tl_ustream_fence();
             return;
@@ -1402,21 +1837,36 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1434,19 +1884,32 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1463,19 +1926,32 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1492,19 +1968,32 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1521,17 +2010,28 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1547,17 +2047,28 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1573,17 +2084,28 @@ static void TL_KNAME(ufunc_addcmul_f32)(char **data, const int64_t *strides, int
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1612,21 +2134,36 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1644,19 +2181,32 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1673,19 +2223,32 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1702,19 +2265,32 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1731,17 +2307,28 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1757,17 +2344,28 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;
@@ -1783,17 +2381,28 @@ static void TL_KNAME(ufunc_addcmul_f64)(char **data, const int64_t *strides, int
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_addcmul(x1, x2, x3, value);
             }
             tl_ustream_fence();
             return;

@@ -29,21 +29,36 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -61,19 +76,32 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -90,19 +118,32 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -119,19 +160,32 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -148,17 +202,28 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -174,17 +239,28 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -200,17 +276,28 @@ static void TL_KNAME(ufunc_clamp_tensor_u8)(char **data, const int64_t *strides,
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -238,21 +325,36 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -270,19 +372,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -299,19 +414,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -328,19 +456,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -357,17 +498,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -383,17 +535,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -409,17 +572,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i8)(char **data, const int64_t *strides,
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -447,21 +621,36 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -479,19 +668,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -508,19 +710,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -537,19 +752,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -566,17 +794,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -592,17 +831,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -618,17 +868,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i16)(char **data, const int64_t *strides
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -656,21 +917,36 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -688,19 +964,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -717,19 +1006,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -746,19 +1048,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -775,17 +1090,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -801,17 +1127,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -827,17 +1164,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i32)(char **data, const int64_t *strides
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -865,21 +1213,36 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -897,19 +1260,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -926,19 +1302,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -955,19 +1344,32 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -984,17 +1386,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1010,17 +1423,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1036,17 +1460,28 @@ static void TL_KNAME(ufunc_clamp_tensor_i64)(char **data, const int64_t *strides
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1394,21 +1829,36 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1426,19 +1876,32 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1455,19 +1918,32 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1484,19 +1960,32 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1513,17 +2002,28 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1539,17 +2039,28 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1565,17 +2076,28 @@ static void TL_KNAME(ufunc_clamp_tensor_f32)(char **data, const int64_t *strides
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1603,21 +2125,36 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1635,19 +2172,32 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1664,19 +2214,32 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1693,19 +2256,32 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1722,17 +2298,28 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1748,17 +2335,28 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1774,17 +2372,28 @@ static void TL_KNAME(ufunc_clamp_tensor_f64)(char **data, const int64_t *strides
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_clamp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_clamp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;

@@ -28,19 +28,32 @@ static void TL_KNAME(ufunc_fmod_u8)(char **data, const int64_t *strides, int64_t
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -56,17 +69,28 @@ static void TL_KNAME(ufunc_fmod_u8)(char **data, const int64_t *strides, int64_t
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t x1 = *(const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -81,17 +105,28 @@ static void TL_KNAME(ufunc_fmod_u8)(char **data, const int64_t *strides, int64_t
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_fmod_uint(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -117,19 +152,32 @@ static void TL_KNAME(ufunc_fmod_i8)(char **data, const int64_t *strides, int64_t
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -145,17 +193,28 @@ static void TL_KNAME(ufunc_fmod_i8)(char **data, const int64_t *strides, int64_t
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t x1 = *(const int8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -170,17 +229,28 @@ static void TL_KNAME(ufunc_fmod_i8)(char **data, const int64_t *strides, int64_t
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -206,19 +276,32 @@ static void TL_KNAME(ufunc_fmod_i16)(char **data, const int64_t *strides, int64_
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -234,17 +317,28 @@ static void TL_KNAME(ufunc_fmod_i16)(char **data, const int64_t *strides, int64_
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t x1 = *(const int16_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -259,17 +353,28 @@ static void TL_KNAME(ufunc_fmod_i16)(char **data, const int64_t *strides, int64_
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -295,19 +400,32 @@ static void TL_KNAME(ufunc_fmod_i32)(char **data, const int64_t *strides, int64_
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -323,17 +441,28 @@ static void TL_KNAME(ufunc_fmod_i32)(char **data, const int64_t *strides, int64_
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t x1 = *(const int32_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -348,17 +477,28 @@ static void TL_KNAME(ufunc_fmod_i32)(char **data, const int64_t *strides, int64_
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -384,19 +524,32 @@ static void TL_KNAME(ufunc_fmod_i64)(char **data, const int64_t *strides, int64_
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -412,17 +565,28 @@ static void TL_KNAME(ufunc_fmod_i64)(char **data, const int64_t *strides, int64_
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t x1 = *(const int64_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;
@@ -437,17 +601,28 @@ static void TL_KNAME(ufunc_fmod_i64)(char **data, const int64_t *strides, int64_
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_fmod_int(x1, x2));
             }
             tl_ustream_fence();
             return;

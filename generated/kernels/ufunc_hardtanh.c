@@ -29,17 +29,28 @@ static void TL_KNAME(ufunc_hardtanh_u8)(char **data, const int64_t *strides, int
     if (strides[0] == (int64_t)sizeof(uint8_t) && strides[1] == (int64_t)sizeof(uint8_t)) {
         uint8_t *restrict o = (uint8_t *)data[0];
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x1 = p1[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x1 = p1[k];
+                o[k] = (uint8_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
             }
             tl_ustream_fence();
             return;
@@ -65,17 +76,28 @@ static void TL_KNAME(ufunc_hardtanh_i8)(char **data, const int64_t *strides, int
     if (strides[0] == (int64_t)sizeof(int8_t) && strides[1] == (int64_t)sizeof(int8_t)) {
         int8_t *restrict o = (int8_t *)data[0];
         const int8_t *restrict p1 = (const int8_t *)data[1];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x1 = p1[base + k];
                     so[k] = (int8_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x1 = p1[k];
+                o[k] = (int8_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
             }
             tl_ustream_fence();
             return;
@@ -101,17 +123,28 @@ static void TL_KNAME(ufunc_hardtanh_i16)(char **data, const int64_t *strides, in
     if (strides[0] == (int64_t)sizeof(int16_t) && strides[1] == (int64_t)sizeof(int16_t)) {
         int16_t *restrict o = (int16_t *)data[0];
         const int16_t *restrict p1 = (const int16_t *)data[1];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x1 = p1[base + k];
                     so[k] = (int16_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x1 = p1[k];
+                o[k] = (int16_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
             }
             tl_ustream_fence();
             return;
@@ -137,17 +170,28 @@ static void TL_KNAME(ufunc_hardtanh_i32)(char **data, const int64_t *strides, in
     if (strides[0] == (int64_t)sizeof(int32_t) && strides[1] == (int64_t)sizeof(int32_t)) {
         int32_t *restrict o = (int32_t *)data[0];
         const int32_t *restrict p1 = (const int32_t *)data[1];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x1 = p1[base + k];
                     so[k] = (int32_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x1 = p1[k];
+                o[k] = (int32_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
             }
             tl_ustream_fence();
             return;
@@ -173,17 +217,28 @@ static void TL_KNAME(ufunc_hardtanh_i64)(char **data, const int64_t *strides, in
     if (strides[0] == (int64_t)sizeof(int64_t) && strides[1] == (int64_t)sizeof(int64_t)) {
         int64_t *restrict o = (int64_t *)data[0];
         const int64_t *restrict p1 = (const int64_t *)data[1];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x1 = p1[base + k];
                     so[k] = (int64_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x1 = p1[k];
+                o[k] = (int64_t)(TL_UFUNC_hardtanh_int(x1, min_val, max_val));
             }
             tl_ustream_fence();
             return;
@@ -267,17 +322,28 @@ static void TL_KNAME(ufunc_hardtanh_f32)(char **data, const int64_t *strides, in
     if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float)) {
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_hardtanh(x1, min_val, max_val);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_hardtanh(x1, min_val, max_val);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_hardtanh(x1, min_val, max_val);
             }
             tl_ustream_fence();
             return;
@@ -303,17 +369,28 @@ static void TL_KNAME(ufunc_hardtanh_f64)(char **data, const int64_t *strides, in
     if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double)) {
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_hardtanh(x1, min_val, max_val);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_hardtanh(x1, min_val, max_val);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_hardtanh(x1, min_val, max_val);
             }
             tl_ustream_fence();
             return;

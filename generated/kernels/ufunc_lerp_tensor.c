@@ -349,21 +349,36 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -381,19 +396,32 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -410,19 +438,32 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -439,19 +480,32 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -468,17 +522,28 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -494,17 +559,28 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float x1 = *(const float *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -520,17 +596,28 @@ static void TL_KNAME(ufunc_lerp_tensor_f32)(char **data, const int64_t *strides,
         const float *restrict p1 = (const float *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x1 = p1[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x1 = p1[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -558,21 +645,36 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -590,19 +692,32 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -619,19 +734,32 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -648,19 +776,32 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -677,17 +818,28 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -703,17 +855,28 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double x1 = *(const double *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -729,17 +892,28 @@ static void TL_KNAME(ufunc_lerp_tensor_f64)(char **data, const int64_t *strides,
         const double *restrict p1 = (const double *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x1 = p1[base + k];
                     so[k] = TL_UFUNC_lerp(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x1 = p1[k];
+                o[k] = TL_UFUNC_lerp(x1, x2, x3);
             }
             tl_ustream_fence();
             return;

@@ -29,21 +29,36 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const bool x2 = (p2[k] != 0);
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x2 = (p2[base + k] != 0);
                     const bool x3 = (p3[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const bool x2 = (p2[k] != 0);
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -61,19 +76,32 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x2 = (p2[k] != 0);
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x2 = (p2[base + k] != 0);
                     const bool x3 = (p3[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x2 = (p2[k] != 0);
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -90,19 +118,32 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x3 = (p3[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -119,19 +160,32 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const bool x3 = (*(const uint8_t *)data[3] != 0);
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const bool x2 = (p2[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const bool x2 = (p2[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const bool x2 = (p2[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -148,17 +202,28 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x3 = (p3[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x3 = (p3[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -174,17 +239,28 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const bool x3 = (*(const uint8_t *)data[3] != 0);
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x2 = (p2[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x2 = (p2[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x2 = (p2[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -200,17 +276,28 @@ static void TL_KNAME(ufunc_where_b)(char **data, const int64_t *strides, int64_t
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const bool x2 = (*(const uint8_t *)data[2] != 0);
         const bool x3 = (*(const uint8_t *)data[3] != 0);
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
             }
             tl_ustream_fence();
             return;
@@ -238,21 +325,36 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -270,19 +372,32 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -299,19 +414,32 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -328,19 +456,32 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -357,17 +498,28 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t *restrict p3 = (const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x3 = p3[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x3 = p3[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -383,17 +535,28 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const uint8_t *restrict p2 = (const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const uint8_t x2 = p2[base + k];
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const uint8_t x2 = p2[k];
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -409,17 +572,28 @@ static void TL_KNAME(ufunc_where_u8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const uint8_t x2 = *(const uint8_t *)data[2];
         const uint8_t x3 = *(const uint8_t *)data[3];
-        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) uint8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(uint8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) uint8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(uint8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(uint8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -447,21 +621,36 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -479,19 +668,32 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -508,19 +710,32 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -537,19 +752,32 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -566,17 +794,28 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t *restrict p3 = (const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x3 = p3[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x3 = p3[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -592,17 +831,28 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int8_t *restrict p2 = (const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(int8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int8_t x2 = p2[base + k];
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int8_t x2 = p2[k];
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -618,17 +868,28 @@ static void TL_KNAME(ufunc_where_i8)(char **data, const int64_t *strides, int64_
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int8_t x2 = *(const int8_t *)data[2];
         const int8_t x3 = *(const int8_t *)data[3];
-        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int8_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int8_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int8_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int8_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int8_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int8_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -656,21 +917,36 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -688,19 +964,32 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -717,19 +1006,32 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -746,19 +1048,32 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -775,17 +1090,28 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t *restrict p3 = (const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x3 = p3[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x3 = p3[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -801,17 +1127,28 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int16_t *restrict p2 = (const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int16_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(int16_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int16_t x2 = p2[base + k];
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int16_t x2 = p2[k];
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -827,17 +1164,28 @@ static void TL_KNAME(ufunc_where_i16)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int16_t x2 = *(const int16_t *)data[2];
         const int16_t x3 = *(const int16_t *)data[3];
-        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int16_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int16_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int16_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int16_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int16_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int16_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -865,21 +1213,36 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -897,19 +1260,32 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -926,19 +1302,32 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -955,19 +1344,32 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -984,17 +1386,28 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t *restrict p3 = (const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x3 = p3[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x3 = p3[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1010,17 +1423,28 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int32_t *restrict p2 = (const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int32_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(int32_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int32_t x2 = p2[base + k];
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int32_t x2 = p2[k];
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1036,17 +1460,28 @@ static void TL_KNAME(ufunc_where_i32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int32_t x2 = *(const int32_t *)data[2];
         const int32_t x3 = *(const int32_t *)data[3];
-        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int32_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int32_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int32_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int32_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int32_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int32_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1074,21 +1509,36 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1106,19 +1556,32 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1135,19 +1598,32 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1164,19 +1640,32 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1193,17 +1682,28 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t *restrict p3 = (const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x3 = p3[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x3 = p3[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1219,17 +1719,28 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const int64_t *restrict p2 = (const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(int64_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(int64_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const int64_t x2 = p2[base + k];
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const int64_t x2 = p2[k];
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1245,17 +1756,28 @@ static void TL_KNAME(ufunc_where_i64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const int64_t x2 = *(const int64_t *)data[2];
         const int64_t x3 = *(const int64_t *)data[3];
-        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) int64_t so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(int64_t) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) int64_t so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(int64_t));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(int64_t));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(int64_t));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
             }
             tl_ustream_fence();
             return;
@@ -1587,21 +2109,36 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1619,19 +2156,32 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float *restrict p2 = (const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1648,19 +2198,32 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1677,19 +2240,32 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1706,17 +2282,28 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float x2 = *(const float *)data[2];
         const float *restrict p3 = (const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1732,17 +2319,28 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const float *restrict p2 = (const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const float x2 = p2[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1758,17 +2356,28 @@ static void TL_KNAME(ufunc_where_f32)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const float x2 = *(const float *)data[2];
         const float x3 = *(const float *)data[3];
-        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) float so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(float) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1796,21 +2405,36 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1828,19 +2452,32 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double *restrict p2 = (const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1857,19 +2494,32 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1886,19 +2536,32 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1915,17 +2578,28 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double x2 = *(const double *)data[2];
         const double *restrict p3 = (const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p3 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x3 = p3[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1941,17 +2615,28 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const bool x1 = (*(const uint8_t *)data[1] != 0);
         const double *restrict p2 = (const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p2 + base, m * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const double x2 = p2[base + k];
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;
@@ -1967,17 +2652,28 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
         const uint8_t *restrict p1 = (const uint8_t *)data[1];
         const double x2 = *(const double *)data[2];
         const double x3 = *(const double *)data[3];
-        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t)) >= TL_USTREAM_MIN_BYTES) {
-            /* a large output: chunks through L1, streamed out (tl_ustream.h) */
-            _Alignas(64) double so[TL_UFUNC_CHUNK];
-            for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
-                const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
-                tl_ustream_prefetch(p1 + base, m * (int64_t)sizeof(uint8_t));
-                for (int64_t k = 0; k < m; k++) {
+        if (n * (int64_t)(sizeof(double) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
                     const bool x1 = (p1[base + k] != 0);
                     so[k] = TL_UFUNC_where(x1, x2, x3);
                 }
-                tl_ustream_copy(o + base, so, m * (int64_t)sizeof(double));
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
             }
             tl_ustream_fence();
             return;

@@ -10111,6 +10111,8 @@ def rand(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _TF and (r_ := _tf(rand, locals())) is not _GO:
         return r_
+    if not kwargs and args and args[0].__class__ is int and args[-1].__class__ is int:
+        return _implrand_1(*args)
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_0, ())):
         return _implrand_0(*args, **kwargs)
@@ -10414,6 +10416,8 @@ def randn(*args, **kwargs):
     '(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False) | (tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
     if _TF and (r_ := _tf(randn, locals())) is not _GO:
         return r_
+    if not kwargs and args and args[0].__class__ is int and args[-1].__class__ is int:
+        return _implrandn_1(*args)
     n = len(args)
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_0, ())):
         return _implrandn_0(*args, **kwargs)
@@ -22992,6 +22996,8 @@ def _m_view(self, *args, **kwargs):
     '(torchlet.dtype dtype) | (tuple of ints size)'
     if _TF and (r_ := _tf(_m_view, locals())) is not _GO:
         return r_
+    if not kwargs and args and args[0].__class__ is int and args[-1].__class__ is int:
+        return _impl_m_view_1(self, *args)
     n = len(args)
     if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0, ('dtype', )[:n])):
         return _impl_m_view_0(self, *args, **kwargs)
@@ -23245,6 +23251,8 @@ def _d__rsub__(self, other):
     if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
+        if other.__class__ in _NUMBERS:
+            return _implrsub_1(self, other)
         return rsub(self, other)
     except TypeError:
         return NotImplemented
@@ -23506,6 +23514,8 @@ def _d__rmod__(self, other):
     if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
+        if other.__class__ in _NUMBERS:
+            return _implremainder_1(other, self)
         return remainder(other, self)
     except TypeError:
         return NotImplemented
@@ -23576,6 +23586,8 @@ def _d__rpow__(self, other):
     if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
+        if other.__class__ in _NUMBERS:
+            return _implpow_1(other, self)
         return pow(other, self)
     except TypeError:
         return NotImplemented
@@ -23934,6 +23946,8 @@ def _d__rlshift__(self, other):
     if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
+        if other.__class__ in _NUMBERS:
+            return _implbitwise_left_shift_1(other, self)
         return bitwise_left_shift(other, self)
     except TypeError:
         return NotImplemented
@@ -24002,6 +24016,8 @@ def _d__rrshift__(self, other):
     if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     try:
+        if other.__class__ in _NUMBERS:
+            return _implbitwise_right_shift_1(other, self)
         return bitwise_right_shift(other, self)
     except TypeError:
         return NotImplemented

@@ -36,8 +36,8 @@
         }                                                                                     \
     }
 
-/* same dtype: raw moves by element size. Runs of TL_COPY_STREAM_MIN_BYTES and
- * more (tl_thresholds.h, with the measurements) are written with non-temporal
+/* same dtype: raw moves by element size. Runs of the store policy's
+ * copy_stream_min_bytes and more (tl_thresholds.h) are written with non-temporal
  * stores (kernels/ufunc/tl_ustream.h); below that memcpy wins. */
 #define TL_DEFINE_MOVE(NAME, T)                                                               \
     static void TL_KNAME(move_##NAME)(char **data, const int64_t *strides, int64_t n, void *ctx) { \
@@ -46,7 +46,7 @@
         const char *s = data[1];                                                              \
         const int64_t ds = strides[0], ss = strides[1];                                       \
         if (ds == (int64_t)sizeof(T) && ss == (int64_t)sizeof(T)) {                            \
-            if (n * (int64_t)sizeof(T) >= TL_COPY_STREAM_MIN_BYTES) {                          \
+            if (n * (int64_t)sizeof(T) >= tl_cpu_store_policy.copy_stream_min_bytes) {           \
                 tl_ustream_copy(d, s, n * (int64_t)sizeof(T));                                \
                 tl_ustream_fence();                                                           \
             } else {                                                                          \

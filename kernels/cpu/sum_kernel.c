@@ -45,9 +45,13 @@ typedef double tl_v8d __attribute__((vector_size(64)));
         v0 += v4;                             \
     } while (0)
 
-static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
-    const float *restrict p = (const float *)p_;
-    tl_v8d d0 = {0}, d1 = {0}, lo, hi;
+/* adds the n floats at p into the double accumulators d0, d1 (128 per step
+ * as a float tree, a shorter float chain for the last whole vectors) and
+ * returns the sum of the scalar tail in double; the float leaves and the
+ * half-precision leaves' converted chunks share it, so a half leaf reduces its
+ * lanes once per leaf, not once per chunk */
+static inline double TL_KNAME(acc_f32)(const float *restrict p, int64_t n, tl_v8d *d0, tl_v8d *d1) {
+    tl_v8d lo, hi;
     int64_t k = 0;
     for (; k + 128 <= n; k += 128) {
         tl_v16f v0, v1, v2, v3, v4, v5, v6, v7;
@@ -61,8 +65,8 @@ static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
         LD16(v7, p + k + 112);
         TREE8(v0, v1, v2, v3, v4, v5, v6, v7);
         WIDEN(lo, hi, v0);
-        d0 += lo;
-        d1 += hi;
+        *d0 += lo;
+        *d1 += hi;
     }
     if (k + 16 <= n) {   /* at most 7 more vectors: a short float chain */
         tl_v16f t, v;
@@ -72,15 +76,26 @@ static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
             t += v;
         }
         WIDEN(lo, hi, t);
-        d0 += lo;
-        d1 += hi;
+        *d0 += lo;
+        *d1 += hi;
     }
     double s = 0;
     for (; k < n; k++) s += (double)p[k];
-    d0 += d1;
+    return s;
+}
+
+/* the 16 double lanes of d0, d1 as one sum, in a fixed order */
+static inline double TL_KNAME(lanes_sum)(const tl_v8d *d0, const tl_v8d *d1) {
+    const tl_v8d d = *d0 + *d1;
     double r[8];
-    for (int j = 0; j < 8; j++) r[j] = d0[j];
-    return ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7])) + s;
+    for (int j = 0; j < 8; j++) r[j] = d[j];
+    return ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7]));
+}
+
+static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
+    tl_v8d d0 = {0}, d1 = {0};
+    const double tail = TL_KNAME(acc_f32)((const float *)p_, n, &d0, &d1);
+    return TL_KNAME(lanes_sum)(&d0, &d1) + tail;
 }
 
 static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
@@ -97,18 +112,20 @@ static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
     return a[0] + tail;
 }
 
-/* float16 / bfloat16: chunks converted to float32, then the float32 leaf */
+/* float16 / bfloat16: chunks converted to float32 (bulk conversions), each
+ * added into the same double accumulators as the float32 leaf */
 #define TL_DEF_HALF_LEAF(NAME, CONV)                                                   \
     static double TL_KNAME(leaf_##NAME)(const void *p_, int64_t n) {                 \
         const uint16_t *p = (const uint16_t *)p_;                                    \
         float buf[TL_UFUNC_CHUNK];                                                   \
-        double s = 0;                                                                \
+        tl_v8d d0 = {0}, d1 = {0};                                                   \
+        double tail = 0;                                                             \
         for (int64_t b = 0; b < n; b += TL_UFUNC_CHUNK) {                            \
             const int64_t m = n - b < TL_UFUNC_CHUNK ? n - b : TL_UFUNC_CHUNK;       \
             CONV(buf, p + b, m);                                                     \
-            s += TL_KNAME(leaf_f32)(buf, m);                                         \
+            tail += TL_KNAME(acc_f32)(buf, m, &d0, &d1);                             \
         }                                                                            \
-        return s;                                                                    \
+        return TL_KNAME(lanes_sum)(&d0, &d1) + tail;                                   \
     }
 TL_DEF_HALF_LEAF(f16, tl_f16_to_f32_n)
 TL_DEF_HALF_LEAF(bf16, tl_bf16_to_f32_n)

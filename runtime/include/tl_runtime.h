@@ -19,6 +19,27 @@ const char *tl_cpu_capability_name(int level);  /* "default", "avx2", "avx512" *
  * the CPU supports; -1 + ValueError otherwise */
 int tl_set_cpu_capability(const char *name);
 
+/* ------------------------------------------------- machine, store policy */
+/* The machine as the runtime sees it, and the store policy in effect
+ * (tl_thresholds.h; the rule in docs/UFUNC.md "Stores"): what the rule derived
+ * from the machine, and what holds now (environment overrides, or
+ * tl_cpu_set_store_policy). Sizes in bytes; 0 when unknown. */
+typedef struct tl_cpu_info {
+    char vendor[16];              /* cpuid's: "GenuineIntel", "AuthenticAMD" */
+    char model[96];               /* /proc/cpuinfo's model name */
+    char huge_pages[16];          /* transparent huge pages: always, madvise, never */
+    char cache_source[16];        /* sysfs, cpuid or default */
+    int64_t l1d_bytes, l2_bytes, l3_bytes;
+    int l2_shared_cpus, l3_shared_cpus;
+    int64_t stream_min_bytes, copy_stream_min_bytes;
+    int prefetch;
+    int64_t derived_stream_min_bytes, derived_copy_stream_min_bytes;
+    int derived_prefetch;
+} tl_cpu_info;
+int tl_cpu_get_info(tl_cpu_info *out);
+/* sets the policy the kernels read (byte thresholds >= 0, prefetch 0 or 1) */
+int tl_cpu_set_store_policy(int64_t stream_min_bytes, int64_t copy_stream_min_bytes, int prefetch);
+
 /* -------------------------------------------------------------- threads */
 int tl_get_num_threads(void);
 int tl_set_num_threads(int n);                  /* n >= 1 */

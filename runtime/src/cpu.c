@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include "tl_internal.h"
+#include "tl_thresholds.h"
 
 static const char *const k_cap_names[TL_NUM_CAPS] = {"default", "avx2", "avx512"};
 static int g_cap_max = -1;
@@ -29,6 +30,7 @@ static int parse_cap(const char *name) {
 
 static void ensure_init(void) {
     if (g_cap_max >= 0) return;
+    tl__store_policy_init();
     g_cap_max = detect();
     g_cap = g_cap_max;
     int forced = parse_cap(getenv("TORCHLET_CPU_CAPABILITY"));

@@ -9,7 +9,7 @@
 
 #include "tl_internal.h"
 #include "tl_kernel.h"
-#include "tl_thresholds.h"   /* TL_USTREAM_MIN_BYTES: when streaming stores pay off */
+#include "tl_thresholds.h"   /* tl_cpu_store_policy: when streaming stores pay off */
 
 typedef struct tl_iter_op {
     tl_tensor *tensor;        /* what the loop reads / writes (own reference) */
@@ -884,7 +884,7 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
         }
     }
     /* streaming stores pay off once the data outgrows L2 (tl_thresholds.h) */
-    if (it->numel * moved >= TL_USTREAM_MIN_BYTES)
+    if (it->numel * moved >= tl_cpu_store_policy.stream_min_bytes)
         for (int i = 0; i < it->nout; i++)
             if (it->ops[i].strides[0] == tl__itemsize(it->ops[i].tensor->dtype)) tp->stream |= 1u << i;
     tp->k = k;

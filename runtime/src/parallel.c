@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tl_internal.h"
+#include "tl_thresholds.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -212,6 +213,7 @@ int tl_get_num_threads(void) { return g_num_threads < 1 ? 1 : g_num_threads; }
 int tl_set_num_threads(int n) {
     if (n < 1) return tl_set_error(TL_ERR_RUNTIME, "Expected number of threads to be positive, got %d", n);
     g_num_threads = n;
+    tl__store_policy_threads_changed();
     return 0;
 }
 

@@ -292,15 +292,19 @@ def test_fallback_formula(tmp_path):
 
 
 def test_large_outputs_are_streamed(tmp_path):
-    """contiguous / broadcast paths of plain dtypes that move >= 3 MiB per call
-    write their output in chunks with non-temporal stores (kernels/ufunc/tl_ustream.h);
-    float16 chunks and the strided path keep plain stores"""
+    """contiguous / broadcast paths of plain dtypes that move at least the store
+    policy's stream_min_bytes per call write their output in aligned chunks with
+    non-temporal stores (kernels/ufunc/tl_ustream.h); float16 chunks and the
+    strided path keep plain stores"""
     c = _emit(tmp_path, ADD.format(dtypes="Float, Half"))["kernels/ufunc_add.c"]
     assert '#include "tl_ustream.h"' in c
     f32 = c[c.index("ufunc_add_f32)"):]
     f16 = c[c.index("ufunc_add_f16)"):c.index("ufunc_add_f32)")]
     # the bytes one call moves: output + the inputs that are not broadcast scalars
-    assert f32.count("n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES") == 1
-    assert f32.count("n * (int64_t)(sizeof(float) + sizeof(float)) >= TL_USTREAM_MIN_BYTES") == 2
-    assert "tl_ustream_copy(o + base, so, m * (int64_t)sizeof(float));" in f32 and "tl_ustream_fence();" in f32
-    assert "tl_ustream_copy" not in f16
+    policy = ">= tl_cpu_store_policy.stream_min_bytes"
+    assert f32.count(f"n * (int64_t)(sizeof(float) + sizeof(float) + sizeof(float)) {policy}") == 1
+    assert f32.count(f"n * (int64_t)(sizeof(float) + sizeof(float)) {policy}") == 2
+    assert "const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));" in f32
+    assert "tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));" in f32
+    assert "tl_ustream_fence();" in f32
+    assert "tl_ustream_store" not in f16
