@@ -189,7 +189,7 @@ tl_tensor *tl_native_diagonal(tl_keyset ks, tl_tensor *self, int64_t offset, int
 /* zeros of `sizes` whose diagonal holds src */
 static tl_tensor *zeros_with_diagonal(tl_tensor *src, const int64_t *sizes, int64_t nd, int64_t offset,
                                       int64_t dim1, int64_t dim2) {
-    tl_tensor *r = tl_zeros(nd, sizes, src->dtype, src->device);
+    tl_tensor *r = tl_zeros(nd, sizes, src->dtype, tl__device_of(src));
     tl_tensor *d = r ? diagonal_view(r, offset, dim1, dim2) : NULL;
     if (!d || tl_copy_(d, src)) {
         tl_tensor_release(d);
