@@ -32,6 +32,8 @@ _unpack = ffi.unpack
 _dtype_of = lib.tl_tensor_dtype
 _device_of = lib.tl_tensor_device
 _DTYPES = _dt._BY_ID
+_DEVICES = _dev._BY_ID
+_TL_CUDA = lib.TL_CUDA
 
 
 class Size(tuple):
@@ -127,7 +129,10 @@ class Tensor(_TensorOps):
 
     @property
     def device(self) -> _dev.device:
-        return _dev.of_tensor_ptr(self._p)
+        t = _device_of(self._p)
+        if t == _TL_CUDA:
+            return _dev._CUDA[lib.tl_tensor_device_index(self._p)]
+        return _DEVICES[t]
 
     def get_device(self) -> int:
         """The CUDA device ordinal, -1 for a CPU tensor (PyTorch's Tensor.get_device)."""

@@ -353,6 +353,7 @@ calls = []
 def hook(name, source, major, minor):
     calls.append((name, source, major, minor))
     return b"\\x7fELF fake cubin"
+orig_hook = torchlet.cuda._compile_hook
 torchlet.cuda._compile_hook = hook
 keep = []
 def program(name, source):
@@ -445,14 +446,22 @@ def test_launch_errors(run_cuda, host_kernels):
             assert str(e) == "CUDA kernel 'q' failed to compile for sm_90: ValueError: boom", e
         else:
             raise AssertionError
-        # without the NVRTC module (the kernel half's nvrtc.py) the default hook explains itself
-        import importlib, sys as _s
-        torchlet.cuda._compile_hook = importlib.reload(torchlet.cuda)._compile_hook
-        _s.modules["torchlet.cuda.nvrtc"] = None
+        # the default hook: torchlet.cuda.nvrtc.compile_program(name, source, cc, driver_version=)
+        import types
+        torchlet.cuda._compile_hook = orig_hook
+        seen = []
+        def compile_program(name, source, cc, *, driver_version=None):
+            seen.append((name, source, cc, driver_version))
+            return b"image"
+        sys.modules["torchlet.cuda.nvrtc"] = types.SimpleNamespace(compile_program=compile_program)
+        launch(function(program("r", "the source"), "tl_test_axpy_f32"), (0, 1, 1), (1, 1, 1), ffi.NULL)
+        assert seen == [("r", "the source", 90, 13000)], seen
+        # without the NVRTC module the default hook explains itself
+        sys.modules["torchlet.cuda.nvrtc"] = None
         try:
-            launch(function(program("r", "src"), "tl_test_axpy_f32"), (1, 1, 1), (1, 1, 1), ffi.NULL)
+            launch(function(program("s", "src"), "tl_test_axpy_f32"), (1, 1, 1), (1, 1, 1), ffi.NULL)
         except RuntimeError as e:
-            assert "no kernel compiler" in str(e), e
+            assert "no kernel compiler" in str(e) and "torchlet.cuda.nvrtc is not installed" in str(e), e
         else:
             raise AssertionError
         print("ok")

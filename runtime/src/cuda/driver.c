@@ -133,7 +133,7 @@ int tl__cu_check_device(int device) {
 }
 
 int tl__cu_ctx(int device) {
-    if (device == t_ctx_device) return 0;   /* already current on this thread */
+    if (device >= 0 && device == t_ctx_device) return 0;   /* already current on this thread */
     if (tl__cu_check_device(device) != 0) return -1;
     pthread_mutex_lock(&g_ctx_lock);
     CUresult r = TL_CU_SUCCESS;

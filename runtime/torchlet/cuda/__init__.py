@@ -145,7 +145,9 @@ def driver_version() -> int:
 def _compile_hook(name: str, source: str, major: int, minor: int) -> bytes:
     """A program's CUDA C source -> a loadable image (CUBIN) for sm_<major><minor>.
     The runtime calls it (through the cffi callback below) on a program's
-    first launch on a device; NVRTC and its disk cache live in nvrtc.py."""
+    first launch on a device; NVRTC and its disk cache live in nvrtc.py
+    (``compile_program(name, source, cc)``, cc = major * 10 + minor; the
+    driver's version lets it refuse an NVRTC newer than the driver)."""
     try:
         from . import nvrtc
     except ImportError as e:
@@ -153,7 +155,7 @@ def _compile_hook(name: str, source: str, major: int, minor: int) -> bytes:
             raise
         raise RuntimeError("torchlet.cuda: no kernel compiler: torchlet.cuda.nvrtc is not installed "
                            "(the NVRTC + kernel cache module of the CUDA kernel library)") from None
-    return nvrtc.compile_program(name, source, (major, minor))
+    return nvrtc.compile_program(name, source, major * 10 + minor, driver_version=driver_version())
 
 
 _libc = ctypes.CDLL(None)   # the runtime frees the image with the process's free()
