@@ -3,7 +3,8 @@
 1. Builds torchlet._C with TORCHLET_ASAN=1 (-fsanitize=address, its own object
    folders in build/obj) into build/asan/lib, next to a copy of the Python
    package, so the normal editable build is left alone.
-2. Runs pytest on tests/runtime, tests/autograd, tests/library, tests/amp, tests/modes and the C-kernel tests with that build first on PYTHONPATH and
+2. Runs pytest on tests/runtime, tests/autograd, tests/library, tests/amp, tests/modes, the C-kernel tests and
+   tests/cuda (whose fake-driver subprocesses inherit the environment) with that build first on PYTHONPATH and
    libasan preloaded (CPython itself is not instrumented; leak detection is off
    because the interpreter keeps memory until exit). Any ASan report fails the
    run (halt_on_error=1 aborts the process with a non-zero exit).
@@ -52,7 +53,8 @@ def main() -> int:
         print("asan-test: the ASan build is not the one imported", file=sys.stderr)
         return 1
     tests = sys.argv[1:] or [
-        "tests/runtime", "tests/autograd", "tests/library", "tests/amp", "tests/modes", "tests/api/test_c_kernels.py"]
+        "tests/runtime", "tests/autograd", "tests/library", "tests/amp", "tests/modes", "tests/api/test_c_kernels.py",
+        "tests/cuda"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=ROOT, env=env)
     print(f"asan-test: pytest exit code {r.returncode} ({'no ASan error' if r.returncode == 0 else 'FAILED'})")
     if r.returncode != 0 or sys.argv[1:]:

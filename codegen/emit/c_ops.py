@@ -229,7 +229,11 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
     for key, md in kernels.items():
         enum = api_c.dispatch_key_enum(key)
         is_structured = structured_group and (md.structured or md.delegate is not None)
-        if enum is None or key == "CUDA":
+        # CUDA registers the unstructured kernels it shares with another
+        # backend (metadata and device-generic ones: `CPU, CUDA, Meta: view`);
+        # a CUDA-only kernel name has no C function behind it
+        if enum is None or (key == "CUDA" and (is_structured or not any(
+                k != "CUDA" and o.kernel == md.kernel for k, o in kernels.items()))):
             op.skipped.append(f"{key}: {md.kernel} (no {key} backend in the runtime)")
             continue
         if is_structured:
