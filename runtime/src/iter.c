@@ -700,6 +700,20 @@ tl_dtype tl_iter_operand_dtype(const tl_iter *it, int i) {
     return it->ops[i].tensor->dtype;
 }
 int tl_iter_is_meta(const tl_iter *it) { return it->is_meta; }
+/* operand i as a device launch sees it (kernels/cuda/tl_cuda_loops.h): data
+ * pointer, byte strides of the loop dims (tl_iter_loop_ndim entries), stored
+ * dtype, and whether it is a 0-dim CPU tensor (a wrapped number) */
+int tl_iter_operand_loop(const tl_iter *it, int i, char **data, int64_t *strides, tl_dtype *dtype,
+                         int *cpu_scalar) {
+    if (i < 0 || i >= it->nops || !it->ops[i].tensor)
+        return tl_set_error(TL_ERR_INDEX, "TensorIterator operand %d out of range", i);
+    const tl_iter_op *op = &it->ops[i];
+    *data = op->data;
+    for (int64_t d = 0; d < it->ndim; d++) strides[d] = op->strides[d];
+    *dtype = op->tensor->dtype;
+    *cpu_scalar = !op->is_output && is_cpu_scalar(op->tensor);
+    return 0;
+}
 int tl_iter_is_contiguous(const tl_iter *it) {
     if (it->ndim > 1) return 0;
     for (int i = 0; i < it->nops; i++)
