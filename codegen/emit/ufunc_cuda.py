@@ -29,7 +29,6 @@ from .ufunc import BY_NAME, DTYPES, ROOT, DType, Formula
 
 C_COMMENT = ("/*", " * ", " */")
 PRELUDE = ROOT / "kernels" / "cuda" / "tl_cuda_prelude.cuh"
-FORMULA_DIR = ROOT / "kernels" / "ufunc"
 
 #: limits of the parameter struct (one layout for every operator)
 MAX_DIMS = 25
@@ -174,7 +173,9 @@ def formula_text(rel: str, seen: set[str]) -> str:
     if rel in seen:
         return ""
     seen.add(rel)
-    path = ROOT / rel
+    from . import ufunc   # its FORMULA_DIR (tests point it elsewhere; paths outside the tree are bare names)
+
+    path = ROOT / rel if (ROOT / rel).is_file() else ufunc.FORMULA_DIR / rel
     pre: list[str] = []
     lines = _logical_lines(path.read_text())
     for n, line in enumerate(lines):
@@ -183,8 +184,9 @@ def formula_text(rel: str, seen: set[str]) -> str:
             continue
         lines[n] = ""
         name = m.group(1)
-        if name not in _NOT_PASTED and (FORMULA_DIR / name).is_file():
-            pre.append(formula_text((FORMULA_DIR / name).relative_to(ROOT).as_posix(), seen))
+        inc = path.parent / name
+        if name not in _NOT_PASTED and inc.is_file():
+            pre.append(formula_text(inc.relative_to(ROOT).as_posix() if inc.is_relative_to(ROOT) else name, seen))
     body = rewrite_generic("\n".join(lines))
     return "".join(pre) + f'#line 1 "{rel}"\n' + body + "\n#line @@\n"
 

@@ -478,9 +478,9 @@ int tl_ops_register_addmm(void) {
         return -1;
     tl_ops_addmm_dtype_op = tl_op_define("aten::addmm.dtype", "addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_addmm_dtype_op) return -1;
-    /* not registered: CUDA: _addmm_dtype_cuda (no CUDA backend in the runtime) */
+    /* not registered: CUDA: _addmm_dtype_cuda (no CUDA kernels are generated for it) */
     tl_ops_addmm_dtype_out_op = tl_op_define("aten::addmm.dtype_out", "addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_addmm_dtype_out_op) return -1;
-    /* not registered: CUDA: _addmm_dtype_out_cuda (no CUDA backend in the runtime) */
+    /* not registered: CUDA: _addmm_dtype_out_cuda (no CUDA kernels are generated for it) */
     return 0;
 }

@@ -478,9 +478,9 @@ int tl_ops_register_baddbmm(void) {
         return -1;
     tl_ops_baddbmm_dtype_op = tl_op_define("aten::baddbmm.dtype", "baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_baddbmm_dtype_op) return -1;
-    /* not registered: CUDA: _baddbmm_dtype_cuda (no CUDA backend in the runtime) */
+    /* not registered: CUDA: _baddbmm_dtype_cuda (no CUDA kernels are generated for it) */
     tl_ops_baddbmm_dtype_out_op = tl_op_define("aten::baddbmm.dtype_out", "baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_baddbmm_dtype_out_op) return -1;
-    /* not registered: CUDA: _baddbmm_out_dtype_cuda (no CUDA backend in the runtime) */
+    /* not registered: CUDA: _baddbmm_out_dtype_cuda (no CUDA kernels are generated for it) */
     return 0;
 }

@@ -332,9 +332,9 @@ int tl_ops_register_mm(void) {
         return -1;
     tl_ops_mm_dtype_op = tl_op_define("aten::mm.dtype", "mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor");
     if (!tl_ops_mm_dtype_op) return -1;
-    /* not registered: CUDA: _mm_dtype_cuda (no CUDA backend in the runtime) */
+    /* not registered: CUDA: _mm_dtype_cuda (no CUDA kernels are generated for it) */
     tl_ops_mm_dtype_out_op = tl_op_define("aten::mm.dtype_out", "mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_mm_dtype_out_op) return -1;
-    /* not registered: CUDA: _mm_dtype_out_cuda (no CUDA backend in the runtime) */
+    /* not registered: CUDA: _mm_dtype_out_cuda (no CUDA kernels are generated for it) */
     return 0;
 }

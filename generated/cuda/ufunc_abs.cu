@@ -269,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_u8_vec(const tl_cuda
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -330,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_i8_vec(const tl_cuda
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -391,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_i16_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -452,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_i32_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -513,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_i64_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -574,7 +574,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_f16_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -635,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_bf16_vec(const tl_cu
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -696,7 +696,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_f32_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -757,7 +757,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_abs_f64_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

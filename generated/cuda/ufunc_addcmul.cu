@@ -279,11 +279,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_vec(const tl_
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
-            tl_vec<uint8_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint8_t, VEC> *)(in3 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -373,11 +373,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_vec(const tl_
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
-            tl_vec<int8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int8_t, VEC> *)(in2 + i0);
-            tl_vec<int8_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int8_t, VEC> *)(in3 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -467,11 +467,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_vec(const tl
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
-            tl_vec<int16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int16_t, VEC> *)(in2 + i0);
-            tl_vec<int16_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int16_t, VEC> *)(in3 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -561,11 +561,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_vec(const tl
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
-            tl_vec<int32_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int32_t, VEC> *)(in2 + i0);
-            tl_vec<int32_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int32_t, VEC> *)(in3 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -655,11 +655,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_vec(const tl
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
-            tl_vec<int64_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int64_t, VEC> *)(in2 + i0);
-            tl_vec<int64_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int64_t, VEC> *)(in3 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -749,11 +749,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_vec(const tl
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
-            tl_vec<uint16_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint16_t, VEC> *)(in3 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -843,11 +843,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_vec(const t
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
-            tl_vec<uint16_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint16_t, VEC> *)(in3 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -937,11 +937,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_vec(const tl
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
-            tl_vec<float, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v2;
             if (!s2) v2 = *(const tl_vec<float, VEC> *)(in2 + i0);
-            tl_vec<float, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v3;
             if (!s3) v3 = *(const tl_vec<float, VEC> *)(in3 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_vec(const tl
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
-            tl_vec<double, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v2;
             if (!s2) v2 = *(const tl_vec<double, VEC> *)(in2 + i0);
-            tl_vec<double, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v3;
             if (!s3) v3 = *(const tl_vec<double, VEC> *)(in3 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

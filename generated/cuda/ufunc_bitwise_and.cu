@@ -272,9 +272,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_and_b_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -348,9 +348,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_and_u8_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -424,9 +424,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_and_i8_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
-            tl_vec<int8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int8_t, VEC> *)(in2 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -500,9 +500,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_and_i16_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
-            tl_vec<int16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int16_t, VEC> *)(in2 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -576,9 +576,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_and_i32_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
-            tl_vec<int32_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int32_t, VEC> *)(in2 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -652,9 +652,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_and_i64_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
-            tl_vec<int64_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int64_t, VEC> *)(in2 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll

@@ -271,9 +271,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_or_b_vec(const t
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -347,9 +347,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_or_u8_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -423,9 +423,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_or_i8_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
-            tl_vec<int8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int8_t, VEC> *)(in2 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -499,9 +499,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_or_i16_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
-            tl_vec<int16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int16_t, VEC> *)(in2 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -575,9 +575,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_or_i32_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
-            tl_vec<int32_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int32_t, VEC> *)(in2 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -651,9 +651,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_or_i64_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
-            tl_vec<int64_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int64_t, VEC> *)(in2 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll

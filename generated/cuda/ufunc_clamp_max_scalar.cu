@@ -289,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_vec(
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -353,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_vec(
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -417,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_vec
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -481,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_vec
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -545,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_vec
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -609,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_vec
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -673,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_ve
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -737,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_vec
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -801,7 +801,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_vec
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

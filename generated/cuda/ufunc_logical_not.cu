@@ -271,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -393,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -454,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -515,7 +515,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -576,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -637,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -698,7 +698,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_vec(con
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -759,7 +759,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -820,7 +820,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll

@@ -271,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_vec(const tl_cu
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_vec(const tl_cu
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -393,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -454,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -515,7 +515,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -576,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_vec(const tl_
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -637,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -698,7 +698,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

@@ -315,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_vec(const t
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -379,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -443,7 +443,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -507,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -571,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -635,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -699,7 +699,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -763,7 +763,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_vec(cons
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -827,7 +827,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -891,7 +891,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

@@ -304,9 +304,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_vec(const t
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -380,9 +380,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_vec(const t
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int8_t, VEC> *)(in1 + i0);
-            tl_vec<int8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int8_t, VEC> *)(in2 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -456,9 +456,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int16_t, VEC> *)(in1 + i0);
-            tl_vec<int16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int16_t, VEC> *)(in2 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -532,9 +532,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int32_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int32_t, VEC> *)(in1 + i0);
-            tl_vec<int32_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int32_t, VEC> *)(in2 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -608,9 +608,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<int64_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<int64_t, VEC> *)(in1 + i0);
-            tl_vec<int64_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int64_t, VEC> *)(in2 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -684,9 +684,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -760,9 +760,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_vec(const
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -836,9 +836,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
-            tl_vec<float, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v2;
             if (!s2) v2 = *(const tl_vec<float, VEC> *)(in2 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -912,9 +912,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_vec(const 
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
-            tl_vec<double, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v2;
             if (!s2) v2 = *(const tl_vec<double, VEC> *)(in2 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

@@ -278,9 +278,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_ve
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -360,9 +360,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_v
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint16_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -442,9 +442,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_ve
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<float, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v1;
             if (!s1) v1 = *(const tl_vec<float, VEC> *)(in1 + i0);
-            tl_vec<float, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v2;
             if (!s2) v2 = *(const tl_vec<float, VEC> *)(in2 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -524,9 +524,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_ve
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<double, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v1;
             if (!s1) v1 = *(const tl_vec<double, VEC> *)(in1 + i0);
-            tl_vec<double, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v2;
             if (!s2) v2 = *(const tl_vec<double, VEC> *)(in2 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

@@ -280,11 +280,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cud
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
-            tl_vec<uint8_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint8_t, VEC> *)(in3 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -371,11 +371,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cu
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint8_t, VEC> *)(in2 + i0);
-            tl_vec<uint8_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint8_t, VEC> *)(in3 + i0);
             tl_vec<uint8_t, VEC> r;
 #pragma unroll
@@ -462,11 +462,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cu
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<int8_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int8_t, VEC> *)(in2 + i0);
-            tl_vec<int8_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int8_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int8_t, VEC> *)(in3 + i0);
             tl_vec<int8_t, VEC> r;
 #pragma unroll
@@ -553,11 +553,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<int16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int16_t, VEC> *)(in2 + i0);
-            tl_vec<int16_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int16_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int16_t, VEC> *)(in3 + i0);
             tl_vec<int16_t, VEC> r;
 #pragma unroll
@@ -644,11 +644,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<int32_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int32_t, VEC> *)(in2 + i0);
-            tl_vec<int32_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int32_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int32_t, VEC> *)(in3 + i0);
             tl_vec<int32_t, VEC> r;
 #pragma unroll
@@ -735,11 +735,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<int64_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<int64_t, VEC> *)(in2 + i0);
-            tl_vec<int64_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<int64_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<int64_t, VEC> *)(in3 + i0);
             tl_vec<int64_t, VEC> r;
 #pragma unroll
@@ -826,11 +826,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
-            tl_vec<uint16_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint16_t, VEC> *)(in3 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -917,11 +917,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<uint16_t, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v2;
             if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
-            tl_vec<uint16_t, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint16_t, VEC> v3;
             if (!s3) v3 = *(const tl_vec<uint16_t, VEC> *)(in3 + i0);
             tl_vec<uint16_t, VEC> r;
 #pragma unroll
@@ -1008,11 +1008,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<float, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v2;
             if (!s2) v2 = *(const tl_vec<float, VEC> *)(in2 + i0);
-            tl_vec<float, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<float, VEC> v3;
             if (!s3) v3 = *(const tl_vec<float, VEC> *)(in3 + i0);
             tl_vec<float, VEC> r;
 #pragma unroll
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_vec(const tl_c
 #pragma unroll
         for (uint32_t j = 0; j < EPT / VEC; j++) {
             const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
-            tl_vec<uint8_t, VEC> v1 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<uint8_t, VEC> v1;
             if (!s1) v1 = *(const tl_vec<uint8_t, VEC> *)(in1 + i0);
-            tl_vec<double, VEC> v2 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v2;
             if (!s2) v2 = *(const tl_vec<double, VEC> *)(in2 + i0);
-            tl_vec<double, VEC> v3 = {};  /* initialized: else ptxas keeps 1-byte lanes on the stack */
+            tl_vec<double, VEC> v3;
             if (!s3) v3 = *(const tl_vec<double, VEC> *)(in3 + i0);
             tl_vec<double, VEC> r;
 #pragma unroll

@@ -36,6 +36,15 @@ def _tu(op: str) -> str:
     lines.append(f'extern "C" void tl_shim_register_{op}(void) {{')
     lines += [f'    tl_shim_register("{n}", tl_shim_call_{n});' for n in names]
     lines.append("}")
+    # trampolines for the runtime's fake libcuda (tests/cuda/fake_driver): its
+    # cuLaunchKernel calls fn(grid, block, kernelParams); kernelParams[0] is
+    # the parameter struct the generated launcher packed
+    for n in names:
+        lines.append(f"static void tl_fake_{n}(unsigned g[3], unsigned b[3], void **params) "
+                     f"{{ tl_shim_run(tl_shim_call_{n}, g, b, params[0]); }}")
+    lines.append(f'extern "C" void tl_shim_register_fake_{op}(void (*reg)(const char *, tl_shim_fake_fn)) {{')
+    lines += [f'    reg("{n}", tl_fake_{n});' for n in names]
+    lines.append("}")
     return "\n".join(lines) + "\n"
 
 

@@ -28,5 +28,9 @@ extern thread_local tl_shim_dim3 threadIdx, blockIdx, blockDim, gridDim;
 /* registration of the program's kernels with the shim launcher */
 typedef void (*tl_shim_kernel_fn)(const void *params);
 extern "C" void tl_shim_register(const char *name, tl_shim_kernel_fn fn);
+/* runs fn over grid x block, one simulated thread at a time */
+extern "C" void tl_shim_run(tl_shim_kernel_fn fn, const unsigned grid[3], const unsigned block[3], const void *params);
+/* a kernel as the fake libcuda calls it (tests/cuda/fake_driver/fake_cuda.c) */
+typedef void (*tl_shim_fake_fn)(unsigned grid[3], unsigned block[3], void **params);
 
 #endif

@@ -39,6 +39,11 @@ int tl_cuda_launch(tl_cuda_function_view *f, const unsigned grid[3], const unsig
     auto it = registry().find(f->name);
     if (it == registry().end()) return tl_set_error(2, "shim: no host kernel %s", f->name);
     g_log.push_back({f->name, grid[0], block[0]});
+    tl_shim_run(it->second, grid, block, args[0]);
+    return 0;
+}
+
+void tl_shim_run(tl_shim_kernel_fn fn, const unsigned grid[3], const unsigned block[3], const void *params) {
     gridDim = {grid[0], grid[1], grid[2]};
     blockDim = {block[0], block[1], block[2]};
     for (unsigned bz = 0; bz < grid[2]; bz++)
@@ -49,10 +54,9 @@ int tl_cuda_launch(tl_cuda_function_view *f, const unsigned grid[3], const unsig
                     for (unsigned ty = 0; ty < block[1]; ty++)
                         for (unsigned tx = 0; tx < block[0]; tx++) {
                             threadIdx = {tx, ty, tz};
-                            it->second(args[0]);
+                            fn(params);
                         }
             }
-    return 0;
 }
 
 int tl_shim_log_size(void) { return (int)g_log.size(); }
