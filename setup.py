@@ -82,6 +82,8 @@ def extra_include_dirs(src: pathlib.Path) -> list[str]:
 
 def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     common = sorted((ROOT / "runtime" / "src").glob("*.c"))
+    # the CUDA backend's runtime: the driver is dlopen'ed at run time, no link dependency
+    common += sorted((ROOT / "runtime" / "src" / "cuda").glob("*.c"))
     gen = ROOT / "generated" / "csrc"
     if gen.is_dir():
         common += sorted(gen.glob("*.c"))
@@ -201,7 +203,7 @@ class BuildExt(build_ext):
         ext.depends = list(ext.depends) + ext.extra_objects
         # -Bsymbolic-functions: calls between the library's own functions (entry
         # point -> dispatcher -> kernel -> runtime) skip the PLT
-        link = ["-pthread", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
+        link = ["-pthread", "-ldl", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
         # the BLAS: torchlet/_blas.py preloads it from wherever the wheel is installed;
         # the rpath is the fallback when _C is loaded without the package
         link += [f"-L{blas_lib}", f"-l{blas_name}", f"-Wl,-rpath,{blas_lib}"]

@@ -163,6 +163,7 @@ int tl_ops_register_empty(void) {
     if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_empty_memory_format_backend_select, tl_ops_empty_memory_format_boxed, NULL,
                               "tl_ops_empty_memory_format_backend_select registered at generated/csrc/ops_empty.c") < 0)
         return -1;
+    /* not registered: CUDA: empty_memory_format (no CUDA kernels are generated for it) */
     tl_ops_empty_out_op = tl_op_define("aten::empty.out", "empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_empty_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */

@@ -104,5 +104,6 @@ int tl_ops_register_empty_strided(void) {
     if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_empty_strided_backend_select, tl_ops_empty_strided_boxed, NULL,
                               "tl_ops_empty_strided_backend_select registered at generated/csrc/ops_empty_strided.c") < 0)
         return -1;
+    /* not registered: CUDA: empty_strided (no CUDA kernels are generated for it) */
     return 0;
 }

@@ -77,5 +77,6 @@ int tl_ops_register_zero(void) {
     else if (tl_op_register_kernel(tl_ops_zero__op, TL_KEY_META, (void *)tl_native_zero_, tl_ops_zero__boxed, NULL,
                                    "tl_native_zero_ registered at generated/csrc/ops_zero.c") < 0)
         return -1;
+    /* not registered: CUDA: zero_ (no CUDA kernels are generated for it) */
     return 0;
 }

@@ -58,7 +58,7 @@ tl_tensor *tl_native__to_copy(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet supports only the strided layout (torch.strided)");
         return NULL;
     }
-    tl_device_type dev = device < 0 ? tl_tensor_device(self) : (tl_device_type)device;
+    tl_device_type dev = device < 0 ? tl__device_of(self) : (tl_device_type)device;
     if (tl_tensor_device(self) == TL_META && dev != TL_META) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
         return NULL;
