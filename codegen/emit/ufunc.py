@@ -302,7 +302,7 @@ def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[
 
 
 def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
-    from .ufunc_cuda import render_cuda, render_params_header  # it imports this module's dtype tables
+    from .ufunc_cuda import render_copy_program, render_cuda, render_params_header  # it imports our dtype tables
 
     m = ctx.model
     formulas = read_formulas()
@@ -384,4 +384,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
     if errors:
         raise CodegenError(errors)
     files.update(render_params_header(ctx))
+    files.update(render_copy_program(ctx, errors))
+    if errors:
+        raise CodegenError(errors)
     return files

@@ -290,6 +290,17 @@ def render_cuda(ctx: EmitContext, op: str, sources: list[str], formulas: dict[st
     return {f"cuda/ufunc_{op}.cu": cu, f"cuda/ufunc_{op}_cuda.c": host}
 
 
+#: the CUDA-only copy / cast / fill program (kernels/cuda/tl_cuda_copy.c uses it)
+COPY_FORMULA = Formula("copy", ("self",), "kernels/cuda/tl_cuda_copy.h")
+
+
+def render_copy_program(ctx: EmitContext, errors: list[Diagnostic]) -> dict[str, str]:
+    per_dtype = {d.scalar_name: "copy" for d in DTYPES}
+    return render_cuda(ctx, "copy", [f"{COPY_FORMULA.path} (CUDA copy, cast and fill; no operator)"],
+                       {"copy": COPY_FORMULA}, per_dtype, ["self"], [], None, "copy", Pos(COPY_FORMULA.path, 1, 1),
+                       errors)
+
+
 def render_params_header(ctx: EmitContext) -> dict[str, str]:
     return {"cuda/tl_cuda_ufunc_params.h": ctx.render("ufunc_cuda_params.h.j2", C_COMMENT,
                                                       params=params_struct("c"), size=PARAMS_SIZE)}

@@ -71,7 +71,7 @@ def test_params_struct_both_sides():
 
 def test_every_structured_ufunc_has_a_program():
     cpu = {p.name[len("ufunc_"):-2] for p in (ROOT / "generated" / "kernels").glob("ufunc_*.c")}
-    cuda = {p.stem[len("ufunc_"):] for p in GEN.glob("ufunc_*.cu")}
+    cuda = {p.stem[len("ufunc_"):] for p in GEN.glob("ufunc_*.cu")} - {"copy"}   # copy: CUDA-only (copy/cast/fill)
     assert cpu == cuda
 
 

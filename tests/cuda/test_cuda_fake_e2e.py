@@ -27,7 +27,7 @@ if shutil.which("g++") is None or not FAKE.exists():
 sys.path.insert(0, str(HERE))
 import shim_build  # noqa: E402
 
-OPS = ["add", "eq", "exp"]
+OPS = ["add", "eq", "exp", "copy"]
 
 SCRIPT = textwrap.dedent("""
     import ctypes, os, sys
@@ -89,7 +89,19 @@ SCRIPT = textwrap.dedent("""
     np.testing.assert_array_equal(m.cpu().numpy(), tl.eq(a, b).numpy())
     x = tl.exp(ca.to("cuda") * 0.1)
     np.testing.assert_allclose(x.cpu().numpy(), tl.exp(a * 0.1).numpy(), rtol=2e-6)
+    # copy / cast / fill on the device (the runtime's hooks -> ufunc_copy's kernels)
+    h = ca.to(tl.float16)
+    assert h.device.type == "cuda" and h.dtype == tl.float16
+    np.testing.assert_array_equal(h.cpu().numpy(), a.to(tl.float16).numpy())
+    tt = ca.reshape(17, 241).t().contiguous()
+    np.testing.assert_array_equal(tt.cpu().numpy(), a.reshape(17, 241).t().contiguous().numpy())
+    z = tl.zeros([7, 9], dtype=tl.float64).to("cuda")
+    z[:, ::2].fill_(1.5)
+    want = tl.zeros([7, 9], dtype=tl.float64)
+    want[:, ::2].fill_(1.5)
+    np.testing.assert_array_equal(z.cpu().numpy(), want.numpy())
     assert compiled and compiled[0][1:] == (9, 0), compiled
+    assert "ufunc_copy" in {n for n, _, _ in compiled}, compiled
     print("E2E OK", sorted(set(n for n, _, _ in compiled)), "nvrtc" if use_nvrtc else "no nvrtc")
 """)
 
