@@ -202,17 +202,26 @@ def loop_info(op: str, formula: Formula, dt: DType, nin: int, scalar_args: list[
     ins = [BY_NAME[fixed[p]] if p in fixed else dt for p in formula.params[:nin]]
     out = BY_NAME[formula.result] if formula.result else dt
     xargs = ", ".join([f"x{i}" for i in range(1, nin + 1)] + [f"a_{a}" for a in scalar_args])
-    call = f"TL_UFUNC_{formula.name}({xargs})"
+    expr = f"TL_UFUNC_{formula.name}({xargs})"
     if formula.fallback:
         exact, pred = formula.fallback
-        call = f"(TL_UFUNC_{pred}({xargs}) ? TL_UFUNC_{exact}({xargs}) : {call})"
+        expr = f"(TL_UFUNC_{pred}({xargs}) ? TL_UFUNC_{exact}({xargs}) : {expr})"
+    # the kernels call the formula through a function placed (#line) at the
+    # formula's #define: NVRTC reports an error in it at kernels/ufunc/<f>.h
+    name = f"ufunc_{op}_{dt.suffix}"
+    call = f"{name}_op({xargs})"
+    params = [f"{d.compute} x{i}" for i, d in enumerate(ins, 1)] + [f"{dt.compute} a_{a}" for a in scalar_args]
     sizes = [ITEMSIZE[out.scalar_name]] + [ITEMSIZE[d.scalar_name] for d in ins]
     # 128-bit accesses, but at most 8 lanes: 16 one-byte lanes of two or
     # three inputs made ptxas spill (clamp int8), PyTorch caps them too
     vec = min(16 // max(sizes), 8)
     ept = 16 if max(sizes) == 1 else 8
     return {
-        "name": f"ufunc_{op}_{dt.suffix}",
+        "name": name,
+        "op_params": ", ".join(params),
+        "expr": expr,
+        "formula_path": formula.path,
+        "def_line": _define_line(formula),
         "dtype": dt,
         "out": out,
         "ins": ins,
@@ -229,6 +238,18 @@ def loop_info(op: str, formula: Formula, dt: DType, nin: int, scalar_args: list[
         "load_flat": [d.load.format(x=f"in{i}[i0]") for i, d in enumerate(ins, 1)],
         "load_off": [d.load.format(x=f"*(const {d.storage} *)(in{i} + off[{i}])") for i, d in enumerate(ins, 1)],
     }
+
+
+def _define_line(formula: Formula) -> int:
+    """line of ``#define TL_UFUNC_<name>(`` in the formula's header (1 if not found)"""
+    from . import ufunc
+
+    path = ROOT / formula.path if (ROOT / formula.path).is_file() else ufunc.FORMULA_DIR / formula.path
+    pat = re.compile(rf"^\s*#\s*define\s+TL_UFUNC_{formula.name}\s*\(")
+    for n, line in enumerate(path.read_text().split("\n"), 1):
+        if pat.match(line):
+            return n
+    return 1
 
 
 def _c_string(text: str) -> str:

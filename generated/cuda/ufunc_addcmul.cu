@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -261,6 +261,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_u8_op(uint8_t x1, uint8_t x2, uint8_t x3, uint8_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 267 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -291,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_vec(const tl_
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
                 const uint8_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = (uint8_t)(ufunc_addcmul_u8_op(x1, x2, x3, a_value));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -302,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_vec(const tl_
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
             const uint8_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = (uint8_t)(ufunc_addcmul_u8_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -327,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_strided(const
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
         const uint8_t x3 = s3 ? c3 : *(const uint8_t *)(in3 + off[3]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_addcmul_u8_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_cast(const tl_cuda_ufunc_params p) {
@@ -351,10 +354,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_cast(const tl
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
         const uint8_t x3 = s3 ? c3 : tl_cuda_fetch<uint8_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_addcmul_u8_op(x1, x2, x3, a_value)));
     }
 }
 /* Char: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_i8_op(int8_t x1, int8_t x2, int8_t x3, int8_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 364 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -385,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_vec(const tl_
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
                 const int8_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = (int8_t)(ufunc_addcmul_i8_op(x1, x2, x3, a_value));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -396,7 +402,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_vec(const tl_
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
             const int8_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = (int8_t)(ufunc_addcmul_i8_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -421,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_strided(const
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
         const int8_t x3 = s3 ? c3 : *(const int8_t *)(in3 + off[3]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_addcmul_i8_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_cast(const tl_cuda_ufunc_params p) {
@@ -445,10 +451,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_cast(const tl
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
         const int8_t x3 = s3 ? c3 : tl_cuda_fetch<int8_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_addcmul_i8_op(x1, x2, x3, a_value)));
     }
 }
 /* Short: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_i16_op(int16_t x1, int16_t x2, int16_t x3, int16_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 461 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -479,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_vec(const tl
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
                 const int16_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = (int16_t)(ufunc_addcmul_i16_op(x1, x2, x3, a_value));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -490,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_vec(const tl
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
             const int16_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = (int16_t)(ufunc_addcmul_i16_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -515,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_strided(cons
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
         const int16_t x3 = s3 ? c3 : *(const int16_t *)(in3 + off[3]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_addcmul_i16_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_cast(const tl_cuda_ufunc_params p) {
@@ -539,10 +548,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_cast(const t
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
         const int16_t x3 = s3 ? c3 : tl_cuda_fetch<int16_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_addcmul_i16_op(x1, x2, x3, a_value)));
     }
 }
 /* Int: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_i32_op(int32_t x1, int32_t x2, int32_t x3, int32_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 558 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -573,7 +585,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_vec(const tl
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
                 const int32_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = (int32_t)(ufunc_addcmul_i32_op(x1, x2, x3, a_value));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -584,7 +596,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_vec(const tl
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
             const int32_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = (int32_t)(ufunc_addcmul_i32_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -609,7 +621,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_strided(cons
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
         const int32_t x3 = s3 ? c3 : *(const int32_t *)(in3 + off[3]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_addcmul_i32_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_cast(const tl_cuda_ufunc_params p) {
@@ -633,10 +645,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i32_cast(const t
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
         const int32_t x3 = s3 ? c3 : tl_cuda_fetch<int32_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_addcmul_i32_op(x1, x2, x3, a_value)));
     }
 }
 /* Long: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_i64_op(int64_t x1, int64_t x2, int64_t x3, int64_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 655 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -667,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_vec(const tl
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
                 const int64_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = (int64_t)(ufunc_addcmul_i64_op(x1, x2, x3, a_value));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -678,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_vec(const tl
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
             const int64_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = (int64_t)(ufunc_addcmul_i64_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -703,7 +718,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_strided(cons
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
         const int64_t x3 = s3 ? c3 : *(const int64_t *)(in3 + off[3]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_addcmul_i64_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_cast(const tl_cuda_ufunc_params p) {
@@ -727,10 +742,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_cast(const t
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
         const int64_t x3 = s3 ? c3 : tl_cuda_fetch<int64_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_addcmul_i64_op(x1, x2, x3, a_value)));
     }
 }
 /* Half: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_f16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 752 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -761,7 +779,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_vec(const tl
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_f16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = tl_f32_to_f16(ufunc_addcmul_f16_op(x1, x2, x3, a_value));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -772,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_vec(const tl
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_f16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = tl_f32_to_f16(ufunc_addcmul_f16_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -797,7 +815,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_strided(cons
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_f16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_addcmul_f16_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_cast(const tl_cuda_ufunc_params p) {
@@ -821,10 +839,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_cast(const t
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_addcmul_f16_op(x1, x2, x3, a_value)));
     }
 }
 /* BFloat16: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_bf16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 849 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -855,7 +876,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_vec(const t
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_bf16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+                r.v[k] = tl_f32_to_bf16(ufunc_addcmul_bf16_op(x1, x2, x3, a_value));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -866,7 +887,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_vec(const t
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_bf16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+            out[i0] = tl_f32_to_bf16(ufunc_addcmul_bf16_op(x1, x2, x3, a_value));
         }
     }
 }
@@ -891,7 +912,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_strided(con
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_bf16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_addcmul(x1, x2, x3, a_value));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_addcmul_bf16_op(x1, x2, x3, a_value));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -915,10 +936,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_cast(const 
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_addcmul_bf16_op(x1, x2, x3, a_value)));
     }
 }
 /* Float: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_f32_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 946 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -949,7 +973,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_vec(const tl
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
                 const float x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_addcmul(x1, x2, x3, a_value);
+                r.v[k] = ufunc_addcmul_f32_op(x1, x2, x3, a_value);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -960,7 +984,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_vec(const tl
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
             const float x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_addcmul(x1, x2, x3, a_value);
+            out[i0] = ufunc_addcmul_f32_op(x1, x2, x3, a_value);
         }
     }
 }
@@ -985,7 +1009,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_strided(cons
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
         const float x3 = s3 ? c3 : *(const float *)(in3 + off[3]);
-        *(float *)(out + off[0]) = TL_UFUNC_addcmul(x1, x2, x3, a_value);
+        *(float *)(out + off[0]) = ufunc_addcmul_f32_op(x1, x2, x3, a_value);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_cast(const tl_cuda_ufunc_params p) {
@@ -1009,10 +1033,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f32_cast(const t
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_addcmul_f32_op(x1, x2, x3, a_value)));
     }
 }
 /* Double: TL_UFUNC_addcmul(x1, x2, x3, a_value) */
+#line 6 "kernels/ufunc/addcmul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_addcmul_f64_op(double x1, double x2, double x3, double a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
+#line 1043 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1043,7 +1070,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_vec(const tl
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
                 const double x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_addcmul(x1, x2, x3, a_value);
+                r.v[k] = ufunc_addcmul_f64_op(x1, x2, x3, a_value);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -1054,7 +1081,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_vec(const tl
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
             const double x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_addcmul(x1, x2, x3, a_value);
+            out[i0] = ufunc_addcmul_f64_op(x1, x2, x3, a_value);
         }
     }
 }
@@ -1079,7 +1106,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_strided(cons
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
         const double x3 = s3 ? c3 : *(const double *)(in3 + off[3]);
-        *(double *)(out + off[0]) = TL_UFUNC_addcmul(x1, x2, x3, a_value);
+        *(double *)(out + off[0]) = ufunc_addcmul_f64_op(x1, x2, x3, a_value);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1103,6 +1130,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f64_cast(const t
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
         const double x3 = s3 ? c3 : tl_cuda_fetch<double>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_addcmul(x1, x2, x3, a_value)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_addcmul_f64_op(x1, x2, x3, a_value)));
     }
 }

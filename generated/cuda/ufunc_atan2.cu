@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -259,6 +259,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_atan2(x1, x2) */
+#line 4 "kernels/ufunc/atan2.h"
+static TL_CUDA_FORCEINLINE auto ufunc_atan2_f16_op(float x1, float x2) { return TL_UFUNC_atan2(x1, x2); }
+#line 265 "generated/cuda/ufunc_atan2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -282,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f16_vec(const tl_c
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_atan2(x1, x2));
+                r.v[k] = tl_f32_to_f16(ufunc_atan2_f16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -292,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f16_vec(const tl_c
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_atan2(x1, x2));
+            out[i0] = tl_f32_to_f16(ufunc_atan2_f16_op(x1, x2));
         }
     }
 }
@@ -312,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f16_strided(const 
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_atan2(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_atan2_f16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f16_cast(const tl_cuda_ufunc_params p) {
@@ -331,10 +334,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f16_cast(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_atan2(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_atan2_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_atan2(x1, x2) */
+#line 4 "kernels/ufunc/atan2.h"
+static TL_CUDA_FORCEINLINE auto ufunc_atan2_bf16_op(float x1, float x2) { return TL_UFUNC_atan2(x1, x2); }
+#line 344 "generated/cuda/ufunc_atan2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -358,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_bf16_vec(const tl_
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_atan2(x1, x2));
+                r.v[k] = tl_f32_to_bf16(ufunc_atan2_bf16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -368,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_bf16_vec(const tl_
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_atan2(x1, x2));
+            out[i0] = tl_f32_to_bf16(ufunc_atan2_bf16_op(x1, x2));
         }
     }
 }
@@ -388,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_bf16_strided(const
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_atan2(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_atan2_bf16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -407,10 +413,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_bf16_cast(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_atan2(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_atan2_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_atan2(x1, x2) */
+#line 4 "kernels/ufunc/atan2.h"
+static TL_CUDA_FORCEINLINE auto ufunc_atan2_f32_op(float x1, float x2) { return TL_UFUNC_atan2(x1, x2); }
+#line 423 "generated/cuda/ufunc_atan2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -434,7 +443,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f32_vec(const tl_c
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_atan2(x1, x2);
+                r.v[k] = ufunc_atan2_f32_op(x1, x2);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -444,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f32_vec(const tl_c
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_atan2(x1, x2);
+            out[i0] = ufunc_atan2_f32_op(x1, x2);
         }
     }
 }
@@ -464,7 +473,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f32_strided(const 
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_atan2(x1, x2);
+        *(float *)(out + off[0]) = ufunc_atan2_f32_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f32_cast(const tl_cuda_ufunc_params p) {
@@ -483,10 +492,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f32_cast(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_atan2(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_atan2_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_atan2(x1, x2) */
+#line 4 "kernels/ufunc/atan2.h"
+static TL_CUDA_FORCEINLINE auto ufunc_atan2_f64_op(double x1, double x2) { return TL_UFUNC_atan2(x1, x2); }
+#line 502 "generated/cuda/ufunc_atan2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -510,7 +522,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f64_vec(const tl_c
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_atan2(x1, x2);
+                r.v[k] = ufunc_atan2_f64_op(x1, x2);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -520,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f64_vec(const tl_c
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_atan2(x1, x2);
+            out[i0] = ufunc_atan2_f64_op(x1, x2);
         }
     }
 }
@@ -540,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f64_strided(const 
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_atan2(x1, x2);
+        *(double *)(out + off[0]) = ufunc_atan2_f64_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f64_cast(const tl_cuda_ufunc_params p) {
@@ -559,6 +571,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_atan2_f64_cast(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_atan2(x1, x2)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_atan2_f64_op(x1, x2)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -295,6 +295,9 @@ TL__SHIFTS(i64, int64_t, uint64_t, int64_t, 1)
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_bitwise_left_shift(x1, x2) */
+#line 5 "kernels/ufunc/bitwise_left_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_left_shift_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_bitwise_left_shift(x1, x2); }
+#line 301 "generated/cuda/ufunc_bitwise_left_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -318,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_u8_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_bitwise_left_shift_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -328,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_u8_ve
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+            out[i0] = (uint8_t)(ufunc_bitwise_left_shift_u8_op(x1, x2));
         }
     }
 }
@@ -348,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_u8_st
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_bitwise_left_shift_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_u8_cast(const tl_cuda_ufunc_params p) {
@@ -367,10 +370,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_u8_ca
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_bitwise_left_shift(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_bitwise_left_shift_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_bitwise_left_shift(x1, x2) */
+#line 5 "kernels/ufunc/bitwise_left_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_left_shift_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_bitwise_left_shift(x1, x2); }
+#line 380 "generated/cuda/ufunc_bitwise_left_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -394,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i8_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+                r.v[k] = (int8_t)(ufunc_bitwise_left_shift_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -404,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i8_ve
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+            out[i0] = (int8_t)(ufunc_bitwise_left_shift_i8_op(x1, x2));
         }
     }
 }
@@ -424,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i8_st
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_bitwise_left_shift_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i8_cast(const tl_cuda_ufunc_params p) {
@@ -443,10 +449,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i8_ca
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_bitwise_left_shift(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_bitwise_left_shift_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_bitwise_left_shift(x1, x2) */
+#line 5 "kernels/ufunc/bitwise_left_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_left_shift_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_bitwise_left_shift(x1, x2); }
+#line 459 "generated/cuda/ufunc_bitwise_left_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -470,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i16_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+                r.v[k] = (int16_t)(ufunc_bitwise_left_shift_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -480,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i16_v
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+            out[i0] = (int16_t)(ufunc_bitwise_left_shift_i16_op(x1, x2));
         }
     }
 }
@@ -500,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i16_s
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_bitwise_left_shift_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i16_cast(const tl_cuda_ufunc_params p) {
@@ -519,10 +528,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i16_c
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_bitwise_left_shift(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_bitwise_left_shift_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_bitwise_left_shift(x1, x2) */
+#line 5 "kernels/ufunc/bitwise_left_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_left_shift_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_bitwise_left_shift(x1, x2); }
+#line 538 "generated/cuda/ufunc_bitwise_left_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -546,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i32_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+                r.v[k] = (int32_t)(ufunc_bitwise_left_shift_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -556,7 +568,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i32_v
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+            out[i0] = (int32_t)(ufunc_bitwise_left_shift_i32_op(x1, x2));
         }
     }
 }
@@ -576,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i32_s
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_bitwise_left_shift_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i32_cast(const tl_cuda_ufunc_params p) {
@@ -595,10 +607,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i32_c
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_bitwise_left_shift(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_bitwise_left_shift_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_bitwise_left_shift(x1, x2) */
+#line 5 "kernels/ufunc/bitwise_left_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_left_shift_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_bitwise_left_shift(x1, x2); }
+#line 617 "generated/cuda/ufunc_bitwise_left_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -622,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i64_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+                r.v[k] = (int64_t)(ufunc_bitwise_left_shift_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -632,7 +647,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i64_v
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+            out[i0] = (int64_t)(ufunc_bitwise_left_shift_i64_op(x1, x2));
         }
     }
 }
@@ -652,7 +667,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i64_s
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_bitwise_left_shift(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_bitwise_left_shift_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i64_cast(const tl_cuda_ufunc_params p) {
@@ -671,6 +686,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_left_shift_i64_c
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_bitwise_left_shift(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_bitwise_left_shift_i64_op(x1, x2)));
     }
 }

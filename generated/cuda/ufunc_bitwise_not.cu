@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -259,6 +259,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_bitwise_not_bool(x1) */
+#line 4 "kernels/ufunc/bitwise_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_not_b_op(bool x1) { return TL_UFUNC_bitwise_not_bool(x1); }
+#line 265 "generated/cuda/ufunc_bitwise_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -276,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_b_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_bitwise_not_bool(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_bitwise_not_b_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -285,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_b_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_bitwise_not_bool(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_bitwise_not_b_op(x1)) != 0);
         }
     }
 }
@@ -301,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_b_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_bitwise_not_bool(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_bitwise_not_b_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_b_cast(const tl_cuda_ufunc_params p) {
@@ -316,10 +319,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_b_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_bitwise_not_bool(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_bitwise_not_b_op(x1)));
     }
 }
 /* Byte: TL_UFUNC_bitwise_not(x1) */
+#line 3 "kernels/ufunc/bitwise_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_not_u8_op(uint8_t x1) { return TL_UFUNC_bitwise_not(x1); }
+#line 329 "generated/cuda/ufunc_bitwise_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -337,7 +343,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_u8_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_bitwise_not(x1));
+                r.v[k] = (uint8_t)(ufunc_bitwise_not_u8_op(x1));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -346,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_u8_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_bitwise_not(x1));
+            out[i0] = (uint8_t)(ufunc_bitwise_not_u8_op(x1));
         }
     }
 }
@@ -362,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_u8_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_bitwise_not(x1));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_bitwise_not_u8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_u8_cast(const tl_cuda_ufunc_params p) {
@@ -377,10 +383,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_u8_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_bitwise_not(x1)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_bitwise_not_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_bitwise_not(x1) */
+#line 3 "kernels/ufunc/bitwise_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_not_i8_op(int8_t x1) { return TL_UFUNC_bitwise_not(x1); }
+#line 393 "generated/cuda/ufunc_bitwise_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -398,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i8_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_bitwise_not(x1));
+                r.v[k] = (int8_t)(ufunc_bitwise_not_i8_op(x1));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -407,7 +416,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i8_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_bitwise_not(x1));
+            out[i0] = (int8_t)(ufunc_bitwise_not_i8_op(x1));
         }
     }
 }
@@ -423,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i8_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_bitwise_not(x1));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_bitwise_not_i8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i8_cast(const tl_cuda_ufunc_params p) {
@@ -438,10 +447,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i8_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_bitwise_not(x1)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_bitwise_not_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_bitwise_not(x1) */
+#line 3 "kernels/ufunc/bitwise_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_not_i16_op(int16_t x1) { return TL_UFUNC_bitwise_not(x1); }
+#line 457 "generated/cuda/ufunc_bitwise_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -459,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i16_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_bitwise_not(x1));
+                r.v[k] = (int16_t)(ufunc_bitwise_not_i16_op(x1));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -468,7 +480,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i16_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_bitwise_not(x1));
+            out[i0] = (int16_t)(ufunc_bitwise_not_i16_op(x1));
         }
     }
 }
@@ -484,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i16_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_bitwise_not(x1));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_bitwise_not_i16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i16_cast(const tl_cuda_ufunc_params p) {
@@ -499,10 +511,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i16_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_bitwise_not(x1)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_bitwise_not_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_bitwise_not(x1) */
+#line 3 "kernels/ufunc/bitwise_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_not_i32_op(int32_t x1) { return TL_UFUNC_bitwise_not(x1); }
+#line 521 "generated/cuda/ufunc_bitwise_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -520,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i32_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_bitwise_not(x1));
+                r.v[k] = (int32_t)(ufunc_bitwise_not_i32_op(x1));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -529,7 +544,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i32_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_bitwise_not(x1));
+            out[i0] = (int32_t)(ufunc_bitwise_not_i32_op(x1));
         }
     }
 }
@@ -545,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i32_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_bitwise_not(x1));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_bitwise_not_i32_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i32_cast(const tl_cuda_ufunc_params p) {
@@ -560,10 +575,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i32_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_bitwise_not(x1)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_bitwise_not_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_bitwise_not(x1) */
+#line 3 "kernels/ufunc/bitwise_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_not_i64_op(int64_t x1) { return TL_UFUNC_bitwise_not(x1); }
+#line 585 "generated/cuda/ufunc_bitwise_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -581,7 +599,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i64_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_bitwise_not(x1));
+                r.v[k] = (int64_t)(ufunc_bitwise_not_i64_op(x1));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -590,7 +608,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i64_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_bitwise_not(x1));
+            out[i0] = (int64_t)(ufunc_bitwise_not_i64_op(x1));
         }
     }
 }
@@ -606,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i64_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_bitwise_not(x1));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_bitwise_not_i64_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i64_cast(const tl_cuda_ufunc_params p) {
@@ -621,6 +639,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_not_i64_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_bitwise_not(x1)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_bitwise_not_i64_op(x1)));
     }
 }

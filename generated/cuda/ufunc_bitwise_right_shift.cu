@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -294,6 +294,9 @@ TL__SHIFTS(i64, int64_t, uint64_t, int64_t, 1)
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_bitwise_right_shift(x1, x2) */
+#line 4 "kernels/ufunc/bitwise_right_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_right_shift_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_bitwise_right_shift(x1, x2); }
+#line 300 "generated/cuda/ufunc_bitwise_right_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -317,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_u8_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_bitwise_right_shift_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -327,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_u8_v
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+            out[i0] = (uint8_t)(ufunc_bitwise_right_shift_u8_op(x1, x2));
         }
     }
 }
@@ -347,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_u8_s
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_bitwise_right_shift_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_u8_cast(const tl_cuda_ufunc_params p) {
@@ -366,10 +369,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_u8_c
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_bitwise_right_shift(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_bitwise_right_shift_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_bitwise_right_shift(x1, x2) */
+#line 4 "kernels/ufunc/bitwise_right_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_right_shift_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_bitwise_right_shift(x1, x2); }
+#line 379 "generated/cuda/ufunc_bitwise_right_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -393,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i8_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+                r.v[k] = (int8_t)(ufunc_bitwise_right_shift_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -403,7 +409,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i8_v
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+            out[i0] = (int8_t)(ufunc_bitwise_right_shift_i8_op(x1, x2));
         }
     }
 }
@@ -423,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i8_s
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_bitwise_right_shift_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i8_cast(const tl_cuda_ufunc_params p) {
@@ -442,10 +448,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i8_c
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_bitwise_right_shift(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_bitwise_right_shift_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_bitwise_right_shift(x1, x2) */
+#line 4 "kernels/ufunc/bitwise_right_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_right_shift_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_bitwise_right_shift(x1, x2); }
+#line 458 "generated/cuda/ufunc_bitwise_right_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -469,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i16_
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+                r.v[k] = (int16_t)(ufunc_bitwise_right_shift_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -479,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i16_
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+            out[i0] = (int16_t)(ufunc_bitwise_right_shift_i16_op(x1, x2));
         }
     }
 }
@@ -499,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i16_
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_bitwise_right_shift_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i16_cast(const tl_cuda_ufunc_params p) {
@@ -518,10 +527,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i16_
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_bitwise_right_shift(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_bitwise_right_shift_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_bitwise_right_shift(x1, x2) */
+#line 4 "kernels/ufunc/bitwise_right_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_right_shift_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_bitwise_right_shift(x1, x2); }
+#line 537 "generated/cuda/ufunc_bitwise_right_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -545,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i32_
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+                r.v[k] = (int32_t)(ufunc_bitwise_right_shift_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -555,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i32_
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+            out[i0] = (int32_t)(ufunc_bitwise_right_shift_i32_op(x1, x2));
         }
     }
 }
@@ -575,7 +587,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i32_
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_bitwise_right_shift_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i32_cast(const tl_cuda_ufunc_params p) {
@@ -594,10 +606,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i32_
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_bitwise_right_shift(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_bitwise_right_shift_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_bitwise_right_shift(x1, x2) */
+#line 4 "kernels/ufunc/bitwise_right_shift.h"
+static TL_CUDA_FORCEINLINE auto ufunc_bitwise_right_shift_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_bitwise_right_shift(x1, x2); }
+#line 616 "generated/cuda/ufunc_bitwise_right_shift.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -621,7 +636,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i64_
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+                r.v[k] = (int64_t)(ufunc_bitwise_right_shift_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -631,7 +646,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i64_
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+            out[i0] = (int64_t)(ufunc_bitwise_right_shift_i64_op(x1, x2));
         }
     }
 }
@@ -651,7 +666,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i64_
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_bitwise_right_shift(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_bitwise_right_shift_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i64_cast(const tl_cuda_ufunc_params p) {
@@ -670,6 +685,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_bitwise_right_shift_i64_
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_bitwise_right_shift(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_bitwise_right_shift_i64_op(x1, x2)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -277,6 +277,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_clamp_max_int(x1, a_max) */
+#line 20 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_u8_op(uint8_t x1, uint8_t a_max) { return TL_UFUNC_clamp_max_int(x1, a_max); }
+#line 283 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -295,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_vec(
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+                r.v[k] = (uint8_t)(ufunc_clamp_max_scalar_u8_op(x1, a_max));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -304,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_vec(
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+            out[i0] = (uint8_t)(ufunc_clamp_max_scalar_u8_op(x1, a_max));
         }
     }
 }
@@ -321,7 +324,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_stri
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_clamp_max_scalar_u8_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_cast(const tl_cuda_ufunc_params p) {
@@ -337,10 +340,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_u8_cast
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_clamp_max_int(x1, a_max)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_clamp_max_scalar_u8_op(x1, a_max)));
     }
 }
 /* Char: TL_UFUNC_clamp_max_int(x1, a_max) */
+#line 20 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_i8_op(int8_t x1, int8_t a_max) { return TL_UFUNC_clamp_max_int(x1, a_max); }
+#line 350 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -359,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_vec(
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+                r.v[k] = (int8_t)(ufunc_clamp_max_scalar_i8_op(x1, a_max));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -368,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_vec(
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+            out[i0] = (int8_t)(ufunc_clamp_max_scalar_i8_op(x1, a_max));
         }
     }
 }
@@ -385,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_stri
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_clamp_max_scalar_i8_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_cast(const tl_cuda_ufunc_params p) {
@@ -401,10 +407,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i8_cast
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_clamp_max_int(x1, a_max)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_clamp_max_scalar_i8_op(x1, a_max)));
     }
 }
 /* Short: TL_UFUNC_clamp_max_int(x1, a_max) */
+#line 20 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_i16_op(int16_t x1, int16_t a_max) { return TL_UFUNC_clamp_max_int(x1, a_max); }
+#line 417 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -423,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_vec
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+                r.v[k] = (int16_t)(ufunc_clamp_max_scalar_i16_op(x1, a_max));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -432,7 +441,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_vec
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+            out[i0] = (int16_t)(ufunc_clamp_max_scalar_i16_op(x1, a_max));
         }
     }
 }
@@ -449,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_str
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_clamp_max_scalar_i16_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_cast(const tl_cuda_ufunc_params p) {
@@ -465,10 +474,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i16_cas
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_clamp_max_int(x1, a_max)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_clamp_max_scalar_i16_op(x1, a_max)));
     }
 }
 /* Int: TL_UFUNC_clamp_max_int(x1, a_max) */
+#line 20 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_i32_op(int32_t x1, int32_t a_max) { return TL_UFUNC_clamp_max_int(x1, a_max); }
+#line 484 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -487,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_vec
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+                r.v[k] = (int32_t)(ufunc_clamp_max_scalar_i32_op(x1, a_max));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -496,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_vec
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+            out[i0] = (int32_t)(ufunc_clamp_max_scalar_i32_op(x1, a_max));
         }
     }
 }
@@ -513,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_str
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_clamp_max_scalar_i32_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_cast(const tl_cuda_ufunc_params p) {
@@ -529,10 +541,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i32_cas
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_clamp_max_int(x1, a_max)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_clamp_max_scalar_i32_op(x1, a_max)));
     }
 }
 /* Long: TL_UFUNC_clamp_max_int(x1, a_max) */
+#line 20 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_i64_op(int64_t x1, int64_t a_max) { return TL_UFUNC_clamp_max_int(x1, a_max); }
+#line 551 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -551,7 +566,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_vec
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+                r.v[k] = (int64_t)(ufunc_clamp_max_scalar_i64_op(x1, a_max));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -560,7 +575,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_vec
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+            out[i0] = (int64_t)(ufunc_clamp_max_scalar_i64_op(x1, a_max));
         }
     }
 }
@@ -577,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_str
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_clamp_max_int(x1, a_max));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_clamp_max_scalar_i64_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_cast(const tl_cuda_ufunc_params p) {
@@ -593,10 +608,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_i64_cas
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_clamp_max_int(x1, a_max)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_clamp_max_scalar_i64_op(x1, a_max)));
     }
 }
 /* Half: TL_UFUNC_clamp_max(x1, a_max) */
+#line 11 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_f16_op(float x1, float a_max) { return TL_UFUNC_clamp_max(x1, a_max); }
+#line 618 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -615,7 +633,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_vec
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_clamp_max(x1, a_max));
+                r.v[k] = tl_f32_to_f16(ufunc_clamp_max_scalar_f16_op(x1, a_max));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -624,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_vec
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_clamp_max(x1, a_max));
+            out[i0] = tl_f32_to_f16(ufunc_clamp_max_scalar_f16_op(x1, a_max));
         }
     }
 }
@@ -641,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_str
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_clamp_max(x1, a_max));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_clamp_max_scalar_f16_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_cast(const tl_cuda_ufunc_params p) {
@@ -657,10 +675,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f16_cas
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp_max(x1, a_max)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_max_scalar_f16_op(x1, a_max)));
     }
 }
 /* BFloat16: TL_UFUNC_clamp_max(x1, a_max) */
+#line 11 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_bf16_op(float x1, float a_max) { return TL_UFUNC_clamp_max(x1, a_max); }
+#line 685 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -679,7 +700,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_ve
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_clamp_max(x1, a_max));
+                r.v[k] = tl_f32_to_bf16(ufunc_clamp_max_scalar_bf16_op(x1, a_max));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -688,7 +709,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_ve
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_clamp_max(x1, a_max));
+            out[i0] = tl_f32_to_bf16(ufunc_clamp_max_scalar_bf16_op(x1, a_max));
         }
     }
 }
@@ -705,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_st
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_clamp_max(x1, a_max));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_clamp_max_scalar_bf16_op(x1, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -721,10 +742,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_bf16_ca
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp_max(x1, a_max)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_max_scalar_bf16_op(x1, a_max)));
     }
 }
 /* Float: TL_UFUNC_clamp_max(x1, a_max) */
+#line 11 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_f32_op(float x1, float a_max) { return TL_UFUNC_clamp_max(x1, a_max); }
+#line 752 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -743,7 +767,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_vec
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_clamp_max(x1, a_max);
+                r.v[k] = ufunc_clamp_max_scalar_f32_op(x1, a_max);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -752,7 +776,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_vec
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_clamp_max(x1, a_max);
+            out[i0] = ufunc_clamp_max_scalar_f32_op(x1, a_max);
         }
     }
 }
@@ -769,7 +793,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_str
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_clamp_max(x1, a_max);
+        *(float *)(out + off[0]) = ufunc_clamp_max_scalar_f32_op(x1, a_max);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_cast(const tl_cuda_ufunc_params p) {
@@ -785,10 +809,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f32_cas
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp_max(x1, a_max)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_max_scalar_f32_op(x1, a_max)));
     }
 }
 /* Double: TL_UFUNC_clamp_max(x1, a_max) */
+#line 11 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_max_scalar_f64_op(double x1, double a_max) { return TL_UFUNC_clamp_max(x1, a_max); }
+#line 819 "generated/cuda/ufunc_clamp_max_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -807,7 +834,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_vec
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_clamp_max(x1, a_max);
+                r.v[k] = ufunc_clamp_max_scalar_f64_op(x1, a_max);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -816,7 +843,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_vec
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_clamp_max(x1, a_max);
+            out[i0] = ufunc_clamp_max_scalar_f64_op(x1, a_max);
         }
     }
 }
@@ -833,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_str
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_clamp_max(x1, a_max);
+        *(double *)(out + off[0]) = ufunc_clamp_max_scalar_f64_op(x1, a_max);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_cast(const tl_cuda_ufunc_params p) {
@@ -849,6 +876,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_max_scalar_f64_cas
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_clamp_max(x1, a_max)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_clamp_max_scalar_f64_op(x1, a_max)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -277,6 +277,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_clamp_int(x1, a_min, a_max) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_u8_op(uint8_t x1, uint8_t a_min, uint8_t a_max) { return TL_UFUNC_clamp_int(x1, a_min, a_max); }
+#line 283 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -296,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_u8_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+                r.v[k] = (uint8_t)(ufunc_clamp_scalar_u8_op(x1, a_min, a_max));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -305,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_u8_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+            out[i0] = (uint8_t)(ufunc_clamp_scalar_u8_op(x1, a_min, a_max));
         }
     }
 }
@@ -323,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_u8_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_clamp_scalar_u8_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_u8_cast(const tl_cuda_ufunc_params p) {
@@ -340,10 +343,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_u8_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_clamp_scalar_u8_op(x1, a_min, a_max)));
     }
 }
 /* Char: TL_UFUNC_clamp_int(x1, a_min, a_max) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_i8_op(int8_t x1, int8_t a_min, int8_t a_max) { return TL_UFUNC_clamp_int(x1, a_min, a_max); }
+#line 353 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -363,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i8_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+                r.v[k] = (int8_t)(ufunc_clamp_scalar_i8_op(x1, a_min, a_max));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -372,7 +378,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i8_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+            out[i0] = (int8_t)(ufunc_clamp_scalar_i8_op(x1, a_min, a_max));
         }
     }
 }
@@ -390,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i8_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_clamp_scalar_i8_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i8_cast(const tl_cuda_ufunc_params p) {
@@ -407,10 +413,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i8_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_clamp_int(x1, a_min, a_max)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_clamp_scalar_i8_op(x1, a_min, a_max)));
     }
 }
 /* Short: TL_UFUNC_clamp_int(x1, a_min, a_max) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_i16_op(int16_t x1, int16_t a_min, int16_t a_max) { return TL_UFUNC_clamp_int(x1, a_min, a_max); }
+#line 423 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -430,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i16_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+                r.v[k] = (int16_t)(ufunc_clamp_scalar_i16_op(x1, a_min, a_max));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -439,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i16_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+            out[i0] = (int16_t)(ufunc_clamp_scalar_i16_op(x1, a_min, a_max));
         }
     }
 }
@@ -457,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i16_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_clamp_scalar_i16_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i16_cast(const tl_cuda_ufunc_params p) {
@@ -474,10 +483,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i16_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_clamp_int(x1, a_min, a_max)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_clamp_scalar_i16_op(x1, a_min, a_max)));
     }
 }
 /* Int: TL_UFUNC_clamp_int(x1, a_min, a_max) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_i32_op(int32_t x1, int32_t a_min, int32_t a_max) { return TL_UFUNC_clamp_int(x1, a_min, a_max); }
+#line 493 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -497,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i32_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+                r.v[k] = (int32_t)(ufunc_clamp_scalar_i32_op(x1, a_min, a_max));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -506,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i32_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+            out[i0] = (int32_t)(ufunc_clamp_scalar_i32_op(x1, a_min, a_max));
         }
     }
 }
@@ -524,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i32_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_clamp_scalar_i32_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i32_cast(const tl_cuda_ufunc_params p) {
@@ -541,10 +553,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i32_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_clamp_int(x1, a_min, a_max)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_clamp_scalar_i32_op(x1, a_min, a_max)));
     }
 }
 /* Long: TL_UFUNC_clamp_int(x1, a_min, a_max) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_i64_op(int64_t x1, int64_t a_min, int64_t a_max) { return TL_UFUNC_clamp_int(x1, a_min, a_max); }
+#line 563 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -564,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i64_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+                r.v[k] = (int64_t)(ufunc_clamp_scalar_i64_op(x1, a_min, a_max));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -573,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i64_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+            out[i0] = (int64_t)(ufunc_clamp_scalar_i64_op(x1, a_min, a_max));
         }
     }
 }
@@ -591,7 +606,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i64_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_clamp_int(x1, a_min, a_max));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_clamp_scalar_i64_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i64_cast(const tl_cuda_ufunc_params p) {
@@ -608,10 +623,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_i64_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_clamp_int(x1, a_min, a_max)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_clamp_scalar_i64_op(x1, a_min, a_max)));
     }
 }
 /* Half: TL_UFUNC_clamp(x1, a_min, a_max) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_f16_op(float x1, float a_min, float a_max) { return TL_UFUNC_clamp(x1, a_min, a_max); }
+#line 633 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -631,7 +649,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f16_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_clamp(x1, a_min, a_max));
+                r.v[k] = tl_f32_to_f16(ufunc_clamp_scalar_f16_op(x1, a_min, a_max));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -640,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f16_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_clamp(x1, a_min, a_max));
+            out[i0] = tl_f32_to_f16(ufunc_clamp_scalar_f16_op(x1, a_min, a_max));
         }
     }
 }
@@ -658,7 +676,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f16_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_clamp(x1, a_min, a_max));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_clamp_scalar_f16_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f16_cast(const tl_cuda_ufunc_params p) {
@@ -675,10 +693,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f16_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp(x1, a_min, a_max)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_scalar_f16_op(x1, a_min, a_max)));
     }
 }
 /* BFloat16: TL_UFUNC_clamp(x1, a_min, a_max) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_bf16_op(float x1, float a_min, float a_max) { return TL_UFUNC_clamp(x1, a_min, a_max); }
+#line 703 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -698,7 +719,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_bf16_vec(co
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_clamp(x1, a_min, a_max));
+                r.v[k] = tl_f32_to_bf16(ufunc_clamp_scalar_bf16_op(x1, a_min, a_max));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -707,7 +728,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_bf16_vec(co
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_clamp(x1, a_min, a_max));
+            out[i0] = tl_f32_to_bf16(ufunc_clamp_scalar_bf16_op(x1, a_min, a_max));
         }
     }
 }
@@ -725,7 +746,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_bf16_stride
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_clamp(x1, a_min, a_max));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_clamp_scalar_bf16_op(x1, a_min, a_max));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -742,10 +763,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_bf16_cast(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp(x1, a_min, a_max)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_scalar_bf16_op(x1, a_min, a_max)));
     }
 }
 /* Float: TL_UFUNC_clamp(x1, a_min, a_max) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_f32_op(float x1, float a_min, float a_max) { return TL_UFUNC_clamp(x1, a_min, a_max); }
+#line 773 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -765,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f32_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_clamp(x1, a_min, a_max);
+                r.v[k] = ufunc_clamp_scalar_f32_op(x1, a_min, a_max);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -774,7 +798,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f32_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_clamp(x1, a_min, a_max);
+            out[i0] = ufunc_clamp_scalar_f32_op(x1, a_min, a_max);
         }
     }
 }
@@ -792,7 +816,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f32_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_clamp(x1, a_min, a_max);
+        *(float *)(out + off[0]) = ufunc_clamp_scalar_f32_op(x1, a_min, a_max);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f32_cast(const tl_cuda_ufunc_params p) {
@@ -809,10 +833,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f32_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp(x1, a_min, a_max)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_scalar_f32_op(x1, a_min, a_max)));
     }
 }
 /* Double: TL_UFUNC_clamp(x1, a_min, a_max) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_scalar_f64_op(double x1, double a_min, double a_max) { return TL_UFUNC_clamp(x1, a_min, a_max); }
+#line 843 "generated/cuda/ufunc_clamp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -832,7 +859,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f64_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_clamp(x1, a_min, a_max);
+                r.v[k] = ufunc_clamp_scalar_f64_op(x1, a_min, a_max);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -841,7 +868,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f64_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_clamp(x1, a_min, a_max);
+            out[i0] = ufunc_clamp_scalar_f64_op(x1, a_min, a_max);
         }
     }
 }
@@ -859,7 +886,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f64_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_clamp(x1, a_min, a_max);
+        *(double *)(out + off[0]) = ufunc_clamp_scalar_f64_op(x1, a_min, a_max);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f64_cast(const tl_cuda_ufunc_params p) {
@@ -876,6 +903,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_scalar_f64_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_clamp(x1, a_min, a_max)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_clamp_scalar_f64_op(x1, a_min, a_max)));
     }
 }

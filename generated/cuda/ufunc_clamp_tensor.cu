@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -277,6 +277,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_clamp_int(x1, x2, x3) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_u8_op(uint8_t x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
+#line 283 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -306,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_vec(cons
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
                 const uint8_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                r.v[k] = (uint8_t)(ufunc_clamp_tensor_u8_op(x1, x2, x3));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -317,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_vec(cons
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
             const uint8_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            out[i0] = (uint8_t)(ufunc_clamp_tensor_u8_op(x1, x2, x3));
         }
     }
 }
@@ -341,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_strided(
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
         const uint8_t x3 = s3 ? c3 : *(const uint8_t *)(in3 + off[3]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_clamp_tensor_u8_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_cast(const tl_cuda_ufunc_params p) {
@@ -364,10 +367,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_cast(con
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
         const uint8_t x3 = s3 ? c3 : tl_cuda_fetch<uint8_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_clamp_int(x1, x2, x3)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_clamp_tensor_u8_op(x1, x2, x3)));
     }
 }
 /* Char: TL_UFUNC_clamp_int(x1, x2, x3) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i8_op(int8_t x1, int8_t x2, int8_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
+#line 377 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -397,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_vec(cons
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
                 const int8_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                r.v[k] = (int8_t)(ufunc_clamp_tensor_i8_op(x1, x2, x3));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -408,7 +414,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_vec(cons
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
             const int8_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            out[i0] = (int8_t)(ufunc_clamp_tensor_i8_op(x1, x2, x3));
         }
     }
 }
@@ -432,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_strided(
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
         const int8_t x3 = s3 ? c3 : *(const int8_t *)(in3 + off[3]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_clamp_tensor_i8_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_cast(const tl_cuda_ufunc_params p) {
@@ -455,10 +461,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_cast(con
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
         const int8_t x3 = s3 ? c3 : tl_cuda_fetch<int8_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_clamp_int(x1, x2, x3)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_clamp_tensor_i8_op(x1, x2, x3)));
     }
 }
 /* Short: TL_UFUNC_clamp_int(x1, x2, x3) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i16_op(int16_t x1, int16_t x2, int16_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
+#line 471 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -488,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_vec(con
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
                 const int16_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                r.v[k] = (int16_t)(ufunc_clamp_tensor_i16_op(x1, x2, x3));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -499,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_vec(con
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
             const int16_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            out[i0] = (int16_t)(ufunc_clamp_tensor_i16_op(x1, x2, x3));
         }
     }
 }
@@ -523,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_strided
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
         const int16_t x3 = s3 ? c3 : *(const int16_t *)(in3 + off[3]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_clamp_tensor_i16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_cast(const tl_cuda_ufunc_params p) {
@@ -546,10 +555,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_cast(co
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
         const int16_t x3 = s3 ? c3 : tl_cuda_fetch<int16_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_clamp_int(x1, x2, x3)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_clamp_tensor_i16_op(x1, x2, x3)));
     }
 }
 /* Int: TL_UFUNC_clamp_int(x1, x2, x3) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i32_op(int32_t x1, int32_t x2, int32_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
+#line 565 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -579,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i32_vec(con
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
                 const int32_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                r.v[k] = (int32_t)(ufunc_clamp_tensor_i32_op(x1, x2, x3));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -590,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i32_vec(con
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
             const int32_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            out[i0] = (int32_t)(ufunc_clamp_tensor_i32_op(x1, x2, x3));
         }
     }
 }
@@ -614,7 +626,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i32_strided
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
         const int32_t x3 = s3 ? c3 : *(const int32_t *)(in3 + off[3]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_clamp_tensor_i32_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i32_cast(const tl_cuda_ufunc_params p) {
@@ -637,10 +649,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i32_cast(co
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
         const int32_t x3 = s3 ? c3 : tl_cuda_fetch<int32_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_clamp_int(x1, x2, x3)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_clamp_tensor_i32_op(x1, x2, x3)));
     }
 }
 /* Long: TL_UFUNC_clamp_int(x1, x2, x3) */
+#line 21 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i64_op(int64_t x1, int64_t x2, int64_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
+#line 659 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -670,7 +685,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_vec(con
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
                 const int64_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+                r.v[k] = (int64_t)(ufunc_clamp_tensor_i64_op(x1, x2, x3));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -681,7 +696,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_vec(con
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
             const int64_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+            out[i0] = (int64_t)(ufunc_clamp_tensor_i64_op(x1, x2, x3));
         }
     }
 }
@@ -705,7 +720,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_strided
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
         const int64_t x3 = s3 ? c3 : *(const int64_t *)(in3 + off[3]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_clamp_tensor_i64_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_cast(const tl_cuda_ufunc_params p) {
@@ -728,10 +743,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_cast(co
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
         const int64_t x3 = s3 ? c3 : tl_cuda_fetch<int64_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_clamp_int(x1, x2, x3)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_clamp_tensor_i64_op(x1, x2, x3)));
     }
 }
 /* Half: TL_UFUNC_clamp(x1, x2, x3) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_f16_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }
+#line 753 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -761,7 +779,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_vec(con
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_f16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_clamp(x1, x2, x3));
+                r.v[k] = tl_f32_to_f16(ufunc_clamp_tensor_f16_op(x1, x2, x3));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -772,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_vec(con
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_f16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_clamp(x1, x2, x3));
+            out[i0] = tl_f32_to_f16(ufunc_clamp_tensor_f16_op(x1, x2, x3));
         }
     }
 }
@@ -796,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_strided
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_f16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_clamp(x1, x2, x3));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_clamp_tensor_f16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_cast(const tl_cuda_ufunc_params p) {
@@ -819,10 +837,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_cast(co
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_tensor_f16_op(x1, x2, x3)));
     }
 }
 /* BFloat16: TL_UFUNC_clamp(x1, x2, x3) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_bf16_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }
+#line 847 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -852,7 +873,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_vec(co
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_bf16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_clamp(x1, x2, x3));
+                r.v[k] = tl_f32_to_bf16(ufunc_clamp_tensor_bf16_op(x1, x2, x3));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -863,7 +884,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_vec(co
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_bf16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_clamp(x1, x2, x3));
+            out[i0] = tl_f32_to_bf16(ufunc_clamp_tensor_bf16_op(x1, x2, x3));
         }
     }
 }
@@ -887,7 +908,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_stride
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_bf16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_clamp(x1, x2, x3));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_clamp_tensor_bf16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -910,10 +931,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_cast(c
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_tensor_bf16_op(x1, x2, x3)));
     }
 }
 /* Float: TL_UFUNC_clamp(x1, x2, x3) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_f32_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }
+#line 941 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -943,7 +967,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f32_vec(con
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
                 const float x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_clamp(x1, x2, x3);
+                r.v[k] = ufunc_clamp_tensor_f32_op(x1, x2, x3);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -954,7 +978,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f32_vec(con
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
             const float x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_clamp(x1, x2, x3);
+            out[i0] = ufunc_clamp_tensor_f32_op(x1, x2, x3);
         }
     }
 }
@@ -978,7 +1002,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f32_strided
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
         const float x3 = s3 ? c3 : *(const float *)(in3 + off[3]);
-        *(float *)(out + off[0]) = TL_UFUNC_clamp(x1, x2, x3);
+        *(float *)(out + off[0]) = ufunc_clamp_tensor_f32_op(x1, x2, x3);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f32_cast(const tl_cuda_ufunc_params p) {
@@ -1001,10 +1025,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f32_cast(co
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_clamp(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_clamp_tensor_f32_op(x1, x2, x3)));
     }
 }
 /* Double: TL_UFUNC_clamp(x1, x2, x3) */
+#line 15 "kernels/ufunc/clamp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_f64_op(double x1, double x2, double x3) { return TL_UFUNC_clamp(x1, x2, x3); }
+#line 1035 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1034,7 +1061,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f64_vec(con
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
                 const double x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_clamp(x1, x2, x3);
+                r.v[k] = ufunc_clamp_tensor_f64_op(x1, x2, x3);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -1045,7 +1072,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f64_vec(con
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
             const double x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_clamp(x1, x2, x3);
+            out[i0] = ufunc_clamp_tensor_f64_op(x1, x2, x3);
         }
     }
 }
@@ -1069,7 +1096,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f64_strided
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
         const double x3 = s3 ? c3 : *(const double *)(in3 + off[3]);
-        *(double *)(out + off[0]) = TL_UFUNC_clamp(x1, x2, x3);
+        *(double *)(out + off[0]) = ufunc_clamp_tensor_f64_op(x1, x2, x3);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1092,6 +1119,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f64_cast(co
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
         const double x3 = s3 ? c3 : tl_cuda_fetch<double>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_clamp(x1, x2, x3)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_clamp_tensor_f64_op(x1, x2, x3)));
     }
 }

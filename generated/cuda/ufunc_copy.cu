@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -263,6 +263,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_b_op(bool x1) { return TL_UFUNC_copy(x1); }
+#line 269 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -280,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_b_vec(const tl_cuda
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_copy(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_copy_b_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -289,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_b_vec(const tl_cuda
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_copy(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_copy_b_op(x1)) != 0);
         }
     }
 }
@@ -305,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_b_strided(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_copy(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_copy_b_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_b_cast(const tl_cuda_ufunc_params p) {
@@ -320,10 +323,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_b_cast(const tl_cud
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_copy_b_op(x1)));
     }
 }
 /* Byte: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_u8_op(uint8_t x1) { return TL_UFUNC_copy(x1); }
+#line 333 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -341,7 +347,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_u8_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_copy(x1));
+                r.v[k] = (uint8_t)(ufunc_copy_u8_op(x1));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -350,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_u8_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_copy(x1));
+            out[i0] = (uint8_t)(ufunc_copy_u8_op(x1));
         }
     }
 }
@@ -366,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_u8_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_copy(x1));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_copy_u8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_u8_cast(const tl_cuda_ufunc_params p) {
@@ -381,10 +387,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_u8_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_copy_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_i8_op(int8_t x1) { return TL_UFUNC_copy(x1); }
+#line 397 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -402,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i8_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_copy(x1));
+                r.v[k] = (int8_t)(ufunc_copy_i8_op(x1));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -411,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i8_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_copy(x1));
+            out[i0] = (int8_t)(ufunc_copy_i8_op(x1));
         }
     }
 }
@@ -427,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i8_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_copy(x1));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_copy_i8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i8_cast(const tl_cuda_ufunc_params p) {
@@ -442,10 +451,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i8_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_copy_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_i16_op(int16_t x1) { return TL_UFUNC_copy(x1); }
+#line 461 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -463,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_copy(x1));
+                r.v[k] = (int16_t)(ufunc_copy_i16_op(x1));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -472,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_copy(x1));
+            out[i0] = (int16_t)(ufunc_copy_i16_op(x1));
         }
     }
 }
@@ -488,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_copy(x1));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_copy_i16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i16_cast(const tl_cuda_ufunc_params p) {
@@ -503,10 +515,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_copy_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_i32_op(int32_t x1) { return TL_UFUNC_copy(x1); }
+#line 525 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -524,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i32_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_copy(x1));
+                r.v[k] = (int32_t)(ufunc_copy_i32_op(x1));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -533,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i32_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_copy(x1));
+            out[i0] = (int32_t)(ufunc_copy_i32_op(x1));
         }
     }
 }
@@ -549,7 +564,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i32_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_copy(x1));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_copy_i32_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i32_cast(const tl_cuda_ufunc_params p) {
@@ -564,10 +579,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i32_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_copy_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_i64_op(int64_t x1) { return TL_UFUNC_copy(x1); }
+#line 589 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -585,7 +603,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i64_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_copy(x1));
+                r.v[k] = (int64_t)(ufunc_copy_i64_op(x1));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -594,7 +612,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i64_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_copy(x1));
+            out[i0] = (int64_t)(ufunc_copy_i64_op(x1));
         }
     }
 }
@@ -610,7 +628,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i64_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_copy(x1));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_copy_i64_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i64_cast(const tl_cuda_ufunc_params p) {
@@ -625,10 +643,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_i64_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_copy_i64_op(x1)));
     }
 }
 /* Half: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_f16_op(float x1) { return TL_UFUNC_copy(x1); }
+#line 653 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -646,7 +667,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_copy(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_copy_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -655,7 +676,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_copy(x1));
+            out[i0] = tl_f32_to_f16(ufunc_copy_f16_op(x1));
         }
     }
 }
@@ -671,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_copy(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_copy_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f16_cast(const tl_cuda_ufunc_params p) {
@@ -686,10 +707,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_copy_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_bf16_op(float x1) { return TL_UFUNC_copy(x1); }
+#line 717 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -707,7 +731,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_bf16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_copy(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_copy_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -716,7 +740,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_bf16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_copy(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_copy_bf16_op(x1));
         }
     }
 }
@@ -732,7 +756,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_bf16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_copy(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_copy_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -747,10 +771,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_bf16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_copy_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_f32_op(float x1) { return TL_UFUNC_copy(x1); }
+#line 781 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -768,7 +795,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f32_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_copy(x1);
+                r.v[k] = ufunc_copy_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -777,7 +804,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f32_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_copy(x1);
+            out[i0] = ufunc_copy_f32_op(x1);
         }
     }
 }
@@ -793,7 +820,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f32_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_copy(x1);
+        *(float *)(out + off[0]) = ufunc_copy_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f32_cast(const tl_cuda_ufunc_params p) {
@@ -808,10 +835,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f32_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_copy_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_copy(x1) */
+#line 8 "kernels/cuda/tl_cuda_copy.h"
+static TL_CUDA_FORCEINLINE auto ufunc_copy_f64_op(double x1) { return TL_UFUNC_copy(x1); }
+#line 845 "generated/cuda/ufunc_copy.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -829,7 +859,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f64_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_copy(x1);
+                r.v[k] = ufunc_copy_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -838,7 +868,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f64_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_copy(x1);
+            out[i0] = ufunc_copy_f64_op(x1);
         }
     }
 }
@@ -854,7 +884,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f64_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_copy(x1);
+        *(double *)(out + off[0]) = ufunc_copy_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f64_cast(const tl_cuda_ufunc_params p) {
@@ -869,6 +899,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_copy_f64_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_copy(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_copy_f64_op(x1)));
     }
 }

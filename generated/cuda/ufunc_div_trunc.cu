@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -272,6 +272,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_div_trunc_uint(x1, x2) */
+#line 17 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_div_trunc_uint(x1, x2); }
+#line 278 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -295,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_u8_vec(const t
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_div_trunc_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -305,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_u8_vec(const t
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
+            out[i0] = (uint8_t)(ufunc_div_trunc_u8_op(x1, x2));
         }
     }
 }
@@ -325,7 +328,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_u8_strided(con
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_div_trunc_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_u8_cast(const tl_cuda_ufunc_params p) {
@@ -344,10 +347,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_u8_cast(const 
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_div_trunc_uint(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_div_trunc_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_div_trunc_int(x1, x2) */
+#line 15 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_div_trunc_int(x1, x2); }
+#line 357 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -371,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i8_vec(const t
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+                r.v[k] = (int8_t)(ufunc_div_trunc_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -381,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i8_vec(const t
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            out[i0] = (int8_t)(ufunc_div_trunc_i8_op(x1, x2));
         }
     }
 }
@@ -401,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i8_strided(con
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_div_trunc_int(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_div_trunc_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i8_cast(const tl_cuda_ufunc_params p) {
@@ -420,10 +426,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i8_cast(const 
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_div_trunc_int(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_div_trunc_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_div_trunc_int(x1, x2) */
+#line 15 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_div_trunc_int(x1, x2); }
+#line 436 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -447,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i16_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_div_trunc_int(x1, x2));
+                r.v[k] = (int16_t)(ufunc_div_trunc_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -457,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i16_vec(const 
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            out[i0] = (int16_t)(ufunc_div_trunc_i16_op(x1, x2));
         }
     }
 }
@@ -477,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i16_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_div_trunc_int(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_div_trunc_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i16_cast(const tl_cuda_ufunc_params p) {
@@ -496,10 +505,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i16_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_div_trunc_int(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_div_trunc_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_div_trunc_int(x1, x2) */
+#line 15 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_div_trunc_int(x1, x2); }
+#line 515 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -523,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i32_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_div_trunc_int(x1, x2));
+                r.v[k] = (int32_t)(ufunc_div_trunc_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -533,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i32_vec(const 
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            out[i0] = (int32_t)(ufunc_div_trunc_i32_op(x1, x2));
         }
     }
 }
@@ -553,7 +565,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i32_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_div_trunc_int(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_div_trunc_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i32_cast(const tl_cuda_ufunc_params p) {
@@ -572,10 +584,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i32_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_div_trunc_int(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_div_trunc_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_div_trunc_int(x1, x2) */
+#line 15 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_div_trunc_int(x1, x2); }
+#line 594 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -599,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i64_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_div_trunc_int(x1, x2));
+                r.v[k] = (int64_t)(ufunc_div_trunc_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -609,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i64_vec(const 
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_div_trunc_int(x1, x2));
+            out[i0] = (int64_t)(ufunc_div_trunc_i64_op(x1, x2));
         }
     }
 }
@@ -629,7 +644,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i64_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_div_trunc_int(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_div_trunc_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i64_cast(const tl_cuda_ufunc_params p) {
@@ -648,10 +663,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_i64_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_div_trunc_int(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_div_trunc_i64_op(x1, x2)));
     }
 }
 /* Half: TL_UFUNC_div_trunc(x1, x2) */
+#line 14 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_f16_op(float x1, float x2) { return TL_UFUNC_div_trunc(x1, x2); }
+#line 673 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -675,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f16_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_div_trunc(x1, x2));
+                r.v[k] = tl_f32_to_f16(ufunc_div_trunc_f16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -685,7 +703,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f16_vec(const 
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_div_trunc(x1, x2));
+            out[i0] = tl_f32_to_f16(ufunc_div_trunc_f16_op(x1, x2));
         }
     }
 }
@@ -705,7 +723,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f16_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_div_trunc(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_div_trunc_f16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f16_cast(const tl_cuda_ufunc_params p) {
@@ -724,10 +742,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f16_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_div_trunc(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_div_trunc_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_div_trunc(x1, x2) */
+#line 14 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_bf16_op(float x1, float x2) { return TL_UFUNC_div_trunc(x1, x2); }
+#line 752 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -751,7 +772,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_bf16_vec(const
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_div_trunc(x1, x2));
+                r.v[k] = tl_f32_to_bf16(ufunc_div_trunc_bf16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -761,7 +782,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_bf16_vec(const
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_div_trunc(x1, x2));
+            out[i0] = tl_f32_to_bf16(ufunc_div_trunc_bf16_op(x1, x2));
         }
     }
 }
@@ -781,7 +802,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_bf16_strided(c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_div_trunc(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_div_trunc_bf16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -800,10 +821,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_bf16_cast(cons
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_div_trunc(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_div_trunc_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_div_trunc(x1, x2) */
+#line 14 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_f32_op(float x1, float x2) { return TL_UFUNC_div_trunc(x1, x2); }
+#line 831 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -827,7 +851,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f32_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_div_trunc(x1, x2);
+                r.v[k] = ufunc_div_trunc_f32_op(x1, x2);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -837,7 +861,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f32_vec(const 
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_div_trunc(x1, x2);
+            out[i0] = ufunc_div_trunc_f32_op(x1, x2);
         }
     }
 }
@@ -857,7 +881,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f32_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_div_trunc(x1, x2);
+        *(float *)(out + off[0]) = ufunc_div_trunc_f32_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f32_cast(const tl_cuda_ufunc_params p) {
@@ -876,10 +900,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f32_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_div_trunc(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_div_trunc_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_div_trunc(x1, x2) */
+#line 14 "kernels/ufunc/div_trunc.h"
+static TL_CUDA_FORCEINLINE auto ufunc_div_trunc_f64_op(double x1, double x2) { return TL_UFUNC_div_trunc(x1, x2); }
+#line 910 "generated/cuda/ufunc_div_trunc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -903,7 +930,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f64_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_div_trunc(x1, x2);
+                r.v[k] = ufunc_div_trunc_f64_op(x1, x2);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -913,7 +940,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f64_vec(const 
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_div_trunc(x1, x2);
+            out[i0] = ufunc_div_trunc_f64_op(x1, x2);
         }
     }
 }
@@ -933,7 +960,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f64_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_div_trunc(x1, x2);
+        *(double *)(out + off[0]) = ufunc_div_trunc_f64_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f64_cast(const tl_cuda_ufunc_params p) {
@@ -952,6 +979,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_trunc_f64_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_div_trunc(x1, x2)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_div_trunc_f64_op(x1, x2)));
     }
 }

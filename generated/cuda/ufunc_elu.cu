@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -260,6 +260,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale) */
+#line 4 "kernels/ufunc/elu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_f16_op(float x1, float a_alpha, float a_scale, float a_input_scale) { return TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale); }
+#line 266 "generated/cuda/ufunc_elu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -280,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f16_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale));
+                r.v[k] = tl_f32_to_f16(ufunc_elu_f16_op(x1, a_alpha, a_scale, a_input_scale));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -289,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f16_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale));
+            out[i0] = tl_f32_to_f16(ufunc_elu_f16_op(x1, a_alpha, a_scale, a_input_scale));
         }
     }
 }
@@ -308,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f16_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_elu_f16_op(x1, a_alpha, a_scale, a_input_scale));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f16_cast(const tl_cuda_ufunc_params p) {
@@ -326,10 +329,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f16_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_elu_f16_op(x1, a_alpha, a_scale, a_input_scale)));
     }
 }
 /* BFloat16: TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale) */
+#line 4 "kernels/ufunc/elu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_bf16_op(float x1, float a_alpha, float a_scale, float a_input_scale) { return TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale); }
+#line 339 "generated/cuda/ufunc_elu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -350,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_bf16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale));
+                r.v[k] = tl_f32_to_bf16(ufunc_elu_bf16_op(x1, a_alpha, a_scale, a_input_scale));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -359,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_bf16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale));
+            out[i0] = tl_f32_to_bf16(ufunc_elu_bf16_op(x1, a_alpha, a_scale, a_input_scale));
         }
     }
 }
@@ -378,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_bf16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_elu_bf16_op(x1, a_alpha, a_scale, a_input_scale));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -396,10 +402,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_bf16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_elu_bf16_op(x1, a_alpha, a_scale, a_input_scale)));
     }
 }
 /* Float: TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale) */
+#line 4 "kernels/ufunc/elu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_f32_op(float x1, float a_alpha, float a_scale, float a_input_scale) { return TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale); }
+#line 412 "generated/cuda/ufunc_elu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -420,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f32_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale);
+                r.v[k] = ufunc_elu_f32_op(x1, a_alpha, a_scale, a_input_scale);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -429,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f32_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale);
+            out[i0] = ufunc_elu_f32_op(x1, a_alpha, a_scale, a_input_scale);
         }
     }
 }
@@ -448,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f32_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale);
+        *(float *)(out + off[0]) = ufunc_elu_f32_op(x1, a_alpha, a_scale, a_input_scale);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f32_cast(const tl_cuda_ufunc_params p) {
@@ -466,10 +475,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f32_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_elu_f32_op(x1, a_alpha, a_scale, a_input_scale)));
     }
 }
 /* Double: TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale) */
+#line 4 "kernels/ufunc/elu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_f64_op(double x1, double a_alpha, double a_scale, double a_input_scale) { return TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale); }
+#line 485 "generated/cuda/ufunc_elu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -490,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f64_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale);
+                r.v[k] = ufunc_elu_f64_op(x1, a_alpha, a_scale, a_input_scale);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -499,7 +511,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f64_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale);
+            out[i0] = ufunc_elu_f64_op(x1, a_alpha, a_scale, a_input_scale);
         }
     }
 }
@@ -518,7 +530,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f64_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale);
+        *(double *)(out + off[0]) = ufunc_elu_f64_op(x1, a_alpha, a_scale, a_input_scale);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f64_cast(const tl_cuda_ufunc_params p) {
@@ -536,6 +548,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_f64_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_elu(x1, a_alpha, a_scale, a_input_scale)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_elu_f64_op(x1, a_alpha, a_scale, a_input_scale)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -266,6 +266,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result) */
+#line 6 "kernels/ufunc/elu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_backward_f16_op(float x1, float x2, float a_alpha, float a_scale, float a_input_scale, float a_is_result) { return TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result); }
+#line 272 "generated/cuda/ufunc_elu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -293,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f16_vec(con
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
+                r.v[k] = tl_f32_to_f16(ufunc_elu_backward_f16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -303,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f16_vec(con
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
+            out[i0] = tl_f32_to_f16(ufunc_elu_backward_f16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
         }
     }
 }
@@ -327,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f16_strided
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_elu_backward_f16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f16_cast(const tl_cuda_ufunc_params p) {
@@ -350,10 +353,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f16_cast(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_elu_backward_f16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
     }
 }
 /* BFloat16: TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result) */
+#line 6 "kernels/ufunc/elu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_backward_bf16_op(float x1, float x2, float a_alpha, float a_scale, float a_input_scale, float a_is_result) { return TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result); }
+#line 363 "generated/cuda/ufunc_elu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -381,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_bf16_vec(co
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
+                r.v[k] = tl_f32_to_bf16(ufunc_elu_backward_bf16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -391,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_bf16_vec(co
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
+            out[i0] = tl_f32_to_bf16(ufunc_elu_backward_bf16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
         }
     }
 }
@@ -415,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_bf16_stride
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_elu_backward_bf16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -438,10 +444,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_bf16_cast(c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_elu_backward_bf16_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
     }
 }
 /* Float: TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result) */
+#line 6 "kernels/ufunc/elu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_backward_f32_op(float x1, float x2, float a_alpha, float a_scale, float a_input_scale, float a_is_result) { return TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result); }
+#line 454 "generated/cuda/ufunc_elu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -469,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f32_vec(con
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
+                r.v[k] = ufunc_elu_backward_f32_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -479,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f32_vec(con
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
+            out[i0] = ufunc_elu_backward_f32_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
         }
     }
 }
@@ -503,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f32_strided
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
+        *(float *)(out + off[0]) = ufunc_elu_backward_f32_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f32_cast(const tl_cuda_ufunc_params p) {
@@ -526,10 +535,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f32_cast(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_elu_backward_f32_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
     }
 }
 /* Double: TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result) */
+#line 6 "kernels/ufunc/elu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_elu_backward_f64_op(double x1, double x2, double a_alpha, double a_scale, double a_input_scale, double a_is_result) { return TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result); }
+#line 545 "generated/cuda/ufunc_elu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -557,7 +569,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f64_vec(con
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
+                r.v[k] = ufunc_elu_backward_f64_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -567,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f64_vec(con
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
+            out[i0] = ufunc_elu_backward_f64_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
         }
     }
 }
@@ -591,7 +603,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f64_strided
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
+        *(double *)(out + off[0]) = ufunc_elu_backward_f64_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f64_cast(const tl_cuda_ufunc_params p) {
@@ -614,6 +626,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_elu_backward_f64_cast(co
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_elu_backward(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_elu_backward_f64_op(x1, x2, a_alpha, a_scale, a_input_scale, a_is_result)));
     }
 }

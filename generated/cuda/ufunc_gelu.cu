@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -281,6 +281,9 @@ static inline float tl_gelu_erf_f(float x) {
 
 /* ---- kernels */
 /* Half: TL_UFUNC_gelu(x1) */
+#line 26 "kernels/ufunc/gelu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_f16_op(float x1) { return TL_UFUNC_gelu(x1); }
+#line 287 "generated/cuda/ufunc_gelu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -298,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_gelu(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_gelu_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -307,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_gelu(x1));
+            out[i0] = tl_f32_to_f16(ufunc_gelu_f16_op(x1));
         }
     }
 }
@@ -323,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_gelu(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_gelu_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f16_cast(const tl_cuda_ufunc_params p) {
@@ -338,10 +341,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_gelu(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_gelu_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_gelu(x1) */
+#line 26 "kernels/ufunc/gelu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_bf16_op(float x1) { return TL_UFUNC_gelu(x1); }
+#line 351 "generated/cuda/ufunc_gelu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -359,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_bf16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_gelu(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_gelu_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -368,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_bf16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_gelu(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_gelu_bf16_op(x1));
         }
     }
 }
@@ -384,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_bf16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_gelu(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_gelu_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -399,10 +405,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_bf16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_gelu(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_gelu_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_gelu(x1) */
+#line 26 "kernels/ufunc/gelu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_f32_op(float x1) { return TL_UFUNC_gelu(x1); }
+#line 415 "generated/cuda/ufunc_gelu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -420,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f32_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_gelu(x1);
+                r.v[k] = ufunc_gelu_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -429,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f32_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_gelu(x1);
+            out[i0] = ufunc_gelu_f32_op(x1);
         }
     }
 }
@@ -445,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f32_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_gelu(x1);
+        *(float *)(out + off[0]) = ufunc_gelu_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f32_cast(const tl_cuda_ufunc_params p) {
@@ -460,10 +469,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f32_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_gelu(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_gelu_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_gelu(x1) */
+#line 26 "kernels/ufunc/gelu.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_f64_op(double x1) { return TL_UFUNC_gelu(x1); }
+#line 479 "generated/cuda/ufunc_gelu.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -481,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f64_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_gelu(x1);
+                r.v[k] = ufunc_gelu_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -490,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f64_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_gelu(x1);
+            out[i0] = ufunc_gelu_f64_op(x1);
         }
     }
 }
@@ -506,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f64_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_gelu(x1);
+        *(double *)(out + off[0]) = ufunc_gelu_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f64_cast(const tl_cuda_ufunc_params p) {
@@ -521,6 +533,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_f64_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_gelu(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_gelu_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -275,6 +275,9 @@ static inline double tl_gelu_tanh_d(double x) {
 
 /* ---- kernels */
 /* Half: TL_UFUNC_gelu_tanh(x1) */
+#line 20 "kernels/ufunc/gelu_tanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_tanh_f16_op(float x1) { return TL_UFUNC_gelu_tanh(x1); }
+#line 281 "generated/cuda/ufunc_gelu_tanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -292,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f16_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_gelu_tanh(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_gelu_tanh_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -301,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f16_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_gelu_tanh(x1));
+            out[i0] = tl_f32_to_f16(ufunc_gelu_tanh_f16_op(x1));
         }
     }
 }
@@ -317,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f16_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_gelu_tanh(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_gelu_tanh_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f16_cast(const tl_cuda_ufunc_params p) {
@@ -332,10 +335,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f16_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_gelu_tanh(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_gelu_tanh_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_gelu_tanh(x1) */
+#line 20 "kernels/ufunc/gelu_tanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_tanh_bf16_op(float x1) { return TL_UFUNC_gelu_tanh(x1); }
+#line 345 "generated/cuda/ufunc_gelu_tanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -353,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_bf16_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_gelu_tanh(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_gelu_tanh_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -362,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_bf16_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_gelu_tanh(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_gelu_tanh_bf16_op(x1));
         }
     }
 }
@@ -378,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_bf16_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_gelu_tanh(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_gelu_tanh_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -393,10 +399,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_bf16_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_gelu_tanh(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_gelu_tanh_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_gelu_tanh(x1) */
+#line 20 "kernels/ufunc/gelu_tanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_tanh_f32_op(float x1) { return TL_UFUNC_gelu_tanh(x1); }
+#line 409 "generated/cuda/ufunc_gelu_tanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -414,7 +423,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f32_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_gelu_tanh(x1);
+                r.v[k] = ufunc_gelu_tanh_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -423,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f32_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_gelu_tanh(x1);
+            out[i0] = ufunc_gelu_tanh_f32_op(x1);
         }
     }
 }
@@ -439,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f32_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_gelu_tanh(x1);
+        *(float *)(out + off[0]) = ufunc_gelu_tanh_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f32_cast(const tl_cuda_ufunc_params p) {
@@ -454,10 +463,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f32_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_gelu_tanh(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_gelu_tanh_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_gelu_tanh(x1) */
+#line 20 "kernels/ufunc/gelu_tanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_gelu_tanh_f64_op(double x1) { return TL_UFUNC_gelu_tanh(x1); }
+#line 473 "generated/cuda/ufunc_gelu_tanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -475,7 +487,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f64_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_gelu_tanh(x1);
+                r.v[k] = ufunc_gelu_tanh_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -484,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f64_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_gelu_tanh(x1);
+            out[i0] = ufunc_gelu_tanh_f64_op(x1);
         }
     }
 }
@@ -500,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f64_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_gelu_tanh(x1);
+        *(double *)(out + off[0]) = ufunc_gelu_tanh_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f64_cast(const tl_cuda_ufunc_params p) {
@@ -515,6 +527,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gelu_tanh_f64_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_gelu_tanh(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_gelu_tanh_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -264,6 +264,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val) */
+#line 8 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_u8_op(uint8_t x1, uint8_t a_min_val, uint8_t a_max_val) { return TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val); }
+#line 270 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -283,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_u8_vec(const tl
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+                r.v[k] = (uint8_t)(ufunc_hardtanh_u8_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -292,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_u8_vec(const tl
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+            out[i0] = (uint8_t)(ufunc_hardtanh_u8_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -310,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_u8_strided(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_hardtanh_u8_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_u8_cast(const tl_cuda_ufunc_params p) {
@@ -327,10 +330,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_u8_cast(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_hardtanh_u8_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Char: TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val) */
+#line 8 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_i8_op(int8_t x1, int8_t a_min_val, int8_t a_max_val) { return TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val); }
+#line 340 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -350,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i8_vec(const tl
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+                r.v[k] = (int8_t)(ufunc_hardtanh_i8_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -359,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i8_vec(const tl
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+            out[i0] = (int8_t)(ufunc_hardtanh_i8_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -377,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i8_strided(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_hardtanh_i8_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i8_cast(const tl_cuda_ufunc_params p) {
@@ -394,10 +400,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i8_cast(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_hardtanh_i8_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Short: TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val) */
+#line 8 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_i16_op(int16_t x1, int16_t a_min_val, int16_t a_max_val) { return TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val); }
+#line 410 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -417,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i16_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+                r.v[k] = (int16_t)(ufunc_hardtanh_i16_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -426,7 +435,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i16_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+            out[i0] = (int16_t)(ufunc_hardtanh_i16_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -444,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i16_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_hardtanh_i16_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i16_cast(const tl_cuda_ufunc_params p) {
@@ -461,10 +470,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i16_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_hardtanh_i16_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Int: TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val) */
+#line 8 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_i32_op(int32_t x1, int32_t a_min_val, int32_t a_max_val) { return TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val); }
+#line 480 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -484,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i32_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+                r.v[k] = (int32_t)(ufunc_hardtanh_i32_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -493,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i32_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+            out[i0] = (int32_t)(ufunc_hardtanh_i32_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -511,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i32_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_hardtanh_i32_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i32_cast(const tl_cuda_ufunc_params p) {
@@ -528,10 +540,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i32_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_hardtanh_i32_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Long: TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val) */
+#line 8 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_i64_op(int64_t x1, int64_t a_min_val, int64_t a_max_val) { return TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val); }
+#line 550 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -551,7 +566,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i64_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+                r.v[k] = (int64_t)(ufunc_hardtanh_i64_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -560,7 +575,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i64_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+            out[i0] = (int64_t)(ufunc_hardtanh_i64_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -578,7 +593,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i64_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_hardtanh_i64_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i64_cast(const tl_cuda_ufunc_params p) {
@@ -595,10 +610,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_i64_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_hardtanh_int(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_hardtanh_i64_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Half: TL_UFUNC_hardtanh(x1, a_min_val, a_max_val) */
+#line 6 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_f16_op(float x1, float a_min_val, float a_max_val) { return TL_UFUNC_hardtanh(x1, a_min_val, a_max_val); }
+#line 620 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -618,7 +636,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f16_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val));
+                r.v[k] = tl_f32_to_f16(ufunc_hardtanh_f16_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -627,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f16_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val));
+            out[i0] = tl_f32_to_f16(ufunc_hardtanh_f16_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -645,7 +663,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f16_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_hardtanh_f16_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f16_cast(const tl_cuda_ufunc_params p) {
@@ -662,10 +680,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f16_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_hardtanh_f16_op(x1, a_min_val, a_max_val)));
     }
 }
 /* BFloat16: TL_UFUNC_hardtanh(x1, a_min_val, a_max_val) */
+#line 6 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_bf16_op(float x1, float a_min_val, float a_max_val) { return TL_UFUNC_hardtanh(x1, a_min_val, a_max_val); }
+#line 690 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -685,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_bf16_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val));
+                r.v[k] = tl_f32_to_bf16(ufunc_hardtanh_bf16_op(x1, a_min_val, a_max_val));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -694,7 +715,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_bf16_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val));
+            out[i0] = tl_f32_to_bf16(ufunc_hardtanh_bf16_op(x1, a_min_val, a_max_val));
         }
     }
 }
@@ -712,7 +733,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_bf16_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_hardtanh_bf16_op(x1, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -729,10 +750,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_bf16_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_hardtanh_bf16_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Float: TL_UFUNC_hardtanh(x1, a_min_val, a_max_val) */
+#line 6 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_f32_op(float x1, float a_min_val, float a_max_val) { return TL_UFUNC_hardtanh(x1, a_min_val, a_max_val); }
+#line 760 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -752,7 +776,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f32_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_hardtanh(x1, a_min_val, a_max_val);
+                r.v[k] = ufunc_hardtanh_f32_op(x1, a_min_val, a_max_val);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -761,7 +785,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f32_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_hardtanh(x1, a_min_val, a_max_val);
+            out[i0] = ufunc_hardtanh_f32_op(x1, a_min_val, a_max_val);
         }
     }
 }
@@ -779,7 +803,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f32_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_hardtanh(x1, a_min_val, a_max_val);
+        *(float *)(out + off[0]) = ufunc_hardtanh_f32_op(x1, a_min_val, a_max_val);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f32_cast(const tl_cuda_ufunc_params p) {
@@ -796,10 +820,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f32_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_hardtanh_f32_op(x1, a_min_val, a_max_val)));
     }
 }
 /* Double: TL_UFUNC_hardtanh(x1, a_min_val, a_max_val) */
+#line 6 "kernels/ufunc/hardtanh.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_f64_op(double x1, double a_min_val, double a_max_val) { return TL_UFUNC_hardtanh(x1, a_min_val, a_max_val); }
+#line 830 "generated/cuda/ufunc_hardtanh.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -819,7 +846,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f64_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_hardtanh(x1, a_min_val, a_max_val);
+                r.v[k] = ufunc_hardtanh_f64_op(x1, a_min_val, a_max_val);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -828,7 +855,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f64_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_hardtanh(x1, a_min_val, a_max_val);
+            out[i0] = ufunc_hardtanh_f64_op(x1, a_min_val, a_max_val);
         }
     }
 }
@@ -846,7 +873,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f64_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_hardtanh(x1, a_min_val, a_max_val);
+        *(double *)(out + off[0]) = ufunc_hardtanh_f64_op(x1, a_min_val, a_max_val);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f64_cast(const tl_cuda_ufunc_params p) {
@@ -863,6 +890,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_f64_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_hardtanh(x1, a_min_val, a_max_val)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_hardtanh_f64_op(x1, a_min_val, a_max_val)));
     }
 }

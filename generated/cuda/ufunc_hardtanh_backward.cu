@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -259,6 +259,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val) */
+#line 3 "kernels/ufunc/hardtanh_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_backward_f16_op(float x1, float x2, float a_min_val, float a_max_val) { return TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val); }
+#line 265 "generated/cuda/ufunc_hardtanh_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -284,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f16_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val));
+                r.v[k] = tl_f32_to_f16(ufunc_hardtanh_backward_f16_op(x1, x2, a_min_val, a_max_val));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -294,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f16_ve
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val));
+            out[i0] = tl_f32_to_f16(ufunc_hardtanh_backward_f16_op(x1, x2, a_min_val, a_max_val));
         }
     }
 }
@@ -316,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f16_st
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_hardtanh_backward_f16_op(x1, x2, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f16_cast(const tl_cuda_ufunc_params p) {
@@ -337,10 +340,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f16_ca
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_hardtanh_backward_f16_op(x1, x2, a_min_val, a_max_val)));
     }
 }
 /* BFloat16: TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val) */
+#line 3 "kernels/ufunc/hardtanh_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_backward_bf16_op(float x1, float x2, float a_min_val, float a_max_val) { return TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val); }
+#line 350 "generated/cuda/ufunc_hardtanh_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -366,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_bf16_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val));
+                r.v[k] = tl_f32_to_bf16(ufunc_hardtanh_backward_bf16_op(x1, x2, a_min_val, a_max_val));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -376,7 +382,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_bf16_v
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val));
+            out[i0] = tl_f32_to_bf16(ufunc_hardtanh_backward_bf16_op(x1, x2, a_min_val, a_max_val));
         }
     }
 }
@@ -398,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_bf16_s
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_hardtanh_backward_bf16_op(x1, x2, a_min_val, a_max_val));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -419,10 +425,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_bf16_c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_hardtanh_backward_bf16_op(x1, x2, a_min_val, a_max_val)));
     }
 }
 /* Float: TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val) */
+#line 3 "kernels/ufunc/hardtanh_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_backward_f32_op(float x1, float x2, float a_min_val, float a_max_val) { return TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val); }
+#line 435 "generated/cuda/ufunc_hardtanh_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -448,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f32_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val);
+                r.v[k] = ufunc_hardtanh_backward_f32_op(x1, x2, a_min_val, a_max_val);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -458,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f32_ve
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val);
+            out[i0] = ufunc_hardtanh_backward_f32_op(x1, x2, a_min_val, a_max_val);
         }
     }
 }
@@ -480,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f32_st
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val);
+        *(float *)(out + off[0]) = ufunc_hardtanh_backward_f32_op(x1, x2, a_min_val, a_max_val);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f32_cast(const tl_cuda_ufunc_params p) {
@@ -501,10 +510,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f32_ca
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_hardtanh_backward_f32_op(x1, x2, a_min_val, a_max_val)));
     }
 }
 /* Double: TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val) */
+#line 3 "kernels/ufunc/hardtanh_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_hardtanh_backward_f64_op(double x1, double x2, double a_min_val, double a_max_val) { return TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val); }
+#line 520 "generated/cuda/ufunc_hardtanh_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -530,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f64_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val);
+                r.v[k] = ufunc_hardtanh_backward_f64_op(x1, x2, a_min_val, a_max_val);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -540,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f64_ve
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val);
+            out[i0] = ufunc_hardtanh_backward_f64_op(x1, x2, a_min_val, a_max_val);
         }
     }
 }
@@ -562,7 +574,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f64_st
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val);
+        *(double *)(out + off[0]) = ufunc_hardtanh_backward_f64_op(x1, x2, a_min_val, a_max_val);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f64_cast(const tl_cuda_ufunc_params p) {
@@ -583,6 +595,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_hardtanh_backward_f64_ca
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_hardtanh_backward(x1, x2, a_min_val, a_max_val)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_hardtanh_backward_f64_op(x1, x2, a_min_val, a_max_val)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -265,6 +265,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_isfinite_int(x1) */
+#line 10 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_b_op(bool x1) { return TL_UFUNC_isfinite_int(x1); }
+#line 271 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -282,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_b_vec(const tl_
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_b_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -291,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_b_vec(const tl_
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_b_op(x1)) != 0);
         }
     }
 }
@@ -307,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_b_strided(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_b_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_b_cast(const tl_cuda_ufunc_params p) {
@@ -322,10 +325,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_b_cast(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_b_op(x1)));
     }
 }
 /* Byte: TL_UFUNC_isfinite_int(x1) */
+#line 10 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_u8_op(uint8_t x1) { return TL_UFUNC_isfinite_int(x1); }
+#line 335 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -343,7 +349,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_u8_vec(const tl
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_u8_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -352,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_u8_vec(const tl
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_u8_op(x1)) != 0);
         }
     }
 }
@@ -368,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_u8_strided(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_u8_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_u8_cast(const tl_cuda_ufunc_params p) {
@@ -383,10 +389,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_u8_cast(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_isfinite_int(x1) */
+#line 10 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_i8_op(int8_t x1) { return TL_UFUNC_isfinite_int(x1); }
+#line 399 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -404,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i8_vec(const tl
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_i8_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -413,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i8_vec(const tl
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_i8_op(x1)) != 0);
         }
     }
 }
@@ -429,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i8_strided(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_i8_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i8_cast(const tl_cuda_ufunc_params p) {
@@ -444,10 +453,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i8_cast(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_isfinite_int(x1) */
+#line 10 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_i16_op(int16_t x1) { return TL_UFUNC_isfinite_int(x1); }
+#line 463 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -465,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i16_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_i16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -474,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i16_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_i16_op(x1)) != 0);
         }
     }
 }
@@ -490,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i16_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_i16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i16_cast(const tl_cuda_ufunc_params p) {
@@ -505,10 +517,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i16_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_isfinite_int(x1) */
+#line 10 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_i32_op(int32_t x1) { return TL_UFUNC_isfinite_int(x1); }
+#line 527 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -526,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i32_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_i32_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -535,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i32_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_i32_op(x1)) != 0);
         }
     }
 }
@@ -551,7 +566,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i32_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_i32_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i32_cast(const tl_cuda_ufunc_params p) {
@@ -566,10 +581,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i32_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_isfinite_int(x1) */
+#line 10 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_i64_op(int64_t x1) { return TL_UFUNC_isfinite_int(x1); }
+#line 591 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -587,7 +605,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i64_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_i64_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -596,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i64_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_i64_op(x1)) != 0);
         }
     }
 }
@@ -612,7 +630,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i64_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_i64_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i64_cast(const tl_cuda_ufunc_params p) {
@@ -627,10 +645,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_i64_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_i64_op(x1)));
     }
 }
 /* Half: TL_UFUNC_isfinite(x1) */
+#line 9 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_f16_op(float x1) { return TL_UFUNC_isfinite(x1); }
+#line 655 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -648,7 +669,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f16_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_f16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -657,7 +678,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f16_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_f16_op(x1)) != 0);
         }
     }
 }
@@ -673,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f16_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_f16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f16_cast(const tl_cuda_ufunc_params p) {
@@ -688,10 +709,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f16_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_isfinite(x1) */
+#line 9 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_bf16_op(float x1) { return TL_UFUNC_isfinite(x1); }
+#line 719 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -709,7 +733,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_bf16_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_bf16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -718,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_bf16_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_bf16_op(x1)) != 0);
         }
     }
 }
@@ -734,7 +758,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_bf16_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_bf16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -749,10 +773,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_bf16_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_isfinite(x1) */
+#line 9 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_f32_op(float x1) { return TL_UFUNC_isfinite(x1); }
+#line 783 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -770,7 +797,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f32_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_f32_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -779,7 +806,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f32_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_f32_op(x1)) != 0);
         }
     }
 }
@@ -795,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f32_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_f32_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f32_cast(const tl_cuda_ufunc_params p) {
@@ -810,10 +837,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f32_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_isfinite(x1) */
+#line 9 "kernels/ufunc/isfinite.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isfinite_f64_op(double x1) { return TL_UFUNC_isfinite(x1); }
+#line 847 "generated/cuda/ufunc_isfinite.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -831,7 +861,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f64_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isfinite_f64_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -840,7 +870,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f64_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isfinite_f64_op(x1)) != 0);
         }
     }
 }
@@ -856,7 +886,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f64_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isfinite(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isfinite_f64_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f64_cast(const tl_cuda_ufunc_params p) {
@@ -871,6 +901,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isfinite_f64_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isfinite(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -264,6 +264,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_isinf_int(x1) */
+#line 9 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_b_op(bool x1) { return TL_UFUNC_isinf_int(x1); }
+#line 270 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -281,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_b_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_b_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -290,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_b_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_b_op(x1)) != 0);
         }
     }
 }
@@ -306,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_b_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_b_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_b_cast(const tl_cuda_ufunc_params p) {
@@ -321,10 +324,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_b_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_b_op(x1)));
     }
 }
 /* Byte: TL_UFUNC_isinf_int(x1) */
+#line 9 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_u8_op(uint8_t x1) { return TL_UFUNC_isinf_int(x1); }
+#line 334 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -342,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_u8_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_u8_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -351,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_u8_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_u8_op(x1)) != 0);
         }
     }
 }
@@ -367,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_u8_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_u8_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_u8_cast(const tl_cuda_ufunc_params p) {
@@ -382,10 +388,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_u8_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_isinf_int(x1) */
+#line 9 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_i8_op(int8_t x1) { return TL_UFUNC_isinf_int(x1); }
+#line 398 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -403,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i8_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_i8_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -412,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i8_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_i8_op(x1)) != 0);
         }
     }
 }
@@ -428,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i8_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_i8_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i8_cast(const tl_cuda_ufunc_params p) {
@@ -443,10 +452,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i8_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_isinf_int(x1) */
+#line 9 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_i16_op(int16_t x1) { return TL_UFUNC_isinf_int(x1); }
+#line 462 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -464,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_i16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -473,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_i16_op(x1)) != 0);
         }
     }
 }
@@ -489,7 +501,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_i16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i16_cast(const tl_cuda_ufunc_params p) {
@@ -504,10 +516,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_isinf_int(x1) */
+#line 9 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_i32_op(int32_t x1) { return TL_UFUNC_isinf_int(x1); }
+#line 526 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -525,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i32_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_i32_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -534,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i32_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_i32_op(x1)) != 0);
         }
     }
 }
@@ -550,7 +565,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i32_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_i32_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i32_cast(const tl_cuda_ufunc_params p) {
@@ -565,10 +580,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i32_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_isinf_int(x1) */
+#line 9 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_i64_op(int64_t x1) { return TL_UFUNC_isinf_int(x1); }
+#line 590 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -586,7 +604,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i64_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_i64_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -595,7 +613,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i64_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_i64_op(x1)) != 0);
         }
     }
 }
@@ -611,7 +629,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i64_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf_int(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_i64_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i64_cast(const tl_cuda_ufunc_params p) {
@@ -626,10 +644,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_i64_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf_int(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_i64_op(x1)));
     }
 }
 /* Half: TL_UFUNC_isinf(x1) */
+#line 8 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_f16_op(float x1) { return TL_UFUNC_isinf(x1); }
+#line 654 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -647,7 +668,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_f16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -656,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_f16_op(x1)) != 0);
         }
     }
 }
@@ -672,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_f16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f16_cast(const tl_cuda_ufunc_params p) {
@@ -687,10 +708,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_isinf(x1) */
+#line 8 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_bf16_op(float x1) { return TL_UFUNC_isinf(x1); }
+#line 718 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -708,7 +732,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_bf16_vec(const tl_
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_bf16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -717,7 +741,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_bf16_vec(const tl_
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_bf16_op(x1)) != 0);
         }
     }
 }
@@ -733,7 +757,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_bf16_strided(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_bf16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -748,10 +772,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_bf16_cast(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_isinf(x1) */
+#line 8 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_f32_op(float x1) { return TL_UFUNC_isinf(x1); }
+#line 782 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -769,7 +796,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f32_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_f32_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -778,7 +805,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f32_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_f32_op(x1)) != 0);
         }
     }
 }
@@ -794,7 +821,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f32_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_f32_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f32_cast(const tl_cuda_ufunc_params p) {
@@ -809,10 +836,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f32_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_isinf(x1) */
+#line 8 "kernels/ufunc/isinf.h"
+static TL_CUDA_FORCEINLINE auto ufunc_isinf_f64_op(double x1) { return TL_UFUNC_isinf(x1); }
+#line 846 "generated/cuda/ufunc_isinf.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -830,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f64_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_isinf_f64_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -839,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f64_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_isinf_f64_op(x1)) != 0);
         }
     }
 }
@@ -855,7 +885,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f64_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_isinf(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_isinf_f64_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f64_cast(const tl_cuda_ufunc_params p) {
@@ -870,6 +900,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_isinf_f64_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_isinf(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isinf_f64_op(x1)));
     }
 }

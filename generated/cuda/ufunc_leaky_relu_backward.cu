@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -261,6 +261,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result) */
+#line 5 "kernels/ufunc/leaky_relu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_leaky_relu_backward_f16_op(float x1, float x2, float a_negative_slope, float a_self_is_result) { return TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result); }
+#line 267 "generated/cuda/ufunc_leaky_relu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -286,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f16_
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result));
+                r.v[k] = tl_f32_to_f16(ufunc_leaky_relu_backward_f16_op(x1, x2, a_negative_slope, a_self_is_result));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -296,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f16_
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result));
+            out[i0] = tl_f32_to_f16(ufunc_leaky_relu_backward_f16_op(x1, x2, a_negative_slope, a_self_is_result));
         }
     }
 }
@@ -318,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f16_
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_leaky_relu_backward_f16_op(x1, x2, a_negative_slope, a_self_is_result));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f16_cast(const tl_cuda_ufunc_params p) {
@@ -339,10 +342,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f16_
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_leaky_relu_backward_f16_op(x1, x2, a_negative_slope, a_self_is_result)));
     }
 }
 /* BFloat16: TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result) */
+#line 5 "kernels/ufunc/leaky_relu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_leaky_relu_backward_bf16_op(float x1, float x2, float a_negative_slope, float a_self_is_result) { return TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result); }
+#line 352 "generated/cuda/ufunc_leaky_relu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -368,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_bf16
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result));
+                r.v[k] = tl_f32_to_bf16(ufunc_leaky_relu_backward_bf16_op(x1, x2, a_negative_slope, a_self_is_result));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -378,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_bf16
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result));
+            out[i0] = tl_f32_to_bf16(ufunc_leaky_relu_backward_bf16_op(x1, x2, a_negative_slope, a_self_is_result));
         }
     }
 }
@@ -400,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_bf16
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_leaky_relu_backward_bf16_op(x1, x2, a_negative_slope, a_self_is_result));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -421,10 +427,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_bf16
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_leaky_relu_backward_bf16_op(x1, x2, a_negative_slope, a_self_is_result)));
     }
 }
 /* Float: TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result) */
+#line 5 "kernels/ufunc/leaky_relu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_leaky_relu_backward_f32_op(float x1, float x2, float a_negative_slope, float a_self_is_result) { return TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result); }
+#line 437 "generated/cuda/ufunc_leaky_relu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -450,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f32_
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result);
+                r.v[k] = ufunc_leaky_relu_backward_f32_op(x1, x2, a_negative_slope, a_self_is_result);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -460,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f32_
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result);
+            out[i0] = ufunc_leaky_relu_backward_f32_op(x1, x2, a_negative_slope, a_self_is_result);
         }
     }
 }
@@ -482,7 +491,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f32_
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result);
+        *(float *)(out + off[0]) = ufunc_leaky_relu_backward_f32_op(x1, x2, a_negative_slope, a_self_is_result);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f32_cast(const tl_cuda_ufunc_params p) {
@@ -503,10 +512,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f32_
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_leaky_relu_backward_f32_op(x1, x2, a_negative_slope, a_self_is_result)));
     }
 }
 /* Double: TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result) */
+#line 5 "kernels/ufunc/leaky_relu_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_leaky_relu_backward_f64_op(double x1, double x2, double a_negative_slope, double a_self_is_result) { return TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result); }
+#line 522 "generated/cuda/ufunc_leaky_relu_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -532,7 +544,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f64_
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result);
+                r.v[k] = ufunc_leaky_relu_backward_f64_op(x1, x2, a_negative_slope, a_self_is_result);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -542,7 +554,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f64_
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result);
+            out[i0] = ufunc_leaky_relu_backward_f64_op(x1, x2, a_negative_slope, a_self_is_result);
         }
     }
 }
@@ -564,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f64_
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result);
+        *(double *)(out + off[0]) = ufunc_leaky_relu_backward_f64_op(x1, x2, a_negative_slope, a_self_is_result);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f64_cast(const tl_cuda_ufunc_params p) {
@@ -585,6 +597,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_leaky_relu_backward_f64_
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_leaky_relu_backward(x1, x2, a_negative_slope, a_self_is_result)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_leaky_relu_backward_f64_op(x1, x2, a_negative_slope, a_self_is_result)));
     }
 }

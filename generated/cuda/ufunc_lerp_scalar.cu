@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -263,6 +263,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_lerp(x1, x2, a_weight) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_scalar_f16_op(float x1, float x2, float a_weight) { return TL_UFUNC_lerp(x1, x2, a_weight); }
+#line 269 "generated/cuda/ufunc_lerp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -287,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f16_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_lerp(x1, x2, a_weight));
+                r.v[k] = tl_f32_to_f16(ufunc_lerp_scalar_f16_op(x1, x2, a_weight));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -297,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f16_vec(cons
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_lerp(x1, x2, a_weight));
+            out[i0] = tl_f32_to_f16(ufunc_lerp_scalar_f16_op(x1, x2, a_weight));
         }
     }
 }
@@ -318,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f16_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_lerp(x1, x2, a_weight));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_lerp_scalar_f16_op(x1, x2, a_weight));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f16_cast(const tl_cuda_ufunc_params p) {
@@ -338,10 +341,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f16_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_lerp(x1, x2, a_weight)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_lerp_scalar_f16_op(x1, x2, a_weight)));
     }
 }
 /* BFloat16: TL_UFUNC_lerp(x1, x2, a_weight) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_scalar_bf16_op(float x1, float x2, float a_weight) { return TL_UFUNC_lerp(x1, x2, a_weight); }
+#line 351 "generated/cuda/ufunc_lerp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -366,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_bf16_vec(con
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_lerp(x1, x2, a_weight));
+                r.v[k] = tl_f32_to_bf16(ufunc_lerp_scalar_bf16_op(x1, x2, a_weight));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -376,7 +382,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_bf16_vec(con
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_lerp(x1, x2, a_weight));
+            out[i0] = tl_f32_to_bf16(ufunc_lerp_scalar_bf16_op(x1, x2, a_weight));
         }
     }
 }
@@ -397,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_bf16_strided
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_lerp(x1, x2, a_weight));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_lerp_scalar_bf16_op(x1, x2, a_weight));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -417,10 +423,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_bf16_cast(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_lerp(x1, x2, a_weight)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_lerp_scalar_bf16_op(x1, x2, a_weight)));
     }
 }
 /* Float: TL_UFUNC_lerp(x1, x2, a_weight) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_scalar_f32_op(float x1, float x2, float a_weight) { return TL_UFUNC_lerp(x1, x2, a_weight); }
+#line 433 "generated/cuda/ufunc_lerp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -445,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f32_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_lerp(x1, x2, a_weight);
+                r.v[k] = ufunc_lerp_scalar_f32_op(x1, x2, a_weight);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -455,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f32_vec(cons
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_lerp(x1, x2, a_weight);
+            out[i0] = ufunc_lerp_scalar_f32_op(x1, x2, a_weight);
         }
     }
 }
@@ -476,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f32_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_lerp(x1, x2, a_weight);
+        *(float *)(out + off[0]) = ufunc_lerp_scalar_f32_op(x1, x2, a_weight);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f32_cast(const tl_cuda_ufunc_params p) {
@@ -496,10 +505,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f32_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_lerp(x1, x2, a_weight)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_lerp_scalar_f32_op(x1, x2, a_weight)));
     }
 }
 /* Double: TL_UFUNC_lerp(x1, x2, a_weight) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_scalar_f64_op(double x1, double x2, double a_weight) { return TL_UFUNC_lerp(x1, x2, a_weight); }
+#line 515 "generated/cuda/ufunc_lerp_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -524,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f64_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_lerp(x1, x2, a_weight);
+                r.v[k] = ufunc_lerp_scalar_f64_op(x1, x2, a_weight);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -534,7 +546,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f64_vec(cons
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_lerp(x1, x2, a_weight);
+            out[i0] = ufunc_lerp_scalar_f64_op(x1, x2, a_weight);
         }
     }
 }
@@ -555,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f64_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_lerp(x1, x2, a_weight);
+        *(double *)(out + off[0]) = ufunc_lerp_scalar_f64_op(x1, x2, a_weight);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f64_cast(const tl_cuda_ufunc_params p) {
@@ -575,6 +587,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_scalar_f64_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_lerp(x1, x2, a_weight)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_lerp_scalar_f64_op(x1, x2, a_weight)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -263,6 +263,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_lerp(x1, x2, x3) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_tensor_f16_op(float x1, float x2, float x3) { return TL_UFUNC_lerp(x1, x2, x3); }
+#line 269 "generated/cuda/ufunc_lerp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -292,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_vec(cons
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_f16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_lerp(x1, x2, x3));
+                r.v[k] = tl_f32_to_f16(ufunc_lerp_tensor_f16_op(x1, x2, x3));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -303,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_vec(cons
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_f16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_lerp(x1, x2, x3));
+            out[i0] = tl_f32_to_f16(ufunc_lerp_tensor_f16_op(x1, x2, x3));
         }
     }
 }
@@ -327,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_strided(
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_f16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_lerp(x1, x2, x3));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_lerp_tensor_f16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_cast(const tl_cuda_ufunc_params p) {
@@ -350,10 +353,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_cast(con
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_lerp(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_lerp_tensor_f16_op(x1, x2, x3)));
     }
 }
 /* BFloat16: TL_UFUNC_lerp(x1, x2, x3) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_tensor_bf16_op(float x1, float x2, float x3) { return TL_UFUNC_lerp(x1, x2, x3); }
+#line 363 "generated/cuda/ufunc_lerp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -383,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_vec(con
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_bf16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_lerp(x1, x2, x3));
+                r.v[k] = tl_f32_to_bf16(ufunc_lerp_tensor_bf16_op(x1, x2, x3));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -394,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_vec(con
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_bf16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_lerp(x1, x2, x3));
+            out[i0] = tl_f32_to_bf16(ufunc_lerp_tensor_bf16_op(x1, x2, x3));
         }
     }
 }
@@ -418,7 +424,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_strided
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_bf16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_lerp(x1, x2, x3));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_lerp_tensor_bf16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -441,10 +447,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_cast(co
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_lerp(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_lerp_tensor_bf16_op(x1, x2, x3)));
     }
 }
 /* Float: TL_UFUNC_lerp(x1, x2, x3) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_tensor_f32_op(float x1, float x2, float x3) { return TL_UFUNC_lerp(x1, x2, x3); }
+#line 457 "generated/cuda/ufunc_lerp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -474,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f32_vec(cons
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
                 const float x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_lerp(x1, x2, x3);
+                r.v[k] = ufunc_lerp_tensor_f32_op(x1, x2, x3);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -485,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f32_vec(cons
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
             const float x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_lerp(x1, x2, x3);
+            out[i0] = ufunc_lerp_tensor_f32_op(x1, x2, x3);
         }
     }
 }
@@ -509,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f32_strided(
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
         const float x3 = s3 ? c3 : *(const float *)(in3 + off[3]);
-        *(float *)(out + off[0]) = TL_UFUNC_lerp(x1, x2, x3);
+        *(float *)(out + off[0]) = ufunc_lerp_tensor_f32_op(x1, x2, x3);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f32_cast(const tl_cuda_ufunc_params p) {
@@ -532,10 +541,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f32_cast(con
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_lerp(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_lerp_tensor_f32_op(x1, x2, x3)));
     }
 }
 /* Double: TL_UFUNC_lerp(x1, x2, x3) */
+#line 6 "kernels/ufunc/lerp.h"
+static TL_CUDA_FORCEINLINE auto ufunc_lerp_tensor_f64_op(double x1, double x2, double x3) { return TL_UFUNC_lerp(x1, x2, x3); }
+#line 551 "generated/cuda/ufunc_lerp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -565,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f64_vec(cons
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
                 const double x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_lerp(x1, x2, x3);
+                r.v[k] = ufunc_lerp_tensor_f64_op(x1, x2, x3);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -576,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f64_vec(cons
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
             const double x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_lerp(x1, x2, x3);
+            out[i0] = ufunc_lerp_tensor_f64_op(x1, x2, x3);
         }
     }
 }
@@ -600,7 +612,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f64_strided(
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
         const double x3 = s3 ? c3 : *(const double *)(in3 + off[3]);
-        *(double *)(out + off[0]) = TL_UFUNC_lerp(x1, x2, x3);
+        *(double *)(out + off[0]) = ufunc_lerp_tensor_f64_op(x1, x2, x3);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f64_cast(const tl_cuda_ufunc_params p) {
@@ -623,6 +635,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f64_cast(con
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
         const double x3 = s3 ? c3 : tl_cuda_fetch<double>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_lerp(x1, x2, x3)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_lerp_tensor_f64_op(x1, x2, x3)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -261,6 +261,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_b_op(bool x1, bool x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 267 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -284,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_b_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const bool x2 = s2 ? c2 : (v2.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_b_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -294,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_b_vec(const 
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const bool x2 = s2 ? c2 : (in2[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_b_op(x1, x2)) != 0);
         }
     }
 }
@@ -314,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_b_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const bool x2 = s2 ? c2 : (*(const uint8_t *)(in2 + off[2]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_b_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_b_cast(const tl_cuda_ufunc_params p) {
@@ -333,10 +336,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_b_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const bool x2 = s2 ? c2 : tl_cuda_fetch<bool>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_b_op(x1, x2)));
     }
 }
 /* Byte: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 346 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -360,7 +366,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_u8_vec(const
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_u8_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -370,7 +376,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_u8_vec(const
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_u8_op(x1, x2)) != 0);
         }
     }
 }
@@ -390,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_u8_strided(c
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_u8_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_u8_cast(const tl_cuda_ufunc_params p) {
@@ -409,10 +415,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_u8_cast(cons
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 425 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -436,7 +445,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i8_vec(const
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_i8_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -446,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i8_vec(const
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_i8_op(x1, x2)) != 0);
         }
     }
 }
@@ -466,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i8_strided(c
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_i8_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i8_cast(const tl_cuda_ufunc_params p) {
@@ -485,10 +494,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i8_cast(cons
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 504 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -512,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i16_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_i16_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -522,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i16_vec(cons
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_i16_op(x1, x2)) != 0);
         }
     }
 }
@@ -542,7 +554,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i16_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_i16_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i16_cast(const tl_cuda_ufunc_params p) {
@@ -561,10 +573,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i16_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 583 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -588,7 +603,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i32_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_i32_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -598,7 +613,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i32_vec(cons
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_i32_op(x1, x2)) != 0);
         }
     }
 }
@@ -618,7 +633,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i32_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_i32_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i32_cast(const tl_cuda_ufunc_params p) {
@@ -637,10 +652,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i32_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 662 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -664,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i64_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_i64_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -674,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i64_vec(cons
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_i64_op(x1, x2)) != 0);
         }
     }
 }
@@ -694,7 +712,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i64_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_i64_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i64_cast(const tl_cuda_ufunc_params p) {
@@ -713,10 +731,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_i64_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_i64_op(x1, x2)));
     }
 }
 /* Half: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_f16_op(float x1, float x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 741 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -740,7 +761,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f16_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_f16_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -750,7 +771,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f16_vec(cons
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_f16_op(x1, x2)) != 0);
         }
     }
 }
@@ -770,7 +791,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f16_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_f16_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f16_cast(const tl_cuda_ufunc_params p) {
@@ -789,10 +810,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f16_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_bf16_op(float x1, float x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 820 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -816,7 +840,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_bf16_vec(con
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_bf16_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -826,7 +850,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_bf16_vec(con
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_bf16_op(x1, x2)) != 0);
         }
     }
 }
@@ -846,7 +870,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_bf16_strided
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_bf16_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -865,10 +889,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_bf16_cast(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_f32_op(float x1, float x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 899 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -892,7 +919,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f32_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_f32_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -902,7 +929,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f32_vec(cons
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_f32_op(x1, x2)) != 0);
         }
     }
 }
@@ -922,7 +949,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f32_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_f32_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f32_cast(const tl_cuda_ufunc_params p) {
@@ -941,10 +968,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f32_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_logical_and(x1, x2) */
+#line 6 "kernels/ufunc/logical_and.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_and_f64_op(double x1, double x2) { return TL_UFUNC_logical_and(x1, x2); }
+#line 978 "generated/cuda/ufunc_logical_and.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -968,7 +998,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f64_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_and_f64_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -978,7 +1008,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f64_vec(cons
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_and_f64_op(x1, x2)) != 0);
         }
     }
 }
@@ -998,7 +1028,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f64_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_and(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_and_f64_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1017,6 +1047,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_and_f64_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_and(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_and_f64_op(x1, x2)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -260,6 +260,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_b_op(bool x1) { return TL_UFUNC_logical_not(x1); }
+#line 266 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -277,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_b_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -286,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_b_op(x1)) != 0);
         }
     }
 }
@@ -302,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_b_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_cast(const tl_cuda_ufunc_params p) {
@@ -317,10 +320,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_b_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_b_op(x1)));
     }
 }
 /* Byte: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_u8_op(uint8_t x1) { return TL_UFUNC_logical_not(x1); }
+#line 330 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -338,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_u8_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -347,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_u8_op(x1)) != 0);
         }
     }
 }
@@ -363,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_u8_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_cast(const tl_cuda_ufunc_params p) {
@@ -378,10 +384,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_u8_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_i8_op(int8_t x1) { return TL_UFUNC_logical_not(x1); }
+#line 394 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -399,7 +408,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_i8_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -408,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_i8_op(x1)) != 0);
         }
     }
 }
@@ -424,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_i8_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_cast(const tl_cuda_ufunc_params p) {
@@ -439,10 +448,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i8_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_i16_op(int16_t x1) { return TL_UFUNC_logical_not(x1); }
+#line 458 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -460,7 +472,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_i16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -469,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_i16_op(x1)) != 0);
         }
     }
 }
@@ -485,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_i16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_cast(const tl_cuda_ufunc_params p) {
@@ -500,10 +512,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i16_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_i32_op(int32_t x1) { return TL_UFUNC_logical_not(x1); }
+#line 522 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -521,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_i32_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -530,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_i32_op(x1)) != 0);
         }
     }
 }
@@ -546,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_i32_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_cast(const tl_cuda_ufunc_params p) {
@@ -561,10 +576,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i32_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_i64_op(int64_t x1) { return TL_UFUNC_logical_not(x1); }
+#line 586 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -582,7 +600,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_i64_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -591,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_i64_op(x1)) != 0);
         }
     }
 }
@@ -607,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_i64_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_cast(const tl_cuda_ufunc_params p) {
@@ -622,10 +640,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_i64_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_i64_op(x1)));
     }
 }
 /* Half: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_f16_op(float x1) { return TL_UFUNC_logical_not(x1); }
+#line 650 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -643,7 +664,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_f16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -652,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_f16_op(x1)) != 0);
         }
     }
 }
@@ -668,7 +689,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_f16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_cast(const tl_cuda_ufunc_params p) {
@@ -683,10 +704,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f16_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_bf16_op(float x1) { return TL_UFUNC_logical_not(x1); }
+#line 714 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -704,7 +728,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_vec(con
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_bf16_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -713,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_vec(con
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_bf16_op(x1)) != 0);
         }
     }
 }
@@ -729,7 +753,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_strided
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_bf16_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -744,10 +768,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_bf16_cast(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_f32_op(float x1) { return TL_UFUNC_logical_not(x1); }
+#line 778 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -765,7 +792,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_f32_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -774,7 +801,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_f32_op(x1)) != 0);
         }
     }
 }
@@ -790,7 +817,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_f32_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_cast(const tl_cuda_ufunc_params p) {
@@ -805,10 +832,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f32_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_logical_not(x1) */
+#line 5 "kernels/ufunc/logical_not.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_not_f64_op(double x1) { return TL_UFUNC_logical_not(x1); }
+#line 842 "generated/cuda/ufunc_logical_not.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -826,7 +856,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_not_f64_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -835,7 +865,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_not_f64_op(x1)) != 0);
         }
     }
 }
@@ -851,7 +881,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_not(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_not_f64_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_cast(const tl_cuda_ufunc_params p) {
@@ -866,6 +896,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_not_f64_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_not(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_not_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -259,6 +259,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_b_op(bool x1, bool x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 265 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -282,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_b_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const bool x2 = s2 ? c2 : (v2.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_b_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -292,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_b_vec(const 
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const bool x2 = s2 ? c2 : (in2[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_b_op(x1, x2)) != 0);
         }
     }
 }
@@ -312,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_b_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const bool x2 = s2 ? c2 : (*(const uint8_t *)(in2 + off[2]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_b_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_b_cast(const tl_cuda_ufunc_params p) {
@@ -331,10 +334,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_b_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const bool x2 = s2 ? c2 : tl_cuda_fetch<bool>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_b_op(x1, x2)));
     }
 }
 /* Byte: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 344 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -358,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_u8_vec(const
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_u8_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -368,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_u8_vec(const
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_u8_op(x1, x2)) != 0);
         }
     }
 }
@@ -388,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_u8_strided(c
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_u8_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_u8_cast(const tl_cuda_ufunc_params p) {
@@ -407,10 +413,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_u8_cast(cons
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 423 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -434,7 +443,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i8_vec(const
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_i8_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -444,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i8_vec(const
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_i8_op(x1, x2)) != 0);
         }
     }
 }
@@ -464,7 +473,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i8_strided(c
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_i8_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i8_cast(const tl_cuda_ufunc_params p) {
@@ -483,10 +492,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i8_cast(cons
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 502 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -510,7 +522,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i16_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_i16_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -520,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i16_vec(cons
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_i16_op(x1, x2)) != 0);
         }
     }
 }
@@ -540,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i16_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_i16_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i16_cast(const tl_cuda_ufunc_params p) {
@@ -559,10 +571,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i16_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 581 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -586,7 +601,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i32_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_i32_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -596,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i32_vec(cons
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_i32_op(x1, x2)) != 0);
         }
     }
 }
@@ -616,7 +631,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i32_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_i32_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i32_cast(const tl_cuda_ufunc_params p) {
@@ -635,10 +650,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i32_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 660 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -662,7 +680,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i64_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_i64_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -672,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i64_vec(cons
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_i64_op(x1, x2)) != 0);
         }
     }
 }
@@ -692,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i64_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_i64_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i64_cast(const tl_cuda_ufunc_params p) {
@@ -711,10 +729,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_i64_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_i64_op(x1, x2)));
     }
 }
 /* Half: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_f16_op(float x1, float x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 739 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -738,7 +759,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f16_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_f16_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -748,7 +769,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f16_vec(cons
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_f16_op(x1, x2)) != 0);
         }
     }
 }
@@ -768,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f16_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_f16_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f16_cast(const tl_cuda_ufunc_params p) {
@@ -787,10 +808,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f16_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_bf16_op(float x1, float x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 818 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -814,7 +838,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_bf16_vec(con
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_bf16_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -824,7 +848,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_bf16_vec(con
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_bf16_op(x1, x2)) != 0);
         }
     }
 }
@@ -844,7 +868,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_bf16_strided
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_bf16_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -863,10 +887,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_bf16_cast(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_f32_op(float x1, float x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 897 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -890,7 +917,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f32_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_f32_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -900,7 +927,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f32_vec(cons
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_f32_op(x1, x2)) != 0);
         }
     }
 }
@@ -920,7 +947,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f32_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_f32_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f32_cast(const tl_cuda_ufunc_params p) {
@@ -939,10 +966,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f32_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_logical_xor(x1, x2) */
+#line 4 "kernels/ufunc/logical_xor.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logical_xor_f64_op(double x1, double x2) { return TL_UFUNC_logical_xor(x1, x2); }
+#line 976 "generated/cuda/ufunc_logical_xor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -966,7 +996,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f64_vec(cons
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_logical_xor_f64_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -976,7 +1006,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f64_vec(cons
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_logical_xor_f64_op(x1, x2)) != 0);
         }
     }
 }
@@ -996,7 +1026,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f64_strided(
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_logical_xor(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_logical_xor_f64_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1015,6 +1045,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logical_xor_f64_cast(con
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_logical_xor(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_logical_xor_f64_op(x1, x2)));
     }
 }

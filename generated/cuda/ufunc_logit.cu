@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -268,6 +268,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_logit(x1, a_lo, a_hi) */
+#line 11 "kernels/ufunc/logit.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_f16_op(float x1, float a_lo, float a_hi) { return TL_UFUNC_logit(x1, a_lo, a_hi); }
+#line 274 "generated/cuda/ufunc_logit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -287,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_logit(x1, a_lo, a_hi));
+                r.v[k] = tl_f32_to_f16(ufunc_logit_f16_op(x1, a_lo, a_hi));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -296,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_logit(x1, a_lo, a_hi));
+            out[i0] = tl_f32_to_f16(ufunc_logit_f16_op(x1, a_lo, a_hi));
         }
     }
 }
@@ -314,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_logit(x1, a_lo, a_hi));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_logit_f16_op(x1, a_lo, a_hi));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f16_cast(const tl_cuda_ufunc_params p) {
@@ -331,10 +334,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_logit(x1, a_lo, a_hi)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_logit_f16_op(x1, a_lo, a_hi)));
     }
 }
 /* BFloat16: TL_UFUNC_logit(x1, a_lo, a_hi) */
+#line 11 "kernels/ufunc/logit.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_bf16_op(float x1, float a_lo, float a_hi) { return TL_UFUNC_logit(x1, a_lo, a_hi); }
+#line 344 "generated/cuda/ufunc_logit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -354,7 +360,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_bf16_vec(const tl_
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_logit(x1, a_lo, a_hi));
+                r.v[k] = tl_f32_to_bf16(ufunc_logit_bf16_op(x1, a_lo, a_hi));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -363,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_bf16_vec(const tl_
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_logit(x1, a_lo, a_hi));
+            out[i0] = tl_f32_to_bf16(ufunc_logit_bf16_op(x1, a_lo, a_hi));
         }
     }
 }
@@ -381,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_bf16_strided(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_logit(x1, a_lo, a_hi));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_logit_bf16_op(x1, a_lo, a_hi));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -398,10 +404,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_bf16_cast(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_logit(x1, a_lo, a_hi)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_logit_bf16_op(x1, a_lo, a_hi)));
     }
 }
 /* Float: TL_UFUNC_logit(x1, a_lo, a_hi) */
+#line 11 "kernels/ufunc/logit.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_f32_op(float x1, float a_lo, float a_hi) { return TL_UFUNC_logit(x1, a_lo, a_hi); }
+#line 414 "generated/cuda/ufunc_logit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -421,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f32_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_logit(x1, a_lo, a_hi);
+                r.v[k] = ufunc_logit_f32_op(x1, a_lo, a_hi);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -430,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f32_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_logit(x1, a_lo, a_hi);
+            out[i0] = ufunc_logit_f32_op(x1, a_lo, a_hi);
         }
     }
 }
@@ -448,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f32_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_logit(x1, a_lo, a_hi);
+        *(float *)(out + off[0]) = ufunc_logit_f32_op(x1, a_lo, a_hi);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f32_cast(const tl_cuda_ufunc_params p) {
@@ -465,10 +474,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f32_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_logit(x1, a_lo, a_hi)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_logit_f32_op(x1, a_lo, a_hi)));
     }
 }
 /* Double: TL_UFUNC_logit(x1, a_lo, a_hi) */
+#line 11 "kernels/ufunc/logit.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_f64_op(double x1, double a_lo, double a_hi) { return TL_UFUNC_logit(x1, a_lo, a_hi); }
+#line 484 "generated/cuda/ufunc_logit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -488,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f64_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_logit(x1, a_lo, a_hi);
+                r.v[k] = ufunc_logit_f64_op(x1, a_lo, a_hi);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -497,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f64_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_logit(x1, a_lo, a_hi);
+            out[i0] = ufunc_logit_f64_op(x1, a_lo, a_hi);
         }
     }
 }
@@ -515,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f64_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_logit(x1, a_lo, a_hi);
+        *(double *)(out + off[0]) = ufunc_logit_f64_op(x1, a_lo, a_hi);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f64_cast(const tl_cuda_ufunc_params p) {
@@ -532,6 +544,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_f64_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_logit(x1, a_lo, a_hi)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_logit_f64_op(x1, a_lo, a_hi)));
     }
 }

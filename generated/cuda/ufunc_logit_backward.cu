@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -268,6 +268,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out) */
+#line 11 "kernels/ufunc/logit_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_backward_f16_op(float x1, float x2, float a_lo, float a_hi, float a_nan_out) { return TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out); }
+#line 274 "generated/cuda/ufunc_logit_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -294,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f16_vec(c
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out));
+                r.v[k] = tl_f32_to_f16(ufunc_logit_backward_f16_op(x1, x2, a_lo, a_hi, a_nan_out));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -304,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f16_vec(c
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out));
+            out[i0] = tl_f32_to_f16(ufunc_logit_backward_f16_op(x1, x2, a_lo, a_hi, a_nan_out));
         }
     }
 }
@@ -327,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f16_strid
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_logit_backward_f16_op(x1, x2, a_lo, a_hi, a_nan_out));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f16_cast(const tl_cuda_ufunc_params p) {
@@ -349,10 +352,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f16_cast(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_logit_backward_f16_op(x1, x2, a_lo, a_hi, a_nan_out)));
     }
 }
 /* BFloat16: TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out) */
+#line 11 "kernels/ufunc/logit_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_backward_bf16_op(float x1, float x2, float a_lo, float a_hi, float a_nan_out) { return TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out); }
+#line 362 "generated/cuda/ufunc_logit_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -379,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_bf16_vec(
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out));
+                r.v[k] = tl_f32_to_bf16(ufunc_logit_backward_bf16_op(x1, x2, a_lo, a_hi, a_nan_out));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -389,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_bf16_vec(
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out));
+            out[i0] = tl_f32_to_bf16(ufunc_logit_backward_bf16_op(x1, x2, a_lo, a_hi, a_nan_out));
         }
     }
 }
@@ -412,7 +418,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_bf16_stri
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_logit_backward_bf16_op(x1, x2, a_lo, a_hi, a_nan_out));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -434,10 +440,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_bf16_cast
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_logit_backward_bf16_op(x1, x2, a_lo, a_hi, a_nan_out)));
     }
 }
 /* Float: TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out) */
+#line 11 "kernels/ufunc/logit_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_backward_f32_op(float x1, float x2, float a_lo, float a_hi, float a_nan_out) { return TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out); }
+#line 450 "generated/cuda/ufunc_logit_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -464,7 +473,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f32_vec(c
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out);
+                r.v[k] = ufunc_logit_backward_f32_op(x1, x2, a_lo, a_hi, a_nan_out);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -474,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f32_vec(c
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out);
+            out[i0] = ufunc_logit_backward_f32_op(x1, x2, a_lo, a_hi, a_nan_out);
         }
     }
 }
@@ -497,7 +506,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f32_strid
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out);
+        *(float *)(out + off[0]) = ufunc_logit_backward_f32_op(x1, x2, a_lo, a_hi, a_nan_out);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f32_cast(const tl_cuda_ufunc_params p) {
@@ -519,10 +528,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f32_cast(
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_logit_backward_f32_op(x1, x2, a_lo, a_hi, a_nan_out)));
     }
 }
 /* Double: TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out) */
+#line 11 "kernels/ufunc/logit_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_logit_backward_f64_op(double x1, double x2, double a_lo, double a_hi, double a_nan_out) { return TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out); }
+#line 538 "generated/cuda/ufunc_logit_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -549,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f64_vec(c
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out);
+                r.v[k] = ufunc_logit_backward_f64_op(x1, x2, a_lo, a_hi, a_nan_out);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -559,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f64_vec(c
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out);
+            out[i0] = ufunc_logit_backward_f64_op(x1, x2, a_lo, a_hi, a_nan_out);
         }
     }
 }
@@ -582,7 +594,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f64_strid
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out);
+        *(double *)(out + off[0]) = ufunc_logit_backward_f64_op(x1, x2, a_lo, a_hi, a_nan_out);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f64_cast(const tl_cuda_ufunc_params p) {
@@ -604,6 +616,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_logit_backward_f64_cast(
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_logit_backward(x1, x2, a_lo, a_hi, a_nan_out)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_logit_backward_f64_op(x1, x2, a_lo, a_hi, a_nan_out)));
     }
 }

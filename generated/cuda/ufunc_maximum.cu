@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -262,6 +262,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_maximum_int(x1, x2) */
+#line 6 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_b_op(bool x1, bool x2) { return TL_UFUNC_maximum_int(x1, x2); }
+#line 268 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -285,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_b_vec(const tl_c
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const bool x2 = s2 ? c2 : (v2.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_maximum_int(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_maximum_b_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -295,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_b_vec(const tl_c
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const bool x2 = s2 ? c2 : (in2[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_maximum_int(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_maximum_b_op(x1, x2)) != 0);
         }
     }
 }
@@ -315,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_b_strided(const 
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const bool x2 = s2 ? c2 : (*(const uint8_t *)(in2 + off[2]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_maximum_int(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_maximum_b_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_b_cast(const tl_cuda_ufunc_params p) {
@@ -334,10 +337,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_b_cast(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const bool x2 = s2 ? c2 : tl_cuda_fetch<bool>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_maximum_int(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_maximum_b_op(x1, x2)));
     }
 }
 /* Byte: TL_UFUNC_maximum_int(x1, x2) */
+#line 6 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_maximum_int(x1, x2); }
+#line 347 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -361,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_u8_vec(const tl_
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_maximum_int(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_maximum_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -371,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_u8_vec(const tl_
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_maximum_int(x1, x2));
+            out[i0] = (uint8_t)(ufunc_maximum_u8_op(x1, x2));
         }
     }
 }
@@ -391,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_u8_strided(const
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_maximum_int(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_maximum_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_u8_cast(const tl_cuda_ufunc_params p) {
@@ -410,10 +416,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_u8_cast(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_maximum_int(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_maximum_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_maximum_int(x1, x2) */
+#line 6 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_maximum_int(x1, x2); }
+#line 426 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -437,7 +446,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i8_vec(const tl_
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_maximum_int(x1, x2));
+                r.v[k] = (int8_t)(ufunc_maximum_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -447,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i8_vec(const tl_
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_maximum_int(x1, x2));
+            out[i0] = (int8_t)(ufunc_maximum_i8_op(x1, x2));
         }
     }
 }
@@ -467,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i8_strided(const
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_maximum_int(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_maximum_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i8_cast(const tl_cuda_ufunc_params p) {
@@ -486,10 +495,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i8_cast(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_maximum_int(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_maximum_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_maximum_int(x1, x2) */
+#line 6 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_maximum_int(x1, x2); }
+#line 505 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -513,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i16_vec(const tl
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_maximum_int(x1, x2));
+                r.v[k] = (int16_t)(ufunc_maximum_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -523,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i16_vec(const tl
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_maximum_int(x1, x2));
+            out[i0] = (int16_t)(ufunc_maximum_i16_op(x1, x2));
         }
     }
 }
@@ -543,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i16_strided(cons
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_maximum_int(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_maximum_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i16_cast(const tl_cuda_ufunc_params p) {
@@ -562,10 +574,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i16_cast(const t
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_maximum_int(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_maximum_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_maximum_int(x1, x2) */
+#line 6 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_maximum_int(x1, x2); }
+#line 584 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -589,7 +604,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i32_vec(const tl
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_maximum_int(x1, x2));
+                r.v[k] = (int32_t)(ufunc_maximum_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -599,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i32_vec(const tl
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_maximum_int(x1, x2));
+            out[i0] = (int32_t)(ufunc_maximum_i32_op(x1, x2));
         }
     }
 }
@@ -619,7 +634,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i32_strided(cons
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_maximum_int(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_maximum_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i32_cast(const tl_cuda_ufunc_params p) {
@@ -638,10 +653,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i32_cast(const t
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_maximum_int(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_maximum_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_maximum_int(x1, x2) */
+#line 6 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_maximum_int(x1, x2); }
+#line 663 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -665,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i64_vec(const tl
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_maximum_int(x1, x2));
+                r.v[k] = (int64_t)(ufunc_maximum_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -675,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i64_vec(const tl
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_maximum_int(x1, x2));
+            out[i0] = (int64_t)(ufunc_maximum_i64_op(x1, x2));
         }
     }
 }
@@ -695,7 +713,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i64_strided(cons
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_maximum_int(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_maximum_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i64_cast(const tl_cuda_ufunc_params p) {
@@ -714,10 +732,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_i64_cast(const t
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_maximum_int(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_maximum_i64_op(x1, x2)));
     }
 }
 /* Half: TL_UFUNC_maximum(x1, x2) */
+#line 4 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_f16_op(float x1, float x2) { return TL_UFUNC_maximum(x1, x2); }
+#line 742 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -741,7 +762,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f16_vec(const tl
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_maximum(x1, x2));
+                r.v[k] = tl_f32_to_f16(ufunc_maximum_f16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -751,7 +772,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f16_vec(const tl
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_maximum(x1, x2));
+            out[i0] = tl_f32_to_f16(ufunc_maximum_f16_op(x1, x2));
         }
     }
 }
@@ -771,7 +792,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f16_strided(cons
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_maximum(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_maximum_f16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f16_cast(const tl_cuda_ufunc_params p) {
@@ -790,10 +811,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f16_cast(const t
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_maximum(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_maximum_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_maximum(x1, x2) */
+#line 4 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_bf16_op(float x1, float x2) { return TL_UFUNC_maximum(x1, x2); }
+#line 821 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -817,7 +841,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_bf16_vec(const t
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_maximum(x1, x2));
+                r.v[k] = tl_f32_to_bf16(ufunc_maximum_bf16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -827,7 +851,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_bf16_vec(const t
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_maximum(x1, x2));
+            out[i0] = tl_f32_to_bf16(ufunc_maximum_bf16_op(x1, x2));
         }
     }
 }
@@ -847,7 +871,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_bf16_strided(con
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_maximum(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_maximum_bf16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -866,10 +890,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_bf16_cast(const 
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_maximum(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_maximum_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_maximum(x1, x2) */
+#line 4 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_f32_op(float x1, float x2) { return TL_UFUNC_maximum(x1, x2); }
+#line 900 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -893,7 +920,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f32_vec(const tl
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_maximum(x1, x2);
+                r.v[k] = ufunc_maximum_f32_op(x1, x2);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -903,7 +930,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f32_vec(const tl
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_maximum(x1, x2);
+            out[i0] = ufunc_maximum_f32_op(x1, x2);
         }
     }
 }
@@ -923,7 +950,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f32_strided(cons
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_maximum(x1, x2);
+        *(float *)(out + off[0]) = ufunc_maximum_f32_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f32_cast(const tl_cuda_ufunc_params p) {
@@ -942,10 +969,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f32_cast(const t
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_maximum(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_maximum_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_maximum(x1, x2) */
+#line 4 "kernels/ufunc/maximum.h"
+static TL_CUDA_FORCEINLINE auto ufunc_maximum_f64_op(double x1, double x2) { return TL_UFUNC_maximum(x1, x2); }
+#line 979 "generated/cuda/ufunc_maximum.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -969,7 +999,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f64_vec(const tl
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_maximum(x1, x2);
+                r.v[k] = ufunc_maximum_f64_op(x1, x2);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -979,7 +1009,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f64_vec(const tl
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_maximum(x1, x2);
+            out[i0] = ufunc_maximum_f64_op(x1, x2);
         }
     }
 }
@@ -999,7 +1029,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f64_strided(cons
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_maximum(x1, x2);
+        *(double *)(out + off[0]) = ufunc_maximum_f64_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1018,6 +1048,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_maximum_f64_cast(const t
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_maximum(x1, x2)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_maximum_f64_op(x1, x2)));
     }
 }

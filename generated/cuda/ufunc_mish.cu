@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -271,6 +271,9 @@ static inline double tl_mish_d(double x) { return x * tanh(log1p(exp(x))); }
 
 /* ---- kernels */
 /* Half: TL_UFUNC_mish(x1) */
+#line 16 "kernels/ufunc/mish.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mish_f16_op(float x1) { return TL_UFUNC_mish(x1); }
+#line 277 "generated/cuda/ufunc_mish.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -288,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_mish(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_mish_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -297,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_mish(x1));
+            out[i0] = tl_f32_to_f16(ufunc_mish_f16_op(x1));
         }
     }
 }
@@ -313,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_mish(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_mish_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f16_cast(const tl_cuda_ufunc_params p) {
@@ -328,10 +331,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_mish(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_mish_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_mish(x1) */
+#line 16 "kernels/ufunc/mish.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mish_bf16_op(float x1) { return TL_UFUNC_mish(x1); }
+#line 341 "generated/cuda/ufunc_mish.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -349,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_bf16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_mish(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_mish_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -358,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_bf16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_mish(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_mish_bf16_op(x1));
         }
     }
 }
@@ -374,7 +380,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_bf16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_mish(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_mish_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -389,10 +395,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_bf16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_mish(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_mish_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_mish(x1) */
+#line 16 "kernels/ufunc/mish.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mish_f32_op(float x1) { return TL_UFUNC_mish(x1); }
+#line 405 "generated/cuda/ufunc_mish.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -410,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f32_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_mish(x1);
+                r.v[k] = ufunc_mish_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -419,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f32_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_mish(x1);
+            out[i0] = ufunc_mish_f32_op(x1);
         }
     }
 }
@@ -435,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f32_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_mish(x1);
+        *(float *)(out + off[0]) = ufunc_mish_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f32_cast(const tl_cuda_ufunc_params p) {
@@ -450,10 +459,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f32_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_mish(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_mish_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_mish(x1) */
+#line 16 "kernels/ufunc/mish.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mish_f64_op(double x1) { return TL_UFUNC_mish(x1); }
+#line 469 "generated/cuda/ufunc_mish.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -471,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f64_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_mish(x1);
+                r.v[k] = ufunc_mish_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -480,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f64_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_mish(x1);
+            out[i0] = ufunc_mish_f64_op(x1);
         }
     }
 }
@@ -496,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f64_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_mish(x1);
+        *(double *)(out + off[0]) = ufunc_mish_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f64_cast(const tl_cuda_ufunc_params p) {
@@ -511,6 +523,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mish_f64_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_mish(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_mish_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -257,6 +257,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_b_op(bool x1, bool x2) { return TL_UFUNC_mul(x1, x2); }
+#line 263 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -280,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_vec(const tl_cuda_
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const bool x2 = s2 ? c2 : (v2.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_mul(x1, x2)) != 0);
+                r.v[k] = (uint8_t)((ufunc_mul_b_op(x1, x2)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -290,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_vec(const tl_cuda_
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const bool x2 = s2 ? c2 : (in2[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_mul(x1, x2)) != 0);
+            out[i0] = (uint8_t)((ufunc_mul_b_op(x1, x2)) != 0);
         }
     }
 }
@@ -310,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_strided(const tl_c
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const bool x2 = s2 ? c2 : (*(const uint8_t *)(in2 + off[2]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_mul(x1, x2)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_mul_b_op(x1, x2)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_cast(const tl_cuda_ufunc_params p) {
@@ -329,10 +332,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_cast(const tl_cuda
         tl_cuda_offsets<3>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const bool x2 = s2 ? c2 : tl_cuda_fetch<bool>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_mul_b_op(x1, x2)));
     }
 }
 /* Byte: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_mul(x1, x2); }
+#line 342 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -356,7 +362,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_vec(const tl_cuda
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_mul(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_mul_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -366,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_vec(const tl_cuda
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_mul(x1, x2));
+            out[i0] = (uint8_t)(ufunc_mul_u8_op(x1, x2));
         }
     }
 }
@@ -386,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_strided(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_mul(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_mul_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_cast(const tl_cuda_ufunc_params p) {
@@ -405,10 +411,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_cast(const tl_cud
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_mul_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_mul(x1, x2); }
+#line 421 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -432,7 +441,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_vec(const tl_cuda
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_mul(x1, x2));
+                r.v[k] = (int8_t)(ufunc_mul_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -442,7 +451,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_vec(const tl_cuda
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_mul(x1, x2));
+            out[i0] = (int8_t)(ufunc_mul_i8_op(x1, x2));
         }
     }
 }
@@ -462,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_strided(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_mul(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_mul_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_cast(const tl_cuda_ufunc_params p) {
@@ -481,10 +490,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_cast(const tl_cud
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_mul_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_mul(x1, x2); }
+#line 500 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -508,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_mul(x1, x2));
+                r.v[k] = (int16_t)(ufunc_mul_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -518,7 +530,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_mul(x1, x2));
+            out[i0] = (int16_t)(ufunc_mul_i16_op(x1, x2));
         }
     }
 }
@@ -538,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_mul(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_mul_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_cast(const tl_cuda_ufunc_params p) {
@@ -557,10 +569,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_mul_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_mul(x1, x2); }
+#line 579 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -584,7 +599,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_mul(x1, x2));
+                r.v[k] = (int32_t)(ufunc_mul_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -594,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_mul(x1, x2));
+            out[i0] = (int32_t)(ufunc_mul_i32_op(x1, x2));
         }
     }
 }
@@ -614,7 +629,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_mul(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_mul_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_cast(const tl_cuda_ufunc_params p) {
@@ -633,10 +648,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_mul_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_mul(x1, x2); }
+#line 658 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -660,7 +678,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_mul(x1, x2));
+                r.v[k] = (int64_t)(ufunc_mul_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -670,7 +688,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_mul(x1, x2));
+            out[i0] = (int64_t)(ufunc_mul_i64_op(x1, x2));
         }
     }
 }
@@ -690,7 +708,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_mul(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_mul_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_cast(const tl_cuda_ufunc_params p) {
@@ -709,10 +727,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_mul_i64_op(x1, x2)));
     }
 }
 /* Half: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_f16_op(float x1, float x2) { return TL_UFUNC_mul(x1, x2); }
+#line 737 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -736,7 +757,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_mul(x1, x2));
+                r.v[k] = tl_f32_to_f16(ufunc_mul_f16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -746,7 +767,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_vec(const tl_cud
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_mul(x1, x2));
+            out[i0] = tl_f32_to_f16(ufunc_mul_f16_op(x1, x2));
         }
     }
 }
@@ -766,7 +787,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_mul(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_mul_f16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_cast(const tl_cuda_ufunc_params p) {
@@ -785,10 +806,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_mul_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_bf16_op(float x1, float x2) { return TL_UFUNC_mul(x1, x2); }
+#line 816 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -812,7 +836,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_vec(const tl_cu
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_mul(x1, x2));
+                r.v[k] = tl_f32_to_bf16(ufunc_mul_bf16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -822,7 +846,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_vec(const tl_cu
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_mul(x1, x2));
+            out[i0] = tl_f32_to_bf16(ufunc_mul_bf16_op(x1, x2));
         }
     }
 }
@@ -842,7 +866,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_strided(const t
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_mul(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_mul_bf16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -861,10 +885,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_cast(const tl_c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_mul_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_f32_op(float x1, float x2) { return TL_UFUNC_mul(x1, x2); }
+#line 895 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -888,7 +915,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_mul(x1, x2);
+                r.v[k] = ufunc_mul_f32_op(x1, x2);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -898,7 +925,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_vec(const tl_cud
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_mul(x1, x2);
+            out[i0] = ufunc_mul_f32_op(x1, x2);
         }
     }
 }
@@ -918,7 +945,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_mul(x1, x2);
+        *(float *)(out + off[0]) = ufunc_mul_f32_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_cast(const tl_cuda_ufunc_params p) {
@@ -937,10 +964,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_mul_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_mul(x1, x2) */
+#line 2 "kernels/ufunc/mul.h"
+static TL_CUDA_FORCEINLINE auto ufunc_mul_f64_op(double x1, double x2) { return TL_UFUNC_mul(x1, x2); }
+#line 974 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -964,7 +994,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_mul(x1, x2);
+                r.v[k] = ufunc_mul_f64_op(x1, x2);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -974,7 +1004,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_vec(const tl_cud
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_mul(x1, x2);
+            out[i0] = ufunc_mul_f64_op(x1, x2);
         }
     }
 }
@@ -994,7 +1024,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_mul(x1, x2);
+        *(double *)(out + off[0]) = ufunc_mul_f64_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1013,6 +1043,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_mul(x1, x2)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_mul_f64_op(x1, x2)));
     }
 }

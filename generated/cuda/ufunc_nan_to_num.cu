@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -265,6 +265,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v) */
+#line 9 "kernels/ufunc/nan_to_num.h"
+static TL_CUDA_FORCEINLINE auto ufunc_nan_to_num_f16_op(float x1, float a_nan_v, float a_posinf_v, float a_neginf_v) { return TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v); }
+#line 271 "generated/cuda/ufunc_nan_to_num.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -285,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f16_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v));
+                r.v[k] = tl_f32_to_f16(ufunc_nan_to_num_f16_op(x1, a_nan_v, a_posinf_v, a_neginf_v));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -294,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f16_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v));
+            out[i0] = tl_f32_to_f16(ufunc_nan_to_num_f16_op(x1, a_nan_v, a_posinf_v, a_neginf_v));
         }
     }
 }
@@ -313,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f16_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_nan_to_num_f16_op(x1, a_nan_v, a_posinf_v, a_neginf_v));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f16_cast(const tl_cuda_ufunc_params p) {
@@ -331,10 +334,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f16_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_nan_to_num_f16_op(x1, a_nan_v, a_posinf_v, a_neginf_v)));
     }
 }
 /* BFloat16: TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v) */
+#line 9 "kernels/ufunc/nan_to_num.h"
+static TL_CUDA_FORCEINLINE auto ufunc_nan_to_num_bf16_op(float x1, float a_nan_v, float a_posinf_v, float a_neginf_v) { return TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v); }
+#line 344 "generated/cuda/ufunc_nan_to_num.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -355,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_bf16_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v));
+                r.v[k] = tl_f32_to_bf16(ufunc_nan_to_num_bf16_op(x1, a_nan_v, a_posinf_v, a_neginf_v));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -364,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_bf16_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v));
+            out[i0] = tl_f32_to_bf16(ufunc_nan_to_num_bf16_op(x1, a_nan_v, a_posinf_v, a_neginf_v));
         }
     }
 }
@@ -383,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_bf16_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_nan_to_num_bf16_op(x1, a_nan_v, a_posinf_v, a_neginf_v));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -401,10 +407,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_bf16_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_nan_to_num_bf16_op(x1, a_nan_v, a_posinf_v, a_neginf_v)));
     }
 }
 /* Float: TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v) */
+#line 9 "kernels/ufunc/nan_to_num.h"
+static TL_CUDA_FORCEINLINE auto ufunc_nan_to_num_f32_op(float x1, float a_nan_v, float a_posinf_v, float a_neginf_v) { return TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v); }
+#line 417 "generated/cuda/ufunc_nan_to_num.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -425,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f32_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v);
+                r.v[k] = ufunc_nan_to_num_f32_op(x1, a_nan_v, a_posinf_v, a_neginf_v);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -434,7 +443,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f32_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v);
+            out[i0] = ufunc_nan_to_num_f32_op(x1, a_nan_v, a_posinf_v, a_neginf_v);
         }
     }
 }
@@ -453,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f32_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v);
+        *(float *)(out + off[0]) = ufunc_nan_to_num_f32_op(x1, a_nan_v, a_posinf_v, a_neginf_v);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f32_cast(const tl_cuda_ufunc_params p) {
@@ -471,10 +480,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f32_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_nan_to_num_f32_op(x1, a_nan_v, a_posinf_v, a_neginf_v)));
     }
 }
 /* Double: TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v) */
+#line 9 "kernels/ufunc/nan_to_num.h"
+static TL_CUDA_FORCEINLINE auto ufunc_nan_to_num_f64_op(double x1, double a_nan_v, double a_posinf_v, double a_neginf_v) { return TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v); }
+#line 490 "generated/cuda/ufunc_nan_to_num.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -495,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f64_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v);
+                r.v[k] = ufunc_nan_to_num_f64_op(x1, a_nan_v, a_posinf_v, a_neginf_v);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -504,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f64_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v);
+            out[i0] = ufunc_nan_to_num_f64_op(x1, a_nan_v, a_posinf_v, a_neginf_v);
         }
     }
 }
@@ -523,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f64_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v);
+        *(double *)(out + off[0]) = ufunc_nan_to_num_f64_op(x1, a_nan_v, a_posinf_v, a_neginf_v);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f64_cast(const tl_cuda_ufunc_params p) {
@@ -541,6 +553,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nan_to_num_f64_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_nan_to_num(x1, a_nan_v, a_posinf_v, a_neginf_v)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_nan_to_num_f64_op(x1, a_nan_v, a_posinf_v, a_neginf_v)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -257,6 +257,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_u8_op(uint8_t x1) { return TL_UFUNC_neg(x1); }
+#line 263 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -274,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_vec(const tl_cuda
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_neg(x1));
+                r.v[k] = (uint8_t)(ufunc_neg_u8_op(x1));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -283,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_vec(const tl_cuda
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_neg(x1));
+            out[i0] = (uint8_t)(ufunc_neg_u8_op(x1));
         }
     }
 }
@@ -299,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_strided(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_neg(x1));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_neg_u8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_cast(const tl_cuda_ufunc_params p) {
@@ -314,10 +317,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_cast(const tl_cud
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_neg_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_i8_op(int8_t x1) { return TL_UFUNC_neg(x1); }
+#line 327 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -335,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_vec(const tl_cuda
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_neg(x1));
+                r.v[k] = (int8_t)(ufunc_neg_i8_op(x1));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -344,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_vec(const tl_cuda
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_neg(x1));
+            out[i0] = (int8_t)(ufunc_neg_i8_op(x1));
         }
     }
 }
@@ -360,7 +366,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_strided(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_neg(x1));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_neg_i8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_cast(const tl_cuda_ufunc_params p) {
@@ -375,10 +381,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_cast(const tl_cud
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_neg_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_i16_op(int16_t x1) { return TL_UFUNC_neg(x1); }
+#line 391 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -396,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_neg(x1));
+                r.v[k] = (int16_t)(ufunc_neg_i16_op(x1));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -405,7 +414,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_neg(x1));
+            out[i0] = (int16_t)(ufunc_neg_i16_op(x1));
         }
     }
 }
@@ -421,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_neg(x1));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_neg_i16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_cast(const tl_cuda_ufunc_params p) {
@@ -436,10 +445,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_neg_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_i32_op(int32_t x1) { return TL_UFUNC_neg(x1); }
+#line 455 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -457,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_neg(x1));
+                r.v[k] = (int32_t)(ufunc_neg_i32_op(x1));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -466,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_neg(x1));
+            out[i0] = (int32_t)(ufunc_neg_i32_op(x1));
         }
     }
 }
@@ -482,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_neg(x1));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_neg_i32_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_cast(const tl_cuda_ufunc_params p) {
@@ -497,10 +509,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_neg_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_i64_op(int64_t x1) { return TL_UFUNC_neg(x1); }
+#line 519 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -518,7 +533,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_neg(x1));
+                r.v[k] = (int64_t)(ufunc_neg_i64_op(x1));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -527,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_neg(x1));
+            out[i0] = (int64_t)(ufunc_neg_i64_op(x1));
         }
     }
 }
@@ -543,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_neg(x1));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_neg_i64_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_cast(const tl_cuda_ufunc_params p) {
@@ -558,10 +573,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_neg_i64_op(x1)));
     }
 }
 /* Half: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_f16_op(float x1) { return TL_UFUNC_neg(x1); }
+#line 583 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -579,7 +597,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_neg(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_neg_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -588,7 +606,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_neg(x1));
+            out[i0] = tl_f32_to_f16(ufunc_neg_f16_op(x1));
         }
     }
 }
@@ -604,7 +622,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_neg(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_neg_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_cast(const tl_cuda_ufunc_params p) {
@@ -619,10 +637,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_neg_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_bf16_op(float x1) { return TL_UFUNC_neg(x1); }
+#line 647 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -640,7 +661,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_neg(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_neg_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -649,7 +670,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_neg(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_neg_bf16_op(x1));
         }
     }
 }
@@ -665,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_neg(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_neg_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -680,10 +701,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_neg_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_f32_op(float x1) { return TL_UFUNC_neg(x1); }
+#line 711 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -701,7 +725,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_neg(x1);
+                r.v[k] = ufunc_neg_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -710,7 +734,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_neg(x1);
+            out[i0] = ufunc_neg_f32_op(x1);
         }
     }
 }
@@ -726,7 +750,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_neg(x1);
+        *(float *)(out + off[0]) = ufunc_neg_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_cast(const tl_cuda_ufunc_params p) {
@@ -741,10 +765,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_neg_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_neg(x1) */
+#line 2 "kernels/ufunc/neg.h"
+static TL_CUDA_FORCEINLINE auto ufunc_neg_f64_op(double x1) { return TL_UFUNC_neg(x1); }
+#line 775 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -762,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_neg(x1);
+                r.v[k] = ufunc_neg_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -771,7 +798,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_neg(x1);
+            out[i0] = ufunc_neg_f64_op(x1);
         }
     }
 }
@@ -787,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_neg(x1);
+        *(double *)(out + off[0]) = ufunc_neg_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_cast(const tl_cuda_ufunc_params p) {
@@ -802,6 +829,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_neg(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_neg_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -286,6 +286,9 @@ static inline int64_t tl_ufunc_powi(int64_t base, int64_t e) {
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_pow_int(x1, x2) */
+#line 30 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_pow_int(x1, x2); }
+#line 292 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -309,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_u8_vec(const tl_cuda
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_pow_int(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_pow_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -319,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_u8_vec(const tl_cuda
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_pow_int(x1, x2));
+            out[i0] = (uint8_t)(ufunc_pow_u8_op(x1, x2));
         }
     }
 }
@@ -339,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_u8_strided(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_pow_int(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_pow_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_u8_cast(const tl_cuda_ufunc_params p) {
@@ -358,10 +361,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_u8_cast(const tl_cud
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_pow_int(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_pow_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_pow_int(x1, x2) */
+#line 30 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_pow_int(x1, x2); }
+#line 371 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -385,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i8_vec(const tl_cuda
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_pow_int(x1, x2));
+                r.v[k] = (int8_t)(ufunc_pow_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -395,7 +401,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i8_vec(const tl_cuda
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_pow_int(x1, x2));
+            out[i0] = (int8_t)(ufunc_pow_i8_op(x1, x2));
         }
     }
 }
@@ -415,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i8_strided(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_pow_int(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_pow_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i8_cast(const tl_cuda_ufunc_params p) {
@@ -434,10 +440,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i8_cast(const tl_cud
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_pow_int(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_pow_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_pow_int(x1, x2) */
+#line 30 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_pow_int(x1, x2); }
+#line 450 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -461,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i16_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_pow_int(x1, x2));
+                r.v[k] = (int16_t)(ufunc_pow_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -471,7 +480,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i16_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_pow_int(x1, x2));
+            out[i0] = (int16_t)(ufunc_pow_i16_op(x1, x2));
         }
     }
 }
@@ -491,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i16_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_pow_int(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_pow_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i16_cast(const tl_cuda_ufunc_params p) {
@@ -510,10 +519,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i16_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_pow_int(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_pow_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_pow_int(x1, x2) */
+#line 30 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_pow_int(x1, x2); }
+#line 529 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -537,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i32_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_pow_int(x1, x2));
+                r.v[k] = (int32_t)(ufunc_pow_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -547,7 +559,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i32_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_pow_int(x1, x2));
+            out[i0] = (int32_t)(ufunc_pow_i32_op(x1, x2));
         }
     }
 }
@@ -567,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i32_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_pow_int(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_pow_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i32_cast(const tl_cuda_ufunc_params p) {
@@ -586,10 +598,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i32_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_pow_int(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_pow_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_pow_int(x1, x2) */
+#line 30 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_pow_int(x1, x2); }
+#line 608 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -613,7 +628,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i64_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_pow_int(x1, x2));
+                r.v[k] = (int64_t)(ufunc_pow_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -623,7 +638,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i64_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_pow_int(x1, x2));
+            out[i0] = (int64_t)(ufunc_pow_i64_op(x1, x2));
         }
     }
 }
@@ -643,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i64_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_pow_int(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_pow_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i64_cast(const tl_cuda_ufunc_params p) {
@@ -662,10 +677,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_i64_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_pow_int(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_pow_i64_op(x1, x2)));
     }
 }
 /* Half: TL_UFUNC_pow(x1, x2) */
+#line 29 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_f16_op(float x1, float x2) { return TL_UFUNC_pow(x1, x2); }
+#line 687 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -689,7 +707,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f16_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_pow(x1, x2));
+                r.v[k] = tl_f32_to_f16(ufunc_pow_f16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -699,7 +717,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f16_vec(const tl_cud
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_pow(x1, x2));
+            out[i0] = tl_f32_to_f16(ufunc_pow_f16_op(x1, x2));
         }
     }
 }
@@ -719,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f16_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_pow(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_pow_f16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f16_cast(const tl_cuda_ufunc_params p) {
@@ -738,10 +756,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f16_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_f16_op(x1, x2)));
     }
 }
 /* BFloat16: TL_UFUNC_pow(x1, x2) */
+#line 29 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_bf16_op(float x1, float x2) { return TL_UFUNC_pow(x1, x2); }
+#line 766 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -765,7 +786,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_bf16_vec(const tl_cu
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_pow(x1, x2));
+                r.v[k] = tl_f32_to_bf16(ufunc_pow_bf16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -775,7 +796,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_bf16_vec(const tl_cu
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_pow(x1, x2));
+            out[i0] = tl_f32_to_bf16(ufunc_pow_bf16_op(x1, x2));
         }
     }
 }
@@ -795,7 +816,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_bf16_strided(const t
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_pow(x1, x2));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_pow_bf16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -814,10 +835,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_bf16_cast(const tl_c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_bf16_op(x1, x2)));
     }
 }
 /* Float: TL_UFUNC_pow(x1, x2) */
+#line 29 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_f32_op(float x1, float x2) { return TL_UFUNC_pow(x1, x2); }
+#line 845 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -841,7 +865,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f32_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_pow(x1, x2);
+                r.v[k] = ufunc_pow_f32_op(x1, x2);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -851,7 +875,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f32_vec(const tl_cud
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_pow(x1, x2);
+            out[i0] = ufunc_pow_f32_op(x1, x2);
         }
     }
 }
@@ -871,7 +895,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f32_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_pow(x1, x2);
+        *(float *)(out + off[0]) = ufunc_pow_f32_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f32_cast(const tl_cuda_ufunc_params p) {
@@ -890,10 +914,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f32_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow(x1, x2)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_f32_op(x1, x2)));
     }
 }
 /* Double: TL_UFUNC_pow(x1, x2) */
+#line 29 "kernels/ufunc/pow.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_f64_op(double x1, double x2) { return TL_UFUNC_pow(x1, x2); }
+#line 924 "generated/cuda/ufunc_pow.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -917,7 +944,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f64_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_pow(x1, x2);
+                r.v[k] = ufunc_pow_f64_op(x1, x2);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -927,7 +954,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f64_vec(const tl_cud
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_pow(x1, x2);
+            out[i0] = ufunc_pow_f64_op(x1, x2);
         }
     }
 }
@@ -947,7 +974,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f64_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_pow(x1, x2);
+        *(double *)(out + off[0]) = ufunc_pow_f64_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f64_cast(const tl_cuda_ufunc_params p) {
@@ -966,6 +993,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_f64_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_pow(x1, x2)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_pow_f64_op(x1, x2)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -260,6 +260,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_u8_op(uint8_t x1) { return TL_UFUNC_pow_3(x1); }
+#line 266 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -277,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_pow_3(x1));
+                r.v[k] = (uint8_t)(ufunc_pow_3_u8_op(x1));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -286,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_pow_3(x1));
+            out[i0] = (uint8_t)(ufunc_pow_3_u8_op(x1));
         }
     }
 }
@@ -302,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_pow_3(x1));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_pow_3_u8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_cast(const tl_cuda_ufunc_params p) {
@@ -317,10 +320,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_pow_3_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i8_op(int8_t x1) { return TL_UFUNC_pow_3(x1); }
+#line 330 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -338,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_pow_3(x1));
+                r.v[k] = (int8_t)(ufunc_pow_3_i8_op(x1));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -347,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_pow_3(x1));
+            out[i0] = (int8_t)(ufunc_pow_3_i8_op(x1));
         }
     }
 }
@@ -363,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_pow_3(x1));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_pow_3_i8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_cast(const tl_cuda_ufunc_params p) {
@@ -378,10 +384,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_pow_3_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i16_op(int16_t x1) { return TL_UFUNC_pow_3(x1); }
+#line 394 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -399,7 +408,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_pow_3(x1));
+                r.v[k] = (int16_t)(ufunc_pow_3_i16_op(x1));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -408,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_pow_3(x1));
+            out[i0] = (int16_t)(ufunc_pow_3_i16_op(x1));
         }
     }
 }
@@ -424,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_pow_3(x1));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_pow_3_i16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_cast(const tl_cuda_ufunc_params p) {
@@ -439,10 +448,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_pow_3_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i32_op(int32_t x1) { return TL_UFUNC_pow_3(x1); }
+#line 458 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -460,7 +472,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_pow_3(x1));
+                r.v[k] = (int32_t)(ufunc_pow_3_i32_op(x1));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -469,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_pow_3(x1));
+            out[i0] = (int32_t)(ufunc_pow_3_i32_op(x1));
         }
     }
 }
@@ -485,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_pow_3(x1));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_pow_3_i32_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_cast(const tl_cuda_ufunc_params p) {
@@ -500,10 +512,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_pow_3_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i64_op(int64_t x1) { return TL_UFUNC_pow_3(x1); }
+#line 522 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -521,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_pow_3(x1));
+                r.v[k] = (int64_t)(ufunc_pow_3_i64_op(x1));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -530,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_pow_3(x1));
+            out[i0] = (int64_t)(ufunc_pow_3_i64_op(x1));
         }
     }
 }
@@ -546,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_pow_3(x1));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_pow_3_i64_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_cast(const tl_cuda_ufunc_params p) {
@@ -561,10 +576,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_pow_3_i64_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_bf16_op(float x1) { return TL_UFUNC_pow_3(x1); }
+#line 586 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -582,7 +600,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_vec(const tl_
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_pow_3(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_pow_3_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -591,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_vec(const tl_
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_pow_3(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_pow_3_bf16_op(x1));
         }
     }
 }
@@ -607,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_strided(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_pow_3(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_pow_3_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -622,10 +640,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_cast(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_3_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_f32_op(float x1) { return TL_UFUNC_pow_3(x1); }
+#line 650 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -643,7 +664,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_pow_3(x1);
+                r.v[k] = ufunc_pow_3_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -652,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_pow_3(x1);
+            out[i0] = ufunc_pow_3_f32_op(x1);
         }
     }
 }
@@ -668,7 +689,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_pow_3(x1);
+        *(float *)(out + off[0]) = ufunc_pow_3_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_cast(const tl_cuda_ufunc_params p) {
@@ -683,10 +704,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_3_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_pow_3(x1) */
+#line 5 "kernels/ufunc/pow_3.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_3_f64_op(double x1) { return TL_UFUNC_pow_3(x1); }
+#line 714 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -704,7 +728,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_pow_3(x1);
+                r.v[k] = ufunc_pow_3_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -713,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_pow_3(x1);
+            out[i0] = ufunc_pow_3_f64_op(x1);
         }
     }
 }
@@ -729,7 +753,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_pow_3(x1);
+        *(double *)(out + off[0]) = ufunc_pow_3_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_cast(const tl_cuda_ufunc_params p) {
@@ -744,6 +768,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_pow_3(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_pow_3_f64_op(x1)));
     }
 }

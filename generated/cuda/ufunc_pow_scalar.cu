@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -303,6 +303,9 @@ static inline int64_t tl_ufunc_powi(int64_t base, int64_t e) {
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_pow_scalar_int(x1, a_exponent) */
+#line 14 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_b_op(bool x1, bool a_exponent) { return TL_UFUNC_pow_scalar_int(x1, a_exponent); }
+#line 309 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -321,7 +324,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_pow_scalar_int(x1, a_exponent)) != 0);
+                r.v[k] = (uint8_t)((ufunc_pow_scalar_b_op(x1, a_exponent)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -330,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_pow_scalar_int(x1, a_exponent)) != 0);
+            out[i0] = (uint8_t)((ufunc_pow_scalar_b_op(x1, a_exponent)) != 0);
         }
     }
 }
@@ -347,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_pow_scalar_int(x1, a_exponent)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_pow_scalar_b_op(x1, a_exponent)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_cast(const tl_cuda_ufunc_params p) {
@@ -363,10 +366,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_b_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_pow_scalar_int(x1, a_exponent)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_pow_scalar_b_op(x1, a_exponent)));
     }
 }
 /* Byte: TL_UFUNC_pow_scalar_int(x1, a_exponent) */
+#line 14 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_u8_op(uint8_t x1, uint8_t a_exponent) { return TL_UFUNC_pow_scalar_int(x1, a_exponent); }
+#line 376 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -385,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+                r.v[k] = (uint8_t)(ufunc_pow_scalar_u8_op(x1, a_exponent));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -394,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+            out[i0] = (uint8_t)(ufunc_pow_scalar_u8_op(x1, a_exponent));
         }
     }
 }
@@ -411,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_pow_scalar_u8_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_cast(const tl_cuda_ufunc_params p) {
@@ -427,10 +433,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_u8_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_pow_scalar_u8_op(x1, a_exponent)));
     }
 }
 /* Char: TL_UFUNC_pow_scalar_int(x1, a_exponent) */
+#line 14 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_i8_op(int8_t x1, int8_t a_exponent) { return TL_UFUNC_pow_scalar_int(x1, a_exponent); }
+#line 443 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -449,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+                r.v[k] = (int8_t)(ufunc_pow_scalar_i8_op(x1, a_exponent));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -458,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+            out[i0] = (int8_t)(ufunc_pow_scalar_i8_op(x1, a_exponent));
         }
     }
 }
@@ -475,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_pow_scalar_i8_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_cast(const tl_cuda_ufunc_params p) {
@@ -491,10 +500,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i8_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_pow_scalar_i8_op(x1, a_exponent)));
     }
 }
 /* Short: TL_UFUNC_pow_scalar_int(x1, a_exponent) */
+#line 14 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_i16_op(int16_t x1, int16_t a_exponent) { return TL_UFUNC_pow_scalar_int(x1, a_exponent); }
+#line 510 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -513,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+                r.v[k] = (int16_t)(ufunc_pow_scalar_i16_op(x1, a_exponent));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -522,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+            out[i0] = (int16_t)(ufunc_pow_scalar_i16_op(x1, a_exponent));
         }
     }
 }
@@ -539,7 +551,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_pow_scalar_i16_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_cast(const tl_cuda_ufunc_params p) {
@@ -555,10 +567,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i16_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_pow_scalar_i16_op(x1, a_exponent)));
     }
 }
 /* Int: TL_UFUNC_pow_scalar_int(x1, a_exponent) */
+#line 14 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_i32_op(int32_t x1, int32_t a_exponent) { return TL_UFUNC_pow_scalar_int(x1, a_exponent); }
+#line 577 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -577,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+                r.v[k] = (int32_t)(ufunc_pow_scalar_i32_op(x1, a_exponent));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -586,7 +601,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+            out[i0] = (int32_t)(ufunc_pow_scalar_i32_op(x1, a_exponent));
         }
     }
 }
@@ -603,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_pow_scalar_i32_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_cast(const tl_cuda_ufunc_params p) {
@@ -619,10 +634,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i32_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_pow_scalar_i32_op(x1, a_exponent)));
     }
 }
 /* Long: TL_UFUNC_pow_scalar_int(x1, a_exponent) */
+#line 14 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_i64_op(int64_t x1, int64_t a_exponent) { return TL_UFUNC_pow_scalar_int(x1, a_exponent); }
+#line 644 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -641,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+                r.v[k] = (int64_t)(ufunc_pow_scalar_i64_op(x1, a_exponent));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -650,7 +668,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+            out[i0] = (int64_t)(ufunc_pow_scalar_i64_op(x1, a_exponent));
         }
     }
 }
@@ -667,7 +685,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_pow_scalar_i64_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_cast(const tl_cuda_ufunc_params p) {
@@ -683,10 +701,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_i64_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_pow_scalar_int(x1, a_exponent)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_pow_scalar_i64_op(x1, a_exponent)));
     }
 }
 /* Half: TL_UFUNC_pow_scalar(x1, a_exponent) */
+#line 13 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_f16_op(float x1, float a_exponent) { return TL_UFUNC_pow_scalar(x1, a_exponent); }
+#line 711 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -705,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_pow_scalar(x1, a_exponent));
+                r.v[k] = tl_f32_to_f16(ufunc_pow_scalar_f16_op(x1, a_exponent));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -714,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_pow_scalar(x1, a_exponent));
+            out[i0] = tl_f32_to_f16(ufunc_pow_scalar_f16_op(x1, a_exponent));
         }
     }
 }
@@ -731,7 +752,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_pow_scalar(x1, a_exponent));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_pow_scalar_f16_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_cast(const tl_cuda_ufunc_params p) {
@@ -747,10 +768,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f16_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow_scalar(x1, a_exponent)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_scalar_f16_op(x1, a_exponent)));
     }
 }
 /* BFloat16: TL_UFUNC_pow_scalar(x1, a_exponent) */
+#line 13 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_bf16_op(float x1, float a_exponent) { return TL_UFUNC_pow_scalar(x1, a_exponent); }
+#line 778 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -769,7 +793,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_pow_scalar(x1, a_exponent));
+                r.v[k] = tl_f32_to_bf16(ufunc_pow_scalar_bf16_op(x1, a_exponent));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -778,7 +802,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_pow_scalar(x1, a_exponent));
+            out[i0] = tl_f32_to_bf16(ufunc_pow_scalar_bf16_op(x1, a_exponent));
         }
     }
 }
@@ -795,7 +819,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_pow_scalar(x1, a_exponent));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_pow_scalar_bf16_op(x1, a_exponent));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -811,10 +835,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_bf16_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow_scalar(x1, a_exponent)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_scalar_bf16_op(x1, a_exponent)));
     }
 }
 /* Float: TL_UFUNC_pow_scalar(x1, a_exponent) */
+#line 13 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_f32_op(float x1, float a_exponent) { return TL_UFUNC_pow_scalar(x1, a_exponent); }
+#line 845 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -833,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_pow_scalar(x1, a_exponent);
+                r.v[k] = ufunc_pow_scalar_f32_op(x1, a_exponent);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -842,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_pow_scalar(x1, a_exponent);
+            out[i0] = ufunc_pow_scalar_f32_op(x1, a_exponent);
         }
     }
 }
@@ -859,7 +886,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_pow_scalar(x1, a_exponent);
+        *(float *)(out + off[0]) = ufunc_pow_scalar_f32_op(x1, a_exponent);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_cast(const tl_cuda_ufunc_params p) {
@@ -875,10 +902,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f32_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_pow_scalar(x1, a_exponent)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_pow_scalar_f32_op(x1, a_exponent)));
     }
 }
 /* Double: TL_UFUNC_pow_scalar(x1, a_exponent) */
+#line 13 "kernels/ufunc/pow_scalar.h"
+static TL_CUDA_FORCEINLINE auto ufunc_pow_scalar_f64_op(double x1, double a_exponent) { return TL_UFUNC_pow_scalar(x1, a_exponent); }
+#line 912 "generated/cuda/ufunc_pow_scalar.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -897,7 +927,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_pow_scalar(x1, a_exponent);
+                r.v[k] = ufunc_pow_scalar_f64_op(x1, a_exponent);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -906,7 +936,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_pow_scalar(x1, a_exponent);
+            out[i0] = ufunc_pow_scalar_f64_op(x1, a_exponent);
         }
     }
 }
@@ -923,7 +953,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_pow_scalar(x1, a_exponent);
+        *(double *)(out + off[0]) = ufunc_pow_scalar_f64_op(x1, a_exponent);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_cast(const tl_cuda_ufunc_params p) {
@@ -939,6 +969,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_scalar_f64_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_pow_scalar(x1, a_exponent)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_pow_scalar_f64_op(x1, a_exponent)));
     }
 }

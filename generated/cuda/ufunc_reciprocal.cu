@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -258,6 +258,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_reciprocal(x1) */
+#line 3 "kernels/ufunc/reciprocal.h"
+static TL_CUDA_FORCEINLINE auto ufunc_reciprocal_f16_op(float x1) { return TL_UFUNC_reciprocal(x1); }
+#line 264 "generated/cuda/ufunc_reciprocal.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -275,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f16_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_reciprocal(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_reciprocal_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -284,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f16_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_reciprocal(x1));
+            out[i0] = tl_f32_to_f16(ufunc_reciprocal_f16_op(x1));
         }
     }
 }
@@ -300,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f16_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_reciprocal(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_reciprocal_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f16_cast(const tl_cuda_ufunc_params p) {
@@ -315,10 +318,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f16_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_reciprocal(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_reciprocal_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_reciprocal(x1) */
+#line 3 "kernels/ufunc/reciprocal.h"
+static TL_CUDA_FORCEINLINE auto ufunc_reciprocal_bf16_op(float x1) { return TL_UFUNC_reciprocal(x1); }
+#line 328 "generated/cuda/ufunc_reciprocal.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -336,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_bf16_vec(cons
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_reciprocal(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_reciprocal_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -345,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_bf16_vec(cons
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_reciprocal(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_reciprocal_bf16_op(x1));
         }
     }
 }
@@ -361,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_bf16_strided(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_reciprocal(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_reciprocal_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -376,10 +382,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_bf16_cast(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_reciprocal(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_reciprocal_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_reciprocal(x1) */
+#line 3 "kernels/ufunc/reciprocal.h"
+static TL_CUDA_FORCEINLINE auto ufunc_reciprocal_f32_op(float x1) { return TL_UFUNC_reciprocal(x1); }
+#line 392 "generated/cuda/ufunc_reciprocal.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -397,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f32_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_reciprocal(x1);
+                r.v[k] = ufunc_reciprocal_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -406,7 +415,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f32_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_reciprocal(x1);
+            out[i0] = ufunc_reciprocal_f32_op(x1);
         }
     }
 }
@@ -422,7 +431,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f32_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_reciprocal(x1);
+        *(float *)(out + off[0]) = ufunc_reciprocal_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f32_cast(const tl_cuda_ufunc_params p) {
@@ -437,10 +446,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f32_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_reciprocal(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_reciprocal_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_reciprocal(x1) */
+#line 3 "kernels/ufunc/reciprocal.h"
+static TL_CUDA_FORCEINLINE auto ufunc_reciprocal_f64_op(double x1) { return TL_UFUNC_reciprocal(x1); }
+#line 456 "generated/cuda/ufunc_reciprocal.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -458,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f64_vec(const
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_reciprocal(x1);
+                r.v[k] = ufunc_reciprocal_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -467,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f64_vec(const
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_reciprocal(x1);
+            out[i0] = ufunc_reciprocal_f64_op(x1);
         }
     }
 }
@@ -483,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f64_strided(c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_reciprocal(x1);
+        *(double *)(out + off[0]) = ufunc_reciprocal_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f64_cast(const tl_cuda_ufunc_params p) {
@@ -498,6 +510,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_reciprocal_f64_cast(cons
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_reciprocal(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_reciprocal_f64_op(x1)));
     }
 }

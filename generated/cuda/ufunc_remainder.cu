@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -290,6 +290,9 @@ TL__REMAINDER_FP(tl_ufunc_remainder_libm_d, double, TL__REMAINDER_LIBM)
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_remainder_uint(x1, x2) */
+#line 19 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_remainder_uint(x1, x2); }
+#line 296 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -313,7 +316,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_vec(const t
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_remainder_uint(x1, x2));
+                r.v[k] = (uint8_t)(ufunc_remainder_u8_op(x1, x2));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -323,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_vec(const t
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_remainder_uint(x1, x2));
+            out[i0] = (uint8_t)(ufunc_remainder_u8_op(x1, x2));
         }
     }
 }
@@ -343,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_strided(con
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_remainder_uint(x1, x2));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_remainder_u8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_cast(const tl_cuda_ufunc_params p) {
@@ -362,10 +365,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_u8_cast(const 
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_remainder_uint(x1, x2)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_remainder_u8_op(x1, x2)));
     }
 }
 /* Char: TL_UFUNC_remainder_int(x1, x2) */
+#line 15 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_remainder_int(x1, x2); }
+#line 375 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -389,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_vec(const t
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_remainder_int(x1, x2));
+                r.v[k] = (int8_t)(ufunc_remainder_i8_op(x1, x2));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -399,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_vec(const t
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_remainder_int(x1, x2));
+            out[i0] = (int8_t)(ufunc_remainder_i8_op(x1, x2));
         }
     }
 }
@@ -419,7 +425,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_strided(con
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_remainder_int(x1, x2));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_remainder_i8_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_cast(const tl_cuda_ufunc_params p) {
@@ -438,10 +444,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i8_cast(const 
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_remainder_int(x1, x2)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_remainder_i8_op(x1, x2)));
     }
 }
 /* Short: TL_UFUNC_remainder_int(x1, x2) */
+#line 15 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_remainder_int(x1, x2); }
+#line 454 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -465,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_remainder_int(x1, x2));
+                r.v[k] = (int16_t)(ufunc_remainder_i16_op(x1, x2));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -475,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_vec(const 
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_remainder_int(x1, x2));
+            out[i0] = (int16_t)(ufunc_remainder_i16_op(x1, x2));
         }
     }
 }
@@ -495,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_remainder_int(x1, x2));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_remainder_i16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_cast(const tl_cuda_ufunc_params p) {
@@ -514,10 +523,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i16_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_remainder_int(x1, x2)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_remainder_i16_op(x1, x2)));
     }
 }
 /* Int: TL_UFUNC_remainder_int(x1, x2) */
+#line 15 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_remainder_int(x1, x2); }
+#line 533 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -541,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_remainder_int(x1, x2));
+                r.v[k] = (int32_t)(ufunc_remainder_i32_op(x1, x2));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -551,7 +563,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_vec(const 
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_remainder_int(x1, x2));
+            out[i0] = (int32_t)(ufunc_remainder_i32_op(x1, x2));
         }
     }
 }
@@ -571,7 +583,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_remainder_int(x1, x2));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_remainder_i32_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_cast(const tl_cuda_ufunc_params p) {
@@ -590,10 +602,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i32_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_remainder_int(x1, x2)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_remainder_i32_op(x1, x2)));
     }
 }
 /* Long: TL_UFUNC_remainder_int(x1, x2) */
+#line 15 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_remainder_int(x1, x2); }
+#line 612 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -617,7 +632,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_remainder_int(x1, x2));
+                r.v[k] = (int64_t)(ufunc_remainder_i64_op(x1, x2));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -627,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_vec(const 
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_remainder_int(x1, x2));
+            out[i0] = (int64_t)(ufunc_remainder_i64_op(x1, x2));
         }
     }
 }
@@ -647,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_remainder_int(x1, x2));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_remainder_i64_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_cast(const tl_cuda_ufunc_params p) {
@@ -666,10 +681,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_i64_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_remainder_int(x1, x2)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_remainder_i64_op(x1, x2)));
     }
 }
 /* Half: (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)) */
+#line 12 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_f16_op(float x1, float x2) { return (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)); }
+#line 691 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -693,7 +711,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)));
+                r.v[k] = tl_f32_to_f16(ufunc_remainder_f16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -703,7 +721,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_vec(const 
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)));
+            out[i0] = tl_f32_to_f16(ufunc_remainder_f16_op(x1, x2));
         }
     }
 }
@@ -723,7 +741,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_remainder_f16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_cast(const tl_cuda_ufunc_params p) {
@@ -742,10 +760,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f16_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2))));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_remainder_f16_op(x1, x2)));
     }
 }
 /* BFloat16: (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)) */
+#line 12 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_bf16_op(float x1, float x2) { return (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)); }
+#line 770 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -769,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_vec(const
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)));
+                r.v[k] = tl_f32_to_bf16(ufunc_remainder_bf16_op(x1, x2));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -779,7 +800,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_vec(const
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)));
+            out[i0] = tl_f32_to_bf16(ufunc_remainder_bf16_op(x1, x2));
         }
     }
 }
@@ -799,7 +820,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_strided(c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_remainder_bf16_op(x1, x2));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -818,10 +839,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_bf16_cast(cons
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2))));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_remainder_bf16_op(x1, x2)));
     }
 }
 /* Float: (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)) */
+#line 12 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_f32_op(float x1, float x2) { return (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)); }
+#line 849 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -845,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2));
+                r.v[k] = ufunc_remainder_f32_op(x1, x2);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -855,7 +879,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_vec(const 
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2));
+            out[i0] = ufunc_remainder_f32_op(x1, x2);
         }
     }
 }
@@ -875,7 +899,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2));
+        *(float *)(out + off[0]) = ufunc_remainder_f32_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_cast(const tl_cuda_ufunc_params p) {
@@ -894,10 +918,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f32_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2))));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_remainder_f32_op(x1, x2)));
     }
 }
 /* Double: (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)) */
+#line 12 "kernels/ufunc/remainder.h"
+static TL_CUDA_FORCEINLINE auto ufunc_remainder_f64_op(double x1, double x2) { return (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2)); }
+#line 928 "generated/cuda/ufunc_remainder.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -921,7 +948,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_vec(const 
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2));
+                r.v[k] = ufunc_remainder_f64_op(x1, x2);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -931,7 +958,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_vec(const 
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2));
+            out[i0] = ufunc_remainder_f64_op(x1, x2);
         }
     }
 }
@@ -951,7 +978,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_strided(co
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = (TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2));
+        *(double *)(out + off[0]) = ufunc_remainder_f64_op(x1, x2);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_cast(const tl_cuda_ufunc_params p) {
@@ -970,6 +997,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_remainder_f64_cast(const
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)((TL_UFUNC_remainder_slow(x1, x2) ? TL_UFUNC_remainder_exact(x1, x2) : TL_UFUNC_remainder(x1, x2))));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_remainder_f64_op(x1, x2)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -273,6 +273,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_round_decimals(x1, a_decimals) */
+#line 16 "kernels/ufunc/round_decimals.h"
+static TL_CUDA_FORCEINLINE auto ufunc_round_decimals_f16_op(float x1, float a_decimals) { return TL_UFUNC_round_decimals(x1, a_decimals); }
+#line 279 "generated/cuda/ufunc_round_decimals.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -291,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f16_vec(c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_round_decimals(x1, a_decimals));
+                r.v[k] = tl_f32_to_f16(ufunc_round_decimals_f16_op(x1, a_decimals));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -300,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f16_vec(c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_round_decimals(x1, a_decimals));
+            out[i0] = tl_f32_to_f16(ufunc_round_decimals_f16_op(x1, a_decimals));
         }
     }
 }
@@ -317,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f16_strid
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_round_decimals(x1, a_decimals));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_round_decimals_f16_op(x1, a_decimals));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f16_cast(const tl_cuda_ufunc_params p) {
@@ -333,10 +336,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f16_cast(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_round_decimals(x1, a_decimals)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_round_decimals_f16_op(x1, a_decimals)));
     }
 }
 /* BFloat16: TL_UFUNC_round_decimals(x1, a_decimals) */
+#line 16 "kernels/ufunc/round_decimals.h"
+static TL_CUDA_FORCEINLINE auto ufunc_round_decimals_bf16_op(float x1, float a_decimals) { return TL_UFUNC_round_decimals(x1, a_decimals); }
+#line 346 "generated/cuda/ufunc_round_decimals.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -355,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_bf16_vec(
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_round_decimals(x1, a_decimals));
+                r.v[k] = tl_f32_to_bf16(ufunc_round_decimals_bf16_op(x1, a_decimals));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -364,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_bf16_vec(
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_round_decimals(x1, a_decimals));
+            out[i0] = tl_f32_to_bf16(ufunc_round_decimals_bf16_op(x1, a_decimals));
         }
     }
 }
@@ -381,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_bf16_stri
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_round_decimals(x1, a_decimals));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_round_decimals_bf16_op(x1, a_decimals));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -397,10 +403,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_bf16_cast
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_round_decimals(x1, a_decimals)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_round_decimals_bf16_op(x1, a_decimals)));
     }
 }
 /* Float: TL_UFUNC_round_decimals(x1, a_decimals) */
+#line 16 "kernels/ufunc/round_decimals.h"
+static TL_CUDA_FORCEINLINE auto ufunc_round_decimals_f32_op(float x1, float a_decimals) { return TL_UFUNC_round_decimals(x1, a_decimals); }
+#line 413 "generated/cuda/ufunc_round_decimals.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -419,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f32_vec(c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_round_decimals(x1, a_decimals);
+                r.v[k] = ufunc_round_decimals_f32_op(x1, a_decimals);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -428,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f32_vec(c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_round_decimals(x1, a_decimals);
+            out[i0] = ufunc_round_decimals_f32_op(x1, a_decimals);
         }
     }
 }
@@ -445,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f32_strid
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_round_decimals(x1, a_decimals);
+        *(float *)(out + off[0]) = ufunc_round_decimals_f32_op(x1, a_decimals);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f32_cast(const tl_cuda_ufunc_params p) {
@@ -461,10 +470,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f32_cast(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_round_decimals(x1, a_decimals)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_round_decimals_f32_op(x1, a_decimals)));
     }
 }
 /* Double: TL_UFUNC_round_decimals(x1, a_decimals) */
+#line 16 "kernels/ufunc/round_decimals.h"
+static TL_CUDA_FORCEINLINE auto ufunc_round_decimals_f64_op(double x1, double a_decimals) { return TL_UFUNC_round_decimals(x1, a_decimals); }
+#line 480 "generated/cuda/ufunc_round_decimals.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -483,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f64_vec(c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_round_decimals(x1, a_decimals);
+                r.v[k] = ufunc_round_decimals_f64_op(x1, a_decimals);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -492,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f64_vec(c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_round_decimals(x1, a_decimals);
+            out[i0] = ufunc_round_decimals_f64_op(x1, a_decimals);
         }
     }
 }
@@ -509,7 +521,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f64_strid
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_round_decimals(x1, a_decimals);
+        *(double *)(out + off[0]) = ufunc_round_decimals_f64_op(x1, a_decimals);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f64_cast(const tl_cuda_ufunc_params p) {
@@ -525,6 +537,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_round_decimals_f64_cast(
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_round_decimals(x1, a_decimals)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_round_decimals_f64_op(x1, a_decimals)));
     }
 }

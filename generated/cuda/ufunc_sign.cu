@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -258,6 +258,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_b_op(bool x1) { return TL_UFUNC_sign(x1); }
+#line 264 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -275,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_b_vec(const tl_cuda
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_sign(x1)) != 0);
+                r.v[k] = (uint8_t)((ufunc_sign_b_op(x1)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -284,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_b_vec(const tl_cuda
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_sign(x1)) != 0);
+            out[i0] = (uint8_t)((ufunc_sign_b_op(x1)) != 0);
         }
     }
 }
@@ -300,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_b_strided(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_sign(x1)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_sign_b_op(x1)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_b_cast(const tl_cuda_ufunc_params p) {
@@ -315,10 +318,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_b_cast(const tl_cud
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_sign_b_op(x1)));
     }
 }
 /* Byte: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_u8_op(uint8_t x1) { return TL_UFUNC_sign(x1); }
+#line 328 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -336,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_u8_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_sign(x1));
+                r.v[k] = (uint8_t)(ufunc_sign_u8_op(x1));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -345,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_u8_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_sign(x1));
+            out[i0] = (uint8_t)(ufunc_sign_u8_op(x1));
         }
     }
 }
@@ -361,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_u8_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_sign(x1));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_sign_u8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_u8_cast(const tl_cuda_ufunc_params p) {
@@ -376,10 +382,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_u8_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_sign_u8_op(x1)));
     }
 }
 /* Char: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_i8_op(int8_t x1) { return TL_UFUNC_sign(x1); }
+#line 392 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -397,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i8_vec(const tl_cud
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_sign(x1));
+                r.v[k] = (int8_t)(ufunc_sign_i8_op(x1));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -406,7 +415,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i8_vec(const tl_cud
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int8_t)(TL_UFUNC_sign(x1));
+            out[i0] = (int8_t)(ufunc_sign_i8_op(x1));
         }
     }
 }
@@ -422,7 +431,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i8_strided(const tl
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_sign(x1));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_sign_i8_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i8_cast(const tl_cuda_ufunc_params p) {
@@ -437,10 +446,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i8_cast(const tl_cu
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_sign_i8_op(x1)));
     }
 }
 /* Short: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_i16_op(int16_t x1) { return TL_UFUNC_sign(x1); }
+#line 456 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -458,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_sign(x1));
+                r.v[k] = (int16_t)(ufunc_sign_i16_op(x1));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -467,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int16_t)(TL_UFUNC_sign(x1));
+            out[i0] = (int16_t)(ufunc_sign_i16_op(x1));
         }
     }
 }
@@ -483,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_sign(x1));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_sign_i16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i16_cast(const tl_cuda_ufunc_params p) {
@@ -498,10 +510,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_sign_i16_op(x1)));
     }
 }
 /* Int: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_i32_op(int32_t x1) { return TL_UFUNC_sign(x1); }
+#line 520 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -519,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i32_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_sign(x1));
+                r.v[k] = (int32_t)(ufunc_sign_i32_op(x1));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -528,7 +543,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i32_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int32_t)(TL_UFUNC_sign(x1));
+            out[i0] = (int32_t)(ufunc_sign_i32_op(x1));
         }
     }
 }
@@ -544,7 +559,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i32_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_sign(x1));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_sign_i32_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i32_cast(const tl_cuda_ufunc_params p) {
@@ -559,10 +574,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i32_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_sign_i32_op(x1)));
     }
 }
 /* Long: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_i64_op(int64_t x1) { return TL_UFUNC_sign(x1); }
+#line 584 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -580,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i64_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_sign(x1));
+                r.v[k] = (int64_t)(ufunc_sign_i64_op(x1));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -589,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i64_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
-            out[i0] = (int64_t)(TL_UFUNC_sign(x1));
+            out[i0] = (int64_t)(ufunc_sign_i64_op(x1));
         }
     }
 }
@@ -605,7 +623,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i64_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_sign(x1));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_sign_i64_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i64_cast(const tl_cuda_ufunc_params p) {
@@ -620,10 +638,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_i64_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_sign_i64_op(x1)));
     }
 }
 /* Half: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_f16_op(float x1) { return TL_UFUNC_sign(x1); }
+#line 648 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -641,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f16_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_sign(x1));
+                r.v[k] = tl_f32_to_f16(ufunc_sign_f16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -650,7 +671,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f16_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_sign(x1));
+            out[i0] = tl_f32_to_f16(ufunc_sign_f16_op(x1));
         }
     }
 }
@@ -666,7 +687,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f16_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_sign(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_sign_f16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f16_cast(const tl_cuda_ufunc_params p) {
@@ -681,10 +702,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f16_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_sign_f16_op(x1)));
     }
 }
 /* BFloat16: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_bf16_op(float x1) { return TL_UFUNC_sign(x1); }
+#line 712 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -702,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_bf16_vec(const tl_c
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_sign(x1));
+                r.v[k] = tl_f32_to_bf16(ufunc_sign_bf16_op(x1));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -711,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_bf16_vec(const tl_c
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_sign(x1));
+            out[i0] = tl_f32_to_bf16(ufunc_sign_bf16_op(x1));
         }
     }
 }
@@ -727,7 +751,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_bf16_strided(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_sign(x1));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_sign_bf16_op(x1));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -742,10 +766,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_bf16_cast(const tl_
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_sign_bf16_op(x1)));
     }
 }
 /* Float: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_f32_op(float x1) { return TL_UFUNC_sign(x1); }
+#line 776 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -763,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f32_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_sign(x1);
+                r.v[k] = ufunc_sign_f32_op(x1);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -772,7 +799,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f32_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_sign(x1);
+            out[i0] = ufunc_sign_f32_op(x1);
         }
     }
 }
@@ -788,7 +815,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f32_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_sign(x1);
+        *(float *)(out + off[0]) = ufunc_sign_f32_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f32_cast(const tl_cuda_ufunc_params p) {
@@ -803,10 +830,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f32_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_sign_f32_op(x1)));
     }
 }
 /* Double: TL_UFUNC_sign(x1) */
+#line 3 "kernels/ufunc/sign.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sign_f64_op(double x1) { return TL_UFUNC_sign(x1); }
+#line 840 "generated/cuda/ufunc_sign.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -824,7 +854,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f64_vec(const tl_cu
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_sign(x1);
+                r.v[k] = ufunc_sign_f64_op(x1);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -833,7 +863,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f64_vec(const tl_cu
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_sign(x1);
+            out[i0] = ufunc_sign_f64_op(x1);
         }
     }
 }
@@ -849,7 +879,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f64_strided(const t
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_sign(x1);
+        *(double *)(out + off[0]) = ufunc_sign_f64_op(x1);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f64_cast(const tl_cuda_ufunc_params p) {
@@ -864,6 +894,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sign_f64_cast(const tl_c
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_sign(x1)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_sign_f64_op(x1)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -260,6 +260,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_softplus(x1, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_f16_op(float x1, float a_beta, float a_threshold) { return TL_UFUNC_softplus(x1, a_beta, a_threshold); }
+#line 266 "generated/cuda/ufunc_softplus.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -279,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f16_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_softplus(x1, a_beta, a_threshold));
+                r.v[k] = tl_f32_to_f16(ufunc_softplus_f16_op(x1, a_beta, a_threshold));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -288,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f16_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_softplus(x1, a_beta, a_threshold));
+            out[i0] = tl_f32_to_f16(ufunc_softplus_f16_op(x1, a_beta, a_threshold));
         }
     }
 }
@@ -306,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f16_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_softplus(x1, a_beta, a_threshold));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_softplus_f16_op(x1, a_beta, a_threshold));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f16_cast(const tl_cuda_ufunc_params p) {
@@ -323,10 +326,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f16_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_softplus(x1, a_beta, a_threshold)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_softplus_f16_op(x1, a_beta, a_threshold)));
     }
 }
 /* BFloat16: TL_UFUNC_softplus(x1, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_bf16_op(float x1, float a_beta, float a_threshold) { return TL_UFUNC_softplus(x1, a_beta, a_threshold); }
+#line 336 "generated/cuda/ufunc_softplus.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -346,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_bf16_vec(const 
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_softplus(x1, a_beta, a_threshold));
+                r.v[k] = tl_f32_to_bf16(ufunc_softplus_bf16_op(x1, a_beta, a_threshold));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -355,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_bf16_vec(const 
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_softplus(x1, a_beta, a_threshold));
+            out[i0] = tl_f32_to_bf16(ufunc_softplus_bf16_op(x1, a_beta, a_threshold));
         }
     }
 }
@@ -373,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_bf16_strided(co
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_softplus(x1, a_beta, a_threshold));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_softplus_bf16_op(x1, a_beta, a_threshold));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -390,10 +396,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_bf16_cast(const
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_softplus(x1, a_beta, a_threshold)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_softplus_bf16_op(x1, a_beta, a_threshold)));
     }
 }
 /* Float: TL_UFUNC_softplus(x1, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_f32_op(float x1, float a_beta, float a_threshold) { return TL_UFUNC_softplus(x1, a_beta, a_threshold); }
+#line 406 "generated/cuda/ufunc_softplus.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -413,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f32_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_softplus(x1, a_beta, a_threshold);
+                r.v[k] = ufunc_softplus_f32_op(x1, a_beta, a_threshold);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -422,7 +431,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f32_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_softplus(x1, a_beta, a_threshold);
+            out[i0] = ufunc_softplus_f32_op(x1, a_beta, a_threshold);
         }
     }
 }
@@ -440,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f32_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
-        *(float *)(out + off[0]) = TL_UFUNC_softplus(x1, a_beta, a_threshold);
+        *(float *)(out + off[0]) = ufunc_softplus_f32_op(x1, a_beta, a_threshold);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f32_cast(const tl_cuda_ufunc_params p) {
@@ -457,10 +466,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f32_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_softplus(x1, a_beta, a_threshold)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_softplus_f32_op(x1, a_beta, a_threshold)));
     }
 }
 /* Double: TL_UFUNC_softplus(x1, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_f64_op(double x1, double a_beta, double a_threshold) { return TL_UFUNC_softplus(x1, a_beta, a_threshold); }
+#line 476 "generated/cuda/ufunc_softplus.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -480,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f64_vec(const t
 #pragma unroll
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
-                r.v[k] = TL_UFUNC_softplus(x1, a_beta, a_threshold);
+                r.v[k] = ufunc_softplus_f64_op(x1, a_beta, a_threshold);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -489,7 +501,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f64_vec(const t
             const uint32_t i0 = base + j * 128u + threadIdx.x;
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
-            out[i0] = TL_UFUNC_softplus(x1, a_beta, a_threshold);
+            out[i0] = ufunc_softplus_f64_op(x1, a_beta, a_threshold);
         }
     }
 }
@@ -507,7 +519,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f64_strided(con
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
-        *(double *)(out + off[0]) = TL_UFUNC_softplus(x1, a_beta, a_threshold);
+        *(double *)(out + off[0]) = ufunc_softplus_f64_op(x1, a_beta, a_threshold);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f64_cast(const tl_cuda_ufunc_params p) {
@@ -524,6 +536,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_f64_cast(const 
         int32_t off[2];
         tl_cuda_offsets<2>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_softplus(x1, a_beta, a_threshold)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_softplus_f64_op(x1, a_beta, a_threshold)));
     }
 }

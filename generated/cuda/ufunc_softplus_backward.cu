@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -262,6 +262,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Half: TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_backward_f16_op(float x1, float x2, float a_beta, float a_threshold) { return TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold); }
+#line 268 "generated/cuda/ufunc_softplus_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -287,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold));
+                r.v[k] = tl_f32_to_f16(ufunc_softplus_backward_f16_op(x1, x2, a_beta, a_threshold));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -297,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_ve
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold));
+            out[i0] = tl_f32_to_f16(ufunc_softplus_backward_f16_op(x1, x2, a_beta, a_threshold));
         }
     }
 }
@@ -319,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_st
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_softplus_backward_f16_op(x1, x2, a_beta, a_threshold));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_cast(const tl_cuda_ufunc_params p) {
@@ -340,10 +343,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f16_ca
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_softplus_backward_f16_op(x1, x2, a_beta, a_threshold)));
     }
 }
 /* BFloat16: TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_backward_bf16_op(float x1, float x2, float a_beta, float a_threshold) { return TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold); }
+#line 353 "generated/cuda/ufunc_softplus_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -369,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_v
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold));
+                r.v[k] = tl_f32_to_bf16(ufunc_softplus_backward_bf16_op(x1, x2, a_beta, a_threshold));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -379,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_v
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold));
+            out[i0] = tl_f32_to_bf16(ufunc_softplus_backward_bf16_op(x1, x2, a_beta, a_threshold));
         }
     }
 }
@@ -401,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_s
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_softplus_backward_bf16_op(x1, x2, a_beta, a_threshold));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -422,10 +428,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_bf16_c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_softplus_backward_bf16_op(x1, x2, a_beta, a_threshold)));
     }
 }
 /* Float: TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_backward_f32_op(float x1, float x2, float a_beta, float a_threshold) { return TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold); }
+#line 438 "generated/cuda/ufunc_softplus_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -451,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold);
+                r.v[k] = ufunc_softplus_backward_f32_op(x1, x2, a_beta, a_threshold);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -461,7 +470,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_ve
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold);
+            out[i0] = ufunc_softplus_backward_f32_op(x1, x2, a_beta, a_threshold);
         }
     }
 }
@@ -483,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_st
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold);
+        *(float *)(out + off[0]) = ufunc_softplus_backward_f32_op(x1, x2, a_beta, a_threshold);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_cast(const tl_cuda_ufunc_params p) {
@@ -504,10 +513,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f32_ca
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_softplus_backward_f32_op(x1, x2, a_beta, a_threshold)));
     }
 }
 /* Double: TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold) */
+#line 4 "kernels/ufunc/softplus_backward.h"
+static TL_CUDA_FORCEINLINE auto ufunc_softplus_backward_f64_op(double x1, double x2, double a_beta, double a_threshold) { return TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold); }
+#line 523 "generated/cuda/ufunc_softplus_backward.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -533,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_ve
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold);
+                r.v[k] = ufunc_softplus_backward_f64_op(x1, x2, a_beta, a_threshold);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -543,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_ve
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold);
+            out[i0] = ufunc_softplus_backward_f64_op(x1, x2, a_beta, a_threshold);
         }
     }
 }
@@ -565,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_st
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold);
+        *(double *)(out + off[0]) = ufunc_softplus_backward_f64_op(x1, x2, a_beta, a_threshold);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_cast(const tl_cuda_ufunc_params p) {
@@ -586,6 +598,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_softplus_backward_f64_ca
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_softplus_backward(x1, x2, a_beta, a_threshold)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_softplus_backward_f64_op(x1, x2, a_beta, a_threshold)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -257,6 +257,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_u8_op(uint8_t x1, uint8_t x2, uint8_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 263 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -281,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_vec(const tl_cuda
             for (uint32_t k = 0; k < VEC; k++) {
                 const uint8_t x1 = s1 ? c1 : v1.v[k];
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = (uint8_t)(ufunc_sub_u8_op(x1, x2, a_alpha));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -291,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_vec(const tl_cuda
             if (i0 >= p.numel) break;
             const uint8_t x1 = s1 ? c1 : in1[i0];
             const uint8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = (uint8_t)(ufunc_sub_u8_op(x1, x2, a_alpha));
         }
     }
 }
@@ -312,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_strided(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : *(const uint8_t *)(in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_sub_u8_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_cast(const tl_cuda_ufunc_params p) {
@@ -332,10 +335,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_cast(const tl_cud
         tl_cuda_offsets<3>(p, idx, off);
         const uint8_t x1 = s1 ? c1 : tl_cuda_fetch<uint8_t>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_sub_u8_op(x1, x2, a_alpha)));
     }
 }
 /* Char: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_i8_op(int8_t x1, int8_t x2, int8_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 345 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -360,7 +366,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_vec(const tl_cuda
             for (uint32_t k = 0; k < VEC; k++) {
                 const int8_t x1 = s1 ? c1 : v1.v[k];
                 const int8_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = (int8_t)(ufunc_sub_i8_op(x1, x2, a_alpha));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -370,7 +376,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_vec(const tl_cuda
             if (i0 >= p.numel) break;
             const int8_t x1 = s1 ? c1 : in1[i0];
             const int8_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int8_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = (int8_t)(ufunc_sub_i8_op(x1, x2, a_alpha));
         }
     }
 }
@@ -391,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_strided(const tl_
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : *(const int8_t *)(in1 + off[1]);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_sub_i8_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_cast(const tl_cuda_ufunc_params p) {
@@ -411,10 +417,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_cast(const tl_cud
         tl_cuda_offsets<3>(p, idx, off);
         const int8_t x1 = s1 ? c1 : tl_cuda_fetch<int8_t>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_sub_i8_op(x1, x2, a_alpha)));
     }
 }
 /* Short: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_i16_op(int16_t x1, int16_t x2, int16_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 427 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -439,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int16_t x1 = s1 ? c1 : v1.v[k];
                 const int16_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = (int16_t)(ufunc_sub_i16_op(x1, x2, a_alpha));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -449,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int16_t x1 = s1 ? c1 : in1[i0];
             const int16_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int16_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = (int16_t)(ufunc_sub_i16_op(x1, x2, a_alpha));
         }
     }
 }
@@ -470,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : *(const int16_t *)(in1 + off[1]);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_sub_i16_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_cast(const tl_cuda_ufunc_params p) {
@@ -490,10 +499,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int16_t x1 = s1 ? c1 : tl_cuda_fetch<int16_t>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_sub_i16_op(x1, x2, a_alpha)));
     }
 }
 /* Int: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_i32_op(int32_t x1, int32_t x2, int32_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 509 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -518,7 +530,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int32_t x1 = s1 ? c1 : v1.v[k];
                 const int32_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = (int32_t)(ufunc_sub_i32_op(x1, x2, a_alpha));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -528,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int32_t x1 = s1 ? c1 : in1[i0];
             const int32_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int32_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = (int32_t)(ufunc_sub_i32_op(x1, x2, a_alpha));
         }
     }
 }
@@ -549,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : *(const int32_t *)(in1 + off[1]);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_sub_i32_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_cast(const tl_cuda_ufunc_params p) {
@@ -569,10 +581,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int32_t x1 = s1 ? c1 : tl_cuda_fetch<int32_t>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_sub_i32_op(x1, x2, a_alpha)));
     }
 }
 /* Long: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_i64_op(int64_t x1, int64_t x2, int64_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 591 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -597,7 +612,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const int64_t x1 = s1 ? c1 : v1.v[k];
                 const int64_t x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = (int64_t)(ufunc_sub_i64_op(x1, x2, a_alpha));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -607,7 +622,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_vec(const tl_cud
             if (i0 >= p.numel) break;
             const int64_t x1 = s1 ? c1 : in1[i0];
             const int64_t x2 = s2 ? c2 : in2[i0];
-            out[i0] = (int64_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = (int64_t)(ufunc_sub_i64_op(x1, x2, a_alpha));
         }
     }
 }
@@ -628,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : *(const int64_t *)(in1 + off[1]);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_sub_i64_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_cast(const tl_cuda_ufunc_params p) {
@@ -648,10 +663,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const int64_t x1 = s1 ? c1 : tl_cuda_fetch<int64_t>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_sub_i64_op(x1, x2, a_alpha)));
     }
 }
 /* Half: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_f16_op(float x1, float x2, float a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 673 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -676,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = tl_f32_to_f16(ufunc_sub_f16_op(x1, x2, a_alpha));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -686,7 +704,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_vec(const tl_cud
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = tl_f32_to_f16(ufunc_sub_f16_op(x1, x2, a_alpha));
         }
     }
 }
@@ -707,7 +725,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_sub_f16_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_cast(const tl_cuda_ufunc_params p) {
@@ -727,10 +745,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_sub_f16_op(x1, x2, a_alpha)));
     }
 }
 /* BFloat16: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_bf16_op(float x1, float x2, float a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 755 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -755,7 +776,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_vec(const tl_cu
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_sub(x1, x2, a_alpha));
+                r.v[k] = tl_f32_to_bf16(ufunc_sub_bf16_op(x1, x2, a_alpha));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -765,7 +786,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_vec(const tl_cu
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_sub(x1, x2, a_alpha));
+            out[i0] = tl_f32_to_bf16(ufunc_sub_bf16_op(x1, x2, a_alpha));
         }
     }
 }
@@ -786,7 +807,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_strided(const t
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_sub(x1, x2, a_alpha));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_sub_bf16_op(x1, x2, a_alpha));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -806,10 +827,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_cast(const tl_c
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_sub_bf16_op(x1, x2, a_alpha)));
     }
 }
 /* Float: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_f32_op(float x1, float x2, float a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 837 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -834,7 +858,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const float x1 = s1 ? c1 : v1.v[k];
                 const float x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_sub(x1, x2, a_alpha);
+                r.v[k] = ufunc_sub_f32_op(x1, x2, a_alpha);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -844,7 +868,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_vec(const tl_cud
             if (i0 >= p.numel) break;
             const float x1 = s1 ? c1 : in1[i0];
             const float x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_sub(x1, x2, a_alpha);
+            out[i0] = ufunc_sub_f32_op(x1, x2, a_alpha);
         }
     }
 }
@@ -865,7 +889,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : *(const float *)(in1 + off[1]);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
-        *(float *)(out + off[0]) = TL_UFUNC_sub(x1, x2, a_alpha);
+        *(float *)(out + off[0]) = ufunc_sub_f32_op(x1, x2, a_alpha);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_cast(const tl_cuda_ufunc_params p) {
@@ -885,10 +909,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_sub_f32_op(x1, x2, a_alpha)));
     }
 }
 /* Double: TL_UFUNC_sub(x1, x2, a_alpha) */
+#line 2 "kernels/ufunc/sub.h"
+static TL_CUDA_FORCEINLINE auto ufunc_sub_f64_op(double x1, double x2, double a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
+#line 919 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -913,7 +940,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_vec(const tl_cud
             for (uint32_t k = 0; k < VEC; k++) {
                 const double x1 = s1 ? c1 : v1.v[k];
                 const double x2 = s2 ? c2 : v2.v[k];
-                r.v[k] = TL_UFUNC_sub(x1, x2, a_alpha);
+                r.v[k] = ufunc_sub_f64_op(x1, x2, a_alpha);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -923,7 +950,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_vec(const tl_cud
             if (i0 >= p.numel) break;
             const double x1 = s1 ? c1 : in1[i0];
             const double x2 = s2 ? c2 : in2[i0];
-            out[i0] = TL_UFUNC_sub(x1, x2, a_alpha);
+            out[i0] = ufunc_sub_f64_op(x1, x2, a_alpha);
         }
     }
 }
@@ -944,7 +971,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_strided(const tl
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : *(const double *)(in1 + off[1]);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
-        *(double *)(out + off[0]) = TL_UFUNC_sub(x1, x2, a_alpha);
+        *(double *)(out + off[0]) = ufunc_sub_f64_op(x1, x2, a_alpha);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_cast(const tl_cuda_ufunc_params p) {
@@ -964,6 +991,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_cast(const tl_cu
         tl_cuda_offsets<3>(p, idx, off);
         const double x1 = s1 ? c1 : tl_cuda_fetch<double>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_sub(x1, x2, a_alpha)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_sub_f64_op(x1, x2, a_alpha)));
     }
 }

@@ -15,7 +15,7 @@
 #define TL_CUDA_MAX_ARGS 4
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
  * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * has no #include: NVRTC gets one self-contained source, as PyTorch's
+ * includes no header: NVRTC gets one self-contained source, as PyTorch's
  * jiterator does), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
@@ -263,6 +263,9 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_b_op(bool x1, bool x2, bool x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 269 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -292,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cud
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const bool x2 = s2 ? c2 : (v2.v[k] != 0);
                 const bool x3 = s3 ? c3 : (v3.v[k] != 0);
-                r.v[k] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+                r.v[k] = (uint8_t)((ufunc_where_b_op(x1, x2, x3)) != 0);
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -303,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cud
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const bool x2 = s2 ? c2 : (in2[i0] != 0);
             const bool x3 = s3 ? c3 : (in3[i0] != 0);
-            out[i0] = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+            out[i0] = (uint8_t)((ufunc_where_b_op(x1, x2, x3)) != 0);
         }
     }
 }
@@ -327,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_strided(const tl
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const bool x2 = s2 ? c2 : (*(const uint8_t *)(in2 + off[2]) != 0);
         const bool x3 = s3 ? c3 : (*(const uint8_t *)(in3 + off[3]) != 0);
-        *(uint8_t *)(out + off[0]) = (uint8_t)((TL_UFUNC_where(x1, x2, x3)) != 0);
+        *(uint8_t *)(out + off[0]) = (uint8_t)((ufunc_where_b_op(x1, x2, x3)) != 0);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_cast(const tl_cuda_ufunc_params p) {
@@ -350,10 +353,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_cast(const tl_cu
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const bool x2 = s2 ? c2 : tl_cuda_fetch<bool>(p.dtypes[2], in2 + off[2]);
         const bool x3 = s3 ? c3 : tl_cuda_fetch<bool>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_where_b_op(x1, x2, x3)));
     }
 }
 /* Byte: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_u8_op(bool x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 363 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -383,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cu
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const uint8_t x2 = s2 ? c2 : v2.v[k];
                 const uint8_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = (uint8_t)(ufunc_where_u8_op(x1, x2, x3));
             }
             *(tl_vec<uint8_t, VEC> *)(out + i0) = r;
         }
@@ -394,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cu
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const uint8_t x2 = s2 ? c2 : in2[i0];
             const uint8_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = (uint8_t)(ufunc_where_u8_op(x1, x2, x3));
         }
     }
 }
@@ -418,7 +424,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_strided(const t
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const uint8_t x2 = s2 ? c2 : *(const uint8_t *)(in2 + off[2]);
         const uint8_t x3 = s3 ? c3 : *(const uint8_t *)(in3 + off[3]);
-        *(uint8_t *)(out + off[0]) = (uint8_t)(TL_UFUNC_where(x1, x2, x3));
+        *(uint8_t *)(out + off[0]) = (uint8_t)(ufunc_where_u8_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_cast(const tl_cuda_ufunc_params p) {
@@ -441,10 +447,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_cast(const tl_c
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const uint8_t x2 = s2 ? c2 : tl_cuda_fetch<uint8_t>(p.dtypes[2], in2 + off[2]);
         const uint8_t x3 = s3 ? c3 : tl_cuda_fetch<uint8_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<uint8_t>(p.dtypes[0], out + off[0], (uint8_t)(ufunc_where_u8_op(x1, x2, x3)));
     }
 }
 /* Char: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_i8_op(bool x1, int8_t x2, int8_t x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 457 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -474,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cu
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const int8_t x2 = s2 ? c2 : v2.v[k];
                 const int8_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = (int8_t)(ufunc_where_i8_op(x1, x2, x3));
             }
             *(tl_vec<int8_t, VEC> *)(out + i0) = r;
         }
@@ -485,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cu
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const int8_t x2 = s2 ? c2 : in2[i0];
             const int8_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = (int8_t)(ufunc_where_i8_op(x1, x2, x3));
         }
     }
 }
@@ -509,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_strided(const t
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const int8_t x2 = s2 ? c2 : *(const int8_t *)(in2 + off[2]);
         const int8_t x3 = s3 ? c3 : *(const int8_t *)(in3 + off[3]);
-        *(int8_t *)(out + off[0]) = (int8_t)(TL_UFUNC_where(x1, x2, x3));
+        *(int8_t *)(out + off[0]) = (int8_t)(ufunc_where_i8_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_cast(const tl_cuda_ufunc_params p) {
@@ -532,10 +541,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_cast(const tl_c
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const int8_t x2 = s2 ? c2 : tl_cuda_fetch<int8_t>(p.dtypes[2], in2 + off[2]);
         const int8_t x3 = s3 ? c3 : tl_cuda_fetch<int8_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<int8_t>(p.dtypes[0], out + off[0], (int8_t)(ufunc_where_i8_op(x1, x2, x3)));
     }
 }
 /* Short: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_i16_op(bool x1, int16_t x2, int16_t x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 551 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -565,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_c
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const int16_t x2 = s2 ? c2 : v2.v[k];
                 const int16_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = (int16_t)(ufunc_where_i16_op(x1, x2, x3));
             }
             *(tl_vec<int16_t, VEC> *)(out + i0) = r;
         }
@@ -576,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_c
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const int16_t x2 = s2 ? c2 : in2[i0];
             const int16_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = (int16_t)(ufunc_where_i16_op(x1, x2, x3));
         }
     }
 }
@@ -600,7 +612,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_strided(const 
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const int16_t x2 = s2 ? c2 : *(const int16_t *)(in2 + off[2]);
         const int16_t x3 = s3 ? c3 : *(const int16_t *)(in3 + off[3]);
-        *(int16_t *)(out + off[0]) = (int16_t)(TL_UFUNC_where(x1, x2, x3));
+        *(int16_t *)(out + off[0]) = (int16_t)(ufunc_where_i16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_cast(const tl_cuda_ufunc_params p) {
@@ -623,10 +635,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_cast(const tl_
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const int16_t x2 = s2 ? c2 : tl_cuda_fetch<int16_t>(p.dtypes[2], in2 + off[2]);
         const int16_t x3 = s3 ? c3 : tl_cuda_fetch<int16_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<int16_t>(p.dtypes[0], out + off[0], (int16_t)(ufunc_where_i16_op(x1, x2, x3)));
     }
 }
 /* Int: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_i32_op(bool x1, int32_t x2, int32_t x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 645 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -656,7 +671,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_vec(const tl_c
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const int32_t x2 = s2 ? c2 : v2.v[k];
                 const int32_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = (int32_t)(ufunc_where_i32_op(x1, x2, x3));
             }
             *(tl_vec<int32_t, VEC> *)(out + i0) = r;
         }
@@ -667,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_vec(const tl_c
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const int32_t x2 = s2 ? c2 : in2[i0];
             const int32_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = (int32_t)(ufunc_where_i32_op(x1, x2, x3));
         }
     }
 }
@@ -691,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_strided(const 
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const int32_t x2 = s2 ? c2 : *(const int32_t *)(in2 + off[2]);
         const int32_t x3 = s3 ? c3 : *(const int32_t *)(in3 + off[3]);
-        *(int32_t *)(out + off[0]) = (int32_t)(TL_UFUNC_where(x1, x2, x3));
+        *(int32_t *)(out + off[0]) = (int32_t)(ufunc_where_i32_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_cast(const tl_cuda_ufunc_params p) {
@@ -714,10 +729,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_cast(const tl_
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const int32_t x2 = s2 ? c2 : tl_cuda_fetch<int32_t>(p.dtypes[2], in2 + off[2]);
         const int32_t x3 = s3 ? c3 : tl_cuda_fetch<int32_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<int32_t>(p.dtypes[0], out + off[0], (int32_t)(ufunc_where_i32_op(x1, x2, x3)));
     }
 }
 /* Long: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_i64_op(bool x1, int64_t x2, int64_t x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 739 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -747,7 +765,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_vec(const tl_c
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const int64_t x2 = s2 ? c2 : v2.v[k];
                 const int64_t x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = (int64_t)(ufunc_where_i64_op(x1, x2, x3));
             }
             *(tl_vec<int64_t, VEC> *)(out + i0) = r;
         }
@@ -758,7 +776,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_vec(const tl_c
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const int64_t x2 = s2 ? c2 : in2[i0];
             const int64_t x3 = s3 ? c3 : in3[i0];
-            out[i0] = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = (int64_t)(ufunc_where_i64_op(x1, x2, x3));
         }
     }
 }
@@ -782,7 +800,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_strided(const 
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const int64_t x2 = s2 ? c2 : *(const int64_t *)(in2 + off[2]);
         const int64_t x3 = s3 ? c3 : *(const int64_t *)(in3 + off[3]);
-        *(int64_t *)(out + off[0]) = (int64_t)(TL_UFUNC_where(x1, x2, x3));
+        *(int64_t *)(out + off[0]) = (int64_t)(ufunc_where_i64_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_cast(const tl_cuda_ufunc_params p) {
@@ -805,10 +823,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_cast(const tl_
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const int64_t x2 = s2 ? c2 : tl_cuda_fetch<int64_t>(p.dtypes[2], in2 + off[2]);
         const int64_t x3 = s3 ? c3 : tl_cuda_fetch<int64_t>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_where_i64_op(x1, x2, x3)));
     }
 }
 /* Half: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_f16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 833 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -838,7 +859,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_c
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_f16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_f16(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = tl_f32_to_f16(ufunc_where_f16_op(x1, x2, x3));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -849,7 +870,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_c
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_f16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_f16(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = tl_f32_to_f16(ufunc_where_f16_op(x1, x2, x3));
         }
     }
 }
@@ -873,7 +894,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_strided(const 
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_f16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(TL_UFUNC_where(x1, x2, x3));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_where_f16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_cast(const tl_cuda_ufunc_params p) {
@@ -896,10 +917,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_cast(const tl_
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_where_f16_op(x1, x2, x3)));
     }
 }
 /* BFloat16: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_bf16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 927 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -929,7 +953,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
                 const float x3 = s3 ? c3 : tl_bf16_to_f32(v3.v[k]);
-                r.v[k] = tl_f32_to_bf16(TL_UFUNC_where(x1, x2, x3));
+                r.v[k] = tl_f32_to_bf16(ufunc_where_bf16_op(x1, x2, x3));
             }
             *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
         }
@@ -940,7 +964,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
             const float x3 = s3 ? c3 : tl_bf16_to_f32(in3[i0]);
-            out[i0] = tl_f32_to_bf16(TL_UFUNC_where(x1, x2, x3));
+            out[i0] = tl_f32_to_bf16(ufunc_where_bf16_op(x1, x2, x3));
         }
     }
 }
@@ -964,7 +988,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_strided(const
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
         const float x3 = s3 ? c3 : tl_bf16_to_f32(*(const uint16_t *)(in3 + off[3]));
-        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(TL_UFUNC_where(x1, x2, x3));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_where_bf16_op(x1, x2, x3));
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_cast(const tl_cuda_ufunc_params p) {
@@ -987,10 +1011,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_cast(const tl
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_where_bf16_op(x1, x2, x3)));
     }
 }
 /* Float: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_f32_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 1021 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1020,7 +1047,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_vec(const tl_c
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const float x2 = s2 ? c2 : v2.v[k];
                 const float x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_where(x1, x2, x3);
+                r.v[k] = ufunc_where_f32_op(x1, x2, x3);
             }
             *(tl_vec<float, VEC> *)(out + i0) = r;
         }
@@ -1031,7 +1058,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_vec(const tl_c
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const float x2 = s2 ? c2 : in2[i0];
             const float x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_where(x1, x2, x3);
+            out[i0] = ufunc_where_f32_op(x1, x2, x3);
         }
     }
 }
@@ -1055,7 +1082,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_strided(const 
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const float x2 = s2 ? c2 : *(const float *)(in2 + off[2]);
         const float x3 = s3 ? c3 : *(const float *)(in3 + off[3]);
-        *(float *)(out + off[0]) = TL_UFUNC_where(x1, x2, x3);
+        *(float *)(out + off[0]) = ufunc_where_f32_op(x1, x2, x3);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_cast(const tl_cuda_ufunc_params p) {
@@ -1078,10 +1105,13 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_cast(const tl_
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
         const float x3 = s3 ? c3 : tl_cuda_fetch<float>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_where_f32_op(x1, x2, x3)));
     }
 }
 /* Double: TL_UFUNC_where(x1, x2, x3) */
+#line 8 "kernels/ufunc/where.h"
+static TL_CUDA_FORCEINLINE auto ufunc_where_f64_op(bool x1, double x2, double x3) { return TL_UFUNC_where(x1, x2, x3); }
+#line 1115 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1111,7 +1141,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_vec(const tl_c
                 const bool x1 = s1 ? c1 : (v1.v[k] != 0);
                 const double x2 = s2 ? c2 : v2.v[k];
                 const double x3 = s3 ? c3 : v3.v[k];
-                r.v[k] = TL_UFUNC_where(x1, x2, x3);
+                r.v[k] = ufunc_where_f64_op(x1, x2, x3);
             }
             *(tl_vec<double, VEC> *)(out + i0) = r;
         }
@@ -1122,7 +1152,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_vec(const tl_c
             const bool x1 = s1 ? c1 : (in1[i0] != 0);
             const double x2 = s2 ? c2 : in2[i0];
             const double x3 = s3 ? c3 : in3[i0];
-            out[i0] = TL_UFUNC_where(x1, x2, x3);
+            out[i0] = ufunc_where_f64_op(x1, x2, x3);
         }
     }
 }
@@ -1146,7 +1176,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_strided(const 
         const bool x1 = s1 ? c1 : (*(const uint8_t *)(in1 + off[1]) != 0);
         const double x2 = s2 ? c2 : *(const double *)(in2 + off[2]);
         const double x3 = s3 ? c3 : *(const double *)(in3 + off[3]);
-        *(double *)(out + off[0]) = TL_UFUNC_where(x1, x2, x3);
+        *(double *)(out + off[0]) = ufunc_where_f64_op(x1, x2, x3);
     }
 }
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_cast(const tl_cuda_ufunc_params p) {
@@ -1169,6 +1199,6 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_cast(const tl_
         const bool x1 = s1 ? c1 : tl_cuda_fetch<bool>(p.dtypes[1], in1 + off[1]);
         const double x2 = s2 ? c2 : tl_cuda_fetch<double>(p.dtypes[2], in2 + off[2]);
         const double x3 = s3 ? c3 : tl_cuda_fetch<double>(p.dtypes[3], in3 + off[3]);
-        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(TL_UFUNC_where(x1, x2, x3)));
+        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_where_f64_op(x1, x2, x3)));
     }
 }

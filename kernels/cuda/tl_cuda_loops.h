@@ -86,5 +86,8 @@ int tl_cuda_ufunc_run(const tl_cuda_ufunc_op *op, tl_iter *it, const tl_scalar *
  * tl_iter_loop_ndim loop dims; cpu_scalar: a 0-dim CPU input) */
 int tl_iter_operand_loop(const tl_iter *it, int i, char **data, int64_t *strides, tl_dtype *dtype,
                          int *cpu_scalar);
+/* runtime/src/iter.c: copies results computed in common-dtype temporaries
+ * into the out= tensors (what tl_iter_for_each does after its loops) */
+int tl_iter_copy_back(tl_iter *it);
 
 #endif

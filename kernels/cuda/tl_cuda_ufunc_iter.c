@@ -16,5 +16,6 @@ int tl_cuda_ufunc_run(const tl_cuda_ufunc_op *op, tl_iter *it, const tl_scalar *
     if (tl_iter_loop_shape(it, v.shape) < 0) return -1;
     for (int i = 0; i < v.nops; i++)
         if (tl_iter_operand_loop(it, i, &v.data[i], v.strides[i], &v.dtype[i], &v.cpu_scalar[i]) < 0) return -1;
-    return tl_cuda_ufunc_launch_view(op, tl_iter_common_dtype(it), &v, args);
+    if (tl_cuda_ufunc_launch_view(op, tl_iter_common_dtype(it), &v, args) < 0) return -1;
+    return tl_iter_copy_back(it);
 }

@@ -923,6 +923,7 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
 /* the tile kernels, one table per CPU capability (kernels/native/runtime_stubs.c fills it) */
 TL_DEFINE_EMPTY_STUB(tl_tile_stub);
 
+int tl_iter_copy_back(tl_iter *it);
 static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");
     if (TL_UNLIKELY(tl__device_type_of((int)it->device) == TL_CUDA))   /* host loops never touch device memory */
@@ -954,7 +955,12 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
         }
     }
 copy_back:
-    /* results computed in a temporary of the common dtype go to the out= tensors */
+    return tl_iter_copy_back(it);
+}
+
+/* results computed in a temporary of the common dtype go to the out= tensors
+ * (after the loops; a device launch calls it itself) */
+int tl_iter_copy_back(tl_iter *it) {
     for (int i = 0; i < it->nout; i++) {
         tl_iter_op *op = &it->ops[i];
         if (op->original) {

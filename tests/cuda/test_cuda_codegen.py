@@ -44,12 +44,15 @@ def test_add_program_golden_fragments():
     f32 = cu.split("ufunc_add_f32_vec(")[1]
     assert "constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;" in f32
     assert "const float a_alpha = p.args[0].f32;" in f32
-    assert "r.v[k] = TL_UFUNC_add(x1, x2, a_alpha);" in f32
+    assert "r.v[k] = ufunc_add_f32_op(x1, x2, a_alpha);" in f32
+    # the formula is called through a function placed at its #define (add.h:4)
+    assert ('#line 4 "kernels/ufunc/add.h"\nstatic TL_CUDA_FORCEINLINE auto ufunc_add_f32_op(float x1, float x2, '
+            'float a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }\n') in cu
     f16 = cu.split("ufunc_add_f16_vec(")[1]
-    assert "VEC = 8" in f16 and "tl_f32_to_f16(TL_UFUNC_add(x1, x2, a_alpha))" in f16
+    assert "VEC = 8" in f16 and "tl_f32_to_f16(ufunc_add_f16_op(x1, x2, a_alpha))" in f16
     assert "const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);" in f16
     # bool: C's conversions (add is `or`)
-    assert "r.v[k] = (uint8_t)((TL_UFUNC_add(x1, x2, a_alpha)) != 0);" in cu
+    assert "r.v[k] = (uint8_t)((ufunc_add_b_op(x1, x2, a_alpha)) != 0);" in cu
     # casting kernel: per-operand dtype loads
     assert "tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2])" in cu
 

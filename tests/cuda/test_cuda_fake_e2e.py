@@ -27,7 +27,7 @@ if shutil.which("g++") is None or not FAKE.exists():
 sys.path.insert(0, str(HERE))
 import shim_build  # noqa: E402
 
-OPS = ["add", "eq", "exp", "copy"]
+OPS = ["add", "mul", "eq", "exp", "copy"]
 
 SCRIPT = textwrap.dedent("""
     import ctypes, os, sys
@@ -100,6 +100,11 @@ SCRIPT = textwrap.dedent("""
     want = tl.zeros([7, 9], dtype=tl.float64)
     want[:, ::2].fill_(1.5)
     np.testing.assert_array_equal(z.cpu().numpy(), want.numpy())
+    o64 = tl.empty([4099], dtype=tl.float64).to("cuda")   # out= of another dtype: a temporary, copied back
+    tl.add(ca, cb, out=o64)
+    np.testing.assert_allclose(o64.cpu().numpy(), (a + b).numpy().astype(np.float64), rtol=1e-6)
+    i32 = (tl.arange(100, dtype=tl.int32) - 50).to("cuda")
+    np.testing.assert_allclose((i32 + 0.5).cpu().numpy(), (tl.arange(100, dtype=tl.int32) - 50 + 0.5).numpy())
     assert compiled and compiled[0][1:] == (9, 0), compiled
     assert "ufunc_copy" in {n for n, _, _ in compiled}, compiled
     print("E2E OK", sorted(set(n for n, _, _ in compiled)), "nvrtc" if use_nvrtc else "no nvrtc")

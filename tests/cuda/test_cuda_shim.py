@@ -210,10 +210,11 @@ def test_where_fixed_bool_input(shim):
     c = rand([513], tl.bool, 18)
     x, y = rand([513], tl.float32, 19), rand([513], tl.float32, 20)
     out = poison([513], tl.float32)
-    assert run(shim, "where", out, [c, x, y]) == ["ufunc_where_f32_vec"]
+    # the condition keeps its dtype (the meta function's keep_dtype input)
+    assert run(shim, "where", out, [c, x, y], common=tl.float32._id) == ["ufunc_where_f32_vec"]
     same(out, tl.where(c, x, y), tl.float32)
     out = poison([513], tl.float32)
-    run(shim, "where", out, [c, x, tl.tensor(0.5)])   # CPU scalar third operand
+    run(shim, "where", out, [c, x, tl.tensor(0.5)], common=tl.float32._id)   # CPU scalar third operand
     same(out, tl.where(c, x, tl.tensor(0.5)), tl.float32)
 
 
@@ -221,7 +222,7 @@ def test_where_fixed_bool_input(shim):
 def test_clamp_scalar_args(shim, dtype):
     a = rand([777], dtype, 21, -100, 100)
     out = poison([777], dtype)
-    run(shim, "clamp_scalar", out, [a], [-20, 30])
+    run(shim, "clamp_scalar", out, [a], [-20, 30], common=dtype._id)
     same(out, tl.clamp(a, -20, 30), dtype)
 
 
@@ -229,7 +230,7 @@ def test_clamp_scalar_args(shim, dtype):
 def test_exp_unary(shim, dtype):
     a = rand([2053], dtype, 22, -10, 10)
     out = poison([2053], dtype)
-    run(shim, "exp", out, [a])
+    run(shim, "exp", out, [a], common=dtype._id)
     got, want = out.to(tl.float64).numpy(), tl.exp(a).to(tl.float64).numpy()
     np.testing.assert_allclose(got, want, rtol={tl.float32: 2e-6, tl.float64: 1e-14}.get(dtype, 1e-2))
 
@@ -238,11 +239,11 @@ def test_unsupported_dtype_message(shim):
     a = rand([4], tl.float32, 23)
     out = poison([4], tl.float32)
     with pytest.raises(NotImplementedError, match="\"ufunc_bitwise_and_cuda\" not implemented for 'Float'"):
-        run(shim, "bitwise_and", out, [a, a])
+        run(shim, "bitwise_and", out, [a, a], common=tl.float32._id)
 
 
 def test_bitwise_and_ints(shim):
     a, b = rand([999], tl.int16, 24, -3000, 3000), rand([999], tl.int16, 25, -3000, 3000)
     out = poison([999], tl.int16)
-    run(shim, "bitwise_and", out, [a, b])
+    run(shim, "bitwise_and", out, [a, b], common=tl.int16._id)
     same(out, tl.bitwise_and(a, b), tl.int16)
