@@ -229,11 +229,14 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
     for key, md in kernels.items():
         enum = api_c.dispatch_key_enum(key)
         is_structured = structured_group and (md.structured or md.delegate is not None)
-        if key == "CUDA" and is_structured and _has_cuda_kernels(m, f):
-            structured_keys.append(key)   # generated CUDA launcher (codegen/emit/ufunc_cuda.py)
+        if key == "CUDA" and is_structured:
+            if _has_cuda_kernels(m, f):
+                structured_keys.append(key)   # generated CUDA launcher (codegen/emit/ufunc_cuda.py)
+            else:
+                op.skipped.append(f"{key}: {md.kernel} (no CUDA kernels are generated for it)")
             continue
-        if enum is None or key == "CUDA":
-            op.skipped.append(f"{key}: {md.kernel} (no {key} kernels are generated for it)")
+        if enum is None:
+            op.skipped.append(f"{key}: {md.kernel} (no {key} backend in the runtime)")
             continue
         if is_structured:
             if key not in api_c.STRUCTURED_BACKENDS and key != "CUDA":

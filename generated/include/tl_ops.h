@@ -831,12 +831,14 @@ typedef tl_tensor *(*tl_ops_mm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_mm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 tl_tensor *tl_ops_mm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 int tl_ops_mm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__mm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 /* mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_mm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_mm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 tl_tensor *tl_ops_mm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 tl_tensor *tl_ops_mm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 int tl_ops_mm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__mm_dtype_out_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 TL_WEAK int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
@@ -860,12 +862,14 @@ typedef tl_tensor *(*tl_ops_bmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_bmm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 tl_tensor *tl_ops_bmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 int tl_ops_bmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__bmm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 /* bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_bmm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_bmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 tl_tensor *tl_ops_bmm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 tl_tensor *tl_ops_bmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 int tl_ops_bmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__bmm_out_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 TL_WEAK int tl_meta_bmm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_bmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
@@ -895,12 +899,14 @@ typedef tl_tensor *(*tl_ops_addmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_addmm_dtype(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_addmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 int tl_ops_addmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__addmm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 /* addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_addmm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_addmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_addmm_dtype_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_addmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_ops_addmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__addmm_dtype_out_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 TL_WEAK int tl_meta_addmm(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_addmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
@@ -930,12 +936,14 @@ typedef tl_tensor *(*tl_ops_baddbmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_
 tl_tensor *tl_ops_baddbmm_dtype(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_baddbmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 int tl_ops_baddbmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__baddbmm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 /* baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_baddbmm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_baddbmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_baddbmm_dtype_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_baddbmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_ops_baddbmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__baddbmm_out_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 TL_WEAK int tl_meta_baddbmm(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_baddbmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
