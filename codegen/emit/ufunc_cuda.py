@@ -212,9 +212,9 @@ def loop_info(op: str, formula: Formula, dt: DType, nin: int, scalar_args: list[
     call = f"{name}_op({xargs})"
     params = [f"{d.compute} x{i}" for i, d in enumerate(ins, 1)] + [f"{dt.compute} a_{a}" for a in scalar_args]
     sizes = [ITEMSIZE[out.scalar_name]] + [ITEMSIZE[d.scalar_name] for d in ins]
-    # 128-bit accesses, but at most 8 lanes: 16 one-byte lanes of two or
-    # three inputs made ptxas spill (clamp int8), PyTorch caps them too
-    vec = min(16 // max(sizes), 8)
+    # 128-bit accesses, but at most 8 lanes (4 with three inputs): more lanes
+    # of narrow dtypes made ptxas spill (clamp int8 / int16), PyTorch caps them too
+    vec = min(16 // max(sizes), 8 if nin < 3 else 4)
     ept = 16 if max(sizes) == 1 else 8
     return {
         "name": name,

@@ -266,7 +266,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 static TL_CUDA_FORCEINLINE auto ufunc_addcdiv_f16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcdiv(x1, x2, x3, a_value); }
 #line 268 "generated/cuda/ufunc_addcdiv.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcdiv_f16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];
@@ -363,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcdiv_f16_cast(const t
 static TL_CUDA_FORCEINLINE auto ufunc_addcdiv_bf16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcdiv(x1, x2, x3, a_value); }
 #line 365 "generated/cuda/ufunc_addcdiv.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcdiv_bf16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];

@@ -284,7 +284,7 @@ static const char tl_ufunc_addcdiv_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_addcdiv_f16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcdiv(x1, x2, x3, a_value); }\n"
     "#line 268 \"generated/cuda/ufunc_addcdiv.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_addcdiv_f16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint16_t *out = (uint16_t *)p.data[0];\n"
     "    const uint16_t *in1 = (const uint16_t *)p.data[1];\n"
@@ -381,7 +381,7 @@ static const char tl_ufunc_addcdiv_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_addcdiv_bf16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcdiv(x1, x2, x3, a_value); }\n"
     "#line 365 \"generated/cuda/ufunc_addcdiv.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_addcdiv_bf16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint16_t *out = (uint16_t *)p.data[0];\n"
     "    const uint16_t *in1 = (const uint16_t *)p.data[1];\n"
@@ -689,9 +689,9 @@ static tl_cuda_function tl_ufunc_addcdiv_cuda_fns[4][3] = {
 /* tl_dtype order; NULL kernels: the dtype is not supported */
 static const tl_cuda_ufunc_kernels tl_ufunc_addcdiv_cuda_table[TL_NUM_DTYPES] = {
     [TL_FLOAT16] = {&tl_ufunc_addcdiv_cuda_fns[0][0], &tl_ufunc_addcdiv_cuda_fns[0][1],
-        &tl_ufunc_addcdiv_cuda_fns[0][2], 8, 8, {TL_FLOAT16, TL_FLOAT16, TL_FLOAT16, TL_FLOAT16}},
+        &tl_ufunc_addcdiv_cuda_fns[0][2], 4, 8, {TL_FLOAT16, TL_FLOAT16, TL_FLOAT16, TL_FLOAT16}},
     [TL_BFLOAT16] = {&tl_ufunc_addcdiv_cuda_fns[1][0], &tl_ufunc_addcdiv_cuda_fns[1][1],
-        &tl_ufunc_addcdiv_cuda_fns[1][2], 8, 8, {TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16}},
+        &tl_ufunc_addcdiv_cuda_fns[1][2], 4, 8, {TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16}},
     [TL_FLOAT32] = {&tl_ufunc_addcdiv_cuda_fns[2][0], &tl_ufunc_addcdiv_cuda_fns[2][1],
         &tl_ufunc_addcdiv_cuda_fns[2][2], 4, 8, {TL_FLOAT32, TL_FLOAT32, TL_FLOAT32, TL_FLOAT32}},
     [TL_FLOAT64] = {&tl_ufunc_addcdiv_cuda_fns[3][0], &tl_ufunc_addcdiv_cuda_fns[3][1],

@@ -265,7 +265,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 static TL_CUDA_FORCEINLINE auto ufunc_addcmul_u8_op(uint8_t x1, uint8_t x2, uint8_t x3, uint8_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
 #line 267 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint8_t *out = (uint8_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -362,7 +362,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_u8_cast(const tl
 static TL_CUDA_FORCEINLINE auto ufunc_addcmul_i8_op(int8_t x1, int8_t x2, int8_t x3, int8_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
 #line 364 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     int8_t *out = (int8_t *)p.data[0];
     const int8_t *in1 = (const int8_t *)p.data[1];
@@ -459,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i8_cast(const tl
 static TL_CUDA_FORCEINLINE auto ufunc_addcmul_i16_op(int16_t x1, int16_t x2, int16_t x3, int16_t a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
 #line 461 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     int16_t *out = (int16_t *)p.data[0];
     const int16_t *in1 = (const int16_t *)p.data[1];
@@ -750,7 +750,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_i64_cast(const t
 static TL_CUDA_FORCEINLINE auto ufunc_addcmul_f16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
 #line 752 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];
@@ -847,7 +847,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_f16_cast(const t
 static TL_CUDA_FORCEINLINE auto ufunc_addcmul_bf16_op(float x1, float x2, float x3, float a_value) { return TL_UFUNC_addcmul(x1, x2, x3, a_value); }
 #line 849 "generated/cuda/ufunc_addcmul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_addcmul_bf16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];

@@ -281,7 +281,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_u8_op(uint8_t x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
 #line 283 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint8_t *out = (uint8_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -375,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_cast(con
 static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i8_op(int8_t x1, int8_t x2, int8_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
 #line 377 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     int8_t *out = (int8_t *)p.data[0];
     const int8_t *in1 = (const int8_t *)p.data[1];
@@ -469,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_cast(con
 static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i16_op(int16_t x1, int16_t x2, int16_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }
 #line 471 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     int16_t *out = (int16_t *)p.data[0];
     const int16_t *in1 = (const int16_t *)p.data[1];
@@ -751,7 +751,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i64_cast(co
 static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_f16_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }
 #line 753 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];
@@ -845,7 +845,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_cast(co
 static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_bf16_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }
 #line 847 "generated/cuda/ufunc_clamp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];

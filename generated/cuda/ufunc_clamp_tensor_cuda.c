@@ -299,7 +299,7 @@ static const char tl_ufunc_clamp_tensor_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_u8_op(uint8_t x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }\n"
     "#line 283 \"generated/cuda/ufunc_clamp_tensor.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_u8_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint8_t *out = (uint8_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -393,7 +393,7 @@ static const char tl_ufunc_clamp_tensor_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i8_op(int8_t x1, int8_t x2, int8_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }\n"
     "#line 377 \"generated/cuda/ufunc_clamp_tensor.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i8_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    int8_t *out = (int8_t *)p.data[0];\n"
     "    const int8_t *in1 = (const int8_t *)p.data[1];\n"
@@ -487,7 +487,7 @@ static const char tl_ufunc_clamp_tensor_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_i16_op(int16_t x1, int16_t x2, int16_t x3) { return TL_UFUNC_clamp_int(x1, x2, x3); }\n"
     "#line 471 \"generated/cuda/ufunc_clamp_tensor.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_i16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    int16_t *out = (int16_t *)p.data[0];\n"
     "    const int16_t *in1 = (const int16_t *)p.data[1];\n"
@@ -769,7 +769,7 @@ static const char tl_ufunc_clamp_tensor_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_f16_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }\n"
     "#line 753 \"generated/cuda/ufunc_clamp_tensor.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_f16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint16_t *out = (uint16_t *)p.data[0];\n"
     "    const uint16_t *in1 = (const uint16_t *)p.data[1];\n"
@@ -863,7 +863,7 @@ static const char tl_ufunc_clamp_tensor_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_clamp_tensor_bf16_op(float x1, float x2, float x3) { return TL_UFUNC_clamp(x1, x2, x3); }\n"
     "#line 847 \"generated/cuda/ufunc_clamp_tensor.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_clamp_tensor_bf16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint16_t *out = (uint16_t *)p.data[0];\n"
     "    const uint16_t *in1 = (const uint16_t *)p.data[1];\n"
@@ -1177,19 +1177,19 @@ static tl_cuda_function tl_ufunc_clamp_tensor_cuda_fns[9][3] = {
 /* tl_dtype order; NULL kernels: the dtype is not supported */
 static const tl_cuda_ufunc_kernels tl_ufunc_clamp_tensor_cuda_table[TL_NUM_DTYPES] = {
     [TL_UINT8] = {&tl_ufunc_clamp_tensor_cuda_fns[0][0], &tl_ufunc_clamp_tensor_cuda_fns[0][1],
-        &tl_ufunc_clamp_tensor_cuda_fns[0][2], 8, 16, {TL_UINT8, TL_UINT8, TL_UINT8, TL_UINT8}},
+        &tl_ufunc_clamp_tensor_cuda_fns[0][2], 4, 16, {TL_UINT8, TL_UINT8, TL_UINT8, TL_UINT8}},
     [TL_INT8] = {&tl_ufunc_clamp_tensor_cuda_fns[1][0], &tl_ufunc_clamp_tensor_cuda_fns[1][1],
-        &tl_ufunc_clamp_tensor_cuda_fns[1][2], 8, 16, {TL_INT8, TL_INT8, TL_INT8, TL_INT8}},
+        &tl_ufunc_clamp_tensor_cuda_fns[1][2], 4, 16, {TL_INT8, TL_INT8, TL_INT8, TL_INT8}},
     [TL_INT16] = {&tl_ufunc_clamp_tensor_cuda_fns[2][0], &tl_ufunc_clamp_tensor_cuda_fns[2][1],
-        &tl_ufunc_clamp_tensor_cuda_fns[2][2], 8, 8, {TL_INT16, TL_INT16, TL_INT16, TL_INT16}},
+        &tl_ufunc_clamp_tensor_cuda_fns[2][2], 4, 8, {TL_INT16, TL_INT16, TL_INT16, TL_INT16}},
     [TL_INT32] = {&tl_ufunc_clamp_tensor_cuda_fns[3][0], &tl_ufunc_clamp_tensor_cuda_fns[3][1],
         &tl_ufunc_clamp_tensor_cuda_fns[3][2], 4, 8, {TL_INT32, TL_INT32, TL_INT32, TL_INT32}},
     [TL_INT64] = {&tl_ufunc_clamp_tensor_cuda_fns[4][0], &tl_ufunc_clamp_tensor_cuda_fns[4][1],
         &tl_ufunc_clamp_tensor_cuda_fns[4][2], 2, 8, {TL_INT64, TL_INT64, TL_INT64, TL_INT64}},
     [TL_FLOAT16] = {&tl_ufunc_clamp_tensor_cuda_fns[5][0], &tl_ufunc_clamp_tensor_cuda_fns[5][1],
-        &tl_ufunc_clamp_tensor_cuda_fns[5][2], 8, 8, {TL_FLOAT16, TL_FLOAT16, TL_FLOAT16, TL_FLOAT16}},
+        &tl_ufunc_clamp_tensor_cuda_fns[5][2], 4, 8, {TL_FLOAT16, TL_FLOAT16, TL_FLOAT16, TL_FLOAT16}},
     [TL_BFLOAT16] = {&tl_ufunc_clamp_tensor_cuda_fns[6][0], &tl_ufunc_clamp_tensor_cuda_fns[6][1],
-        &tl_ufunc_clamp_tensor_cuda_fns[6][2], 8, 8, {TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16}},
+        &tl_ufunc_clamp_tensor_cuda_fns[6][2], 4, 8, {TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16, TL_BFLOAT16}},
     [TL_FLOAT32] = {&tl_ufunc_clamp_tensor_cuda_fns[7][0], &tl_ufunc_clamp_tensor_cuda_fns[7][1],
         &tl_ufunc_clamp_tensor_cuda_fns[7][2], 4, 8, {TL_FLOAT32, TL_FLOAT32, TL_FLOAT32, TL_FLOAT32}},
     [TL_FLOAT64] = {&tl_ufunc_clamp_tensor_cuda_fns[8][0], &tl_ufunc_clamp_tensor_cuda_fns[8][1],

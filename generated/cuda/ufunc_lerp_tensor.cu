@@ -267,7 +267,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 static TL_CUDA_FORCEINLINE auto ufunc_lerp_tensor_f16_op(float x1, float x2, float x3) { return TL_UFUNC_lerp(x1, x2, x3); }
 #line 269 "generated/cuda/ufunc_lerp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];
@@ -361,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_f16_cast(con
 static TL_CUDA_FORCEINLINE auto ufunc_lerp_tensor_bf16_op(float x1, float x2, float x3) { return TL_UFUNC_lerp(x1, x2, x3); }
 #line 363 "generated/cuda/ufunc_lerp_tensor.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lerp_tensor_bf16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint16_t *in1 = (const uint16_t *)p.data[1];

@@ -267,7 +267,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 static TL_CUDA_FORCEINLINE auto ufunc_where_b_op(bool x1, bool x2, bool x3) { return TL_UFUNC_where(x1, x2, x3); }
 #line 269 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint8_t *out = (uint8_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -361,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_cast(const tl_cu
 static TL_CUDA_FORCEINLINE auto ufunc_where_u8_op(bool x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_where(x1, x2, x3); }
 #line 363 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint8_t *out = (uint8_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -455,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_cast(const tl_c
 static TL_CUDA_FORCEINLINE auto ufunc_where_i8_op(bool x1, int8_t x2, int8_t x3) { return TL_UFUNC_where(x1, x2, x3); }
 #line 457 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     int8_t *out = (int8_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -549,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_cast(const tl_c
 static TL_CUDA_FORCEINLINE auto ufunc_where_i16_op(bool x1, int16_t x2, int16_t x3) { return TL_UFUNC_where(x1, x2, x3); }
 #line 551 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     int16_t *out = (int16_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -831,7 +831,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_cast(const tl_
 static TL_CUDA_FORCEINLINE auto ufunc_where_f16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
 #line 833 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];
@@ -925,7 +925,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_cast(const tl_
 static TL_CUDA_FORCEINLINE auto ufunc_where_bf16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
 #line 927 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_cuda_ufunc_params p) {
-    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
     uint16_t *out = (uint16_t *)p.data[0];
     const uint8_t *in1 = (const uint8_t *)p.data[1];

@@ -285,7 +285,7 @@ static const char tl_ufunc_where_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_where_b_op(bool x1, bool x2, bool x3) { return TL_UFUNC_where(x1, x2, x3); }\n"
     "#line 269 \"generated/cuda/ufunc_where.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint8_t *out = (uint8_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -379,7 +379,7 @@ static const char tl_ufunc_where_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_where_u8_op(bool x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_where(x1, x2, x3); }\n"
     "#line 363 \"generated/cuda/ufunc_where.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint8_t *out = (uint8_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -473,7 +473,7 @@ static const char tl_ufunc_where_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_where_i8_op(bool x1, int8_t x2, int8_t x3) { return TL_UFUNC_where(x1, x2, x3); }\n"
     "#line 457 \"generated/cuda/ufunc_where.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    int8_t *out = (int8_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -567,7 +567,7 @@ static const char tl_ufunc_where_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_where_i16_op(bool x1, int16_t x2, int16_t x3) { return TL_UFUNC_where(x1, x2, x3); }\n"
     "#line 551 \"generated/cuda/ufunc_where.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    int16_t *out = (int16_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -849,7 +849,7 @@ static const char tl_ufunc_where_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_where_f16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }\n"
     "#line 833 \"generated/cuda/ufunc_where.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint16_t *out = (uint16_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -943,7 +943,7 @@ static const char tl_ufunc_where_cuda_source[] =
     "static TL_CUDA_FORCEINLINE auto ufunc_where_bf16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }\n"
     "#line 927 \"generated/cuda/ufunc_where.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_cuda_ufunc_params p) {\n"
-    "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
+    "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
     "    uint16_t *out = (uint16_t *)p.data[0];\n"
     "    const uint8_t *in1 = (const uint8_t *)p.data[1];\n"
@@ -1260,21 +1260,21 @@ static tl_cuda_function tl_ufunc_where_cuda_fns[10][3] = {
 /* tl_dtype order; NULL kernels: the dtype is not supported */
 static const tl_cuda_ufunc_kernels tl_ufunc_where_cuda_table[TL_NUM_DTYPES] = {
     [TL_BOOL] = {&tl_ufunc_where_cuda_fns[0][0], &tl_ufunc_where_cuda_fns[0][1],
-        &tl_ufunc_where_cuda_fns[0][2], 8, 16, {TL_BOOL, TL_BOOL, TL_BOOL, TL_BOOL}},
+        &tl_ufunc_where_cuda_fns[0][2], 4, 16, {TL_BOOL, TL_BOOL, TL_BOOL, TL_BOOL}},
     [TL_UINT8] = {&tl_ufunc_where_cuda_fns[1][0], &tl_ufunc_where_cuda_fns[1][1],
-        &tl_ufunc_where_cuda_fns[1][2], 8, 16, {TL_UINT8, TL_BOOL, TL_UINT8, TL_UINT8}},
+        &tl_ufunc_where_cuda_fns[1][2], 4, 16, {TL_UINT8, TL_BOOL, TL_UINT8, TL_UINT8}},
     [TL_INT8] = {&tl_ufunc_where_cuda_fns[2][0], &tl_ufunc_where_cuda_fns[2][1],
-        &tl_ufunc_where_cuda_fns[2][2], 8, 16, {TL_INT8, TL_BOOL, TL_INT8, TL_INT8}},
+        &tl_ufunc_where_cuda_fns[2][2], 4, 16, {TL_INT8, TL_BOOL, TL_INT8, TL_INT8}},
     [TL_INT16] = {&tl_ufunc_where_cuda_fns[3][0], &tl_ufunc_where_cuda_fns[3][1],
-        &tl_ufunc_where_cuda_fns[3][2], 8, 8, {TL_INT16, TL_BOOL, TL_INT16, TL_INT16}},
+        &tl_ufunc_where_cuda_fns[3][2], 4, 8, {TL_INT16, TL_BOOL, TL_INT16, TL_INT16}},
     [TL_INT32] = {&tl_ufunc_where_cuda_fns[4][0], &tl_ufunc_where_cuda_fns[4][1],
         &tl_ufunc_where_cuda_fns[4][2], 4, 8, {TL_INT32, TL_BOOL, TL_INT32, TL_INT32}},
     [TL_INT64] = {&tl_ufunc_where_cuda_fns[5][0], &tl_ufunc_where_cuda_fns[5][1],
         &tl_ufunc_where_cuda_fns[5][2], 2, 8, {TL_INT64, TL_BOOL, TL_INT64, TL_INT64}},
     [TL_FLOAT16] = {&tl_ufunc_where_cuda_fns[6][0], &tl_ufunc_where_cuda_fns[6][1],
-        &tl_ufunc_where_cuda_fns[6][2], 8, 8, {TL_FLOAT16, TL_BOOL, TL_FLOAT16, TL_FLOAT16}},
+        &tl_ufunc_where_cuda_fns[6][2], 4, 8, {TL_FLOAT16, TL_BOOL, TL_FLOAT16, TL_FLOAT16}},
     [TL_BFLOAT16] = {&tl_ufunc_where_cuda_fns[7][0], &tl_ufunc_where_cuda_fns[7][1],
-        &tl_ufunc_where_cuda_fns[7][2], 8, 8, {TL_BFLOAT16, TL_BOOL, TL_BFLOAT16, TL_BFLOAT16}},
+        &tl_ufunc_where_cuda_fns[7][2], 4, 8, {TL_BFLOAT16, TL_BOOL, TL_BFLOAT16, TL_BFLOAT16}},
     [TL_FLOAT32] = {&tl_ufunc_where_cuda_fns[8][0], &tl_ufunc_where_cuda_fns[8][1],
         &tl_ufunc_where_cuda_fns[8][2], 4, 8, {TL_FLOAT32, TL_BOOL, TL_FLOAT32, TL_FLOAT32}},
     [TL_FLOAT64] = {&tl_ufunc_where_cuda_fns[9][0], &tl_ufunc_where_cuda_fns[9][1],

@@ -92,10 +92,12 @@ def build(ops: list[str], sanitize: bool = False) -> Path:
 
 
 def load(ops: list[str]) -> ctypes.CDLL:
+    """TORCHLET_SHIM_ASAN=1: the library under AddressSanitizer + UBSan (run
+    Python with LD_PRELOAD=$(gcc -print-file-name=libasan.so))"""
     import torchlet._C as C
 
     ctypes.CDLL(C.__file__, mode=os.RTLD_GLOBAL | getattr(os, "RTLD_NOLOAD", 4))
-    lib = ctypes.CDLL(str(build(ops)), mode=os.RTLD_GLOBAL)
+    lib = ctypes.CDLL(str(build(ops, sanitize=os.environ.get("TORCHLET_SHIM_ASAN") == "1")), mode=os.RTLD_GLOBAL)
     for op in ops:
         getattr(lib, f"tl_shim_register_{op}")()
     return lib
