@@ -57,7 +57,8 @@ def _rel(p: pathlib.Path) -> str:
 def include_dirs() -> list[str]:
     dirs = [ROOT / "runtime" / "include"]
     for d in (ROOT / "generated" / "include", ROOT / "generated" / "cdef", ROOT / "generated" / "csrc",
-              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels", ROOT / "autograd"):
+              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels", ROOT / "autograd",
+              ROOT / "kernels" / "cuda", ROOT / "generated" / "cuda"):
         if d.is_dir():
             dirs.append(d)
     return [str(d) for d in dirs]
@@ -90,6 +91,11 @@ def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     common += sorted((ROOT / "kernels" / "native").glob("*.c"))
     # derivative-formula helpers: compositions of operators, above the kernels
     common += sorted((ROOT / "autograd").glob("*.c"))
+    # CUDA host side: launch helpers and the generated per-operator launchers
+    # (no CUDA headers needed; the driver is reached through tl_cuda.h)
+    common += sorted((ROOT / "kernels" / "cuda").glob("*.c"))
+    if (ROOT / "generated" / "cuda").is_dir():
+        common += sorted((ROOT / "generated" / "cuda").glob("*.c"))
     kernels = sorted((ROOT / "kernels" / "cpu").glob("*.c"))
     # generated ufunc loops (codegen/emit/ufunc.py): x3 like kernels/cpu
     kernels += sorted((ROOT / "generated" / "kernels").glob("*.c"))

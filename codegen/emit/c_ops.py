@@ -229,15 +229,21 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
     for key, md in kernels.items():
         enum = api_c.dispatch_key_enum(key)
         is_structured = structured_group and (md.structured or md.delegate is not None)
+        if key == "CUDA" and is_structured:
+            if _has_cuda_kernels(m, f):
+                structured_keys.append(key)   # generated CUDA launcher (codegen/emit/ufunc_cuda.py)
+            else:
+                op.skipped.append(f"{key}: {md.kernel} (no CUDA kernels are generated for it)")
+            continue
         # CUDA registers the unstructured kernels it shares with another
         # backend (metadata and device-generic ones: `CPU, CUDA, Meta: view`);
         # a CUDA-only kernel name has no C function behind it
-        if enum is None or (key == "CUDA" and (is_structured or not any(
-                k != "CUDA" and o.kernel == md.kernel for k, o in kernels.items()))):
+        if enum is None or (key == "CUDA" and not any(
+                k != "CUDA" and o.kernel == md.kernel for k, o in kernels.items())):
             op.skipped.append(f"{key}: {md.kernel} (no {key} backend in the runtime)")
             continue
         if is_structured:
-            if key not in api_c.STRUCTURED_BACKENDS:
+            if key not in api_c.STRUCTURED_BACKENDS and key != "CUDA":
                 op.skipped.append(f"{key}: {md.kernel} (structured kernels are generated for {', '.join(api_c.STRUCTURED_BACKENDS)} and Meta)")
                 continue
             structured_keys.append(key)
@@ -310,7 +316,7 @@ def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, ker
         "proposals": proposals,
         "meta": api_c.meta_name(g),
         "meta_args": names + (", &pre_" if pre else ""),
-        "impl": None if key == "Meta" else api_c.impl_name(impl_kernel),
+        "impl": None if key == "Meta" else api_c.impl_name(impl_kernel) + ("_cuda" if key == "CUDA" else ""),
         "impl_args": ", ".join(impl_args),
         "pre_type": pre,
         # several outputs: the kernel returns int and hands each output to ret<i>
@@ -350,11 +356,18 @@ def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
             continue
         protos.append(api_c.meta_prototype(g))
         for key, md in m.kernels(f).items():
-            if key in api_c.STRUCTURED_BACKENDS:
-                p = api_c.impl_prototype(g, md.kernel)
+            if key in api_c.STRUCTURED_BACKENDS or (key == "CUDA" and _has_cuda_kernels(m, f)):
+                p = api_c.impl_prototype(g, md.kernel + ("_cuda" if key == "CUDA" else ""))
                 if p not in protos:
                     protos.append(p)
     return protos
+
+
+def _has_cuda_kernels(m: Model, f: NativeFunction) -> bool:
+    """f's structured group has ufunc formulas: the generator emits its CUDA
+    launcher tl_impl_<kernel>_cuda (generated/cuda/ufunc_<op>_cuda.c)"""
+    g = m.group_of(f)
+    return g is not None and g.structured and g.out is not None and bool(g.out.ufunc_inner_loop)
 
 
 def emit_c_ops(ctx: EmitContext) -> dict[str, str]:

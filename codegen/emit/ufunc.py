@@ -302,6 +302,8 @@ def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[
 
 
 def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
+    from .ufunc_cuda import render_copy_program, render_cuda, render_params_header  # it imports our dtype tables
+
     m = ctx.model
     formulas = read_formulas()
     errors: list[Diagnostic] = []
@@ -335,6 +337,8 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         error_name = next((formulas[n].error_name for n in sorted(set(per_dtype.values())) if formulas[n].error_name),
                           None)
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name))
+        files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name, where,
+                                 errors))
     # standalone kernels (no structured operator): a header in kernels/ufunc
     # whose comment lines declare `ufunc_inner_loop: KEY: formula (dtypes)`;
     # the kernel is named after the file and may use several formulas
@@ -375,6 +379,12 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         sources = [f"{rel}: " + "; ".join(mk.group(0) for mk in marks) + " (standalone kernel)"]
         em = _ERROR_NAME_RE.search(text)   # the kernel's own header names its error
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None, em.group(1) if em else None))
+        files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, None,
+                                 em.group(1) if em else None, where, errors))
+    if errors:
+        raise CodegenError(errors)
+    files.update(render_params_header(ctx))
+    files.update(render_copy_program(ctx, errors))
     if errors:
         raise CodegenError(errors)
     return files

@@ -703,6 +703,20 @@ tl_dtype tl_iter_operand_dtype(const tl_iter *it, int i) {
     return it->ops[i].tensor->dtype;
 }
 int tl_iter_is_meta(const tl_iter *it) { return it->is_meta; }
+/* operand i as a device launch sees it (kernels/cuda/tl_cuda_loops.h): data
+ * pointer, byte strides of the loop dims (tl_iter_loop_ndim entries), stored
+ * dtype, and whether it is a 0-dim CPU tensor (a wrapped number) */
+int tl_iter_operand_loop(const tl_iter *it, int i, char **data, int64_t *strides, tl_dtype *dtype,
+                         int *cpu_scalar) {
+    if (i < 0 || i >= it->nops || !it->ops[i].tensor)
+        return tl_set_error(TL_ERR_INDEX, "TensorIterator operand %d out of range", i);
+    const tl_iter_op *op = &it->ops[i];
+    *data = op->data;
+    for (int64_t d = 0; d < it->ndim; d++) strides[d] = op->strides[d];
+    *dtype = op->tensor->dtype;
+    *cpu_scalar = !op->is_output && is_cpu_scalar(op->tensor);
+    return 0;
+}
 int tl_iter_is_contiguous(const tl_iter *it) {
     if (it->ndim > 1) return 0;
     for (int i = 0; i < it->nops; i++)
@@ -909,6 +923,7 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
 /* the tile kernels, one table per CPU capability (kernels/native/runtime_stubs.c fills it) */
 TL_DEFINE_EMPTY_STUB(tl_tile_stub);
 
+int tl_iter_copy_back(tl_iter *it);
 static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");
     if (TL_UNLIKELY(tl__device_type_of((int)it->device) == TL_CUDA))   /* host loops never touch device memory */
@@ -940,7 +955,12 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
         }
     }
 copy_back:
-    /* results computed in a temporary of the common dtype go to the out= tensors */
+    return tl_iter_copy_back(it);
+}
+
+/* results computed in a temporary of the common dtype go to the out= tensors
+ * (after the loops; a device launch calls it itself) */
+int tl_iter_copy_back(tl_iter *it) {
     for (int i = 0; i < it->nout; i++) {
         tl_iter_op *op = &it->ops[i];
         if (op->original) {

@@ -270,7 +270,7 @@ def test_structured_glue(small):
         """
     ) in foo
     assert "TL_KEY_META, (void *)tl_structured_foo_Tensor_Meta" in foo
-    assert "/* not registered: CUDA: foo_out (no CUDA backend in the runtime) */" in foo
+    assert "/* not registered: CUDA: foo_out (no CUDA kernels are generated for it) */" in foo
     h = small["include/tl_ops.h"]
     assert "TL_WEAK int tl_meta_foo_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);" in h
     assert "TL_WEAK int tl_impl_foo_out(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);" in h
