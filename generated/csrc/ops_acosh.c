@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_acosh(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::acosh
  *   acosh(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_acosh(void) {
     tl_ops_acosh_op = tl_op_define("aten::acosh", "acosh(Tensor self) -> Tensor");
     if (!tl_ops_acosh_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acosh) || TL_KERNEL_MISSING(tl_impl_ufunc_acosh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::acosh", "CPU", "tl_meta_acosh, tl_impl_ufunc_acosh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acosh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::acosh", "CPU", "tl_impl_ufunc_acosh");
     else if (tl_op_register_kernel(tl_ops_acosh_op, TL_KEY_CPU, (void *)tl_structured_acosh_CPU, tl_ops_acosh_boxed, NULL,
                                    "tl_structured_acosh_CPU registered at generated/csrc/ops_acosh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acosh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::acosh", "Meta", "tl_meta_acosh");
-    else if (tl_op_register_kernel(tl_ops_acosh_op, TL_KEY_META, (void *)tl_structured_acosh_Meta, tl_ops_acosh_boxed, NULL,
-                                   "tl_structured_acosh_Meta registered at generated/csrc/ops_acosh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_acosh_op, TL_KEY_META, (void *)tl_structured_acosh_Meta, tl_ops_acosh_boxed, NULL,
+                              "tl_structured_acosh_Meta registered at generated/csrc/ops_acosh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_acosh (no CUDA backend in the runtime) */
     tl_ops_acosh__op = tl_op_define("aten::acosh_", "acosh_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_acosh__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acosh) || TL_KERNEL_MISSING(tl_impl_ufunc_acosh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::acosh_", "CPU", "tl_meta_acosh, tl_impl_ufunc_acosh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acosh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::acosh_", "CPU", "tl_impl_ufunc_acosh");
     else if (tl_op_register_kernel(tl_ops_acosh__op, TL_KEY_CPU, (void *)tl_structured_acosh__CPU, tl_ops_acosh__boxed, NULL,
                                    "tl_structured_acosh__CPU registered at generated/csrc/ops_acosh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acosh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::acosh_", "Meta", "tl_meta_acosh");
-    else if (tl_op_register_kernel(tl_ops_acosh__op, TL_KEY_META, (void *)tl_structured_acosh__Meta, tl_ops_acosh__boxed, NULL,
-                                   "tl_structured_acosh__Meta registered at generated/csrc/ops_acosh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_acosh__op, TL_KEY_META, (void *)tl_structured_acosh__Meta, tl_ops_acosh__boxed, NULL,
+                              "tl_structured_acosh__Meta registered at generated/csrc/ops_acosh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_acosh (no CUDA backend in the runtime) */
     tl_ops_acosh_out_op = tl_op_define("aten::acosh.out", "acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_acosh_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acosh) || TL_KERNEL_MISSING(tl_impl_ufunc_acosh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::acosh.out", "CPU", "tl_meta_acosh, tl_impl_ufunc_acosh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acosh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::acosh.out", "CPU", "tl_impl_ufunc_acosh");
     else if (tl_op_register_kernel(tl_ops_acosh_out_op, TL_KEY_CPU, (void *)tl_structured_acosh_out_CPU, tl_ops_acosh_out_boxed, NULL,
                                    "tl_structured_acosh_out_CPU registered at generated/csrc/ops_acosh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acosh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::acosh.out", "Meta", "tl_meta_acosh");
-    else if (tl_op_register_kernel(tl_ops_acosh_out_op, TL_KEY_META, (void *)tl_structured_acosh_out_Meta, tl_ops_acosh_out_boxed, NULL,
-                                   "tl_structured_acosh_out_Meta registered at generated/csrc/ops_acosh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_acosh_out_op, TL_KEY_META, (void *)tl_structured_acosh_out_Meta, tl_ops_acosh_out_boxed, NULL,
+                              "tl_structured_acosh_out_Meta registered at generated/csrc/ops_acosh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_acosh (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_asinh(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::asinh
  *   asinh(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_asinh(void) {
     tl_ops_asinh_op = tl_op_define("aten::asinh", "asinh(Tensor self) -> Tensor");
     if (!tl_ops_asinh_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_asinh) || TL_KERNEL_MISSING(tl_impl_ufunc_asinh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::asinh", "CPU", "tl_meta_asinh, tl_impl_ufunc_asinh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_asinh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::asinh", "CPU", "tl_impl_ufunc_asinh");
     else if (tl_op_register_kernel(tl_ops_asinh_op, TL_KEY_CPU, (void *)tl_structured_asinh_CPU, tl_ops_asinh_boxed, NULL,
                                    "tl_structured_asinh_CPU registered at generated/csrc/ops_asinh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_asinh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::asinh", "Meta", "tl_meta_asinh");
-    else if (tl_op_register_kernel(tl_ops_asinh_op, TL_KEY_META, (void *)tl_structured_asinh_Meta, tl_ops_asinh_boxed, NULL,
-                                   "tl_structured_asinh_Meta registered at generated/csrc/ops_asinh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_asinh_op, TL_KEY_META, (void *)tl_structured_asinh_Meta, tl_ops_asinh_boxed, NULL,
+                              "tl_structured_asinh_Meta registered at generated/csrc/ops_asinh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_asinh (no CUDA backend in the runtime) */
     tl_ops_asinh__op = tl_op_define("aten::asinh_", "asinh_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_asinh__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_asinh) || TL_KERNEL_MISSING(tl_impl_ufunc_asinh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::asinh_", "CPU", "tl_meta_asinh, tl_impl_ufunc_asinh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_asinh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::asinh_", "CPU", "tl_impl_ufunc_asinh");
     else if (tl_op_register_kernel(tl_ops_asinh__op, TL_KEY_CPU, (void *)tl_structured_asinh__CPU, tl_ops_asinh__boxed, NULL,
                                    "tl_structured_asinh__CPU registered at generated/csrc/ops_asinh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_asinh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::asinh_", "Meta", "tl_meta_asinh");
-    else if (tl_op_register_kernel(tl_ops_asinh__op, TL_KEY_META, (void *)tl_structured_asinh__Meta, tl_ops_asinh__boxed, NULL,
-                                   "tl_structured_asinh__Meta registered at generated/csrc/ops_asinh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_asinh__op, TL_KEY_META, (void *)tl_structured_asinh__Meta, tl_ops_asinh__boxed, NULL,
+                              "tl_structured_asinh__Meta registered at generated/csrc/ops_asinh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_asinh (no CUDA backend in the runtime) */
     tl_ops_asinh_out_op = tl_op_define("aten::asinh.out", "asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_asinh_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_asinh) || TL_KERNEL_MISSING(tl_impl_ufunc_asinh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::asinh.out", "CPU", "tl_meta_asinh, tl_impl_ufunc_asinh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_asinh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::asinh.out", "CPU", "tl_impl_ufunc_asinh");
     else if (tl_op_register_kernel(tl_ops_asinh_out_op, TL_KEY_CPU, (void *)tl_structured_asinh_out_CPU, tl_ops_asinh_out_boxed, NULL,
                                    "tl_structured_asinh_out_CPU registered at generated/csrc/ops_asinh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_asinh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::asinh.out", "Meta", "tl_meta_asinh");
-    else if (tl_op_register_kernel(tl_ops_asinh_out_op, TL_KEY_META, (void *)tl_structured_asinh_out_Meta, tl_ops_asinh_out_boxed, NULL,
-                                   "tl_structured_asinh_out_Meta registered at generated/csrc/ops_asinh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_asinh_out_op, TL_KEY_META, (void *)tl_structured_asinh_out_Meta, tl_ops_asinh_out_boxed, NULL,
+                              "tl_structured_asinh_out_Meta registered at generated/csrc/ops_asinh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_asinh (no CUDA backend in the runtime) */
     return 0;

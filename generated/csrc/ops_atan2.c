@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::atan2.out
  *   atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -268,41 +274,35 @@ fail:
 int tl_ops_register_atan2(void) {
     tl_ops_atan2_out_op = tl_op_define("aten::atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_atan2_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_atan2) || TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::atan2.out", "CPU", "tl_meta_atan2, tl_impl_ufunc_atan2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::atan2.out", "CPU", "tl_impl_ufunc_atan2");
     else if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_CPU, (void *)tl_structured_atan2_out_CPU, tl_ops_atan2_out_boxed, NULL,
                                    "tl_structured_atan2_out_CPU registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_atan2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::atan2.out", "Meta", "tl_meta_atan2");
-    else if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_META, (void *)tl_structured_atan2_out_Meta, tl_ops_atan2_out_boxed, NULL,
-                                   "tl_structured_atan2_out_Meta registered at generated/csrc/ops_atan2.c") < 0)
+    if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_META, (void *)tl_structured_atan2_out_Meta, tl_ops_atan2_out_boxed, NULL,
+                              "tl_structured_atan2_out_Meta registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_atan2 (no CUDA backend in the runtime) */
     tl_ops_atan2__op = tl_op_define("aten::atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_atan2__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_atan2) || TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::atan2_", "CPU", "tl_meta_atan2, tl_impl_ufunc_atan2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::atan2_", "CPU", "tl_impl_ufunc_atan2");
     else if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_CPU, (void *)tl_structured_atan2__CPU, tl_ops_atan2__boxed, NULL,
                                    "tl_structured_atan2__CPU registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_atan2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::atan2_", "Meta", "tl_meta_atan2");
-    else if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_META, (void *)tl_structured_atan2__Meta, tl_ops_atan2__boxed, NULL,
-                                   "tl_structured_atan2__Meta registered at generated/csrc/ops_atan2.c") < 0)
+    if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_META, (void *)tl_structured_atan2__Meta, tl_ops_atan2__boxed, NULL,
+                              "tl_structured_atan2__Meta registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_atan2 (no CUDA backend in the runtime) */
     tl_ops_atan2_op = tl_op_define("aten::atan2", "atan2(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_atan2_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_atan2) || TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::atan2", "CPU", "tl_meta_atan2, tl_impl_ufunc_atan2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::atan2", "CPU", "tl_impl_ufunc_atan2");
     else if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_CPU, (void *)tl_structured_atan2_CPU, tl_ops_atan2_boxed, NULL,
                                    "tl_structured_atan2_CPU registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_atan2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::atan2", "Meta", "tl_meta_atan2");
-    else if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_META, (void *)tl_structured_atan2_Meta, tl_ops_atan2_boxed, NULL,
-                                   "tl_structured_atan2_Meta registered at generated/csrc/ops_atan2.c") < 0)
+    if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_META, (void *)tl_structured_atan2_Meta, tl_ops_atan2_boxed, NULL,
+                              "tl_structured_atan2_Meta registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_atan2 (no CUDA backend in the runtime) */
     return 0;

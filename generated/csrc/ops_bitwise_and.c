@@ -17,6 +17,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::bitwise_and.Tensor_out
  *   bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -556,15 +562,13 @@ int tl_ops_bitwise_and_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_ope
 int tl_ops_register_bitwise_and(void) {
     tl_ops_bitwise_and_Tensor_out_op = tl_op_define("aten::bitwise_and.Tensor_out", "bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_and_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_and_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_and.Tensor_out", "CPU", "tl_meta_bitwise_and_Tensor, tl_impl_ufunc_bitwise_and");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_and.Tensor_out", "CPU", "tl_impl_ufunc_bitwise_and");
     else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_bitwise_and_Tensor_out_CPU, tl_ops_bitwise_and_Tensor_out_boxed, NULL,
                                    "tl_structured_bitwise_and_Tensor_out_CPU registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_and_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_and.Tensor_out", "Meta", "tl_meta_bitwise_and_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_and_Tensor_out_Meta, tl_ops_bitwise_and_Tensor_out_boxed, NULL,
-                                   "tl_structured_bitwise_and_Tensor_out_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_and_Tensor_out_Meta, tl_ops_bitwise_and_Tensor_out_boxed, NULL,
+                              "tl_structured_bitwise_and_Tensor_out_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_and (no CUDA backend in the runtime) */
     tl_ops_bitwise_and_Scalar_out_op = tl_op_define("aten::bitwise_and.Scalar_out", "bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)");
@@ -590,15 +594,13 @@ int tl_ops_register_bitwise_and(void) {
         return -1;
     tl_ops_bitwise_and_Tensor_op = tl_op_define("aten::bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_bitwise_and_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_and_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_and.Tensor", "CPU", "tl_meta_bitwise_and_Tensor, tl_impl_ufunc_bitwise_and");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_and.Tensor", "CPU", "tl_impl_ufunc_bitwise_and");
     else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_and_Tensor_CPU, tl_ops_bitwise_and_Tensor_boxed, NULL,
                                    "tl_structured_bitwise_and_Tensor_CPU registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_and_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_and.Tensor", "Meta", "tl_meta_bitwise_and_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_and_Tensor_Meta, tl_ops_bitwise_and_Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_and_Tensor_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_and_Tensor_Meta, tl_ops_bitwise_and_Tensor_boxed, NULL,
+                              "tl_structured_bitwise_and_Tensor_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_and (no CUDA backend in the runtime) */
     tl_ops_bitwise_and__Scalar_op = tl_op_define("aten::bitwise_and_.Scalar", "bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
@@ -610,15 +612,13 @@ int tl_ops_register_bitwise_and(void) {
         return -1;
     tl_ops_bitwise_and__Tensor_op = tl_op_define("aten::bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_bitwise_and__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_and_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_and_.Tensor", "CPU", "tl_meta_bitwise_and_Tensor, tl_impl_ufunc_bitwise_and");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_and_.Tensor", "CPU", "tl_impl_ufunc_bitwise_and");
     else if (tl_op_register_kernel(tl_ops_bitwise_and__Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_and__Tensor_CPU, tl_ops_bitwise_and__Tensor_boxed, NULL,
                                    "tl_structured_bitwise_and__Tensor_CPU registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_and_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_and_.Tensor", "Meta", "tl_meta_bitwise_and_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_and__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_and__Tensor_Meta, tl_ops_bitwise_and__Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_and__Tensor_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_and__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_and__Tensor_Meta, tl_ops_bitwise_and__Tensor_boxed, NULL,
+                              "tl_structured_bitwise_and__Tensor_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_and (no CUDA backend in the runtime) */
     tl_ops_bitwise_and_Scalar_Tensor_out_op = tl_op_define("aten::bitwise_and.Scalar_Tensor_out", "bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");

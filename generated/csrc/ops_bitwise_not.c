@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::bitwise_not
  *   bitwise_not(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_bitwise_not(void) {
     tl_ops_bitwise_not_op = tl_op_define("aten::bitwise_not", "bitwise_not(Tensor self) -> Tensor");
     if (!tl_ops_bitwise_not_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_not) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_not))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_not", "CPU", "tl_meta_bitwise_not, tl_impl_ufunc_bitwise_not");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_not))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_not", "CPU", "tl_impl_ufunc_bitwise_not");
     else if (tl_op_register_kernel(tl_ops_bitwise_not_op, TL_KEY_CPU, (void *)tl_structured_bitwise_not_CPU, tl_ops_bitwise_not_boxed, NULL,
                                    "tl_structured_bitwise_not_CPU registered at generated/csrc/ops_bitwise_not.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_not))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_not", "Meta", "tl_meta_bitwise_not");
-    else if (tl_op_register_kernel(tl_ops_bitwise_not_op, TL_KEY_META, (void *)tl_structured_bitwise_not_Meta, tl_ops_bitwise_not_boxed, NULL,
-                                   "tl_structured_bitwise_not_Meta registered at generated/csrc/ops_bitwise_not.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_not_op, TL_KEY_META, (void *)tl_structured_bitwise_not_Meta, tl_ops_bitwise_not_boxed, NULL,
+                              "tl_structured_bitwise_not_Meta registered at generated/csrc/ops_bitwise_not.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_not (no CUDA backend in the runtime) */
     tl_ops_bitwise_not__op = tl_op_define("aten::bitwise_not_", "bitwise_not_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_bitwise_not__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_not) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_not))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_not_", "CPU", "tl_meta_bitwise_not, tl_impl_ufunc_bitwise_not");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_not))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_not_", "CPU", "tl_impl_ufunc_bitwise_not");
     else if (tl_op_register_kernel(tl_ops_bitwise_not__op, TL_KEY_CPU, (void *)tl_structured_bitwise_not__CPU, tl_ops_bitwise_not__boxed, NULL,
                                    "tl_structured_bitwise_not__CPU registered at generated/csrc/ops_bitwise_not.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_not))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_not_", "Meta", "tl_meta_bitwise_not");
-    else if (tl_op_register_kernel(tl_ops_bitwise_not__op, TL_KEY_META, (void *)tl_structured_bitwise_not__Meta, tl_ops_bitwise_not__boxed, NULL,
-                                   "tl_structured_bitwise_not__Meta registered at generated/csrc/ops_bitwise_not.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_not__op, TL_KEY_META, (void *)tl_structured_bitwise_not__Meta, tl_ops_bitwise_not__boxed, NULL,
+                              "tl_structured_bitwise_not__Meta registered at generated/csrc/ops_bitwise_not.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_not (no CUDA backend in the runtime) */
     tl_ops_bitwise_not_out_op = tl_op_define("aten::bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_not_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_not) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_not))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_not.out", "CPU", "tl_meta_bitwise_not, tl_impl_ufunc_bitwise_not");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_not))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_not.out", "CPU", "tl_impl_ufunc_bitwise_not");
     else if (tl_op_register_kernel(tl_ops_bitwise_not_out_op, TL_KEY_CPU, (void *)tl_structured_bitwise_not_out_CPU, tl_ops_bitwise_not_out_boxed, NULL,
                                    "tl_structured_bitwise_not_out_CPU registered at generated/csrc/ops_bitwise_not.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_not))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_not.out", "Meta", "tl_meta_bitwise_not");
-    else if (tl_op_register_kernel(tl_ops_bitwise_not_out_op, TL_KEY_META, (void *)tl_structured_bitwise_not_out_Meta, tl_ops_bitwise_not_out_boxed, NULL,
-                                   "tl_structured_bitwise_not_out_Meta registered at generated/csrc/ops_bitwise_not.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_not_out_op, TL_KEY_META, (void *)tl_structured_bitwise_not_out_Meta, tl_ops_bitwise_not_out_boxed, NULL,
+                              "tl_structured_bitwise_not_out_Meta registered at generated/csrc/ops_bitwise_not.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_not (no CUDA backend in the runtime) */
     return 0;

@@ -17,6 +17,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::bitwise_right_shift.Tensor
  *   bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
@@ -556,41 +562,35 @@ int tl_ops_bitwise_right_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, cons
 int tl_ops_register_bitwise_right_shift(void) {
     tl_ops_bitwise_right_shift_Tensor_op = tl_op_define("aten::bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_bitwise_right_shift_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "CPU", "tl_meta_bitwise_right_shift_Tensor, tl_impl_ufunc_bitwise_right_shift");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "CPU", "tl_impl_ufunc_bitwise_right_shift");
     else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_right_shift_Tensor_CPU, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
                                    "tl_structured_bitwise_right_shift_Tensor_CPU registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "Meta", "tl_meta_bitwise_right_shift_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_Meta, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_right_shift_Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_Meta, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
+                              "tl_structured_bitwise_right_shift_Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_right_shift (no CUDA backend in the runtime) */
     tl_ops_bitwise_right_shift__Tensor_op = tl_op_define("aten::bitwise_right_shift_.Tensor", "bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_bitwise_right_shift__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "CPU", "tl_meta_bitwise_right_shift_Tensor, tl_impl_ufunc_bitwise_right_shift");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "CPU", "tl_impl_ufunc_bitwise_right_shift");
     else if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_right_shift__Tensor_CPU, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
                                    "tl_structured_bitwise_right_shift__Tensor_CPU registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "Meta", "tl_meta_bitwise_right_shift_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift__Tensor_Meta, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_right_shift__Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift__Tensor_Meta, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
+                              "tl_structured_bitwise_right_shift__Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_right_shift (no CUDA backend in the runtime) */
     tl_ops_bitwise_right_shift_Tensor_out_op = tl_op_define("aten::bitwise_right_shift.Tensor_out", "bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_right_shift_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "CPU", "tl_meta_bitwise_right_shift_Tensor, tl_impl_ufunc_bitwise_right_shift");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "CPU", "tl_impl_ufunc_bitwise_right_shift");
     else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_bitwise_right_shift_Tensor_out_CPU, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
                                    "tl_structured_bitwise_right_shift_Tensor_out_CPU registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "Meta", "tl_meta_bitwise_right_shift_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_out_Meta, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
-                                   "tl_structured_bitwise_right_shift_Tensor_out_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+    if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_out_Meta, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
+                              "tl_structured_bitwise_right_shift_Tensor_out_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_bitwise_right_shift (no CUDA backend in the runtime) */
     tl_ops_bitwise_right_shift_Tensor_Scalar_op = tl_op_define("aten::bitwise_right_shift.Tensor_Scalar", "bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor");

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_cosh(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::cosh
  *   cosh(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_cosh(void) {
     tl_ops_cosh_op = tl_op_define("aten::cosh", "cosh(Tensor self) -> Tensor");
     if (!tl_ops_cosh_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_cosh) || TL_KERNEL_MISSING(tl_impl_ufunc_cosh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::cosh", "CPU", "tl_meta_cosh, tl_impl_ufunc_cosh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_cosh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::cosh", "CPU", "tl_impl_ufunc_cosh");
     else if (tl_op_register_kernel(tl_ops_cosh_op, TL_KEY_CPU, (void *)tl_structured_cosh_CPU, tl_ops_cosh_boxed, NULL,
                                    "tl_structured_cosh_CPU registered at generated/csrc/ops_cosh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_cosh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::cosh", "Meta", "tl_meta_cosh");
-    else if (tl_op_register_kernel(tl_ops_cosh_op, TL_KEY_META, (void *)tl_structured_cosh_Meta, tl_ops_cosh_boxed, NULL,
-                                   "tl_structured_cosh_Meta registered at generated/csrc/ops_cosh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_cosh_op, TL_KEY_META, (void *)tl_structured_cosh_Meta, tl_ops_cosh_boxed, NULL,
+                              "tl_structured_cosh_Meta registered at generated/csrc/ops_cosh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_cosh (no CUDA backend in the runtime) */
     tl_ops_cosh__op = tl_op_define("aten::cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_cosh__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_cosh) || TL_KERNEL_MISSING(tl_impl_ufunc_cosh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::cosh_", "CPU", "tl_meta_cosh, tl_impl_ufunc_cosh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_cosh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::cosh_", "CPU", "tl_impl_ufunc_cosh");
     else if (tl_op_register_kernel(tl_ops_cosh__op, TL_KEY_CPU, (void *)tl_structured_cosh__CPU, tl_ops_cosh__boxed, NULL,
                                    "tl_structured_cosh__CPU registered at generated/csrc/ops_cosh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_cosh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::cosh_", "Meta", "tl_meta_cosh");
-    else if (tl_op_register_kernel(tl_ops_cosh__op, TL_KEY_META, (void *)tl_structured_cosh__Meta, tl_ops_cosh__boxed, NULL,
-                                   "tl_structured_cosh__Meta registered at generated/csrc/ops_cosh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_cosh__op, TL_KEY_META, (void *)tl_structured_cosh__Meta, tl_ops_cosh__boxed, NULL,
+                              "tl_structured_cosh__Meta registered at generated/csrc/ops_cosh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_cosh (no CUDA backend in the runtime) */
     tl_ops_cosh_out_op = tl_op_define("aten::cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_cosh_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_cosh) || TL_KERNEL_MISSING(tl_impl_ufunc_cosh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::cosh.out", "CPU", "tl_meta_cosh, tl_impl_ufunc_cosh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_cosh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::cosh.out", "CPU", "tl_impl_ufunc_cosh");
     else if (tl_op_register_kernel(tl_ops_cosh_out_op, TL_KEY_CPU, (void *)tl_structured_cosh_out_CPU, tl_ops_cosh_out_boxed, NULL,
                                    "tl_structured_cosh_out_CPU registered at generated/csrc/ops_cosh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_cosh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::cosh.out", "Meta", "tl_meta_cosh");
-    else if (tl_op_register_kernel(tl_ops_cosh_out_op, TL_KEY_META, (void *)tl_structured_cosh_out_Meta, tl_ops_cosh_out_boxed, NULL,
-                                   "tl_structured_cosh_out_Meta registered at generated/csrc/ops_cosh.c") < 0)
+    if (tl_op_register_kernel(tl_ops_cosh_out_op, TL_KEY_META, (void *)tl_structured_cosh_out_Meta, tl_ops_cosh_out_boxed, NULL,
+                              "tl_structured_cosh_out_Meta registered at generated/csrc/ops_cosh.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_cosh (no CUDA backend in the runtime) */
     return 0;

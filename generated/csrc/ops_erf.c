@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_erf(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::erf
  *   erf(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_erf(void) {
     tl_ops_erf_op = tl_op_define("aten::erf", "erf(Tensor self) -> Tensor");
     if (!tl_ops_erf_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_erf) || TL_KERNEL_MISSING(tl_impl_ufunc_erf))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::erf", "CPU", "tl_meta_erf, tl_impl_ufunc_erf");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_erf))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::erf", "CPU", "tl_impl_ufunc_erf");
     else if (tl_op_register_kernel(tl_ops_erf_op, TL_KEY_CPU, (void *)tl_structured_erf_CPU, tl_ops_erf_boxed, NULL,
                                    "tl_structured_erf_CPU registered at generated/csrc/ops_erf.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_erf))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::erf", "Meta", "tl_meta_erf");
-    else if (tl_op_register_kernel(tl_ops_erf_op, TL_KEY_META, (void *)tl_structured_erf_Meta, tl_ops_erf_boxed, NULL,
-                                   "tl_structured_erf_Meta registered at generated/csrc/ops_erf.c") < 0)
+    if (tl_op_register_kernel(tl_ops_erf_op, TL_KEY_META, (void *)tl_structured_erf_Meta, tl_ops_erf_boxed, NULL,
+                              "tl_structured_erf_Meta registered at generated/csrc/ops_erf.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_erf (no CUDA backend in the runtime) */
     tl_ops_erf__op = tl_op_define("aten::erf_", "erf_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_erf__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_erf) || TL_KERNEL_MISSING(tl_impl_ufunc_erf))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::erf_", "CPU", "tl_meta_erf, tl_impl_ufunc_erf");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_erf))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::erf_", "CPU", "tl_impl_ufunc_erf");
     else if (tl_op_register_kernel(tl_ops_erf__op, TL_KEY_CPU, (void *)tl_structured_erf__CPU, tl_ops_erf__boxed, NULL,
                                    "tl_structured_erf__CPU registered at generated/csrc/ops_erf.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_erf))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::erf_", "Meta", "tl_meta_erf");
-    else if (tl_op_register_kernel(tl_ops_erf__op, TL_KEY_META, (void *)tl_structured_erf__Meta, tl_ops_erf__boxed, NULL,
-                                   "tl_structured_erf__Meta registered at generated/csrc/ops_erf.c") < 0)
+    if (tl_op_register_kernel(tl_ops_erf__op, TL_KEY_META, (void *)tl_structured_erf__Meta, tl_ops_erf__boxed, NULL,
+                              "tl_structured_erf__Meta registered at generated/csrc/ops_erf.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_erf (no CUDA backend in the runtime) */
     tl_ops_erf_out_op = tl_op_define("aten::erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_erf_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_erf) || TL_KERNEL_MISSING(tl_impl_ufunc_erf))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::erf.out", "CPU", "tl_meta_erf, tl_impl_ufunc_erf");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_erf))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::erf.out", "CPU", "tl_impl_ufunc_erf");
     else if (tl_op_register_kernel(tl_ops_erf_out_op, TL_KEY_CPU, (void *)tl_structured_erf_out_CPU, tl_ops_erf_out_boxed, NULL,
                                    "tl_structured_erf_out_CPU registered at generated/csrc/ops_erf.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_erf))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::erf.out", "Meta", "tl_meta_erf");
-    else if (tl_op_register_kernel(tl_ops_erf_out_op, TL_KEY_META, (void *)tl_structured_erf_out_Meta, tl_ops_erf_out_boxed, NULL,
-                                   "tl_structured_erf_out_Meta registered at generated/csrc/ops_erf.c") < 0)
+    if (tl_op_register_kernel(tl_ops_erf_out_op, TL_KEY_META, (void *)tl_structured_erf_out_Meta, tl_ops_erf_out_boxed, NULL,
+                              "tl_structured_erf_out_Meta registered at generated/csrc/ops_erf.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_erf (no CUDA backend in the runtime) */
     return 0;

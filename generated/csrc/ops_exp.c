@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_exp(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::exp
  *   exp(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_exp(void) {
     tl_ops_exp_op = tl_op_define("aten::exp", "exp(Tensor self) -> Tensor");
     if (!tl_ops_exp_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp) || TL_KERNEL_MISSING(tl_impl_ufunc_exp))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp", "CPU", "tl_meta_exp, tl_impl_ufunc_exp");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp", "CPU", "tl_impl_ufunc_exp");
     else if (tl_op_register_kernel(tl_ops_exp_op, TL_KEY_CPU, (void *)tl_structured_exp_CPU, tl_ops_exp_boxed, NULL,
                                    "tl_structured_exp_CPU registered at generated/csrc/ops_exp.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp", "Meta", "tl_meta_exp");
-    else if (tl_op_register_kernel(tl_ops_exp_op, TL_KEY_META, (void *)tl_structured_exp_Meta, tl_ops_exp_boxed, NULL,
-                                   "tl_structured_exp_Meta registered at generated/csrc/ops_exp.c") < 0)
+    if (tl_op_register_kernel(tl_ops_exp_op, TL_KEY_META, (void *)tl_structured_exp_Meta, tl_ops_exp_boxed, NULL,
+                              "tl_structured_exp_Meta registered at generated/csrc/ops_exp.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_exp (no CUDA backend in the runtime) */
     tl_ops_exp__op = tl_op_define("aten::exp_", "exp_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_exp__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp) || TL_KERNEL_MISSING(tl_impl_ufunc_exp))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp_", "CPU", "tl_meta_exp, tl_impl_ufunc_exp");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp_", "CPU", "tl_impl_ufunc_exp");
     else if (tl_op_register_kernel(tl_ops_exp__op, TL_KEY_CPU, (void *)tl_structured_exp__CPU, tl_ops_exp__boxed, NULL,
                                    "tl_structured_exp__CPU registered at generated/csrc/ops_exp.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp_", "Meta", "tl_meta_exp");
-    else if (tl_op_register_kernel(tl_ops_exp__op, TL_KEY_META, (void *)tl_structured_exp__Meta, tl_ops_exp__boxed, NULL,
-                                   "tl_structured_exp__Meta registered at generated/csrc/ops_exp.c") < 0)
+    if (tl_op_register_kernel(tl_ops_exp__op, TL_KEY_META, (void *)tl_structured_exp__Meta, tl_ops_exp__boxed, NULL,
+                              "tl_structured_exp__Meta registered at generated/csrc/ops_exp.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_exp (no CUDA backend in the runtime) */
     tl_ops_exp_out_op = tl_op_define("aten::exp.out", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_exp_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp) || TL_KERNEL_MISSING(tl_impl_ufunc_exp))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp.out", "CPU", "tl_meta_exp, tl_impl_ufunc_exp");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp.out", "CPU", "tl_impl_ufunc_exp");
     else if (tl_op_register_kernel(tl_ops_exp_out_op, TL_KEY_CPU, (void *)tl_structured_exp_out_CPU, tl_ops_exp_out_boxed, NULL,
                                    "tl_structured_exp_out_CPU registered at generated/csrc/ops_exp.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp.out", "Meta", "tl_meta_exp");
-    else if (tl_op_register_kernel(tl_ops_exp_out_op, TL_KEY_META, (void *)tl_structured_exp_out_Meta, tl_ops_exp_out_boxed, NULL,
-                                   "tl_structured_exp_out_Meta registered at generated/csrc/ops_exp.c") < 0)
+    if (tl_op_register_kernel(tl_ops_exp_out_op, TL_KEY_META, (void *)tl_structured_exp_out_Meta, tl_ops_exp_out_boxed, NULL,
+                              "tl_structured_exp_out_Meta registered at generated/csrc/ops_exp.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_exp (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_exp2(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::exp2
  *   exp2(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_exp2(void) {
     tl_ops_exp2_op = tl_op_define("aten::exp2", "exp2(Tensor self) -> Tensor");
     if (!tl_ops_exp2_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2) || TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp2", "CPU", "tl_meta_exp2, tl_impl_ufunc_exp2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp2", "CPU", "tl_impl_ufunc_exp2");
     else if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_CPU, (void *)tl_structured_exp2_CPU, tl_ops_exp2_boxed, NULL,
                                    "tl_structured_exp2_CPU registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp2", "Meta", "tl_meta_exp2");
-    else if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_META, (void *)tl_structured_exp2_Meta, tl_ops_exp2_boxed, NULL,
-                                   "tl_structured_exp2_Meta registered at generated/csrc/ops_exp2.c") < 0)
+    if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_META, (void *)tl_structured_exp2_Meta, tl_ops_exp2_boxed, NULL,
+                              "tl_structured_exp2_Meta registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_exp2 (no CUDA backend in the runtime) */
     tl_ops_exp2__op = tl_op_define("aten::exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_exp2__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2) || TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp2_", "CPU", "tl_meta_exp2, tl_impl_ufunc_exp2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp2_", "CPU", "tl_impl_ufunc_exp2");
     else if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_CPU, (void *)tl_structured_exp2__CPU, tl_ops_exp2__boxed, NULL,
                                    "tl_structured_exp2__CPU registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp2_", "Meta", "tl_meta_exp2");
-    else if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_META, (void *)tl_structured_exp2__Meta, tl_ops_exp2__boxed, NULL,
-                                   "tl_structured_exp2__Meta registered at generated/csrc/ops_exp2.c") < 0)
+    if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_META, (void *)tl_structured_exp2__Meta, tl_ops_exp2__boxed, NULL,
+                              "tl_structured_exp2__Meta registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_exp2 (no CUDA backend in the runtime) */
     tl_ops_exp2_out_op = tl_op_define("aten::exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_exp2_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2) || TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp2.out", "CPU", "tl_meta_exp2, tl_impl_ufunc_exp2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp2.out", "CPU", "tl_impl_ufunc_exp2");
     else if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_CPU, (void *)tl_structured_exp2_out_CPU, tl_ops_exp2_out_boxed, NULL,
                                    "tl_structured_exp2_out_CPU registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp2.out", "Meta", "tl_meta_exp2");
-    else if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_META, (void *)tl_structured_exp2_out_Meta, tl_ops_exp2_out_boxed, NULL,
-                                   "tl_structured_exp2_out_Meta registered at generated/csrc/ops_exp2.c") < 0)
+    if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_META, (void *)tl_structured_exp2_out_Meta, tl_ops_exp2_out_boxed, NULL,
+                              "tl_structured_exp2_out_Meta registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_exp2 (no CUDA backend in the runtime) */
     return 0;

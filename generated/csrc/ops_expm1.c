@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_expm1(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::expm1
  *   expm1(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_expm1(void) {
     tl_ops_expm1_op = tl_op_define("aten::expm1", "expm1(Tensor self) -> Tensor");
     if (!tl_ops_expm1_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_expm1) || TL_KERNEL_MISSING(tl_impl_ufunc_expm1))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::expm1", "CPU", "tl_meta_expm1, tl_impl_ufunc_expm1");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_expm1))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::expm1", "CPU", "tl_impl_ufunc_expm1");
     else if (tl_op_register_kernel(tl_ops_expm1_op, TL_KEY_CPU, (void *)tl_structured_expm1_CPU, tl_ops_expm1_boxed, NULL,
                                    "tl_structured_expm1_CPU registered at generated/csrc/ops_expm1.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_expm1))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::expm1", "Meta", "tl_meta_expm1");
-    else if (tl_op_register_kernel(tl_ops_expm1_op, TL_KEY_META, (void *)tl_structured_expm1_Meta, tl_ops_expm1_boxed, NULL,
-                                   "tl_structured_expm1_Meta registered at generated/csrc/ops_expm1.c") < 0)
+    if (tl_op_register_kernel(tl_ops_expm1_op, TL_KEY_META, (void *)tl_structured_expm1_Meta, tl_ops_expm1_boxed, NULL,
+                              "tl_structured_expm1_Meta registered at generated/csrc/ops_expm1.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_expm1 (no CUDA backend in the runtime) */
     tl_ops_expm1__op = tl_op_define("aten::expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_expm1__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_expm1) || TL_KERNEL_MISSING(tl_impl_ufunc_expm1))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::expm1_", "CPU", "tl_meta_expm1, tl_impl_ufunc_expm1");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_expm1))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::expm1_", "CPU", "tl_impl_ufunc_expm1");
     else if (tl_op_register_kernel(tl_ops_expm1__op, TL_KEY_CPU, (void *)tl_structured_expm1__CPU, tl_ops_expm1__boxed, NULL,
                                    "tl_structured_expm1__CPU registered at generated/csrc/ops_expm1.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_expm1))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::expm1_", "Meta", "tl_meta_expm1");
-    else if (tl_op_register_kernel(tl_ops_expm1__op, TL_KEY_META, (void *)tl_structured_expm1__Meta, tl_ops_expm1__boxed, NULL,
-                                   "tl_structured_expm1__Meta registered at generated/csrc/ops_expm1.c") < 0)
+    if (tl_op_register_kernel(tl_ops_expm1__op, TL_KEY_META, (void *)tl_structured_expm1__Meta, tl_ops_expm1__boxed, NULL,
+                              "tl_structured_expm1__Meta registered at generated/csrc/ops_expm1.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_expm1 (no CUDA backend in the runtime) */
     tl_ops_expm1_out_op = tl_op_define("aten::expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_expm1_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_expm1) || TL_KERNEL_MISSING(tl_impl_ufunc_expm1))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::expm1.out", "CPU", "tl_meta_expm1, tl_impl_ufunc_expm1");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_expm1))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::expm1.out", "CPU", "tl_impl_ufunc_expm1");
     else if (tl_op_register_kernel(tl_ops_expm1_out_op, TL_KEY_CPU, (void *)tl_structured_expm1_out_CPU, tl_ops_expm1_out_boxed, NULL,
                                    "tl_structured_expm1_out_CPU registered at generated/csrc/ops_expm1.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_expm1))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::expm1.out", "Meta", "tl_meta_expm1");
-    else if (tl_op_register_kernel(tl_ops_expm1_out_op, TL_KEY_META, (void *)tl_structured_expm1_out_Meta, tl_ops_expm1_out_boxed, NULL,
-                                   "tl_structured_expm1_out_Meta registered at generated/csrc/ops_expm1.c") < 0)
+    if (tl_op_register_kernel(tl_ops_expm1_out_op, TL_KEY_META, (void *)tl_structured_expm1_out_Meta, tl_ops_expm1_out_boxed, NULL,
+                              "tl_structured_expm1_out_Meta registered at generated/csrc/ops_expm1.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_expm1 (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_floor(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::floor
  *   floor(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_floor(void) {
     tl_ops_floor_op = tl_op_define("aten::floor", "floor(Tensor self) -> Tensor");
     if (!tl_ops_floor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_floor) || TL_KERNEL_MISSING(tl_impl_ufunc_floor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::floor", "CPU", "tl_meta_floor, tl_impl_ufunc_floor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_floor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::floor", "CPU", "tl_impl_ufunc_floor");
     else if (tl_op_register_kernel(tl_ops_floor_op, TL_KEY_CPU, (void *)tl_structured_floor_CPU, tl_ops_floor_boxed, NULL,
                                    "tl_structured_floor_CPU registered at generated/csrc/ops_floor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_floor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::floor", "Meta", "tl_meta_floor");
-    else if (tl_op_register_kernel(tl_ops_floor_op, TL_KEY_META, (void *)tl_structured_floor_Meta, tl_ops_floor_boxed, NULL,
-                                   "tl_structured_floor_Meta registered at generated/csrc/ops_floor.c") < 0)
+    if (tl_op_register_kernel(tl_ops_floor_op, TL_KEY_META, (void *)tl_structured_floor_Meta, tl_ops_floor_boxed, NULL,
+                              "tl_structured_floor_Meta registered at generated/csrc/ops_floor.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_floor (no CUDA backend in the runtime) */
     tl_ops_floor__op = tl_op_define("aten::floor_", "floor_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_floor__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_floor) || TL_KERNEL_MISSING(tl_impl_ufunc_floor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::floor_", "CPU", "tl_meta_floor, tl_impl_ufunc_floor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_floor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::floor_", "CPU", "tl_impl_ufunc_floor");
     else if (tl_op_register_kernel(tl_ops_floor__op, TL_KEY_CPU, (void *)tl_structured_floor__CPU, tl_ops_floor__boxed, NULL,
                                    "tl_structured_floor__CPU registered at generated/csrc/ops_floor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_floor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::floor_", "Meta", "tl_meta_floor");
-    else if (tl_op_register_kernel(tl_ops_floor__op, TL_KEY_META, (void *)tl_structured_floor__Meta, tl_ops_floor__boxed, NULL,
-                                   "tl_structured_floor__Meta registered at generated/csrc/ops_floor.c") < 0)
+    if (tl_op_register_kernel(tl_ops_floor__op, TL_KEY_META, (void *)tl_structured_floor__Meta, tl_ops_floor__boxed, NULL,
+                              "tl_structured_floor__Meta registered at generated/csrc/ops_floor.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_floor (no CUDA backend in the runtime) */
     tl_ops_floor_out_op = tl_op_define("aten::floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_floor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_floor) || TL_KERNEL_MISSING(tl_impl_ufunc_floor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::floor.out", "CPU", "tl_meta_floor, tl_impl_ufunc_floor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_floor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::floor.out", "CPU", "tl_impl_ufunc_floor");
     else if (tl_op_register_kernel(tl_ops_floor_out_op, TL_KEY_CPU, (void *)tl_structured_floor_out_CPU, tl_ops_floor_out_boxed, NULL,
                                    "tl_structured_floor_out_CPU registered at generated/csrc/ops_floor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_floor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::floor.out", "Meta", "tl_meta_floor");
-    else if (tl_op_register_kernel(tl_ops_floor_out_op, TL_KEY_META, (void *)tl_structured_floor_out_Meta, tl_ops_floor_out_boxed, NULL,
-                                   "tl_structured_floor_out_Meta registered at generated/csrc/ops_floor.c") < 0)
+    if (tl_op_register_kernel(tl_ops_floor_out_op, TL_KEY_META, (void *)tl_structured_floor_out_Meta, tl_ops_floor_out_boxed, NULL,
+                              "tl_structured_floor_out_Meta registered at generated/csrc/ops_floor.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_floor (no CUDA backend in the runtime) */
     return 0;

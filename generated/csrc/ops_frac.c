@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_frac(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::frac
  *   frac(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_frac(void) {
     tl_ops_frac_op = tl_op_define("aten::frac", "frac(Tensor self) -> Tensor");
     if (!tl_ops_frac_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_frac) || TL_KERNEL_MISSING(tl_impl_ufunc_frac))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::frac", "CPU", "tl_meta_frac, tl_impl_ufunc_frac");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_frac))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::frac", "CPU", "tl_impl_ufunc_frac");
     else if (tl_op_register_kernel(tl_ops_frac_op, TL_KEY_CPU, (void *)tl_structured_frac_CPU, tl_ops_frac_boxed, NULL,
                                    "tl_structured_frac_CPU registered at generated/csrc/ops_frac.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_frac))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::frac", "Meta", "tl_meta_frac");
-    else if (tl_op_register_kernel(tl_ops_frac_op, TL_KEY_META, (void *)tl_structured_frac_Meta, tl_ops_frac_boxed, NULL,
-                                   "tl_structured_frac_Meta registered at generated/csrc/ops_frac.c") < 0)
+    if (tl_op_register_kernel(tl_ops_frac_op, TL_KEY_META, (void *)tl_structured_frac_Meta, tl_ops_frac_boxed, NULL,
+                              "tl_structured_frac_Meta registered at generated/csrc/ops_frac.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_frac (no CUDA backend in the runtime) */
     tl_ops_frac__op = tl_op_define("aten::frac_", "frac_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_frac__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_frac) || TL_KERNEL_MISSING(tl_impl_ufunc_frac))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::frac_", "CPU", "tl_meta_frac, tl_impl_ufunc_frac");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_frac))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::frac_", "CPU", "tl_impl_ufunc_frac");
     else if (tl_op_register_kernel(tl_ops_frac__op, TL_KEY_CPU, (void *)tl_structured_frac__CPU, tl_ops_frac__boxed, NULL,
                                    "tl_structured_frac__CPU registered at generated/csrc/ops_frac.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_frac))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::frac_", "Meta", "tl_meta_frac");
-    else if (tl_op_register_kernel(tl_ops_frac__op, TL_KEY_META, (void *)tl_structured_frac__Meta, tl_ops_frac__boxed, NULL,
-                                   "tl_structured_frac__Meta registered at generated/csrc/ops_frac.c") < 0)
+    if (tl_op_register_kernel(tl_ops_frac__op, TL_KEY_META, (void *)tl_structured_frac__Meta, tl_ops_frac__boxed, NULL,
+                              "tl_structured_frac__Meta registered at generated/csrc/ops_frac.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_frac (no CUDA backend in the runtime) */
     tl_ops_frac_out_op = tl_op_define("aten::frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_frac_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_frac) || TL_KERNEL_MISSING(tl_impl_ufunc_frac))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::frac.out", "CPU", "tl_meta_frac, tl_impl_ufunc_frac");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_frac))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::frac.out", "CPU", "tl_impl_ufunc_frac");
     else if (tl_op_register_kernel(tl_ops_frac_out_op, TL_KEY_CPU, (void *)tl_structured_frac_out_CPU, tl_ops_frac_out_boxed, NULL,
                                    "tl_structured_frac_out_CPU registered at generated/csrc/ops_frac.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_frac))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::frac.out", "Meta", "tl_meta_frac");
-    else if (tl_op_register_kernel(tl_ops_frac_out_op, TL_KEY_META, (void *)tl_structured_frac_out_Meta, tl_ops_frac_out_boxed, NULL,
-                                   "tl_structured_frac_out_Meta registered at generated/csrc/ops_frac.c") < 0)
+    if (tl_op_register_kernel(tl_ops_frac_out_op, TL_KEY_META, (void *)tl_structured_frac_out_Meta, tl_ops_frac_out_boxed, NULL,
+                              "tl_structured_frac_out_Meta registered at generated/csrc/ops_frac.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_frac (no CUDA backend in the runtime) */
     return 0;

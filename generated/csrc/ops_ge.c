@@ -15,6 +15,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::ge.Tensor_out
  *   ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -440,41 +446,35 @@ int tl_ops_ge_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 int tl_ops_register_ge(void) {
     tl_ops_ge_Tensor_out_op = tl_op_define("aten::ge.Tensor_out", "ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_ge_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ge_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_ge))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::ge.Tensor_out", "CPU", "tl_meta_ge_Tensor, tl_impl_ufunc_ge");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ge))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::ge.Tensor_out", "CPU", "tl_impl_ufunc_ge");
     else if (tl_op_register_kernel(tl_ops_ge_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_ge_Tensor_out_CPU, tl_ops_ge_Tensor_out_boxed, NULL,
                                    "tl_structured_ge_Tensor_out_CPU registered at generated/csrc/ops_ge.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ge_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::ge.Tensor_out", "Meta", "tl_meta_ge_Tensor");
-    else if (tl_op_register_kernel(tl_ops_ge_Tensor_out_op, TL_KEY_META, (void *)tl_structured_ge_Tensor_out_Meta, tl_ops_ge_Tensor_out_boxed, NULL,
-                                   "tl_structured_ge_Tensor_out_Meta registered at generated/csrc/ops_ge.c") < 0)
+    if (tl_op_register_kernel(tl_ops_ge_Tensor_out_op, TL_KEY_META, (void *)tl_structured_ge_Tensor_out_Meta, tl_ops_ge_Tensor_out_boxed, NULL,
+                              "tl_structured_ge_Tensor_out_Meta registered at generated/csrc/ops_ge.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_ge (no CUDA backend in the runtime) */
     tl_ops_ge_Tensor_op = tl_op_define("aten::ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_ge_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ge_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_ge))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::ge.Tensor", "CPU", "tl_meta_ge_Tensor, tl_impl_ufunc_ge");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ge))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::ge.Tensor", "CPU", "tl_impl_ufunc_ge");
     else if (tl_op_register_kernel(tl_ops_ge_Tensor_op, TL_KEY_CPU, (void *)tl_structured_ge_Tensor_CPU, tl_ops_ge_Tensor_boxed, NULL,
                                    "tl_structured_ge_Tensor_CPU registered at generated/csrc/ops_ge.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ge_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::ge.Tensor", "Meta", "tl_meta_ge_Tensor");
-    else if (tl_op_register_kernel(tl_ops_ge_Tensor_op, TL_KEY_META, (void *)tl_structured_ge_Tensor_Meta, tl_ops_ge_Tensor_boxed, NULL,
-                                   "tl_structured_ge_Tensor_Meta registered at generated/csrc/ops_ge.c") < 0)
+    if (tl_op_register_kernel(tl_ops_ge_Tensor_op, TL_KEY_META, (void *)tl_structured_ge_Tensor_Meta, tl_ops_ge_Tensor_boxed, NULL,
+                              "tl_structured_ge_Tensor_Meta registered at generated/csrc/ops_ge.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_ge (no CUDA backend in the runtime) */
     tl_ops_ge__Tensor_op = tl_op_define("aten::ge_.Tensor", "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_ge__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ge_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_ge))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::ge_.Tensor", "CPU", "tl_meta_ge_Tensor, tl_impl_ufunc_ge");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ge))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::ge_.Tensor", "CPU", "tl_impl_ufunc_ge");
     else if (tl_op_register_kernel(tl_ops_ge__Tensor_op, TL_KEY_CPU, (void *)tl_structured_ge__Tensor_CPU, tl_ops_ge__Tensor_boxed, NULL,
                                    "tl_structured_ge__Tensor_CPU registered at generated/csrc/ops_ge.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ge_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::ge_.Tensor", "Meta", "tl_meta_ge_Tensor");
-    else if (tl_op_register_kernel(tl_ops_ge__Tensor_op, TL_KEY_META, (void *)tl_structured_ge__Tensor_Meta, tl_ops_ge__Tensor_boxed, NULL,
-                                   "tl_structured_ge__Tensor_Meta registered at generated/csrc/ops_ge.c") < 0)
+    if (tl_op_register_kernel(tl_ops_ge__Tensor_op, TL_KEY_META, (void *)tl_structured_ge__Tensor_Meta, tl_ops_ge__Tensor_boxed, NULL,
+                              "tl_structured_ge__Tensor_Meta registered at generated/csrc/ops_ge.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_ge (no CUDA backend in the runtime) */
     tl_ops_ge_Scalar_op = tl_op_define("aten::ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor");

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_log(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::log
  *   log(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_log(void) {
     tl_ops_log_op = tl_op_define("aten::log", "log(Tensor self) -> Tensor");
     if (!tl_ops_log_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log) || TL_KERNEL_MISSING(tl_impl_ufunc_log))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log", "CPU", "tl_meta_log, tl_impl_ufunc_log");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log", "CPU", "tl_impl_ufunc_log");
     else if (tl_op_register_kernel(tl_ops_log_op, TL_KEY_CPU, (void *)tl_structured_log_CPU, tl_ops_log_boxed, NULL,
                                    "tl_structured_log_CPU registered at generated/csrc/ops_log.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log", "Meta", "tl_meta_log");
-    else if (tl_op_register_kernel(tl_ops_log_op, TL_KEY_META, (void *)tl_structured_log_Meta, tl_ops_log_boxed, NULL,
-                                   "tl_structured_log_Meta registered at generated/csrc/ops_log.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log_op, TL_KEY_META, (void *)tl_structured_log_Meta, tl_ops_log_boxed, NULL,
+                              "tl_structured_log_Meta registered at generated/csrc/ops_log.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log (no CUDA backend in the runtime) */
     tl_ops_log__op = tl_op_define("aten::log_", "log_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_log__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log) || TL_KERNEL_MISSING(tl_impl_ufunc_log))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log_", "CPU", "tl_meta_log, tl_impl_ufunc_log");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log_", "CPU", "tl_impl_ufunc_log");
     else if (tl_op_register_kernel(tl_ops_log__op, TL_KEY_CPU, (void *)tl_structured_log__CPU, tl_ops_log__boxed, NULL,
                                    "tl_structured_log__CPU registered at generated/csrc/ops_log.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log_", "Meta", "tl_meta_log");
-    else if (tl_op_register_kernel(tl_ops_log__op, TL_KEY_META, (void *)tl_structured_log__Meta, tl_ops_log__boxed, NULL,
-                                   "tl_structured_log__Meta registered at generated/csrc/ops_log.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log__op, TL_KEY_META, (void *)tl_structured_log__Meta, tl_ops_log__boxed, NULL,
+                              "tl_structured_log__Meta registered at generated/csrc/ops_log.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log (no CUDA backend in the runtime) */
     tl_ops_log_out_op = tl_op_define("aten::log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_log_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log) || TL_KERNEL_MISSING(tl_impl_ufunc_log))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log.out", "CPU", "tl_meta_log, tl_impl_ufunc_log");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log.out", "CPU", "tl_impl_ufunc_log");
     else if (tl_op_register_kernel(tl_ops_log_out_op, TL_KEY_CPU, (void *)tl_structured_log_out_CPU, tl_ops_log_out_boxed, NULL,
                                    "tl_structured_log_out_CPU registered at generated/csrc/ops_log.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log.out", "Meta", "tl_meta_log");
-    else if (tl_op_register_kernel(tl_ops_log_out_op, TL_KEY_META, (void *)tl_structured_log_out_Meta, tl_ops_log_out_boxed, NULL,
-                                   "tl_structured_log_out_Meta registered at generated/csrc/ops_log.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log_out_op, TL_KEY_META, (void *)tl_structured_log_out_Meta, tl_ops_log_out_boxed, NULL,
+                              "tl_structured_log_out_Meta registered at generated/csrc/ops_log.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_log10(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::log10
  *   log10(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_log10(void) {
     tl_ops_log10_op = tl_op_define("aten::log10", "log10(Tensor self) -> Tensor");
     if (!tl_ops_log10_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log10) || TL_KERNEL_MISSING(tl_impl_ufunc_log10))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log10", "CPU", "tl_meta_log10, tl_impl_ufunc_log10");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log10))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log10", "CPU", "tl_impl_ufunc_log10");
     else if (tl_op_register_kernel(tl_ops_log10_op, TL_KEY_CPU, (void *)tl_structured_log10_CPU, tl_ops_log10_boxed, NULL,
                                    "tl_structured_log10_CPU registered at generated/csrc/ops_log10.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log10))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log10", "Meta", "tl_meta_log10");
-    else if (tl_op_register_kernel(tl_ops_log10_op, TL_KEY_META, (void *)tl_structured_log10_Meta, tl_ops_log10_boxed, NULL,
-                                   "tl_structured_log10_Meta registered at generated/csrc/ops_log10.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log10_op, TL_KEY_META, (void *)tl_structured_log10_Meta, tl_ops_log10_boxed, NULL,
+                              "tl_structured_log10_Meta registered at generated/csrc/ops_log10.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log10 (no CUDA backend in the runtime) */
     tl_ops_log10__op = tl_op_define("aten::log10_", "log10_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_log10__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log10) || TL_KERNEL_MISSING(tl_impl_ufunc_log10))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log10_", "CPU", "tl_meta_log10, tl_impl_ufunc_log10");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log10))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log10_", "CPU", "tl_impl_ufunc_log10");
     else if (tl_op_register_kernel(tl_ops_log10__op, TL_KEY_CPU, (void *)tl_structured_log10__CPU, tl_ops_log10__boxed, NULL,
                                    "tl_structured_log10__CPU registered at generated/csrc/ops_log10.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log10))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log10_", "Meta", "tl_meta_log10");
-    else if (tl_op_register_kernel(tl_ops_log10__op, TL_KEY_META, (void *)tl_structured_log10__Meta, tl_ops_log10__boxed, NULL,
-                                   "tl_structured_log10__Meta registered at generated/csrc/ops_log10.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log10__op, TL_KEY_META, (void *)tl_structured_log10__Meta, tl_ops_log10__boxed, NULL,
+                              "tl_structured_log10__Meta registered at generated/csrc/ops_log10.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log10 (no CUDA backend in the runtime) */
     tl_ops_log10_out_op = tl_op_define("aten::log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_log10_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log10) || TL_KERNEL_MISSING(tl_impl_ufunc_log10))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log10.out", "CPU", "tl_meta_log10, tl_impl_ufunc_log10");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log10))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log10.out", "CPU", "tl_impl_ufunc_log10");
     else if (tl_op_register_kernel(tl_ops_log10_out_op, TL_KEY_CPU, (void *)tl_structured_log10_out_CPU, tl_ops_log10_out_boxed, NULL,
                                    "tl_structured_log10_out_CPU registered at generated/csrc/ops_log10.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log10))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log10.out", "Meta", "tl_meta_log10");
-    else if (tl_op_register_kernel(tl_ops_log10_out_op, TL_KEY_META, (void *)tl_structured_log10_out_Meta, tl_ops_log10_out_boxed, NULL,
-                                   "tl_structured_log10_out_Meta registered at generated/csrc/ops_log10.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log10_out_op, TL_KEY_META, (void *)tl_structured_log10_out_Meta, tl_ops_log10_out_boxed, NULL,
+                              "tl_structured_log10_out_Meta registered at generated/csrc/ops_log10.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log10 (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_log1p(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::log1p
  *   log1p(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_log1p(void) {
     tl_ops_log1p_op = tl_op_define("aten::log1p", "log1p(Tensor self) -> Tensor");
     if (!tl_ops_log1p_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log1p) || TL_KERNEL_MISSING(tl_impl_ufunc_log1p))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log1p", "CPU", "tl_meta_log1p, tl_impl_ufunc_log1p");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log1p))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log1p", "CPU", "tl_impl_ufunc_log1p");
     else if (tl_op_register_kernel(tl_ops_log1p_op, TL_KEY_CPU, (void *)tl_structured_log1p_CPU, tl_ops_log1p_boxed, NULL,
                                    "tl_structured_log1p_CPU registered at generated/csrc/ops_log1p.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log1p))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log1p", "Meta", "tl_meta_log1p");
-    else if (tl_op_register_kernel(tl_ops_log1p_op, TL_KEY_META, (void *)tl_structured_log1p_Meta, tl_ops_log1p_boxed, NULL,
-                                   "tl_structured_log1p_Meta registered at generated/csrc/ops_log1p.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log1p_op, TL_KEY_META, (void *)tl_structured_log1p_Meta, tl_ops_log1p_boxed, NULL,
+                              "tl_structured_log1p_Meta registered at generated/csrc/ops_log1p.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log1p (no CUDA backend in the runtime) */
     tl_ops_log1p__op = tl_op_define("aten::log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_log1p__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log1p) || TL_KERNEL_MISSING(tl_impl_ufunc_log1p))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log1p_", "CPU", "tl_meta_log1p, tl_impl_ufunc_log1p");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log1p))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log1p_", "CPU", "tl_impl_ufunc_log1p");
     else if (tl_op_register_kernel(tl_ops_log1p__op, TL_KEY_CPU, (void *)tl_structured_log1p__CPU, tl_ops_log1p__boxed, NULL,
                                    "tl_structured_log1p__CPU registered at generated/csrc/ops_log1p.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log1p))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log1p_", "Meta", "tl_meta_log1p");
-    else if (tl_op_register_kernel(tl_ops_log1p__op, TL_KEY_META, (void *)tl_structured_log1p__Meta, tl_ops_log1p__boxed, NULL,
-                                   "tl_structured_log1p__Meta registered at generated/csrc/ops_log1p.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log1p__op, TL_KEY_META, (void *)tl_structured_log1p__Meta, tl_ops_log1p__boxed, NULL,
+                              "tl_structured_log1p__Meta registered at generated/csrc/ops_log1p.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log1p (no CUDA backend in the runtime) */
     tl_ops_log1p_out_op = tl_op_define("aten::log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_log1p_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log1p) || TL_KERNEL_MISSING(tl_impl_ufunc_log1p))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::log1p.out", "CPU", "tl_meta_log1p, tl_impl_ufunc_log1p");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_log1p))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::log1p.out", "CPU", "tl_impl_ufunc_log1p");
     else if (tl_op_register_kernel(tl_ops_log1p_out_op, TL_KEY_CPU, (void *)tl_structured_log1p_out_CPU, tl_ops_log1p_out_boxed, NULL,
                                    "tl_structured_log1p_out_CPU registered at generated/csrc/ops_log1p.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_log1p))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::log1p.out", "Meta", "tl_meta_log1p");
-    else if (tl_op_register_kernel(tl_ops_log1p_out_op, TL_KEY_META, (void *)tl_structured_log1p_out_Meta, tl_ops_log1p_out_boxed, NULL,
-                                   "tl_structured_log1p_out_Meta registered at generated/csrc/ops_log1p.c") < 0)
+    if (tl_op_register_kernel(tl_ops_log1p_out_op, TL_KEY_META, (void *)tl_structured_log1p_out_Meta, tl_ops_log1p_out_boxed, NULL,
+                              "tl_structured_log1p_out_Meta registered at generated/csrc/ops_log1p.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_log1p (no CUDA backend in the runtime) */
     return 0;

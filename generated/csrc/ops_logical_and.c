@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::logical_and
  *   logical_and(Tensor self, Tensor other) -> Tensor
@@ -268,41 +274,35 @@ fail:
 int tl_ops_register_logical_and(void) {
     tl_ops_logical_and_op = tl_op_define("aten::logical_and", "logical_and(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_logical_and_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_and) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_and))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_and", "CPU", "tl_meta_logical_and, tl_impl_ufunc_logical_and");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_and))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_and", "CPU", "tl_impl_ufunc_logical_and");
     else if (tl_op_register_kernel(tl_ops_logical_and_op, TL_KEY_CPU, (void *)tl_structured_logical_and_CPU, tl_ops_logical_and_boxed, NULL,
                                    "tl_structured_logical_and_CPU registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_and))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_and", "Meta", "tl_meta_logical_and");
-    else if (tl_op_register_kernel(tl_ops_logical_and_op, TL_KEY_META, (void *)tl_structured_logical_and_Meta, tl_ops_logical_and_boxed, NULL,
-                                   "tl_structured_logical_and_Meta registered at generated/csrc/ops_logical_and.c") < 0)
+    if (tl_op_register_kernel(tl_ops_logical_and_op, TL_KEY_META, (void *)tl_structured_logical_and_Meta, tl_ops_logical_and_boxed, NULL,
+                              "tl_structured_logical_and_Meta registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_logical_and (no CUDA backend in the runtime) */
     tl_ops_logical_and__op = tl_op_define("aten::logical_and_", "logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_logical_and__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_and) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_and))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_and_", "CPU", "tl_meta_logical_and, tl_impl_ufunc_logical_and");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_and))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_and_", "CPU", "tl_impl_ufunc_logical_and");
     else if (tl_op_register_kernel(tl_ops_logical_and__op, TL_KEY_CPU, (void *)tl_structured_logical_and__CPU, tl_ops_logical_and__boxed, NULL,
                                    "tl_structured_logical_and__CPU registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_and))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_and_", "Meta", "tl_meta_logical_and");
-    else if (tl_op_register_kernel(tl_ops_logical_and__op, TL_KEY_META, (void *)tl_structured_logical_and__Meta, tl_ops_logical_and__boxed, NULL,
-                                   "tl_structured_logical_and__Meta registered at generated/csrc/ops_logical_and.c") < 0)
+    if (tl_op_register_kernel(tl_ops_logical_and__op, TL_KEY_META, (void *)tl_structured_logical_and__Meta, tl_ops_logical_and__boxed, NULL,
+                              "tl_structured_logical_and__Meta registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_logical_and (no CUDA backend in the runtime) */
     tl_ops_logical_and_out_op = tl_op_define("aten::logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_logical_and_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_and) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_and))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_and.out", "CPU", "tl_meta_logical_and, tl_impl_ufunc_logical_and");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_and))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_and.out", "CPU", "tl_impl_ufunc_logical_and");
     else if (tl_op_register_kernel(tl_ops_logical_and_out_op, TL_KEY_CPU, (void *)tl_structured_logical_and_out_CPU, tl_ops_logical_and_out_boxed, NULL,
                                    "tl_structured_logical_and_out_CPU registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_and))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_and.out", "Meta", "tl_meta_logical_and");
-    else if (tl_op_register_kernel(tl_ops_logical_and_out_op, TL_KEY_META, (void *)tl_structured_logical_and_out_Meta, tl_ops_logical_and_out_boxed, NULL,
-                                   "tl_structured_logical_and_out_Meta registered at generated/csrc/ops_logical_and.c") < 0)
+    if (tl_op_register_kernel(tl_ops_logical_and_out_op, TL_KEY_META, (void *)tl_structured_logical_and_out_Meta, tl_ops_logical_and_out_boxed, NULL,
+                              "tl_structured_logical_and_out_Meta registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_logical_and (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::logical_xor
  *   logical_xor(Tensor self, Tensor other) -> Tensor
@@ -268,41 +274,35 @@ fail:
 int tl_ops_register_logical_xor(void) {
     tl_ops_logical_xor_op = tl_op_define("aten::logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_logical_xor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_xor", "CPU", "tl_meta_logical_xor, tl_impl_ufunc_logical_xor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_xor", "CPU", "tl_impl_ufunc_logical_xor");
     else if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_CPU, (void *)tl_structured_logical_xor_CPU, tl_ops_logical_xor_boxed, NULL,
                                    "tl_structured_logical_xor_CPU registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_xor", "Meta", "tl_meta_logical_xor");
-    else if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_META, (void *)tl_structured_logical_xor_Meta, tl_ops_logical_xor_boxed, NULL,
-                                   "tl_structured_logical_xor_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+    if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_META, (void *)tl_structured_logical_xor_Meta, tl_ops_logical_xor_boxed, NULL,
+                              "tl_structured_logical_xor_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_logical_xor (no CUDA backend in the runtime) */
     tl_ops_logical_xor__op = tl_op_define("aten::logical_xor_", "logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_logical_xor__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_xor_", "CPU", "tl_meta_logical_xor, tl_impl_ufunc_logical_xor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_xor_", "CPU", "tl_impl_ufunc_logical_xor");
     else if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_CPU, (void *)tl_structured_logical_xor__CPU, tl_ops_logical_xor__boxed, NULL,
                                    "tl_structured_logical_xor__CPU registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_xor_", "Meta", "tl_meta_logical_xor");
-    else if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_META, (void *)tl_structured_logical_xor__Meta, tl_ops_logical_xor__boxed, NULL,
-                                   "tl_structured_logical_xor__Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+    if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_META, (void *)tl_structured_logical_xor__Meta, tl_ops_logical_xor__boxed, NULL,
+                              "tl_structured_logical_xor__Meta registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_logical_xor (no CUDA backend in the runtime) */
     tl_ops_logical_xor_out_op = tl_op_define("aten::logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_logical_xor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_xor.out", "CPU", "tl_meta_logical_xor, tl_impl_ufunc_logical_xor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_xor.out", "CPU", "tl_impl_ufunc_logical_xor");
     else if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_CPU, (void *)tl_structured_logical_xor_out_CPU, tl_ops_logical_xor_out_boxed, NULL,
                                    "tl_structured_logical_xor_out_CPU registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_xor.out", "Meta", "tl_meta_logical_xor");
-    else if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_META, (void *)tl_structured_logical_xor_out_Meta, tl_ops_logical_xor_out_boxed, NULL,
-                                   "tl_structured_logical_xor_out_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+    if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_META, (void *)tl_structured_logical_xor_out_Meta, tl_ops_logical_xor_out_boxed, NULL,
+                              "tl_structured_logical_xor_out_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_logical_xor (no CUDA backend in the runtime) */
     return 0;

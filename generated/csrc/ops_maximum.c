@@ -11,6 +11,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::maximum
  *   maximum(Tensor self, Tensor other) -> Tensor
@@ -184,28 +190,24 @@ fail:
 int tl_ops_register_maximum(void) {
     tl_ops_maximum_op = tl_op_define("aten::maximum", "maximum(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_maximum_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum) || TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::maximum", "CPU", "tl_meta_maximum, tl_impl_ufunc_maximum");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::maximum", "CPU", "tl_impl_ufunc_maximum");
     else if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_CPU, (void *)tl_structured_maximum_CPU, tl_ops_maximum_boxed, NULL,
                                    "tl_structured_maximum_CPU registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::maximum", "Meta", "tl_meta_maximum");
-    else if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_META, (void *)tl_structured_maximum_Meta, tl_ops_maximum_boxed, NULL,
-                                   "tl_structured_maximum_Meta registered at generated/csrc/ops_maximum.c") < 0)
+    if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_META, (void *)tl_structured_maximum_Meta, tl_ops_maximum_boxed, NULL,
+                              "tl_structured_maximum_Meta registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_maximum (no CUDA backend in the runtime) */
     tl_ops_maximum_out_op = tl_op_define("aten::maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_maximum_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum) || TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::maximum.out", "CPU", "tl_meta_maximum, tl_impl_ufunc_maximum");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::maximum.out", "CPU", "tl_impl_ufunc_maximum");
     else if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_CPU, (void *)tl_structured_maximum_out_CPU, tl_ops_maximum_out_boxed, NULL,
                                    "tl_structured_maximum_out_CPU registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::maximum.out", "Meta", "tl_meta_maximum");
-    else if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_META, (void *)tl_structured_maximum_out_Meta, tl_ops_maximum_out_boxed, NULL,
-                                   "tl_structured_maximum_out_Meta registered at generated/csrc/ops_maximum.c") < 0)
+    if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_META, (void *)tl_structured_maximum_out_Meta, tl_ops_maximum_out_boxed, NULL,
+                              "tl_structured_maximum_out_Meta registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_maximum (no CUDA backend in the runtime) */
     return 0;

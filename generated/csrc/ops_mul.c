@@ -14,6 +14,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_mul_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::mul.Tensor
  *   mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -380,41 +386,35 @@ int tl_ops_mul__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 int tl_ops_register_mul(void) {
     tl_ops_mul_Tensor_op = tl_op_define("aten::mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_mul_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_mul_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::mul.Tensor", "CPU", "tl_meta_mul_Tensor, tl_impl_ufunc_mul");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::mul.Tensor", "CPU", "tl_impl_ufunc_mul");
     else if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_CPU, (void *)tl_structured_mul_Tensor_CPU, tl_ops_mul_Tensor_boxed, NULL,
                                    "tl_structured_mul_Tensor_CPU registered at generated/csrc/ops_mul.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_mul_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::mul.Tensor", "Meta", "tl_meta_mul_Tensor");
-    else if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_META, (void *)tl_structured_mul_Tensor_Meta, tl_ops_mul_Tensor_boxed, NULL,
-                                   "tl_structured_mul_Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
+    if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_META, (void *)tl_structured_mul_Tensor_Meta, tl_ops_mul_Tensor_boxed, NULL,
+                              "tl_structured_mul_Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_mul (no CUDA backend in the runtime) */
     tl_ops_mul__Tensor_op = tl_op_define("aten::mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_mul__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_mul_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::mul_.Tensor", "CPU", "tl_meta_mul_Tensor, tl_impl_ufunc_mul");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::mul_.Tensor", "CPU", "tl_impl_ufunc_mul");
     else if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_CPU, (void *)tl_structured_mul__Tensor_CPU, tl_ops_mul__Tensor_boxed, NULL,
                                    "tl_structured_mul__Tensor_CPU registered at generated/csrc/ops_mul.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_mul_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::mul_.Tensor", "Meta", "tl_meta_mul_Tensor");
-    else if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_META, (void *)tl_structured_mul__Tensor_Meta, tl_ops_mul__Tensor_boxed, NULL,
-                                   "tl_structured_mul__Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
+    if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_META, (void *)tl_structured_mul__Tensor_Meta, tl_ops_mul__Tensor_boxed, NULL,
+                              "tl_structured_mul__Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_mul (no CUDA backend in the runtime) */
     tl_ops_mul_out_op = tl_op_define("aten::mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_mul_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_mul_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::mul.out", "CPU", "tl_meta_mul_Tensor, tl_impl_ufunc_mul");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::mul.out", "CPU", "tl_impl_ufunc_mul");
     else if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_CPU, (void *)tl_structured_mul_out_CPU, tl_ops_mul_out_boxed, NULL,
                                    "tl_structured_mul_out_CPU registered at generated/csrc/ops_mul.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_mul_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::mul.out", "Meta", "tl_meta_mul_Tensor");
-    else if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_META, (void *)tl_structured_mul_out_Meta, tl_ops_mul_out_boxed, NULL,
-                                   "tl_structured_mul_out_Meta registered at generated/csrc/ops_mul.c") < 0)
+    if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_META, (void *)tl_structured_mul_out_Meta, tl_ops_mul_out_boxed, NULL,
+                              "tl_structured_mul_out_Meta registered at generated/csrc/ops_mul.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_mul (no CUDA backend in the runtime) */
     tl_ops_mul_Scalar_op = tl_op_define("aten::mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor");

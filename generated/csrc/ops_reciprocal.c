@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_reciprocal(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::reciprocal
  *   reciprocal(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_reciprocal(void) {
     tl_ops_reciprocal_op = tl_op_define("aten::reciprocal", "reciprocal(Tensor self) -> Tensor");
     if (!tl_ops_reciprocal_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_reciprocal) || TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::reciprocal", "CPU", "tl_meta_reciprocal, tl_impl_ufunc_reciprocal");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::reciprocal", "CPU", "tl_impl_ufunc_reciprocal");
     else if (tl_op_register_kernel(tl_ops_reciprocal_op, TL_KEY_CPU, (void *)tl_structured_reciprocal_CPU, tl_ops_reciprocal_boxed, NULL,
                                    "tl_structured_reciprocal_CPU registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_reciprocal))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::reciprocal", "Meta", "tl_meta_reciprocal");
-    else if (tl_op_register_kernel(tl_ops_reciprocal_op, TL_KEY_META, (void *)tl_structured_reciprocal_Meta, tl_ops_reciprocal_boxed, NULL,
-                                   "tl_structured_reciprocal_Meta registered at generated/csrc/ops_reciprocal.c") < 0)
+    if (tl_op_register_kernel(tl_ops_reciprocal_op, TL_KEY_META, (void *)tl_structured_reciprocal_Meta, tl_ops_reciprocal_boxed, NULL,
+                              "tl_structured_reciprocal_Meta registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_reciprocal (no CUDA backend in the runtime) */
     tl_ops_reciprocal__op = tl_op_define("aten::reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_reciprocal__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_reciprocal) || TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::reciprocal_", "CPU", "tl_meta_reciprocal, tl_impl_ufunc_reciprocal");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::reciprocal_", "CPU", "tl_impl_ufunc_reciprocal");
     else if (tl_op_register_kernel(tl_ops_reciprocal__op, TL_KEY_CPU, (void *)tl_structured_reciprocal__CPU, tl_ops_reciprocal__boxed, NULL,
                                    "tl_structured_reciprocal__CPU registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_reciprocal))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::reciprocal_", "Meta", "tl_meta_reciprocal");
-    else if (tl_op_register_kernel(tl_ops_reciprocal__op, TL_KEY_META, (void *)tl_structured_reciprocal__Meta, tl_ops_reciprocal__boxed, NULL,
-                                   "tl_structured_reciprocal__Meta registered at generated/csrc/ops_reciprocal.c") < 0)
+    if (tl_op_register_kernel(tl_ops_reciprocal__op, TL_KEY_META, (void *)tl_structured_reciprocal__Meta, tl_ops_reciprocal__boxed, NULL,
+                              "tl_structured_reciprocal__Meta registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_reciprocal (no CUDA backend in the runtime) */
     tl_ops_reciprocal_out_op = tl_op_define("aten::reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_reciprocal_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_reciprocal) || TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::reciprocal.out", "CPU", "tl_meta_reciprocal, tl_impl_ufunc_reciprocal");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::reciprocal.out", "CPU", "tl_impl_ufunc_reciprocal");
     else if (tl_op_register_kernel(tl_ops_reciprocal_out_op, TL_KEY_CPU, (void *)tl_structured_reciprocal_out_CPU, tl_ops_reciprocal_out_boxed, NULL,
                                    "tl_structured_reciprocal_out_CPU registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_reciprocal))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::reciprocal.out", "Meta", "tl_meta_reciprocal");
-    else if (tl_op_register_kernel(tl_ops_reciprocal_out_op, TL_KEY_META, (void *)tl_structured_reciprocal_out_Meta, tl_ops_reciprocal_out_boxed, NULL,
-                                   "tl_structured_reciprocal_out_Meta registered at generated/csrc/ops_reciprocal.c") < 0)
+    if (tl_op_register_kernel(tl_ops_reciprocal_out_op, TL_KEY_META, (void *)tl_structured_reciprocal_out_Meta, tl_ops_reciprocal_out_boxed, NULL,
+                              "tl_structured_reciprocal_out_Meta registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_reciprocal (no CUDA backend in the runtime) */
     return 0;

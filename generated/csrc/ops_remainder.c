@@ -16,6 +16,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::remainder.Scalar_out
  *   remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
@@ -517,41 +523,35 @@ int tl_ops_register_remainder(void) {
         return -1;
     tl_ops_remainder_Tensor_out_op = tl_op_define("aten::remainder.Tensor_out", "remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_remainder_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_remainder_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_remainder))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::remainder.Tensor_out", "CPU", "tl_meta_remainder_Tensor, tl_impl_ufunc_remainder");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_remainder))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::remainder.Tensor_out", "CPU", "tl_impl_ufunc_remainder");
     else if (tl_op_register_kernel(tl_ops_remainder_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_remainder_Tensor_out_CPU, tl_ops_remainder_Tensor_out_boxed, NULL,
                                    "tl_structured_remainder_Tensor_out_CPU registered at generated/csrc/ops_remainder.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_remainder_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::remainder.Tensor_out", "Meta", "tl_meta_remainder_Tensor");
-    else if (tl_op_register_kernel(tl_ops_remainder_Tensor_out_op, TL_KEY_META, (void *)tl_structured_remainder_Tensor_out_Meta, tl_ops_remainder_Tensor_out_boxed, NULL,
-                                   "tl_structured_remainder_Tensor_out_Meta registered at generated/csrc/ops_remainder.c") < 0)
+    if (tl_op_register_kernel(tl_ops_remainder_Tensor_out_op, TL_KEY_META, (void *)tl_structured_remainder_Tensor_out_Meta, tl_ops_remainder_Tensor_out_boxed, NULL,
+                              "tl_structured_remainder_Tensor_out_Meta registered at generated/csrc/ops_remainder.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_remainder (no CUDA backend in the runtime) */
     tl_ops_remainder_Tensor_op = tl_op_define("aten::remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_remainder_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_remainder_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_remainder))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::remainder.Tensor", "CPU", "tl_meta_remainder_Tensor, tl_impl_ufunc_remainder");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_remainder))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::remainder.Tensor", "CPU", "tl_impl_ufunc_remainder");
     else if (tl_op_register_kernel(tl_ops_remainder_Tensor_op, TL_KEY_CPU, (void *)tl_structured_remainder_Tensor_CPU, tl_ops_remainder_Tensor_boxed, NULL,
                                    "tl_structured_remainder_Tensor_CPU registered at generated/csrc/ops_remainder.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_remainder_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::remainder.Tensor", "Meta", "tl_meta_remainder_Tensor");
-    else if (tl_op_register_kernel(tl_ops_remainder_Tensor_op, TL_KEY_META, (void *)tl_structured_remainder_Tensor_Meta, tl_ops_remainder_Tensor_boxed, NULL,
-                                   "tl_structured_remainder_Tensor_Meta registered at generated/csrc/ops_remainder.c") < 0)
+    if (tl_op_register_kernel(tl_ops_remainder_Tensor_op, TL_KEY_META, (void *)tl_structured_remainder_Tensor_Meta, tl_ops_remainder_Tensor_boxed, NULL,
+                              "tl_structured_remainder_Tensor_Meta registered at generated/csrc/ops_remainder.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_remainder (no CUDA backend in the runtime) */
     tl_ops_remainder__Tensor_op = tl_op_define("aten::remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_remainder__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_remainder_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_remainder))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::remainder_.Tensor", "CPU", "tl_meta_remainder_Tensor, tl_impl_ufunc_remainder");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_remainder))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::remainder_.Tensor", "CPU", "tl_impl_ufunc_remainder");
     else if (tl_op_register_kernel(tl_ops_remainder__Tensor_op, TL_KEY_CPU, (void *)tl_structured_remainder__Tensor_CPU, tl_ops_remainder__Tensor_boxed, NULL,
                                    "tl_structured_remainder__Tensor_CPU registered at generated/csrc/ops_remainder.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_remainder_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::remainder_.Tensor", "Meta", "tl_meta_remainder_Tensor");
-    else if (tl_op_register_kernel(tl_ops_remainder__Tensor_op, TL_KEY_META, (void *)tl_structured_remainder__Tensor_Meta, tl_ops_remainder__Tensor_boxed, NULL,
-                                   "tl_structured_remainder__Tensor_Meta registered at generated/csrc/ops_remainder.c") < 0)
+    if (tl_op_register_kernel(tl_ops_remainder__Tensor_op, TL_KEY_META, (void *)tl_structured_remainder__Tensor_Meta, tl_ops_remainder__Tensor_boxed, NULL,
+                              "tl_structured_remainder__Tensor_Meta registered at generated/csrc/ops_remainder.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_remainder (no CUDA backend in the runtime) */
     tl_ops_remainder_Scalar_Tensor_op = tl_op_define("aten::remainder.Scalar_Tensor", "remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor");

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_rsqrt(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::rsqrt
  *   rsqrt(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_rsqrt(void) {
     tl_ops_rsqrt_op = tl_op_define("aten::rsqrt", "rsqrt(Tensor self) -> Tensor");
     if (!tl_ops_rsqrt_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_rsqrt) || TL_KERNEL_MISSING(tl_impl_ufunc_rsqrt))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::rsqrt", "CPU", "tl_meta_rsqrt, tl_impl_ufunc_rsqrt");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_rsqrt))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::rsqrt", "CPU", "tl_impl_ufunc_rsqrt");
     else if (tl_op_register_kernel(tl_ops_rsqrt_op, TL_KEY_CPU, (void *)tl_structured_rsqrt_CPU, tl_ops_rsqrt_boxed, NULL,
                                    "tl_structured_rsqrt_CPU registered at generated/csrc/ops_rsqrt.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_rsqrt))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::rsqrt", "Meta", "tl_meta_rsqrt");
-    else if (tl_op_register_kernel(tl_ops_rsqrt_op, TL_KEY_META, (void *)tl_structured_rsqrt_Meta, tl_ops_rsqrt_boxed, NULL,
-                                   "tl_structured_rsqrt_Meta registered at generated/csrc/ops_rsqrt.c") < 0)
+    if (tl_op_register_kernel(tl_ops_rsqrt_op, TL_KEY_META, (void *)tl_structured_rsqrt_Meta, tl_ops_rsqrt_boxed, NULL,
+                              "tl_structured_rsqrt_Meta registered at generated/csrc/ops_rsqrt.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_rsqrt (no CUDA backend in the runtime) */
     tl_ops_rsqrt__op = tl_op_define("aten::rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_rsqrt__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_rsqrt) || TL_KERNEL_MISSING(tl_impl_ufunc_rsqrt))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::rsqrt_", "CPU", "tl_meta_rsqrt, tl_impl_ufunc_rsqrt");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_rsqrt))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::rsqrt_", "CPU", "tl_impl_ufunc_rsqrt");
     else if (tl_op_register_kernel(tl_ops_rsqrt__op, TL_KEY_CPU, (void *)tl_structured_rsqrt__CPU, tl_ops_rsqrt__boxed, NULL,
                                    "tl_structured_rsqrt__CPU registered at generated/csrc/ops_rsqrt.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_rsqrt))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::rsqrt_", "Meta", "tl_meta_rsqrt");
-    else if (tl_op_register_kernel(tl_ops_rsqrt__op, TL_KEY_META, (void *)tl_structured_rsqrt__Meta, tl_ops_rsqrt__boxed, NULL,
-                                   "tl_structured_rsqrt__Meta registered at generated/csrc/ops_rsqrt.c") < 0)
+    if (tl_op_register_kernel(tl_ops_rsqrt__op, TL_KEY_META, (void *)tl_structured_rsqrt__Meta, tl_ops_rsqrt__boxed, NULL,
+                              "tl_structured_rsqrt__Meta registered at generated/csrc/ops_rsqrt.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_rsqrt (no CUDA backend in the runtime) */
     tl_ops_rsqrt_out_op = tl_op_define("aten::rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_rsqrt_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_rsqrt) || TL_KERNEL_MISSING(tl_impl_ufunc_rsqrt))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::rsqrt.out", "CPU", "tl_meta_rsqrt, tl_impl_ufunc_rsqrt");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_rsqrt))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::rsqrt.out", "CPU", "tl_impl_ufunc_rsqrt");
     else if (tl_op_register_kernel(tl_ops_rsqrt_out_op, TL_KEY_CPU, (void *)tl_structured_rsqrt_out_CPU, tl_ops_rsqrt_out_boxed, NULL,
                                    "tl_structured_rsqrt_out_CPU registered at generated/csrc/ops_rsqrt.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_rsqrt))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::rsqrt.out", "Meta", "tl_meta_rsqrt");
-    else if (tl_op_register_kernel(tl_ops_rsqrt_out_op, TL_KEY_META, (void *)tl_structured_rsqrt_out_Meta, tl_ops_rsqrt_out_boxed, NULL,
-                                   "tl_structured_rsqrt_out_Meta registered at generated/csrc/ops_rsqrt.c") < 0)
+    if (tl_op_register_kernel(tl_ops_rsqrt_out_op, TL_KEY_META, (void *)tl_structured_rsqrt_out_Meta, tl_ops_rsqrt_out_boxed, NULL,
+                              "tl_structured_rsqrt_out_Meta registered at generated/csrc/ops_rsqrt.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_rsqrt (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_sign(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::sign
  *   sign(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_sign(void) {
     tl_ops_sign_op = tl_op_define("aten::sign", "sign(Tensor self) -> Tensor");
     if (!tl_ops_sign_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sign) || TL_KERNEL_MISSING(tl_impl_ufunc_sign))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sign", "CPU", "tl_meta_sign, tl_impl_ufunc_sign");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sign))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sign", "CPU", "tl_impl_ufunc_sign");
     else if (tl_op_register_kernel(tl_ops_sign_op, TL_KEY_CPU, (void *)tl_structured_sign_CPU, tl_ops_sign_boxed, NULL,
                                    "tl_structured_sign_CPU registered at generated/csrc/ops_sign.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sign))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sign", "Meta", "tl_meta_sign");
-    else if (tl_op_register_kernel(tl_ops_sign_op, TL_KEY_META, (void *)tl_structured_sign_Meta, tl_ops_sign_boxed, NULL,
-                                   "tl_structured_sign_Meta registered at generated/csrc/ops_sign.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sign_op, TL_KEY_META, (void *)tl_structured_sign_Meta, tl_ops_sign_boxed, NULL,
+                              "tl_structured_sign_Meta registered at generated/csrc/ops_sign.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sign (no CUDA backend in the runtime) */
     tl_ops_sign__op = tl_op_define("aten::sign_", "sign_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_sign__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sign) || TL_KERNEL_MISSING(tl_impl_ufunc_sign))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sign_", "CPU", "tl_meta_sign, tl_impl_ufunc_sign");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sign))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sign_", "CPU", "tl_impl_ufunc_sign");
     else if (tl_op_register_kernel(tl_ops_sign__op, TL_KEY_CPU, (void *)tl_structured_sign__CPU, tl_ops_sign__boxed, NULL,
                                    "tl_structured_sign__CPU registered at generated/csrc/ops_sign.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sign))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sign_", "Meta", "tl_meta_sign");
-    else if (tl_op_register_kernel(tl_ops_sign__op, TL_KEY_META, (void *)tl_structured_sign__Meta, tl_ops_sign__boxed, NULL,
-                                   "tl_structured_sign__Meta registered at generated/csrc/ops_sign.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sign__op, TL_KEY_META, (void *)tl_structured_sign__Meta, tl_ops_sign__boxed, NULL,
+                              "tl_structured_sign__Meta registered at generated/csrc/ops_sign.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sign (no CUDA backend in the runtime) */
     tl_ops_sign_out_op = tl_op_define("aten::sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_sign_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sign) || TL_KERNEL_MISSING(tl_impl_ufunc_sign))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sign.out", "CPU", "tl_meta_sign, tl_impl_ufunc_sign");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sign))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sign.out", "CPU", "tl_impl_ufunc_sign");
     else if (tl_op_register_kernel(tl_ops_sign_out_op, TL_KEY_CPU, (void *)tl_structured_sign_out_CPU, tl_ops_sign_out_boxed, NULL,
                                    "tl_structured_sign_out_CPU registered at generated/csrc/ops_sign.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sign))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sign.out", "Meta", "tl_meta_sign");
-    else if (tl_op_register_kernel(tl_ops_sign_out_op, TL_KEY_META, (void *)tl_structured_sign_out_Meta, tl_ops_sign_out_boxed, NULL,
-                                   "tl_structured_sign_out_Meta registered at generated/csrc/ops_sign.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sign_out_op, TL_KEY_META, (void *)tl_structured_sign_out_Meta, tl_ops_sign_out_boxed, NULL,
+                              "tl_structured_sign_out_Meta registered at generated/csrc/ops_sign.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sign (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_sin(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::sin
  *   sin(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_sin(void) {
     tl_ops_sin_op = tl_op_define("aten::sin", "sin(Tensor self) -> Tensor");
     if (!tl_ops_sin_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sin) || TL_KERNEL_MISSING(tl_impl_ufunc_sin))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sin", "CPU", "tl_meta_sin, tl_impl_ufunc_sin");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sin))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sin", "CPU", "tl_impl_ufunc_sin");
     else if (tl_op_register_kernel(tl_ops_sin_op, TL_KEY_CPU, (void *)tl_structured_sin_CPU, tl_ops_sin_boxed, NULL,
                                    "tl_structured_sin_CPU registered at generated/csrc/ops_sin.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sin))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sin", "Meta", "tl_meta_sin");
-    else if (tl_op_register_kernel(tl_ops_sin_op, TL_KEY_META, (void *)tl_structured_sin_Meta, tl_ops_sin_boxed, NULL,
-                                   "tl_structured_sin_Meta registered at generated/csrc/ops_sin.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sin_op, TL_KEY_META, (void *)tl_structured_sin_Meta, tl_ops_sin_boxed, NULL,
+                              "tl_structured_sin_Meta registered at generated/csrc/ops_sin.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sin (no CUDA backend in the runtime) */
     tl_ops_sin__op = tl_op_define("aten::sin_", "sin_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_sin__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sin) || TL_KERNEL_MISSING(tl_impl_ufunc_sin))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sin_", "CPU", "tl_meta_sin, tl_impl_ufunc_sin");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sin))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sin_", "CPU", "tl_impl_ufunc_sin");
     else if (tl_op_register_kernel(tl_ops_sin__op, TL_KEY_CPU, (void *)tl_structured_sin__CPU, tl_ops_sin__boxed, NULL,
                                    "tl_structured_sin__CPU registered at generated/csrc/ops_sin.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sin))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sin_", "Meta", "tl_meta_sin");
-    else if (tl_op_register_kernel(tl_ops_sin__op, TL_KEY_META, (void *)tl_structured_sin__Meta, tl_ops_sin__boxed, NULL,
-                                   "tl_structured_sin__Meta registered at generated/csrc/ops_sin.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sin__op, TL_KEY_META, (void *)tl_structured_sin__Meta, tl_ops_sin__boxed, NULL,
+                              "tl_structured_sin__Meta registered at generated/csrc/ops_sin.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sin (no CUDA backend in the runtime) */
     tl_ops_sin_out_op = tl_op_define("aten::sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_sin_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sin) || TL_KERNEL_MISSING(tl_impl_ufunc_sin))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sin.out", "CPU", "tl_meta_sin, tl_impl_ufunc_sin");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sin))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sin.out", "CPU", "tl_impl_ufunc_sin");
     else if (tl_op_register_kernel(tl_ops_sin_out_op, TL_KEY_CPU, (void *)tl_structured_sin_out_CPU, tl_ops_sin_out_boxed, NULL,
                                    "tl_structured_sin_out_CPU registered at generated/csrc/ops_sin.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sin))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sin.out", "Meta", "tl_meta_sin");
-    else if (tl_op_register_kernel(tl_ops_sin_out_op, TL_KEY_META, (void *)tl_structured_sin_out_Meta, tl_ops_sin_out_boxed, NULL,
-                                   "tl_structured_sin_out_Meta registered at generated/csrc/ops_sin.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sin_out_op, TL_KEY_META, (void *)tl_structured_sin_out_Meta, tl_ops_sin_out_boxed, NULL,
+                              "tl_structured_sin_out_Meta registered at generated/csrc/ops_sin.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sin (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_sqrt(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::sqrt
  *   sqrt(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_sqrt(void) {
     tl_ops_sqrt_op = tl_op_define("aten::sqrt", "sqrt(Tensor self) -> Tensor");
     if (!tl_ops_sqrt_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sqrt) || TL_KERNEL_MISSING(tl_impl_ufunc_sqrt))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sqrt", "CPU", "tl_meta_sqrt, tl_impl_ufunc_sqrt");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sqrt))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sqrt", "CPU", "tl_impl_ufunc_sqrt");
     else if (tl_op_register_kernel(tl_ops_sqrt_op, TL_KEY_CPU, (void *)tl_structured_sqrt_CPU, tl_ops_sqrt_boxed, NULL,
                                    "tl_structured_sqrt_CPU registered at generated/csrc/ops_sqrt.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sqrt))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sqrt", "Meta", "tl_meta_sqrt");
-    else if (tl_op_register_kernel(tl_ops_sqrt_op, TL_KEY_META, (void *)tl_structured_sqrt_Meta, tl_ops_sqrt_boxed, NULL,
-                                   "tl_structured_sqrt_Meta registered at generated/csrc/ops_sqrt.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sqrt_op, TL_KEY_META, (void *)tl_structured_sqrt_Meta, tl_ops_sqrt_boxed, NULL,
+                              "tl_structured_sqrt_Meta registered at generated/csrc/ops_sqrt.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sqrt (no CUDA backend in the runtime) */
     tl_ops_sqrt__op = tl_op_define("aten::sqrt_", "sqrt_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_sqrt__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sqrt) || TL_KERNEL_MISSING(tl_impl_ufunc_sqrt))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sqrt_", "CPU", "tl_meta_sqrt, tl_impl_ufunc_sqrt");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sqrt))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sqrt_", "CPU", "tl_impl_ufunc_sqrt");
     else if (tl_op_register_kernel(tl_ops_sqrt__op, TL_KEY_CPU, (void *)tl_structured_sqrt__CPU, tl_ops_sqrt__boxed, NULL,
                                    "tl_structured_sqrt__CPU registered at generated/csrc/ops_sqrt.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sqrt))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sqrt_", "Meta", "tl_meta_sqrt");
-    else if (tl_op_register_kernel(tl_ops_sqrt__op, TL_KEY_META, (void *)tl_structured_sqrt__Meta, tl_ops_sqrt__boxed, NULL,
-                                   "tl_structured_sqrt__Meta registered at generated/csrc/ops_sqrt.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sqrt__op, TL_KEY_META, (void *)tl_structured_sqrt__Meta, tl_ops_sqrt__boxed, NULL,
+                              "tl_structured_sqrt__Meta registered at generated/csrc/ops_sqrt.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sqrt (no CUDA backend in the runtime) */
     tl_ops_sqrt_out_op = tl_op_define("aten::sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_sqrt_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sqrt) || TL_KERNEL_MISSING(tl_impl_ufunc_sqrt))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sqrt.out", "CPU", "tl_meta_sqrt, tl_impl_ufunc_sqrt");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sqrt))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sqrt.out", "CPU", "tl_impl_ufunc_sqrt");
     else if (tl_op_register_kernel(tl_ops_sqrt_out_op, TL_KEY_CPU, (void *)tl_structured_sqrt_out_CPU, tl_ops_sqrt_out_boxed, NULL,
                                    "tl_structured_sqrt_out_CPU registered at generated/csrc/ops_sqrt.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sqrt))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sqrt.out", "Meta", "tl_meta_sqrt");
-    else if (tl_op_register_kernel(tl_ops_sqrt_out_op, TL_KEY_META, (void *)tl_structured_sqrt_out_Meta, tl_ops_sqrt_out_boxed, NULL,
-                                   "tl_structured_sqrt_out_Meta registered at generated/csrc/ops_sqrt.c") < 0)
+    if (tl_op_register_kernel(tl_ops_sqrt_out_op, TL_KEY_META, (void *)tl_structured_sqrt_out_Meta, tl_ops_sqrt_out_boxed, NULL,
+                              "tl_structured_sqrt_out_Meta registered at generated/csrc/ops_sqrt.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_sqrt (no CUDA backend in the runtime) */
     return 0;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_tan(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::tan
  *   tan(Tensor self) -> Tensor
@@ -256,41 +262,35 @@ fail:
 int tl_ops_register_tan(void) {
     tl_ops_tan_op = tl_op_define("aten::tan", "tan(Tensor self) -> Tensor");
     if (!tl_ops_tan_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tan) || TL_KERNEL_MISSING(tl_impl_ufunc_tan))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::tan", "CPU", "tl_meta_tan, tl_impl_ufunc_tan");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tan))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::tan", "CPU", "tl_impl_ufunc_tan");
     else if (tl_op_register_kernel(tl_ops_tan_op, TL_KEY_CPU, (void *)tl_structured_tan_CPU, tl_ops_tan_boxed, NULL,
                                    "tl_structured_tan_CPU registered at generated/csrc/ops_tan.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tan))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::tan", "Meta", "tl_meta_tan");
-    else if (tl_op_register_kernel(tl_ops_tan_op, TL_KEY_META, (void *)tl_structured_tan_Meta, tl_ops_tan_boxed, NULL,
-                                   "tl_structured_tan_Meta registered at generated/csrc/ops_tan.c") < 0)
+    if (tl_op_register_kernel(tl_ops_tan_op, TL_KEY_META, (void *)tl_structured_tan_Meta, tl_ops_tan_boxed, NULL,
+                              "tl_structured_tan_Meta registered at generated/csrc/ops_tan.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_tan (no CUDA backend in the runtime) */
     tl_ops_tan__op = tl_op_define("aten::tan_", "tan_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_tan__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tan) || TL_KERNEL_MISSING(tl_impl_ufunc_tan))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::tan_", "CPU", "tl_meta_tan, tl_impl_ufunc_tan");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tan))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::tan_", "CPU", "tl_impl_ufunc_tan");
     else if (tl_op_register_kernel(tl_ops_tan__op, TL_KEY_CPU, (void *)tl_structured_tan__CPU, tl_ops_tan__boxed, NULL,
                                    "tl_structured_tan__CPU registered at generated/csrc/ops_tan.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tan))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::tan_", "Meta", "tl_meta_tan");
-    else if (tl_op_register_kernel(tl_ops_tan__op, TL_KEY_META, (void *)tl_structured_tan__Meta, tl_ops_tan__boxed, NULL,
-                                   "tl_structured_tan__Meta registered at generated/csrc/ops_tan.c") < 0)
+    if (tl_op_register_kernel(tl_ops_tan__op, TL_KEY_META, (void *)tl_structured_tan__Meta, tl_ops_tan__boxed, NULL,
+                              "tl_structured_tan__Meta registered at generated/csrc/ops_tan.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_tan (no CUDA backend in the runtime) */
     tl_ops_tan_out_op = tl_op_define("aten::tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_tan_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tan) || TL_KERNEL_MISSING(tl_impl_ufunc_tan))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::tan.out", "CPU", "tl_meta_tan, tl_impl_ufunc_tan");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tan))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::tan.out", "CPU", "tl_impl_ufunc_tan");
     else if (tl_op_register_kernel(tl_ops_tan_out_op, TL_KEY_CPU, (void *)tl_structured_tan_out_CPU, tl_ops_tan_out_boxed, NULL,
                                    "tl_structured_tan_out_CPU registered at generated/csrc/ops_tan.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tan))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::tan.out", "Meta", "tl_meta_tan");
-    else if (tl_op_register_kernel(tl_ops_tan_out_op, TL_KEY_META, (void *)tl_structured_tan_out_Meta, tl_ops_tan_out_boxed, NULL,
-                                   "tl_structured_tan_out_Meta registered at generated/csrc/ops_tan.c") < 0)
+    if (tl_op_register_kernel(tl_ops_tan_out_op, TL_KEY_META, (void *)tl_structured_tan_out_Meta, tl_ops_tan_out_boxed, NULL,
+                              "tl_structured_tan_out_Meta registered at generated/csrc/ops_tan.c") < 0)
         return -1;
     /* not registered: CUDA: ufunc_tan (no CUDA backend in the runtime) */
     return 0;

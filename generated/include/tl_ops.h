@@ -2932,6 +2932,52 @@ int tl_ops_atan2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 TL_WEAK int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
+/* ---------------------------------------------------------------- hypot */
+int tl_ops_register_hypot(void);
+/* hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hypot_out_op;
+typedef tl_tensor *(*tl_ops_hypot_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_hypot_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_hypot_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_hypot_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hypot(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_hypot_op;
+typedef tl_tensor *(*tl_ops_hypot_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_hypot_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_hypot__op;
+typedef tl_tensor *(*tl_ops_hypot__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_hypot__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- copysign */
+int tl_ops_register_copysign(void);
+/* copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_copysign_out_op;
+typedef tl_tensor *(*tl_ops_copysign_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_copysign_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_copysign_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_copysign_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* copysign.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_copysign_Tensor_op;
+typedef tl_tensor *(*tl_ops_copysign_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_copysign_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_copysign__Tensor_op;
+typedef tl_tensor *(*tl_ops_copysign__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_copysign__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_copysign_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_copysign(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
 /* ---------------------------------------------------------------- asin */
 int tl_ops_register_asin(void);
 /* asin(Tensor self) -> Tensor */
