@@ -357,10 +357,12 @@ def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
         g = m.group_of(f)
         if g is None or not g.structured or g.out is not f:
             continue
-        protos.append(api_c.meta_prototype(g))
+        # a derived meta function is defined weak in ops_<name>.c: declared plain here so
+        # that a hand-written one (which sees this declaration) is strong and replaces it
+        protos.append(("" if api_c.derived_meta_builder(g) else "TL_WEAK ") + api_c.meta_prototype(g))
         for key, md in m.kernels(f).items():
             if key in api_c.STRUCTURED_BACKENDS:
-                p = api_c.impl_prototype(g, md.kernel)
+                p = "TL_WEAK " + api_c.impl_prototype(g, md.kernel)
                 if p not in protos:
                     protos.append(p)
     return protos

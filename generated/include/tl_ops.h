@@ -60,7 +60,7 @@ tl_tensor *tl_ops_add__Scalar(tl_tensor *self, tl_scalar other, tl_scalar alpha)
 tl_tensor *tl_ops_add__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_ops_add__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_add__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
-TL_WEAK int tl_meta_add_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
+int tl_meta_add_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 TL_WEAK int tl_impl_ufunc_add(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sub */
@@ -97,7 +97,7 @@ tl_tensor *tl_ops_sub__Scalar(tl_tensor *self, tl_scalar other, tl_scalar alpha)
 tl_tensor *tl_ops_sub__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_ops_sub__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_sub__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
-TL_WEAK int tl_meta_sub_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
+int tl_meta_sub_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 TL_WEAK int tl_impl_ufunc_sub(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rsub */
@@ -151,7 +151,7 @@ tl_tensor *tl_ops_mul__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_mul__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_mul__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_mul__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
-TL_WEAK int tl_meta_mul_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_mul_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_mul(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- div */
@@ -220,7 +220,7 @@ tl_tensor *tl_ops_div__Scalar_mode(tl_tensor *self, tl_scalar other, const char 
 tl_tensor *tl_ops_div__Scalar_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
 int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
-TL_WEAK int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_div(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 TL_WEAK int tl_meta_div_Tensor_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
 TL_WEAK int tl_impl_div_out_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
@@ -245,7 +245,7 @@ typedef tl_tensor *(*tl_ops_neg_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_neg_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_neg_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_neg_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_neg(tl_structured *s, tl_tensor *self);
+int tl_meta_neg(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_neg(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- relu */
@@ -1050,7 +1050,7 @@ typedef tl_tensor *(*tl_ops_silu_backward_fn)(tl_keyset ks, tl_tensor *grad_outp
 tl_tensor *tl_ops_silu_backward(tl_tensor *grad_output, tl_tensor *self);
 tl_tensor *tl_ops_silu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
 int tl_ops_silu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
+int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- view */
@@ -1602,7 +1602,7 @@ tl_tensor *tl_ops_eq_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_eq_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_eq_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_eq_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_eq(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ne */
@@ -1646,7 +1646,7 @@ tl_tensor *tl_ops_ne_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_ne_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_ne_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ne_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ne(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- lt */
@@ -1690,7 +1690,7 @@ tl_tensor *tl_ops_lt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_lt_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_lt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_lt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_lt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- le */
@@ -1734,7 +1734,7 @@ tl_tensor *tl_ops_le_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_le_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_le_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_le_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_le(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- gt */
@@ -1778,7 +1778,7 @@ tl_tensor *tl_ops_gt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_gt_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_gt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_gt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_gt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ge */
@@ -1822,7 +1822,7 @@ tl_tensor *tl_ops_ge_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_ge_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_ge_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ge_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ge(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- maximum */
@@ -1839,7 +1839,7 @@ typedef tl_tensor *(*tl_ops_maximum_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_maximum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_maximum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_maximum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- minimum */
@@ -1856,7 +1856,7 @@ typedef tl_tensor *(*tl_ops_minimum_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_minimum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_minimum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_minimum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- exp */
@@ -1879,7 +1879,7 @@ typedef tl_tensor *(*tl_ops_exp_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_exp_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_exp_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_exp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_exp(tl_structured *s, tl_tensor *self);
+int tl_meta_exp(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_exp(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- exp2 */
@@ -1902,7 +1902,7 @@ typedef tl_tensor *(*tl_ops_exp2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_exp2_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_exp2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_exp2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_exp2(tl_structured *s, tl_tensor *self);
+int tl_meta_exp2(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_exp2(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- expm1 */
@@ -1925,7 +1925,7 @@ typedef tl_tensor *(*tl_ops_expm1_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_expm1_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_expm1_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_expm1_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_expm1(tl_structured *s, tl_tensor *self);
+int tl_meta_expm1(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_expm1(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log */
@@ -1948,7 +1948,7 @@ typedef tl_tensor *(*tl_ops_log_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_log_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log(tl_structured *s, tl_tensor *self);
+int tl_meta_log(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log2 */
@@ -1971,7 +1971,7 @@ typedef tl_tensor *(*tl_ops_log2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_log2_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log2(tl_structured *s, tl_tensor *self);
+int tl_meta_log2(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log2(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log10 */
@@ -1994,7 +1994,7 @@ typedef tl_tensor *(*tl_ops_log10_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_log10_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log10_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log10_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log10(tl_structured *s, tl_tensor *self);
+int tl_meta_log10(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log10(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log1p */
@@ -2017,7 +2017,7 @@ typedef tl_tensor *(*tl_ops_log1p_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_log1p_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log1p_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log1p_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log1p(tl_structured *s, tl_tensor *self);
+int tl_meta_log1p(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log1p(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sqrt */
@@ -2040,7 +2040,7 @@ typedef tl_tensor *(*tl_ops_sqrt_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_sqrt_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sqrt(tl_structured *s, tl_tensor *self);
+int tl_meta_sqrt(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rsqrt */
@@ -2063,7 +2063,7 @@ typedef tl_tensor *(*tl_ops_rsqrt_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_rsqrt_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_rsqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_rsqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_rsqrt(tl_structured *s, tl_tensor *self);
+int tl_meta_rsqrt(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_rsqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sin */
@@ -2086,7 +2086,7 @@ typedef tl_tensor *(*tl_ops_sin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_sin_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sin(tl_structured *s, tl_tensor *self);
+int tl_meta_sin(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sin(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- cos */
@@ -2109,7 +2109,7 @@ typedef tl_tensor *(*tl_ops_cos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_cos_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_cos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_cos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_cos(tl_structured *s, tl_tensor *self);
+int tl_meta_cos(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_cos(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- tan */
@@ -2132,7 +2132,7 @@ typedef tl_tensor *(*tl_ops_tan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_tan_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_tan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_tan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_tan(tl_structured *s, tl_tensor *self);
+int tl_meta_tan(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_tan(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- tanh */
@@ -2155,7 +2155,7 @@ typedef tl_tensor *(*tl_ops_tanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_tanh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_tanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_tanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_tanh(tl_structured *s, tl_tensor *self);
+int tl_meta_tanh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_tanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sigmoid */
@@ -2178,7 +2178,7 @@ typedef tl_tensor *(*tl_ops_sigmoid_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_sigmoid_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sigmoid_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sigmoid_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sigmoid(tl_structured *s, tl_tensor *self);
+int tl_meta_sigmoid(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sigmoid(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- reciprocal */
@@ -2201,7 +2201,7 @@ typedef tl_tensor *(*tl_ops_reciprocal_out_fn)(tl_keyset ks, tl_tensor *self, tl
 tl_tensor *tl_ops_reciprocal_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_reciprocal_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_reciprocal_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_reciprocal(tl_structured *s, tl_tensor *self);
+int tl_meta_reciprocal(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_reciprocal(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- erf */
@@ -2224,7 +2224,7 @@ typedef tl_tensor *(*tl_ops_erf_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_erf_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_erf_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_erf_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_erf(tl_structured *s, tl_tensor *self);
+int tl_meta_erf(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_erf(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- erfc */
@@ -2247,7 +2247,7 @@ typedef tl_tensor *(*tl_ops_erfc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_erfc_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_erfc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_erfc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_erfc(tl_structured *s, tl_tensor *self);
+int tl_meta_erfc(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_erfc(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- abs */
@@ -2270,7 +2270,7 @@ typedef tl_tensor *(*tl_ops_abs_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_abs_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_abs_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_abs_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_abs(tl_structured *s, tl_tensor *self);
+int tl_meta_abs(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_abs(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sign */
@@ -2293,7 +2293,7 @@ typedef tl_tensor *(*tl_ops_sign_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_sign_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sign_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sign_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sign(tl_structured *s, tl_tensor *self);
+int tl_meta_sign(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sign(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- floor */
@@ -2316,7 +2316,7 @@ typedef tl_tensor *(*tl_ops_floor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_floor_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_floor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_floor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_floor(tl_structured *s, tl_tensor *self);
+int tl_meta_floor(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_floor(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ceil */
@@ -2339,7 +2339,7 @@ typedef tl_tensor *(*tl_ops_ceil_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_ceil_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_ceil_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_ceil_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_ceil(tl_structured *s, tl_tensor *self);
+int tl_meta_ceil(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_ceil(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- trunc */
@@ -2362,7 +2362,7 @@ typedef tl_tensor *(*tl_ops_trunc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_trunc_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_trunc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_trunc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_trunc(tl_structured *s, tl_tensor *self);
+int tl_meta_trunc(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_trunc(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- frac */
@@ -2385,7 +2385,7 @@ typedef tl_tensor *(*tl_ops_frac_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_frac_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_frac_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_frac_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_frac(tl_structured *s, tl_tensor *self);
+int tl_meta_frac(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_frac(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- silu */
@@ -2408,7 +2408,7 @@ typedef tl_tensor *(*tl_ops_silu_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_silu_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_silu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_silu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_silu(tl_structured *s, tl_tensor *self);
+int tl_meta_silu(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- addcmul */
@@ -2540,7 +2540,7 @@ typedef tl_tensor *(*tl_ops_lerp__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_t
 tl_tensor *tl_ops_lerp__Tensor(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 tl_tensor *tl_ops_lerp__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 int tl_ops_lerp__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+int tl_meta_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight);
 TL_WEAK int tl_impl_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
 TL_WEAK int tl_meta_lerp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 TL_WEAK int tl_impl_lerp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
@@ -2626,9 +2626,9 @@ typedef tl_tensor *(*tl_ops_clamp_max__Tensor_fn)(tl_keyset ks, tl_tensor *self,
 tl_tensor *tl_ops_clamp_max__Tensor(tl_tensor *self, tl_tensor *max);
 tl_tensor *tl_ops_clamp_max__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *max);
 int tl_ops_clamp_max__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_clamp_max(tl_structured *s, tl_tensor *self, tl_scalar max);
+int tl_meta_clamp_max(tl_structured *s, tl_tensor *self, tl_scalar max);
 TL_WEAK int tl_impl_clamp_max_out(tl_structured *s, tl_tensor *self, tl_scalar max, tl_tensor *out);
-TL_WEAK int tl_meta_clamp_max_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *max);
+int tl_meta_clamp_max_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *max);
 TL_WEAK int tl_impl_clamp_max_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *max, tl_tensor *out);
 
 /* ---------------------------------------------------------------- clamp_min */
@@ -2669,9 +2669,9 @@ typedef tl_tensor *(*tl_ops_clamp_min__Tensor_fn)(tl_keyset ks, tl_tensor *self,
 tl_tensor *tl_ops_clamp_min__Tensor(tl_tensor *self, tl_tensor *min);
 tl_tensor *tl_ops_clamp_min__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min);
 int tl_ops_clamp_min__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_clamp_min(tl_structured *s, tl_tensor *self, tl_scalar min);
+int tl_meta_clamp_min(tl_structured *s, tl_tensor *self, tl_scalar min);
 TL_WEAK int tl_impl_clamp_min_out(tl_structured *s, tl_tensor *self, tl_scalar min, tl_tensor *out);
-TL_WEAK int tl_meta_clamp_min_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min);
+int tl_meta_clamp_min_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min);
 TL_WEAK int tl_impl_clamp_min_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *min, tl_tensor *out);
 
 /* ---------------------------------------------------------------- clip */
@@ -2769,11 +2769,11 @@ typedef tl_tensor *(*tl_ops_pow__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_pow__Tensor(tl_tensor *self, tl_tensor *exponent);
 tl_tensor *tl_ops_pow__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
 int tl_ops_pow__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent);
+int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent);
 TL_WEAK int tl_impl_ufunc_pow(tl_structured *s, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
 TL_WEAK int tl_meta_pow_Scalar(tl_structured *s, tl_scalar self, tl_tensor *exponent);
 TL_WEAK int tl_impl_pow_Scalar_out(tl_structured *s, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
-TL_WEAK int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent);
+int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent);
 TL_WEAK int tl_impl_pow_Tensor_Scalar_out(tl_structured *s, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
 
 /* ---------------------------------------------------------------- floor_divide */
@@ -2862,7 +2862,7 @@ tl_tensor *tl_ops_remainder_Scalar_Tensor(tl_scalar self, tl_tensor *other);
 tl_tensor *tl_ops_remainder_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
 int tl_ops_remainder_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_remainder_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
-TL_WEAK int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_remainder(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- fmod */
@@ -2906,7 +2906,7 @@ typedef tl_tensor *(*tl_ops_fmod__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_t
 tl_tensor *tl_ops_fmod__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_fmod__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
 int tl_ops_fmod__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_fmod_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_fmod_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_fmod(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atan2 */
@@ -2929,7 +2929,7 @@ typedef tl_tensor *(*tl_ops_atan2_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *
 tl_tensor *tl_ops_atan2(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_atan2_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
 int tl_ops_atan2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- hypot */
@@ -2952,7 +2952,7 @@ typedef tl_tensor *(*tl_ops_hypot__fn)(tl_keyset ks, tl_tensor *self, tl_tensor 
 tl_tensor *tl_ops_hypot_(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_hypot__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
 int tl_ops_hypot__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- copysign */
@@ -2975,7 +2975,7 @@ typedef tl_tensor *(*tl_ops_copysign__Tensor_fn)(tl_keyset ks, tl_tensor *self, 
 tl_tensor *tl_ops_copysign__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_copysign__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
 int tl_ops_copysign__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_copysign_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_copysign_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_copysign(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- asin */
@@ -2998,7 +2998,7 @@ typedef tl_tensor *(*tl_ops_asin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_asin_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_asin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_asin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_asin(tl_structured *s, tl_tensor *self);
+int tl_meta_asin(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_asin(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- acos */
@@ -3021,7 +3021,7 @@ typedef tl_tensor *(*tl_ops_acos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_acos_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_acos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_acos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_acos(tl_structured *s, tl_tensor *self);
+int tl_meta_acos(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_acos(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atan */
@@ -3044,7 +3044,7 @@ typedef tl_tensor *(*tl_ops_atan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_atan_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_atan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_atan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_atan(tl_structured *s, tl_tensor *self);
+int tl_meta_atan(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_atan(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sinh */
@@ -3067,7 +3067,7 @@ typedef tl_tensor *(*tl_ops_sinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_sinh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sinh(tl_structured *s, tl_tensor *self);
+int tl_meta_sinh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- cosh */
@@ -3090,7 +3090,7 @@ typedef tl_tensor *(*tl_ops_cosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_cosh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_cosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_cosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_cosh(tl_structured *s, tl_tensor *self);
+int tl_meta_cosh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_cosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- round */
@@ -3131,9 +3131,9 @@ typedef tl_tensor *(*tl_ops_round_decimals_out_fn)(tl_keyset ks, tl_tensor *self
 tl_tensor *tl_ops_round_decimals_out(tl_tensor *self, int64_t decimals, tl_tensor *out);
 tl_tensor *tl_ops_round_decimals_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
 int tl_ops_round_decimals_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_round(tl_structured *s, tl_tensor *self);
+int tl_meta_round(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_round(tl_structured *s, tl_tensor *self, tl_tensor *out);
-TL_WEAK int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals);
+int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals);
 TL_WEAK int tl_impl_round_decimals_out(tl_structured *s, tl_tensor *self, int64_t decimals, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logit */
@@ -3251,7 +3251,7 @@ typedef tl_tensor *(*tl_ops_logical_not_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_logical_not_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_logical_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_logical_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_not(tl_structured *s, tl_tensor *self);
+int tl_meta_logical_not(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_logical_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_xor */
@@ -3274,7 +3274,7 @@ typedef tl_tensor *(*tl_ops_logical_xor_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_logical_xor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logical_xor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_logical_xor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_and */
@@ -3297,7 +3297,7 @@ typedef tl_tensor *(*tl_ops_logical_and_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_logical_and_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logical_and_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_logical_and_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_or */
@@ -3320,7 +3320,7 @@ typedef tl_tensor *(*tl_ops_logical_or_out_fn)(tl_keyset ks, tl_tensor *self, tl
 tl_tensor *tl_ops_logical_or_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logical_or_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_logical_or_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_not */
@@ -3343,7 +3343,7 @@ typedef tl_tensor *(*tl_ops_bitwise_not_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_bitwise_not_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_bitwise_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_bitwise_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self);
+int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_bitwise_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_and */
@@ -3401,7 +3401,7 @@ tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out(tl_scalar self, tl_tensor *other
 tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_and_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_or */
@@ -3459,7 +3459,7 @@ tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out(tl_scalar self, tl_tensor *other,
 tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_or_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_xor */
@@ -3517,7 +3517,7 @@ tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out(tl_scalar self, tl_tensor *other
 tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_xor_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_xor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_xor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_left_shift */
@@ -3575,7 +3575,7 @@ tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out(tl_scalar self, tl_tensor
 tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_left_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_left_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_left_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_left_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_right_shift */
@@ -3633,7 +3633,7 @@ tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out(tl_scalar self, tl_tenso
 tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_right_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_right_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- leaky_relu */
@@ -4764,7 +4764,7 @@ typedef tl_tensor *(*tl_ops_asinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_asinh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_asinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_asinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_asinh(tl_structured *s, tl_tensor *self);
+int tl_meta_asinh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_asinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- acosh */
@@ -4787,7 +4787,7 @@ typedef tl_tensor *(*tl_ops_acosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_acosh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_acosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_acosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_acosh(tl_structured *s, tl_tensor *self);
+int tl_meta_acosh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_acosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atanh */
@@ -4810,7 +4810,7 @@ typedef tl_tensor *(*tl_ops_atanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_atanh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_atanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_atanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_atanh(tl_structured *s, tl_tensor *self);
+int tl_meta_atanh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_atanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- arcsin */

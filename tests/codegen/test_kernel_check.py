@@ -89,6 +89,10 @@ def test_derived_meta_is_emitted_and_not_required(model):
            "    return tl_structured_build_binary_op(s, self, other);\n}" in hyp
     assert "TL_KERNEL_MISSING(tl_meta_hyp)" not in hyp      # defined here: never missing
     assert "tl_meta_cs_Tensor(" not in files["csrc/ops_cs.c"].split("tl_operator *")[0]
+    h = files["include/tl_ops.h"]
+    # declared plain, so that a hand-written definition (which sees this) is strong and wins
+    assert "\nint tl_meta_hyp(tl_structured *s, tl_tensor *self, tl_tensor *other);" in h
+    assert "TL_WEAK int tl_meta_cs_Tensor(" in h
     syms = {r.symbol for r in required_kernels(model)}
     assert syms == {"tl_impl_hyp_out", "tl_meta_cs_Tensor", "tl_impl_cs_out", "tl_impl_fl_out", "tl_native_nat_k"}
 
@@ -137,4 +141,4 @@ def test_torchlet_own_yaml_requires_defined_kernels_only():
     req = {r.symbol: r for r in required_kernels(m)}
     assert "tl_meta_hypot" not in req and "tl_meta_copysign_Tensor" not in req
     assert req["tl_impl_ufunc_hypot"].qualified == "aten::hypot.out"
-    assert req["tl_meta_add_Tensor"].pos.line > 0
+    assert req["tl_meta_div_Tensor_mode"].pos.line > 0 and "tl_meta_add_Tensor" not in req  # add: derived, hand-written wins

@@ -31,9 +31,20 @@ __all__ = [
     "build_operator_library", "BuildError",
 ]
 
-# the package lives at <root>/runtime/torchlet; the C sources next to it
-_PKG = Path(__file__).resolve().parent.parent
-_ROOT = _PKG.parent.parent
+
+
+def _source_root() -> Path:
+    """The source tree: the package lives at <root>/runtime/torchlet (an
+    editable install); a copied package (the ASan build's) finds it through
+    the generator, which is installed from the same tree."""
+    here = Path(__file__).resolve().parents[3]
+    if (here / "runtime" / "include" / "tl_abi.h").is_file():
+        return here
+    try:
+        import codegen
+    except ImportError:
+        return here
+    return Path(codegen.__file__).resolve().parent.parent
 
 #: compiler flags of torchlet's own C (setup.py COMMON)
 COMMON_FLAGS = ["-std=gnu11", "-fPIC", "-O3", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
@@ -68,10 +79,11 @@ def include_paths() -> list[str]:
     the ufunc loop helpers and formulas (kernels/ufunc) and the derivative
     helpers (autograd). They are read from the source tree of the installed
     torchlet (an editable install, ``pip install -e .``)."""
-    dirs = [_ROOT / "runtime" / "include", _ROOT / "generated" / "include", _ROOT / "kernels" / "ufunc",
-            _ROOT / "autograd"]
+    root = _source_root()
+    dirs = [root / "runtime" / "include", root / "generated" / "include", root / "kernels" / "ufunc",
+            root / "autograd"]
     if not (dirs[0] / "tl_abi.h").is_file():
-        raise RuntimeError(f"torchlet's C headers are not under {_ROOT}: building against torchlet needs its "
+        raise RuntimeError(f"torchlet's C headers are not under {root}: building against torchlet needs its "
                            "source tree (an editable install, pip install -e .)")
     return [str(d) for d in dirs]
 
