@@ -124,6 +124,9 @@ class Formula:
 
 
 def _rel(p: Path) -> str:
+    """A formula header as generated files name it: relative to the repository
+    (whatever the current folder), else its file name."""
+    p = p.resolve()
     return p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
 
 

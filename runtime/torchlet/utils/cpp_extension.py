@@ -21,6 +21,7 @@ import hashlib
 import os
 import shlex
 import subprocess
+import sys
 import sysconfig
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -194,8 +195,8 @@ def _compile(jobs: list[tuple[Path, Path, list[str]]], verbose: bool) -> list[st
             src, rc, out = r
             if rc != 0:
                 errors.append(f"{src}:\n{out}")
-            elif out.strip() and verbose:
-                print(out, end="")
+            elif out.strip():  # warnings
+                print(out, end="" if out.endswith("\n") else "\n", file=sys.stderr)
     return errors
 
 

@@ -6,7 +6,7 @@
  */
 /*
  * from: examples/extension/native_functions.yaml: myops::scale.out(Tensor x, float alpha, *, Tensor(a!) out) -> Tensor(a!)
- * formula: scale.h
+ * formula: examples/extension/ufunc/scale.h
  * dtypes: Half, BFloat16, Float, Double
  */
 #ifndef TL_GEN_UFUNC_SCALE_H
