@@ -4,7 +4,8 @@ Outputs (paths relative to ``generated/``):
 
 * ``csrc/ops_<name>.c``: every overload of one operator name (``add``,
   ``add_``, ``add.out`` -> ``ops_add.c``): entry points, redispatch entry
-  points, boxing wrappers, boxed adapters, structured kernels,
+  points, boxing wrappers, boxed adapters, structured kernels, the weak
+  definitions of derived meta functions (``api_c.derived_meta_builder``),
   BackendSelect kernels and ``tl_ops_register_<name>()``;
 * ``csrc/register_all.c``: ``tl_ops_register_all()``;
 * ``include/tl_ops.h``: C prototypes of everything above plus the
