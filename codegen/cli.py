@@ -88,8 +88,8 @@ def _inputs(args: argparse.Namespace) -> Inputs:
     if autocast is None and not library:
         autocast = default_autocast_path(args.native_functions)
     derivatives = args.derivatives
-    if derivatives is None and not library:
-        derivatives = str(ROOT / "yaml" / "derivatives.yaml")
+    if derivatives is None and not library and getattr(args, "command", None) == "generate":
+        derivatives = str(ROOT / "yaml" / "derivatives.yaml")  # torchlet's own (inspect: none)
     return Inputs(args.native_functions, derivatives, tags, autocast or None)
 
 
