@@ -28,11 +28,18 @@ deps: $(STAMP)
 torch: $(STAMP)
 	$(PIP) torch==2.13.0 expecttest || echo "torch not installed: reference tests will skip"
 
+# the worked operator library (examples/extension): its generated/ is committed and checked too
+EXT_GEN := --namespace myops --native-functions examples/extension/native_functions.yaml \
+	--derivatives examples/extension/derivatives.yaml --ufunc-dir examples/extension/ufunc \
+	--out examples/extension/generated
+
 generate: $(STAMP)
 	$(VPY) -m codegen generate
+	$(VPY) -m codegen generate $(EXT_GEN)
 
 check-generated:
 	$(GEN_PY) -m codegen generate --check
+	$(GEN_PY) -m codegen generate --check $(EXT_GEN)
 
 # compiles runtime/, generated/ and kernels/ (x3 ISA variants) in parallel into
 # the object cache build/obj; an edit recompiles only what changed. flock: one build

@@ -102,6 +102,31 @@ def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     return common, kernels
 
 
+def check_kernels(objects: list[str]) -> None:
+    """Fail the build when a hand-written kernel the YAML names is defined by
+    no object (codegen/kernel_check.py): the error names the YAML entry's file
+    and line, where the weak declarations would only fail at the first call."""
+    sys.path.insert(0, str(ROOT))
+    from codegen.diagnostics import CodegenError
+    from codegen.kernel_check import check
+    from codegen.model import Inputs, load_model
+
+    nf = ROOT / "yaml" / "native_functions.yaml"
+    if not nf.exists():
+        return
+    old = os.getcwd()
+    os.chdir(ROOT)  # diagnostics show paths relative to the repository
+    try:
+        model = load_model(Inputs("yaml/native_functions.yaml", None, "yaml/tags.yaml", None))
+        diags = check(model, objects)
+    except CodegenError as e:
+        diags = e.diagnostics
+    finally:
+        os.chdir(old)
+    if diags:
+        raise SystemExit("torchlet: a kernel named in the YAML is missing\n" + CodegenError(diags).render())
+
+
 def compiler() -> list[str]:
     cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
     return shlex.split(cc)
@@ -200,6 +225,7 @@ class BuildExt(build_ext):
             raise SystemExit("torchlet: compilation failed: " + ", ".join(_rel(j.src) for j in failed))
         ext.sources = []
         ext.extra_objects = [str(j.obj) for j in all_jobs]
+        check_kernels(ext.extra_objects)
         ext.depends = list(ext.depends) + ext.extra_objects
         # -Bsymbolic-functions: calls between the library's own functions (entry
         # point -> dispatcher -> kernel -> runtime) skip the PLT

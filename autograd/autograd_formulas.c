@@ -126,6 +126,20 @@ done:
     return r;
 }
 
+tl_tensor *tl_ag_copysign_tensor_self_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result) {
+    tl_tensor *ratio = NULL, *zero = NULL, *r = NULL;
+    if (!(ratio = tl_ops_div_Tensor(result, self))) goto done;
+    if (!(zero = tl_ops_eq_Scalar(self, tl_scalar_from_int(0)))) goto done;
+    /* result / self is +-1, or nan at self == 0 where the gradient is 0 */
+    if (!tl_ops_masked_fill__Scalar(ratio, zero, tl_scalar_from_int(0))) goto done;
+    tl_tensor_release(ratio); /* masked_fill_ returned a new reference to ratio */
+    r = tl_ops_mul_Tensor(grad, ratio);
+done:
+    tl_tensor_release(ratio);
+    tl_tensor_release(zero);
+    return r;
+}
+
 static tl_tensor *zeros_of(tl_tensor *grad, tl_dtype dt) {
     return tl_ops_zeros_like(grad, dt, -1, -1, false, false, -1);
 }
