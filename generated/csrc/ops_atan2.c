@@ -92,6 +92,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_atan2, then tl_impl_ufunc_atan2_cuda */
+static tl_tensor *tl_structured_atan2_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_atan2(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_atan2_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_atan2 only (no data) */
 static tl_tensor *tl_structured_atan2_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -169,6 +183,20 @@ static tl_tensor *tl_structured_atan2__CPU(tl_keyset ks, tl_tensor *self, tl_ten
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_atan2(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_atan2(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_atan2, then tl_impl_ufunc_atan2_cuda */
+static tl_tensor *tl_structured_atan2__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_atan2(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_atan2_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -257,6 +285,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_atan2, then tl_impl_ufunc_atan2_cuda */
+static tl_tensor *tl_structured_atan2_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_atan2(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_atan2_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_atan2 only (no data) */
 static tl_tensor *tl_structured_atan2_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -279,10 +320,14 @@ int tl_ops_register_atan2(void) {
     else if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_CPU, (void *)tl_structured_atan2_out_CPU, tl_ops_atan2_out_boxed, NULL,
                                    "tl_structured_atan2_out_CPU registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::atan2.out", "CUDA", "tl_impl_ufunc_atan2_cuda");
+    else if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_CUDA, (void *)tl_structured_atan2_out_CUDA, tl_ops_atan2_out_boxed, NULL,
+                                   "tl_structured_atan2_out_CUDA registered at generated/csrc/ops_atan2.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_META, (void *)tl_structured_atan2_out_Meta, tl_ops_atan2_out_boxed, NULL,
                               "tl_structured_atan2_out_Meta registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_atan2 (no CUDA backend in the runtime) */
     tl_ops_atan2__op = tl_op_define("aten::atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_atan2__op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
@@ -290,10 +335,14 @@ int tl_ops_register_atan2(void) {
     else if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_CPU, (void *)tl_structured_atan2__CPU, tl_ops_atan2__boxed, NULL,
                                    "tl_structured_atan2__CPU registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::atan2_", "CUDA", "tl_impl_ufunc_atan2_cuda");
+    else if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_CUDA, (void *)tl_structured_atan2__CUDA, tl_ops_atan2__boxed, NULL,
+                                   "tl_structured_atan2__CUDA registered at generated/csrc/ops_atan2.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_META, (void *)tl_structured_atan2__Meta, tl_ops_atan2__boxed, NULL,
                               "tl_structured_atan2__Meta registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_atan2 (no CUDA backend in the runtime) */
     tl_ops_atan2_op = tl_op_define("aten::atan2", "atan2(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_atan2_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2))  /* a hand-written kernel is missing: no CPU kernel */
@@ -301,9 +350,13 @@ int tl_ops_register_atan2(void) {
     else if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_CPU, (void *)tl_structured_atan2_CPU, tl_ops_atan2_boxed, NULL,
                                    "tl_structured_atan2_CPU registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::atan2", "CUDA", "tl_impl_ufunc_atan2_cuda");
+    else if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_CUDA, (void *)tl_structured_atan2_CUDA, tl_ops_atan2_boxed, NULL,
+                                   "tl_structured_atan2_CUDA registered at generated/csrc/ops_atan2.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_META, (void *)tl_structured_atan2_Meta, tl_ops_atan2_boxed, NULL,
                               "tl_structured_atan2_Meta registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_atan2 (no CUDA backend in the runtime) */
     return 0;
 }

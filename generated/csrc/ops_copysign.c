@@ -92,6 +92,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_copysign_Tensor, then tl_impl_ufunc_copysign_cuda */
+static tl_tensor *tl_structured_copysign_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_copysign_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_copysign_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_copysign_Tensor only (no data) */
 static tl_tensor *tl_structured_copysign_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -168,6 +182,19 @@ static tl_tensor *tl_structured_copysign_Tensor_CPU(tl_keyset ks, tl_tensor *sel
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_copysign_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_copysign(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_copysign_Tensor, then tl_impl_ufunc_copysign_cuda */
+static tl_tensor *tl_structured_copysign_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_copysign_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_copysign_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -256,6 +283,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_copysign_Tensor, then tl_impl_ufunc_copysign_cuda */
+static tl_tensor *tl_structured_copysign__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_copysign_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_copysign_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_copysign_Tensor only (no data) */
 static tl_tensor *tl_structured_copysign__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -279,10 +320,14 @@ int tl_ops_register_copysign(void) {
     else if (tl_op_register_kernel(tl_ops_copysign_out_op, TL_KEY_CPU, (void *)tl_structured_copysign_out_CPU, tl_ops_copysign_out_boxed, NULL,
                                    "tl_structured_copysign_out_CPU registered at generated/csrc/ops_copysign.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_copysign_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::copysign.out", "CUDA", "tl_impl_ufunc_copysign_cuda");
+    else if (tl_op_register_kernel(tl_ops_copysign_out_op, TL_KEY_CUDA, (void *)tl_structured_copysign_out_CUDA, tl_ops_copysign_out_boxed, NULL,
+                                   "tl_structured_copysign_out_CUDA registered at generated/csrc/ops_copysign.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_copysign_out_op, TL_KEY_META, (void *)tl_structured_copysign_out_Meta, tl_ops_copysign_out_boxed, NULL,
                               "tl_structured_copysign_out_Meta registered at generated/csrc/ops_copysign.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_copysign (no CUDA backend in the runtime) */
     tl_ops_copysign_Tensor_op = tl_op_define("aten::copysign.Tensor", "copysign.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_copysign_Tensor_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_copysign))  /* a hand-written kernel is missing: no CPU kernel */
@@ -290,10 +335,14 @@ int tl_ops_register_copysign(void) {
     else if (tl_op_register_kernel(tl_ops_copysign_Tensor_op, TL_KEY_CPU, (void *)tl_structured_copysign_Tensor_CPU, tl_ops_copysign_Tensor_boxed, NULL,
                                    "tl_structured_copysign_Tensor_CPU registered at generated/csrc/ops_copysign.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_copysign_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::copysign.Tensor", "CUDA", "tl_impl_ufunc_copysign_cuda");
+    else if (tl_op_register_kernel(tl_ops_copysign_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_copysign_Tensor_CUDA, tl_ops_copysign_Tensor_boxed, NULL,
+                                   "tl_structured_copysign_Tensor_CUDA registered at generated/csrc/ops_copysign.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_copysign_Tensor_op, TL_KEY_META, (void *)tl_structured_copysign_Tensor_Meta, tl_ops_copysign_Tensor_boxed, NULL,
                               "tl_structured_copysign_Tensor_Meta registered at generated/csrc/ops_copysign.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_copysign (no CUDA backend in the runtime) */
     tl_ops_copysign__Tensor_op = tl_op_define("aten::copysign_.Tensor", "copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_copysign__Tensor_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_copysign))  /* a hand-written kernel is missing: no CPU kernel */
@@ -301,9 +350,13 @@ int tl_ops_register_copysign(void) {
     else if (tl_op_register_kernel(tl_ops_copysign__Tensor_op, TL_KEY_CPU, (void *)tl_structured_copysign__Tensor_CPU, tl_ops_copysign__Tensor_boxed, NULL,
                                    "tl_structured_copysign__Tensor_CPU registered at generated/csrc/ops_copysign.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_copysign_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::copysign_.Tensor", "CUDA", "tl_impl_ufunc_copysign_cuda");
+    else if (tl_op_register_kernel(tl_ops_copysign__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_copysign__Tensor_CUDA, tl_ops_copysign__Tensor_boxed, NULL,
+                                   "tl_structured_copysign__Tensor_CUDA registered at generated/csrc/ops_copysign.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_copysign__Tensor_op, TL_KEY_META, (void *)tl_structured_copysign__Tensor_Meta, tl_ops_copysign__Tensor_boxed, NULL,
                               "tl_structured_copysign__Tensor_Meta registered at generated/csrc/ops_copysign.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_copysign (no CUDA backend in the runtime) */
     return 0;
 }

@@ -264,6 +264,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_fmod_Tensor, then tl_impl_ufunc_fmod_cuda */
+static tl_tensor *tl_structured_fmod_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_fmod_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_fmod_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_fmod_Tensor only (no data) */
 static tl_tensor *tl_structured_fmod_Tensor_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -340,6 +354,19 @@ static tl_tensor *tl_structured_fmod_Tensor_CPU(tl_keyset ks, tl_tensor *self, t
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_fmod_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_fmod(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_fmod_Tensor, then tl_impl_ufunc_fmod_cuda */
+static tl_tensor *tl_structured_fmod_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_fmod_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_fmod_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -428,6 +455,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_fmod_Tensor, then tl_impl_ufunc_fmod_cuda */
+static tl_tensor *tl_structured_fmod__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_fmod_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_fmod_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_fmod_Tensor only (no data) */
 static tl_tensor *tl_structured_fmod__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -472,10 +513,14 @@ int tl_ops_register_fmod(void) {
     else if (tl_op_register_kernel(tl_ops_fmod_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_fmod_Tensor_out_CPU, tl_ops_fmod_Tensor_out_boxed, NULL,
                                    "tl_structured_fmod_Tensor_out_CPU registered at generated/csrc/ops_fmod.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_fmod_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::fmod.Tensor_out", "CUDA", "tl_impl_ufunc_fmod_cuda");
+    else if (tl_op_register_kernel(tl_ops_fmod_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_fmod_Tensor_out_CUDA, tl_ops_fmod_Tensor_out_boxed, NULL,
+                                   "tl_structured_fmod_Tensor_out_CUDA registered at generated/csrc/ops_fmod.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_fmod_Tensor_out_op, TL_KEY_META, (void *)tl_structured_fmod_Tensor_out_Meta, tl_ops_fmod_Tensor_out_boxed, NULL,
                               "tl_structured_fmod_Tensor_out_Meta registered at generated/csrc/ops_fmod.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_fmod (no CUDA backend in the runtime) */
     tl_ops_fmod_Tensor_op = tl_op_define("aten::fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_fmod_Tensor_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_fmod))  /* a hand-written kernel is missing: no CPU kernel */
@@ -483,10 +528,14 @@ int tl_ops_register_fmod(void) {
     else if (tl_op_register_kernel(tl_ops_fmod_Tensor_op, TL_KEY_CPU, (void *)tl_structured_fmod_Tensor_CPU, tl_ops_fmod_Tensor_boxed, NULL,
                                    "tl_structured_fmod_Tensor_CPU registered at generated/csrc/ops_fmod.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_fmod_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::fmod.Tensor", "CUDA", "tl_impl_ufunc_fmod_cuda");
+    else if (tl_op_register_kernel(tl_ops_fmod_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_fmod_Tensor_CUDA, tl_ops_fmod_Tensor_boxed, NULL,
+                                   "tl_structured_fmod_Tensor_CUDA registered at generated/csrc/ops_fmod.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_fmod_Tensor_op, TL_KEY_META, (void *)tl_structured_fmod_Tensor_Meta, tl_ops_fmod_Tensor_boxed, NULL,
                               "tl_structured_fmod_Tensor_Meta registered at generated/csrc/ops_fmod.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_fmod (no CUDA backend in the runtime) */
     tl_ops_fmod__Tensor_op = tl_op_define("aten::fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_fmod__Tensor_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_fmod))  /* a hand-written kernel is missing: no CPU kernel */
@@ -494,9 +543,13 @@ int tl_ops_register_fmod(void) {
     else if (tl_op_register_kernel(tl_ops_fmod__Tensor_op, TL_KEY_CPU, (void *)tl_structured_fmod__Tensor_CPU, tl_ops_fmod__Tensor_boxed, NULL,
                                    "tl_structured_fmod__Tensor_CPU registered at generated/csrc/ops_fmod.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_fmod_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::fmod_.Tensor", "CUDA", "tl_impl_ufunc_fmod_cuda");
+    else if (tl_op_register_kernel(tl_ops_fmod__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_fmod__Tensor_CUDA, tl_ops_fmod__Tensor_boxed, NULL,
+                                   "tl_structured_fmod__Tensor_CUDA registered at generated/csrc/ops_fmod.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_fmod__Tensor_op, TL_KEY_META, (void *)tl_structured_fmod__Tensor_Meta, tl_ops_fmod__Tensor_boxed, NULL,
                               "tl_structured_fmod__Tensor_Meta registered at generated/csrc/ops_fmod.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_fmod (no CUDA backend in the runtime) */
     return 0;
 }

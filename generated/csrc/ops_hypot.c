@@ -92,6 +92,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_hypot, then tl_impl_ufunc_hypot_cuda */
+static tl_tensor *tl_structured_hypot_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_hypot(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hypot_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_hypot only (no data) */
 static tl_tensor *tl_structured_hypot_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -168,6 +182,19 @@ static tl_tensor *tl_structured_hypot_CPU(tl_keyset ks, tl_tensor *self, tl_tens
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_hypot(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hypot(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_hypot, then tl_impl_ufunc_hypot_cuda */
+static tl_tensor *tl_structured_hypot_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_hypot(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hypot_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -256,6 +283,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_hypot, then tl_impl_ufunc_hypot_cuda */
+static tl_tensor *tl_structured_hypot__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_hypot(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hypot_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_hypot only (no data) */
 static tl_tensor *tl_structured_hypot__Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -279,10 +320,14 @@ int tl_ops_register_hypot(void) {
     else if (tl_op_register_kernel(tl_ops_hypot_out_op, TL_KEY_CPU, (void *)tl_structured_hypot_out_CPU, tl_ops_hypot_out_boxed, NULL,
                                    "tl_structured_hypot_out_CPU registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::hypot.out", "CUDA", "tl_impl_ufunc_hypot_cuda");
+    else if (tl_op_register_kernel(tl_ops_hypot_out_op, TL_KEY_CUDA, (void *)tl_structured_hypot_out_CUDA, tl_ops_hypot_out_boxed, NULL,
+                                   "tl_structured_hypot_out_CUDA registered at generated/csrc/ops_hypot.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_hypot_out_op, TL_KEY_META, (void *)tl_structured_hypot_out_Meta, tl_ops_hypot_out_boxed, NULL,
                               "tl_structured_hypot_out_Meta registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_hypot (no CUDA backend in the runtime) */
     tl_ops_hypot_op = tl_op_define("aten::hypot", "hypot(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_hypot_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot))  /* a hand-written kernel is missing: no CPU kernel */
@@ -290,10 +335,14 @@ int tl_ops_register_hypot(void) {
     else if (tl_op_register_kernel(tl_ops_hypot_op, TL_KEY_CPU, (void *)tl_structured_hypot_CPU, tl_ops_hypot_boxed, NULL,
                                    "tl_structured_hypot_CPU registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::hypot", "CUDA", "tl_impl_ufunc_hypot_cuda");
+    else if (tl_op_register_kernel(tl_ops_hypot_op, TL_KEY_CUDA, (void *)tl_structured_hypot_CUDA, tl_ops_hypot_boxed, NULL,
+                                   "tl_structured_hypot_CUDA registered at generated/csrc/ops_hypot.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_hypot_op, TL_KEY_META, (void *)tl_structured_hypot_Meta, tl_ops_hypot_boxed, NULL,
                               "tl_structured_hypot_Meta registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_hypot (no CUDA backend in the runtime) */
     tl_ops_hypot__op = tl_op_define("aten::hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_hypot__op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot))  /* a hand-written kernel is missing: no CPU kernel */
@@ -301,9 +350,13 @@ int tl_ops_register_hypot(void) {
     else if (tl_op_register_kernel(tl_ops_hypot__op, TL_KEY_CPU, (void *)tl_structured_hypot__CPU, tl_ops_hypot__boxed, NULL,
                                    "tl_structured_hypot__CPU registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::hypot_", "CUDA", "tl_impl_ufunc_hypot_cuda");
+    else if (tl_op_register_kernel(tl_ops_hypot__op, TL_KEY_CUDA, (void *)tl_structured_hypot__CUDA, tl_ops_hypot__boxed, NULL,
+                                   "tl_structured_hypot__CUDA registered at generated/csrc/ops_hypot.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_hypot__op, TL_KEY_META, (void *)tl_structured_hypot__Meta, tl_ops_hypot__boxed, NULL,
                               "tl_structured_hypot__Meta registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_hypot (no CUDA backend in the runtime) */
     return 0;
 }

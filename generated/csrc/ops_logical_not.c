@@ -83,6 +83,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_logical_not, then tl_impl_ufunc_logical_not_cuda */
+static tl_tensor *tl_structured_logical_not_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_logical_not(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_not_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_logical_not only (no data) */
 static tl_tensor *tl_structured_logical_not_Meta(tl_keyset ks, tl_tensor *self) {
     (void)ks;
@@ -155,6 +168,20 @@ static tl_tensor *tl_structured_logical_not__CPU(tl_keyset ks, tl_tensor *self) 
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_logical_not(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_not(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_logical_not, then tl_impl_ufunc_logical_not_cuda */
+static tl_tensor *tl_structured_logical_not__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_logical_not(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_not_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -244,6 +271,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_logical_not, then tl_impl_ufunc_logical_not_cuda */
+static tl_tensor *tl_structured_logical_not_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_logical_not(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_not_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_logical_not only (no data) */
 static tl_tensor *tl_structured_logical_not_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     (void)ks;
@@ -267,10 +308,14 @@ int tl_ops_register_logical_not(void) {
     else if (tl_op_register_kernel(tl_ops_logical_not_op, TL_KEY_CPU, (void *)tl_structured_logical_not_CPU, tl_ops_logical_not_boxed, NULL,
                                    "tl_structured_logical_not_CPU registered at generated/csrc/ops_logical_not.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_not_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_not", "CUDA", "tl_impl_ufunc_logical_not_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_not_op, TL_KEY_CUDA, (void *)tl_structured_logical_not_CUDA, tl_ops_logical_not_boxed, NULL,
+                                   "tl_structured_logical_not_CUDA registered at generated/csrc/ops_logical_not.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_logical_not_op, TL_KEY_META, (void *)tl_structured_logical_not_Meta, tl_ops_logical_not_boxed, NULL,
                               "tl_structured_logical_not_Meta registered at generated/csrc/ops_logical_not.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_not (no CUDA backend in the runtime) */
     tl_ops_logical_not__op = tl_op_define("aten::logical_not_", "logical_not_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_logical_not__op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_not))  /* a hand-written kernel is missing: no CPU kernel */
@@ -278,10 +323,14 @@ int tl_ops_register_logical_not(void) {
     else if (tl_op_register_kernel(tl_ops_logical_not__op, TL_KEY_CPU, (void *)tl_structured_logical_not__CPU, tl_ops_logical_not__boxed, NULL,
                                    "tl_structured_logical_not__CPU registered at generated/csrc/ops_logical_not.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_not_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_not_", "CUDA", "tl_impl_ufunc_logical_not_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_not__op, TL_KEY_CUDA, (void *)tl_structured_logical_not__CUDA, tl_ops_logical_not__boxed, NULL,
+                                   "tl_structured_logical_not__CUDA registered at generated/csrc/ops_logical_not.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_logical_not__op, TL_KEY_META, (void *)tl_structured_logical_not__Meta, tl_ops_logical_not__boxed, NULL,
                               "tl_structured_logical_not__Meta registered at generated/csrc/ops_logical_not.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_not (no CUDA backend in the runtime) */
     tl_ops_logical_not_out_op = tl_op_define("aten::logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_logical_not_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_not))  /* a hand-written kernel is missing: no CPU kernel */
@@ -289,9 +338,13 @@ int tl_ops_register_logical_not(void) {
     else if (tl_op_register_kernel(tl_ops_logical_not_out_op, TL_KEY_CPU, (void *)tl_structured_logical_not_out_CPU, tl_ops_logical_not_out_boxed, NULL,
                                    "tl_structured_logical_not_out_CPU registered at generated/csrc/ops_logical_not.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_not_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_not.out", "CUDA", "tl_impl_ufunc_logical_not_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_not_out_op, TL_KEY_CUDA, (void *)tl_structured_logical_not_out_CUDA, tl_ops_logical_not_out_boxed, NULL,
+                                   "tl_structured_logical_not_out_CUDA registered at generated/csrc/ops_logical_not.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_logical_not_out_op, TL_KEY_META, (void *)tl_structured_logical_not_out_Meta, tl_ops_logical_not_out_boxed, NULL,
                               "tl_structured_logical_not_out_Meta registered at generated/csrc/ops_logical_not.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_not (no CUDA backend in the runtime) */
     return 0;
 }

@@ -89,6 +89,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_mul_Tensor, then tl_impl_ufunc_mul_cuda */
+static tl_tensor *tl_structured_mul_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_mul_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mul_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_mul_Tensor only (no data) */
 static tl_tensor *tl_structured_mul_Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -165,6 +178,20 @@ static tl_tensor *tl_structured_mul__Tensor_CPU(tl_keyset ks, tl_tensor *self, t
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_mul_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mul(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_mul_Tensor, then tl_impl_ufunc_mul_cuda */
+static tl_tensor *tl_structured_mul__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_mul_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mul_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -252,6 +279,20 @@ static tl_tensor *tl_structured_mul_out_CPU(tl_keyset ks, tl_tensor *self, tl_te
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_mul_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mul(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_mul_Tensor, then tl_impl_ufunc_mul_cuda */
+static tl_tensor *tl_structured_mul_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_mul_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mul_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -391,10 +432,14 @@ int tl_ops_register_mul(void) {
     else if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_CPU, (void *)tl_structured_mul_Tensor_CPU, tl_ops_mul_Tensor_boxed, NULL,
                                    "tl_structured_mul_Tensor_CPU registered at generated/csrc/ops_mul.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_mul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mul.Tensor", "CUDA", "tl_impl_ufunc_mul_cuda");
+    else if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_mul_Tensor_CUDA, tl_ops_mul_Tensor_boxed, NULL,
+                                   "tl_structured_mul_Tensor_CUDA registered at generated/csrc/ops_mul.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_META, (void *)tl_structured_mul_Tensor_Meta, tl_ops_mul_Tensor_boxed, NULL,
                               "tl_structured_mul_Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_mul (no CUDA backend in the runtime) */
     tl_ops_mul__Tensor_op = tl_op_define("aten::mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_mul__Tensor_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
@@ -402,10 +447,14 @@ int tl_ops_register_mul(void) {
     else if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_CPU, (void *)tl_structured_mul__Tensor_CPU, tl_ops_mul__Tensor_boxed, NULL,
                                    "tl_structured_mul__Tensor_CPU registered at generated/csrc/ops_mul.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_mul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mul_.Tensor", "CUDA", "tl_impl_ufunc_mul_cuda");
+    else if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_mul__Tensor_CUDA, tl_ops_mul__Tensor_boxed, NULL,
+                                   "tl_structured_mul__Tensor_CUDA registered at generated/csrc/ops_mul.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_META, (void *)tl_structured_mul__Tensor_Meta, tl_ops_mul__Tensor_boxed, NULL,
                               "tl_structured_mul__Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_mul (no CUDA backend in the runtime) */
     tl_ops_mul_out_op = tl_op_define("aten::mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_mul_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_mul))  /* a hand-written kernel is missing: no CPU kernel */
@@ -413,10 +462,14 @@ int tl_ops_register_mul(void) {
     else if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_CPU, (void *)tl_structured_mul_out_CPU, tl_ops_mul_out_boxed, NULL,
                                    "tl_structured_mul_out_CPU registered at generated/csrc/ops_mul.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_mul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mul.out", "CUDA", "tl_impl_ufunc_mul_cuda");
+    else if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_CUDA, (void *)tl_structured_mul_out_CUDA, tl_ops_mul_out_boxed, NULL,
+                                   "tl_structured_mul_out_CUDA registered at generated/csrc/ops_mul.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_META, (void *)tl_structured_mul_out_Meta, tl_ops_mul_out_boxed, NULL,
                               "tl_structured_mul_out_Meta registered at generated/csrc/ops_mul.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_mul (no CUDA backend in the runtime) */
     tl_ops_mul_Scalar_op = tl_op_define("aten::mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor");
     if (!tl_ops_mul_Scalar_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_mul_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

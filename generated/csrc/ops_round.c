@@ -93,6 +93,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_round, then tl_impl_ufunc_round_cuda */
+static tl_tensor *tl_structured_round_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_round(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_round only (no data) */
 static tl_tensor *tl_structured_round_Meta(tl_keyset ks, tl_tensor *self) {
     (void)ks;
@@ -165,6 +178,20 @@ static tl_tensor *tl_structured_round__CPU(tl_keyset ks, tl_tensor *self) {
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_round(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_round, then tl_impl_ufunc_round_cuda */
+static tl_tensor *tl_structured_round__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_round(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -248,6 +275,20 @@ static tl_tensor *tl_structured_round_out_CPU(tl_keyset ks, tl_tensor *self, tl_
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_round(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_round, then tl_impl_ufunc_round_cuda */
+static tl_tensor *tl_structured_round_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_round(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -525,10 +566,14 @@ int tl_ops_register_round(void) {
     else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_CPU, (void *)tl_structured_round_CPU, tl_ops_round_boxed, NULL,
                                    "tl_structured_round_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::round", "CUDA", "tl_impl_ufunc_round_cuda");
+    else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_CUDA, (void *)tl_structured_round_CUDA, tl_ops_round_boxed, NULL,
+                                   "tl_structured_round_CUDA registered at generated/csrc/ops_round.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_META, (void *)tl_structured_round_Meta, tl_ops_round_boxed, NULL,
                               "tl_structured_round_Meta registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_round (no CUDA backend in the runtime) */
     tl_ops_round__op = tl_op_define("aten::round_", "round_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_round__op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
@@ -536,10 +581,14 @@ int tl_ops_register_round(void) {
     else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_CPU, (void *)tl_structured_round__CPU, tl_ops_round__boxed, NULL,
                                    "tl_structured_round__CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::round_", "CUDA", "tl_impl_ufunc_round_cuda");
+    else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_CUDA, (void *)tl_structured_round__CUDA, tl_ops_round__boxed, NULL,
+                                   "tl_structured_round__CUDA registered at generated/csrc/ops_round.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_META, (void *)tl_structured_round__Meta, tl_ops_round__boxed, NULL,
                               "tl_structured_round__Meta registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_round (no CUDA backend in the runtime) */
     tl_ops_round_out_op = tl_op_define("aten::round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_round_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
@@ -547,10 +596,14 @@ int tl_ops_register_round(void) {
     else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_CPU, (void *)tl_structured_round_out_CPU, tl_ops_round_out_boxed, NULL,
                                    "tl_structured_round_out_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::round.out", "CUDA", "tl_impl_ufunc_round_cuda");
+    else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_CUDA, (void *)tl_structured_round_out_CUDA, tl_ops_round_out_boxed, NULL,
+                                   "tl_structured_round_out_CUDA registered at generated/csrc/ops_round.c") < 0)
+        return -1;
     if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_META, (void *)tl_structured_round_out_Meta, tl_ops_round_out_boxed, NULL,
                               "tl_structured_round_out_Meta registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_round (no CUDA backend in the runtime) */
     tl_ops_round_decimals_op = tl_op_define("aten::round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor");
     if (!tl_ops_round_decimals_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */

@@ -62,6 +62,7 @@ int tl_ops_add__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 TL_WEAK tl_tensor *tl_native_add__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_meta_add_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 TL_WEAK int tl_impl_ufunc_add(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_add_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sub */
 int tl_ops_register_sub(void);
@@ -99,6 +100,7 @@ int tl_ops_sub__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 TL_WEAK tl_tensor *tl_native_sub__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_meta_sub_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 TL_WEAK int tl_impl_ufunc_sub(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sub_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rsub */
 int tl_ops_register_rsub(void);
@@ -153,6 +155,7 @@ int tl_ops_mul__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 TL_WEAK tl_tensor *tl_native_mul__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_meta_mul_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_mul(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_mul_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- div */
 int tl_ops_register_div(void);
@@ -222,6 +225,7 @@ int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, t
 TL_WEAK tl_tensor *tl_native_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
 int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_div(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_div_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 TL_WEAK int tl_meta_div_Tensor_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
 TL_WEAK int tl_impl_div_out_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
 
@@ -247,6 +251,7 @@ tl_tensor *tl_ops_neg_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_neg_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_neg(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_neg(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_neg_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- relu */
 int tl_ops_register_relu(void);
@@ -1052,6 +1057,7 @@ tl_tensor *tl_ops_silu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output,
 int tl_ops_silu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_silu_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- view */
 int tl_ops_register_view(void);
@@ -1604,6 +1610,7 @@ int tl_ops_eq_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 TL_WEAK tl_tensor *tl_native_eq_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_eq(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_eq_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ne */
 int tl_ops_register_ne(void);
@@ -1648,6 +1655,7 @@ int tl_ops_ne_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 TL_WEAK tl_tensor *tl_native_ne_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ne(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_ne_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- lt */
 int tl_ops_register_lt(void);
@@ -1692,6 +1700,7 @@ int tl_ops_lt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 TL_WEAK tl_tensor *tl_native_lt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_lt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_lt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- le */
 int tl_ops_register_le(void);
@@ -1736,6 +1745,7 @@ int tl_ops_le_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 TL_WEAK tl_tensor *tl_native_le_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_le(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_le_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- gt */
 int tl_ops_register_gt(void);
@@ -1780,6 +1790,7 @@ int tl_ops_gt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 TL_WEAK tl_tensor *tl_native_gt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_gt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_gt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ge */
 int tl_ops_register_ge(void);
@@ -1824,6 +1835,7 @@ int tl_ops_ge_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 TL_WEAK tl_tensor *tl_native_ge_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ge(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_ge_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- maximum */
 int tl_ops_register_maximum(void);
@@ -1841,6 +1853,7 @@ tl_tensor *tl_ops_maximum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tenso
 int tl_ops_maximum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_maximum_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- minimum */
 int tl_ops_register_minimum(void);
@@ -1858,6 +1871,7 @@ tl_tensor *tl_ops_minimum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tenso
 int tl_ops_minimum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_minimum_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- exp */
 int tl_ops_register_exp(void);
@@ -1881,6 +1895,7 @@ tl_tensor *tl_ops_exp_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_exp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_exp(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_exp(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_exp_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- exp2 */
 int tl_ops_register_exp2(void);
@@ -1904,6 +1919,7 @@ tl_tensor *tl_ops_exp2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_exp2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_exp2(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_exp2(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_exp2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- expm1 */
 int tl_ops_register_expm1(void);
@@ -1927,6 +1943,7 @@ tl_tensor *tl_ops_expm1_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_expm1_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_expm1(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_expm1(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_expm1_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log */
 int tl_ops_register_log(void);
@@ -1950,6 +1967,7 @@ tl_tensor *tl_ops_log_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_log_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_log(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log2 */
 int tl_ops_register_log2(void);
@@ -1973,6 +1991,7 @@ tl_tensor *tl_ops_log2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_log2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_log2(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log2(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log10 */
 int tl_ops_register_log10(void);
@@ -1996,6 +2015,7 @@ tl_tensor *tl_ops_log10_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_log10_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_log10(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log10(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log10_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log1p */
 int tl_ops_register_log1p(void);
@@ -2019,6 +2039,7 @@ tl_tensor *tl_ops_log1p_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_log1p_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_log1p(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log1p(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log1p_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sqrt */
 int tl_ops_register_sqrt(void);
@@ -2042,6 +2063,7 @@ tl_tensor *tl_ops_sqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_sqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_sqrt(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sqrt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rsqrt */
 int tl_ops_register_rsqrt(void);
@@ -2065,6 +2087,7 @@ tl_tensor *tl_ops_rsqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_rsqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_rsqrt(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_rsqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_rsqrt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sin */
 int tl_ops_register_sin(void);
@@ -2088,6 +2111,7 @@ tl_tensor *tl_ops_sin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_sin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_sin(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sin(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sin_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- cos */
 int tl_ops_register_cos(void);
@@ -2111,6 +2135,7 @@ tl_tensor *tl_ops_cos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_cos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_cos(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_cos(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_cos_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- tan */
 int tl_ops_register_tan(void);
@@ -2134,6 +2159,7 @@ tl_tensor *tl_ops_tan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_tan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_tan(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_tan(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_tan_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- tanh */
 int tl_ops_register_tanh(void);
@@ -2157,6 +2183,7 @@ tl_tensor *tl_ops_tanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_tanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_tanh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_tanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_tanh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sigmoid */
 int tl_ops_register_sigmoid(void);
@@ -2180,6 +2207,7 @@ tl_tensor *tl_ops_sigmoid_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tenso
 int tl_ops_sigmoid_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_sigmoid(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sigmoid(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sigmoid_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- reciprocal */
 int tl_ops_register_reciprocal(void);
@@ -2203,6 +2231,7 @@ tl_tensor *tl_ops_reciprocal_out_redispatch(tl_keyset ks, tl_tensor *self, tl_te
 int tl_ops_reciprocal_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_reciprocal(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_reciprocal(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_reciprocal_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- erf */
 int tl_ops_register_erf(void);
@@ -2226,6 +2255,7 @@ tl_tensor *tl_ops_erf_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_erf_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_erf(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_erf(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_erf_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- erfc */
 int tl_ops_register_erfc(void);
@@ -2249,6 +2279,7 @@ tl_tensor *tl_ops_erfc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_erfc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_erfc(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_erfc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_erfc_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- abs */
 int tl_ops_register_abs(void);
@@ -2272,6 +2303,7 @@ tl_tensor *tl_ops_abs_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *o
 int tl_ops_abs_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_abs(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_abs(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_abs_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sign */
 int tl_ops_register_sign(void);
@@ -2295,6 +2327,7 @@ tl_tensor *tl_ops_sign_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_sign_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_sign(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sign(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sign_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- floor */
 int tl_ops_register_floor(void);
@@ -2318,6 +2351,7 @@ tl_tensor *tl_ops_floor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_floor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_floor(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_floor(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_floor_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ceil */
 int tl_ops_register_ceil(void);
@@ -2341,6 +2375,7 @@ tl_tensor *tl_ops_ceil_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_ceil_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_ceil(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_ceil(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_ceil_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- trunc */
 int tl_ops_register_trunc(void);
@@ -2364,6 +2399,7 @@ tl_tensor *tl_ops_trunc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_trunc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_trunc(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_trunc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_trunc_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- frac */
 int tl_ops_register_frac(void);
@@ -2387,6 +2423,7 @@ tl_tensor *tl_ops_frac_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_frac_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_frac(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_frac(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_frac_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- silu */
 int tl_ops_register_silu(void);
@@ -2410,6 +2447,7 @@ tl_tensor *tl_ops_silu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_silu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_silu(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_silu_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- addcmul */
 int tl_ops_register_addcmul(void);
@@ -2433,6 +2471,7 @@ tl_tensor *tl_ops_addcmul__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_addcmul__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_addcmul(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
 TL_WEAK int tl_impl_ufunc_addcmul(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_addcmul_cuda(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
 
 /* ---------------------------------------------------------------- addcdiv */
 int tl_ops_register_addcdiv(void);
@@ -2456,6 +2495,7 @@ tl_tensor *tl_ops_addcdiv__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_addcdiv__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_addcdiv(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
 TL_WEAK int tl_impl_ufunc_addcdiv(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_addcdiv_cuda(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
 
 /* ---------------------------------------------------------------- where */
 int tl_ops_register_where(void);
@@ -2501,6 +2541,7 @@ int tl_ops_where_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 TL_WEAK int tl_native_where(tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
 TL_WEAK int tl_meta_where_self(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_where(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_where_cuda(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- lerp */
 int tl_ops_register_lerp(void);
@@ -2771,6 +2812,7 @@ tl_tensor *tl_ops_pow__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tenso
 int tl_ops_pow__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent);
 TL_WEAK int tl_impl_ufunc_pow(tl_structured *s, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_pow_cuda(tl_structured *s, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
 TL_WEAK int tl_meta_pow_Scalar(tl_structured *s, tl_scalar self, tl_tensor *exponent);
 TL_WEAK int tl_impl_pow_Scalar_out(tl_structured *s, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
 int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent);
@@ -2864,6 +2906,7 @@ int tl_ops_remainder_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator 
 TL_WEAK tl_tensor *tl_native_remainder_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
 int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_remainder(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_remainder_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- fmod */
 int tl_ops_register_fmod(void);
@@ -2908,6 +2951,7 @@ tl_tensor *tl_ops_fmod__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tens
 int tl_ops_fmod__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_fmod_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_fmod(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_fmod_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atan2 */
 int tl_ops_register_atan2(void);
@@ -2931,6 +2975,7 @@ tl_tensor *tl_ops_atan2_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *oth
 int tl_ops_atan2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_atan2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- hypot */
 int tl_ops_register_hypot(void);
@@ -2954,6 +2999,7 @@ tl_tensor *tl_ops_hypot__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *ot
 int tl_ops_hypot__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hypot_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- copysign */
 int tl_ops_register_copysign(void);
@@ -2977,6 +3023,7 @@ tl_tensor *tl_ops_copysign__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_
 int tl_ops_copysign__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_copysign_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_copysign(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_copysign_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- asin */
 int tl_ops_register_asin(void);
@@ -3000,6 +3047,7 @@ tl_tensor *tl_ops_asin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_asin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_asin(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_asin(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_asin_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- acos */
 int tl_ops_register_acos(void);
@@ -3023,6 +3071,7 @@ tl_tensor *tl_ops_acos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_acos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_acos(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_acos(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_acos_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atan */
 int tl_ops_register_atan(void);
@@ -3046,6 +3095,7 @@ tl_tensor *tl_ops_atan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_atan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_atan(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_atan(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_atan_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sinh */
 int tl_ops_register_sinh(void);
@@ -3069,6 +3119,7 @@ tl_tensor *tl_ops_sinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_sinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_sinh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sinh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- cosh */
 int tl_ops_register_cosh(void);
@@ -3092,6 +3143,7 @@ tl_tensor *tl_ops_cosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_cosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_cosh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_cosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_cosh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- round */
 int tl_ops_register_round(void);
@@ -3133,6 +3185,7 @@ tl_tensor *tl_ops_round_decimals_out_redispatch(tl_keyset ks, tl_tensor *self, i
 int tl_ops_round_decimals_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_round(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_round(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_round_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals);
 TL_WEAK int tl_impl_round_decimals_out(tl_structured *s, tl_tensor *self, int64_t decimals, tl_tensor *out);
 
@@ -3253,6 +3306,7 @@ tl_tensor *tl_ops_logical_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_t
 int tl_ops_logical_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_logical_not(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_logical_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_not_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_xor */
 int tl_ops_register_logical_xor(void);
@@ -3276,6 +3330,7 @@ tl_tensor *tl_ops_logical_xor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_t
 int tl_ops_logical_xor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_xor_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_and */
 int tl_ops_register_logical_and(void);
@@ -3299,6 +3354,7 @@ tl_tensor *tl_ops_logical_and_out_redispatch(tl_keyset ks, tl_tensor *self, tl_t
 int tl_ops_logical_and_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_and_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_or */
 int tl_ops_register_logical_or(void);
@@ -3322,6 +3378,7 @@ tl_tensor *tl_ops_logical_or_out_redispatch(tl_keyset ks, tl_tensor *self, tl_te
 int tl_ops_logical_or_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_or_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_not */
 int tl_ops_register_bitwise_not(void);
@@ -3345,6 +3402,7 @@ tl_tensor *tl_ops_bitwise_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_t
 int tl_ops_bitwise_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_bitwise_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_not_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_and */
 int tl_ops_register_bitwise_and(void);
@@ -3403,6 +3461,7 @@ int tl_ops_bitwise_and_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_ope
 TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_and_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_or */
 int tl_ops_register_bitwise_or(void);
@@ -3461,6 +3520,7 @@ int tl_ops_bitwise_or_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_oper
 TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_or_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_xor */
 int tl_ops_register_bitwise_xor(void);
@@ -3519,6 +3579,7 @@ int tl_ops_bitwise_xor_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_ope
 TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_meta_bitwise_xor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_xor_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_left_shift */
 int tl_ops_register_bitwise_left_shift(void);
@@ -3577,6 +3638,7 @@ int tl_ops_bitwise_left_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const
 TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_meta_bitwise_left_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_left_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_left_shift_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_right_shift */
 int tl_ops_register_bitwise_right_shift(void);
@@ -3635,6 +3697,7 @@ int tl_ops_bitwise_right_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, cons
 TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_right_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_right_shift_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- leaky_relu */
 int tl_ops_register_leaky_relu(void);
@@ -3658,6 +3721,7 @@ tl_tensor *tl_ops_leaky_relu__redispatch(tl_keyset ks, tl_tensor *self, tl_scala
 int tl_ops_leaky_relu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope);
 TL_WEAK int tl_impl_ufunc_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_leaky_relu_cuda(tl_structured *s, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
 
 /* ---------------------------------------------------------------- leaky_relu_backward */
 int tl_ops_register_leaky_relu_backward(void);
@@ -3675,6 +3739,7 @@ tl_tensor *tl_ops_leaky_relu_backward_redispatch(tl_keyset ks, tl_tensor *grad_o
 int tl_ops_leaky_relu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
 TL_WEAK int tl_impl_ufunc_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_leaky_relu_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- elu */
 int tl_ops_register_elu(void);
@@ -3698,6 +3763,7 @@ tl_tensor *tl_ops_elu__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha
 int tl_ops_elu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
 TL_WEAK int tl_impl_ufunc_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_elu_cuda(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
 
 /* ---------------------------------------------------------------- elu_backward */
 int tl_ops_register_elu_backward(void);
@@ -3715,6 +3781,7 @@ tl_tensor *tl_ops_elu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, 
 int tl_ops_elu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
 TL_WEAK int tl_impl_ufunc_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_elu_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- gelu */
 int tl_ops_register_gelu(void);
@@ -3778,6 +3845,7 @@ tl_tensor *tl_ops_mish_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_mish_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_mish(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_mish(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_mish_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- mish_backward */
 int tl_ops_register_mish_backward(void);
@@ -3805,6 +3873,7 @@ tl_tensor *tl_ops_softplus_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar b
 int tl_ops_softplus_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
 TL_WEAK int tl_impl_ufunc_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_softplus_cuda(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
 
 /* ---------------------------------------------------------------- softplus_backward */
 int tl_ops_register_softplus_backward(void);
@@ -3822,6 +3891,7 @@ tl_tensor *tl_ops_softplus_backward_redispatch(tl_keyset ks, tl_tensor *grad_out
 int tl_ops_softplus_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
 TL_WEAK int tl_impl_ufunc_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_softplus_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- hardtanh */
 int tl_ops_register_hardtanh(void);
@@ -3845,6 +3915,7 @@ tl_tensor *tl_ops_hardtanh__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar 
 int tl_ops_hardtanh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 TL_WEAK int tl_impl_ufunc_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hardtanh_cuda(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
 
 /* ---------------------------------------------------------------- hardtanh_backward */
 int tl_ops_register_hardtanh_backward(void);
@@ -3862,6 +3933,7 @@ tl_tensor *tl_ops_hardtanh_backward_redispatch(tl_keyset ks, tl_tensor *grad_out
 int tl_ops_hardtanh_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 TL_WEAK int tl_impl_ufunc_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_hardtanh_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- relu6 */
 int tl_ops_register_relu6(void);
@@ -4766,6 +4838,7 @@ tl_tensor *tl_ops_asinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_asinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_asinh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_asinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_asinh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- acosh */
 int tl_ops_register_acosh(void);
@@ -4789,6 +4862,7 @@ tl_tensor *tl_ops_acosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_acosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_acosh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_acosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_acosh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atanh */
 int tl_ops_register_atanh(void);
@@ -4812,6 +4886,7 @@ tl_tensor *tl_ops_atanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor 
 int tl_ops_atanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_atanh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_atanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_atanh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- arcsin */
 int tl_ops_register_arcsin(void);

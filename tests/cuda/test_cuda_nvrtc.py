@@ -111,8 +111,11 @@ def test_prebuild_command(tmp_path):
 
 
 def test_every_program_builds(tmp_path_factory):
-    """every generated program -> CUBIN for sm_80 and sm_90, no spills"""
-    out = Path(os.environ.get("TORCHLET_PREBUILD_OUT") or tmp_path_factory.mktemp("prebuild"))
+    """every generated program -> CUBIN for sm_80 and sm_90, no spills. Into the
+    user's kernel cache (content-addressed: source, options, arch and NVRTC
+    version), so a rerun on the same machine only checks what changed; a
+    fresh machine compiles all (~1,900 kernels per arch: minutes on 2 cores)"""
+    out = Path(os.environ.get("TORCHLET_PREBUILD_OUT") or nvrtc.cache_dir() or tmp_path_factory.mktemp("prebuild"))
     results = prebuild.build([90, 80], out, jobs=os.cpu_count() or 2, strict=True)
     failed = [f"{r.program} sm_{r.cc}: {r.error}" for r in results if r.error]
     assert not failed, "\n".join(failed)
@@ -120,4 +123,4 @@ def test_every_program_builds(tmp_path_factory):
     assert len(results) == 2 * n and n >= 90
     for r in results:   # three kernels per supported dtype, all reported by ptxas
         assert r.kernels % 3 == 0 and r.kernels > 0
-    assert len(list(out.glob("*-sm_90-*.cubin"))) == n
+    assert len(list(out.glob("*-sm_90-*.cubin"))) >= n   # the cache may hold older sources too
