@@ -10,7 +10,7 @@ GEN_PY  := $(if $(wildcard $(VPY)),$(VPY),$(PY))
 PYTEST_ENV := OMP_NUM_THREADS=1
 PIP     := $(VPY) -m pip install -q --disable-pip-version-check
 
-.PHONY: all deps generate check-generated build test opinfo asan-test bench demo clean torch
+.PHONY: all deps generate check-generated build test opinfo asan-test bench demo clean torch cuda-deps gpu-check
 
 all: build
 
@@ -28,11 +28,18 @@ deps: $(STAMP)
 torch: $(STAMP)
 	$(PIP) torch==2.13.0 expecttest || echo "torch not installed: reference tests will skip"
 
+# the worked operator library (examples/extension): its generated/ is committed and checked too
+EXT_GEN := --namespace myops --native-functions examples/extension/native_functions.yaml \
+	--derivatives examples/extension/derivatives.yaml --ufunc-dir examples/extension/ufunc \
+	--out examples/extension/generated
+
 generate: $(STAMP)
 	$(VPY) -m codegen generate
+	$(VPY) -m codegen generate $(EXT_GEN)
 
 check-generated:
 	$(GEN_PY) -m codegen generate --check
+	$(GEN_PY) -m codegen generate --check $(EXT_GEN)
 
 # compiles runtime/, generated/ and kernels/ (x3 ISA variants) in parallel into
 # the object cache build/obj; an edit recompiles only what changed. flock: one build
@@ -41,8 +48,20 @@ build: generate
 	@mkdir -p build
 	flock build/.build-lock $(PIP) --no-build-isolation --no-deps -e .
 
-test: build
+# NVRTC from PyPI (~70 MB): the CUDA kernels are compiled and checked without a GPU
+CUDA_STAMP := $(VENV)/.cuda-deps-stamp
+$(CUDA_STAMP): pyproject.toml | $(STAMP)
+	$(PIP) "cuda-bindings>=13" cuda-pathfinder "nvidia-cuda-nvrtc>=13" || echo "NVRTC not installed: CUDA compile tests will skip"
+	touch $@
+
+cuda-deps: $(CUDA_STAMP)
+
+test: build cuda-deps
 	$(PYTEST_ENV) $(VPY) -m pytest -q tests
+
+# on a machine with an NVIDIA GPU: versions, prebuilt cache, tests/cuda, timings (JSON + table to $$OUT)
+gpu-check: build cuda-deps
+	$(VPY) scripts/gpu_check.py
 
 # torchlet against PyTorch's OpInfo samples (needs torch + expecttest); the
 # coverage report: $(VPY) tests/opinfo/test_opinfo_samples.py --report --grad

@@ -26,6 +26,7 @@ extern "Python" int tl_py_node_apply(void *, tl_node *, tl_tensor *const *, tl_t
 extern "Python" void tl_py_node_release(void *);
 extern "Python" void tl_py_slot_release(void *);
 extern "Python" int tl_py_dispatch_fallback(const tl_kernel *, const tl_operator *, tl_keyset, tl_stack *);
+extern "Python" int tl_py_cuda_compile(const char *, const char *, int, int, void **, size_t *, char **);
 """
 
 
@@ -95,7 +96,7 @@ def make_ffi() -> FFI:
         "torchlet._C",
         source,
         include_dirs=include_dirs(),
-        extra_link_args=["-pthread", "-lmvec", "-lm"],
+        extra_link_args=["-pthread", "-ldl", "-lmvec", "-lm"],
         depends=[str(h.relative_to(ROOT)) for h in headers],
     )
     return ffi

@@ -57,7 +57,8 @@ def _rel(p: pathlib.Path) -> str:
 def include_dirs() -> list[str]:
     dirs = [ROOT / "runtime" / "include"]
     for d in (ROOT / "generated" / "include", ROOT / "generated" / "cdef", ROOT / "generated" / "csrc",
-              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels", ROOT / "autograd"):
+              ROOT / "kernels" / "ufunc", ROOT / "generated" / "kernels", ROOT / "autograd",
+              ROOT / "kernels" / "cuda", ROOT / "generated" / "cuda"):
         if d.is_dir():
             dirs.append(d)
     return [str(d) for d in dirs]
@@ -81,6 +82,8 @@ def extra_include_dirs(src: pathlib.Path) -> list[str]:
 
 def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     common = sorted((ROOT / "runtime" / "src").glob("*.c"))
+    # the CUDA backend's runtime: the driver is dlopen'ed at run time, no link dependency
+    common += sorted((ROOT / "runtime" / "src" / "cuda").glob("*.c"))
     gen = ROOT / "generated" / "csrc"
     if gen.is_dir():
         common += sorted(gen.glob("*.c"))
@@ -88,10 +91,40 @@ def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     common += sorted((ROOT / "kernels" / "native").glob("*.c"))
     # derivative-formula helpers: compositions of operators, above the kernels
     common += sorted((ROOT / "autograd").glob("*.c"))
+    # CUDA host side: launch helpers and the generated per-operator launchers
+    # (no CUDA headers needed; the driver is reached through tl_cuda.h)
+    common += sorted((ROOT / "kernels" / "cuda").glob("*.c"))
+    if (ROOT / "generated" / "cuda").is_dir():
+        common += sorted((ROOT / "generated" / "cuda").glob("*.c"))
     kernels = sorted((ROOT / "kernels" / "cpu").glob("*.c"))
     # generated ufunc loops (codegen/emit/ufunc.py): x3 like kernels/cpu
     kernels += sorted((ROOT / "generated" / "kernels").glob("*.c"))
     return common, kernels
+
+
+def check_kernels(objects: list[str]) -> None:
+    """Fail the build when a hand-written kernel the YAML names is defined by
+    no object (codegen/kernel_check.py): the error names the YAML entry's file
+    and line, where the weak declarations would only fail at the first call."""
+    sys.path.insert(0, str(ROOT))
+    from codegen.diagnostics import CodegenError
+    from codegen.kernel_check import check
+    from codegen.model import Inputs, load_model
+
+    nf = ROOT / "yaml" / "native_functions.yaml"
+    if not nf.exists():
+        return
+    old = os.getcwd()
+    os.chdir(ROOT)  # diagnostics show paths relative to the repository
+    try:
+        model = load_model(Inputs("yaml/native_functions.yaml", None, "yaml/tags.yaml", None))
+        diags = check(model, objects)
+    except CodegenError as e:
+        diags = e.diagnostics
+    finally:
+        os.chdir(old)
+    if diags:
+        raise SystemExit("torchlet: a kernel named in the YAML is missing\n" + CodegenError(diags).render())
 
 
 def compiler() -> list[str]:
@@ -192,10 +225,11 @@ class BuildExt(build_ext):
             raise SystemExit("torchlet: compilation failed: " + ", ".join(_rel(j.src) for j in failed))
         ext.sources = []
         ext.extra_objects = [str(j.obj) for j in all_jobs]
+        check_kernels(ext.extra_objects)
         ext.depends = list(ext.depends) + ext.extra_objects
         # -Bsymbolic-functions: calls between the library's own functions (entry
         # point -> dispatcher -> kernel -> runtime) skip the PLT
-        link = ["-pthread", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
+        link = ["-pthread", "-ldl", "-lmvec", "-lm", "-Wl,-Bsymbolic-functions"]
         # the BLAS: torchlet/_blas.py preloads it from wherever the wheel is installed;
         # the rpath is the fallback when _C is loaded without the package
         link += [f"-L{blas_lib}", f"-l{blas_name}", f"-Wl,-rpath,{blas_lib}"]

@@ -126,6 +126,20 @@ done:
     return r;
 }
 
+tl_tensor *tl_ag_copysign_tensor_self_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result) {
+    tl_tensor *ratio = NULL, *zero = NULL, *r = NULL;
+    if (!(ratio = tl_ops_div_Tensor(result, self))) goto done;
+    if (!(zero = tl_ops_eq_Scalar(self, tl_scalar_from_int(0)))) goto done;
+    /* result / self is +-1, or nan at self == 0 where the gradient is 0 */
+    if (!tl_ops_masked_fill__Scalar(ratio, zero, tl_scalar_from_int(0))) goto done;
+    tl_tensor_release(ratio); /* masked_fill_ returned a new reference to ratio */
+    r = tl_ops_mul_Tensor(grad, ratio);
+done:
+    tl_tensor_release(ratio);
+    tl_tensor_release(zero);
+    return r;
+}
+
 static tl_tensor *zeros_of(tl_tensor *grad, tl_dtype dt) {
     return tl_ops_zeros_like(grad, dt, -1, -1, false, false, -1);
 }
@@ -323,7 +337,7 @@ tl_tensor *tl_ag_as_strided_backward(tl_tensor *grad, const int64_t *in_sizes, i
     int in_any = geometry_extent(in_sizes, in_strides, in_nd, in_offset, &ilo, &ihi);
     int out_any = geometry_extent(sizes, strides, nd, out_offset, &olo, &ohi);
     tl_dtype dt = tl_tensor_dtype(grad);
-    if (!in_any || !out_any) return tl_ops_zeros(in_sizes, in_nd, dt, -1, (int)tl_tensor_device(grad), false, false);
+    if (!in_any || !out_any) return tl_ops_zeros(in_sizes, in_nd, dt, -1, (int)tl__device_of(grad), false, false);
     int64_t lo = ilo < olo ? ilo : olo, hi = ihi > ohi ? ihi : ohi, n = hi - lo + 1;
     double *buf = calloc((size_t)n, sizeof(double));
     int64_t *count = calloc((size_t)n, sizeof(int64_t));
@@ -336,7 +350,7 @@ tl_tensor *tl_ag_as_strided_backward(tl_tensor *grad, const int64_t *in_sizes, i
     const double *g = tl_tensor_data_ptr(gc);
     FOR_EACH_POSITION(sizes, strides, nd, out_offset, i, pos, buf[pos - lo] += g[i]);
     FOR_EACH_POSITION(in_sizes, in_strides, in_nd, in_offset, i, pos, count[pos - lo] += 1);
-    if (!(r64 = tl_empty(in_nd, in_sizes, TL_FLOAT64, tl_tensor_device(grad)))) goto done;
+    if (!(r64 = tl_empty(in_nd, in_sizes, TL_FLOAT64, tl__device_of(grad)))) goto done;
     double *out = tl_tensor_data_ptr(r64);
     FOR_EACH_POSITION(in_sizes, in_strides, in_nd, in_offset, i, pos, out[i] = buf[pos - lo] / (double)count[pos - lo]);
     r = tl_to_dtype(r64, dt, 0);
@@ -376,7 +390,7 @@ int tl_ag_cat_tensors_backward(tl_tensor *grad, const int64_t *const *sizes, con
     for (int64_t i = 0; i < n; i++) {
         if (ndims[i] == 1 && sizes[i][0] == 0) { /* skipped by cat: an empty gradient */
             int64_t zero = 0;
-            out[i] = tl_ops_zeros(&zero, 1, tl_tensor_dtype(grad), -1, (int)tl_tensor_device(grad), false, false);
+            out[i] = tl_ops_zeros(&zero, 1, tl_tensor_dtype(grad), -1, (int)tl__device_of(grad), false, false);
         } else {
             int64_t size = sizes[i][dim];
             out[i] = tl_ops_narrow(grad, dim, at, size);
@@ -520,7 +534,7 @@ static tl_tensor *mean_over(tl_tensor *t, const int64_t *dims, int64_t nd, doubl
 
 tl_tensor *tl_ag_value_selecting_reduction_backward(tl_tensor *grad, int64_t dim, tl_tensor *indices,
                                                     const int64_t *sizes, int64_t ndim, bool keepdim) {
-    tl_tensor *zeros = tl_ops_zeros(sizes, ndim, tl_tensor_dtype(grad), -1, (int)tl_tensor_device(grad), false, false);
+    tl_tensor *zeros = tl_ops_zeros(sizes, ndim, tl_tensor_dtype(grad), -1, (int)tl__device_of(grad), false, false);
     if (!zeros) return NULL;
     tl_tensor *r;
     if (!keepdim && ndim > 0) {
@@ -753,7 +767,7 @@ tl_tensor *tl_ag_infinitely_differentiable_logit_backward(tl_tensor *grad, tl_te
     if (!(val = tl_ops_div_Tensor(grad, den))) goto done;
     static const int64_t no_dims = 0; /* a 0-dim fill value */
     if (!(fill = tl_ops_full(&no_dims, 0, tl_scalar_from_double(eps_has ? 0.0 : NAN), tl_tensor_dtype(self), -1,
-                             (int)tl_tensor_device(self), false, false)))
+                             (int)tl__device_of(self), false, false)))
         goto done;
     r = tl_ops_where_self(in, val, fill);
 done:

@@ -91,6 +91,8 @@ tl_tensor *tl_ag_mul_tensor_backward_scalar(tl_tensor *grad, tl_scalar other, tl
 tl_tensor *tl_ag_div_tensor_self_backward(tl_tensor *grad, tl_tensor *other, tl_dtype self_st);
 tl_tensor *tl_ag_div_tensor_self_backward_scalar(tl_tensor *grad, tl_scalar other, tl_dtype self_st);
 tl_tensor *tl_ag_div_tensor_other_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *other);
+/* copysign's gradient for self: grad * (result / self), 0 where self == 0 (PyTorch's) */
+tl_tensor *tl_ag_copysign_tensor_self_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result);
 /* div with rounding_mode (NULL: true division): a rounded quotient is piecewise
  * constant, so its gradient is zero (PyTorch's) */
 tl_tensor *tl_ag_div_tensor_self_backward_mode(tl_tensor *grad, tl_tensor *other, tl_dtype self_st, const char *mode);

@@ -21,8 +21,13 @@ def default_kernel_name(func: FunctionSchema) -> str:
 
 
 def op_symbol(name: OperatorName) -> str:
-    """A C identifier for one overload: ``add.Tensor`` -> ``add_Tensor``."""
+    """A C identifier for one overload: ``add.Tensor`` -> ``add_Tensor``.
+
+    An operator of another namespace than ``aten`` carries it, so an operator
+    library's names never meet torchlet's: ``myops::scale`` -> ``myops_scale``."""
     s = str(name.name)
+    if name.namespace and name.namespace != "aten":
+        s = f"{name.namespace}_{s}"
     return f"{s}_{name.overload_name}" if name.overload_name else s
 
 

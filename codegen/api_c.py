@@ -677,3 +677,56 @@ def is_factory(f: NativeFunction) -> bool:
     if any(a.type.is_tensor_like() for a in args):
         return False
     return any(a.name == "device" and a.type.base is BaseTy.Device for a in args)
+
+
+# ------------------------------------------------- meta functions derived from YAML
+
+#: the tag that makes a derived meta function promote integer inputs to the
+#: default float dtype (PyTorch's build_borrowing_*_float_op; OpInfo's
+#: ``promotes_int_to_float``)
+FLOAT_OP_TAG = "promotes_int_to_float"
+
+
+def derived_meta_builder(g: NativeFunctionsGroup) -> str | None:
+    """The TensorIterator builder a pointwise group's meta function is derived
+    from, or None when the author must write it.
+
+    PyTorch writes ``TORCH_META_FUNC(hypot) { build_borrowing_binary_op(...); }``
+    by hand for every ``structured_inherits: TensorIteratorBase`` pointwise
+    operator; the body follows from the signature and one tag, so torchlet
+    derives it: one Tensor input -> unary, two -> binary, ``_float_`` with
+    the ``promotes_int_to_float`` tag; plain numbers (float, int, bool,
+    Scalar) only reach the loop. Any other argument (``Tensor?``, a
+    ``rounding_mode``) means the meta function has work to do: not derived.
+    """
+    out = g.out
+    if out is None or not out.structured or out.structured_inherits != "TensorIteratorBase":
+        return None
+    if "pointwise" not in out.tags or out.precomputed or len(out.func.arguments.out) != 1:
+        return None
+    args = out.func.arguments.non_out
+    tensors = [a for a in args if isinstance(a.type, BaseType) and a.type.base is BaseTy.Tensor]
+    # plain numbers (leaky_relu's negative_slope) reach the loop only, never the shapes or dtypes
+    numbers = [a for a in args if isinstance(a.type, BaseType)
+               and a.type.base in (BaseTy.float, BaseTy.int, BaseTy.bool, BaseTy.Scalar)]
+    if not 1 <= len(tensors) <= 2 or len(tensors) + len(numbers) != len(args):
+        return None
+    arity = "unary" if len(tensors) == 1 else "binary"
+    flt = "_float" if FLOAT_OP_TAG in out.tags else ""
+    return f"tl_structured_build_{arity}{flt}_op"
+
+
+def derived_meta_definition(g: NativeFunctionsGroup) -> str | None:
+    """The weak C definition of a derived meta function (a hand-written
+    ``tl_meta_*`` of the same name replaces it at link time)."""
+    builder = derived_meta_builder(g)
+    if builder is None:
+        return None
+    ps = meta_params(g)
+    out = g.out
+    assert out is not None
+    tensors = ["s"] + [c_ident(a.name) for a in out.func.arguments.non_out
+                       if isinstance(a.type, BaseType) and a.type.base is BaseTy.Tensor]
+    unused = [f"    (void){p.name};\n" for p in ps if p.name not in tensors]
+    return (f"__attribute__((weak)) int {meta_name(g)}({c_param_decls(ps)}) {{\n" + "".join(unused)
+            + f"    return {builder}({', '.join(tensors)});\n}}")

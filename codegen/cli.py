@@ -2,6 +2,9 @@
 
     torchlet-gen generate [--check | --dry-run] [--native-functions F] [--derivatives D]
                           [--tags T] [--autocast A] [--templates DIR] [--out DIR]
+                          [--namespace NS --ufunc-dir DIR]
+    torchlet-gen build --namespace NS --native-functions F [--derivatives D] [--ufunc-dir DIR]
+                       [--sources C...] --out DIR
     torchlet-gen inspect --native-functions F [--derivatives D] [--tags T] [--indent N]
 
 Author errors print as ``path:line:col: error: message`` (all of them) and
@@ -75,13 +78,19 @@ def manifest(files: dict[str, str], fingerprint: str, inputs: tuple[str, ...]) -
 
 
 def _inputs(args: argparse.Namespace) -> Inputs:
+    library = getattr(args, "namespace", None) is not None
     tags = args.tags
     if tags is None:
         tags = default_tags_path(args.native_functions)
+        if tags is None and library:  # an operator library uses torchlet's tags by default
+            tags = str(ROOT / "yaml" / "tags.yaml")
     autocast = args.autocast
-    if autocast is None:
+    if autocast is None and not library:
         autocast = default_autocast_path(args.native_functions)
-    return Inputs(args.native_functions, args.derivatives, tags, autocast or None)
+    derivatives = args.derivatives
+    if derivatives is None and not library and getattr(args, "command", None) == "generate":
+        derivatives = str(ROOT / "yaml" / "derivatives.yaml")  # torchlet's own (inspect: none)
+    return Inputs(args.native_functions, derivatives, tags, autocast or None)
 
 
 def _display_inputs(inputs: Inputs) -> Inputs:
@@ -93,25 +102,39 @@ def _display_inputs(inputs: Inputs) -> Inputs:
     )
 
 
-def cmd_generate(args: argparse.Namespace) -> int:
+def _generate(args: argparse.Namespace):
+    """The model and every generated file (with MANIFEST) for ``args``."""
     from .emit import EmitContext, emit_all
     from .templating import make_environment
-    from .writer import compare, write
 
-    start = time.perf_counter()
     inputs = _inputs(args)
     model = load_model(_display_inputs(inputs))
+    if getattr(args, "namespace", None) is not None:
+        # an operator library's formulas may call torchlet's aten operators
+        model.base_functions = load_model(Inputs(str(ROOT / "yaml/native_functions.yaml"), None,
+                                                 str(ROOT / "yaml/tags.yaml"), None)).functions
+    ufunc_dir = getattr(args, "ufunc_dir", None)
     ctx = EmitContext(
         model=model,
         env=make_environment(args.templates),
         inputs=tuple(p for p in (shown(inputs.native_functions), shown(inputs.derivatives) if inputs.derivatives else None) if p),
         fingerprint=fingerprint([Path(p) for p in inputs.paths()]),
         untranslated_derivatives=args.untranslated_derivatives,
+        namespace=getattr(args, "namespace", None),
+        formula_dir=Path(ufunc_dir) if ufunc_dir else None,
     )
     files = emit_all(ctx)
     for note in ctx.notes:
         print(f"torchlet-gen: note: {note}", file=sys.stderr)
     files["MANIFEST"] = manifest(files, ctx.fingerprint, ctx.inputs)
+    return model, files
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .writer import compare, write
+
+    start = time.perf_counter()
+    model, files = _generate(args)
     out_dir = Path(args.out)
     out_shown = shown(out_dir)
     n_ops = len(model.functions)
@@ -145,6 +168,31 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_build(args: argparse.Namespace) -> int:
+    """Generate an operator library's code and compile it into an importable package."""
+    from .writer import write
+
+    start = time.perf_counter()
+    out = Path(args.out)
+    generated = Path(args.generated) if args.generated else out / "generated"
+    model, files = _generate(args)
+    r = write(files, generated, shown(generated))
+    try:
+        from torchlet.utils.cpp_extension import BuildError, build_operator_library
+    except ImportError as e:  # pragma: no cover - torchlet not installed
+        print(f"torchlet-gen: building needs an installed torchlet: {e}", file=sys.stderr)
+        return 1
+    try:
+        pkg = build_operator_library(args.namespace, generated, args.sources, out, model=model,
+                                     formula_dir=args.ufunc_dir, include_dirs=args.include, verbose=args.verbose)
+    except BuildError as e:
+        print(f"torchlet-gen: {e}", file=sys.stderr)
+        return 1
+    print(f"torchlet-gen: {args.namespace}: {len(model.functions)} operators, {len(r.changed)} of {len(files)} "
+          f"generated files written, package {shown(pkg)}, {time.perf_counter() - start:.2f} s")
+    return 0
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .model_json import dumps
 
@@ -160,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="YAML + templates -> generated/")
     g.add_argument("--native-functions", default=str(ROOT / "yaml/native_functions.yaml"))
-    g.add_argument("--derivatives", default=str(ROOT / "yaml/derivatives.yaml"))
+    g.add_argument("--derivatives", default=None, help="default: torchlet's yaml/derivatives.yaml (none with --namespace)")
     g.add_argument("--tags", default=None, help="tags.yaml (default: beside native_functions.yaml)")
     g.add_argument("--autocast", default=None, help="autocast.yaml (default: beside native_functions.yaml; '' for none)")
     g.add_argument("--templates", default=str(ROOT / "templates"))
@@ -171,7 +219,26 @@ def build_parser() -> argparse.ArgumentParser:
     mode = g.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 with a diff when the output is stale")
     mode.add_argument("--dry-run", action="store_true", help="list what would change, write nothing")
+    g.add_argument("--namespace", default=None,
+                   help="generate an operator library of this namespace (its YAML declares `func: NS::op(...)`) "
+                        "instead of torchlet's own operators")
+    g.add_argument("--ufunc-dir", default=None, help="an operator library's ufunc formula headers (TL_UFUNC_<name>)")
     g.set_defaults(func=cmd_generate)
+
+    b = sub.add_parser("build", help="generate and compile an operator library into an importable package")
+    b.add_argument("--namespace", required=True, help="the library's namespace: `import NS`, torchlet.ops.NS")
+    b.add_argument("--native-functions", required=True)
+    b.add_argument("--derivatives", default=None)
+    b.add_argument("--tags", default=None, help="tags.yaml (default: beside native_functions.yaml, else torchlet's)")
+    b.add_argument("--ufunc-dir", default=None, help="the library's ufunc formula headers")
+    b.add_argument("--sources", nargs="*", default=[], help="the library's C files (kernels, meta functions)")
+    b.add_argument("-I", "--include", action="append", default=[], help="an extra include folder for the sources")
+    b.add_argument("--generated", default=None, help="where the generated code goes (default: OUT/generated)")
+    b.add_argument("--out", required=True, help="the package goes to OUT/NS (objects: OUT/obj)")
+    b.add_argument("--templates", default=str(ROOT / "templates"))
+    b.add_argument("--untranslated-derivatives", choices=("error", "not-implemented"), default="error")
+    b.add_argument("--verbose", action="store_true")
+    b.set_defaults(func=cmd_build, autocast="")
 
     i = sub.add_parser("inspect", help="print the model as JSON")
     i.add_argument("--native-functions", required=True)

@@ -48,6 +48,14 @@ class Model:
     derivatives: list[DerivativeEntry]
     tags: dict[str, Tag] = field(default_factory=dict)
     autocast: list[AutocastRule] = field(default_factory=list)
+    #: an operator library's model: torchlet's own (aten) functions, which its
+    #: derivative formulas may call besides its own operators
+    base_functions: list[NativeFunction] = field(default_factory=list)
+
+    @cached_property
+    def callable_functions(self) -> list[NativeFunction]:
+        """The functions a derivative formula can call: the model's own first."""
+        return self.functions + self.base_functions
 
     @cached_property
     def _kernels_by_op(self) -> dict[OperatorName, dict[str, BackendMetadata]]:

@@ -11,6 +11,7 @@ entry so that one run reports every problem.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from enum import Enum
 from functools import cached_property
 from typing import Any, Callable
@@ -556,6 +557,9 @@ def _load_entry(
     delegate = None
     if "structured_delegate" in e:
         delegate = parse_operator_name_at(e["structured_delegate"], lambda: e.vpos("structured_delegate"), sink, "structured_delegate")
+        if delegate is not None and delegate.namespace is None and func is not None and func.name.namespace:
+            # `structured_delegate: scale.out` names the out= function of the entry's own namespace
+            delegate = dc_replace(delegate, namespace=func.name.namespace)
     inherits = None
     if "structured_inherits" in e:
         inherits = r.want("structured_inherits", str, "a class name")

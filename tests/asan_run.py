@@ -3,7 +3,9 @@
 1. Builds torchlet._C with TORCHLET_ASAN=1 (-fsanitize=address, its own object
    folders in build/obj) into build/asan/lib, next to a copy of the Python
    package, so the normal editable build is left alone.
-2. Runs pytest on tests/runtime, tests/autograd, tests/library, tests/amp, tests/modes and the C-kernel tests with that build first on PYTHONPATH and
+2. Runs pytest on tests/runtime, tests/autograd, tests/library, tests/amp, tests/modes, the C-kernel tests and
+   the CUDA tests that run C (the allocator, the fake-driver runtime, the host shim and launch math; the
+   fake-driver subprocesses inherit the environment) with that build first on PYTHONPATH and
    libasan preloaded (CPython itself is not instrumented; leak detection is off
    because the interpreter keeps memory until exit). Any ASan report fails the
    run (halt_on_error=1 aborts the process with a non-zero exit).
@@ -43,6 +45,7 @@ def main() -> int:
         ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=99:"
                      "allocator_may_return_null=1:detect_stack_use_after_return=0",
         TORCHLET_ASAN_RUN="1",
+        TORCHLET_SHIM_ASAN="1",   # the CUDA host-shim library under ASan + UBSan too (tests/cuda/shim_build.py)
         OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"),
     )
     where = subprocess.run([sys.executable, "-c", "import torchlet._C as c; print(c.__file__)"],
@@ -52,7 +55,9 @@ def main() -> int:
         print("asan-test: the ASan build is not the one imported", file=sys.stderr)
         return 1
     tests = sys.argv[1:] or [
-        "tests/runtime", "tests/autograd", "tests/library", "tests/amp", "tests/modes", "tests/api/test_c_kernels.py"]
+        "tests/runtime", "tests/autograd", "tests/library", "tests/amp", "tests/modes", "tests/api/test_c_kernels.py",
+        "tests/cuda/test_allocator_c.py", "tests/cuda/test_cuda_runtime.py", "tests/cuda/test_cuda_shim.py",
+        "tests/cuda/test_cuda_launch_math.py", "tests/cuda/test_cuda_fake_e2e.py"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=ROOT, env=env)
     print(f"asan-test: pytest exit code {r.returncode} ({'no ASan error' if r.returncode == 0 else 'FAILED'})")
     if r.returncode != 0 or sys.argv[1:]:

@@ -9,6 +9,7 @@ function here (or in a module of this package), and append it to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import jinja2
@@ -30,6 +31,15 @@ class EmitContext:
     # autograd-not-implemented kernel (backward raises) and a note
     untranslated_derivatives: str = "error"
     notes: list[str] = field(default_factory=list)  # summary lines an emitter wants printed
+    # an operator library outside torchlet (docs/GENERATOR.md "Operator libraries"):
+    # its namespace ("myops"), or None for torchlet's own aten operators
+    namespace: str | None = None
+    # the ufunc formula headers (kernels/ufunc/ for torchlet's own operators)
+    formula_dir: Path | None = None
+
+    @property
+    def extension(self) -> bool:
+        return self.namespace is not None
 
     def header(self, template: str, comment: tuple[str, str, str], inputs: tuple[str, ...] | None = None) -> str:
         """The "generated, do not edit" banner in a file's comment syntax.
@@ -69,10 +79,22 @@ def _emitters() -> tuple[Emitter, ...]:
             emit_autocast, emit_pointwise_table)
 
 
+def _extension_emitters() -> tuple[Emitter, ...]:
+    """An outside operator library: its C (entry points, structured and Meta
+    kernels, ufunc loops, autograd) and its Python package; torchlet's cffi
+    declarations, bindings, tables and docs are not made."""
+    from .c_autograd import emit_c_autograd
+    from .c_ops import emit_c_ops
+    from .extension import emit_extension
+    from .ufunc import emit_ufunc_kernels
+
+    return (emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_extension)
+
+
 def emit_all(ctx: EmitContext) -> dict[str, str]:
     """Run every emitter; paths are checked to be unique and relative."""
     files: dict[str, str] = {}
-    for emitter in _emitters():
+    for emitter in (_extension_emitters() if ctx.extension else _emitters()):
         for path, text in emitter(ctx).items():
             if path in files:
                 raise AssertionError(f"two emitters produce {path}")

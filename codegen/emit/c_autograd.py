@@ -123,7 +123,7 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node], untranslated: f
         if not any(a.name not in outs for a in tensors):
             # no tensor input (zeros.out, arange.out): PyTorch's autograd
             # fallback checks it and names the op by its schema name
-            common["opname"] = f"aten::{common['opname']}"
+            common["opname"] = f"{f.func.name.namespace or 'aten'}::{common['opname']}"
         return {**common, "kind": "out", "comment": "out= variants are not differentiable"}
     info_entry = m.autograd_of(f)
     info = info_entry.default if info_entry is not None else None
@@ -248,7 +248,7 @@ def _not_implemented(f: NativeFunction, common: dict, r: api_c.CReturn, comment:
     (tl_autograd_not_implemented). None for returns without tensors only."""
     if r.kind not in ("tensor", "tensors", "tensor_list"):
         return None
-    return {**common, "kind": "not_implemented", "aten": f"aten::{f.func.name.name}",
+    return {**common, "kind": "not_implemented", "aten": f"{f.func.name.namespace or 'aten'}::{f.func.name.name}",
             "inplace": bool(f.func.name.name.inplace) and r.kind == "tensor",
             "n_out": len(f.func.returns), "comment": comment}
 
@@ -330,6 +330,10 @@ def emit_c_autograd(ctx: EmitContext) -> dict[str, str]:
         )  # fmt: skip
         blocks.append({"name": base, "register": register})
     out["csrc/autograd_register_all.c"] = ctx.render("c_autograd_register_all.c.j2", C_COMMENT, blocks=blocks)
-    out["include/tl_autograd_ops.h"] = ctx.render("c_autograd_ops.h.j2", C_COMMENT, blocks=blocks, cdef=False)
-    out["cdef/autograd.h"] = ctx.render("c_autograd_ops.h.j2", C_COMMENT, blocks=blocks, cdef=True)
+    guard = f"TL_AUTOGRAD_OPS_H_{ctx.namespace.upper()}" if ctx.extension else "TL_AUTOGRAD_OPS_H"
+    out["include/tl_autograd_ops.h"] = ctx.render("c_autograd_ops.h.j2", C_COMMENT, blocks=blocks, cdef=False,
+                                                  guard=guard, library=ctx.extension)
+    if not ctx.extension:  # an operator library has no cffi module
+        out["cdef/autograd.h"] = ctx.render("c_autograd_ops.h.j2", C_COMMENT, blocks=blocks, cdef=True,
+                                            guard=guard, library=False)
     return out

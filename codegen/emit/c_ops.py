@@ -4,7 +4,8 @@ Outputs (paths relative to ``generated/``):
 
 * ``csrc/ops_<name>.c``: every overload of one operator name (``add``,
   ``add_``, ``add.out`` -> ``ops_add.c``): entry points, redispatch entry
-  points, boxing wrappers, boxed adapters, structured kernels,
+  points, boxing wrappers, boxed adapters, structured kernels, the weak
+  definitions of derived meta functions (``api_c.derived_meta_builder``),
   BackendSelect kernels and ``tl_ops_register_<name>()``;
 * ``csrc/register_all.c``: ``tl_ops_register_all()``;
 * ``include/tl_ops.h``: C prototypes of everything above plus the
@@ -229,11 +230,21 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
     for key, md in kernels.items():
         enum = api_c.dispatch_key_enum(key)
         is_structured = structured_group and (md.structured or md.delegate is not None)
-        if enum is None or key == "CUDA":
+        if key == "CUDA" and is_structured:
+            if _has_cuda_kernels(m, f):
+                structured_keys.append(key)   # generated CUDA launcher (codegen/emit/ufunc_cuda.py)
+            else:
+                op.skipped.append(f"{key}: {md.kernel} (no CUDA kernels are generated for it)")
+            continue
+        # CUDA registers the unstructured kernels it shares with another
+        # backend (metadata and device-generic ones: `CPU, CUDA, Meta: view`);
+        # a CUDA-only kernel name has no C function behind it
+        if enum is None or (key == "CUDA" and not any(
+                k != "CUDA" and o.kernel == md.kernel for k, o in kernels.items())):
             op.skipped.append(f"{key}: {md.kernel} (no {key} backend in the runtime)")
             continue
         if is_structured:
-            if key not in api_c.STRUCTURED_BACKENDS:
+            if key not in api_c.STRUCTURED_BACKENDS and key != "CUDA":
                 op.skipped.append(f"{key}: {md.kernel} (structured kernels are generated for {', '.join(api_c.STRUCTURED_BACKENDS)} and Meta)")
                 continue
             structured_keys.append(key)
@@ -249,7 +260,8 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
             sk = _structured_kernel(f, g, key, kernels)
             op.needs_ext = op.needs_ext or sk["needs_ext"]
             op.structured.append(sk)
-            needed = [sk["meta"]] + ([sk["impl"]] if sk["impl"] else [])
+            # a derived meta function is defined (weak) in this file: never missing
+            needed = ([] if api_c.derived_meta_builder(g) else [sk["meta"]]) + ([sk["impl"]] if sk["impl"] else [])
             op.kernels.append(_reg(key, api_c.DISPATCH_KEY_ENUM[key], sk["name"], path, needed))
     if api_c.is_factory(f):
         dev = next(a for a in args if a.arg.name == "device")
@@ -267,6 +279,7 @@ def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
         "debug": f"{fn} registered at generated/{path}",
         "needs": " || ".join(f"TL_KERNEL_MISSING({n})" for n in needed),
         "needed": ", ".join(needed),
+        "needed_list": list(needed),
     }
 
 
@@ -306,7 +319,7 @@ def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, ker
         "proposals": proposals,
         "meta": api_c.meta_name(g),
         "meta_args": names + (", &pre_" if pre else ""),
-        "impl": None if key == "Meta" else api_c.impl_name(impl_kernel),
+        "impl": None if key == "Meta" else api_c.impl_name(impl_kernel) + ("_cuda" if key == "CUDA" else ""),
         "impl_args": ", ".join(impl_args),
         "pre_type": pre,
         # several outputs: the kernel returns int and hands each output to ret<i>
@@ -337,6 +350,17 @@ def _group_types(m: Model, fs: list[NativeFunction]) -> list[str]:
     return types
 
 
+def _derived_metas(m: Model, fs: list[NativeFunction]) -> list[str]:
+    """Weak definitions of the meta functions the generator derives for the
+    structured groups whose out= function is in ``fs``."""
+    defs = []
+    for f in fs:
+        g = m.group_of(f)
+        if g is not None and g.structured and g.out is f and (d := api_c.derived_meta_definition(g)):
+            defs.append(d)
+    return defs
+
+
 def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
     """meta / impl prototypes of the structured groups whose out= function is in ``fs``."""
     protos: list[str] = []
@@ -344,13 +368,22 @@ def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
         g = m.group_of(f)
         if g is None or not g.structured or g.out is not f:
             continue
-        protos.append(api_c.meta_prototype(g))
+        # a derived meta function is defined weak in ops_<name>.c: declared plain here so
+        # that a hand-written one (which sees this declaration) is strong and replaces it
+        protos.append(("" if api_c.derived_meta_builder(g) else "TL_WEAK ") + api_c.meta_prototype(g))
         for key, md in m.kernels(f).items():
-            if key in api_c.STRUCTURED_BACKENDS:
-                p = api_c.impl_prototype(g, md.kernel)
+            if key in api_c.STRUCTURED_BACKENDS or (key == "CUDA" and _has_cuda_kernels(m, f)):
+                p = "TL_WEAK " + api_c.impl_prototype(g, md.kernel + ("_cuda" if key == "CUDA" else ""))
                 if p not in protos:
                     protos.append(p)
     return protos
+
+
+def _has_cuda_kernels(m: Model, f: NativeFunction) -> bool:
+    """f's structured group has ufunc formulas: the generator emits its CUDA
+    launcher tl_impl_<kernel>_cuda (generated/cuda/ufunc_<op>_cuda.c)"""
+    g = m.group_of(f)
+    return g is not None and g.structured and g.out is not None and bool(g.out.ufunc_inner_loop)
 
 
 def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
@@ -375,7 +408,8 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
         # several structured outputs) live in tl_glue_ext.h, included only where used
         ext = any(op.needs_ext for op in ops)
         out[path] = ctx.render("c_ops.c.j2", C_COMMENT, name=base, ops=ops, register=register,
-                               extra_includes=['"tl_glue_ext.h"'] if ext else [])
+                               extra_includes=['"tl_glue_ext.h"'] if ext else [],
+                               derived_metas=_derived_metas(m, fs))
         group_types = _group_types(m, fs)
         needs_ext_header = needs_ext_header or bool(group_types)
         blocks.append({"name": base, "ops": ops, "register": register, "group_protos": _group_protos(m, base, fs),
@@ -383,7 +417,10 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
     if sink.diagnostics:
         raise CodegenError(sink.diagnostics)
     out["csrc/register_all.c"] = ctx.render("c_register_all.c.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
-    out["include/tl_ops.h"] = ctx.render("c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL,
-                                         extra_includes=['"tl_glue_ext.h"'] if needs_ext_header else [])
-    out["cdef/ops.h"] = ctx.render("c_cdef_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
+    out["include/tl_ops.h"] = ctx.render(
+        "c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL,
+        extra_includes=['"tl_glue_ext.h"'] if needs_ext_header else [],
+        guard=f"TL_OPS_H_{ctx.namespace.upper()}" if ctx.extension else "TL_OPS_H", library=ctx.extension)
+    if not ctx.extension:  # an operator library has no cffi module
+        out["cdef/ops.h"] = ctx.render("c_cdef_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
     return out

@@ -124,6 +124,9 @@ class Formula:
 
 
 def _rel(p: Path) -> str:
+    """A formula header as generated files name it: relative to the repository
+    (whatever the current folder), else its file name."""
+    p = p.resolve()
     return p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
 
 
@@ -302,8 +305,14 @@ def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[
 
 
 def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
+    from .ufunc_cuda import render_copy_program, render_cuda, render_params_header  # it imports our dtype tables
+
     m = ctx.model
     formulas = read_formulas()
+    # an operator library: its own formula headers, beside (and before) torchlet's
+    own_dir = ctx.formula_dir if ctx.formula_dir is not None else (None if ctx.extension else FORMULA_DIR)
+    if ctx.extension and own_dir is not None:
+        formulas.update(read_formulas(own_dir))
     errors: list[Diagnostic] = []
     files: dict[str, str] = {}
     for f in m.functions:
@@ -316,7 +325,8 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
             fm = formulas.get(name)
             if fm is None:
                 errors.append(Diagnostic.at(where, f"no ufunc formula '{name}'",
-                                         f"define TL_UFUNC_{name}(...) in kernels/ufunc/{name}.h"))
+                                         f"define TL_UFUNC_{name}(...) in {_rel(own_dir) if own_dir else 'kernels/ufunc'}/{name}.h"
+                                         + (" (--ufunc-dir)" if ctx.extension else "")))
             elif len(fm.params) != len(tensors) + len(scalars):
                 errors.append(Diagnostic.at(where, f"ufunc formula TL_UFUNC_{name} ({fm.path}) takes {len(fm.params)} "
                                          f"arguments but '{f.func.name}' passes {len(tensors) + len(scalars)} "
@@ -335,10 +345,12 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         error_name = next((formulas[n].error_name for n in sorted(set(per_dtype.values())) if formulas[n].error_name),
                           None)
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name))
+        files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name, where,
+                                 errors))
     # standalone kernels (no structured operator): a header in kernels/ufunc
     # whose comment lines declare `ufunc_inner_loop: KEY: formula (dtypes)`;
     # the kernel is named after the file and may use several formulas
-    for path in sorted(FORMULA_DIR.glob("*.h")) if FORMULA_DIR.is_dir() else ():
+    for path in sorted(own_dir.glob("*.h")) if own_dir is not None and own_dir.is_dir() else ():
         text = path.read_text()
         marks = list(_MARKER_RE.finditer(text))
         if not marks:
@@ -375,6 +387,12 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         sources = [f"{rel}: " + "; ".join(mk.group(0) for mk in marks) + " (standalone kernel)"]
         em = _ERROR_NAME_RE.search(text)   # the kernel's own header names its error
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None, em.group(1) if em else None))
+        files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, None,
+                                 em.group(1) if em else None, where, errors))
+    if errors:
+        raise CodegenError(errors)
+    files.update(render_params_header(ctx))
+    files.update(render_copy_program(ctx, errors))
     if errors:
         raise CodegenError(errors)
     return files

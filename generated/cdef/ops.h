@@ -624,6 +624,16 @@ tl_tensor *tl_ops_atan2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_atan2_(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_atan2(tl_tensor *self, tl_tensor *other);
 
+/* hypot */
+tl_tensor *tl_ops_hypot_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_hypot(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot_(tl_tensor *self, tl_tensor *other);
+
+/* copysign */
+tl_tensor *tl_ops_copysign_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_copysign_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign__Tensor(tl_tensor *self, tl_tensor *other);
+
 /* asin */
 tl_tensor *tl_ops_asin(tl_tensor *self);
 tl_tensor *tl_ops_asin_(tl_tensor *self);

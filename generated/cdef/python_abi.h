@@ -123,6 +123,8 @@ int tl_pyabi_clip__r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max
 int tl_pyabi_clip_out_r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
 int tl_pyabi_copy__n_src_r(tl_tensor *self, tl_scalar src, bool non_blocking);
 int tl_pyabi_copy__r(tl_tensor *self, tl_tensor *src, bool non_blocking);
+int tl_pyabi_copysign__Tensor_r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_copysign_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_cos__r(tl_tensor *self);
 int tl_pyabi_cos_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_cosh__r(tl_tensor *self);
@@ -196,6 +198,8 @@ int tl_pyabi_hardtanh__r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_index_Tensor_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
 int tl_pyabi_index_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
@@ -460,6 +464,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_clip_Tensor(...) tl_pyabi_tensor(tl_ops_clip_Tensor(__VA_ARGS__))
 #define tl_ops_clone(...) tl_pyabi_tensor(tl_ops_clone(__VA_ARGS__))
 #define tl_ops_contiguous(...) tl_pyabi_tensor(tl_ops_contiguous(__VA_ARGS__))
+#define tl_ops_copysign_Tensor(...) tl_pyabi_tensor(tl_ops_copysign_Tensor(__VA_ARGS__))
 #define tl_ops_cos(...) tl_pyabi_tensor(tl_ops_cos(__VA_ARGS__))
 #define tl_ops_cosh(...) tl_pyabi_tensor(tl_ops_cosh(__VA_ARGS__))
 #define tl_ops_count_nonzero(...) tl_pyabi_tensor(tl_ops_count_nonzero(__VA_ARGS__))
@@ -520,6 +525,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_hardtanh(...) tl_pyabi_tensor(tl_ops_hardtanh(__VA_ARGS__))
 #define tl_ops_hardtanh_backward(...) tl_pyabi_tensor(tl_ops_hardtanh_backward(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
+#define tl_ops_hypot(...) tl_pyabi_tensor(tl_ops_hypot(__VA_ARGS__))
 #define tl_ops_index_Tensor(...) tl_pyabi_tensor(tl_ops_index_Tensor(__VA_ARGS__))
 #define tl_ops_index_add(...) tl_pyabi_tensor(tl_ops_index_add(__VA_ARGS__))
 #define tl_ops_index_copy(...) tl_pyabi_tensor(tl_ops_index_copy(__VA_ARGS__))

@@ -115,6 +115,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_remainder() != 0) return -1;
     if (tl_autograd_register_fmod() != 0) return -1;
     if (tl_autograd_register_atan2() != 0) return -1;
+    if (tl_autograd_register_hypot() != 0) return -1;
+    if (tl_autograd_register_copysign() != 0) return -1;
     if (tl_autograd_register_asin() != 0) return -1;
     if (tl_autograd_register_acos() != 0) return -1;
     if (tl_autograd_register_atan() != 0) return -1;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_acos(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::acos
  *   acos(Tensor self) -> Tensor
@@ -71,6 +77,19 @@ static tl_tensor *tl_structured_acos_CPU(tl_keyset ks, tl_tensor *self) {
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_acos(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_acos(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_acos, then tl_impl_ufunc_acos_cuda */
+static tl_tensor *tl_structured_acos_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_acos(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_acos_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -149,6 +168,20 @@ static tl_tensor *tl_structured_acos__CPU(tl_keyset ks, tl_tensor *self) {
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_acos(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_acos(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_acos, then tl_impl_ufunc_acos_cuda */
+static tl_tensor *tl_structured_acos__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_acos(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_acos_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -238,6 +271,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_acos, then tl_impl_ufunc_acos_cuda */
+static tl_tensor *tl_structured_acos_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_acos(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_acos_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_acos only (no data) */
 static tl_tensor *tl_structured_acos_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     (void)ks;
@@ -256,42 +303,48 @@ fail:
 int tl_ops_register_acos(void) {
     tl_ops_acos_op = tl_op_define("aten::acos", "acos(Tensor self) -> Tensor");
     if (!tl_ops_acos_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acos) || TL_KERNEL_MISSING(tl_impl_ufunc_acos))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::acos", "CPU", "tl_meta_acos, tl_impl_ufunc_acos");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acos))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::acos", "CPU", "tl_impl_ufunc_acos");
     else if (tl_op_register_kernel(tl_ops_acos_op, TL_KEY_CPU, (void *)tl_structured_acos_CPU, tl_ops_acos_boxed, NULL,
                                    "tl_structured_acos_CPU registered at generated/csrc/ops_acos.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acos))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::acos", "Meta", "tl_meta_acos");
-    else if (tl_op_register_kernel(tl_ops_acos_op, TL_KEY_META, (void *)tl_structured_acos_Meta, tl_ops_acos_boxed, NULL,
-                                   "tl_structured_acos_Meta registered at generated/csrc/ops_acos.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acos_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::acos", "CUDA", "tl_impl_ufunc_acos_cuda");
+    else if (tl_op_register_kernel(tl_ops_acos_op, TL_KEY_CUDA, (void *)tl_structured_acos_CUDA, tl_ops_acos_boxed, NULL,
+                                   "tl_structured_acos_CUDA registered at generated/csrc/ops_acos.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_acos (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_acos_op, TL_KEY_META, (void *)tl_structured_acos_Meta, tl_ops_acos_boxed, NULL,
+                              "tl_structured_acos_Meta registered at generated/csrc/ops_acos.c") < 0)
+        return -1;
     tl_ops_acos__op = tl_op_define("aten::acos_", "acos_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_acos__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acos) || TL_KERNEL_MISSING(tl_impl_ufunc_acos))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::acos_", "CPU", "tl_meta_acos, tl_impl_ufunc_acos");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acos))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::acos_", "CPU", "tl_impl_ufunc_acos");
     else if (tl_op_register_kernel(tl_ops_acos__op, TL_KEY_CPU, (void *)tl_structured_acos__CPU, tl_ops_acos__boxed, NULL,
                                    "tl_structured_acos__CPU registered at generated/csrc/ops_acos.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acos))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::acos_", "Meta", "tl_meta_acos");
-    else if (tl_op_register_kernel(tl_ops_acos__op, TL_KEY_META, (void *)tl_structured_acos__Meta, tl_ops_acos__boxed, NULL,
-                                   "tl_structured_acos__Meta registered at generated/csrc/ops_acos.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acos_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::acos_", "CUDA", "tl_impl_ufunc_acos_cuda");
+    else if (tl_op_register_kernel(tl_ops_acos__op, TL_KEY_CUDA, (void *)tl_structured_acos__CUDA, tl_ops_acos__boxed, NULL,
+                                   "tl_structured_acos__CUDA registered at generated/csrc/ops_acos.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_acos (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_acos__op, TL_KEY_META, (void *)tl_structured_acos__Meta, tl_ops_acos__boxed, NULL,
+                              "tl_structured_acos__Meta registered at generated/csrc/ops_acos.c") < 0)
+        return -1;
     tl_ops_acos_out_op = tl_op_define("aten::acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_acos_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acos) || TL_KERNEL_MISSING(tl_impl_ufunc_acos))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::acos.out", "CPU", "tl_meta_acos, tl_impl_ufunc_acos");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acos))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::acos.out", "CPU", "tl_impl_ufunc_acos");
     else if (tl_op_register_kernel(tl_ops_acos_out_op, TL_KEY_CPU, (void *)tl_structured_acos_out_CPU, tl_ops_acos_out_boxed, NULL,
                                    "tl_structured_acos_out_CPU registered at generated/csrc/ops_acos.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_acos))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::acos.out", "Meta", "tl_meta_acos");
-    else if (tl_op_register_kernel(tl_ops_acos_out_op, TL_KEY_META, (void *)tl_structured_acos_out_Meta, tl_ops_acos_out_boxed, NULL,
-                                   "tl_structured_acos_out_Meta registered at generated/csrc/ops_acos.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_acos_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::acos.out", "CUDA", "tl_impl_ufunc_acos_cuda");
+    else if (tl_op_register_kernel(tl_ops_acos_out_op, TL_KEY_CUDA, (void *)tl_structured_acos_out_CUDA, tl_ops_acos_out_boxed, NULL,
+                                   "tl_structured_acos_out_CUDA registered at generated/csrc/ops_acos.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_acos (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_acos_out_op, TL_KEY_META, (void *)tl_structured_acos_out_Meta, tl_ops_acos_out_boxed, NULL,
+                              "tl_structured_acos_out_Meta registered at generated/csrc/ops_acos.c") < 0)
+        return -1;
     return 0;
 }

@@ -14,6 +14,13 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_add_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    (void)alpha;
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::add.Tensor
  *   add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -80,6 +87,19 @@ static tl_tensor *tl_structured_add_Tensor_CPU(tl_keyset ks, tl_tensor *self, tl
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_add_Tensor(&s_, self, other, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_add(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_add_Tensor, then tl_impl_ufunc_add_cuda */
+static tl_tensor *tl_structured_add_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_add_Tensor(&s_, self, other, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_add_cuda(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -171,6 +191,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_add_Tensor, then tl_impl_ufunc_add_cuda */
+static tl_tensor *tl_structured_add__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_add_Tensor(&s_, self, other, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_add_cuda(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_add_Tensor only (no data) */
 static tl_tensor *tl_structured_add__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
     (void)ks;
@@ -255,6 +289,20 @@ static tl_tensor *tl_structured_add_out_CPU(tl_keyset ks, tl_tensor *self, tl_te
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_add_Tensor(&s_, self, other, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_add(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_add_Tensor, then tl_impl_ufunc_add_cuda */
+static tl_tensor *tl_structured_add_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_add_Tensor(&s_, self, other, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_add_cuda(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -395,43 +443,49 @@ int tl_ops_add__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 int tl_ops_register_add(void) {
     tl_ops_add_Tensor_op = tl_op_define("aten::add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
     if (!tl_ops_add_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_add_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::add.Tensor", "CPU", "tl_meta_add_Tensor, tl_impl_ufunc_add");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::add.Tensor", "CPU", "tl_impl_ufunc_add");
     else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_CPU, (void *)tl_structured_add_Tensor_CPU, tl_ops_add_Tensor_boxed, NULL,
                                    "tl_structured_add_Tensor_CPU registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_add_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::add.Tensor", "Meta", "tl_meta_add_Tensor");
-    else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_META, (void *)tl_structured_add_Tensor_Meta, tl_ops_add_Tensor_boxed, NULL,
-                                   "tl_structured_add_Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::add.Tensor", "CUDA", "tl_impl_ufunc_add_cuda");
+    else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_add_Tensor_CUDA, tl_ops_add_Tensor_boxed, NULL,
+                                   "tl_structured_add_Tensor_CUDA registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_add (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_META, (void *)tl_structured_add_Tensor_Meta, tl_ops_add_Tensor_boxed, NULL,
+                              "tl_structured_add_Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
+        return -1;
     tl_ops_add__Tensor_op = tl_op_define("aten::add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
     if (!tl_ops_add__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_add_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::add_.Tensor", "CPU", "tl_meta_add_Tensor, tl_impl_ufunc_add");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::add_.Tensor", "CPU", "tl_impl_ufunc_add");
     else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_CPU, (void *)tl_structured_add__Tensor_CPU, tl_ops_add__Tensor_boxed, NULL,
                                    "tl_structured_add__Tensor_CPU registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_add_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::add_.Tensor", "Meta", "tl_meta_add_Tensor");
-    else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_META, (void *)tl_structured_add__Tensor_Meta, tl_ops_add__Tensor_boxed, NULL,
-                                   "tl_structured_add__Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::add_.Tensor", "CUDA", "tl_impl_ufunc_add_cuda");
+    else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_add__Tensor_CUDA, tl_ops_add__Tensor_boxed, NULL,
+                                   "tl_structured_add__Tensor_CUDA registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_add (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_META, (void *)tl_structured_add__Tensor_Meta, tl_ops_add__Tensor_boxed, NULL,
+                              "tl_structured_add__Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
+        return -1;
     tl_ops_add_out_op = tl_op_define("aten::add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_add_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_add_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::add.out", "CPU", "tl_meta_add_Tensor, tl_impl_ufunc_add");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_add))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::add.out", "CPU", "tl_impl_ufunc_add");
     else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_CPU, (void *)tl_structured_add_out_CPU, tl_ops_add_out_boxed, NULL,
                                    "tl_structured_add_out_CPU registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_add_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::add.out", "Meta", "tl_meta_add_Tensor");
-    else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_META, (void *)tl_structured_add_out_Meta, tl_ops_add_out_boxed, NULL,
-                                   "tl_structured_add_out_Meta registered at generated/csrc/ops_add.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::add.out", "CUDA", "tl_impl_ufunc_add_cuda");
+    else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_CUDA, (void *)tl_structured_add_out_CUDA, tl_ops_add_out_boxed, NULL,
+                                   "tl_structured_add_out_CUDA registered at generated/csrc/ops_add.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_add (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_META, (void *)tl_structured_add_out_Meta, tl_ops_add_out_boxed, NULL,
+                              "tl_structured_add_out_Meta registered at generated/csrc/ops_add.c") < 0)
+        return -1;
     tl_ops_add_Scalar_op = tl_op_define("aten::add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
     if (!tl_ops_add_Scalar_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_add_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

@@ -93,6 +93,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_addcdiv, then tl_impl_ufunc_addcdiv_cuda */
+static tl_tensor *tl_structured_addcdiv_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_addcdiv(&s_, self, tensor1, tensor2, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcdiv_cuda(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_addcdiv only (no data) */
 static tl_tensor *tl_structured_addcdiv_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
     (void)ks;
@@ -176,6 +190,19 @@ static tl_tensor *tl_structured_addcdiv_CPU(tl_keyset ks, tl_tensor *self, tl_te
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_addcdiv(&s_, self, tensor1, tensor2, value) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcdiv(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_addcdiv, then tl_impl_ufunc_addcdiv_cuda */
+static tl_tensor *tl_structured_addcdiv_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_addcdiv(&s_, self, tensor1, tensor2, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcdiv_cuda(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -271,6 +298,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_addcdiv, then tl_impl_ufunc_addcdiv_cuda */
+static tl_tensor *tl_structured_addcdiv__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_addcdiv(&s_, self, tensor1, tensor2, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcdiv_cuda(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_addcdiv only (no data) */
 static tl_tensor *tl_structured_addcdiv__Meta(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
     (void)ks;
@@ -294,12 +335,16 @@ int tl_ops_register_addcdiv(void) {
     else if (tl_op_register_kernel(tl_ops_addcdiv_out_op, TL_KEY_CPU, (void *)tl_structured_addcdiv_out_CPU, tl_ops_addcdiv_out_boxed, NULL,
                                    "tl_structured_addcdiv_out_CPU registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addcdiv.out", "CUDA", "tl_meta_addcdiv, tl_impl_ufunc_addcdiv_cuda");
+    else if (tl_op_register_kernel(tl_ops_addcdiv_out_op, TL_KEY_CUDA, (void *)tl_structured_addcdiv_out_CUDA, tl_ops_addcdiv_out_boxed, NULL,
+                                   "tl_structured_addcdiv_out_CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcdiv.out", "Meta", "tl_meta_addcdiv");
     else if (tl_op_register_kernel(tl_ops_addcdiv_out_op, TL_KEY_META, (void *)tl_structured_addcdiv_out_Meta, tl_ops_addcdiv_out_boxed, NULL,
                                    "tl_structured_addcdiv_out_Meta registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_addcdiv (no CUDA backend in the runtime) */
     tl_ops_addcdiv_op = tl_op_define("aten::addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor");
     if (!tl_ops_addcdiv_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv))  /* a hand-written kernel is missing: no CPU kernel */
@@ -307,12 +352,16 @@ int tl_ops_register_addcdiv(void) {
     else if (tl_op_register_kernel(tl_ops_addcdiv_op, TL_KEY_CPU, (void *)tl_structured_addcdiv_CPU, tl_ops_addcdiv_boxed, NULL,
                                    "tl_structured_addcdiv_CPU registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addcdiv", "CUDA", "tl_meta_addcdiv, tl_impl_ufunc_addcdiv_cuda");
+    else if (tl_op_register_kernel(tl_ops_addcdiv_op, TL_KEY_CUDA, (void *)tl_structured_addcdiv_CUDA, tl_ops_addcdiv_boxed, NULL,
+                                   "tl_structured_addcdiv_CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcdiv", "Meta", "tl_meta_addcdiv");
     else if (tl_op_register_kernel(tl_ops_addcdiv_op, TL_KEY_META, (void *)tl_structured_addcdiv_Meta, tl_ops_addcdiv_boxed, NULL,
                                    "tl_structured_addcdiv_Meta registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_addcdiv (no CUDA backend in the runtime) */
     tl_ops_addcdiv__op = tl_op_define("aten::addcdiv_", "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)");
     if (!tl_ops_addcdiv__op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv))  /* a hand-written kernel is missing: no CPU kernel */
@@ -320,11 +369,15 @@ int tl_ops_register_addcdiv(void) {
     else if (tl_op_register_kernel(tl_ops_addcdiv__op, TL_KEY_CPU, (void *)tl_structured_addcdiv__CPU, tl_ops_addcdiv__boxed, NULL,
                                    "tl_structured_addcdiv__CPU registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addcdiv_", "CUDA", "tl_meta_addcdiv, tl_impl_ufunc_addcdiv_cuda");
+    else if (tl_op_register_kernel(tl_ops_addcdiv__op, TL_KEY_CUDA, (void *)tl_structured_addcdiv__CUDA, tl_ops_addcdiv__boxed, NULL,
+                                   "tl_structured_addcdiv__CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcdiv_", "Meta", "tl_meta_addcdiv");
     else if (tl_op_register_kernel(tl_ops_addcdiv__op, TL_KEY_META, (void *)tl_structured_addcdiv__Meta, tl_ops_addcdiv__boxed, NULL,
                                    "tl_structured_addcdiv__Meta registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_addcdiv (no CUDA backend in the runtime) */
     return 0;
 }

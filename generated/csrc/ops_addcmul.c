@@ -93,6 +93,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_addcmul, then tl_impl_ufunc_addcmul_cuda */
+static tl_tensor *tl_structured_addcmul_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_addcmul(&s_, self, tensor1, tensor2, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcmul_cuda(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_addcmul only (no data) */
 static tl_tensor *tl_structured_addcmul_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
     (void)ks;
@@ -176,6 +190,19 @@ static tl_tensor *tl_structured_addcmul_CPU(tl_keyset ks, tl_tensor *self, tl_te
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_addcmul(&s_, self, tensor1, tensor2, value) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcmul(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_addcmul, then tl_impl_ufunc_addcmul_cuda */
+static tl_tensor *tl_structured_addcmul_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_addcmul(&s_, self, tensor1, tensor2, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcmul_cuda(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -271,6 +298,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_addcmul, then tl_impl_ufunc_addcmul_cuda */
+static tl_tensor *tl_structured_addcmul__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_addcmul(&s_, self, tensor1, tensor2, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_addcmul_cuda(&s_, self, tensor1, tensor2, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_addcmul only (no data) */
 static tl_tensor *tl_structured_addcmul__Meta(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
     (void)ks;
@@ -294,12 +335,16 @@ int tl_ops_register_addcmul(void) {
     else if (tl_op_register_kernel(tl_ops_addcmul_out_op, TL_KEY_CPU, (void *)tl_structured_addcmul_out_CPU, tl_ops_addcmul_out_boxed, NULL,
                                    "tl_structured_addcmul_out_CPU registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addcmul.out", "CUDA", "tl_meta_addcmul, tl_impl_ufunc_addcmul_cuda");
+    else if (tl_op_register_kernel(tl_ops_addcmul_out_op, TL_KEY_CUDA, (void *)tl_structured_addcmul_out_CUDA, tl_ops_addcmul_out_boxed, NULL,
+                                   "tl_structured_addcmul_out_CUDA registered at generated/csrc/ops_addcmul.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcmul.out", "Meta", "tl_meta_addcmul");
     else if (tl_op_register_kernel(tl_ops_addcmul_out_op, TL_KEY_META, (void *)tl_structured_addcmul_out_Meta, tl_ops_addcmul_out_boxed, NULL,
                                    "tl_structured_addcmul_out_Meta registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_addcmul (no CUDA backend in the runtime) */
     tl_ops_addcmul_op = tl_op_define("aten::addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor");
     if (!tl_ops_addcmul_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul))  /* a hand-written kernel is missing: no CPU kernel */
@@ -307,12 +352,16 @@ int tl_ops_register_addcmul(void) {
     else if (tl_op_register_kernel(tl_ops_addcmul_op, TL_KEY_CPU, (void *)tl_structured_addcmul_CPU, tl_ops_addcmul_boxed, NULL,
                                    "tl_structured_addcmul_CPU registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addcmul", "CUDA", "tl_meta_addcmul, tl_impl_ufunc_addcmul_cuda");
+    else if (tl_op_register_kernel(tl_ops_addcmul_op, TL_KEY_CUDA, (void *)tl_structured_addcmul_CUDA, tl_ops_addcmul_boxed, NULL,
+                                   "tl_structured_addcmul_CUDA registered at generated/csrc/ops_addcmul.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcmul", "Meta", "tl_meta_addcmul");
     else if (tl_op_register_kernel(tl_ops_addcmul_op, TL_KEY_META, (void *)tl_structured_addcmul_Meta, tl_ops_addcmul_boxed, NULL,
                                    "tl_structured_addcmul_Meta registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_addcmul (no CUDA backend in the runtime) */
     tl_ops_addcmul__op = tl_op_define("aten::addcmul_", "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)");
     if (!tl_ops_addcmul__op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul))  /* a hand-written kernel is missing: no CPU kernel */
@@ -320,11 +369,15 @@ int tl_ops_register_addcmul(void) {
     else if (tl_op_register_kernel(tl_ops_addcmul__op, TL_KEY_CPU, (void *)tl_structured_addcmul__CPU, tl_ops_addcmul__boxed, NULL,
                                    "tl_structured_addcmul__CPU registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addcmul_", "CUDA", "tl_meta_addcmul, tl_impl_ufunc_addcmul_cuda");
+    else if (tl_op_register_kernel(tl_ops_addcmul__op, TL_KEY_CUDA, (void *)tl_structured_addcmul__CUDA, tl_ops_addcmul__boxed, NULL,
+                                   "tl_structured_addcmul__CUDA registered at generated/csrc/ops_addcmul.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcmul_", "Meta", "tl_meta_addcmul");
     else if (tl_op_register_kernel(tl_ops_addcmul__op, TL_KEY_META, (void *)tl_structured_addcmul__Meta, tl_ops_addcmul__boxed, NULL,
                                    "tl_structured_addcmul__Meta registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_addcmul (no CUDA backend in the runtime) */
     return 0;
 }

@@ -84,6 +84,11 @@ int tl_ops_register_as_strided(void) {
     else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_CPU, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
                                    "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_as_strided_tensorimpl))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::as_strided", "CUDA", "tl_native_as_strided_tensorimpl");
+    else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_CUDA, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,
+                                   "tl_native_as_strided_tensorimpl registered at generated/csrc/ops_as_strided.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_as_strided_tensorimpl))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::as_strided", "Meta", "tl_native_as_strided_tensorimpl");
     else if (tl_op_register_kernel(tl_ops_as_strided_op, TL_KEY_META, (void *)tl_native_as_strided_tensorimpl, tl_ops_as_strided_boxed, NULL,

@@ -17,6 +17,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::bitwise_or.Tensor_out
  *   bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -85,6 +91,20 @@ static tl_tensor *tl_structured_bitwise_or_Tensor_out_CPU(tl_keyset ks, tl_tenso
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_bitwise_or_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_or(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_bitwise_or_Tensor, then tl_impl_ufunc_bitwise_or_cuda */
+static tl_tensor *tl_structured_bitwise_or_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_bitwise_or_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_or_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -342,6 +362,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_bitwise_or_Tensor, then tl_impl_ufunc_bitwise_or_cuda */
+static tl_tensor *tl_structured_bitwise_or_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_bitwise_or_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_or_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_bitwise_or_Tensor only (no data) */
 static tl_tensor *tl_structured_bitwise_or_Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -479,6 +512,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_bitwise_or_Tensor, then tl_impl_ufunc_bitwise_or_cuda */
+static tl_tensor *tl_structured_bitwise_or__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_bitwise_or_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_or_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_bitwise_or_Tensor only (no data) */
 static tl_tensor *tl_structured_bitwise_or__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -556,17 +603,19 @@ int tl_ops_bitwise_or_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_oper
 int tl_ops_register_bitwise_or(void) {
     tl_ops_bitwise_or_Tensor_out_op = tl_op_define("aten::bitwise_or.Tensor_out", "bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_or_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_or_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_or.Tensor_out", "CPU", "tl_meta_bitwise_or_Tensor, tl_impl_ufunc_bitwise_or");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_or.Tensor_out", "CPU", "tl_impl_ufunc_bitwise_or");
     else if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_bitwise_or_Tensor_out_CPU, tl_ops_bitwise_or_Tensor_out_boxed, NULL,
                                    "tl_structured_bitwise_or_Tensor_out_CPU registered at generated/csrc/ops_bitwise_or.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_or_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_or.Tensor_out", "Meta", "tl_meta_bitwise_or_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_or_Tensor_out_Meta, tl_ops_bitwise_or_Tensor_out_boxed, NULL,
-                                   "tl_structured_bitwise_or_Tensor_out_Meta registered at generated/csrc/ops_bitwise_or.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bitwise_or.Tensor_out", "CUDA", "tl_impl_ufunc_bitwise_or_cuda");
+    else if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_or_Tensor_out_CUDA, tl_ops_bitwise_or_Tensor_out_boxed, NULL,
+                                   "tl_structured_bitwise_or_Tensor_out_CUDA registered at generated/csrc/ops_bitwise_or.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_bitwise_or (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_or_Tensor_out_Meta, tl_ops_bitwise_or_Tensor_out_boxed, NULL,
+                              "tl_structured_bitwise_or_Tensor_out_Meta registered at generated/csrc/ops_bitwise_or.c") < 0)
+        return -1;
     tl_ops_bitwise_or_Scalar_out_op = tl_op_define("aten::bitwise_or.Scalar_out", "bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_or_Scalar_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_bitwise_or_Scalar_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
@@ -590,17 +639,19 @@ int tl_ops_register_bitwise_or(void) {
         return -1;
     tl_ops_bitwise_or_Tensor_op = tl_op_define("aten::bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_bitwise_or_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_or_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_or.Tensor", "CPU", "tl_meta_bitwise_or_Tensor, tl_impl_ufunc_bitwise_or");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_or.Tensor", "CPU", "tl_impl_ufunc_bitwise_or");
     else if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_or_Tensor_CPU, tl_ops_bitwise_or_Tensor_boxed, NULL,
                                    "tl_structured_bitwise_or_Tensor_CPU registered at generated/csrc/ops_bitwise_or.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_or_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_or.Tensor", "Meta", "tl_meta_bitwise_or_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_or_Tensor_Meta, tl_ops_bitwise_or_Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_or_Tensor_Meta registered at generated/csrc/ops_bitwise_or.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bitwise_or.Tensor", "CUDA", "tl_impl_ufunc_bitwise_or_cuda");
+    else if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_or_Tensor_CUDA, tl_ops_bitwise_or_Tensor_boxed, NULL,
+                                   "tl_structured_bitwise_or_Tensor_CUDA registered at generated/csrc/ops_bitwise_or.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_bitwise_or (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_bitwise_or_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_or_Tensor_Meta, tl_ops_bitwise_or_Tensor_boxed, NULL,
+                              "tl_structured_bitwise_or_Tensor_Meta registered at generated/csrc/ops_bitwise_or.c") < 0)
+        return -1;
     tl_ops_bitwise_or__Scalar_op = tl_op_define("aten::bitwise_or_.Scalar", "bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
     if (!tl_ops_bitwise_or__Scalar_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_bitwise_or__Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
@@ -610,17 +661,19 @@ int tl_ops_register_bitwise_or(void) {
         return -1;
     tl_ops_bitwise_or__Tensor_op = tl_op_define("aten::bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_bitwise_or__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_or_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_or_.Tensor", "CPU", "tl_meta_bitwise_or_Tensor, tl_impl_ufunc_bitwise_or");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_or_.Tensor", "CPU", "tl_impl_ufunc_bitwise_or");
     else if (tl_op_register_kernel(tl_ops_bitwise_or__Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_or__Tensor_CPU, tl_ops_bitwise_or__Tensor_boxed, NULL,
                                    "tl_structured_bitwise_or__Tensor_CPU registered at generated/csrc/ops_bitwise_or.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_or_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_or_.Tensor", "Meta", "tl_meta_bitwise_or_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_or__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_or__Tensor_Meta, tl_ops_bitwise_or__Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_or__Tensor_Meta registered at generated/csrc/ops_bitwise_or.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_or_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bitwise_or_.Tensor", "CUDA", "tl_impl_ufunc_bitwise_or_cuda");
+    else if (tl_op_register_kernel(tl_ops_bitwise_or__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_or__Tensor_CUDA, tl_ops_bitwise_or__Tensor_boxed, NULL,
+                                   "tl_structured_bitwise_or__Tensor_CUDA registered at generated/csrc/ops_bitwise_or.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_bitwise_or (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_bitwise_or__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_or__Tensor_Meta, tl_ops_bitwise_or__Tensor_boxed, NULL,
+                              "tl_structured_bitwise_or__Tensor_Meta registered at generated/csrc/ops_bitwise_or.c") < 0)
+        return -1;
     tl_ops_bitwise_or_Scalar_Tensor_out_op = tl_op_define("aten::bitwise_or.Scalar_Tensor_out", "bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_or_Scalar_Tensor_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_bitwise_or_Scalar_Tensor_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

@@ -17,6 +17,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::bitwise_right_shift.Tensor
  *   bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
@@ -80,6 +86,19 @@ static tl_tensor *tl_structured_bitwise_right_shift_Tensor_CPU(tl_keyset ks, tl_
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_bitwise_right_shift_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_right_shift(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_bitwise_right_shift_Tensor, then tl_impl_ufunc_bitwise_right_shift_cuda */
+static tl_tensor *tl_structured_bitwise_right_shift_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_bitwise_right_shift_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_right_shift_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -168,6 +187,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_bitwise_right_shift_Tensor, then tl_impl_ufunc_bitwise_right_shift_cuda */
+static tl_tensor *tl_structured_bitwise_right_shift__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_bitwise_right_shift_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_right_shift_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_bitwise_right_shift_Tensor only (no data) */
 static tl_tensor *tl_structured_bitwise_right_shift__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -249,6 +282,20 @@ static tl_tensor *tl_structured_bitwise_right_shift_Tensor_out_CPU(tl_keyset ks,
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_bitwise_right_shift_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_right_shift(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_bitwise_right_shift_Tensor, then tl_impl_ufunc_bitwise_right_shift_cuda */
+static tl_tensor *tl_structured_bitwise_right_shift_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_bitwise_right_shift_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_bitwise_right_shift_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -556,43 +603,49 @@ int tl_ops_bitwise_right_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, cons
 int tl_ops_register_bitwise_right_shift(void) {
     tl_ops_bitwise_right_shift_Tensor_op = tl_op_define("aten::bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_bitwise_right_shift_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "CPU", "tl_meta_bitwise_right_shift_Tensor, tl_impl_ufunc_bitwise_right_shift");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "CPU", "tl_impl_ufunc_bitwise_right_shift");
     else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_right_shift_Tensor_CPU, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
                                    "tl_structured_bitwise_right_shift_Tensor_CPU registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "Meta", "tl_meta_bitwise_right_shift_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_Meta, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_right_shift_Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift.Tensor", "CUDA", "tl_impl_ufunc_bitwise_right_shift_cuda");
+    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_right_shift_Tensor_CUDA, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
+                                   "tl_structured_bitwise_right_shift_Tensor_CUDA registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_bitwise_right_shift (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_Meta, tl_ops_bitwise_right_shift_Tensor_boxed, NULL,
+                              "tl_structured_bitwise_right_shift_Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+        return -1;
     tl_ops_bitwise_right_shift__Tensor_op = tl_op_define("aten::bitwise_right_shift_.Tensor", "bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_bitwise_right_shift__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "CPU", "tl_meta_bitwise_right_shift_Tensor, tl_impl_ufunc_bitwise_right_shift");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "CPU", "tl_impl_ufunc_bitwise_right_shift");
     else if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_CPU, (void *)tl_structured_bitwise_right_shift__Tensor_CPU, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
                                    "tl_structured_bitwise_right_shift__Tensor_CPU registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "Meta", "tl_meta_bitwise_right_shift_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift__Tensor_Meta, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_right_shift__Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift_.Tensor", "CUDA", "tl_impl_ufunc_bitwise_right_shift_cuda");
+    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_right_shift__Tensor_CUDA, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
+                                   "tl_structured_bitwise_right_shift__Tensor_CUDA registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_bitwise_right_shift (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_bitwise_right_shift__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift__Tensor_Meta, tl_ops_bitwise_right_shift__Tensor_boxed, NULL,
+                              "tl_structured_bitwise_right_shift__Tensor_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+        return -1;
     tl_ops_bitwise_right_shift_Tensor_out_op = tl_op_define("aten::bitwise_right_shift.Tensor_out", "bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bitwise_right_shift_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "CPU", "tl_meta_bitwise_right_shift_Tensor, tl_impl_ufunc_bitwise_right_shift");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "CPU", "tl_impl_ufunc_bitwise_right_shift");
     else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_bitwise_right_shift_Tensor_out_CPU, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
                                    "tl_structured_bitwise_right_shift_Tensor_out_CPU registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_bitwise_right_shift_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "Meta", "tl_meta_bitwise_right_shift_Tensor");
-    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_out_Meta, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
-                                   "tl_structured_bitwise_right_shift_Tensor_out_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_right_shift_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bitwise_right_shift.Tensor_out", "CUDA", "tl_impl_ufunc_bitwise_right_shift_cuda");
+    else if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_right_shift_Tensor_out_CUDA, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
+                                   "tl_structured_bitwise_right_shift_Tensor_out_CUDA registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_bitwise_right_shift (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_bitwise_right_shift_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_right_shift_Tensor_out_Meta, tl_ops_bitwise_right_shift_Tensor_out_boxed, NULL,
+                              "tl_structured_bitwise_right_shift_Tensor_out_Meta registered at generated/csrc/ops_bitwise_right_shift.c") < 0)
+        return -1;
     tl_ops_bitwise_right_shift_Tensor_Scalar_op = tl_op_define("aten::bitwise_right_shift.Tensor_Scalar", "bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor");
     if (!tl_ops_bitwise_right_shift_Tensor_Scalar_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_bitwise_right_shift_Tensor_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

@@ -15,6 +15,19 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_clamp_max(tl_structured *s, tl_tensor *self, tl_scalar max) {
+    (void)max;
+    return tl_structured_build_unary_op(s, self);
+}
+
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_clamp_max_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *max) {
+    return tl_structured_build_binary_op(s, self, max);
+}
+
 /* ======================================================================
  * aten::clamp_max.out
  *   clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)
@@ -519,75 +532,63 @@ fail:
 int tl_ops_register_clamp_max(void) {
     tl_ops_clamp_max_out_op = tl_op_define("aten::clamp_max.out", "clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_clamp_max_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max) || TL_KERNEL_MISSING(tl_impl_clamp_max_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_max.out", "CPU", "tl_meta_clamp_max, tl_impl_clamp_max_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_max_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_max.out", "CPU", "tl_impl_clamp_max_out");
     else if (tl_op_register_kernel(tl_ops_clamp_max_out_op, TL_KEY_CPU, (void *)tl_structured_clamp_max_out_CPU, tl_ops_clamp_max_out_boxed, NULL,
                                    "tl_structured_clamp_max_out_CPU registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_max.out", "Meta", "tl_meta_clamp_max");
-    else if (tl_op_register_kernel(tl_ops_clamp_max_out_op, TL_KEY_META, (void *)tl_structured_clamp_max_out_Meta, tl_ops_clamp_max_out_boxed, NULL,
-                                   "tl_structured_clamp_max_out_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_max_out_op, TL_KEY_META, (void *)tl_structured_clamp_max_out_Meta, tl_ops_clamp_max_out_boxed, NULL,
+                              "tl_structured_clamp_max_out_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
     tl_ops_clamp_max_Tensor_out_op = tl_op_define("aten::clamp_max.Tensor_out", "clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_clamp_max_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max_Tensor) || TL_KERNEL_MISSING(tl_impl_clamp_max_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_max.Tensor_out", "CPU", "tl_meta_clamp_max_Tensor, tl_impl_clamp_max_Tensor_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_max_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_max.Tensor_out", "CPU", "tl_impl_clamp_max_Tensor_out");
     else if (tl_op_register_kernel(tl_ops_clamp_max_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_clamp_max_Tensor_out_CPU, tl_ops_clamp_max_Tensor_out_boxed, NULL,
                                    "tl_structured_clamp_max_Tensor_out_CPU registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_max.Tensor_out", "Meta", "tl_meta_clamp_max_Tensor");
-    else if (tl_op_register_kernel(tl_ops_clamp_max_Tensor_out_op, TL_KEY_META, (void *)tl_structured_clamp_max_Tensor_out_Meta, tl_ops_clamp_max_Tensor_out_boxed, NULL,
-                                   "tl_structured_clamp_max_Tensor_out_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_max_Tensor_out_op, TL_KEY_META, (void *)tl_structured_clamp_max_Tensor_out_Meta, tl_ops_clamp_max_Tensor_out_boxed, NULL,
+                              "tl_structured_clamp_max_Tensor_out_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
     tl_ops_clamp_max_op = tl_op_define("aten::clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor");
     if (!tl_ops_clamp_max_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max) || TL_KERNEL_MISSING(tl_impl_clamp_max_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_max", "CPU", "tl_meta_clamp_max, tl_impl_clamp_max_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_max_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_max", "CPU", "tl_impl_clamp_max_out");
     else if (tl_op_register_kernel(tl_ops_clamp_max_op, TL_KEY_CPU, (void *)tl_structured_clamp_max_CPU, tl_ops_clamp_max_boxed, NULL,
                                    "tl_structured_clamp_max_CPU registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_max", "Meta", "tl_meta_clamp_max");
-    else if (tl_op_register_kernel(tl_ops_clamp_max_op, TL_KEY_META, (void *)tl_structured_clamp_max_Meta, tl_ops_clamp_max_boxed, NULL,
-                                   "tl_structured_clamp_max_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_max_op, TL_KEY_META, (void *)tl_structured_clamp_max_Meta, tl_ops_clamp_max_boxed, NULL,
+                              "tl_structured_clamp_max_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
     tl_ops_clamp_max_Tensor_op = tl_op_define("aten::clamp_max.Tensor", "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor");
     if (!tl_ops_clamp_max_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max_Tensor) || TL_KERNEL_MISSING(tl_impl_clamp_max_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_max.Tensor", "CPU", "tl_meta_clamp_max_Tensor, tl_impl_clamp_max_Tensor_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_max_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_max.Tensor", "CPU", "tl_impl_clamp_max_Tensor_out");
     else if (tl_op_register_kernel(tl_ops_clamp_max_Tensor_op, TL_KEY_CPU, (void *)tl_structured_clamp_max_Tensor_CPU, tl_ops_clamp_max_Tensor_boxed, NULL,
                                    "tl_structured_clamp_max_Tensor_CPU registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_max.Tensor", "Meta", "tl_meta_clamp_max_Tensor");
-    else if (tl_op_register_kernel(tl_ops_clamp_max_Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_max_Tensor_Meta, tl_ops_clamp_max_Tensor_boxed, NULL,
-                                   "tl_structured_clamp_max_Tensor_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_max_Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_max_Tensor_Meta, tl_ops_clamp_max_Tensor_boxed, NULL,
+                              "tl_structured_clamp_max_Tensor_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
     tl_ops_clamp_max__op = tl_op_define("aten::clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)");
     if (!tl_ops_clamp_max__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max) || TL_KERNEL_MISSING(tl_impl_clamp_max_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_max_", "CPU", "tl_meta_clamp_max, tl_impl_clamp_max_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_max_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_max_", "CPU", "tl_impl_clamp_max_out");
     else if (tl_op_register_kernel(tl_ops_clamp_max__op, TL_KEY_CPU, (void *)tl_structured_clamp_max__CPU, tl_ops_clamp_max__boxed, NULL,
                                    "tl_structured_clamp_max__CPU registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_max_", "Meta", "tl_meta_clamp_max");
-    else if (tl_op_register_kernel(tl_ops_clamp_max__op, TL_KEY_META, (void *)tl_structured_clamp_max__Meta, tl_ops_clamp_max__boxed, NULL,
-                                   "tl_structured_clamp_max__Meta registered at generated/csrc/ops_clamp_max.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_max__op, TL_KEY_META, (void *)tl_structured_clamp_max__Meta, tl_ops_clamp_max__boxed, NULL,
+                              "tl_structured_clamp_max__Meta registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
     tl_ops_clamp_max__Tensor_op = tl_op_define("aten::clamp_max_.Tensor", "clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)");
     if (!tl_ops_clamp_max__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max_Tensor) || TL_KERNEL_MISSING(tl_impl_clamp_max_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_max_.Tensor", "CPU", "tl_meta_clamp_max_Tensor, tl_impl_clamp_max_Tensor_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_max_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_max_.Tensor", "CPU", "tl_impl_clamp_max_Tensor_out");
     else if (tl_op_register_kernel(tl_ops_clamp_max__Tensor_op, TL_KEY_CPU, (void *)tl_structured_clamp_max__Tensor_CPU, tl_ops_clamp_max__Tensor_boxed, NULL,
                                    "tl_structured_clamp_max__Tensor_CPU registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_max_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_max_.Tensor", "Meta", "tl_meta_clamp_max_Tensor");
-    else if (tl_op_register_kernel(tl_ops_clamp_max__Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_max__Tensor_Meta, tl_ops_clamp_max__Tensor_boxed, NULL,
-                                   "tl_structured_clamp_max__Tensor_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_max__Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_max__Tensor_Meta, tl_ops_clamp_max__Tensor_boxed, NULL,
+                              "tl_structured_clamp_max__Tensor_Meta registered at generated/csrc/ops_clamp_max.c") < 0)
         return -1;
     return 0;
 }

@@ -15,6 +15,19 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_clamp_min(tl_structured *s, tl_tensor *self, tl_scalar min) {
+    (void)min;
+    return tl_structured_build_unary_op(s, self);
+}
+
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_clamp_min_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min) {
+    return tl_structured_build_binary_op(s, self, min);
+}
+
 /* ======================================================================
  * aten::clamp_min.out
  *   clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)
@@ -519,75 +532,63 @@ fail:
 int tl_ops_register_clamp_min(void) {
     tl_ops_clamp_min_out_op = tl_op_define("aten::clamp_min.out", "clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_clamp_min_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min) || TL_KERNEL_MISSING(tl_impl_clamp_min_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_min.out", "CPU", "tl_meta_clamp_min, tl_impl_clamp_min_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_min_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_min.out", "CPU", "tl_impl_clamp_min_out");
     else if (tl_op_register_kernel(tl_ops_clamp_min_out_op, TL_KEY_CPU, (void *)tl_structured_clamp_min_out_CPU, tl_ops_clamp_min_out_boxed, NULL,
                                    "tl_structured_clamp_min_out_CPU registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_min.out", "Meta", "tl_meta_clamp_min");
-    else if (tl_op_register_kernel(tl_ops_clamp_min_out_op, TL_KEY_META, (void *)tl_structured_clamp_min_out_Meta, tl_ops_clamp_min_out_boxed, NULL,
-                                   "tl_structured_clamp_min_out_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_min_out_op, TL_KEY_META, (void *)tl_structured_clamp_min_out_Meta, tl_ops_clamp_min_out_boxed, NULL,
+                              "tl_structured_clamp_min_out_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
     tl_ops_clamp_min_Tensor_out_op = tl_op_define("aten::clamp_min.Tensor_out", "clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_clamp_min_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min_Tensor) || TL_KERNEL_MISSING(tl_impl_clamp_min_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_min.Tensor_out", "CPU", "tl_meta_clamp_min_Tensor, tl_impl_clamp_min_Tensor_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_min_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_min.Tensor_out", "CPU", "tl_impl_clamp_min_Tensor_out");
     else if (tl_op_register_kernel(tl_ops_clamp_min_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_clamp_min_Tensor_out_CPU, tl_ops_clamp_min_Tensor_out_boxed, NULL,
                                    "tl_structured_clamp_min_Tensor_out_CPU registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_min.Tensor_out", "Meta", "tl_meta_clamp_min_Tensor");
-    else if (tl_op_register_kernel(tl_ops_clamp_min_Tensor_out_op, TL_KEY_META, (void *)tl_structured_clamp_min_Tensor_out_Meta, tl_ops_clamp_min_Tensor_out_boxed, NULL,
-                                   "tl_structured_clamp_min_Tensor_out_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_min_Tensor_out_op, TL_KEY_META, (void *)tl_structured_clamp_min_Tensor_out_Meta, tl_ops_clamp_min_Tensor_out_boxed, NULL,
+                              "tl_structured_clamp_min_Tensor_out_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
     tl_ops_clamp_min_op = tl_op_define("aten::clamp_min", "clamp_min(Tensor self, Scalar min) -> Tensor");
     if (!tl_ops_clamp_min_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min) || TL_KERNEL_MISSING(tl_impl_clamp_min_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_min", "CPU", "tl_meta_clamp_min, tl_impl_clamp_min_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_min_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_min", "CPU", "tl_impl_clamp_min_out");
     else if (tl_op_register_kernel(tl_ops_clamp_min_op, TL_KEY_CPU, (void *)tl_structured_clamp_min_CPU, tl_ops_clamp_min_boxed, NULL,
                                    "tl_structured_clamp_min_CPU registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_min", "Meta", "tl_meta_clamp_min");
-    else if (tl_op_register_kernel(tl_ops_clamp_min_op, TL_KEY_META, (void *)tl_structured_clamp_min_Meta, tl_ops_clamp_min_boxed, NULL,
-                                   "tl_structured_clamp_min_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_min_op, TL_KEY_META, (void *)tl_structured_clamp_min_Meta, tl_ops_clamp_min_boxed, NULL,
+                              "tl_structured_clamp_min_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
     tl_ops_clamp_min_Tensor_op = tl_op_define("aten::clamp_min.Tensor", "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor");
     if (!tl_ops_clamp_min_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min_Tensor) || TL_KERNEL_MISSING(tl_impl_clamp_min_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_min.Tensor", "CPU", "tl_meta_clamp_min_Tensor, tl_impl_clamp_min_Tensor_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_min_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_min.Tensor", "CPU", "tl_impl_clamp_min_Tensor_out");
     else if (tl_op_register_kernel(tl_ops_clamp_min_Tensor_op, TL_KEY_CPU, (void *)tl_structured_clamp_min_Tensor_CPU, tl_ops_clamp_min_Tensor_boxed, NULL,
                                    "tl_structured_clamp_min_Tensor_CPU registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_min.Tensor", "Meta", "tl_meta_clamp_min_Tensor");
-    else if (tl_op_register_kernel(tl_ops_clamp_min_Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_min_Tensor_Meta, tl_ops_clamp_min_Tensor_boxed, NULL,
-                                   "tl_structured_clamp_min_Tensor_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_min_Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_min_Tensor_Meta, tl_ops_clamp_min_Tensor_boxed, NULL,
+                              "tl_structured_clamp_min_Tensor_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
     tl_ops_clamp_min__op = tl_op_define("aten::clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)");
     if (!tl_ops_clamp_min__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min) || TL_KERNEL_MISSING(tl_impl_clamp_min_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_min_", "CPU", "tl_meta_clamp_min, tl_impl_clamp_min_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_min_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_min_", "CPU", "tl_impl_clamp_min_out");
     else if (tl_op_register_kernel(tl_ops_clamp_min__op, TL_KEY_CPU, (void *)tl_structured_clamp_min__CPU, tl_ops_clamp_min__boxed, NULL,
                                    "tl_structured_clamp_min__CPU registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_min_", "Meta", "tl_meta_clamp_min");
-    else if (tl_op_register_kernel(tl_ops_clamp_min__op, TL_KEY_META, (void *)tl_structured_clamp_min__Meta, tl_ops_clamp_min__boxed, NULL,
-                                   "tl_structured_clamp_min__Meta registered at generated/csrc/ops_clamp_min.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_min__op, TL_KEY_META, (void *)tl_structured_clamp_min__Meta, tl_ops_clamp_min__boxed, NULL,
+                              "tl_structured_clamp_min__Meta registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
     tl_ops_clamp_min__Tensor_op = tl_op_define("aten::clamp_min_.Tensor", "clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)");
     if (!tl_ops_clamp_min__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min_Tensor) || TL_KERNEL_MISSING(tl_impl_clamp_min_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::clamp_min_.Tensor", "CPU", "tl_meta_clamp_min_Tensor, tl_impl_clamp_min_Tensor_out");
+    if (TL_KERNEL_MISSING(tl_impl_clamp_min_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::clamp_min_.Tensor", "CPU", "tl_impl_clamp_min_Tensor_out");
     else if (tl_op_register_kernel(tl_ops_clamp_min__Tensor_op, TL_KEY_CPU, (void *)tl_structured_clamp_min__Tensor_CPU, tl_ops_clamp_min__Tensor_boxed, NULL,
                                    "tl_structured_clamp_min__Tensor_CPU registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_clamp_min_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::clamp_min_.Tensor", "Meta", "tl_meta_clamp_min_Tensor");
-    else if (tl_op_register_kernel(tl_ops_clamp_min__Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_min__Tensor_Meta, tl_ops_clamp_min__Tensor_boxed, NULL,
-                                   "tl_structured_clamp_min__Tensor_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
+    if (tl_op_register_kernel(tl_ops_clamp_min__Tensor_op, TL_KEY_META, (void *)tl_structured_clamp_min__Tensor_Meta, tl_ops_clamp_min__Tensor_boxed, NULL,
+                              "tl_structured_clamp_min__Tensor_Meta registered at generated/csrc/ops_clamp_min.c") < 0)
         return -1;
     return 0;
 }

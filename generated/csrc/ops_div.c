@@ -19,6 +19,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::div.Tensor
  *   div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -82,6 +88,19 @@ static tl_tensor *tl_structured_div_Tensor_CPU(tl_keyset ks, tl_tensor *self, tl
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_div_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_div(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_div_Tensor, then tl_impl_ufunc_div_cuda */
+static tl_tensor *tl_structured_div_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_div_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_div_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -170,6 +189,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_div_Tensor, then tl_impl_ufunc_div_cuda */
+static tl_tensor *tl_structured_div__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_div_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_div_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_div_Tensor only (no data) */
 static tl_tensor *tl_structured_div__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -251,6 +284,20 @@ static tl_tensor *tl_structured_div_out_CPU(tl_keyset ks, tl_tensor *self, tl_te
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_div_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_div(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_div_Tensor, then tl_impl_ufunc_div_cuda */
+static tl_tensor *tl_structured_div_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_div_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_div_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -766,43 +813,49 @@ int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, t
 int tl_ops_register_div(void) {
     tl_ops_div_Tensor_op = tl_op_define("aten::div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_div_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_div_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::div.Tensor", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::div.Tensor", "CPU", "tl_impl_ufunc_div");
     else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_CPU, (void *)tl_structured_div_Tensor_CPU, tl_ops_div_Tensor_boxed, NULL,
                                    "tl_structured_div_Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_div_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::div.Tensor", "Meta", "tl_meta_div_Tensor");
-    else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_META, (void *)tl_structured_div_Tensor_Meta, tl_ops_div_Tensor_boxed, NULL,
-                                   "tl_structured_div_Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_div_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::div.Tensor", "CUDA", "tl_impl_ufunc_div_cuda");
+    else if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_div_Tensor_CUDA, tl_ops_div_Tensor_boxed, NULL,
+                                   "tl_structured_div_Tensor_CUDA registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_div_Tensor_op, TL_KEY_META, (void *)tl_structured_div_Tensor_Meta, tl_ops_div_Tensor_boxed, NULL,
+                              "tl_structured_div_Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
+        return -1;
     tl_ops_div__Tensor_op = tl_op_define("aten::div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_div__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_div_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::div_.Tensor", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::div_.Tensor", "CPU", "tl_impl_ufunc_div");
     else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_CPU, (void *)tl_structured_div__Tensor_CPU, tl_ops_div__Tensor_boxed, NULL,
                                    "tl_structured_div__Tensor_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_div_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::div_.Tensor", "Meta", "tl_meta_div_Tensor");
-    else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_META, (void *)tl_structured_div__Tensor_Meta, tl_ops_div__Tensor_boxed, NULL,
-                                   "tl_structured_div__Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_div_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::div_.Tensor", "CUDA", "tl_impl_ufunc_div_cuda");
+    else if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_div__Tensor_CUDA, tl_ops_div__Tensor_boxed, NULL,
+                                   "tl_structured_div__Tensor_CUDA registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_div__Tensor_op, TL_KEY_META, (void *)tl_structured_div__Tensor_Meta, tl_ops_div__Tensor_boxed, NULL,
+                              "tl_structured_div__Tensor_Meta registered at generated/csrc/ops_div.c") < 0)
+        return -1;
     tl_ops_div_out_op = tl_op_define("aten::div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_div_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_div_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::div.out", "CPU", "tl_meta_div_Tensor, tl_impl_ufunc_div");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_div))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::div.out", "CPU", "tl_impl_ufunc_div");
     else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_CPU, (void *)tl_structured_div_out_CPU, tl_ops_div_out_boxed, NULL,
                                    "tl_structured_div_out_CPU registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_div_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::div.out", "Meta", "tl_meta_div_Tensor");
-    else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_META, (void *)tl_structured_div_out_Meta, tl_ops_div_out_boxed, NULL,
-                                   "tl_structured_div_out_Meta registered at generated/csrc/ops_div.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_div_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::div.out", "CUDA", "tl_impl_ufunc_div_cuda");
+    else if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_CUDA, (void *)tl_structured_div_out_CUDA, tl_ops_div_out_boxed, NULL,
+                                   "tl_structured_div_out_CUDA registered at generated/csrc/ops_div.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_div (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_div_out_op, TL_KEY_META, (void *)tl_structured_div_out_Meta, tl_ops_div_out_boxed, NULL,
+                              "tl_structured_div_out_Meta registered at generated/csrc/ops_div.c") < 0)
+        return -1;
     tl_ops_div_Tensor_mode_op = tl_op_define("aten::div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
     if (!tl_ops_div_Tensor_mode_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_div_Tensor_mode) || TL_KERNEL_MISSING(tl_impl_div_out_mode))  /* a hand-written kernel is missing: no CPU kernel */

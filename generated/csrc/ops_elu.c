@@ -91,6 +91,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_elu, then tl_impl_ufunc_elu_cuda */
+static tl_tensor *tl_structured_elu_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_elu(&s_, self, alpha, scale, input_scale) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_elu_cuda(&s_, self, alpha, scale, input_scale, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_elu only (no data) */
 static tl_tensor *tl_structured_elu_out_Meta(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out) {
     (void)ks;
@@ -172,6 +186,19 @@ static tl_tensor *tl_structured_elu_CPU(tl_keyset ks, tl_tensor *self, tl_scalar
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_elu(&s_, self, alpha, scale, input_scale) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_elu(&s_, self, alpha, scale, input_scale, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_elu, then tl_impl_ufunc_elu_cuda */
+static tl_tensor *tl_structured_elu_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_elu(&s_, self, alpha, scale, input_scale) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_elu_cuda(&s_, self, alpha, scale, input_scale, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -265,6 +292,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_elu, then tl_impl_ufunc_elu_cuda */
+static tl_tensor *tl_structured_elu__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_elu(&s_, self, alpha, scale, input_scale) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_elu_cuda(&s_, self, alpha, scale, input_scale, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_elu only (no data) */
 static tl_tensor *tl_structured_elu__Meta(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
     (void)ks;
@@ -288,12 +329,16 @@ int tl_ops_register_elu(void) {
     else if (tl_op_register_kernel(tl_ops_elu_out_op, TL_KEY_CPU, (void *)tl_structured_elu_out_CPU, tl_ops_elu_out_boxed, NULL,
                                    "tl_structured_elu_out_CPU registered at generated/csrc/ops_elu.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::elu.out", "CUDA", "tl_meta_elu, tl_impl_ufunc_elu_cuda");
+    else if (tl_op_register_kernel(tl_ops_elu_out_op, TL_KEY_CUDA, (void *)tl_structured_elu_out_CUDA, tl_ops_elu_out_boxed, NULL,
+                                   "tl_structured_elu_out_CUDA registered at generated/csrc/ops_elu.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu.out", "Meta", "tl_meta_elu");
     else if (tl_op_register_kernel(tl_ops_elu_out_op, TL_KEY_META, (void *)tl_structured_elu_out_Meta, tl_ops_elu_out_boxed, NULL,
                                    "tl_structured_elu_out_Meta registered at generated/csrc/ops_elu.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_elu (no CUDA backend in the runtime) */
     tl_ops_elu_op = tl_op_define("aten::elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
     if (!tl_ops_elu_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu))  /* a hand-written kernel is missing: no CPU kernel */
@@ -301,12 +346,16 @@ int tl_ops_register_elu(void) {
     else if (tl_op_register_kernel(tl_ops_elu_op, TL_KEY_CPU, (void *)tl_structured_elu_CPU, tl_ops_elu_boxed, NULL,
                                    "tl_structured_elu_CPU registered at generated/csrc/ops_elu.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::elu", "CUDA", "tl_meta_elu, tl_impl_ufunc_elu_cuda");
+    else if (tl_op_register_kernel(tl_ops_elu_op, TL_KEY_CUDA, (void *)tl_structured_elu_CUDA, tl_ops_elu_boxed, NULL,
+                                   "tl_structured_elu_CUDA registered at generated/csrc/ops_elu.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu", "Meta", "tl_meta_elu");
     else if (tl_op_register_kernel(tl_ops_elu_op, TL_KEY_META, (void *)tl_structured_elu_Meta, tl_ops_elu_boxed, NULL,
                                    "tl_structured_elu_Meta registered at generated/csrc/ops_elu.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_elu (no CUDA backend in the runtime) */
     tl_ops_elu__op = tl_op_define("aten::elu_", "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)");
     if (!tl_ops_elu__op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu))  /* a hand-written kernel is missing: no CPU kernel */
@@ -314,11 +363,15 @@ int tl_ops_register_elu(void) {
     else if (tl_op_register_kernel(tl_ops_elu__op, TL_KEY_CPU, (void *)tl_structured_elu__CPU, tl_ops_elu__boxed, NULL,
                                    "tl_structured_elu__CPU registered at generated/csrc/ops_elu.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::elu_", "CUDA", "tl_meta_elu, tl_impl_ufunc_elu_cuda");
+    else if (tl_op_register_kernel(tl_ops_elu__op, TL_KEY_CUDA, (void *)tl_structured_elu__CUDA, tl_ops_elu__boxed, NULL,
+                                   "tl_structured_elu__CUDA registered at generated/csrc/ops_elu.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu_", "Meta", "tl_meta_elu");
     else if (tl_op_register_kernel(tl_ops_elu__op, TL_KEY_META, (void *)tl_structured_elu__Meta, tl_ops_elu__boxed, NULL,
                                    "tl_structured_elu__Meta registered at generated/csrc/ops_elu.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_elu (no CUDA backend in the runtime) */
     return 0;
 }

@@ -97,6 +97,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_elu_backward, then tl_impl_ufunc_elu_backward_cuda */
+static tl_tensor *tl_structured_elu_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, grad_input) != 0) goto fail;
+    if (tl_meta_elu_backward(&s_, grad_output, alpha, scale, input_scale, is_result, self_or_result) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_elu_backward_cuda(&s_, grad_output, alpha, scale, input_scale, is_result, self_or_result, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_elu_backward only (no data) */
 static tl_tensor *tl_structured_elu_backward_grad_input_Meta(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input) {
     (void)ks;
@@ -191,6 +205,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_elu_backward, then tl_impl_ufunc_elu_backward_cuda */
+static tl_tensor *tl_structured_elu_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_elu_backward(&s_, grad_output, alpha, scale, input_scale, is_result, self_or_result) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_elu_backward_cuda(&s_, grad_output, alpha, scale, input_scale, is_result, self_or_result, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_elu_backward only (no data) */
 static tl_tensor *tl_structured_elu_backward_Meta(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result) {
     (void)ks;
@@ -213,12 +240,16 @@ int tl_ops_register_elu_backward(void) {
     else if (tl_op_register_kernel(tl_ops_elu_backward_grad_input_op, TL_KEY_CPU, (void *)tl_structured_elu_backward_grad_input_CPU, tl_ops_elu_backward_grad_input_boxed, NULL,
                                    "tl_structured_elu_backward_grad_input_CPU registered at generated/csrc/ops_elu_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_elu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::elu_backward.grad_input", "CUDA", "tl_meta_elu_backward, tl_impl_ufunc_elu_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_elu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_elu_backward_grad_input_CUDA, tl_ops_elu_backward_grad_input_boxed, NULL,
+                                   "tl_structured_elu_backward_grad_input_CUDA registered at generated/csrc/ops_elu_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu_backward.grad_input", "Meta", "tl_meta_elu_backward");
     else if (tl_op_register_kernel(tl_ops_elu_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_elu_backward_grad_input_Meta, tl_ops_elu_backward_grad_input_boxed, NULL,
                                    "tl_structured_elu_backward_grad_input_Meta registered at generated/csrc/ops_elu_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_elu_backward (no CUDA backend in the runtime) */
     tl_ops_elu_backward_op = tl_op_define("aten::elu_backward", "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor");
     if (!tl_ops_elu_backward_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_backward))  /* a hand-written kernel is missing: no CPU kernel */
@@ -226,11 +257,15 @@ int tl_ops_register_elu_backward(void) {
     else if (tl_op_register_kernel(tl_ops_elu_backward_op, TL_KEY_CPU, (void *)tl_structured_elu_backward_CPU, tl_ops_elu_backward_boxed, NULL,
                                    "tl_structured_elu_backward_CPU registered at generated/csrc/ops_elu_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_elu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::elu_backward", "CUDA", "tl_meta_elu_backward, tl_impl_ufunc_elu_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_elu_backward_op, TL_KEY_CUDA, (void *)tl_structured_elu_backward_CUDA, tl_ops_elu_backward_boxed, NULL,
+                                   "tl_structured_elu_backward_CUDA registered at generated/csrc/ops_elu_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu_backward", "Meta", "tl_meta_elu_backward");
     else if (tl_op_register_kernel(tl_ops_elu_backward_op, TL_KEY_META, (void *)tl_structured_elu_backward_Meta, tl_ops_elu_backward_boxed, NULL,
                                    "tl_structured_elu_backward_Meta registered at generated/csrc/ops_elu_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_elu_backward (no CUDA backend in the runtime) */
     return 0;
 }

@@ -155,6 +155,11 @@ int tl_ops_register_empty(void) {
     else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_CPU, (void *)tl_native_empty_memory_format, tl_ops_empty_memory_format_boxed, NULL,
                                    "tl_native_empty_memory_format registered at generated/csrc/ops_empty.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_empty_memory_format))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::empty.memory_format", "CUDA", "tl_native_empty_memory_format");
+    else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_CUDA, (void *)tl_native_empty_memory_format, tl_ops_empty_memory_format_boxed, NULL,
+                                   "tl_native_empty_memory_format registered at generated/csrc/ops_empty.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_memory_format))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::empty.memory_format", "Meta", "tl_native_empty_memory_format");
     else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_META, (void *)tl_native_empty_memory_format, tl_ops_empty_memory_format_boxed, NULL,

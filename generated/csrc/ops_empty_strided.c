@@ -96,6 +96,11 @@ int tl_ops_register_empty_strided(void) {
     else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_CPU, (void *)tl_native_empty_strided, tl_ops_empty_strided_boxed, NULL,
                                    "tl_native_empty_strided registered at generated/csrc/ops_empty_strided.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_empty_strided))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::empty_strided", "CUDA", "tl_native_empty_strided");
+    else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_CUDA, (void *)tl_native_empty_strided, tl_ops_empty_strided_boxed, NULL,
+                                   "tl_native_empty_strided registered at generated/csrc/ops_empty_strided.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_strided))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::empty_strided", "Meta", "tl_native_empty_strided");
     else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_META, (void *)tl_native_empty_strided, tl_ops_empty_strided_boxed, NULL,

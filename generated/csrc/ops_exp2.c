@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_exp2(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::exp2
  *   exp2(Tensor self) -> Tensor
@@ -71,6 +77,19 @@ static tl_tensor *tl_structured_exp2_CPU(tl_keyset ks, tl_tensor *self) {
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_exp2(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_exp2(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_exp2, then tl_impl_ufunc_exp2_cuda */
+static tl_tensor *tl_structured_exp2_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_exp2(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_exp2_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -149,6 +168,20 @@ static tl_tensor *tl_structured_exp2__CPU(tl_keyset ks, tl_tensor *self) {
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_exp2(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_exp2(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_exp2, then tl_impl_ufunc_exp2_cuda */
+static tl_tensor *tl_structured_exp2__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_exp2(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_exp2_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -238,6 +271,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_exp2, then tl_impl_ufunc_exp2_cuda */
+static tl_tensor *tl_structured_exp2_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_exp2(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_exp2_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_exp2 only (no data) */
 static tl_tensor *tl_structured_exp2_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     (void)ks;
@@ -256,42 +303,48 @@ fail:
 int tl_ops_register_exp2(void) {
     tl_ops_exp2_op = tl_op_define("aten::exp2", "exp2(Tensor self) -> Tensor");
     if (!tl_ops_exp2_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2) || TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp2", "CPU", "tl_meta_exp2, tl_impl_ufunc_exp2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp2", "CPU", "tl_impl_ufunc_exp2");
     else if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_CPU, (void *)tl_structured_exp2_CPU, tl_ops_exp2_boxed, NULL,
                                    "tl_structured_exp2_CPU registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp2", "Meta", "tl_meta_exp2");
-    else if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_META, (void *)tl_structured_exp2_Meta, tl_ops_exp2_boxed, NULL,
-                                   "tl_structured_exp2_Meta registered at generated/csrc/ops_exp2.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::exp2", "CUDA", "tl_impl_ufunc_exp2_cuda");
+    else if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_CUDA, (void *)tl_structured_exp2_CUDA, tl_ops_exp2_boxed, NULL,
+                                   "tl_structured_exp2_CUDA registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_exp2 (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_exp2_op, TL_KEY_META, (void *)tl_structured_exp2_Meta, tl_ops_exp2_boxed, NULL,
+                              "tl_structured_exp2_Meta registered at generated/csrc/ops_exp2.c") < 0)
+        return -1;
     tl_ops_exp2__op = tl_op_define("aten::exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_exp2__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2) || TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp2_", "CPU", "tl_meta_exp2, tl_impl_ufunc_exp2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp2_", "CPU", "tl_impl_ufunc_exp2");
     else if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_CPU, (void *)tl_structured_exp2__CPU, tl_ops_exp2__boxed, NULL,
                                    "tl_structured_exp2__CPU registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp2_", "Meta", "tl_meta_exp2");
-    else if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_META, (void *)tl_structured_exp2__Meta, tl_ops_exp2__boxed, NULL,
-                                   "tl_structured_exp2__Meta registered at generated/csrc/ops_exp2.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::exp2_", "CUDA", "tl_impl_ufunc_exp2_cuda");
+    else if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_CUDA, (void *)tl_structured_exp2__CUDA, tl_ops_exp2__boxed, NULL,
+                                   "tl_structured_exp2__CUDA registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_exp2 (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_exp2__op, TL_KEY_META, (void *)tl_structured_exp2__Meta, tl_ops_exp2__boxed, NULL,
+                              "tl_structured_exp2__Meta registered at generated/csrc/ops_exp2.c") < 0)
+        return -1;
     tl_ops_exp2_out_op = tl_op_define("aten::exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_exp2_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2) || TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::exp2.out", "CPU", "tl_meta_exp2, tl_impl_ufunc_exp2");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::exp2.out", "CPU", "tl_impl_ufunc_exp2");
     else if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_CPU, (void *)tl_structured_exp2_out_CPU, tl_ops_exp2_out_boxed, NULL,
                                    "tl_structured_exp2_out_CPU registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_exp2))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::exp2.out", "Meta", "tl_meta_exp2");
-    else if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_META, (void *)tl_structured_exp2_out_Meta, tl_ops_exp2_out_boxed, NULL,
-                                   "tl_structured_exp2_out_Meta registered at generated/csrc/ops_exp2.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_exp2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::exp2.out", "CUDA", "tl_impl_ufunc_exp2_cuda");
+    else if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_CUDA, (void *)tl_structured_exp2_out_CUDA, tl_ops_exp2_out_boxed, NULL,
+                                   "tl_structured_exp2_out_CUDA registered at generated/csrc/ops_exp2.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_exp2 (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_exp2_out_op, TL_KEY_META, (void *)tl_structured_exp2_out_Meta, tl_ops_exp2_out_boxed, NULL,
+                              "tl_structured_exp2_out_Meta registered at generated/csrc/ops_exp2.c") < 0)
+        return -1;
     return 0;
 }

@@ -245,6 +245,11 @@ int tl_ops_register_fill(void) {
     else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_CPU, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
                                    "tl_native_fill_ registered at generated/csrc/ops_fill.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_fill_))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::fill_.Scalar", "CUDA", "tl_native_fill_");
+    else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_CUDA, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
+                                   "tl_native_fill_ registered at generated/csrc/ops_fill.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_fill_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::fill_.Scalar", "Meta", "tl_native_fill_");
     else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_META, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
@@ -269,6 +274,11 @@ int tl_ops_register_fill(void) {
     if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::fill_.Tensor", "CPU", "tl_native_fill__Tensor");
     else if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_CPU, (void *)tl_native_fill__Tensor, tl_ops_fill__Tensor_boxed, NULL,
+                                   "tl_native_fill__Tensor registered at generated/csrc/ops_fill.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::fill_.Tensor", "CUDA", "tl_native_fill__Tensor");
+    else if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_CUDA, (void *)tl_native_fill__Tensor, tl_ops_fill__Tensor_boxed, NULL,
                                    "tl_native_fill__Tensor registered at generated/csrc/ops_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no Meta kernel */

@@ -88,6 +88,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_hardtanh, then tl_impl_ufunc_hardtanh_cuda */
+static tl_tensor *tl_structured_hardtanh_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_hardtanh(&s_, self, min_val, max_val) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hardtanh_cuda(&s_, self, min_val, max_val, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_hardtanh only (no data) */
 static tl_tensor *tl_structured_hardtanh_out_Meta(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out) {
     (void)ks;
@@ -166,6 +180,19 @@ static tl_tensor *tl_structured_hardtanh_CPU(tl_keyset ks, tl_tensor *self, tl_s
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_hardtanh(&s_, self, min_val, max_val) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hardtanh(&s_, self, min_val, max_val, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_hardtanh, then tl_impl_ufunc_hardtanh_cuda */
+static tl_tensor *tl_structured_hardtanh_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_hardtanh(&s_, self, min_val, max_val) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hardtanh_cuda(&s_, self, min_val, max_val, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -256,6 +283,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_hardtanh, then tl_impl_ufunc_hardtanh_cuda */
+static tl_tensor *tl_structured_hardtanh__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_hardtanh(&s_, self, min_val, max_val) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_hardtanh_cuda(&s_, self, min_val, max_val, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_hardtanh only (no data) */
 static tl_tensor *tl_structured_hardtanh__Meta(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
     (void)ks;
@@ -279,12 +320,16 @@ int tl_ops_register_hardtanh(void) {
     else if (tl_op_register_kernel(tl_ops_hardtanh_out_op, TL_KEY_CPU, (void *)tl_structured_hardtanh_out_CPU, tl_ops_hardtanh_out_boxed, NULL,
                                    "tl_structured_hardtanh_out_CPU registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::hardtanh.out", "CUDA", "tl_meta_hardtanh, tl_impl_ufunc_hardtanh_cuda");
+    else if (tl_op_register_kernel(tl_ops_hardtanh_out_op, TL_KEY_CUDA, (void *)tl_structured_hardtanh_out_CUDA, tl_ops_hardtanh_out_boxed, NULL,
+                                   "tl_structured_hardtanh_out_CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardtanh.out", "Meta", "tl_meta_hardtanh");
     else if (tl_op_register_kernel(tl_ops_hardtanh_out_op, TL_KEY_META, (void *)tl_structured_hardtanh_out_Meta, tl_ops_hardtanh_out_boxed, NULL,
                                    "tl_structured_hardtanh_out_Meta registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_hardtanh (no CUDA backend in the runtime) */
     tl_ops_hardtanh_op = tl_op_define("aten::hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor");
     if (!tl_ops_hardtanh_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh))  /* a hand-written kernel is missing: no CPU kernel */
@@ -292,12 +337,16 @@ int tl_ops_register_hardtanh(void) {
     else if (tl_op_register_kernel(tl_ops_hardtanh_op, TL_KEY_CPU, (void *)tl_structured_hardtanh_CPU, tl_ops_hardtanh_boxed, NULL,
                                    "tl_structured_hardtanh_CPU registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::hardtanh", "CUDA", "tl_meta_hardtanh, tl_impl_ufunc_hardtanh_cuda");
+    else if (tl_op_register_kernel(tl_ops_hardtanh_op, TL_KEY_CUDA, (void *)tl_structured_hardtanh_CUDA, tl_ops_hardtanh_boxed, NULL,
+                                   "tl_structured_hardtanh_CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardtanh", "Meta", "tl_meta_hardtanh");
     else if (tl_op_register_kernel(tl_ops_hardtanh_op, TL_KEY_META, (void *)tl_structured_hardtanh_Meta, tl_ops_hardtanh_boxed, NULL,
                                    "tl_structured_hardtanh_Meta registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_hardtanh (no CUDA backend in the runtime) */
     tl_ops_hardtanh__op = tl_op_define("aten::hardtanh_", "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)");
     if (!tl_ops_hardtanh__op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh))  /* a hand-written kernel is missing: no CPU kernel */
@@ -305,11 +354,15 @@ int tl_ops_register_hardtanh(void) {
     else if (tl_op_register_kernel(tl_ops_hardtanh__op, TL_KEY_CPU, (void *)tl_structured_hardtanh__CPU, tl_ops_hardtanh__boxed, NULL,
                                    "tl_structured_hardtanh__CPU registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::hardtanh_", "CUDA", "tl_meta_hardtanh, tl_impl_ufunc_hardtanh_cuda");
+    else if (tl_op_register_kernel(tl_ops_hardtanh__op, TL_KEY_CUDA, (void *)tl_structured_hardtanh__CUDA, tl_ops_hardtanh__boxed, NULL,
+                                   "tl_structured_hardtanh__CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardtanh_", "Meta", "tl_meta_hardtanh");
     else if (tl_op_register_kernel(tl_ops_hardtanh__op, TL_KEY_META, (void *)tl_structured_hardtanh__Meta, tl_ops_hardtanh__boxed, NULL,
                                    "tl_structured_hardtanh__Meta registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_hardtanh (no CUDA backend in the runtime) */
     return 0;
 }

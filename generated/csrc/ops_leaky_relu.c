@@ -85,6 +85,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_leaky_relu, then tl_impl_ufunc_leaky_relu_cuda */
+static tl_tensor *tl_structured_leaky_relu_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_leaky_relu(&s_, self, negative_slope) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_leaky_relu_cuda(&s_, self, negative_slope, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_leaky_relu only (no data) */
 static tl_tensor *tl_structured_leaky_relu_out_Meta(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out) {
     (void)ks;
@@ -160,6 +174,19 @@ static tl_tensor *tl_structured_leaky_relu_CPU(tl_keyset ks, tl_tensor *self, tl
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_leaky_relu(&s_, self, negative_slope) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_leaky_relu(&s_, self, negative_slope, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_leaky_relu, then tl_impl_ufunc_leaky_relu_cuda */
+static tl_tensor *tl_structured_leaky_relu_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_leaky_relu(&s_, self, negative_slope) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_leaky_relu_cuda(&s_, self, negative_slope, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -247,6 +274,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_leaky_relu, then tl_impl_ufunc_leaky_relu_cuda */
+static tl_tensor *tl_structured_leaky_relu__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_leaky_relu(&s_, self, negative_slope) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_leaky_relu_cuda(&s_, self, negative_slope, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_leaky_relu only (no data) */
 static tl_tensor *tl_structured_leaky_relu__Meta(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope) {
     (void)ks;
@@ -270,12 +311,16 @@ int tl_ops_register_leaky_relu(void) {
     else if (tl_op_register_kernel(tl_ops_leaky_relu_out_op, TL_KEY_CPU, (void *)tl_structured_leaky_relu_out_CPU, tl_ops_leaky_relu_out_boxed, NULL,
                                    "tl_structured_leaky_relu_out_CPU registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::leaky_relu.out", "CUDA", "tl_meta_leaky_relu, tl_impl_ufunc_leaky_relu_cuda");
+    else if (tl_op_register_kernel(tl_ops_leaky_relu_out_op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu_out_CUDA, tl_ops_leaky_relu_out_boxed, NULL,
+                                   "tl_structured_leaky_relu_out_CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu.out", "Meta", "tl_meta_leaky_relu");
     else if (tl_op_register_kernel(tl_ops_leaky_relu_out_op, TL_KEY_META, (void *)tl_structured_leaky_relu_out_Meta, tl_ops_leaky_relu_out_boxed, NULL,
                                    "tl_structured_leaky_relu_out_Meta registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_leaky_relu (no CUDA backend in the runtime) */
     tl_ops_leaky_relu_op = tl_op_define("aten::leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
     if (!tl_ops_leaky_relu_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu))  /* a hand-written kernel is missing: no CPU kernel */
@@ -283,12 +328,16 @@ int tl_ops_register_leaky_relu(void) {
     else if (tl_op_register_kernel(tl_ops_leaky_relu_op, TL_KEY_CPU, (void *)tl_structured_leaky_relu_CPU, tl_ops_leaky_relu_boxed, NULL,
                                    "tl_structured_leaky_relu_CPU registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::leaky_relu", "CUDA", "tl_meta_leaky_relu, tl_impl_ufunc_leaky_relu_cuda");
+    else if (tl_op_register_kernel(tl_ops_leaky_relu_op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu_CUDA, tl_ops_leaky_relu_boxed, NULL,
+                                   "tl_structured_leaky_relu_CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu", "Meta", "tl_meta_leaky_relu");
     else if (tl_op_register_kernel(tl_ops_leaky_relu_op, TL_KEY_META, (void *)tl_structured_leaky_relu_Meta, tl_ops_leaky_relu_boxed, NULL,
                                    "tl_structured_leaky_relu_Meta registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_leaky_relu (no CUDA backend in the runtime) */
     tl_ops_leaky_relu__op = tl_op_define("aten::leaky_relu_", "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)");
     if (!tl_ops_leaky_relu__op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu))  /* a hand-written kernel is missing: no CPU kernel */
@@ -296,11 +345,15 @@ int tl_ops_register_leaky_relu(void) {
     else if (tl_op_register_kernel(tl_ops_leaky_relu__op, TL_KEY_CPU, (void *)tl_structured_leaky_relu__CPU, tl_ops_leaky_relu__boxed, NULL,
                                    "tl_structured_leaky_relu__CPU registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::leaky_relu_", "CUDA", "tl_meta_leaky_relu, tl_impl_ufunc_leaky_relu_cuda");
+    else if (tl_op_register_kernel(tl_ops_leaky_relu__op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu__CUDA, tl_ops_leaky_relu__boxed, NULL,
+                                   "tl_structured_leaky_relu__CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu_", "Meta", "tl_meta_leaky_relu");
     else if (tl_op_register_kernel(tl_ops_leaky_relu__op, TL_KEY_META, (void *)tl_structured_leaky_relu__Meta, tl_ops_leaky_relu__boxed, NULL,
                                    "tl_structured_leaky_relu__Meta registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_leaky_relu (no CUDA backend in the runtime) */
     return 0;
 }

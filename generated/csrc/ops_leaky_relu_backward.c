@@ -91,6 +91,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_leaky_relu_backward, then tl_impl_ufunc_leaky_relu_backward_cuda */
+static tl_tensor *tl_structured_leaky_relu_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, grad_input) != 0) goto fail;
+    if (tl_meta_leaky_relu_backward(&s_, grad_output, self, negative_slope, self_is_result) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_leaky_relu_backward_cuda(&s_, grad_output, self, negative_slope, self_is_result, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_leaky_relu_backward only (no data) */
 static tl_tensor *tl_structured_leaky_relu_backward_grad_input_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input) {
     (void)ks;
@@ -179,6 +193,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_leaky_relu_backward, then tl_impl_ufunc_leaky_relu_backward_cuda */
+static tl_tensor *tl_structured_leaky_relu_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_leaky_relu_backward(&s_, grad_output, self, negative_slope, self_is_result) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_leaky_relu_backward_cuda(&s_, grad_output, self, negative_slope, self_is_result, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_leaky_relu_backward only (no data) */
 static tl_tensor *tl_structured_leaky_relu_backward_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result) {
     (void)ks;
@@ -201,12 +228,16 @@ int tl_ops_register_leaky_relu_backward(void) {
     else if (tl_op_register_kernel(tl_ops_leaky_relu_backward_grad_input_op, TL_KEY_CPU, (void *)tl_structured_leaky_relu_backward_grad_input_CPU, tl_ops_leaky_relu_backward_grad_input_boxed, NULL,
                                    "tl_structured_leaky_relu_backward_grad_input_CPU registered at generated/csrc/ops_leaky_relu_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_leaky_relu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::leaky_relu_backward.grad_input", "CUDA", "tl_meta_leaky_relu_backward, tl_impl_ufunc_leaky_relu_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_leaky_relu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu_backward_grad_input_CUDA, tl_ops_leaky_relu_backward_grad_input_boxed, NULL,
+                                   "tl_structured_leaky_relu_backward_grad_input_CUDA registered at generated/csrc/ops_leaky_relu_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu_backward.grad_input", "Meta", "tl_meta_leaky_relu_backward");
     else if (tl_op_register_kernel(tl_ops_leaky_relu_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_leaky_relu_backward_grad_input_Meta, tl_ops_leaky_relu_backward_grad_input_boxed, NULL,
                                    "tl_structured_leaky_relu_backward_grad_input_Meta registered at generated/csrc/ops_leaky_relu_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_leaky_relu_backward (no CUDA backend in the runtime) */
     tl_ops_leaky_relu_backward_op = tl_op_define("aten::leaky_relu_backward", "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor");
     if (!tl_ops_leaky_relu_backward_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_backward))  /* a hand-written kernel is missing: no CPU kernel */
@@ -214,11 +245,15 @@ int tl_ops_register_leaky_relu_backward(void) {
     else if (tl_op_register_kernel(tl_ops_leaky_relu_backward_op, TL_KEY_CPU, (void *)tl_structured_leaky_relu_backward_CPU, tl_ops_leaky_relu_backward_boxed, NULL,
                                    "tl_structured_leaky_relu_backward_CPU registered at generated/csrc/ops_leaky_relu_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_leaky_relu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::leaky_relu_backward", "CUDA", "tl_meta_leaky_relu_backward, tl_impl_ufunc_leaky_relu_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_leaky_relu_backward_op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu_backward_CUDA, tl_ops_leaky_relu_backward_boxed, NULL,
+                                   "tl_structured_leaky_relu_backward_CUDA registered at generated/csrc/ops_leaky_relu_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu_backward", "Meta", "tl_meta_leaky_relu_backward");
     else if (tl_op_register_kernel(tl_ops_leaky_relu_backward_op, TL_KEY_META, (void *)tl_structured_leaky_relu_backward_Meta, tl_ops_leaky_relu_backward_boxed, NULL,
                                    "tl_structured_leaky_relu_backward_Meta registered at generated/csrc/ops_leaky_relu_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_leaky_relu_backward (no CUDA backend in the runtime) */
     return 0;
 }

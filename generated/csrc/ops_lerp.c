@@ -15,6 +15,13 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight) {
+    (void)weight;
+    return tl_structured_build_binary_op(s, self, end);
+}
+
 /* ======================================================================
  * aten::lerp.Scalar_out
  *   lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)
@@ -543,15 +550,13 @@ fail:
 int tl_ops_register_lerp(void) {
     tl_ops_lerp_Scalar_out_op = tl_op_define("aten::lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_lerp_Scalar_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_lerp_Scalar) || TL_KERNEL_MISSING(tl_impl_lerp_Scalar))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::lerp.Scalar_out", "CPU", "tl_meta_lerp_Scalar, tl_impl_lerp_Scalar");
+    if (TL_KERNEL_MISSING(tl_impl_lerp_Scalar))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::lerp.Scalar_out", "CPU", "tl_impl_lerp_Scalar");
     else if (tl_op_register_kernel(tl_ops_lerp_Scalar_out_op, TL_KEY_CPU, (void *)tl_structured_lerp_Scalar_out_CPU, tl_ops_lerp_Scalar_out_boxed, NULL,
                                    "tl_structured_lerp_Scalar_out_CPU registered at generated/csrc/ops_lerp.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_lerp_Scalar))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::lerp.Scalar_out", "Meta", "tl_meta_lerp_Scalar");
-    else if (tl_op_register_kernel(tl_ops_lerp_Scalar_out_op, TL_KEY_META, (void *)tl_structured_lerp_Scalar_out_Meta, tl_ops_lerp_Scalar_out_boxed, NULL,
-                                   "tl_structured_lerp_Scalar_out_Meta registered at generated/csrc/ops_lerp.c") < 0)
+    if (tl_op_register_kernel(tl_ops_lerp_Scalar_out_op, TL_KEY_META, (void *)tl_structured_lerp_Scalar_out_Meta, tl_ops_lerp_Scalar_out_boxed, NULL,
+                              "tl_structured_lerp_Scalar_out_Meta registered at generated/csrc/ops_lerp.c") < 0)
         return -1;
     tl_ops_lerp_Tensor_out_op = tl_op_define("aten::lerp.Tensor_out", "lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_lerp_Tensor_out_op) return -1;
@@ -567,15 +572,13 @@ int tl_ops_register_lerp(void) {
         return -1;
     tl_ops_lerp_Scalar_op = tl_op_define("aten::lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor");
     if (!tl_ops_lerp_Scalar_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_lerp_Scalar) || TL_KERNEL_MISSING(tl_impl_lerp_Scalar))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::lerp.Scalar", "CPU", "tl_meta_lerp_Scalar, tl_impl_lerp_Scalar");
+    if (TL_KERNEL_MISSING(tl_impl_lerp_Scalar))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::lerp.Scalar", "CPU", "tl_impl_lerp_Scalar");
     else if (tl_op_register_kernel(tl_ops_lerp_Scalar_op, TL_KEY_CPU, (void *)tl_structured_lerp_Scalar_CPU, tl_ops_lerp_Scalar_boxed, NULL,
                                    "tl_structured_lerp_Scalar_CPU registered at generated/csrc/ops_lerp.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_lerp_Scalar))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::lerp.Scalar", "Meta", "tl_meta_lerp_Scalar");
-    else if (tl_op_register_kernel(tl_ops_lerp_Scalar_op, TL_KEY_META, (void *)tl_structured_lerp_Scalar_Meta, tl_ops_lerp_Scalar_boxed, NULL,
-                                   "tl_structured_lerp_Scalar_Meta registered at generated/csrc/ops_lerp.c") < 0)
+    if (tl_op_register_kernel(tl_ops_lerp_Scalar_op, TL_KEY_META, (void *)tl_structured_lerp_Scalar_Meta, tl_ops_lerp_Scalar_boxed, NULL,
+                              "tl_structured_lerp_Scalar_Meta registered at generated/csrc/ops_lerp.c") < 0)
         return -1;
     tl_ops_lerp_Tensor_op = tl_op_define("aten::lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor");
     if (!tl_ops_lerp_Tensor_op) return -1;
@@ -591,15 +594,13 @@ int tl_ops_register_lerp(void) {
         return -1;
     tl_ops_lerp__Scalar_op = tl_op_define("aten::lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)");
     if (!tl_ops_lerp__Scalar_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_lerp_Scalar) || TL_KERNEL_MISSING(tl_impl_lerp_Scalar))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::lerp_.Scalar", "CPU", "tl_meta_lerp_Scalar, tl_impl_lerp_Scalar");
+    if (TL_KERNEL_MISSING(tl_impl_lerp_Scalar))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::lerp_.Scalar", "CPU", "tl_impl_lerp_Scalar");
     else if (tl_op_register_kernel(tl_ops_lerp__Scalar_op, TL_KEY_CPU, (void *)tl_structured_lerp__Scalar_CPU, tl_ops_lerp__Scalar_boxed, NULL,
                                    "tl_structured_lerp__Scalar_CPU registered at generated/csrc/ops_lerp.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_lerp_Scalar))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::lerp_.Scalar", "Meta", "tl_meta_lerp_Scalar");
-    else if (tl_op_register_kernel(tl_ops_lerp__Scalar_op, TL_KEY_META, (void *)tl_structured_lerp__Scalar_Meta, tl_ops_lerp__Scalar_boxed, NULL,
-                                   "tl_structured_lerp__Scalar_Meta registered at generated/csrc/ops_lerp.c") < 0)
+    if (tl_op_register_kernel(tl_ops_lerp__Scalar_op, TL_KEY_META, (void *)tl_structured_lerp__Scalar_Meta, tl_ops_lerp__Scalar_boxed, NULL,
+                              "tl_structured_lerp__Scalar_Meta registered at generated/csrc/ops_lerp.c") < 0)
         return -1;
     tl_ops_lerp__Tensor_op = tl_op_define("aten::lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)");
     if (!tl_ops_lerp__Tensor_op) return -1;

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::logical_or
  *   logical_or(Tensor self, Tensor other) -> Tensor
@@ -75,6 +81,19 @@ static tl_tensor *tl_structured_logical_or_CPU(tl_keyset ks, tl_tensor *self, tl
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_logical_or(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_or(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_logical_or, then tl_impl_ufunc_logical_or_cuda */
+static tl_tensor *tl_structured_logical_or_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_logical_or(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_or_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -157,6 +176,20 @@ static tl_tensor *tl_structured_logical_or__CPU(tl_keyset ks, tl_tensor *self, t
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_logical_or(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_or(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_logical_or, then tl_impl_ufunc_logical_or_cuda */
+static tl_tensor *tl_structured_logical_or__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_logical_or(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_or_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -250,6 +283,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_logical_or, then tl_impl_ufunc_logical_or_cuda */
+static tl_tensor *tl_structured_logical_or_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_logical_or(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_or_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_logical_or only (no data) */
 static tl_tensor *tl_structured_logical_or_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -268,42 +315,48 @@ fail:
 int tl_ops_register_logical_or(void) {
     tl_ops_logical_or_op = tl_op_define("aten::logical_or", "logical_or(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_logical_or_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_or) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_or))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_or", "CPU", "tl_meta_logical_or, tl_impl_ufunc_logical_or");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_or))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_or", "CPU", "tl_impl_ufunc_logical_or");
     else if (tl_op_register_kernel(tl_ops_logical_or_op, TL_KEY_CPU, (void *)tl_structured_logical_or_CPU, tl_ops_logical_or_boxed, NULL,
                                    "tl_structured_logical_or_CPU registered at generated/csrc/ops_logical_or.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_or))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_or", "Meta", "tl_meta_logical_or");
-    else if (tl_op_register_kernel(tl_ops_logical_or_op, TL_KEY_META, (void *)tl_structured_logical_or_Meta, tl_ops_logical_or_boxed, NULL,
-                                   "tl_structured_logical_or_Meta registered at generated/csrc/ops_logical_or.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_or_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_or", "CUDA", "tl_impl_ufunc_logical_or_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_or_op, TL_KEY_CUDA, (void *)tl_structured_logical_or_CUDA, tl_ops_logical_or_boxed, NULL,
+                                   "tl_structured_logical_or_CUDA registered at generated/csrc/ops_logical_or.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_or (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_logical_or_op, TL_KEY_META, (void *)tl_structured_logical_or_Meta, tl_ops_logical_or_boxed, NULL,
+                              "tl_structured_logical_or_Meta registered at generated/csrc/ops_logical_or.c") < 0)
+        return -1;
     tl_ops_logical_or__op = tl_op_define("aten::logical_or_", "logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_logical_or__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_or) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_or))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_or_", "CPU", "tl_meta_logical_or, tl_impl_ufunc_logical_or");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_or))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_or_", "CPU", "tl_impl_ufunc_logical_or");
     else if (tl_op_register_kernel(tl_ops_logical_or__op, TL_KEY_CPU, (void *)tl_structured_logical_or__CPU, tl_ops_logical_or__boxed, NULL,
                                    "tl_structured_logical_or__CPU registered at generated/csrc/ops_logical_or.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_or))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_or_", "Meta", "tl_meta_logical_or");
-    else if (tl_op_register_kernel(tl_ops_logical_or__op, TL_KEY_META, (void *)tl_structured_logical_or__Meta, tl_ops_logical_or__boxed, NULL,
-                                   "tl_structured_logical_or__Meta registered at generated/csrc/ops_logical_or.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_or_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_or_", "CUDA", "tl_impl_ufunc_logical_or_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_or__op, TL_KEY_CUDA, (void *)tl_structured_logical_or__CUDA, tl_ops_logical_or__boxed, NULL,
+                                   "tl_structured_logical_or__CUDA registered at generated/csrc/ops_logical_or.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_or (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_logical_or__op, TL_KEY_META, (void *)tl_structured_logical_or__Meta, tl_ops_logical_or__boxed, NULL,
+                              "tl_structured_logical_or__Meta registered at generated/csrc/ops_logical_or.c") < 0)
+        return -1;
     tl_ops_logical_or_out_op = tl_op_define("aten::logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_logical_or_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_or) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_or))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_or.out", "CPU", "tl_meta_logical_or, tl_impl_ufunc_logical_or");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_or))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_or.out", "CPU", "tl_impl_ufunc_logical_or");
     else if (tl_op_register_kernel(tl_ops_logical_or_out_op, TL_KEY_CPU, (void *)tl_structured_logical_or_out_CPU, tl_ops_logical_or_out_boxed, NULL,
                                    "tl_structured_logical_or_out_CPU registered at generated/csrc/ops_logical_or.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_or))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_or.out", "Meta", "tl_meta_logical_or");
-    else if (tl_op_register_kernel(tl_ops_logical_or_out_op, TL_KEY_META, (void *)tl_structured_logical_or_out_Meta, tl_ops_logical_or_out_boxed, NULL,
-                                   "tl_structured_logical_or_out_Meta registered at generated/csrc/ops_logical_or.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_or_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_or.out", "CUDA", "tl_impl_ufunc_logical_or_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_or_out_op, TL_KEY_CUDA, (void *)tl_structured_logical_or_out_CUDA, tl_ops_logical_or_out_boxed, NULL,
+                                   "tl_structured_logical_or_out_CUDA registered at generated/csrc/ops_logical_or.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_or (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_logical_or_out_op, TL_KEY_META, (void *)tl_structured_logical_or_out_Meta, tl_ops_logical_or_out_boxed, NULL,
+                              "tl_structured_logical_or_out_Meta registered at generated/csrc/ops_logical_or.c") < 0)
+        return -1;
     return 0;
 }

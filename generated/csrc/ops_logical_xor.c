@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::logical_xor
  *   logical_xor(Tensor self, Tensor other) -> Tensor
@@ -75,6 +81,19 @@ static tl_tensor *tl_structured_logical_xor_CPU(tl_keyset ks, tl_tensor *self, t
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_logical_xor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_xor(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_logical_xor, then tl_impl_ufunc_logical_xor_cuda */
+static tl_tensor *tl_structured_logical_xor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_logical_xor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_xor_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -157,6 +176,20 @@ static tl_tensor *tl_structured_logical_xor__CPU(tl_keyset ks, tl_tensor *self, 
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_logical_xor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_xor(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_logical_xor, then tl_impl_ufunc_logical_xor_cuda */
+static tl_tensor *tl_structured_logical_xor__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_logical_xor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_xor_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -250,6 +283,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_logical_xor, then tl_impl_ufunc_logical_xor_cuda */
+static tl_tensor *tl_structured_logical_xor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_logical_xor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_logical_xor_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_logical_xor only (no data) */
 static tl_tensor *tl_structured_logical_xor_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -268,42 +315,48 @@ fail:
 int tl_ops_register_logical_xor(void) {
     tl_ops_logical_xor_op = tl_op_define("aten::logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_logical_xor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_xor", "CPU", "tl_meta_logical_xor, tl_impl_ufunc_logical_xor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_xor", "CPU", "tl_impl_ufunc_logical_xor");
     else if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_CPU, (void *)tl_structured_logical_xor_CPU, tl_ops_logical_xor_boxed, NULL,
                                    "tl_structured_logical_xor_CPU registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_xor", "Meta", "tl_meta_logical_xor");
-    else if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_META, (void *)tl_structured_logical_xor_Meta, tl_ops_logical_xor_boxed, NULL,
-                                   "tl_structured_logical_xor_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_xor", "CUDA", "tl_impl_ufunc_logical_xor_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_CUDA, (void *)tl_structured_logical_xor_CUDA, tl_ops_logical_xor_boxed, NULL,
+                                   "tl_structured_logical_xor_CUDA registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_xor (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_logical_xor_op, TL_KEY_META, (void *)tl_structured_logical_xor_Meta, tl_ops_logical_xor_boxed, NULL,
+                              "tl_structured_logical_xor_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+        return -1;
     tl_ops_logical_xor__op = tl_op_define("aten::logical_xor_", "logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_logical_xor__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_xor_", "CPU", "tl_meta_logical_xor, tl_impl_ufunc_logical_xor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_xor_", "CPU", "tl_impl_ufunc_logical_xor");
     else if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_CPU, (void *)tl_structured_logical_xor__CPU, tl_ops_logical_xor__boxed, NULL,
                                    "tl_structured_logical_xor__CPU registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_xor_", "Meta", "tl_meta_logical_xor");
-    else if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_META, (void *)tl_structured_logical_xor__Meta, tl_ops_logical_xor__boxed, NULL,
-                                   "tl_structured_logical_xor__Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_xor_", "CUDA", "tl_impl_ufunc_logical_xor_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_CUDA, (void *)tl_structured_logical_xor__CUDA, tl_ops_logical_xor__boxed, NULL,
+                                   "tl_structured_logical_xor__CUDA registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_xor (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_logical_xor__op, TL_KEY_META, (void *)tl_structured_logical_xor__Meta, tl_ops_logical_xor__boxed, NULL,
+                              "tl_structured_logical_xor__Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+        return -1;
     tl_ops_logical_xor_out_op = tl_op_define("aten::logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_logical_xor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor) || TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::logical_xor.out", "CPU", "tl_meta_logical_xor, tl_impl_ufunc_logical_xor");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::logical_xor.out", "CPU", "tl_impl_ufunc_logical_xor");
     else if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_CPU, (void *)tl_structured_logical_xor_out_CPU, tl_ops_logical_xor_out_boxed, NULL,
                                    "tl_structured_logical_xor_out_CPU registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_logical_xor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::logical_xor.out", "Meta", "tl_meta_logical_xor");
-    else if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_META, (void *)tl_structured_logical_xor_out_Meta, tl_ops_logical_xor_out_boxed, NULL,
-                                   "tl_structured_logical_xor_out_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_xor_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::logical_xor.out", "CUDA", "tl_impl_ufunc_logical_xor_cuda");
+    else if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_CUDA, (void *)tl_structured_logical_xor_out_CUDA, tl_ops_logical_xor_out_boxed, NULL,
+                                   "tl_structured_logical_xor_out_CUDA registered at generated/csrc/ops_logical_xor.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_logical_xor (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_logical_xor_out_op, TL_KEY_META, (void *)tl_structured_logical_xor_out_Meta, tl_ops_logical_xor_out_boxed, NULL,
+                              "tl_structured_logical_xor_out_Meta registered at generated/csrc/ops_logical_xor.c") < 0)
+        return -1;
     return 0;
 }

@@ -11,6 +11,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::maximum
  *   maximum(Tensor self, Tensor other) -> Tensor
@@ -74,6 +80,19 @@ static tl_tensor *tl_structured_maximum_CPU(tl_keyset ks, tl_tensor *self, tl_te
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_maximum(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_maximum(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_maximum, then tl_impl_ufunc_maximum_cuda */
+static tl_tensor *tl_structured_maximum_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_maximum(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_maximum_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -166,6 +185,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_maximum, then tl_impl_ufunc_maximum_cuda */
+static tl_tensor *tl_structured_maximum_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_maximum(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_maximum_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_maximum only (no data) */
 static tl_tensor *tl_structured_maximum_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -184,29 +217,33 @@ fail:
 int tl_ops_register_maximum(void) {
     tl_ops_maximum_op = tl_op_define("aten::maximum", "maximum(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_maximum_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum) || TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::maximum", "CPU", "tl_meta_maximum, tl_impl_ufunc_maximum");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::maximum", "CPU", "tl_impl_ufunc_maximum");
     else if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_CPU, (void *)tl_structured_maximum_CPU, tl_ops_maximum_boxed, NULL,
                                    "tl_structured_maximum_CPU registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::maximum", "Meta", "tl_meta_maximum");
-    else if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_META, (void *)tl_structured_maximum_Meta, tl_ops_maximum_boxed, NULL,
-                                   "tl_structured_maximum_Meta registered at generated/csrc/ops_maximum.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_maximum_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::maximum", "CUDA", "tl_impl_ufunc_maximum_cuda");
+    else if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_CUDA, (void *)tl_structured_maximum_CUDA, tl_ops_maximum_boxed, NULL,
+                                   "tl_structured_maximum_CUDA registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_maximum (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_maximum_op, TL_KEY_META, (void *)tl_structured_maximum_Meta, tl_ops_maximum_boxed, NULL,
+                              "tl_structured_maximum_Meta registered at generated/csrc/ops_maximum.c") < 0)
+        return -1;
     tl_ops_maximum_out_op = tl_op_define("aten::maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_maximum_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum) || TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::maximum.out", "CPU", "tl_meta_maximum, tl_impl_ufunc_maximum");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_maximum))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::maximum.out", "CPU", "tl_impl_ufunc_maximum");
     else if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_CPU, (void *)tl_structured_maximum_out_CPU, tl_ops_maximum_out_boxed, NULL,
                                    "tl_structured_maximum_out_CPU registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_maximum))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::maximum.out", "Meta", "tl_meta_maximum");
-    else if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_META, (void *)tl_structured_maximum_out_Meta, tl_ops_maximum_out_boxed, NULL,
-                                   "tl_structured_maximum_out_Meta registered at generated/csrc/ops_maximum.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_maximum_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::maximum.out", "CUDA", "tl_impl_ufunc_maximum_cuda");
+    else if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_CUDA, (void *)tl_structured_maximum_out_CUDA, tl_ops_maximum_out_boxed, NULL,
+                                   "tl_structured_maximum_out_CUDA registered at generated/csrc/ops_maximum.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_maximum (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_maximum_out_op, TL_KEY_META, (void *)tl_structured_maximum_out_Meta, tl_ops_maximum_out_boxed, NULL,
+                              "tl_structured_maximum_out_Meta registered at generated/csrc/ops_maximum.c") < 0)
+        return -1;
     return 0;
 }

@@ -11,6 +11,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::minimum
  *   minimum(Tensor self, Tensor other) -> Tensor
@@ -74,6 +80,19 @@ static tl_tensor *tl_structured_minimum_CPU(tl_keyset ks, tl_tensor *self, tl_te
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_minimum(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_minimum(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_minimum, then tl_impl_ufunc_minimum_cuda */
+static tl_tensor *tl_structured_minimum_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_minimum(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_minimum_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -166,6 +185,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_minimum, then tl_impl_ufunc_minimum_cuda */
+static tl_tensor *tl_structured_minimum_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_minimum(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_minimum_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_minimum only (no data) */
 static tl_tensor *tl_structured_minimum_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -184,29 +217,33 @@ fail:
 int tl_ops_register_minimum(void) {
     tl_ops_minimum_op = tl_op_define("aten::minimum", "minimum(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_minimum_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_minimum) || TL_KERNEL_MISSING(tl_impl_ufunc_minimum))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::minimum", "CPU", "tl_meta_minimum, tl_impl_ufunc_minimum");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_minimum))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::minimum", "CPU", "tl_impl_ufunc_minimum");
     else if (tl_op_register_kernel(tl_ops_minimum_op, TL_KEY_CPU, (void *)tl_structured_minimum_CPU, tl_ops_minimum_boxed, NULL,
                                    "tl_structured_minimum_CPU registered at generated/csrc/ops_minimum.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_minimum))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::minimum", "Meta", "tl_meta_minimum");
-    else if (tl_op_register_kernel(tl_ops_minimum_op, TL_KEY_META, (void *)tl_structured_minimum_Meta, tl_ops_minimum_boxed, NULL,
-                                   "tl_structured_minimum_Meta registered at generated/csrc/ops_minimum.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_minimum_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::minimum", "CUDA", "tl_impl_ufunc_minimum_cuda");
+    else if (tl_op_register_kernel(tl_ops_minimum_op, TL_KEY_CUDA, (void *)tl_structured_minimum_CUDA, tl_ops_minimum_boxed, NULL,
+                                   "tl_structured_minimum_CUDA registered at generated/csrc/ops_minimum.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_minimum (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_minimum_op, TL_KEY_META, (void *)tl_structured_minimum_Meta, tl_ops_minimum_boxed, NULL,
+                              "tl_structured_minimum_Meta registered at generated/csrc/ops_minimum.c") < 0)
+        return -1;
     tl_ops_minimum_out_op = tl_op_define("aten::minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_minimum_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_minimum) || TL_KERNEL_MISSING(tl_impl_ufunc_minimum))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::minimum.out", "CPU", "tl_meta_minimum, tl_impl_ufunc_minimum");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_minimum))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::minimum.out", "CPU", "tl_impl_ufunc_minimum");
     else if (tl_op_register_kernel(tl_ops_minimum_out_op, TL_KEY_CPU, (void *)tl_structured_minimum_out_CPU, tl_ops_minimum_out_boxed, NULL,
                                    "tl_structured_minimum_out_CPU registered at generated/csrc/ops_minimum.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_minimum))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::minimum.out", "Meta", "tl_meta_minimum");
-    else if (tl_op_register_kernel(tl_ops_minimum_out_op, TL_KEY_META, (void *)tl_structured_minimum_out_Meta, tl_ops_minimum_out_boxed, NULL,
-                                   "tl_structured_minimum_out_Meta registered at generated/csrc/ops_minimum.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_minimum_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::minimum.out", "CUDA", "tl_impl_ufunc_minimum_cuda");
+    else if (tl_op_register_kernel(tl_ops_minimum_out_op, TL_KEY_CUDA, (void *)tl_structured_minimum_out_CUDA, tl_ops_minimum_out_boxed, NULL,
+                                   "tl_structured_minimum_out_CUDA registered at generated/csrc/ops_minimum.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_minimum (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_minimum_out_op, TL_KEY_META, (void *)tl_structured_minimum_out_Meta, tl_ops_minimum_out_boxed, NULL,
+                              "tl_structured_minimum_out_Meta registered at generated/csrc/ops_minimum.c") < 0)
+        return -1;
     return 0;
 }

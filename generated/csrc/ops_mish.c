@@ -77,6 +77,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_mish, then tl_impl_ufunc_mish_cuda */
+static tl_tensor *tl_structured_mish_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_mish(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mish_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_mish only (no data) */
 static tl_tensor *tl_structured_mish_Meta(tl_keyset ks, tl_tensor *self) {
     (void)ks;
@@ -149,6 +162,20 @@ static tl_tensor *tl_structured_mish__CPU(tl_keyset ks, tl_tensor *self) {
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_mish(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mish(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_mish, then tl_impl_ufunc_mish_cuda */
+static tl_tensor *tl_structured_mish__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_mish(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mish_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -238,6 +265,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_mish, then tl_impl_ufunc_mish_cuda */
+static tl_tensor *tl_structured_mish_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_mish(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_mish_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_mish only (no data) */
 static tl_tensor *tl_structured_mish_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     (void)ks;
@@ -261,12 +302,16 @@ int tl_ops_register_mish(void) {
     else if (tl_op_register_kernel(tl_ops_mish_op, TL_KEY_CPU, (void *)tl_structured_mish_CPU, tl_ops_mish_boxed, NULL,
                                    "tl_structured_mish_CPU registered at generated/csrc/ops_mish.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mish", "CUDA", "tl_meta_mish, tl_impl_ufunc_mish_cuda");
+    else if (tl_op_register_kernel(tl_ops_mish_op, TL_KEY_CUDA, (void *)tl_structured_mish_CUDA, tl_ops_mish_boxed, NULL,
+                                   "tl_structured_mish_CUDA registered at generated/csrc/ops_mish.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mish", "Meta", "tl_meta_mish");
     else if (tl_op_register_kernel(tl_ops_mish_op, TL_KEY_META, (void *)tl_structured_mish_Meta, tl_ops_mish_boxed, NULL,
                                    "tl_structured_mish_Meta registered at generated/csrc/ops_mish.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_mish (no CUDA backend in the runtime) */
     tl_ops_mish__op = tl_op_define("aten::mish_", "mish_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_mish__op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish))  /* a hand-written kernel is missing: no CPU kernel */
@@ -274,12 +319,16 @@ int tl_ops_register_mish(void) {
     else if (tl_op_register_kernel(tl_ops_mish__op, TL_KEY_CPU, (void *)tl_structured_mish__CPU, tl_ops_mish__boxed, NULL,
                                    "tl_structured_mish__CPU registered at generated/csrc/ops_mish.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mish_", "CUDA", "tl_meta_mish, tl_impl_ufunc_mish_cuda");
+    else if (tl_op_register_kernel(tl_ops_mish__op, TL_KEY_CUDA, (void *)tl_structured_mish__CUDA, tl_ops_mish__boxed, NULL,
+                                   "tl_structured_mish__CUDA registered at generated/csrc/ops_mish.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mish_", "Meta", "tl_meta_mish");
     else if (tl_op_register_kernel(tl_ops_mish__op, TL_KEY_META, (void *)tl_structured_mish__Meta, tl_ops_mish__boxed, NULL,
                                    "tl_structured_mish__Meta registered at generated/csrc/ops_mish.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_mish (no CUDA backend in the runtime) */
     tl_ops_mish_out_op = tl_op_define("aten::mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_mish_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish))  /* a hand-written kernel is missing: no CPU kernel */
@@ -287,11 +336,15 @@ int tl_ops_register_mish(void) {
     else if (tl_op_register_kernel(tl_ops_mish_out_op, TL_KEY_CPU, (void *)tl_structured_mish_out_CPU, tl_ops_mish_out_boxed, NULL,
                                    "tl_structured_mish_out_CPU registered at generated/csrc/ops_mish.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mish.out", "CUDA", "tl_meta_mish, tl_impl_ufunc_mish_cuda");
+    else if (tl_op_register_kernel(tl_ops_mish_out_op, TL_KEY_CUDA, (void *)tl_structured_mish_out_CUDA, tl_ops_mish_out_boxed, NULL,
+                                   "tl_structured_mish_out_CUDA registered at generated/csrc/ops_mish.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mish.out", "Meta", "tl_meta_mish");
     else if (tl_op_register_kernel(tl_ops_mish_out_op, TL_KEY_META, (void *)tl_structured_mish_out_Meta, tl_ops_mish_out_boxed, NULL,
                                    "tl_structured_mish_out_Meta registered at generated/csrc/ops_mish.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_mish (no CUDA backend in the runtime) */
     return 0;
 }

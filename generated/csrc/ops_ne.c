@@ -15,6 +15,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::ne.Tensor_out
  *   ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -83,6 +89,20 @@ static tl_tensor *tl_structured_ne_Tensor_out_CPU(tl_keyset ks, tl_tensor *self,
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_ne_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_ne(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_ne_Tensor, then tl_impl_ufunc_ne_cuda */
+static tl_tensor *tl_structured_ne_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_ne_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_ne_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -171,6 +191,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_ne_Tensor, then tl_impl_ufunc_ne_cuda */
+static tl_tensor *tl_structured_ne_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_ne_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_ne_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_ne_Tensor only (no data) */
 static tl_tensor *tl_structured_ne_Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
@@ -247,6 +280,20 @@ static tl_tensor *tl_structured_ne__Tensor_CPU(tl_keyset ks, tl_tensor *self, tl
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_ne_Tensor(&s_, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_ne(&s_, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_ne_Tensor, then tl_impl_ufunc_ne_cuda */
+static tl_tensor *tl_structured_ne__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_ne_Tensor(&s_, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_ne_cuda(&s_, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -440,43 +487,49 @@ int tl_ops_ne_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
 int tl_ops_register_ne(void) {
     tl_ops_ne_Tensor_out_op = tl_op_define("aten::ne.Tensor_out", "ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_ne_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ne_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_ne))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::ne.Tensor_out", "CPU", "tl_meta_ne_Tensor, tl_impl_ufunc_ne");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ne))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::ne.Tensor_out", "CPU", "tl_impl_ufunc_ne");
     else if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_ne_Tensor_out_CPU, tl_ops_ne_Tensor_out_boxed, NULL,
                                    "tl_structured_ne_Tensor_out_CPU registered at generated/csrc/ops_ne.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ne_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::ne.Tensor_out", "Meta", "tl_meta_ne_Tensor");
-    else if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_META, (void *)tl_structured_ne_Tensor_out_Meta, tl_ops_ne_Tensor_out_boxed, NULL,
-                                   "tl_structured_ne_Tensor_out_Meta registered at generated/csrc/ops_ne.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ne_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::ne.Tensor_out", "CUDA", "tl_impl_ufunc_ne_cuda");
+    else if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_ne_Tensor_out_CUDA, tl_ops_ne_Tensor_out_boxed, NULL,
+                                   "tl_structured_ne_Tensor_out_CUDA registered at generated/csrc/ops_ne.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_ne (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_META, (void *)tl_structured_ne_Tensor_out_Meta, tl_ops_ne_Tensor_out_boxed, NULL,
+                              "tl_structured_ne_Tensor_out_Meta registered at generated/csrc/ops_ne.c") < 0)
+        return -1;
     tl_ops_ne_Tensor_op = tl_op_define("aten::ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_ne_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ne_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_ne))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::ne.Tensor", "CPU", "tl_meta_ne_Tensor, tl_impl_ufunc_ne");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ne))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::ne.Tensor", "CPU", "tl_impl_ufunc_ne");
     else if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_CPU, (void *)tl_structured_ne_Tensor_CPU, tl_ops_ne_Tensor_boxed, NULL,
                                    "tl_structured_ne_Tensor_CPU registered at generated/csrc/ops_ne.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ne_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::ne.Tensor", "Meta", "tl_meta_ne_Tensor");
-    else if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_META, (void *)tl_structured_ne_Tensor_Meta, tl_ops_ne_Tensor_boxed, NULL,
-                                   "tl_structured_ne_Tensor_Meta registered at generated/csrc/ops_ne.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ne_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::ne.Tensor", "CUDA", "tl_impl_ufunc_ne_cuda");
+    else if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_ne_Tensor_CUDA, tl_ops_ne_Tensor_boxed, NULL,
+                                   "tl_structured_ne_Tensor_CUDA registered at generated/csrc/ops_ne.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_ne (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_META, (void *)tl_structured_ne_Tensor_Meta, tl_ops_ne_Tensor_boxed, NULL,
+                              "tl_structured_ne_Tensor_Meta registered at generated/csrc/ops_ne.c") < 0)
+        return -1;
     tl_ops_ne__Tensor_op = tl_op_define("aten::ne_.Tensor", "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     if (!tl_ops_ne__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ne_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_ne))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::ne_.Tensor", "CPU", "tl_meta_ne_Tensor, tl_impl_ufunc_ne");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ne))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::ne_.Tensor", "CPU", "tl_impl_ufunc_ne");
     else if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_CPU, (void *)tl_structured_ne__Tensor_CPU, tl_ops_ne__Tensor_boxed, NULL,
                                    "tl_structured_ne__Tensor_CPU registered at generated/csrc/ops_ne.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_ne_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::ne_.Tensor", "Meta", "tl_meta_ne_Tensor");
-    else if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_META, (void *)tl_structured_ne__Tensor_Meta, tl_ops_ne__Tensor_boxed, NULL,
-                                   "tl_structured_ne__Tensor_Meta registered at generated/csrc/ops_ne.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_ne_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::ne_.Tensor", "CUDA", "tl_impl_ufunc_ne_cuda");
+    else if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_ne__Tensor_CUDA, tl_ops_ne__Tensor_boxed, NULL,
+                                   "tl_structured_ne__Tensor_CUDA registered at generated/csrc/ops_ne.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_ne (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_META, (void *)tl_structured_ne__Tensor_Meta, tl_ops_ne__Tensor_boxed, NULL,
+                              "tl_structured_ne__Tensor_Meta registered at generated/csrc/ops_ne.c") < 0)
+        return -1;
     tl_ops_ne_Scalar_op = tl_op_define("aten::ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor");
     if (!tl_ops_ne_Scalar_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_ne_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_neg(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::neg
  *   neg(Tensor self) -> Tensor
@@ -71,6 +77,19 @@ static tl_tensor *tl_structured_neg_CPU(tl_keyset ks, tl_tensor *self) {
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_neg(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_neg(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_neg, then tl_impl_ufunc_neg_cuda */
+static tl_tensor *tl_structured_neg_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_neg(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_neg_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -149,6 +168,20 @@ static tl_tensor *tl_structured_neg__CPU(tl_keyset ks, tl_tensor *self) {
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_neg(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_neg(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_neg, then tl_impl_ufunc_neg_cuda */
+static tl_tensor *tl_structured_neg__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_neg(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_neg_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -238,6 +271,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_neg, then tl_impl_ufunc_neg_cuda */
+static tl_tensor *tl_structured_neg_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_neg(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_neg_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_neg only (no data) */
 static tl_tensor *tl_structured_neg_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     (void)ks;
@@ -256,42 +303,48 @@ fail:
 int tl_ops_register_neg(void) {
     tl_ops_neg_op = tl_op_define("aten::neg", "neg(Tensor self) -> Tensor");
     if (!tl_ops_neg_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_neg) || TL_KERNEL_MISSING(tl_impl_ufunc_neg))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::neg", "CPU", "tl_meta_neg, tl_impl_ufunc_neg");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_neg))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::neg", "CPU", "tl_impl_ufunc_neg");
     else if (tl_op_register_kernel(tl_ops_neg_op, TL_KEY_CPU, (void *)tl_structured_neg_CPU, tl_ops_neg_boxed, NULL,
                                    "tl_structured_neg_CPU registered at generated/csrc/ops_neg.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_neg))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::neg", "Meta", "tl_meta_neg");
-    else if (tl_op_register_kernel(tl_ops_neg_op, TL_KEY_META, (void *)tl_structured_neg_Meta, tl_ops_neg_boxed, NULL,
-                                   "tl_structured_neg_Meta registered at generated/csrc/ops_neg.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_neg_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::neg", "CUDA", "tl_impl_ufunc_neg_cuda");
+    else if (tl_op_register_kernel(tl_ops_neg_op, TL_KEY_CUDA, (void *)tl_structured_neg_CUDA, tl_ops_neg_boxed, NULL,
+                                   "tl_structured_neg_CUDA registered at generated/csrc/ops_neg.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_neg (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_neg_op, TL_KEY_META, (void *)tl_structured_neg_Meta, tl_ops_neg_boxed, NULL,
+                              "tl_structured_neg_Meta registered at generated/csrc/ops_neg.c") < 0)
+        return -1;
     tl_ops_neg__op = tl_op_define("aten::neg_", "neg_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_neg__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_neg) || TL_KERNEL_MISSING(tl_impl_ufunc_neg))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::neg_", "CPU", "tl_meta_neg, tl_impl_ufunc_neg");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_neg))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::neg_", "CPU", "tl_impl_ufunc_neg");
     else if (tl_op_register_kernel(tl_ops_neg__op, TL_KEY_CPU, (void *)tl_structured_neg__CPU, tl_ops_neg__boxed, NULL,
                                    "tl_structured_neg__CPU registered at generated/csrc/ops_neg.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_neg))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::neg_", "Meta", "tl_meta_neg");
-    else if (tl_op_register_kernel(tl_ops_neg__op, TL_KEY_META, (void *)tl_structured_neg__Meta, tl_ops_neg__boxed, NULL,
-                                   "tl_structured_neg__Meta registered at generated/csrc/ops_neg.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_neg_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::neg_", "CUDA", "tl_impl_ufunc_neg_cuda");
+    else if (tl_op_register_kernel(tl_ops_neg__op, TL_KEY_CUDA, (void *)tl_structured_neg__CUDA, tl_ops_neg__boxed, NULL,
+                                   "tl_structured_neg__CUDA registered at generated/csrc/ops_neg.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_neg (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_neg__op, TL_KEY_META, (void *)tl_structured_neg__Meta, tl_ops_neg__boxed, NULL,
+                              "tl_structured_neg__Meta registered at generated/csrc/ops_neg.c") < 0)
+        return -1;
     tl_ops_neg_out_op = tl_op_define("aten::neg.out", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_neg_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_neg) || TL_KERNEL_MISSING(tl_impl_ufunc_neg))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::neg.out", "CPU", "tl_meta_neg, tl_impl_ufunc_neg");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_neg))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::neg.out", "CPU", "tl_impl_ufunc_neg");
     else if (tl_op_register_kernel(tl_ops_neg_out_op, TL_KEY_CPU, (void *)tl_structured_neg_out_CPU, tl_ops_neg_out_boxed, NULL,
                                    "tl_structured_neg_out_CPU registered at generated/csrc/ops_neg.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_neg))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::neg.out", "Meta", "tl_meta_neg");
-    else if (tl_op_register_kernel(tl_ops_neg_out_op, TL_KEY_META, (void *)tl_structured_neg_out_Meta, tl_ops_neg_out_boxed, NULL,
-                                   "tl_structured_neg_out_Meta registered at generated/csrc/ops_neg.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_neg_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::neg.out", "CUDA", "tl_impl_ufunc_neg_cuda");
+    else if (tl_op_register_kernel(tl_ops_neg_out_op, TL_KEY_CUDA, (void *)tl_structured_neg_out_CUDA, tl_ops_neg_out_boxed, NULL,
+                                   "tl_structured_neg_out_CUDA registered at generated/csrc/ops_neg.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_neg (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_neg_out_op, TL_KEY_META, (void *)tl_structured_neg_out_Meta, tl_ops_neg_out_boxed, NULL,
+                              "tl_structured_neg_out_Meta registered at generated/csrc/ops_neg.c") < 0)
+        return -1;
     return 0;
 }

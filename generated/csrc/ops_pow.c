@@ -17,6 +17,19 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent) {
+    return tl_structured_build_binary_op(s, self, exponent);
+}
+
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent) {
+    (void)exponent;
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::pow.Tensor_Tensor_out
  *   pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
@@ -85,6 +98,20 @@ static tl_tensor *tl_structured_pow_Tensor_Tensor_out_CPU(tl_keyset ks, tl_tenso
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_pow_Tensor_Tensor(&s_, self, exponent) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_pow(&s_, self, exponent, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_pow_Tensor_Tensor, then tl_impl_ufunc_pow_cuda */
+static tl_tensor *tl_structured_pow_Tensor_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_pow_Tensor_Tensor(&s_, self, exponent) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_pow_cuda(&s_, self, exponent, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -167,6 +194,19 @@ static tl_tensor *tl_structured_pow_Tensor_Tensor_CPU(tl_keyset ks, tl_tensor *s
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_pow_Tensor_Tensor(&s_, self, exponent) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_pow(&s_, self, exponent, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_pow_Tensor_Tensor, then tl_impl_ufunc_pow_cuda */
+static tl_tensor *tl_structured_pow_Tensor_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_pow_Tensor_Tensor(&s_, self, exponent) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_pow_cuda(&s_, self, exponent, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -669,6 +709,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_pow_Tensor_Tensor, then tl_impl_ufunc_pow_cuda */
+static tl_tensor *tl_structured_pow__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_pow_Tensor_Tensor(&s_, self, exponent) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_pow_cuda(&s_, self, exponent, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_pow_Tensor_Tensor only (no data) */
 static tl_tensor *tl_structured_pow__Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
     (void)ks;
@@ -687,30 +741,34 @@ fail:
 int tl_ops_register_pow(void) {
     tl_ops_pow_Tensor_Tensor_out_op = tl_op_define("aten::pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_pow_Tensor_Tensor_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_pow))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Tensor_out", "CPU", "tl_meta_pow_Tensor_Tensor, tl_impl_ufunc_pow");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_pow))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::pow.Tensor_Tensor_out", "CPU", "tl_impl_ufunc_pow");
     else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_CPU, (void *)tl_structured_pow_Tensor_Tensor_out_CPU, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
                                    "tl_structured_pow_Tensor_Tensor_out_CPU registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Tensor_out", "Meta", "tl_meta_pow_Tensor_Tensor");
-    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Tensor_out_Meta, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
-                                   "tl_structured_pow_Tensor_Tensor_out_Meta registered at generated/csrc/ops_pow.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_pow_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::pow.Tensor_Tensor_out", "CUDA", "tl_impl_ufunc_pow_cuda");
+    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_pow_Tensor_Tensor_out_CUDA, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
+                                   "tl_structured_pow_Tensor_Tensor_out_CUDA registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_pow (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Tensor_out_Meta, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
+                              "tl_structured_pow_Tensor_Tensor_out_Meta registered at generated/csrc/ops_pow.c") < 0)
+        return -1;
     tl_ops_pow_Tensor_Tensor_op = tl_op_define("aten::pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor");
     if (!tl_ops_pow_Tensor_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_pow))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Tensor", "CPU", "tl_meta_pow_Tensor_Tensor, tl_impl_ufunc_pow");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_pow))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::pow.Tensor_Tensor", "CPU", "tl_impl_ufunc_pow");
     else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_CPU, (void *)tl_structured_pow_Tensor_Tensor_CPU, tl_ops_pow_Tensor_Tensor_boxed, NULL,
                                    "tl_structured_pow_Tensor_Tensor_CPU registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Tensor", "Meta", "tl_meta_pow_Tensor_Tensor");
-    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Tensor_Meta, tl_ops_pow_Tensor_Tensor_boxed, NULL,
-                                   "tl_structured_pow_Tensor_Tensor_Meta registered at generated/csrc/ops_pow.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_pow_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::pow.Tensor_Tensor", "CUDA", "tl_impl_ufunc_pow_cuda");
+    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_pow_Tensor_Tensor_CUDA, tl_ops_pow_Tensor_Tensor_boxed, NULL,
+                                   "tl_structured_pow_Tensor_Tensor_CUDA registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_pow (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Tensor_Meta, tl_ops_pow_Tensor_Tensor_boxed, NULL,
+                              "tl_structured_pow_Tensor_Tensor_Meta registered at generated/csrc/ops_pow.c") < 0)
+        return -1;
     tl_ops_pow_Scalar_out_op = tl_op_define("aten::pow.Scalar_out", "pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_pow_Scalar_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_pow_Scalar) || TL_KERNEL_MISSING(tl_impl_pow_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
@@ -737,52 +795,48 @@ int tl_ops_register_pow(void) {
         return -1;
     tl_ops_pow_Tensor_Scalar_out_op = tl_op_define("aten::pow.Tensor_Scalar_out", "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_pow_Tensor_Scalar_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Scalar) || TL_KERNEL_MISSING(tl_impl_pow_Tensor_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Scalar_out", "CPU", "tl_meta_pow_Tensor_Scalar, tl_impl_pow_Tensor_Scalar_out");
+    if (TL_KERNEL_MISSING(tl_impl_pow_Tensor_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::pow.Tensor_Scalar_out", "CPU", "tl_impl_pow_Tensor_Scalar_out");
     else if (tl_op_register_kernel(tl_ops_pow_Tensor_Scalar_out_op, TL_KEY_CPU, (void *)tl_structured_pow_Tensor_Scalar_out_CPU, tl_ops_pow_Tensor_Scalar_out_boxed, NULL,
                                    "tl_structured_pow_Tensor_Scalar_out_CPU registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Scalar))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Scalar_out", "Meta", "tl_meta_pow_Tensor_Scalar");
-    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Scalar_out_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Scalar_out_Meta, tl_ops_pow_Tensor_Scalar_out_boxed, NULL,
-                                   "tl_structured_pow_Tensor_Scalar_out_Meta registered at generated/csrc/ops_pow.c") < 0)
+    if (tl_op_register_kernel(tl_ops_pow_Tensor_Scalar_out_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Scalar_out_Meta, tl_ops_pow_Tensor_Scalar_out_boxed, NULL,
+                              "tl_structured_pow_Tensor_Scalar_out_Meta registered at generated/csrc/ops_pow.c") < 0)
         return -1;
     tl_ops_pow_Tensor_Scalar_op = tl_op_define("aten::pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor");
     if (!tl_ops_pow_Tensor_Scalar_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Scalar) || TL_KERNEL_MISSING(tl_impl_pow_Tensor_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Scalar", "CPU", "tl_meta_pow_Tensor_Scalar, tl_impl_pow_Tensor_Scalar_out");
+    if (TL_KERNEL_MISSING(tl_impl_pow_Tensor_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::pow.Tensor_Scalar", "CPU", "tl_impl_pow_Tensor_Scalar_out");
     else if (tl_op_register_kernel(tl_ops_pow_Tensor_Scalar_op, TL_KEY_CPU, (void *)tl_structured_pow_Tensor_Scalar_CPU, tl_ops_pow_Tensor_Scalar_boxed, NULL,
                                    "tl_structured_pow_Tensor_Scalar_CPU registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Scalar))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::pow.Tensor_Scalar", "Meta", "tl_meta_pow_Tensor_Scalar");
-    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Scalar_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Scalar_Meta, tl_ops_pow_Tensor_Scalar_boxed, NULL,
-                                   "tl_structured_pow_Tensor_Scalar_Meta registered at generated/csrc/ops_pow.c") < 0)
+    if (tl_op_register_kernel(tl_ops_pow_Tensor_Scalar_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Scalar_Meta, tl_ops_pow_Tensor_Scalar_boxed, NULL,
+                              "tl_structured_pow_Tensor_Scalar_Meta registered at generated/csrc/ops_pow.c") < 0)
         return -1;
     tl_ops_pow__Scalar_op = tl_op_define("aten::pow_.Scalar", "pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)");
     if (!tl_ops_pow__Scalar_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Scalar) || TL_KERNEL_MISSING(tl_impl_pow_Tensor_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::pow_.Scalar", "CPU", "tl_meta_pow_Tensor_Scalar, tl_impl_pow_Tensor_Scalar_out");
+    if (TL_KERNEL_MISSING(tl_impl_pow_Tensor_Scalar_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::pow_.Scalar", "CPU", "tl_impl_pow_Tensor_Scalar_out");
     else if (tl_op_register_kernel(tl_ops_pow__Scalar_op, TL_KEY_CPU, (void *)tl_structured_pow__Scalar_CPU, tl_ops_pow__Scalar_boxed, NULL,
                                    "tl_structured_pow__Scalar_CPU registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Scalar))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::pow_.Scalar", "Meta", "tl_meta_pow_Tensor_Scalar");
-    else if (tl_op_register_kernel(tl_ops_pow__Scalar_op, TL_KEY_META, (void *)tl_structured_pow__Scalar_Meta, tl_ops_pow__Scalar_boxed, NULL,
-                                   "tl_structured_pow__Scalar_Meta registered at generated/csrc/ops_pow.c") < 0)
+    if (tl_op_register_kernel(tl_ops_pow__Scalar_op, TL_KEY_META, (void *)tl_structured_pow__Scalar_Meta, tl_ops_pow__Scalar_boxed, NULL,
+                              "tl_structured_pow__Scalar_Meta registered at generated/csrc/ops_pow.c") < 0)
         return -1;
     tl_ops_pow__Tensor_op = tl_op_define("aten::pow_.Tensor", "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)");
     if (!tl_ops_pow__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_pow))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::pow_.Tensor", "CPU", "tl_meta_pow_Tensor_Tensor, tl_impl_ufunc_pow");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_pow))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::pow_.Tensor", "CPU", "tl_impl_ufunc_pow");
     else if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_CPU, (void *)tl_structured_pow__Tensor_CPU, tl_ops_pow__Tensor_boxed, NULL,
                                    "tl_structured_pow__Tensor_CPU registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_pow_Tensor_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::pow_.Tensor", "Meta", "tl_meta_pow_Tensor_Tensor");
-    else if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_META, (void *)tl_structured_pow__Tensor_Meta, tl_ops_pow__Tensor_boxed, NULL,
-                                   "tl_structured_pow__Tensor_Meta registered at generated/csrc/ops_pow.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_pow_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::pow_.Tensor", "CUDA", "tl_impl_ufunc_pow_cuda");
+    else if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_pow__Tensor_CUDA, tl_ops_pow__Tensor_boxed, NULL,
+                                   "tl_structured_pow__Tensor_CUDA registered at generated/csrc/ops_pow.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_pow (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_META, (void *)tl_structured_pow__Tensor_Meta, tl_ops_pow__Tensor_boxed, NULL,
+                              "tl_structured_pow__Tensor_Meta registered at generated/csrc/ops_pow.c") < 0)
+        return -1;
     return 0;
 }

@@ -15,6 +15,19 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_round(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals) {
+    (void)decimals;
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::round
  *   round(Tensor self) -> Tensor
@@ -74,6 +87,19 @@ static tl_tensor *tl_structured_round_CPU(tl_keyset ks, tl_tensor *self) {
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_round(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_round, then tl_impl_ufunc_round_cuda */
+static tl_tensor *tl_structured_round_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_round(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -158,6 +184,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_round, then tl_impl_ufunc_round_cuda */
+static tl_tensor *tl_structured_round__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_round(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_round only (no data) */
 static tl_tensor *tl_structured_round__Meta(tl_keyset ks, tl_tensor *self) {
     (void)ks;
@@ -235,6 +275,20 @@ static tl_tensor *tl_structured_round_out_CPU(tl_keyset ks, tl_tensor *self, tl_
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_round(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_round, then tl_impl_ufunc_round_cuda */
+static tl_tensor *tl_structured_round_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_round(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_round_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -507,78 +561,78 @@ fail:
 int tl_ops_register_round(void) {
     tl_ops_round_op = tl_op_define("aten::round", "round(Tensor self) -> Tensor");
     if (!tl_ops_round_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round) || TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::round", "CPU", "tl_meta_round, tl_impl_ufunc_round");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::round", "CPU", "tl_impl_ufunc_round");
     else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_CPU, (void *)tl_structured_round_CPU, tl_ops_round_boxed, NULL,
                                    "tl_structured_round_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::round", "Meta", "tl_meta_round");
-    else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_META, (void *)tl_structured_round_Meta, tl_ops_round_boxed, NULL,
-                                   "tl_structured_round_Meta registered at generated/csrc/ops_round.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::round", "CUDA", "tl_impl_ufunc_round_cuda");
+    else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_CUDA, (void *)tl_structured_round_CUDA, tl_ops_round_boxed, NULL,
+                                   "tl_structured_round_CUDA registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_round (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_META, (void *)tl_structured_round_Meta, tl_ops_round_boxed, NULL,
+                              "tl_structured_round_Meta registered at generated/csrc/ops_round.c") < 0)
+        return -1;
     tl_ops_round__op = tl_op_define("aten::round_", "round_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_round__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round) || TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::round_", "CPU", "tl_meta_round, tl_impl_ufunc_round");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::round_", "CPU", "tl_impl_ufunc_round");
     else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_CPU, (void *)tl_structured_round__CPU, tl_ops_round__boxed, NULL,
                                    "tl_structured_round__CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::round_", "Meta", "tl_meta_round");
-    else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_META, (void *)tl_structured_round__Meta, tl_ops_round__boxed, NULL,
-                                   "tl_structured_round__Meta registered at generated/csrc/ops_round.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::round_", "CUDA", "tl_impl_ufunc_round_cuda");
+    else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_CUDA, (void *)tl_structured_round__CUDA, tl_ops_round__boxed, NULL,
+                                   "tl_structured_round__CUDA registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_round (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_META, (void *)tl_structured_round__Meta, tl_ops_round__boxed, NULL,
+                              "tl_structured_round__Meta registered at generated/csrc/ops_round.c") < 0)
+        return -1;
     tl_ops_round_out_op = tl_op_define("aten::round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_round_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round) || TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::round.out", "CPU", "tl_meta_round, tl_impl_ufunc_round");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::round.out", "CPU", "tl_impl_ufunc_round");
     else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_CPU, (void *)tl_structured_round_out_CPU, tl_ops_round_out_boxed, NULL,
                                    "tl_structured_round_out_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::round.out", "Meta", "tl_meta_round");
-    else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_META, (void *)tl_structured_round_out_Meta, tl_ops_round_out_boxed, NULL,
-                                   "tl_structured_round_out_Meta registered at generated/csrc/ops_round.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::round.out", "CUDA", "tl_impl_ufunc_round_cuda");
+    else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_CUDA, (void *)tl_structured_round_out_CUDA, tl_ops_round_out_boxed, NULL,
+                                   "tl_structured_round_out_CUDA registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_round (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_META, (void *)tl_structured_round_out_Meta, tl_ops_round_out_boxed, NULL,
+                              "tl_structured_round_out_Meta registered at generated/csrc/ops_round.c") < 0)
+        return -1;
     tl_ops_round_decimals_op = tl_op_define("aten::round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor");
     if (!tl_ops_round_decimals_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round_decimals) || TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::round.decimals", "CPU", "tl_meta_round_decimals, tl_impl_round_decimals_out");
+    if (TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::round.decimals", "CPU", "tl_impl_round_decimals_out");
     else if (tl_op_register_kernel(tl_ops_round_decimals_op, TL_KEY_CPU, (void *)tl_structured_round_decimals_CPU, tl_ops_round_decimals_boxed, NULL,
                                    "tl_structured_round_decimals_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round_decimals))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::round.decimals", "Meta", "tl_meta_round_decimals");
-    else if (tl_op_register_kernel(tl_ops_round_decimals_op, TL_KEY_META, (void *)tl_structured_round_decimals_Meta, tl_ops_round_decimals_boxed, NULL,
-                                   "tl_structured_round_decimals_Meta registered at generated/csrc/ops_round.c") < 0)
+    if (tl_op_register_kernel(tl_ops_round_decimals_op, TL_KEY_META, (void *)tl_structured_round_decimals_Meta, tl_ops_round_decimals_boxed, NULL,
+                              "tl_structured_round_decimals_Meta registered at generated/csrc/ops_round.c") < 0)
         return -1;
     tl_ops_round__decimals_op = tl_op_define("aten::round_.decimals", "round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)");
     if (!tl_ops_round__decimals_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round_decimals) || TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::round_.decimals", "CPU", "tl_meta_round_decimals, tl_impl_round_decimals_out");
+    if (TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::round_.decimals", "CPU", "tl_impl_round_decimals_out");
     else if (tl_op_register_kernel(tl_ops_round__decimals_op, TL_KEY_CPU, (void *)tl_structured_round__decimals_CPU, tl_ops_round__decimals_boxed, NULL,
                                    "tl_structured_round__decimals_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round_decimals))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::round_.decimals", "Meta", "tl_meta_round_decimals");
-    else if (tl_op_register_kernel(tl_ops_round__decimals_op, TL_KEY_META, (void *)tl_structured_round__decimals_Meta, tl_ops_round__decimals_boxed, NULL,
-                                   "tl_structured_round__decimals_Meta registered at generated/csrc/ops_round.c") < 0)
+    if (tl_op_register_kernel(tl_ops_round__decimals_op, TL_KEY_META, (void *)tl_structured_round__decimals_Meta, tl_ops_round__decimals_boxed, NULL,
+                              "tl_structured_round__decimals_Meta registered at generated/csrc/ops_round.c") < 0)
         return -1;
     tl_ops_round_decimals_out_op = tl_op_define("aten::round.decimals_out", "round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_round_decimals_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round_decimals) || TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::round.decimals_out", "CPU", "tl_meta_round_decimals, tl_impl_round_decimals_out");
+    if (TL_KERNEL_MISSING(tl_impl_round_decimals_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::round.decimals_out", "CPU", "tl_impl_round_decimals_out");
     else if (tl_op_register_kernel(tl_ops_round_decimals_out_op, TL_KEY_CPU, (void *)tl_structured_round_decimals_out_CPU, tl_ops_round_decimals_out_boxed, NULL,
                                    "tl_structured_round_decimals_out_CPU registered at generated/csrc/ops_round.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_round_decimals))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::round.decimals_out", "Meta", "tl_meta_round_decimals");
-    else if (tl_op_register_kernel(tl_ops_round_decimals_out_op, TL_KEY_META, (void *)tl_structured_round_decimals_out_Meta, tl_ops_round_decimals_out_boxed, NULL,
-                                   "tl_structured_round_decimals_out_Meta registered at generated/csrc/ops_round.c") < 0)
+    if (tl_op_register_kernel(tl_ops_round_decimals_out_op, TL_KEY_META, (void *)tl_structured_round_decimals_out_Meta, tl_ops_round_decimals_out_boxed, NULL,
+                              "tl_structured_round_decimals_out_Meta registered at generated/csrc/ops_round.c") < 0)
         return -1;
     return 0;
 }

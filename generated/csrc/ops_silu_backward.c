@@ -11,6 +11,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self) {
+    return tl_structured_build_binary_op(s, grad_output, self);
+}
+
 /* ======================================================================
  * aten::silu_backward.grad_input
  *   silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -79,6 +85,20 @@ static tl_tensor *tl_structured_silu_backward_grad_input_CPU(tl_keyset ks, tl_te
     if (tl_structured_propose(&s_, 0, grad_input) != 0) goto fail;
     if (tl_meta_silu_backward(&s_, grad_output, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_silu_backward(&s_, grad_output, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_silu_backward, then tl_impl_ufunc_silu_backward_cuda */
+static tl_tensor *tl_structured_silu_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, grad_input) != 0) goto fail;
+    if (tl_meta_silu_backward(&s_, grad_output, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_silu_backward_cuda(&s_, grad_output, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -167,6 +187,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_silu_backward, then tl_impl_ufunc_silu_backward_cuda */
+static tl_tensor *tl_structured_silu_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_silu_backward(&s_, grad_output, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_silu_backward_cuda(&s_, grad_output, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_silu_backward only (no data) */
 static tl_tensor *tl_structured_silu_backward_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
     (void)ks;
@@ -184,29 +217,33 @@ fail:
 int tl_ops_register_silu_backward(void) {
     tl_ops_silu_backward_grad_input_op = tl_op_define("aten::silu_backward.grad_input", "silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)");
     if (!tl_ops_silu_backward_grad_input_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_silu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::silu_backward.grad_input", "CPU", "tl_meta_silu_backward, tl_impl_ufunc_silu_backward");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::silu_backward.grad_input", "CPU", "tl_impl_ufunc_silu_backward");
     else if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_CPU, (void *)tl_structured_silu_backward_grad_input_CPU, tl_ops_silu_backward_grad_input_boxed, NULL,
                                    "tl_structured_silu_backward_grad_input_CPU registered at generated/csrc/ops_silu_backward.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_silu_backward))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::silu_backward.grad_input", "Meta", "tl_meta_silu_backward");
-    else if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_silu_backward_grad_input_Meta, tl_ops_silu_backward_grad_input_boxed, NULL,
-                                   "tl_structured_silu_backward_grad_input_Meta registered at generated/csrc/ops_silu_backward.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::silu_backward.grad_input", "CUDA", "tl_impl_ufunc_silu_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_silu_backward_grad_input_CUDA, tl_ops_silu_backward_grad_input_boxed, NULL,
+                                   "tl_structured_silu_backward_grad_input_CUDA registered at generated/csrc/ops_silu_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_silu_backward (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_silu_backward_grad_input_Meta, tl_ops_silu_backward_grad_input_boxed, NULL,
+                              "tl_structured_silu_backward_grad_input_Meta registered at generated/csrc/ops_silu_backward.c") < 0)
+        return -1;
     tl_ops_silu_backward_op = tl_op_define("aten::silu_backward", "silu_backward(Tensor grad_output, Tensor self) -> Tensor");
     if (!tl_ops_silu_backward_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_silu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::silu_backward", "CPU", "tl_meta_silu_backward, tl_impl_ufunc_silu_backward");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::silu_backward", "CPU", "tl_impl_ufunc_silu_backward");
     else if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_CPU, (void *)tl_structured_silu_backward_CPU, tl_ops_silu_backward_boxed, NULL,
                                    "tl_structured_silu_backward_CPU registered at generated/csrc/ops_silu_backward.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_silu_backward))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::silu_backward", "Meta", "tl_meta_silu_backward");
-    else if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_META, (void *)tl_structured_silu_backward_Meta, tl_ops_silu_backward_boxed, NULL,
-                                   "tl_structured_silu_backward_Meta registered at generated/csrc/ops_silu_backward.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::silu_backward", "CUDA", "tl_impl_ufunc_silu_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_CUDA, (void *)tl_structured_silu_backward_CUDA, tl_ops_silu_backward_boxed, NULL,
+                                   "tl_structured_silu_backward_CUDA registered at generated/csrc/ops_silu_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_silu_backward (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_META, (void *)tl_structured_silu_backward_Meta, tl_ops_silu_backward_boxed, NULL,
+                              "tl_structured_silu_backward_Meta registered at generated/csrc/ops_silu_backward.c") < 0)
+        return -1;
     return 0;
 }

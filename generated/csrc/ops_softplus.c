@@ -87,6 +87,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_softplus, then tl_impl_ufunc_softplus_cuda */
+static tl_tensor *tl_structured_softplus_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_softplus(&s_, self, beta, threshold) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_softplus_cuda(&s_, self, beta, threshold, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_softplus only (no data) */
 static tl_tensor *tl_structured_softplus_out_Meta(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out) {
     (void)ks;
@@ -171,6 +185,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_softplus, then tl_impl_ufunc_softplus_cuda */
+static tl_tensor *tl_structured_softplus_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_softplus(&s_, self, beta, threshold) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_softplus_cuda(&s_, self, beta, threshold, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_softplus only (no data) */
 static tl_tensor *tl_structured_softplus_Meta(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
     (void)ks;
@@ -193,12 +220,16 @@ int tl_ops_register_softplus(void) {
     else if (tl_op_register_kernel(tl_ops_softplus_out_op, TL_KEY_CPU, (void *)tl_structured_softplus_out_CPU, tl_ops_softplus_out_boxed, NULL,
                                    "tl_structured_softplus_out_CPU registered at generated/csrc/ops_softplus.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_softplus) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::softplus.out", "CUDA", "tl_meta_softplus, tl_impl_ufunc_softplus_cuda");
+    else if (tl_op_register_kernel(tl_ops_softplus_out_op, TL_KEY_CUDA, (void *)tl_structured_softplus_out_CUDA, tl_ops_softplus_out_boxed, NULL,
+                                   "tl_structured_softplus_out_CUDA registered at generated/csrc/ops_softplus.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softplus.out", "Meta", "tl_meta_softplus");
     else if (tl_op_register_kernel(tl_ops_softplus_out_op, TL_KEY_META, (void *)tl_structured_softplus_out_Meta, tl_ops_softplus_out_boxed, NULL,
                                    "tl_structured_softplus_out_Meta registered at generated/csrc/ops_softplus.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_softplus (no CUDA backend in the runtime) */
     tl_ops_softplus_op = tl_op_define("aten::softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor");
     if (!tl_ops_softplus_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus))  /* a hand-written kernel is missing: no CPU kernel */
@@ -206,11 +237,15 @@ int tl_ops_register_softplus(void) {
     else if (tl_op_register_kernel(tl_ops_softplus_op, TL_KEY_CPU, (void *)tl_structured_softplus_CPU, tl_ops_softplus_boxed, NULL,
                                    "tl_structured_softplus_CPU registered at generated/csrc/ops_softplus.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_softplus) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::softplus", "CUDA", "tl_meta_softplus, tl_impl_ufunc_softplus_cuda");
+    else if (tl_op_register_kernel(tl_ops_softplus_op, TL_KEY_CUDA, (void *)tl_structured_softplus_CUDA, tl_ops_softplus_boxed, NULL,
+                                   "tl_structured_softplus_CUDA registered at generated/csrc/ops_softplus.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softplus", "Meta", "tl_meta_softplus");
     else if (tl_op_register_kernel(tl_ops_softplus_op, TL_KEY_META, (void *)tl_structured_softplus_Meta, tl_ops_softplus_boxed, NULL,
                                    "tl_structured_softplus_Meta registered at generated/csrc/ops_softplus.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_softplus (no CUDA backend in the runtime) */
     return 0;
 }

@@ -91,6 +91,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_softplus_backward, then tl_impl_ufunc_softplus_backward_cuda */
+static tl_tensor *tl_structured_softplus_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, grad_input) != 0) goto fail;
+    if (tl_meta_softplus_backward(&s_, grad_output, self, beta, threshold) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_softplus_backward_cuda(&s_, grad_output, self, beta, threshold, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_softplus_backward only (no data) */
 static tl_tensor *tl_structured_softplus_backward_grad_input_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input) {
     (void)ks;
@@ -179,6 +193,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_softplus_backward, then tl_impl_ufunc_softplus_backward_cuda */
+static tl_tensor *tl_structured_softplus_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_softplus_backward(&s_, grad_output, self, beta, threshold) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_softplus_backward_cuda(&s_, grad_output, self, beta, threshold, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_softplus_backward only (no data) */
 static tl_tensor *tl_structured_softplus_backward_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
     (void)ks;
@@ -201,12 +228,16 @@ int tl_ops_register_softplus_backward(void) {
     else if (tl_op_register_kernel(tl_ops_softplus_backward_grad_input_op, TL_KEY_CPU, (void *)tl_structured_softplus_backward_grad_input_CPU, tl_ops_softplus_backward_grad_input_boxed, NULL,
                                    "tl_structured_softplus_backward_grad_input_CPU registered at generated/csrc/ops_softplus_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_softplus_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::softplus_backward.grad_input", "CUDA", "tl_meta_softplus_backward, tl_impl_ufunc_softplus_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_softplus_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_softplus_backward_grad_input_CUDA, tl_ops_softplus_backward_grad_input_boxed, NULL,
+                                   "tl_structured_softplus_backward_grad_input_CUDA registered at generated/csrc/ops_softplus_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softplus_backward.grad_input", "Meta", "tl_meta_softplus_backward");
     else if (tl_op_register_kernel(tl_ops_softplus_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_softplus_backward_grad_input_Meta, tl_ops_softplus_backward_grad_input_boxed, NULL,
                                    "tl_structured_softplus_backward_grad_input_Meta registered at generated/csrc/ops_softplus_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_softplus_backward (no CUDA backend in the runtime) */
     tl_ops_softplus_backward_op = tl_op_define("aten::softplus_backward", "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor");
     if (!tl_ops_softplus_backward_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_backward))  /* a hand-written kernel is missing: no CPU kernel */
@@ -214,11 +245,15 @@ int tl_ops_register_softplus_backward(void) {
     else if (tl_op_register_kernel(tl_ops_softplus_backward_op, TL_KEY_CPU, (void *)tl_structured_softplus_backward_CPU, tl_ops_softplus_backward_boxed, NULL,
                                    "tl_structured_softplus_backward_CPU registered at generated/csrc/ops_softplus_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_softplus_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::softplus_backward", "CUDA", "tl_meta_softplus_backward, tl_impl_ufunc_softplus_backward_cuda");
+    else if (tl_op_register_kernel(tl_ops_softplus_backward_op, TL_KEY_CUDA, (void *)tl_structured_softplus_backward_CUDA, tl_ops_softplus_backward_boxed, NULL,
+                                   "tl_structured_softplus_backward_CUDA registered at generated/csrc/ops_softplus_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softplus_backward", "Meta", "tl_meta_softplus_backward");
     else if (tl_op_register_kernel(tl_ops_softplus_backward_op, TL_KEY_META, (void *)tl_structured_softplus_backward_Meta, tl_ops_softplus_backward_boxed, NULL,
                                    "tl_structured_softplus_backward_Meta registered at generated/csrc/ops_softplus_backward.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_softplus_backward (no CUDA backend in the runtime) */
     return 0;
 }

@@ -14,6 +14,13 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_sub_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    (void)alpha;
+    return tl_structured_build_binary_op(s, self, other);
+}
+
 /* ======================================================================
  * aten::sub.out
  *   sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -85,6 +92,20 @@ static tl_tensor *tl_structured_sub_out_CPU(tl_keyset ks, tl_tensor *self, tl_te
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_sub_Tensor(&s_, self, other, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_sub(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_sub_Tensor, then tl_impl_ufunc_sub_cuda */
+static tl_tensor *tl_structured_sub_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_sub_Tensor(&s_, self, other, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_sub_cuda(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -176,6 +197,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_sub_Tensor, then tl_impl_ufunc_sub_cuda */
+static tl_tensor *tl_structured_sub_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_sub_Tensor(&s_, self, other, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_sub_cuda(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_sub_Tensor only (no data) */
 static tl_tensor *tl_structured_sub_Tensor_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
     (void)ks;
@@ -255,6 +289,20 @@ static tl_tensor *tl_structured_sub__Tensor_CPU(tl_keyset ks, tl_tensor *self, t
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_sub_Tensor(&s_, self, other, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_sub(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_sub_Tensor, then tl_impl_ufunc_sub_cuda */
+static tl_tensor *tl_structured_sub__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_sub_Tensor(&s_, self, other, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_sub_cuda(&s_, self, other, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -395,43 +443,49 @@ int tl_ops_sub__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
 int tl_ops_register_sub(void) {
     tl_ops_sub_out_op = tl_op_define("aten::sub.out", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_sub_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sub_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_sub))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sub.out", "CPU", "tl_meta_sub_Tensor, tl_impl_ufunc_sub");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sub))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sub.out", "CPU", "tl_impl_ufunc_sub");
     else if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_CPU, (void *)tl_structured_sub_out_CPU, tl_ops_sub_out_boxed, NULL,
                                    "tl_structured_sub_out_CPU registered at generated/csrc/ops_sub.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sub_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sub.out", "Meta", "tl_meta_sub_Tensor");
-    else if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_META, (void *)tl_structured_sub_out_Meta, tl_ops_sub_out_boxed, NULL,
-                                   "tl_structured_sub_out_Meta registered at generated/csrc/ops_sub.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sub_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::sub.out", "CUDA", "tl_impl_ufunc_sub_cuda");
+    else if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_CUDA, (void *)tl_structured_sub_out_CUDA, tl_ops_sub_out_boxed, NULL,
+                                   "tl_structured_sub_out_CUDA registered at generated/csrc/ops_sub.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_sub (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_META, (void *)tl_structured_sub_out_Meta, tl_ops_sub_out_boxed, NULL,
+                              "tl_structured_sub_out_Meta registered at generated/csrc/ops_sub.c") < 0)
+        return -1;
     tl_ops_sub_Tensor_op = tl_op_define("aten::sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
     if (!tl_ops_sub_Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sub_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_sub))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sub.Tensor", "CPU", "tl_meta_sub_Tensor, tl_impl_ufunc_sub");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sub))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sub.Tensor", "CPU", "tl_impl_ufunc_sub");
     else if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_CPU, (void *)tl_structured_sub_Tensor_CPU, tl_ops_sub_Tensor_boxed, NULL,
                                    "tl_structured_sub_Tensor_CPU registered at generated/csrc/ops_sub.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sub_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sub.Tensor", "Meta", "tl_meta_sub_Tensor");
-    else if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_META, (void *)tl_structured_sub_Tensor_Meta, tl_ops_sub_Tensor_boxed, NULL,
-                                   "tl_structured_sub_Tensor_Meta registered at generated/csrc/ops_sub.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sub_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::sub.Tensor", "CUDA", "tl_impl_ufunc_sub_cuda");
+    else if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_sub_Tensor_CUDA, tl_ops_sub_Tensor_boxed, NULL,
+                                   "tl_structured_sub_Tensor_CUDA registered at generated/csrc/ops_sub.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_sub (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_META, (void *)tl_structured_sub_Tensor_Meta, tl_ops_sub_Tensor_boxed, NULL,
+                              "tl_structured_sub_Tensor_Meta registered at generated/csrc/ops_sub.c") < 0)
+        return -1;
     tl_ops_sub__Tensor_op = tl_op_define("aten::sub_.Tensor", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
     if (!tl_ops_sub__Tensor_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sub_Tensor) || TL_KERNEL_MISSING(tl_impl_ufunc_sub))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::sub_.Tensor", "CPU", "tl_meta_sub_Tensor, tl_impl_ufunc_sub");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sub))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::sub_.Tensor", "CPU", "tl_impl_ufunc_sub");
     else if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_CPU, (void *)tl_structured_sub__Tensor_CPU, tl_ops_sub__Tensor_boxed, NULL,
                                    "tl_structured_sub__Tensor_CPU registered at generated/csrc/ops_sub.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_sub_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::sub_.Tensor", "Meta", "tl_meta_sub_Tensor");
-    else if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_META, (void *)tl_structured_sub__Tensor_Meta, tl_ops_sub__Tensor_boxed, NULL,
-                                   "tl_structured_sub__Tensor_Meta registered at generated/csrc/ops_sub.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_sub_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::sub_.Tensor", "CUDA", "tl_impl_ufunc_sub_cuda");
+    else if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_sub__Tensor_CUDA, tl_ops_sub__Tensor_boxed, NULL,
+                                   "tl_structured_sub__Tensor_CUDA registered at generated/csrc/ops_sub.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_sub (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_META, (void *)tl_structured_sub__Tensor_Meta, tl_ops_sub__Tensor_boxed, NULL,
+                              "tl_structured_sub__Tensor_Meta registered at generated/csrc/ops_sub.c") < 0)
+        return -1;
     tl_ops_sub_Scalar_op = tl_op_define("aten::sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
     if (!tl_ops_sub_Scalar_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_sub_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

@@ -12,6 +12,12 @@
  */
 #include "tl_ops.h"
 
+/* meta function derived from the entry's ufunc_inner_loop, structured_inherits
+ * and tags (weak: a hand-written one of the same name replaces it) */
+__attribute__((weak)) int tl_meta_tanh(tl_structured *s, tl_tensor *self) {
+    return tl_structured_build_unary_op(s, self);
+}
+
 /* ======================================================================
  * aten::tanh
  *   tanh(Tensor self) -> Tensor
@@ -71,6 +77,19 @@ static tl_tensor *tl_structured_tanh_CPU(tl_keyset ks, tl_tensor *self) {
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_tanh(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_tanh(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_tanh, then tl_impl_ufunc_tanh_cuda */
+static tl_tensor *tl_structured_tanh_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_tanh(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_tanh_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -149,6 +168,20 @@ static tl_tensor *tl_structured_tanh__CPU(tl_keyset ks, tl_tensor *self) {
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_tanh(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_tanh(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_tanh, then tl_impl_ufunc_tanh_cuda */
+static tl_tensor *tl_structured_tanh__CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_tanh(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_tanh_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -238,6 +271,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_tanh, then tl_impl_ufunc_tanh_cuda */
+static tl_tensor *tl_structured_tanh_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_tanh(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_tanh_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_tanh only (no data) */
 static tl_tensor *tl_structured_tanh_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     (void)ks;
@@ -256,42 +303,48 @@ fail:
 int tl_ops_register_tanh(void) {
     tl_ops_tanh_op = tl_op_define("aten::tanh", "tanh(Tensor self) -> Tensor");
     if (!tl_ops_tanh_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tanh) || TL_KERNEL_MISSING(tl_impl_ufunc_tanh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::tanh", "CPU", "tl_meta_tanh, tl_impl_ufunc_tanh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tanh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::tanh", "CPU", "tl_impl_ufunc_tanh");
     else if (tl_op_register_kernel(tl_ops_tanh_op, TL_KEY_CPU, (void *)tl_structured_tanh_CPU, tl_ops_tanh_boxed, NULL,
                                    "tl_structured_tanh_CPU registered at generated/csrc/ops_tanh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tanh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::tanh", "Meta", "tl_meta_tanh");
-    else if (tl_op_register_kernel(tl_ops_tanh_op, TL_KEY_META, (void *)tl_structured_tanh_Meta, tl_ops_tanh_boxed, NULL,
-                                   "tl_structured_tanh_Meta registered at generated/csrc/ops_tanh.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::tanh", "CUDA", "tl_impl_ufunc_tanh_cuda");
+    else if (tl_op_register_kernel(tl_ops_tanh_op, TL_KEY_CUDA, (void *)tl_structured_tanh_CUDA, tl_ops_tanh_boxed, NULL,
+                                   "tl_structured_tanh_CUDA registered at generated/csrc/ops_tanh.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_tanh (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_tanh_op, TL_KEY_META, (void *)tl_structured_tanh_Meta, tl_ops_tanh_boxed, NULL,
+                              "tl_structured_tanh_Meta registered at generated/csrc/ops_tanh.c") < 0)
+        return -1;
     tl_ops_tanh__op = tl_op_define("aten::tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)");
     if (!tl_ops_tanh__op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tanh) || TL_KERNEL_MISSING(tl_impl_ufunc_tanh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::tanh_", "CPU", "tl_meta_tanh, tl_impl_ufunc_tanh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tanh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::tanh_", "CPU", "tl_impl_ufunc_tanh");
     else if (tl_op_register_kernel(tl_ops_tanh__op, TL_KEY_CPU, (void *)tl_structured_tanh__CPU, tl_ops_tanh__boxed, NULL,
                                    "tl_structured_tanh__CPU registered at generated/csrc/ops_tanh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tanh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::tanh_", "Meta", "tl_meta_tanh");
-    else if (tl_op_register_kernel(tl_ops_tanh__op, TL_KEY_META, (void *)tl_structured_tanh__Meta, tl_ops_tanh__boxed, NULL,
-                                   "tl_structured_tanh__Meta registered at generated/csrc/ops_tanh.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::tanh_", "CUDA", "tl_impl_ufunc_tanh_cuda");
+    else if (tl_op_register_kernel(tl_ops_tanh__op, TL_KEY_CUDA, (void *)tl_structured_tanh__CUDA, tl_ops_tanh__boxed, NULL,
+                                   "tl_structured_tanh__CUDA registered at generated/csrc/ops_tanh.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_tanh (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_tanh__op, TL_KEY_META, (void *)tl_structured_tanh__Meta, tl_ops_tanh__boxed, NULL,
+                              "tl_structured_tanh__Meta registered at generated/csrc/ops_tanh.c") < 0)
+        return -1;
     tl_ops_tanh_out_op = tl_op_define("aten::tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_tanh_out_op) return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tanh) || TL_KERNEL_MISSING(tl_impl_ufunc_tanh))  /* a hand-written kernel is missing: no CPU kernel */
-        tl_glue_note_missing("aten::tanh.out", "CPU", "tl_meta_tanh, tl_impl_ufunc_tanh");
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tanh))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::tanh.out", "CPU", "tl_impl_ufunc_tanh");
     else if (tl_op_register_kernel(tl_ops_tanh_out_op, TL_KEY_CPU, (void *)tl_structured_tanh_out_CPU, tl_ops_tanh_out_boxed, NULL,
                                    "tl_structured_tanh_out_CPU registered at generated/csrc/ops_tanh.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_meta_tanh))  /* a hand-written kernel is missing: no Meta kernel */
-        tl_glue_note_missing("aten::tanh.out", "Meta", "tl_meta_tanh");
-    else if (tl_op_register_kernel(tl_ops_tanh_out_op, TL_KEY_META, (void *)tl_structured_tanh_out_Meta, tl_ops_tanh_out_boxed, NULL,
-                                   "tl_structured_tanh_out_Meta registered at generated/csrc/ops_tanh.c") < 0)
+    if (TL_KERNEL_MISSING(tl_impl_ufunc_tanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::tanh.out", "CUDA", "tl_impl_ufunc_tanh_cuda");
+    else if (tl_op_register_kernel(tl_ops_tanh_out_op, TL_KEY_CUDA, (void *)tl_structured_tanh_out_CUDA, tl_ops_tanh_out_boxed, NULL,
+                                   "tl_structured_tanh_out_CUDA registered at generated/csrc/ops_tanh.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_tanh (no CUDA backend in the runtime) */
+    if (tl_op_register_kernel(tl_ops_tanh_out_op, TL_KEY_META, (void *)tl_structured_tanh_out_Meta, tl_ops_tanh_out_boxed, NULL,
+                              "tl_structured_tanh_out_Meta registered at generated/csrc/ops_tanh.c") < 0)
+        return -1;
     return 0;
 }

@@ -132,6 +132,11 @@ int tl_ops_register_view(void) {
     else if (tl_op_register_kernel(tl_ops_view_op, TL_KEY_CPU, (void *)tl_native_view, tl_ops_view_boxed, NULL,
                                    "tl_native_view registered at generated/csrc/ops_view.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_view))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::view", "CUDA", "tl_native_view");
+    else if (tl_op_register_kernel(tl_ops_view_op, TL_KEY_CUDA, (void *)tl_native_view, tl_ops_view_boxed, NULL,
+                                   "tl_native_view registered at generated/csrc/ops_view.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_view))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::view", "Meta", "tl_native_view");
     else if (tl_op_register_kernel(tl_ops_view_op, TL_KEY_META, (void *)tl_native_view, tl_ops_view_boxed, NULL,

@@ -93,6 +93,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_where_self, then tl_impl_ufunc_where_cuda */
+static tl_tensor *tl_structured_where_self_out_CUDA(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_where_self(&s_, condition, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_where_cuda(&s_, condition, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_where_self only (no data) */
 static tl_tensor *tl_structured_where_self_out_Meta(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     (void)ks;
@@ -173,6 +187,19 @@ static tl_tensor *tl_structured_where_self_CPU(tl_keyset ks, tl_tensor *conditio
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_where_self(&s_, condition, self, other) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_where(&s_, condition, self, other, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_where_self, then tl_impl_ufunc_where_cuda */
+static tl_tensor *tl_structured_where_self_CUDA(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_where_self(&s_, condition, self, other) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_where_cuda(&s_, condition, self, other, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -432,12 +459,16 @@ int tl_ops_register_where(void) {
     else if (tl_op_register_kernel(tl_ops_where_self_out_op, TL_KEY_CPU, (void *)tl_structured_where_self_out_CPU, tl_ops_where_self_out_boxed, NULL,
                                    "tl_structured_where_self_out_CPU registered at generated/csrc/ops_where.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_where_self) || TL_KERNEL_MISSING(tl_impl_ufunc_where_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::where.self_out", "CUDA", "tl_meta_where_self, tl_impl_ufunc_where_cuda");
+    else if (tl_op_register_kernel(tl_ops_where_self_out_op, TL_KEY_CUDA, (void *)tl_structured_where_self_out_CUDA, tl_ops_where_self_out_boxed, NULL,
+                                   "tl_structured_where_self_out_CUDA registered at generated/csrc/ops_where.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::where.self_out", "Meta", "tl_meta_where_self");
     else if (tl_op_register_kernel(tl_ops_where_self_out_op, TL_KEY_META, (void *)tl_structured_where_self_out_Meta, tl_ops_where_self_out_boxed, NULL,
                                    "tl_structured_where_self_out_Meta registered at generated/csrc/ops_where.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_where (no CUDA backend in the runtime) */
     tl_ops_where_self_op = tl_op_define("aten::where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_where_self_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self) || TL_KERNEL_MISSING(tl_impl_ufunc_where))  /* a hand-written kernel is missing: no CPU kernel */
@@ -445,12 +476,16 @@ int tl_ops_register_where(void) {
     else if (tl_op_register_kernel(tl_ops_where_self_op, TL_KEY_CPU, (void *)tl_structured_where_self_CPU, tl_ops_where_self_boxed, NULL,
                                    "tl_structured_where_self_CPU registered at generated/csrc/ops_where.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_where_self) || TL_KERNEL_MISSING(tl_impl_ufunc_where_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::where.self", "CUDA", "tl_meta_where_self, tl_impl_ufunc_where_cuda");
+    else if (tl_op_register_kernel(tl_ops_where_self_op, TL_KEY_CUDA, (void *)tl_structured_where_self_CUDA, tl_ops_where_self_boxed, NULL,
+                                   "tl_structured_where_self_CUDA registered at generated/csrc/ops_where.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::where.self", "Meta", "tl_meta_where_self");
     else if (tl_op_register_kernel(tl_ops_where_self_op, TL_KEY_META, (void *)tl_structured_where_self_Meta, tl_ops_where_self_boxed, NULL,
                                    "tl_structured_where_self_Meta registered at generated/csrc/ops_where.c") < 0)
         return -1;
-    /* not registered: CUDA: ufunc_where (no CUDA backend in the runtime) */
     tl_ops_where_ScalarSelf_op = tl_op_define("aten::where.ScalarSelf", "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor");
     if (!tl_ops_where_ScalarSelf_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_where_ScalarSelf))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */

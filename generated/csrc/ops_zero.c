@@ -72,6 +72,11 @@ int tl_ops_register_zero(void) {
     else if (tl_op_register_kernel(tl_ops_zero__op, TL_KEY_CPU, (void *)tl_native_zero_, tl_ops_zero__boxed, NULL,
                                    "tl_native_zero_ registered at generated/csrc/ops_zero.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_zero_))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::zero_", "CUDA", "tl_native_zero_");
+    else if (tl_op_register_kernel(tl_ops_zero__op, TL_KEY_CUDA, (void *)tl_native_zero_, tl_ops_zero__boxed, NULL,
+                                   "tl_native_zero_ registered at generated/csrc/ops_zero.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_zero_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::zero_", "Meta", "tl_native_zero_");
     else if (tl_op_register_kernel(tl_ops_zero__op, TL_KEY_META, (void *)tl_native_zero_, tl_ops_zero__boxed, NULL,

@@ -931,6 +931,22 @@ int tl_pyabi_copy__r(tl_tensor *self, tl_tensor *src, bool non_blocking) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_copysign__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_copysign__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_copysign_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_copysign_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_cos__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_cos_(self);
@@ -1531,6 +1547,22 @@ int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_va
 /* hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
     tl_tensor *r = tl_ops_hstack_out(tensors, tensors_len, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_hypot_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_hypot_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

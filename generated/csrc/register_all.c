@@ -126,6 +126,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_remainder() != 0) return -1;
     if (tl_ops_register_fmod() != 0) return -1;
     if (tl_ops_register_atan2() != 0) return -1;
+    if (tl_ops_register_hypot() != 0) return -1;
+    if (tl_ops_register_copysign() != 0) return -1;
     if (tl_ops_register_asin() != 0) return -1;
     if (tl_ops_register_acos() != 0) return -1;
     if (tl_ops_register_atan() != 0) return -1;

@@ -111,6 +111,8 @@ int tl_autograd_register_floor_divide(void);
 int tl_autograd_register_remainder(void);
 int tl_autograd_register_fmod(void);
 int tl_autograd_register_atan2(void);
+int tl_autograd_register_hypot(void);
+int tl_autograd_register_copysign(void);
 int tl_autograd_register_asin(void);
 int tl_autograd_register_acos(void);
 int tl_autograd_register_atan(void);

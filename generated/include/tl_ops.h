@@ -60,8 +60,9 @@ tl_tensor *tl_ops_add__Scalar(tl_tensor *self, tl_scalar other, tl_scalar alpha)
 tl_tensor *tl_ops_add__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_ops_add__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_add__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
-TL_WEAK int tl_meta_add_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
+int tl_meta_add_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 TL_WEAK int tl_impl_ufunc_add(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_add_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sub */
 int tl_ops_register_sub(void);
@@ -97,8 +98,9 @@ tl_tensor *tl_ops_sub__Scalar(tl_tensor *self, tl_scalar other, tl_scalar alpha)
 tl_tensor *tl_ops_sub__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_ops_sub__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_sub__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_scalar alpha);
-TL_WEAK int tl_meta_sub_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
+int tl_meta_sub_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 TL_WEAK int tl_impl_ufunc_sub(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sub_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rsub */
 int tl_ops_register_rsub(void);
@@ -151,8 +153,9 @@ tl_tensor *tl_ops_mul__Scalar(tl_tensor *self, tl_scalar other);
 tl_tensor *tl_ops_mul__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
 int tl_ops_mul__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_mul__Scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
-TL_WEAK int tl_meta_mul_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_mul_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_mul(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_mul_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- div */
 int tl_ops_register_div(void);
@@ -220,8 +223,9 @@ tl_tensor *tl_ops_div__Scalar_mode(tl_tensor *self, tl_scalar other, const char 
 tl_tensor *tl_ops_div__Scalar_mode_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
 int tl_ops_div__Scalar_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_div__Scalar_mode(tl_keyset ks, tl_tensor *self, tl_scalar other, const char *rounding_mode);
-TL_WEAK int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_div_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_div(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_div_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 TL_WEAK int tl_meta_div_Tensor_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode);
 TL_WEAK int tl_impl_div_out_mode(tl_structured *s, tl_tensor *self, tl_tensor *other, const char *rounding_mode, tl_tensor *out);
 
@@ -245,8 +249,9 @@ typedef tl_tensor *(*tl_ops_neg_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_neg_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_neg_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_neg_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_neg(tl_structured *s, tl_tensor *self);
+int tl_meta_neg(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_neg(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_neg_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- relu */
 int tl_ops_register_relu(void);
@@ -1050,8 +1055,9 @@ typedef tl_tensor *(*tl_ops_silu_backward_fn)(tl_keyset ks, tl_tensor *grad_outp
 tl_tensor *tl_ops_silu_backward(tl_tensor *grad_output, tl_tensor *self);
 tl_tensor *tl_ops_silu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
 int tl_ops_silu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
+int tl_meta_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_silu_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- view */
 int tl_ops_register_view(void);
@@ -1602,8 +1608,9 @@ tl_tensor *tl_ops_eq_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_eq_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_eq_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_eq_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_eq_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_eq(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_eq_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ne */
 int tl_ops_register_ne(void);
@@ -1646,8 +1653,9 @@ tl_tensor *tl_ops_ne_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_ne_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_ne_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ne_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_ne_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ne(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_ne_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- lt */
 int tl_ops_register_lt(void);
@@ -1690,8 +1698,9 @@ tl_tensor *tl_ops_lt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_lt_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_lt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_lt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_lt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_lt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_lt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- le */
 int tl_ops_register_le(void);
@@ -1734,8 +1743,9 @@ tl_tensor *tl_ops_le_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_le_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_le_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_le_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_le_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_le(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_le_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- gt */
 int tl_ops_register_gt(void);
@@ -1778,8 +1788,9 @@ tl_tensor *tl_ops_gt_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_gt_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_gt_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_gt_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_gt_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_gt(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_gt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ge */
 int tl_ops_register_ge(void);
@@ -1822,8 +1833,9 @@ tl_tensor *tl_ops_ge_Scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out
 tl_tensor *tl_ops_ge_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_ops_ge_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_ge_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
-TL_WEAK int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_ge_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_ge(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_ge_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- maximum */
 int tl_ops_register_maximum(void);
@@ -1839,8 +1851,9 @@ typedef tl_tensor *(*tl_ops_maximum_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_maximum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_maximum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_maximum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_maximum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_maximum_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- minimum */
 int tl_ops_register_minimum(void);
@@ -1856,8 +1869,9 @@ typedef tl_tensor *(*tl_ops_minimum_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_minimum_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_minimum_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_minimum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_minimum(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_minimum_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- exp */
 int tl_ops_register_exp(void);
@@ -1879,8 +1893,9 @@ typedef tl_tensor *(*tl_ops_exp_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_exp_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_exp_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_exp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_exp(tl_structured *s, tl_tensor *self);
+int tl_meta_exp(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_exp(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_exp_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- exp2 */
 int tl_ops_register_exp2(void);
@@ -1902,8 +1917,9 @@ typedef tl_tensor *(*tl_ops_exp2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_exp2_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_exp2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_exp2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_exp2(tl_structured *s, tl_tensor *self);
+int tl_meta_exp2(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_exp2(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_exp2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- expm1 */
 int tl_ops_register_expm1(void);
@@ -1925,8 +1941,9 @@ typedef tl_tensor *(*tl_ops_expm1_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_expm1_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_expm1_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_expm1_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_expm1(tl_structured *s, tl_tensor *self);
+int tl_meta_expm1(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_expm1(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_expm1_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log */
 int tl_ops_register_log(void);
@@ -1948,8 +1965,9 @@ typedef tl_tensor *(*tl_ops_log_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_log_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log(tl_structured *s, tl_tensor *self);
+int tl_meta_log(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log2 */
 int tl_ops_register_log2(void);
@@ -1971,8 +1989,9 @@ typedef tl_tensor *(*tl_ops_log2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_log2_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log2(tl_structured *s, tl_tensor *self);
+int tl_meta_log2(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log2(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log10 */
 int tl_ops_register_log10(void);
@@ -1994,8 +2013,9 @@ typedef tl_tensor *(*tl_ops_log10_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_log10_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log10_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log10_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log10(tl_structured *s, tl_tensor *self);
+int tl_meta_log10(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log10(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log10_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- log1p */
 int tl_ops_register_log1p(void);
@@ -2017,8 +2037,9 @@ typedef tl_tensor *(*tl_ops_log1p_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_log1p_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_log1p_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_log1p_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_log1p(tl_structured *s, tl_tensor *self);
+int tl_meta_log1p(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_log1p(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_log1p_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sqrt */
 int tl_ops_register_sqrt(void);
@@ -2040,8 +2061,9 @@ typedef tl_tensor *(*tl_ops_sqrt_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_sqrt_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sqrt(tl_structured *s, tl_tensor *self);
+int tl_meta_sqrt(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sqrt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- rsqrt */
 int tl_ops_register_rsqrt(void);
@@ -2063,8 +2085,9 @@ typedef tl_tensor *(*tl_ops_rsqrt_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_rsqrt_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_rsqrt_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_rsqrt_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_rsqrt(tl_structured *s, tl_tensor *self);
+int tl_meta_rsqrt(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_rsqrt(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_rsqrt_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sin */
 int tl_ops_register_sin(void);
@@ -2086,8 +2109,9 @@ typedef tl_tensor *(*tl_ops_sin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_sin_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sin(tl_structured *s, tl_tensor *self);
+int tl_meta_sin(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sin(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sin_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- cos */
 int tl_ops_register_cos(void);
@@ -2109,8 +2133,9 @@ typedef tl_tensor *(*tl_ops_cos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_cos_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_cos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_cos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_cos(tl_structured *s, tl_tensor *self);
+int tl_meta_cos(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_cos(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_cos_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- tan */
 int tl_ops_register_tan(void);
@@ -2132,8 +2157,9 @@ typedef tl_tensor *(*tl_ops_tan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_tan_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_tan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_tan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_tan(tl_structured *s, tl_tensor *self);
+int tl_meta_tan(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_tan(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_tan_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- tanh */
 int tl_ops_register_tanh(void);
@@ -2155,8 +2181,9 @@ typedef tl_tensor *(*tl_ops_tanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_tanh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_tanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_tanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_tanh(tl_structured *s, tl_tensor *self);
+int tl_meta_tanh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_tanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_tanh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sigmoid */
 int tl_ops_register_sigmoid(void);
@@ -2178,8 +2205,9 @@ typedef tl_tensor *(*tl_ops_sigmoid_out_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_sigmoid_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sigmoid_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sigmoid_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sigmoid(tl_structured *s, tl_tensor *self);
+int tl_meta_sigmoid(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sigmoid(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sigmoid_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- reciprocal */
 int tl_ops_register_reciprocal(void);
@@ -2201,8 +2229,9 @@ typedef tl_tensor *(*tl_ops_reciprocal_out_fn)(tl_keyset ks, tl_tensor *self, tl
 tl_tensor *tl_ops_reciprocal_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_reciprocal_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_reciprocal_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_reciprocal(tl_structured *s, tl_tensor *self);
+int tl_meta_reciprocal(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_reciprocal(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_reciprocal_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- erf */
 int tl_ops_register_erf(void);
@@ -2224,8 +2253,9 @@ typedef tl_tensor *(*tl_ops_erf_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_erf_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_erf_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_erf_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_erf(tl_structured *s, tl_tensor *self);
+int tl_meta_erf(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_erf(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_erf_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- erfc */
 int tl_ops_register_erfc(void);
@@ -2247,8 +2277,9 @@ typedef tl_tensor *(*tl_ops_erfc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_erfc_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_erfc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_erfc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_erfc(tl_structured *s, tl_tensor *self);
+int tl_meta_erfc(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_erfc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_erfc_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- abs */
 int tl_ops_register_abs(void);
@@ -2270,8 +2301,9 @@ typedef tl_tensor *(*tl_ops_abs_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_ops_abs_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_abs_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_abs_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_abs(tl_structured *s, tl_tensor *self);
+int tl_meta_abs(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_abs(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_abs_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sign */
 int tl_ops_register_sign(void);
@@ -2293,8 +2325,9 @@ typedef tl_tensor *(*tl_ops_sign_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_sign_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sign_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sign_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sign(tl_structured *s, tl_tensor *self);
+int tl_meta_sign(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sign(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sign_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- floor */
 int tl_ops_register_floor(void);
@@ -2316,8 +2349,9 @@ typedef tl_tensor *(*tl_ops_floor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_floor_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_floor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_floor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_floor(tl_structured *s, tl_tensor *self);
+int tl_meta_floor(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_floor(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_floor_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- ceil */
 int tl_ops_register_ceil(void);
@@ -2339,8 +2373,9 @@ typedef tl_tensor *(*tl_ops_ceil_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_ceil_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_ceil_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_ceil_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_ceil(tl_structured *s, tl_tensor *self);
+int tl_meta_ceil(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_ceil(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_ceil_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- trunc */
 int tl_ops_register_trunc(void);
@@ -2362,8 +2397,9 @@ typedef tl_tensor *(*tl_ops_trunc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_trunc_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_trunc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_trunc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_trunc(tl_structured *s, tl_tensor *self);
+int tl_meta_trunc(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_trunc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_trunc_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- frac */
 int tl_ops_register_frac(void);
@@ -2385,8 +2421,9 @@ typedef tl_tensor *(*tl_ops_frac_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_frac_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_frac_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_frac_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_frac(tl_structured *s, tl_tensor *self);
+int tl_meta_frac(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_frac(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_frac_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- silu */
 int tl_ops_register_silu(void);
@@ -2408,8 +2445,9 @@ typedef tl_tensor *(*tl_ops_silu_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_silu_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_silu_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_silu_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_silu(tl_structured *s, tl_tensor *self);
+int tl_meta_silu(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_silu(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_silu_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- addcmul */
 int tl_ops_register_addcmul(void);
@@ -2433,6 +2471,7 @@ tl_tensor *tl_ops_addcmul__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_addcmul__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_addcmul(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
 TL_WEAK int tl_impl_ufunc_addcmul(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_addcmul_cuda(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
 
 /* ---------------------------------------------------------------- addcdiv */
 int tl_ops_register_addcdiv(void);
@@ -2456,6 +2495,7 @@ tl_tensor *tl_ops_addcdiv__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_addcdiv__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_addcdiv(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value);
 TL_WEAK int tl_impl_ufunc_addcdiv(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_addcdiv_cuda(tl_structured *s, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out);
 
 /* ---------------------------------------------------------------- where */
 int tl_ops_register_where(void);
@@ -2501,6 +2541,7 @@ int tl_ops_where_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
 TL_WEAK int tl_native_where(tl_keyset ks, tl_tensor *condition, tl_tensor ***ret, int64_t *ret_len);
 TL_WEAK int tl_meta_where_self(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_where(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_where_cuda(tl_structured *s, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- lerp */
 int tl_ops_register_lerp(void);
@@ -2540,7 +2581,7 @@ typedef tl_tensor *(*tl_ops_lerp__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_t
 tl_tensor *tl_ops_lerp__Tensor(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 tl_tensor *tl_ops_lerp__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 int tl_ops_lerp__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight);
+int tl_meta_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight);
 TL_WEAK int tl_impl_lerp_Scalar(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_scalar weight, tl_tensor *out);
 TL_WEAK int tl_meta_lerp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 TL_WEAK int tl_impl_lerp_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
@@ -2626,9 +2667,9 @@ typedef tl_tensor *(*tl_ops_clamp_max__Tensor_fn)(tl_keyset ks, tl_tensor *self,
 tl_tensor *tl_ops_clamp_max__Tensor(tl_tensor *self, tl_tensor *max);
 tl_tensor *tl_ops_clamp_max__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *max);
 int tl_ops_clamp_max__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_clamp_max(tl_structured *s, tl_tensor *self, tl_scalar max);
+int tl_meta_clamp_max(tl_structured *s, tl_tensor *self, tl_scalar max);
 TL_WEAK int tl_impl_clamp_max_out(tl_structured *s, tl_tensor *self, tl_scalar max, tl_tensor *out);
-TL_WEAK int tl_meta_clamp_max_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *max);
+int tl_meta_clamp_max_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *max);
 TL_WEAK int tl_impl_clamp_max_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *max, tl_tensor *out);
 
 /* ---------------------------------------------------------------- clamp_min */
@@ -2669,9 +2710,9 @@ typedef tl_tensor *(*tl_ops_clamp_min__Tensor_fn)(tl_keyset ks, tl_tensor *self,
 tl_tensor *tl_ops_clamp_min__Tensor(tl_tensor *self, tl_tensor *min);
 tl_tensor *tl_ops_clamp_min__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *min);
 int tl_ops_clamp_min__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_clamp_min(tl_structured *s, tl_tensor *self, tl_scalar min);
+int tl_meta_clamp_min(tl_structured *s, tl_tensor *self, tl_scalar min);
 TL_WEAK int tl_impl_clamp_min_out(tl_structured *s, tl_tensor *self, tl_scalar min, tl_tensor *out);
-TL_WEAK int tl_meta_clamp_min_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min);
+int tl_meta_clamp_min_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *min);
 TL_WEAK int tl_impl_clamp_min_Tensor_out(tl_structured *s, tl_tensor *self, tl_tensor *min, tl_tensor *out);
 
 /* ---------------------------------------------------------------- clip */
@@ -2769,11 +2810,12 @@ typedef tl_tensor *(*tl_ops_pow__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_pow__Tensor(tl_tensor *self, tl_tensor *exponent);
 tl_tensor *tl_ops_pow__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
 int tl_ops_pow__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent);
+int tl_meta_pow_Tensor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *exponent);
 TL_WEAK int tl_impl_ufunc_pow(tl_structured *s, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_pow_cuda(tl_structured *s, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
 TL_WEAK int tl_meta_pow_Scalar(tl_structured *s, tl_scalar self, tl_tensor *exponent);
 TL_WEAK int tl_impl_pow_Scalar_out(tl_structured *s, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
-TL_WEAK int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent);
+int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent);
 TL_WEAK int tl_impl_pow_Tensor_Scalar_out(tl_structured *s, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
 
 /* ---------------------------------------------------------------- floor_divide */
@@ -2862,8 +2904,9 @@ tl_tensor *tl_ops_remainder_Scalar_Tensor(tl_scalar self, tl_tensor *other);
 tl_tensor *tl_ops_remainder_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
 int tl_ops_remainder_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_remainder_Scalar_Tensor(tl_keyset ks, tl_scalar self, tl_tensor *other);
-TL_WEAK int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_remainder_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_remainder(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_remainder_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- fmod */
 int tl_ops_register_fmod(void);
@@ -2906,8 +2949,9 @@ typedef tl_tensor *(*tl_ops_fmod__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_t
 tl_tensor *tl_ops_fmod__Tensor(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_fmod__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
 int tl_ops_fmod__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_fmod_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_fmod_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_fmod(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_fmod_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atan2 */
 int tl_ops_register_atan2(void);
@@ -2929,8 +2973,57 @@ typedef tl_tensor *(*tl_ops_atan2_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *
 tl_tensor *tl_ops_atan2(tl_tensor *self, tl_tensor *other);
 tl_tensor *tl_ops_atan2_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
 int tl_ops_atan2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_atan2(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_atan2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- hypot */
+int tl_ops_register_hypot(void);
+/* hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hypot_out_op;
+typedef tl_tensor *(*tl_ops_hypot_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_hypot_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_hypot_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_hypot_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hypot(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_hypot_op;
+typedef tl_tensor *(*tl_ops_hypot_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_hypot_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_hypot__op;
+typedef tl_tensor *(*tl_ops_hypot__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_hypot__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_hypot__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_hypot(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hypot_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- copysign */
+int tl_ops_register_copysign(void);
+/* copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_copysign_out_op;
+typedef tl_tensor *(*tl_ops_copysign_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_copysign_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_copysign_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_copysign_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* copysign.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_copysign_Tensor_op;
+typedef tl_tensor *(*tl_ops_copysign_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_copysign_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_copysign__Tensor_op;
+typedef tl_tensor *(*tl_ops_copysign__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_copysign__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_copysign__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_copysign_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_copysign(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_copysign_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- asin */
 int tl_ops_register_asin(void);
@@ -2952,8 +3045,9 @@ typedef tl_tensor *(*tl_ops_asin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_asin_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_asin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_asin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_asin(tl_structured *s, tl_tensor *self);
+int tl_meta_asin(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_asin(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_asin_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- acos */
 int tl_ops_register_acos(void);
@@ -2975,8 +3069,9 @@ typedef tl_tensor *(*tl_ops_acos_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_acos_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_acos_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_acos_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_acos(tl_structured *s, tl_tensor *self);
+int tl_meta_acos(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_acos(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_acos_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atan */
 int tl_ops_register_atan(void);
@@ -2998,8 +3093,9 @@ typedef tl_tensor *(*tl_ops_atan_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_atan_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_atan_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_atan_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_atan(tl_structured *s, tl_tensor *self);
+int tl_meta_atan(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_atan(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_atan_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- sinh */
 int tl_ops_register_sinh(void);
@@ -3021,8 +3117,9 @@ typedef tl_tensor *(*tl_ops_sinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_sinh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_sinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_sinh(tl_structured *s, tl_tensor *self);
+int tl_meta_sinh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_sinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sinh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- cosh */
 int tl_ops_register_cosh(void);
@@ -3044,8 +3141,9 @@ typedef tl_tensor *(*tl_ops_cosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_cosh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_cosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_cosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_cosh(tl_structured *s, tl_tensor *self);
+int tl_meta_cosh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_cosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_cosh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- round */
 int tl_ops_register_round(void);
@@ -3085,9 +3183,10 @@ typedef tl_tensor *(*tl_ops_round_decimals_out_fn)(tl_keyset ks, tl_tensor *self
 tl_tensor *tl_ops_round_decimals_out(tl_tensor *self, int64_t decimals, tl_tensor *out);
 tl_tensor *tl_ops_round_decimals_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
 int tl_ops_round_decimals_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_round(tl_structured *s, tl_tensor *self);
+int tl_meta_round(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_round(tl_structured *s, tl_tensor *self, tl_tensor *out);
-TL_WEAK int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals);
+TL_WEAK int tl_impl_ufunc_round_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+int tl_meta_round_decimals(tl_structured *s, tl_tensor *self, int64_t decimals);
 TL_WEAK int tl_impl_round_decimals_out(tl_structured *s, tl_tensor *self, int64_t decimals, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logit */
@@ -3205,8 +3304,9 @@ typedef tl_tensor *(*tl_ops_logical_not_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_logical_not_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_logical_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_logical_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_not(tl_structured *s, tl_tensor *self);
+int tl_meta_logical_not(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_logical_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_not_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_xor */
 int tl_ops_register_logical_xor(void);
@@ -3228,8 +3328,9 @@ typedef tl_tensor *(*tl_ops_logical_xor_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_logical_xor_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logical_xor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_logical_xor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_xor_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_and */
 int tl_ops_register_logical_and(void);
@@ -3251,8 +3352,9 @@ typedef tl_tensor *(*tl_ops_logical_and_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_logical_and_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logical_and_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_logical_and_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_and_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- logical_or */
 int tl_ops_register_logical_or(void);
@@ -3274,8 +3376,9 @@ typedef tl_tensor *(*tl_ops_logical_or_out_fn)(tl_keyset ks, tl_tensor *self, tl
 tl_tensor *tl_ops_logical_or_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logical_or_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_ops_logical_or_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_logical_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logical_or_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_not */
 int tl_ops_register_bitwise_not(void);
@@ -3297,8 +3400,9 @@ typedef tl_tensor *(*tl_ops_bitwise_not_out_fn)(tl_keyset ks, tl_tensor *self, t
 tl_tensor *tl_ops_bitwise_not_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_bitwise_not_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_bitwise_not_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self);
+int tl_meta_bitwise_not(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_bitwise_not(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_not_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_and */
 int tl_ops_register_bitwise_and(void);
@@ -3355,8 +3459,9 @@ tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out(tl_scalar self, tl_tensor *other
 tl_tensor *tl_ops_bitwise_and_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_and_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_and_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_and_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_and(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_and_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_or */
 int tl_ops_register_bitwise_or(void);
@@ -3413,8 +3518,9 @@ tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out(tl_scalar self, tl_tensor *other,
 tl_tensor *tl_ops_bitwise_or_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_or_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_or_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_or_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_or(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_or_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_xor */
 int tl_ops_register_bitwise_xor(void);
@@ -3471,8 +3577,9 @@ tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out(tl_scalar self, tl_tensor *other
 tl_tensor *tl_ops_bitwise_xor_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_xor_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_xor_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_xor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_xor_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_xor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_xor_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_left_shift */
 int tl_ops_register_bitwise_left_shift(void);
@@ -3529,8 +3636,9 @@ tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out(tl_scalar self, tl_tensor
 tl_tensor *tl_ops_bitwise_left_shift_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_left_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_left_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_left_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_left_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_left_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_left_shift_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- bitwise_right_shift */
 int tl_ops_register_bitwise_right_shift(void);
@@ -3587,8 +3695,9 @@ tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out(tl_scalar self, tl_tenso
 tl_tensor *tl_ops_bitwise_right_shift_Scalar_Tensor_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_ops_bitwise_right_shift_Scalar_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bitwise_right_shift_Scalar_Tensor_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
-TL_WEAK int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+int tl_meta_bitwise_right_shift_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
 TL_WEAK int tl_impl_ufunc_bitwise_right_shift(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_bitwise_right_shift_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
 
 /* ---------------------------------------------------------------- leaky_relu */
 int tl_ops_register_leaky_relu(void);
@@ -3612,6 +3721,7 @@ tl_tensor *tl_ops_leaky_relu__redispatch(tl_keyset ks, tl_tensor *self, tl_scala
 int tl_ops_leaky_relu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope);
 TL_WEAK int tl_impl_ufunc_leaky_relu(tl_structured *s, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_leaky_relu_cuda(tl_structured *s, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out);
 
 /* ---------------------------------------------------------------- leaky_relu_backward */
 int tl_ops_register_leaky_relu_backward(void);
@@ -3629,6 +3739,7 @@ tl_tensor *tl_ops_leaky_relu_backward_redispatch(tl_keyset ks, tl_tensor *grad_o
 int tl_ops_leaky_relu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result);
 TL_WEAK int tl_impl_ufunc_leaky_relu_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_leaky_relu_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar negative_slope, bool self_is_result, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- elu */
 int tl_ops_register_elu(void);
@@ -3652,6 +3763,7 @@ tl_tensor *tl_ops_elu__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha
 int tl_ops_elu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
 TL_WEAK int tl_impl_ufunc_elu(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_elu_cuda(tl_structured *s, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
 
 /* ---------------------------------------------------------------- elu_backward */
 int tl_ops_register_elu_backward(void);
@@ -3669,6 +3781,7 @@ tl_tensor *tl_ops_elu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, 
 int tl_ops_elu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result);
 TL_WEAK int tl_impl_ufunc_elu_backward(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_elu_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- gelu */
 int tl_ops_register_gelu(void);
@@ -3732,6 +3845,7 @@ tl_tensor *tl_ops_mish_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *
 int tl_ops_mish_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_mish(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_mish(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_mish_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- mish_backward */
 int tl_ops_register_mish_backward(void);
@@ -3759,6 +3873,7 @@ tl_tensor *tl_ops_softplus_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar b
 int tl_ops_softplus_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
 TL_WEAK int tl_impl_ufunc_softplus(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_softplus_cuda(tl_structured *s, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
 
 /* ---------------------------------------------------------------- softplus_backward */
 int tl_ops_register_softplus_backward(void);
@@ -3776,6 +3891,7 @@ tl_tensor *tl_ops_softplus_backward_redispatch(tl_keyset ks, tl_tensor *grad_out
 int tl_ops_softplus_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold);
 TL_WEAK int tl_impl_ufunc_softplus_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_softplus_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- hardtanh */
 int tl_ops_register_hardtanh(void);
@@ -3799,6 +3915,7 @@ tl_tensor *tl_ops_hardtanh__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar 
 int tl_ops_hardtanh__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 TL_WEAK int tl_impl_ufunc_hardtanh(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hardtanh_cuda(tl_structured *s, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
 
 /* ---------------------------------------------------------------- hardtanh_backward */
 int tl_ops_register_hardtanh_backward(void);
@@ -3816,6 +3933,7 @@ tl_tensor *tl_ops_hardtanh_backward_redispatch(tl_keyset ks, tl_tensor *grad_out
 int tl_ops_hardtanh_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 TL_WEAK int tl_impl_ufunc_hardtanh_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_hardtanh_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
 
 /* ---------------------------------------------------------------- relu6 */
 int tl_ops_register_relu6(void);
@@ -4718,8 +4836,9 @@ typedef tl_tensor *(*tl_ops_asinh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_asinh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_asinh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_asinh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_asinh(tl_structured *s, tl_tensor *self);
+int tl_meta_asinh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_asinh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_asinh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- acosh */
 int tl_ops_register_acosh(void);
@@ -4741,8 +4860,9 @@ typedef tl_tensor *(*tl_ops_acosh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_acosh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_acosh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_acosh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_acosh(tl_structured *s, tl_tensor *self);
+int tl_meta_acosh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_acosh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_acosh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- atanh */
 int tl_ops_register_atanh(void);
@@ -4764,8 +4884,9 @@ typedef tl_tensor *(*tl_ops_atanh_out_fn)(tl_keyset ks, tl_tensor *self, tl_tens
 tl_tensor *tl_ops_atanh_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_atanh_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 int tl_ops_atanh_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
-TL_WEAK int tl_meta_atanh(tl_structured *s, tl_tensor *self);
+int tl_meta_atanh(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_ufunc_atanh(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_atanh_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 
 /* ---------------------------------------------------------------- arcsin */
 int tl_ops_register_arcsin(void);

@@ -150,6 +150,7 @@ __all__ = [
     "clip",
     "clip_",
     "clone",
+    "copysign",
     "cos",
     "cos_",
     "cosh",
@@ -202,6 +203,7 @@ __all__ = [
     "ger",
     "gt",
     "hstack",
+    "hypot",
     "index",
     "index_add",
     "index_copy",
@@ -562,6 +564,9 @@ _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
+_C_copysign_Tensor = getattr(_lib, "tl_ops_copysign_Tensor", None) or _missing_c("tl_ops_copysign_Tensor")
+_C_copysign__Tensor = getattr(_lib, "tl_ops_copysign__Tensor", None) or _missing_c("tl_ops_copysign__Tensor")
+_C_copysign_out = getattr(_lib, "tl_ops_copysign_out", None) or _missing_c("tl_ops_copysign_out")
 _C_cos = getattr(_lib, "tl_ops_cos", None) or _missing_c("tl_ops_cos")
 _C_cos_ = getattr(_lib, "tl_ops_cos_", None) or _missing_c("tl_ops_cos_")
 _C_cos_out = getattr(_lib, "tl_ops_cos_out", None) or _missing_c("tl_ops_cos_out")
@@ -686,6 +691,9 @@ _C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_i
 _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
+_C_hypot = getattr(_lib, "tl_ops_hypot", None) or _missing_c("tl_ops_hypot")
+_C_hypot_ = getattr(_lib, "tl_ops_hypot_", None) or _missing_c("tl_ops_hypot_")
+_C_hypot_out = getattr(_lib, "tl_ops_hypot_out", None) or _missing_c("tl_ops_hypot_out")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -1166,6 +1174,8 @@ _P_clip__r = getattr(_lib, "tl_pyabi_clip__r", None) or _missing_c("tl_pyabi_cli
 _P_clip_out_r = getattr(_lib, "tl_pyabi_clip_out_r", None) or _missing_c("tl_pyabi_clip_out_r")
 _P_copy__n_src_r = getattr(_lib, "tl_pyabi_copy__n_src_r", None) or _missing_c("tl_pyabi_copy__n_src_r")
 _P_copy__r = getattr(_lib, "tl_pyabi_copy__r", None) or _missing_c("tl_pyabi_copy__r")
+_P_copysign__Tensor_r = getattr(_lib, "tl_pyabi_copysign__Tensor_r", None) or _missing_c("tl_pyabi_copysign__Tensor_r")
+_P_copysign_out_r = getattr(_lib, "tl_pyabi_copysign_out_r", None) or _missing_c("tl_pyabi_copysign_out_r")
 _P_cos__r = getattr(_lib, "tl_pyabi_cos__r", None) or _missing_c("tl_pyabi_cos__r")
 _P_cos_out_r = getattr(_lib, "tl_pyabi_cos_out_r", None) or _missing_c("tl_pyabi_cos_out_r")
 _P_cosh__r = getattr(_lib, "tl_pyabi_cosh__r", None) or _missing_c("tl_pyabi_cosh__r")
@@ -1239,6 +1249,8 @@ _P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_p
 _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
 _P_hstack_out_r = getattr(_lib, "tl_pyabi_hstack_out_r", None) or _missing_c("tl_pyabi_hstack_out_r")
+_P_hypot__r = getattr(_lib, "tl_pyabi_hypot__r", None) or _missing_c("tl_pyabi_hypot__r")
+_P_hypot_out_r = getattr(_lib, "tl_pyabi_hypot_out_r", None) or _missing_c("tl_pyabi_hypot_out_r")
 _P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
@@ -5105,6 +5117,40 @@ def clone(input, *, memory_format=None):
     return r_
 
 
+# yaml/native_functions.yaml: copysign.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_copysign = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def copysign(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(copysign, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('copysign', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('copysign', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_copysign_Tensor(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('copysign', 'out', 0, 'Tensor', out)
+    rc_ = _P_copysign_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: cos(Tensor self) -> Tensor
 # yaml/native_functions.yaml: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cos = (
@@ -7166,6 +7212,40 @@ def hstack(tensors, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('hstack', 'out', 0, 'Tensor', out)
     rc_ = _P_hstack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_hypot = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def hypot(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(hypot, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hypot', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('hypot', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_hypot(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hypot', 'out', 0, 'Tensor', out)
+    rc_ = _P_hypot_out_r(input._p, other._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -17055,6 +17135,48 @@ def _m_copy_(self, src, non_blocking=False):
     return self
 
 
+# yaml/native_functions.yaml: copysign.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_copysign = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_copysign(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_copysign, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('copysign', 'other', 1, 'Tensor', other)
+    h_ = _C_copysign_Tensor(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_copysign_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_copysign_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_copysign_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('copysign_', 'other', 1, 'Tensor', other)
+    rc_ = _P_copysign__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: cos(Tensor self) -> Tensor
 _SIGS__m_cos = (
     ('()', (), (), False),
@@ -18560,6 +18682,48 @@ def _m_gt_(self, *args, **kwargs):
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_gt__1, ('other', )[:n])):
         return _impl_m_gt__1(self, *args, **kwargs)
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
+
+
+# yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
+_SIGS__m_hypot = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_hypot(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_hypot, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('hypot', 'other', 1, 'Tensor', other)
+    h_ = _C_hypot(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_hypot_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_hypot_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_hypot_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('hypot_', 'other', 1, 'Tensor', other)
+    rc_ = _P_hypot__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -24362,6 +24526,8 @@ class _TensorOps:
     clone = _m_clone
     contiguous = _m_contiguous
     copy_ = _m_copy_
+    copysign = _m_copysign
+    copysign_ = _m_copysign_
     cos = _m_cos
     cos_ = _m_cos_
     cosh = _m_cosh
@@ -24409,6 +24575,8 @@ class _TensorOps:
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
+    hypot = _m_hypot
+    hypot_ = _m_hypot_
     index = _m_index
     index_add = _m_index_add
     index_add_ = _m_index_add_
@@ -24925,6 +25093,9 @@ SIGNATURES = {
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
     ),
+    ("function", "copysign"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("function", "cos"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -25091,6 +25262,9 @@ SIGNATURES = {
     ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
+    ),
+    ("function", "hypot"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "index"): (
         "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
@@ -25806,6 +25980,12 @@ SIGNATURES = {
     ("method", "copy_"): (
         "(Tensor src, bool non_blocking = False)",
     ),
+    ("method", "copysign"): (
+        "(Tensor other)",
+    ),
+    ("method", "copysign_"): (
+        "(Tensor other)",
+    ),
     ("method", "cos"): (
         "()",
     ),
@@ -25962,6 +26142,12 @@ SIGNATURES = {
     ("method", "gt_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "hypot"): (
+        "(Tensor other)",
+    ),
+    ("method", "hypot_"): (
+        "(Tensor other)",
     ),
     ("method", "index"): (
         "(tuple of Tensors indices)",

@@ -257,6 +257,17 @@ POINTWISE = {
         "entry": "ceil.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::copysign.Tensor": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "copysign", "Double": "copysign", "Float": "copysign", "Half": "copysign"},
+        "headers": ("kernels/ufunc/copysign.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "copysign.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::cos": {
         "args": (("self", "tensor"), ),
@@ -508,6 +519,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "hardtanh_backward.grad_input",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::hypot": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hypot", "Double": "hypot", "Float": "hypot", "Half": "hypot"},
+        "headers": ("kernels/ufunc/hypot.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "hypot.out",
         "fallbacks": {},
     },
     # kernels/ufunc/isfinite.h (standalone kernel)

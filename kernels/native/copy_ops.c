@@ -2,6 +2,7 @@
  * copy_, _to_copy, to.*, fill_.Scalar, zero_) over the runtime's copy engine
  * (runtime/src/copy.c). to() returns self itself when nothing changes, like
  * PyTorch, and otherwise calls _to_copy through the dispatcher. */
+#include "tl_cuda.h"
 #include "tl_internal.h"
 #include "tl_ops.h"
 
@@ -32,7 +33,7 @@ tl_tensor *tl_native_clone(tl_keyset ks, tl_tensor *self, int memory_format) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet supports only torch.contiguous_format and torch.preserve_format");
         return NULL;
     }
-    tl_tensor *t = tl_empty(tl_tensor_ndim(self), tl_tensor_sizes(self), tl_tensor_dtype(self), tl_tensor_device(self));
+    tl_tensor *t = tl_empty(tl_tensor_ndim(self), tl_tensor_sizes(self), tl_tensor_dtype(self), tl__device_of(self));
     if (t && tl_copy_(t, self) != 0) {
         tl_tensor_release(t);
         return NULL;
@@ -58,7 +59,7 @@ tl_tensor *tl_native__to_copy(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet supports only the strided layout (torch.strided)");
         return NULL;
     }
-    tl_device_type dev = device < 0 ? tl_tensor_device(self) : (tl_device_type)device;
+    tl_device_type dev = device < 0 ? tl__device_of(self) : (tl_device_type)device;
     if (tl_tensor_device(self) == TL_META && dev != TL_META) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
         return NULL;
@@ -74,10 +75,12 @@ tl_tensor *tl_native__to_copy(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int
 static tl_tensor *to_impl(tl_tensor *self, tl_dtype dtype, int device, bool non_blocking, bool copy,
                           int memory_format) {
     tl_dtype dt = dtype == TL_DTYPE_UNDEFINED ? tl_tensor_dtype(self) : dtype;
-    int dev = device < 0 ? (int)tl_tensor_device(self) : device;
+    int dev = device < 0 ? (int)tl__device_of(self) : device;
+    if (tl__device_type_of(dev) == TL_CUDA && tl__device_index_of(dev) < 0)   /* "cuda": the current device */
+        dev = tl__device_pack(TL_CUDA, tl_cuda_current_device());
     int keeps_format = memory_format < 0 || memory_format == TL_PRESERVE_FORMAT ||
                        (memory_format == TL_CONTIGUOUS_FORMAT && tl_tensor_is_contiguous(self));
-    if (!copy && dt == tl_tensor_dtype(self) && dev == (int)tl_tensor_device(self) && keeps_format)
+    if (!copy && dt == tl_tensor_dtype(self) && dev == (int)tl__device_of(self) && keeps_format)
         return retained(self);
     return tl_ops__to_copy(self, dt, -1, dev, false, false, non_blocking, memory_format);
 }
@@ -108,7 +111,7 @@ tl_tensor *tl_native_to_dtype(tl_keyset ks, tl_tensor *self, tl_dtype dtype, boo
 tl_tensor *tl_native_to_other(tl_keyset ks, tl_tensor *self, tl_tensor *other, bool non_blocking, bool copy,
                               int memory_format) {
     (void)ks;
-    return to_impl(self, tl_tensor_dtype(other), (int)tl_tensor_device(other), non_blocking, copy, memory_format);
+    return to_impl(self, tl_tensor_dtype(other), (int)tl__device_of(other), non_blocking, copy, memory_format);
 }
 
 tl_tensor *tl_native_fill_(tl_keyset ks, tl_tensor *self, tl_scalar value) {

@@ -80,6 +80,8 @@ static double scalar_as_double(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE 
 
 static tl_tensor *arange_impl(tl_scalar start, tl_scalar end, tl_scalar step, tl_dtype dtype, int layout,
                               int device) {
+    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
+        return tl__host_result_to(arange_impl(start, end, step, dtype, layout, TL_CPU), device);
     if (check_layout(layout)) return NULL;
     if (dtype == TL_DTYPE_UNDEFINED) {
         int any_float = start.kind == TL_SCALAR_DOUBLE || end.kind == TL_SCALAR_DOUBLE || step.kind == TL_SCALAR_DOUBLE;
@@ -193,6 +195,8 @@ static int mantissa_bits(tl_dtype dt) {
 
 static tl_tensor *random_impl(const int64_t *size, int64_t size_len, tl_generator *gen, tl_dtype dtype, int layout,
                               int device, int normal) {
+    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
+        return tl__host_result_to(random_impl(size, size_len, gen, dtype, layout, TL_CPU, normal), device);
     if (check_layout(layout)) return NULL;
     dtype = dtype_or_default(dtype);
     if (!tl_dtype_valid(dtype) || !tl_dtype_is_floating(dtype)) {
@@ -281,7 +285,7 @@ tl_tensor *tl_native_randn_generator(tl_keyset ks, const int64_t *size, int64_t 
 static tl_tensor *like_impl(tl_tensor *self, tl_dtype dtype, int layout, int device, int memory_format) {
     if (check_layout(layout) || check_memory_format(memory_format, 1)) return NULL;
     tl_dtype dt = dtype == TL_DTYPE_UNDEFINED ? tl_tensor_dtype(self) : dtype;
-    tl_device_type dev = device < 0 ? tl_tensor_device(self) : (tl_device_type)device;
+    tl_device_type dev = device < 0 ? tl__device_of(self) : (tl_device_type)device;
     int preserve = memory_format < 0 || memory_format == TL_PRESERVE_FORMAT;
     if (preserve && tl_tensor_is_non_overlapping_and_dense(self))
         return tl_empty_strided(tl_tensor_ndim(self), tl_tensor_sizes(self), tl_tensor_strides(self), dt, dev);

@@ -392,7 +392,7 @@ tl_tensor *tl_native_mv(tl_keyset ks, tl_tensor *self, tl_tensor *vec) {
     (void)ks;
     if (check_mv(self, vec, tl_tensor_dtype(vec)) != 0) return NULL;
     const int64_t m = tl_tensor_size(self, 0);
-    tl_tensor *out = tl_empty(1, &m, tl_tensor_dtype(vec), tl_tensor_device(self));
+    tl_tensor *out = tl_empty(1, &m, tl_tensor_dtype(vec), tl__device_of(self));
     if (out && mv_into(out, self, vec) != 0) {
         tl_tensor_release(out);
         return NULL;

@@ -51,7 +51,7 @@ tl_tensor *tl_native_nll_loss_out(tl_keyset ks, tl_tensor *self, tl_tensor *targ
                                   int64_t reduction, int64_t ignore_index, tl_tensor *out) {
     (void)ks;
     const int64_t zero = 0;
-    tl_tensor *tw = tl_empty(1, &zero, tl_tensor_dtype(self), tl_tensor_device(self));
+    tl_tensor *tw = tl_empty(1, &zero, tl_tensor_dtype(self), tl__device_of(self));
     if (!tw) return NULL;
     tl_tensor *r0 = NULL, *r1 = NULL;
     int rc = tl_ops_nll_loss_forward_output(self, target, weight, reduction, ignore_index, out, tw, &r0, &r1);

@@ -160,8 +160,8 @@ static int sort_core(tl_tensor *self, int64_t dim, int64_t k, bool desc, tl_tens
     if (d < 0) return -1;
     int64_t shape[TL_MAX_DIMS];
     for (int64_t i = 0; i < nd; i++) shape[i] = i == d ? k : self->sizes[i];
-    tl_tensor *vo = values ? tl_empty(nd, shape, self->dtype, self->device) : NULL;
-    tl_tensor *io = tl_empty(nd, shape, TL_INT64, self->device);
+    tl_tensor *vo = values ? tl_empty(nd, shape, self->dtype, tl__device_of(self)) : NULL;
+    tl_tensor *io = tl_empty(nd, shape, TL_INT64, tl__device_of(self));
     if ((values && !vo) || !io) goto fail;
     if (self->device != TL_META && k > 0 && io->numel > 0) {
         const int64_t last = nd ? nd - 1 : 0, n = nd ? self->sizes[d] : 1;

@@ -189,7 +189,7 @@ tl_tensor *tl_native_diagonal(tl_keyset ks, tl_tensor *self, int64_t offset, int
 /* zeros of `sizes` whose diagonal holds src */
 static tl_tensor *zeros_with_diagonal(tl_tensor *src, const int64_t *sizes, int64_t nd, int64_t offset,
                                       int64_t dim1, int64_t dim2) {
-    tl_tensor *r = tl_zeros(nd, sizes, src->dtype, src->device);
+    tl_tensor *r = tl_zeros(nd, sizes, src->dtype, tl__device_of(src));
     tl_tensor *d = r ? diagonal_view(r, offset, dim1, dim2) : NULL;
     if (!d || tl_copy_(d, src)) {
         tl_tensor_release(d);
@@ -279,6 +279,8 @@ static int check_row_col(int64_t row, int64_t col, int layout) {
  * (c - r >= offset) triangle */
 static tl_tensor *tri_indices(int64_t row, int64_t col, int64_t offset, tl_dtype dtype, int layout, int device,
                               bool upper) {
+    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
+        return tl__host_result_to(tri_indices(row, col, offset, dtype, layout, TL_CPU, upper), device);
     if (check_row_col(row, col, layout)) return NULL;
     if (dtype == TL_DTYPE_UNDEFINED) dtype = TL_INT64;
     int64_t count = 0;
@@ -367,6 +369,8 @@ static double scalar_double(tl_scalar s) {
  * down from end, so both ends are exact; float types step in float */
 static tl_tensor *space(tl_scalar start, tl_scalar end, int64_t steps, double base, bool log, tl_dtype dtype,
                         int layout, int device) {
+    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
+        return tl__host_result_to(space(start, end, steps, base, log, dtype, layout, TL_CPU), device);
     if (check_steps(steps, layout)) return NULL;
     if (dtype == TL_DTYPE_UNDEFINED) dtype = tl_get_default_dtype();
     const tl_device_type dev = device < 0 ? TL_CPU : (tl_device_type)device;
@@ -421,6 +425,8 @@ static uint64_t below(tl_generator *g, uint64_t range) {
 }
 
 static tl_tensor *randperm_impl(int64_t n, tl_generator *g, tl_dtype dtype, int layout, int device) {
+    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
+        return tl__host_result_to(randperm_impl(n, g, dtype, layout, TL_CPU), device);
     if (n < 0) {
         tl_set_error(TL_ERR_RUNTIME, "n must be non-negative, got%lld", (long long)n);
         return NULL;
@@ -461,6 +467,8 @@ tl_tensor *tl_native_randperm_generator(tl_keyset ks, int64_t n, tl_generator *g
 
 static tl_tensor *randint_impl(int64_t low, int64_t high, const int64_t *size, int64_t nd, tl_generator *g,
                                tl_dtype dtype, int layout, int device) {
+    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
+        return tl__host_result_to(randint_impl(low, high, size, nd, g, dtype, layout, TL_CPU), device);
     if (low >= high) {
         tl_set_error(TL_ERR_RUNTIME, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
                      (long long)low, (long long)high);

@@ -137,7 +137,7 @@ tl_tensor *tl_native_alias(tl_keyset ks, tl_tensor *self) {
  * that autograd records them under create_graph. */
 static tl_tensor *scatter_into_zeros(tl_tensor *grad, const int64_t *sizes, int64_t ndim, tl_tensor *(*view)(tl_tensor *, void *),
                                      void *ctx) {
-    tl_tensor *gi = tl_ops_zeros(sizes, ndim, tl_tensor_dtype(grad), -1, (int)tl_tensor_device(grad), false, false);
+    tl_tensor *gi = tl_ops_zeros(sizes, ndim, tl_tensor_dtype(grad), -1, (int)tl__device_of(grad), false, false);
     if (!gi) return NULL;
     tl_tensor *v = view(gi, ctx);
     tl_tensor *r = v ? tl_ops_copy_(v, grad, false) : NULL;

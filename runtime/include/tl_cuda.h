@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tl_tensor.h"
 
 enum { TL_CUDA_MAX_DEVICES = 16 };
 
@@ -102,5 +103,24 @@ void tl_cuda_set_compiler(tl_cuda_compile_fn fn);
  * sides). No Python on this path. */
 int tl_cuda_launch(tl_cuda_function *f, const unsigned grid[3], const unsigned block[3],
                    unsigned shared_bytes, void **args);
+
+/* ------------------------------------------------ hooks for device kernels */
+/* The runtime copies and fills CUDA tensors itself where bytes allow it
+ * (cuMemcpy*, cuMemsetD8/16/32 over dense tensors) and otherwise through a
+ * host staging copy. A kernel library installs these to do the rest on the
+ * device: `copy` for a same-device copy that needs a cast or a strided
+ * layout (dst and src on one device, same shape after broadcasting src),
+ * `fill` for a fill no memset pattern expresses (8-byte values with unequal
+ * halves, strided views). Each returns 0, or -1 with the error set; NULL
+ * (the default) keeps the staging path. */
+typedef int (*tl_cuda_copy_kernel_fn)(tl_tensor *dst, const tl_tensor *src);
+typedef int (*tl_cuda_fill_kernel_fn)(tl_tensor *dst, tl_scalar value);
+void tl_cuda_set_copy_kernel(tl_cuda_copy_kernel_fn fn);
+void tl_cuda_set_fill_kernel(tl_cuda_fill_kernel_fn fn);
+
+/* ------------------------------------------------------------- tensors */
+/* PyTorch's Tensor.record_stream: the tensor's block is not reused until the
+ * work queued on s so far has finished. */
+int tl_cuda_tensor_record_stream(const tl_tensor *t, tl_cuda_stream s);
 
 #endif

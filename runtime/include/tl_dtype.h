@@ -25,7 +25,7 @@ typedef enum tl_dtype {
 
 typedef enum tl_device_type {
     TL_CPU = 0,
-    TL_CUDA = 1,   /* reserved: no CUDA backend yet */
+    TL_CUDA = 1,   /* NVIDIA GPUs through the driver API (tl_cuda.h) */
     TL_META = 2    /* metadata only, no data */
 } tl_device_type;
 

@@ -27,7 +27,8 @@ struct tl_storage {
     void *data;
     int64_t nbytes;            /* usable bytes */
     tl_device_type device;
-    int owns_data;             /* 1: tl_free(data, nbytes) on release (0 for inline small data) */
+    int32_t device_index;      /* cuda: the device's ordinal; 0 for cpu and meta */
+    int owns_data;             /* 1: tl_free(data, nbytes) on release, cuda: tl_cuda_free(data) */
     int external;              /* wraps memory the runtime does not own (not resizable) */
     int small_block;           /* a block of the small class (tensor.c's per-thread spare) */
     tl_deleter_fn deleter;     /* external memory */
@@ -81,6 +82,23 @@ static inline char *tl__data(const tl_tensor *t) {
 }
 uint64_t tl__keyset_for_device(tl_device_type d);
 const char *tl__device_name(tl_device_type d);
+/* A device argument travels through the factories and the generated glue as
+ * one int: the tl_device_type in the low byte and, for an explicit index
+ * ("cuda:1"), index + 1 above it. "cuda" alone (no index: the current device),
+ * "cpu" and "meta" are the plain type values, so CPU code compares as before. */
+#define TL_DEVICE_INDEX_SHIFT 8
+static inline tl_device_type tl__device_type_of(int packed) { return (tl_device_type)(packed & 0xff); }
+static inline int tl__device_index_of(int packed) { return (packed >> TL_DEVICE_INDEX_SHIFT) - 1; }  /* -1: none */
+static inline int tl__device_pack(tl_device_type type, int index) {
+    return (int)type | ((index + 1) << TL_DEVICE_INDEX_SHIFT);
+}
+/* t's device as a factory argument: the type, packed with the index for cuda */
+static inline tl_device_type tl__device_of(const tl_tensor *t) {
+    return TL_LIKELY(t->device != TL_CUDA) ? t->device
+                                          : (tl_device_type)tl__device_pack(TL_CUDA, t->storage->device_index);
+}
+/* "cuda:1" for a cuda tensor, "cpu" / "meta" otherwise (a per-thread buffer: use before the next call) */
+const char *tl__tensor_device_str(const tl_tensor *t);
 
 /* checked arithmetic */
 static inline int tl__mul_overflow(int64_t a, int64_t b, int64_t *r) {
@@ -127,6 +145,18 @@ void tl_parallel_jobs(int njobs, void (*job)(int i, void *ctx), void *ctx);
 
 /* ---- copy / fill engine (copy.c) */
 int tl__copy_impl(tl_tensor *dst, const tl_tensor *src);
+
+/* ---- CUDA tensors (runtime/src/cuda/tensor_ops.c): storage memory, copies
+ * to/from/between devices, fill, one element to the host */
+int tl__cuda_storage_init(tl_storage *s, int64_t nbytes, int packed_device);
+void tl__cuda_storage_free(tl_storage *s);
+int tl__cuda_storage_grow(tl_storage *s, int64_t nbytes);
+int tl__cuda_copy(tl_tensor *dst, const tl_tensor *src);
+int tl__cuda_fill(tl_tensor *t, tl_scalar value);
+int tl__cuda_item(const tl_tensor *t, tl_scalar *out);
+/* a factory computed on the host, moved to `packed_device` (takes host's
+ * reference; NULL in, NULL out) */
+tl_tensor *tl__host_result_to(tl_tensor *host, int packed_device);
 
 /* ---- kernels (kernels/cpu, one table per capability) */
 #include "tl_kernel.h"

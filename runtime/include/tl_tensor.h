@@ -5,6 +5,10 @@
  * NULL with the thread-local error set (tl_error.h). Arguments are borrowed.
  * Reference counts are atomic: the GIL is released during every cffi call.
  *
+ * Devices: a `tl_device_type device` argument of a factory may carry a device
+ * index (type | (index + 1) << 8, see tl_internal.h); the plain TL_CUDA means
+ * the current CUDA device (tl_cuda.h).
+ *
  * Dispatch keys: tl_tensor_key_set() returns the tensor's DispatchKeySet bits.
  * When runtime/include/tl_dispatch_key.h exists, tensor.c takes the CPU/Meta
  * key numbers from it; otherwise it uses placeholder bits (CPU = 1 << 1,
@@ -53,6 +57,8 @@ int64_t tl_tensor_stride(const tl_tensor *t, int64_t dim);
 int64_t tl_tensor_numel(const tl_tensor *t);
 tl_dtype tl_tensor_dtype(const tl_tensor *t);
 tl_device_type tl_tensor_device(const tl_tensor *t);
+int tl_tensor_device_index(const tl_tensor *t);            /* cuda: the device ordinal; cpu/meta: -1 */
+int tl_storage_device_index(const tl_storage *s);          /* likewise */
 int64_t tl_tensor_itemsize(const tl_tensor *t);
 int64_t tl_tensor_storage_offset(const tl_tensor *t);
 tl_storage *tl_tensor_storage(const tl_tensor *t);          /* borrowed; NULL never */

@@ -1,6 +1,7 @@
 /* copy_, clone, contiguous, to, fill_, item, resize_ (tl_tensor.h). */
 #include <stdlib.h>
 
+#include "tl_cuda.h"
 #include "tl_internal.h"
 
 typedef struct {
@@ -37,8 +38,7 @@ int tl__copy_impl(tl_tensor *dst, const tl_tensor *src) {
     if (dst == src) return 0;
     if (src->device == TL_META && dst->device != TL_META)
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
-    if (dst->device == TL_CUDA || src->device == TL_CUDA)
-        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
+    if (TL_UNLIKELY(dst->device == TL_CUDA || src->device == TL_CUDA)) return tl__cuda_copy(dst, src);
     tl_tensor *tmp = NULL;
     if (dst->device == TL_META && src->device != TL_META && !(src->ndim == 0 && src->device == TL_CPU)) {
         /* copying real data into a meta tensor checks shapes only: use src's metadata on meta */
@@ -91,7 +91,7 @@ tl_tensor *tl_clone(const tl_tensor *t) {
 
 tl_tensor *tl_contiguous(const tl_tensor *t) {
     if (tl_tensor_is_contiguous(t)) { tl_tensor_retain((tl_tensor *)t); return (tl_tensor *)t; }
-    tl_tensor *c = tl_empty(t->ndim, t->sizes, t->dtype, t->device);
+    tl_tensor *c = tl_empty(t->ndim, t->sizes, t->dtype, tl__device_of(t));
     if (!c) return NULL;
     if (tl__copy_impl(c, t) != 0) { tl_tensor_release(c); return NULL; }
     return c;
@@ -101,15 +101,17 @@ tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype, int copy) {
     if (!tl_dtype_valid(dtype)) { tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dtype); return NULL; }
     if (dtype == t->dtype && !copy) { tl_tensor_retain((tl_tensor *)t); return (tl_tensor *)t; }
     tl_tensor *c = tl_tensor_is_non_overlapping_and_dense(t)
-                       ? tl_empty_strided(t->ndim, t->sizes, t->strides, dtype, t->device)
-                       : tl_empty(t->ndim, t->sizes, dtype, t->device);
+                       ? tl_empty_strided(t->ndim, t->sizes, t->strides, dtype, tl__device_of(t))
+                       : tl_empty(t->ndim, t->sizes, dtype, tl__device_of(t));
     if (!c) return NULL;
     if (tl__copy_impl(c, t) != 0) { tl_tensor_release(c); return NULL; }
     return c;
 }
 
 tl_tensor *tl_to_device(const tl_tensor *t, tl_device_type device, int copy) {
-    if (device == t->device && !copy) { tl_tensor_retain((tl_tensor *)t); return (tl_tensor *)t; }
+    if (tl__device_type_of((int)device) == TL_CUDA && tl__device_index_of((int)device) < 0)
+        device = (tl_device_type)tl__device_pack(TL_CUDA, tl_cuda_current_device());   /* "cuda": the current one */
+    if (device == tl__device_of(t) && !copy) { tl_tensor_retain((tl_tensor *)t); return (tl_tensor *)t; }
     if (t->device == TL_META && device != TL_META) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
         return NULL;
@@ -126,6 +128,11 @@ int tl_fill_(tl_tensor *t, tl_scalar value) {
     if (!t) return tl_set_error(TL_ERR_RUNTIME, "fill_: undefined tensor");
     uint64_t v = 0;
     if (tl_scalar_store(value, t->dtype, &v) != 0) return -1;
+    if (TL_UNLIKELY(t->device == TL_CUDA)) {
+        if (tl__cuda_fill(t, value) != 0) return -1;
+        tl_tensor_bump_version(t);
+        return 0;
+    }
     tl_iter *it = tl_iter_new(TL_ITER_NO_BROADCAST_OUTPUT | TL_ITER_CHECK_OVERLAP);
     if (!it) return -1;
     int rc = tl_iter_add_output(it, t);
@@ -156,6 +163,7 @@ int tl_tensor_item(const tl_tensor *t, tl_scalar *out) {
                             (long long)t->numel);
     if (t->device == TL_META)  /* PyTorch's text and kind */
         return tl_set_error(TL_ERR_RUNTIME, "Tensor.item() cannot be called on meta tensors");
+    if (t->device == TL_CUDA) return tl__cuda_item(t, out);
     if (t->device != TL_CPU)
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Tensor.item() is not supported for %s tensors: they have no data",
                             tl__device_name(t->device));
@@ -182,6 +190,8 @@ int tl_resize_(tl_tensor *t, int64_t ndim, const int64_t *sizes) {
             /* inline small data stays in the storage's block until it dies */
             st->data = nd;
             st->owns_data = 1;
+        } else if (st->device == TL_CUDA) {
+            if (tl__cuda_storage_grow(st, total) != 0) return -1;
         }
         st->nbytes = total;
     }

@@ -169,25 +169,28 @@ tl_dtype tl_result_type(int64_t n, tl_tensor **tensors) {
 
 /* ---------------------------------------------------------------- build */
 static int compute_devices(tl_iter *it) {
+    /* devices compare with their index (tl__device_of packs cuda's); CPU
+     * 0-dim tensors may sit beside tensors of any device, as in PyTorch */
     int have = 0;
     tl_device_type dev = TL_CPU;
+    const tl_tensor *first = NULL;
     for (int i = 0; i < it->nops; i++) {
         tl_tensor *t = it->ops[i].tensor;
         if (!t || is_cpu_scalar(t)) continue;
-        if (!have) { dev = t->device; have = 1; }
-        else if (t->device != dev) {
+        if (!have) { dev = tl__device_of(t); first = t; have = 1; }
+        else if (tl__device_of(t) != dev) {
+            const char *a = tl__tensor_device_str(first), *b = tl__tensor_device_str(t);
             return tl_set_error(TL_ERR_RUNTIME,
                                 "Expected all tensors to be on the same device, but found at least two devices, "
-                                "%s and %s!", tl__device_name(dev), tl__device_name(t->device));
+                                "%s and %s!", a, b);
         }
     }
     if (!have) {
         /* all scalars: a defined output decides, else cpu */
         for (int i = 0; i < it->nout; i++)
-            if (it->ops[i].tensor) { dev = it->ops[i].tensor->device; break; }
+            if (it->ops[i].tensor) { dev = tl__device_of(it->ops[i].tensor); break; }
     }
-    if (dev == TL_CUDA) return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
-    it->device = dev;
+    it->device = dev;   /* packed: outputs are allocated on the same cuda device */
     it->is_meta = dev == TL_META;
     return 0;
 }
@@ -471,11 +474,11 @@ static int cast_operands(tl_iter *it) {
             const tl_dtype tdt = (int)it->output_dtype != TL_DTYPE_UNDEFINED ? it->output_dtype : common;
             if (t->dtype == tdt) continue;
             if (!(f & TL_ITER_CAST_TO_OUTPUTS)) continue;
-            tl_tensor *tmp = tl_empty_strided(t->ndim, t->sizes, t->strides, tdt, t->device);
+            tl_tensor *tmp = tl_empty_strided(t->ndim, t->sizes, t->strides, tdt, tl__device_of(t));
             if (!tmp) return -1;
             if (!tl_tensor_is_non_overlapping_and_dense(t)) {
                 tl_tensor_release(tmp);
-                tmp = tl_empty(t->ndim, t->sizes, tdt, t->device);
+                tmp = tl_empty(t->ndim, t->sizes, tdt, tl__device_of(t));
                 if (!tmp) return -1;
             }
             op->original = t;
@@ -700,6 +703,20 @@ tl_dtype tl_iter_operand_dtype(const tl_iter *it, int i) {
     return it->ops[i].tensor->dtype;
 }
 int tl_iter_is_meta(const tl_iter *it) { return it->is_meta; }
+/* operand i as a device launch sees it (kernels/cuda/tl_cuda_loops.h): data
+ * pointer, byte strides of the loop dims (tl_iter_loop_ndim entries), stored
+ * dtype, and whether it is a 0-dim CPU tensor (a wrapped number) */
+int tl_iter_operand_loop(const tl_iter *it, int i, char **data, int64_t *strides, tl_dtype *dtype,
+                         int *cpu_scalar) {
+    if (i < 0 || i >= it->nops || !it->ops[i].tensor)
+        return tl_set_error(TL_ERR_INDEX, "TensorIterator operand %d out of range", i);
+    const tl_iter_op *op = &it->ops[i];
+    *data = op->data;
+    for (int64_t d = 0; d < it->ndim; d++) strides[d] = op->strides[d];
+    *dtype = op->tensor->dtype;
+    *cpu_scalar = !op->is_output && is_cpu_scalar(op->tensor);
+    return 0;
+}
 int tl_iter_is_contiguous(const tl_iter *it) {
     if (it->ndim > 1) return 0;
     for (int i = 0; i < it->nops; i++)
@@ -906,8 +923,11 @@ static void plan_tiles(tile_plan *tp, tl_iter *it, int k) {
 /* the tile kernels, one table per CPU capability (kernels/native/runtime_stubs.c fills it) */
 TL_DEFINE_EMPTY_STUB(tl_tile_stub);
 
+int tl_iter_copy_back(tl_iter *it);
 static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
     if (!it->built) return tl_set_error(TL_ERR_RUNTIME, "TensorIterator: not built");
+    if (TL_UNLIKELY(tl__device_type_of((int)it->device) == TL_CUDA))   /* host loops never touch device memory */
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "TensorIterator: a CPU loop cannot run on cuda tensors");
     if (!it->is_meta && it->numel > 0) {
         int64_t grain = parallel ? tl_get_grain_size() : INT64_MAX;
         if (it->ndim <= 1 && it->numel < grain) {
@@ -935,7 +955,12 @@ static int run(tl_iter *it, tl_loop_fn loop, void *ctx, int parallel) {
         }
     }
 copy_back:
-    /* results computed in a temporary of the common dtype go to the out= tensors */
+    return tl_iter_copy_back(it);
+}
+
+/* results computed in a temporary of the common dtype go to the out= tensors
+ * (after the loops; a device launch calls it itself) */
+int tl_iter_copy_back(tl_iter *it) {
     for (int i = 0; i < it->nout; i++) {
         tl_iter_op *op = &it->ops[i];
         if (op->original) {

@@ -275,7 +275,8 @@ int tl_glue_push_dtype(tl_stack *st, tl_dtype v) {
 }
 
 int tl_glue_push_device(tl_stack *st, int device) {
-    return device < 0 ? tl_stack_push_none(st) : tl_stack_push_device(st, device, -1);
+    return device < 0 ? tl_stack_push_none(st)
+                      : tl_stack_push_device(st, (int)tl__device_type_of(device), tl__device_index_of(device));
 }
 
 int tl_glue_push_enum(tl_stack *st, int v) {
@@ -351,7 +352,8 @@ int tl_glue_pop_device(tl_stack *st, int *out) {
     tl_ivalue v;
     if (tl_stack_pop(st, &v) != 0) return -1;
     if (v.tag == TL_IV_DEVICE) {
-        *out = v.u.device.type;
+        *out = v.u.device.index >= 0 ? tl__device_pack((tl_device_type)v.u.device.type, v.u.device.index)
+                                     : v.u.device.type;
     } else if (v.tag == TL_IV_INT) {
         *out = (int)v.u.i;
     } else {
@@ -414,7 +416,7 @@ tl_keyset tl_glue_list_keyset(tl_tensor *const *v, int64_t n) {
 
 tl_keyset tl_glue_backend_select_keyset(tl_keyset ks, int device) {
     tl_keyset backend;
-    switch (device) {
+    switch (device < 0 ? device : (int)tl__device_type_of(device)) {   /* "cuda:1" selects CUDA */
     case -1:
     case TL_CPU: backend = TL_KEYSET_CPU_BITS; break;
     case TL_CUDA: backend = TL_KEYSET_CUDA_BITS; break;

@@ -84,9 +84,11 @@ tl_storage *tl_storage_new(int64_t nbytes, tl_device_type device) {
         tl_set_error(TL_ERR_RUNTIME, "Storage size must be non-negative, got %lld", (long long)nbytes);
         return NULL;
     }
-    if (device == TL_CUDA) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
-        return NULL;
+    if (tl__device_type_of((int)device) == TL_CUDA) {
+        tl_storage *s = storage_alloc();
+        if (!s) return NULL;
+        if (tl__cuda_storage_init(s, nbytes, (int)device) != 0) { free(s); return NULL; }
+        return s;
     }
     if (device != TL_CPU && device != TL_META) {
         tl_set_error(TL_ERR_VALUE, "invalid device %d", (int)device);
@@ -152,7 +154,10 @@ void tl_storage_retain(tl_storage *s) {
 void tl_storage_release(tl_storage *s) {
     if (!s) return;
     if (__atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
-    if (s->owns_data) tl_free(s->data, s->nbytes);
+    if (s->owns_data) {
+        if (TL_UNLIKELY(s->device == TL_CUDA)) tl__cuda_storage_free(s);
+        else tl_free(s->data, s->nbytes);
+    }
     if (s->deleter) s->deleter(s->deleter_ctx);
     if (TL_USE_SPARES && s->small_block && !g_spare_storage) g_spare_storage = s;
     else free(s);
@@ -161,6 +166,7 @@ void tl_storage_release(tl_storage *s) {
 void *tl_storage_data(const tl_storage *s) { return s->data; }
 int64_t tl_storage_nbytes(const tl_storage *s) { return s->nbytes; }
 int64_t tl_storage_refcount(const tl_storage *s) { return __atomic_load_n(&s->refcount, __ATOMIC_RELAXED); }
+int tl_storage_device_index(const tl_storage *s) { return s->device == TL_CUDA ? s->device_index : -1; }
 
 /* ------------------------------------------------------------ size helpers */
 static void format_list(char *buf, size_t cap, int64_t n, const int64_t *v) {
@@ -462,6 +468,16 @@ int64_t tl_tensor_stride(const tl_tensor *t, int64_t dim) {
 int64_t tl_tensor_numel(const tl_tensor *t) { return t->numel; }
 tl_dtype tl_tensor_dtype(const tl_tensor *t) { return t->dtype; }
 tl_device_type tl_tensor_device(const tl_tensor *t) { return t->device; }
+int tl_tensor_device_index(const tl_tensor *t) { return tl_storage_device_index(t->storage); }
+
+const char *tl__tensor_device_str(const tl_tensor *t) {
+    static _Thread_local char buf[2][24];   /* two: error messages name two devices */
+    static _Thread_local int which = 0;
+    if (t->device != TL_CUDA) return tl__device_name(t->device);
+    which ^= 1;
+    snprintf(buf[which], sizeof buf[which], "cuda:%d", (int)t->storage->device_index);
+    return buf[which];
+}
 int64_t tl_tensor_itemsize(const tl_tensor *t) { return tl__itemsize(t->dtype); }
 int64_t tl_tensor_storage_offset(const tl_tensor *t) { return t->storage_offset; }
 tl_storage *tl_tensor_storage(const tl_tensor *t) { return t->storage; }
@@ -502,7 +518,7 @@ void tl_tensor_bump_version(tl_tensor *t) { __atomic_add_fetch(&t->storage->vers
 /* --------------------------------------------------------------- factories */
 static int check_factory(tl_dtype dtype, tl_device_type device) {
     if (!tl__dtype_valid(dtype)) return tl_set_error(TL_ERR_VALUE, "invalid dtype %d", (int)dtype);
-    if (device == TL_CUDA) return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "torchlet was built without CUDA support");
+    if (tl__device_type_of((int)device) == TL_CUDA) return 0;   /* the index is checked on allocation */
     if (device != TL_CPU && device != TL_META) return tl_set_error(TL_ERR_VALUE, "invalid device %d", (int)device);
     return 0;
 }
@@ -564,8 +580,8 @@ tl_tensor *tl_empty_strided(int64_t ndim, const int64_t *sizes, const int64_t *s
 
 tl_tensor *tl_empty_like(const tl_tensor *t) {
     if (t->flags & TL_TF_NON_OVERLAPPING_DENSE)
-        return tl_empty_strided(t->ndim, t->sizes, t->strides, t->dtype, t->device);
-    return tl_empty(t->ndim, t->sizes, t->dtype, t->device);
+        return tl_empty_strided(t->ndim, t->sizes, t->strides, t->dtype, tl__device_of(t));
+    return tl_empty(t->ndim, t->sizes, t->dtype, tl__device_of(t));
 }
 
 tl_tensor *tl_full(int64_t ndim, const int64_t *sizes, tl_scalar value, tl_dtype dtype, tl_device_type device) {
@@ -584,6 +600,12 @@ tl_tensor *tl_ones(int64_t ndim, const int64_t *sizes, tl_dtype dtype, tl_device
 }
 
 tl_tensor *tl_arange(int64_t n, tl_dtype dtype, tl_device_type device) {
+    if (tl__device_type_of((int)device) == TL_CUDA) {   /* made on the host, copied over */
+        tl_tensor *h = tl_arange(n, dtype, TL_CPU), *d = h ? tl_empty(1, &n, dtype, device) : NULL;
+        if (d && tl__copy_impl(d, h) != 0) { tl_tensor_release(d); d = NULL; }
+        tl_tensor_release(h);
+        return d;
+    }
     tl_tensor *t = tl_empty(1, &n, dtype, device);
     if (!t || device == TL_META) return t;
     char *p = tl__data(t);
@@ -597,6 +619,7 @@ tl_tensor *tl_scalar_tensor(tl_scalar s, tl_dtype dtype, tl_device_type device) 
     tl_tensor *t = tl_empty(0, NULL, dtype, device);
     if (!t) return NULL;
     if (device == TL_CPU) tl_scalar_store(s, dtype, tl__data(t));
+    else if (tl__device_type_of((int)device) == TL_CUDA && tl_fill_(t, s) != 0) { tl_tensor_release(t); return NULL; }
     return t;
 }
 

@@ -163,6 +163,7 @@ from .utils._device import get_default_device, set_default_device  # noqa: E402,
 # policies are yaml/autocast.yaml, the kernel runtime/src/autocast.c)
 from . import amp  # noqa: E402
 from . import backends  # noqa: E402,F401  (torchlet.backends.cpu.info(): the machine and the store policy)
+from . import cuda  # noqa: E402,F401  (torchlet.cuda: loads the driver lazily, installs the kernel compiler)
 from . import compiler  # noqa: E402,F401  (torchlet.compiler.explain / reset / set_stance)
 from ._compile.api import compile  # noqa: E402,F401  (torchlet.compile)
 from .amp.autocast_mode import (  # noqa: E402,F401

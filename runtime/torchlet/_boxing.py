@@ -137,7 +137,7 @@ def _p_device(v, s):
     if not isinstance(v, _dev.device):
         return False
     s[0].append(DEVICE)
-    s[1].extend((v._id, -1 if v.index is None else v.index))
+    s[1].extend((v._type, -1 if v.index is None else v.index))
     return True
 
 

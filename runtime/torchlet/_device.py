@@ -1,4 +1,9 @@
-"""torchlet.device: cpu, meta (metadata only) and cuda (reserved)."""
+"""torchlet.device: cpu, meta (metadata only) and cuda (NVIDIA GPUs, torchlet.cuda).
+
+`_id` is what the C runtime's device arguments take: the tl_device_type, and
+for a cuda device with an index that index packed above it
+(type | (index + 1) << 8, runtime/include/tl_internal.h); `_type` is the
+plain tl_device_type."""
 from __future__ import annotations
 
 from ._C import lib
@@ -8,7 +13,7 @@ _NAMES = {v: k for k, v in _TYPES.items()}
 
 
 class device:
-    __slots__ = ("type", "index", "_id")
+    __slots__ = ("type", "index", "_id", "_type")
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
@@ -24,9 +29,14 @@ class device:
         if type not in _TYPES:
             raise RuntimeError(
                 f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+        if index is not None:
+            if index.__class__ is not int or index < 0:
+                raise RuntimeError(f"Device index must not be negative" if isinstance(index, int)
+                                   else f"Device index must be an int, got {index!r}")
         self.type = type
         self.index = index
-        self._id = _TYPES[type]
+        self._type = _TYPES[type]
+        self._id = self._type | ((index + 1) << 8) if index is not None and type == "cuda" else self._type
 
     def __repr__(self):
         if self.index is None:
@@ -73,5 +83,16 @@ def as_device(d) -> device:
     raise TypeError(f"expected a device, got {type(d).__name__}")
 
 
+_CUDA = [device("cuda", i) for i in range(16)]
+
+
 def from_id(i: int) -> device:
     return _BY_ID[i]
+
+
+def of_tensor_ptr(p) -> device:
+    """The device of a C tensor (cuda ones with their index)."""
+    t = lib.tl_tensor_device(p)
+    if t == lib.TL_CUDA:
+        return _CUDA[lib.tl_tensor_device_index(p)]
+    return _BY_ID[t]

@@ -18,7 +18,16 @@ import warnings
 
 from ._C import ffi, lib
 
+class OutOfMemoryError(RuntimeError):
+    """torchlet.cuda.OutOfMemoryError: a CUDA allocation failed after the
+    caching allocator gave its cached blocks back (PyTorch's
+    torch.cuda.OutOfMemoryError, a RuntimeError)."""
+
+
+OutOfMemoryError.__module__ = "torchlet.cuda"
+
 _EXC = {
+    lib.TL_ERR_CUDA_OOM: OutOfMemoryError,
     lib.TL_ERR_RUNTIME: RuntimeError,
     lib.TL_ERR_VALUE: ValueError,
     lib.TL_ERR_INDEX: IndexError,

@@ -553,7 +553,7 @@ def cv_device(v, opt=True):
     if isinstance(v, str):
         return _dev.device(v)._id   # a malformed string raises PyTorch's RuntimeError
     if v.__class__ is int:
-        return lib.TL_CPU if v == -1 else lib.TL_CUDA
+        return lib.TL_CPU if v == -1 else _dev.device("cuda", v)._id   # an ordinal: cuda:v
     return BAD
 
 

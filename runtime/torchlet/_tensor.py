@@ -32,6 +32,8 @@ _unpack = ffi.unpack
 _dtype_of = lib.tl_tensor_dtype
 _device_of = lib.tl_tensor_device
 _DTYPES = _dt._BY_ID
+_DEVICES = _dev._BY_ID
+_TL_CUDA = lib.TL_CUDA
 
 
 class Size(tuple):
@@ -127,7 +129,30 @@ class Tensor(_TensorOps):
 
     @property
     def device(self) -> _dev.device:
-        return _dev._BY_ID[_device_of(self._p)]
+        t = _device_of(self._p)
+        if t == _TL_CUDA:
+            return _dev._CUDA[lib.tl_tensor_device_index(self._p)]
+        return _DEVICES[t]
+
+    def get_device(self) -> int:
+        """The CUDA device ordinal, -1 for a CPU tensor (PyTorch's Tensor.get_device)."""
+        return lib.tl_tensor_device_index(self._p)
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """This tensor on a CUDA device (the current one by default)."""
+        from . import cuda as _cuda
+        idx = _cuda._device_index(device, optional=True)
+        kw = {"non_blocking": non_blocking}
+        if memory_format is not None:
+            kw["memory_format"] = memory_format
+        return self.to(_dev.device("cuda", idx), **kw)
+
+    def record_stream(self, stream) -> None:
+        """Marks the tensor's memory as used by `stream`: the caching allocator
+        does not reuse it until the work queued there so far is done."""
+        if _device_of(self._p) != lib.TL_CUDA:
+            raise RuntimeError(f"record_stream: expected a cuda tensor, got a {self.device.type} tensor")
+        check(lib.tl_cuda_tensor_record_stream(self._p, ffi.cast("tl_cuda_stream", stream.cuda_stream)))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -256,7 +281,7 @@ class Tensor(_TensorOps):
     def _check_host(self, what):
         dev = _device_of(self._p)
         if dev != lib.TL_CPU:
-            name = _dev._BY_ID[dev].type
+            name = str(_dev.of_tensor_ptr(self._p))
             if what == "a list":  # PyTorch copies to the CPU first, which a meta tensor cannot
                 if name == "meta":
                     raise NotImplementedError("Cannot copy out of meta tensor; no data!")
@@ -304,6 +329,8 @@ class Tensor(_TensorOps):
         return a.copy() if force else a
 
     def tolist(self):
+        if _device_of(self._p) == lib.TL_CUDA:   # through a host copy, as PyTorch does
+            return self.cpu().tolist()
         self._check_host("a list")
         d = _DTYPES[_dtype_of(self._p)]
         if d is _dt.bfloat16:
@@ -354,6 +381,8 @@ class Tensor(_TensorOps):
         return (_rebuild_tensor, (self.numpy().copy(), self.dtype))
 
     def __dlpack_device__(self):
+        if _device_of(self._p) == lib.TL_CUDA:
+            return (2, lib.tl_tensor_device_index(self._p))   # kDLCUDA
         return (1, 0)
 
 
@@ -400,7 +429,7 @@ def _has_p(t) -> bool:
 
 def _subclass_device(self) -> _dev.device:
     d = self.__dict__.get("_wrapper_device")
-    return d if d is not None else _dev._BY_ID[_device_of(self._p)]
+    return d if d is not None else _dev.of_tensor_ptr(self._p)
 
 
 _new = Tensor.__new__

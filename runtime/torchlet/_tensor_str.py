@@ -111,8 +111,10 @@ def tensor_repr(t) -> str:
         if t.ndim != 1:
             suffixes.append(f"size={tuple(t.shape)}")
     else:
+        from . import _rt
+        if dev.type == "cuda":   # PyTorch prints a CUDA tensor from a host copy (a sync point)
+            t = _rt.to(t, device="cpu")
         if dt is D.bfloat16:
-            from . import _rt
             a = _rt.to(t, D.float32).numpy()
         else:
             a = t.numpy()

@@ -144,12 +144,13 @@ def test_unbalanced_exit_is_an_error():
         torchlet.device("meta").__exit__(None, None, None)
 
 
-def test_cuda_context_fails_like_a_cuda_less_build():
+@pytest.mark.skipif(torchlet.cuda.is_available(), reason="a CUDA device is present")
+def test_cuda_context_without_a_driver():
     with torchlet.device("cuda"):
         assert torchlet.get_default_device() == torchlet.device("cuda")
-        with pytest.raises(NotImplementedError, match="torchlet was built without CUDA support"):
+        with pytest.raises(RuntimeError, match="Found no NVIDIA driver|No CUDA GPUs are available"):
             torchlet.ones(2)
-        with pytest.raises(NotImplementedError, match="torchlet was built without CUDA support"):
+        with pytest.raises(RuntimeError, match="Found no NVIDIA driver|No CUDA GPUs are available"):
             torchlet.tensor([1.0])
         assert torchlet.ones(2, device="cpu").is_cpu
 

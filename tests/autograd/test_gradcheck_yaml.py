@@ -368,6 +368,11 @@ POINTWISE_MATH_CASES = {
     "atan2": [([_pb(2, 3), _pq(3)], lambda a, b: torchlet.atan2(a, b)),
               ([_pq(3, 2), _pb(2, 3)], lambda a, b: torchlet.atan2(T(a), b)), ([_pb(), _pq()], torchlet.atan2)],
     "atan2_": [([_pb(2, 3), _pq(2, 3)], lambda a, b: a.clone().atan2_(b))],
+    "hypot": [([_pq(2, 3), _pq(3)], lambda a, b: torchlet.hypot(a, b)), ([_pq(), _pq()], torchlet.hypot)],
+    "hypot_": [([_pq(2, 3), _pq(2, 3)], lambda a, b: a.clone().hypot_(b))],
+    # copysign: self's gradient is +-grad, other's 0 (other away from 0: no jump within reach)
+    "copysign.Tensor": [([_pq(2, 3), _pq(3)], lambda a, b: torchlet.copysign(a, b))],
+    "copysign_.Tensor": [([_pq(2, 3), _pq(2, 3)], lambda a, b: a.clone().copysign_(b))],
     "asin": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: torchlet.asin(T(a))), ([_pb(lo=-0.9, hi=0.9)], torchlet.asin)],
     "asin_": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: a.clone().asin_())],
     "acos": [([_pb(2, 3, lo=-0.9, hi=0.9)], lambda a: torchlet.acos(T(a))), ([_pb(lo=-0.9, hi=0.9)], torchlet.acos)],

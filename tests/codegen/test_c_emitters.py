@@ -270,7 +270,7 @@ def test_structured_glue(small):
         """
     ) in foo
     assert "TL_KEY_META, (void *)tl_structured_foo_Tensor_Meta" in foo
-    assert "/* not registered: CUDA: foo_out (no CUDA backend in the runtime) */" in foo
+    assert "/* not registered: CUDA: foo_out (no CUDA kernels are generated for it) */" in foo
     h = small["include/tl_ops.h"]
     assert "TL_WEAK int tl_meta_foo_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);" in h
     assert "TL_WEAK int tl_impl_foo_out(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);" in h
@@ -335,9 +335,9 @@ def test_one_entry_edit_touches_only_what_it_feeds(tmp_path):
     nf.write_text(src)
     _generate(tmp_path, nf, tmp_path / "before")
     # 1. change the kernel of one entry
-    old = "  dispatch:\n    CPU, Meta: zero_\n"
+    old = "  dispatch:\n    CPU, CUDA, Meta: zero_\n"
     assert old in src
-    nf.write_text(src.replace(old, "  dispatch:\n    CPU, Meta: zero_kernel\n"))
+    nf.write_text(src.replace(old, "  dispatch:\n    CPU, CUDA, Meta: zero_kernel\n"))
     _generate(tmp_path, nf, tmp_path / "after")
     changed = _changed(tmp_path / "before", tmp_path / "after")
     assert {f for f in changed if _mine(f)} == {"csrc/ops_zero.c", "include/tl_ops.h"}, changed.keys()

@@ -160,7 +160,7 @@ def test_editing_one_entry_changes_only_its_files(tmp_path):
     # add a dtype to add, and push mul down the file (its line numbers change)
     after = _emit(tmp_path, "\n\n" + two.replace("add (Float, Int)", "add (Float, Int, Long)"))
     changed = sorted(k for k in before if before[k] != after.get(k))
-    assert changed == ["kernels/ufunc_add.c", "kernels/ufunc_add.h"]
+    assert changed == ["cuda/ufunc_add.cu", "cuda/ufunc_add_cuda.c", "kernels/ufunc_add.c", "kernels/ufunc_add.h"]
 
 
 WHERE_LIKE = """

@@ -119,8 +119,8 @@ class autocast:
         if not isinstance(self.fast_dtype, _dtype_cls):
             raise TypeError(f"autocast: expected dtype to be a torchlet.dtype, got {type(self.fast_dtype).__name__}")
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
-        if enabled and device_type == "cuda":
-            # torchlet has no CUDA backend: PyTorch's behaviour without CUDA
+        if enabled and device_type == "cuda" and not _cuda_available():
+            # PyTorch's behaviour without a CUDA driver or device
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
             enabled = False
         if device_type == "cpu":
@@ -151,3 +151,8 @@ class autocast:
 
     def __call__(self, func):
         return autocast_decorator(self, func)
+
+
+def _cuda_available() -> bool:
+    from .. import cuda
+    return cuda.is_available()

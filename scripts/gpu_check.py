@@ -1,0 +1,208 @@
+"""The one prepared GPU check (`make gpu-check`): run on a machine with an
+NVIDIA GPU, it writes a JSON report and a table to $OUT (default ./gpu_check_out).
+
+Steps (each recorded, a failure does not stop the next):
+ 1. versions: driver (cuDriverGetVersion), device name and compute capability,
+    NVRTC (torchlet.cuda.nvrtc) and whether its major fits the driver's;
+ 2. the prebuilt kernel cache (TORCHLET_KERNEL_CACHE, filled here by
+    `python -m torchlet.cuda.prebuild`): how many programs load from it with
+    cuModuleLoadData (proves a CUBIN from this NVRTC loads on that driver);
+ 3. pytest tests/cuda against the real GPU;
+ 4. timings (CUDA events, median of 20): `a + b` on 2^28 float32 with torchlet vs
+    a device-to-device copy of the same bytes vs torch.add, and the per-call
+    time of a tiny `a + b` (torchlet vs torch).
+
+    python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
+
+--dry-run needs no GPU: it checks the script's imports, NVRTC and the cache
+folder, and writes the report with every GPU step marked "skipped".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _driver():
+    """(cuda.bindings.driver, device count) or (None, reason)"""
+    try:
+        from cuda.bindings import driver
+        (err,) = driver.cuInit(0)
+        if int(err) != 0:
+            return None, f"cuInit: {err!r}"
+        err, n = driver.cuDeviceGetCount()
+        return (driver, n) if int(err) == 0 and n > 0 else (None, "no CUDA device")
+    except Exception as e:  # no driver library: cuda.pathfinder raises
+        return None, f"{type(e).__name__}: {e}"
+
+
+def versions(report: dict) -> None:
+    from torchlet.cuda import nvrtc
+
+    v = report["versions"] = {"python": platform.python_version(), "machine": platform.machine()}
+    try:
+        v["nvrtc"] = "%d.%d" % nvrtc.version()
+        v["nvrtc_archs"] = nvrtc.supported_archs()
+    except Exception as e:
+        v["nvrtc"] = f"unavailable: {e}"
+    drv, n = _driver()
+    if drv is None:
+        v["driver"] = f"unavailable: {n}"
+        return
+    _, ver = drv.cuDriverGetVersion()
+    _, dev = drv.cuDeviceGet(0)
+    _, name = drv.cuDeviceGetName(64, dev)
+    A = drv.CUdevice_attribute
+    _, ma = drv.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+    _, mi = drv.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+    v.update(driver=ver, devices=n, device=name.split(b"\0")[0].decode(), cc=f"{ma}.{mi}")
+    try:
+        nvrtc.check_driver(ver)
+        v["nvrtc_fits_driver"] = True
+    except Exception as e:
+        v["nvrtc_fits_driver"] = str(e)
+
+
+def cache_load(report: dict, dry: bool) -> None:
+    from torchlet.cuda import nvrtc, prebuild
+
+    folder = nvrtc.cache_dir()
+    r = report["cache"] = {"folder": str(folder), "programs": len(prebuild.programs())}
+    if folder is None or not folder.is_dir():
+        r["status"] = "no cache folder (set TORCHLET_KERNEL_CACHE to the prebuild output)"
+        return
+    r["files"] = len(list(folder.glob("*.cubin")))
+    if dry:
+        r["status"] = "skipped (dry run)"
+        return
+    drv, _ = _driver()
+    if drv is None:
+        r["status"] = "skipped (no GPU)"
+        return
+    _, dev = drv.cuDeviceGet(0)
+    _, ctx = drv.cuDevicePrimaryCtxRetain(dev)
+    drv.cuCtxSetCurrent(ctx)
+    cc = int(report["versions"]["cc"].replace(".", ""))
+    loaded, missing, failed = 0, 0, []
+    t = time.perf_counter()
+    for p in prebuild.programs():
+        img = nvrtc.cached_image(p.stem, p.read_text(), cc, folder)
+        if img is None:
+            missing += 1
+            continue
+        err, mod = drv.cuModuleLoadData(img)
+        if int(err) == 0:
+            loaded += 1
+            drv.cuModuleUnload(mod)
+        else:
+            failed.append(f"{p.stem}: {err!r}")
+    r.update(loaded=loaded, missing=missing, failed=failed[:10], seconds=round(time.perf_counter() - t, 3))
+
+
+def run_tests(report: dict, dry: bool) -> None:
+    if dry:
+        report["tests"] = "skipped (dry run)"
+        return
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(ROOT / "tests" / "cuda")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=420)
+    report["tests"] = {"returncode": r.returncode, "tail": r.stdout[-3000:]}
+
+
+def _median_ms(fn, sync, reps=20) -> float:
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def timings(report: dict, dry: bool, numel: int) -> None:
+    t = report["timings"] = {"numel": numel}
+    if dry:
+        t["status"] = "skipped (dry run)"
+        return
+    import torchlet as tl
+
+    dev = "cuda"
+    try:
+        a = tl.ones([numel], dtype=tl.float32, device=dev)
+        b = tl.ones([numel], dtype=tl.float32, device=dev)
+        out = tl.empty([numel], dtype=tl.float32, device=dev)
+        sync = tl.cuda.synchronize
+        ms = _median_ms(lambda: tl.add(a, b, out=out), sync)
+        t["torchlet_add_ms"] = ms
+        t["torchlet_add_TBps"] = 3 * 4 * numel / ms / 1e9
+        ms_copy = _median_ms(lambda: out.copy_(a), sync)
+        t["torchlet_d2d_copy_ms"] = ms_copy
+        t["add_vs_copy_bandwidth"] = (3 / ms) / (2 / ms_copy)
+        sa, sb = tl.ones([4], device=dev), tl.ones([4], device=dev)
+        t["torchlet_tiny_add_us"] = _median_ms(lambda: [tl.add(sa, sb) for _ in range(1000)], sync, 5)
+    except Exception as e:
+        t["torchlet"] = f"failed: {type(e).__name__}: {e}"
+    try:
+        import torch
+
+        ta = torch.ones(numel, device="cuda")
+        tb = torch.ones(numel, device="cuda")
+        tout = torch.empty(numel, device="cuda")
+        ms = _median_ms(lambda: torch.add(ta, tb, out=tout), torch.cuda.synchronize)
+        t["torch_add_ms"] = ms
+        t["torch_add_TBps"] = 3 * 4 * numel / ms / 1e9
+        sa, sb = torch.ones(4, device="cuda"), torch.ones(4, device="cuda")
+        t["torch_tiny_add_us"] = _median_ms(lambda: [torch.add(sa, sb) for _ in range(1000)],
+                                            torch.cuda.synchronize, 5)
+    except Exception as e:
+        t["torch"] = f"failed: {type(e).__name__}: {e}"
+
+
+def table(report: dict) -> str:
+    rows = []
+
+    def walk(prefix, d):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(f"{prefix}{k}.", v)
+            else:
+                rows.append((prefix + k, v if not isinstance(v, float) else round(v, 4)))
+    walk("", report)
+    w = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{w}}  {str(v)[:200]}" for k, v in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu_check_out")))
+    ap.add_argument("--numel", type=int, default=1 << 28)
+    a = ap.parse_args(argv)
+    report: dict = {"dry_run": a.dry_run, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    for step in (lambda: versions(report), lambda: cache_load(report, a.dry_run),
+                 lambda: run_tests(report, a.dry_run), lambda: timings(report, a.dry_run, a.numel)):
+        try:
+            step()
+        except Exception as e:
+            report.setdefault("errors", []).append(f"{type(e).__name__}: {e}")
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "gpu_check.json").write_text(json.dumps(report, indent=2, default=str))
+    text = table(report)
+    (a.out / "gpu_check.txt").write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The CUDA rendering of the ufunc formulas (codegen/emit/ufunc_cuda.py):
+golden fragments of generated/cuda/ufunc_add.cu, the _Generic rewrite, the
+parameter struct on both sides, the embedded source, and NVRTC errors mapped
+back to the formula file (needs the `cuda` extra's NVRTC; skipped without)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from codegen.emit import ufunc_cuda as uc
+
+ROOT = Path(__file__).resolve().parents[2]
+GEN = ROOT / "generated" / "cuda"
+
+
+def _c_string_contents(c_text: str, var: str) -> str:
+    """the concatenated literal assigned to `var` in a generated host file"""
+    body = c_text.split(f"{var}[] =\n", 1)[1].split(";\n", 1)[0]
+    parts = re.findall(r'^    "((?:[^"\\]|\\.)*)"$', body, re.M)
+    return "".join(bytes(p, "utf-8").decode("unicode_escape") for p in parts)
+
+
+def test_add_program_golden_fragments():
+    cu = (GEN / "ufunc_add.cu").read_text()
+    # no includes: one self-contained NVRTC program
+    assert "#include" not in cu
+    # one parameter struct with its size checked on the CUDA side
+    assert f"static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in cu
+    # the formula pasted from its header, under #line so errors name it
+    assert '#line 1 "kernels/ufunc/add.h"' in cu
+    assert "#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))" in cu
+    n = cu.split("\n").index('#line 1 "kernels/ufunc/add.h"')
+    back = [ln for ln in cu.split("\n")[n:] if ln.startswith("#line") and "generated/cuda/ufunc_add.cu" in ln][0]
+    k = cu.split("\n").index(back)
+    assert back == f'#line {k + 2} "generated/cuda/ufunc_add.cu"'
+    # three kernels per dtype, 10 dtypes
+    names = re.findall(r'extern "C" __global__ void __launch_bounds__\(128\) (\w+)\(const tl_cuda_ufunc_params p\)', cu)
+    assert len(names) == 30
+    assert names[:3] == ["ufunc_add_b_vec", "ufunc_add_b_strided", "ufunc_add_b_cast"]
+    # float32: 4 lanes of 128 bits, 8 per thread; half: 8 lanes computed in float
+    f32 = cu.split("ufunc_add_f32_vec(")[1]
+    assert "constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;" in f32
+    assert "const float a_alpha = p.args[0].f32;" in f32
+    assert "r.v[k] = ufunc_add_f32_op(x1, x2, a_alpha);" in f32
+    # the formula is called through a function placed at its #define (add.h:4)
+    assert ('#line 4 "kernels/ufunc/add.h"\nstatic TL_CUDA_FORCEINLINE auto ufunc_add_f32_op(float x1, float x2, '
+            'float a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }\n') in cu
+    f16 = cu.split("ufunc_add_f16_vec(")[1]
+    assert "VEC = 8" in f16 and "tl_f32_to_f16(ufunc_add_f16_op(x1, x2, a_alpha))" in f16
+    assert "const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);" in f16
+    # bool: C's conversions (add is `or`)
+    assert "r.v[k] = (uint8_t)((ufunc_add_b_op(x1, x2, a_alpha)) != 0);" in cu
+    # casting kernel: per-operand dtype loads
+    assert "tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2])" in cu
+
+
+def test_host_side_embeds_the_program_exactly():
+    for op in ("add", "where", "gelu"):
+        c = (GEN / f"ufunc_{op}_cuda.c").read_text()
+        assert _c_string_contents(c, f"tl_ufunc_{op}_cuda_source") == (GEN / f"ufunc_{op}.cu").read_text()
+        assert f'static tl_cuda_program tl_ufunc_{op}_cuda_program = {{"ufunc_{op}",' in c
+
+
+def test_params_struct_both_sides():
+    h = (GEN / "tl_cuda_ufunc_params.h").read_text()
+    assert f"_Static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in h
+    for t, n, a, _ in uc.PARAM_FIELDS:
+        assert f"    {t} {n}{a};" in h
+    assert uc.PARAMS_SIZE % 8 == 0 and uc.PARAMS_SIZE < 4096   # the classic kernel parameter limit
+
+
+def test_every_structured_ufunc_has_a_program():
+    cpu = {p.name[len("ufunc_"):-2] for p in (ROOT / "generated" / "kernels").glob("ufunc_*.c")}
+    cuda = {p.stem[len("ufunc_"):] for p in GEN.glob("ufunc_*.cu")} - {"copy"}   # copy: CUDA-only (copy/cast/fill)
+    assert cpu == cuda
+
+
+@pytest.mark.parametrize("src,want", [
+    ("_Generic((x), float: f, default: g)(x)",
+     "([&]() { auto tl_g_ = ((x)); (void)tl_g_; if constexpr (TL_IS(tl_g_, float)) return f(x); else return g(x); }())"),
+    ("_Generic((a), double: (double)(c), default: (float)(c))",
+     "([&]() { auto tl_g_ = ((a)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return (double)(c); "
+     "else return (float)(c); }())"),
+])
+def test_generic_rewrite(src, want):
+    assert uc.rewrite_generic(src) == want
+
+
+def test_generic_rewrite_nested_and_continued_lines():
+    text = "#define F(x) \\\n    _Generic((x), double: d1, \\\n default: _Generic((x), int: i1, default: f1))(x)\nnext"
+    lines = uc._logical_lines(text)
+    assert len(lines) == 4 and lines[1:3] == ["", ""] and lines[3] == "next"   # numbering kept
+    out = uc.rewrite_generic(lines[0])
+    assert "_Generic" not in out and out.count("[&]()") == 2
+
+
+def test_compile_error_names_the_formula_file():
+    nvrtc = pytest.importorskip("torchlet.cuda.nvrtc")
+    if not nvrtc.available():
+        pytest.skip("NVRTC (the cuda extra) is not installed")
+    cu = (GEN / "ufunc_add.cu").read_text()
+    bad = cu.replace("#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))",
+                     "#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * undefined_thing)")
+    with pytest.raises(nvrtc.NvrtcError, match=r"kernels/ufunc/add\.h\(4\): error: identifier \"undefined_thing\""):
+        nvrtc.compile_report("ufunc_add", bad, 90)

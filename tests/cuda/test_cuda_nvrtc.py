@@ -1,0 +1,126 @@
+"""NVRTC, the kernel cache and the prebuild, without a GPU.
+
+test_every_program_builds compiles EVERY generated CUDA program to CUBIN for
+sm_80 and sm_90 with ptxas -v and fails on register spills; its sm_90 output
+is a prebuilt cache folder (TORCHLET_PREBUILD_OUT keeps it, else a temp dir).
+Skipped only when the NVRTC wheel (`make test` installs the cuda extra)
+cannot be loaded."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+nvrtc = pytest.importorskip("torchlet.cuda.nvrtc")
+if not nvrtc.available():
+    pytest.skip("NVRTC (pip install 'torchlet[cuda]') is not available", allow_module_level=True)
+
+from torchlet.cuda import prebuild  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ADD = (ROOT / "generated" / "cuda" / "ufunc_add.cu").read_text()
+
+
+def test_target_clamps_to_supported_archs():
+    archs = nvrtc.supported_archs()
+    assert nvrtc.target(90) == ("sm_90", True)
+    top = max(archs)
+    assert nvrtc.target(top + 5) == (f"compute_{top}", False)   # newer than NVRTC knows: PTX
+    with pytest.raises(nvrtc.NvrtcError, match="cannot target compute capability"):
+        nvrtc.target(min(archs) - 1)
+
+
+def test_driver_major_rule():
+    major = nvrtc.version()[0]
+    nvrtc.check_driver(None)
+    nvrtc.check_driver(major * 1000 + 20)
+    with pytest.raises(nvrtc.NvrtcError, match="cannot build kernels for this CUDA"):
+        nvrtc.check_driver((major - 1) * 1000)
+
+
+def test_parse_ptxas():
+    log = ("ptxas info    : Compiling entry function 'k1' for 'sm_90'\nptxas info    : Function properties for k1\n"
+           "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+           "ptxas info    : Used 40 registers, used 0 barriers\n"
+           "ptxas info    : Compiling entry function 'k2' for 'sm_90'\nptxas info    : Function properties for k2\n"
+           "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 18 registers, used 0 barriers\n")
+    u = nvrtc.parse_ptxas(log)
+    assert [(x.name, x.registers, x.stack, x.spill_stores, x.spill_loads) for x in u] == [
+        ("k1", 40, 8, 4, 12), ("k2", 18, 0, 0, 0)]
+    with pytest.raises(nvrtc.NvrtcError, match="k1: 8 B stack, 4 B spill stores"):
+        nvrtc.check_usage("p", u)
+
+
+def test_cache_hit_miss_corrupt_and_disabled(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHLET_KERNEL_CACHE", str(tmp_path))
+    assert nvrtc.cache_dir() == tmp_path
+    img = nvrtc.compile_program("ufunc_add", ADD, 90)
+    assert img[:4] == b"\x7fELF"                       # a CUBIN
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and re.fullmatch(r"ufunc_add-sm_90-nvrtc\d+\.\d+-[0-9a-f]{40}\.cubin", files[0].name)
+    assert nvrtc.cached_image("ufunc_add", ADD, 90) == img
+    # the key covers the source: another text is a miss
+    assert nvrtc.cached_image("ufunc_add", ADD + "\n", 90) is None
+    # a damaged file is a miss, and compiling again repairs it
+    data = files[0].read_bytes()
+    files[0].write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert nvrtc.cached_image("ufunc_add", ADD, 90) is None
+    assert nvrtc.compile_program("ufunc_add", ADD, 90) == img
+    assert nvrtc.cached_image("ufunc_add", ADD, 90) == img
+    monkeypatch.setenv("TORCHLET_KERNEL_CACHE", "0")
+    assert nvrtc.cache_dir() is None and nvrtc.cached_image("ufunc_add", ADD, 90) is None
+
+
+def test_cache_default_location(monkeypatch, tmp_path):
+    monkeypatch.delenv("TORCHLET_KERNEL_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert nvrtc.cache_dir() == tmp_path / "torchlet" / "kernels"
+
+
+def test_unwritable_cache_warns_once(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if os.access(ro, os.W_OK):
+        pytest.skip("running as a user who can write anywhere")
+    monkeypatch.setenv("TORCHLET_KERNEL_CACHE", str(ro / "sub"))
+    with pytest.warns(RuntimeWarning, match="not writable"):
+        nvrtc.compile_program("ufunc_neg", (ROOT / "generated/cuda/ufunc_neg.cu").read_text(), 90)
+
+
+def test_prebuild_command(tmp_path):
+    out, src = tmp_path / "cache", tmp_path / "src"
+    src.mkdir()
+    for name in ("ufunc_neg.cu", "ufunc_where.cu"):   # two programs: the full set is the test below
+        (src / name).write_text((ROOT / "generated" / "cuda" / name).read_text())
+    r = subprocess.run([sys.executable, "-c", "import sys; from torchlet.cuda import prebuild; "
+                        "sys.exit(prebuild.main(sys.argv[1:]))", "--arch", "sm_90", "--out", str(out), "--strict",
+                        "--src", str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "sm_90: 2 programs, 57 kernels (2 programs / 57 kernels compiled" in r.stdout
+    # a second run finds everything in the cache
+    again = prebuild.build([90], out, jobs=1, src=src)
+    assert [(x.cached, x.error) for x in again] == [(True, None), (True, None)]
+    assert sum(x.kernels for x in again) == 3 * 9 + 3 * 10
+
+
+def test_every_program_builds(tmp_path_factory):
+    """every generated program -> CUBIN for sm_80 and sm_90, no spills. Into the
+    user's kernel cache (content-addressed: source, options, arch and NVRTC
+    version), so a rerun on the same machine only checks what changed; a
+    fresh machine compiles all (~1,900 kernels per arch: minutes on 2 cores)"""
+    out = Path(os.environ.get("TORCHLET_PREBUILD_OUT") or nvrtc.cache_dir() or tmp_path_factory.mktemp("prebuild"))
+    results = prebuild.build([90, 80], out, jobs=os.cpu_count() or 2, strict=True)
+    failed = [f"{r.program} sm_{r.cc}: {r.error}" for r in results if r.error]
+    assert not failed, "\n".join(failed)
+    n = len(prebuild.programs())
+    assert len(results) == 2 * n and n >= 90
+    for r in results:   # three kernels per supported dtype, all reported by ptxas
+        assert r.kernels % 3 == 0 and r.kernels > 0
+    assert len(list(out.glob("*-sm_90-*.cubin"))) >= n   # the cache may hold older sources too
