@@ -381,9 +381,12 @@ def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
 
 def _has_cuda_kernels(m: Model, f: NativeFunction) -> bool:
     """f's structured group has ufunc formulas: the generator emits its CUDA
-    launcher tl_impl_<kernel>_cuda (generated/cuda/ufunc_<op>_cuda.c)"""
+    launcher tl_impl_<kernel>_cuda (generated/cuda/ufunc_<op>_cuda.c). Not
+    for an operator library's (namespaced) operators: their build compiles
+    CPU loops only."""
     g = m.group_of(f)
-    return g is not None and g.structured and g.out is not None and bool(g.out.ufunc_inner_loop)
+    return (g is not None and g.structured and g.out is not None and bool(g.out.ufunc_inner_loop)
+            and not f.func.name.namespace)
 
 
 def emit_c_ops(ctx: EmitContext) -> dict[str, str]:

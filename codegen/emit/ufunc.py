@@ -345,8 +345,9 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         error_name = next((formulas[n].error_name for n in sorted(set(per_dtype.values())) if formulas[n].error_name),
                           None)
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name))
-        files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name, where,
-                                 errors))
+        if not ctx.extension:  # an operator library builds CPU loops only (its CUDA: not yet)
+            files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name,
+                                     where, errors))
     # standalone kernels (no structured operator): a header in kernels/ufunc
     # whose comment lines declare `ufunc_inner_loop: KEY: formula (dtypes)`;
     # the kernel is named after the file and may use several formulas
@@ -387,12 +388,14 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         sources = [f"{rel}: " + "; ".join(mk.group(0) for mk in marks) + " (standalone kernel)"]
         em = _ERROR_NAME_RE.search(text)   # the kernel's own header names its error
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None, em.group(1) if em else None))
-        files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, None,
-                                 em.group(1) if em else None, where, errors))
+        if not ctx.extension:
+            files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, None,
+                                     em.group(1) if em else None, where, errors))
     if errors:
         raise CodegenError(errors)
-    files.update(render_params_header(ctx))
-    files.update(render_copy_program(ctx, errors))
+    if not ctx.extension:
+        files.update(render_params_header(ctx))
+        files.update(render_copy_program(ctx, errors))
     if errors:
         raise CodegenError(errors)
     return files

@@ -75,7 +75,8 @@ def test_dispatch_keys_and_table():
     with pytest.raises(RuntimeError, match="No such operator aten::nope"):
         tl._C._dispatch_dump(("aten::nope"))
     assert tl._C._dispatch_has_kernel_for_dispatch_key("aten::add.Tensor", "CPU")
-    assert not tl._C._dispatch_has_kernel_for_dispatch_key("aten::add.Tensor", "CUDA")
+    assert tl._C._dispatch_has_kernel_for_dispatch_key("aten::add.Tensor", "CUDA")   # the generated CUDA kernel
+    assert not tl._C._dispatch_has_kernel_for_dispatch_key("aten::mm", "CUDA")
     with pytest.raises(RuntimeError, match="could not parse dispatch key: Foo"):
         tl._C._dispatch_has_kernel_for_dispatch_key("aten::add.Tensor", "Foo")
 

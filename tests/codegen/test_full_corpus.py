@@ -37,11 +37,12 @@ def _generate(out: Path, *extra: str):
 def syntax_check(out: Path, jobs: int | None = None) -> list[str]:
     """Compile every generated C file under ``out``; the compiler's messages of failed batches."""
     incs = [out / "include", out / "cdef", out / "csrc", REPO / "runtime/include", REPO / "kernels/ufunc",
-            out / "kernels", REPO / "autograd"]  # fmt: skip
+            out / "kernels", REPO / "autograd", out / "cuda", REPO / "kernels/cuda"]  # fmt: skip
     base = [CC, "-std=gnu11", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", *[f"-I{i}" for i in incs]]
     groups: dict[str, list[Path]] = {}
     for f in sorted(out.rglob("*.c")):
-        kind = "kernels" if f.parent.name == "kernels" else ("autograd" if f.name.startswith("autograd") else "ops")
+        kind = "kernels" if f.parent.name == "kernels" else "cuda" if f.parent.name == "cuda" else (
+            "autograd" if f.name.startswith("autograd") else "ops")
         groups.setdefault(kind, []).append(f)
     # ufunc kernel files include different math headers (tgmath.h vs tl_mvec.h): one unit each
     size = {"kernels": 1}

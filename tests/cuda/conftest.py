@@ -35,6 +35,11 @@ fake.fake_counter.restype = ctypes.c_longlong
 fake.fake_counter.argtypes = [ctypes.c_char_p]
 def counter(name):
     return fake.fake_counter(name.encode())
+# the device's copy / cast / fill kernels (generated/cuda/ufunc_copy.cu) run on
+# the fake driver as their host-shim build (tests/cuda/shim_build.py)
+sys.path.insert(0, os.path.join(os.getcwd(), "tests", "cuda"))
+import shim_build
+shim_build.load(["copy"]).tl_shim_register_fake_copy(ctypes.cast(fake.fake_register_kernel, ctypes.c_void_p))
 """
 
 

@@ -472,12 +472,13 @@ def test_missing_kernel_and_mixed_devices(run_cuda):
     run_cuda("""
         from torchlet._C import ffi, lib
         x = torchlet.ones(3, device="cuda")
+        y = torchlet.ones(2, 2, device="cuda")
         try:
-            x + x
+            torchlet.mm(y, y)   # no CUDA matrix products yet
         except NotImplementedError as e:
             m = str(e)
-            assert m.startswith("Could not run 'aten::add.Tensor' with arguments from the 'CUDA' backend."), m
-            assert "'aten::add.Tensor' is only available for these backends: [" in m and "CPU" in m, m
+            assert m.startswith("Could not run 'aten::mm' with arguments from the 'CUDA' backend."), m
+            assert "'aten::mm' is only available for these backends: [" in m and "CPU" in m, m
         else:
             raise AssertionError("no NotImplementedError")
         # TensorIterator's device check (what CUDA kernels get): PyTorch's message with the indices

@@ -91,20 +91,6 @@ fail:
     return NULL;
 }
 
-/* structured CUDA kernel: tl_meta_myops_scale, then tl_impl_ufunc_scale_cuda */
-static tl_tensor *tl_structured_myops_scale_out_CUDA(tl_keyset ks, tl_tensor *x, double alpha, tl_tensor *out) {
-    (void)ks;
-    tl_structured s_;
-    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
-    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
-    if (tl_meta_myops_scale(&s_, x, alpha) != 0) goto fail;
-    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_scale_cuda(&s_, x, alpha, s_.outputs[0]) != 0) goto fail;
-    return tl_structured_finish(&s_);
-fail:
-    tl_structured_cleanup(&s_);
-    return NULL;
-}
-
 /* structured Meta kernel: tl_meta_myops_scale only (no data) */
 static tl_tensor *tl_structured_myops_scale_out_Meta(tl_keyset ks, tl_tensor *x, double alpha, tl_tensor *out) {
     (void)ks;
@@ -186,19 +172,6 @@ fail:
     return NULL;
 }
 
-/* structured CUDA kernel: tl_meta_myops_scale, then tl_impl_ufunc_scale_cuda */
-static tl_tensor *tl_structured_myops_scale_CUDA(tl_keyset ks, tl_tensor *x, double alpha) {
-    (void)ks;
-    tl_structured s_;
-    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
-    if (tl_meta_myops_scale(&s_, x, alpha) != 0) goto fail;
-    if (!tl_structured_skip_impl(&s_) && tl_impl_ufunc_scale_cuda(&s_, x, alpha, s_.outputs[0]) != 0) goto fail;
-    return tl_structured_finish(&s_);
-fail:
-    tl_structured_cleanup(&s_);
-    return NULL;
-}
-
 /* structured Meta kernel: tl_meta_myops_scale only (no data) */
 static tl_tensor *tl_structured_myops_scale_Meta(tl_keyset ks, tl_tensor *x, double alpha) {
     (void)ks;
@@ -221,14 +194,10 @@ int tl_ops_register_scale(void) {
     else if (tl_op_register_kernel(tl_ops_myops_scale_out_op, TL_KEY_CPU, (void *)tl_structured_myops_scale_out_CPU, tl_ops_myops_scale_out_boxed, NULL,
                                    "tl_structured_myops_scale_out_CPU registered at generated/csrc/ops_scale.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_impl_ufunc_scale_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
-        tl_glue_note_missing("myops::scale.out", "CUDA", "tl_impl_ufunc_scale_cuda");
-    else if (tl_op_register_kernel(tl_ops_myops_scale_out_op, TL_KEY_CUDA, (void *)tl_structured_myops_scale_out_CUDA, tl_ops_myops_scale_out_boxed, NULL,
-                                   "tl_structured_myops_scale_out_CUDA registered at generated/csrc/ops_scale.c") < 0)
-        return -1;
     if (tl_op_register_kernel(tl_ops_myops_scale_out_op, TL_KEY_META, (void *)tl_structured_myops_scale_out_Meta, tl_ops_myops_scale_out_boxed, NULL,
                               "tl_structured_myops_scale_out_Meta registered at generated/csrc/ops_scale.c") < 0)
         return -1;
+    /* not registered: CUDA: ufunc_scale (no CUDA kernels are generated for it) */
     tl_ops_myops_scale_op = tl_op_define("myops::scale", "myops::scale(Tensor x, float alpha) -> Tensor");
     if (!tl_ops_myops_scale_op) return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_scale))  /* a hand-written kernel is missing: no CPU kernel */
@@ -236,13 +205,9 @@ int tl_ops_register_scale(void) {
     else if (tl_op_register_kernel(tl_ops_myops_scale_op, TL_KEY_CPU, (void *)tl_structured_myops_scale_CPU, tl_ops_myops_scale_boxed, NULL,
                                    "tl_structured_myops_scale_CPU registered at generated/csrc/ops_scale.c") < 0)
         return -1;
-    if (TL_KERNEL_MISSING(tl_impl_ufunc_scale_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
-        tl_glue_note_missing("myops::scale", "CUDA", "tl_impl_ufunc_scale_cuda");
-    else if (tl_op_register_kernel(tl_ops_myops_scale_op, TL_KEY_CUDA, (void *)tl_structured_myops_scale_CUDA, tl_ops_myops_scale_boxed, NULL,
-                                   "tl_structured_myops_scale_CUDA registered at generated/csrc/ops_scale.c") < 0)
-        return -1;
     if (tl_op_register_kernel(tl_ops_myops_scale_op, TL_KEY_META, (void *)tl_structured_myops_scale_Meta, tl_ops_myops_scale_boxed, NULL,
                               "tl_structured_myops_scale_Meta registered at generated/csrc/ops_scale.c") < 0)
         return -1;
+    /* not registered: CUDA: ufunc_scale (no CUDA kernels are generated for it) */
     return 0;
 }

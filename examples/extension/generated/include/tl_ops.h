@@ -44,7 +44,6 @@ tl_tensor *tl_ops_myops_scale_redispatch(tl_keyset ks, tl_tensor *x, double alph
 int tl_ops_myops_scale_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 int tl_meta_myops_scale(tl_structured *s, tl_tensor *x, double alpha);
 TL_WEAK int tl_impl_ufunc_scale(tl_structured *s, tl_tensor *x, double alpha, tl_tensor *out);
-TL_WEAK int tl_impl_ufunc_scale_cuda(tl_structured *s, tl_tensor *x, double alpha, tl_tensor *out);
 
 /* ---------------------------------------------------------------- fused_rms_norm */
 int tl_ops_register_fused_rms_norm(void);
