@@ -126,7 +126,7 @@ static int tensor_list(int64_t n, tl_tensor ***ret, int64_t *ret_len) {
 int tl_native_broadcast_tensors(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, tl_tensor ***ret,
                                 int64_t *ret_len) {
     (void)ks;
-    int64_t shape[TL_MAX_DIMS], nd;
+    int64_t shape[TL_MAX_DIMS], nd = 0;
     if (broadcast_shape(tensors, tensors_len, shape, &nd)) return -1;
     if (tensor_list(tensors_len, ret, ret_len)) return -1;
     for (int64_t i = 0; i < tensors_len; i++)
