@@ -235,7 +235,11 @@ void tl__store_policy_init(void) {
 }
 
 void tl__store_policy_threads_changed(void) {
-    if (g_info_done && !g_pinned) tl__store_policy_init();
+    if (!g_info_done) return;
+    if (g_pinned)  /* the rule's figures follow the threads; the pinned policy stays */
+        derive_policy(&g_info, tl_get_num_threads(), &g_derived);
+    else
+        tl__store_policy_init();
 }
 
 int tl_cpu_get_info(tl_cpu_info *out) {
