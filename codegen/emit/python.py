@@ -587,6 +587,11 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
         lines.append(f"def {pyname}({_params(s)}):")
         lines.append(f"    {s.signature_str()!r}")
         lines.extend(_tf_check(pyname))
+        fast = _cached_sizes_call(fname, s, "_args") if s.varargs else []
+        if fast:  # x.reshape(2, 3)
+            lines.append(f"    if {s.positional[0].name} is None and _args and _args[0].__class__ is int "
+                         "and _args[-1].__class__ is int:")
+            lines.extend(fast)
         lines.extend(signature_body(fname, s))
         return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
     # several signatures: one implementation each, then the decision procedure
@@ -607,6 +612,7 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
     if j is not None:  # x.view(2, 3): straight to the size overload
         call_head = "self, *args" if b.method else "*args"
         lines.append("    if not kwargs and args and args[0].__class__ is int and args[-1].__class__ is int:")
+        lines.extend(_cached_sizes_call(fname, b.sigs[j]))
         lines.append(f"        return _impl{pyname}_{j}({call_head})")
     lines.append("    n = len(args)")
     for i, s in enumerate(b.sigs):
@@ -615,6 +621,28 @@ def emit_binding(ctx: EmitContext, b: Binding) -> PyFunction:
         lines.append(f"        return _impl{pyname}_{i}({call_head})")
     lines.append(f"    raise _invalid_combination({fname!r}, args, kwargs, _SIGS_{pyname})")
     return PyFunction(pyname, lines, _sources(ctx, b.sources), tables)
+
+
+def _cached_sizes_call(fname: str, s: PySignature, args: str = "args") -> list[str]:
+    """``x.view(2, 3)`` without the size overload's own frame: a method whose
+    only argument is the ``*size`` list calls C at once with the size tuple's
+    cached C array (torchlet._pyargs.INT_ARRAYS holds only tuples that
+    converted as plain ints). Up to three sizes, all checked to be ints by
+    class (the first and last by the caller): ``(2, 3.0)`` equals and hashes
+    like ``(2, 3)`` but must raise, so it never reaches the lookup."""
+    if not s.method or s.kwonly or s.factory or s.returns_self or len(s.args) != 1:
+        return []
+    if api_c.c_return(s.func).kind != "tensor":
+        return []
+    size = s.positional[0]
+    if size.kind != "int_list" or size.size:  # int[2]: one int stands for two, not the tuple as given
+        return []
+    b = _Body(fname, s, False)
+    b.convert(s.self_arg)
+    b.cexpr[size.schema_name] = ["a_", f"len({args})"]
+    b.result(s.func, "            ", None, False)
+    return [f"        if len({args}) <= 3 and {args}[len({args}) // 2].__class__ is int and "
+            f"(a_ := _INT_ARRAYS.get({args})) is not None:", *b.lines]
 
 
 def _int_varargs_first(sigs) -> int | None:

@@ -25,6 +25,7 @@ _gc = _ffi.gc
 _release = _lib.tl_tensor_release
 from torchlet._pyargs import (
     BAD as _BAD,
+    INT_ARRAYS as _INT_ARRAYS,
     NUMBERS as _NUMBERS,
     SC_INT as _SC_INT,
     after as _after,
@@ -16562,6 +16563,16 @@ def _m_broadcast_to(self, *_args, size=None):
     '(tuple of ints size)'
     if _TF and (r_ := _tf(_m_broadcast_to, locals())) is not _GO:
         return r_
+    if size is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_broadcast_to(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
     if _args and size is None and _args[0].__class__ is int:
         size = _args  # f(2, 3): the common case
     else:
@@ -18125,6 +18136,16 @@ def _m_flip(self, *_args, dims=None):
     '(tuple of ints dims)'
     if _TF and (r_ := _tf(_m_flip, locals())) is not _GO:
         return r_
+    if dims is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_flip(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -20908,6 +20929,16 @@ def _m_permute(self, *_args, dims=None):
     '(tuple of ints dims)'
     if _TF and (r_ := _tf(_m_permute, locals())) is not _GO:
         return r_
+    if dims is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_permute(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -21269,6 +21300,16 @@ def _m_repeat(self, *_args, repeats=None):
     '(tuple of ints repeats)'
     if _TF and (r_ := _tf(_m_repeat, locals())) is not _GO:
         return r_
+    if repeats is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_repeat(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
     if _args and repeats is None and _args[0].__class__ is int:
         repeats = _args  # f(2, 3): the common case
     else:
@@ -21300,6 +21341,16 @@ def _m_reshape(self, *_args, shape=None):
     '(tuple of ints shape)'
     if _TF and (r_ := _tf(_m_reshape, locals())) is not _GO:
         return r_
+    if shape is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_reshape(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
     if _args and shape is None and _args[0].__class__ is int:
         shape = _args  # f(2, 3): the common case
     else:
@@ -22560,6 +22611,16 @@ def _m_tile(self, *_args, dims=None):
     '(tuple of ints dims)'
     if _TF and (r_ := _tf(_m_tile, locals())) is not _GO:
         return r_
+    if dims is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_tile(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
     if _args and dims is None and _args[0].__class__ is int:
         dims = _args  # f(2, 3): the common case
     else:
@@ -23161,6 +23222,15 @@ def _m_view(self, *args, **kwargs):
     if _TF and (r_ := _tf(_m_view, locals())) is not _GO:
         return r_
     if not kwargs and args and args[0].__class__ is int and args[-1].__class__ is int:
+        if len(args) <= 3 and args[len(args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(args)) is not None:
+            h_ = _C_view(self._p, a_, len(args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
         return _impl_m_view_1(self, *args)
     n = len(args)
     if n <= 1 and (_cv_dtype(args[0], False) is not _BAD if n > 0 else 'dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_view_0, ('dtype', )[:n])):

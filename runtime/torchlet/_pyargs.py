@@ -378,16 +378,16 @@ def _int_elems(seq):
 # cost of a call such as x.view(2, 3) (about 950 of its 2,200 instructions in
 # the cffi wrapper, callgrind). The callees copy the values, never keep the
 # pointer; the cache is bounded.
-_INT_ARRAYS: dict = {}
+INT_ARRAYS: dict = {}  # (ints...) -> int64_t[]; read directly by generated fast paths
 _INT_ARRAYS_MAX = 4096
 
 
 def _int_array(v):
-    arr = _INT_ARRAYS.get(v)
+    arr = INT_ARRAYS.get(v)
     if arr is None:
         arr = ffi.new("int64_t[]", v if v else 1)   # () is an empty list, never NULL (None)
-        if len(_INT_ARRAYS) < _INT_ARRAYS_MAX:
-            _INT_ARRAYS[v] = arr
+        if len(INT_ARRAYS) < _INT_ARRAYS_MAX:
+            INT_ARRAYS[v] = arr
     return arr
 
 

@@ -530,3 +530,35 @@ def test_boxing_wrapper_runs_python_kernels_from_c():
     # the generated kernels are back
     r = call(lib.tl_ops_slice_Tensor(x._h, 0, 0, False, 5, True, 2))
     np.testing.assert_array_equal(N(r), np.arange(10, dtype=np.float32)[:5:2])
+
+
+@pytest.mark.parametrize("method,sizes", [
+    ("view", (6,)), ("view", (2, 3)), ("view", (3, -1)), ("view", (1, 2, 3)),
+    ("reshape", (3, 2)), ("reshape", (-1,)), ("permute", (1, 0)),
+    ("repeat", (2, 1)), ("tile", (2,)), ("flip", (0,)), ("broadcast_to", (4, 2, 3)),
+])
+def test_int_size_fast_path_matches_tuple_form(method, sizes):
+    """x.view(2, 3) goes straight to C with a cached int64 array; x.view((2, 3))
+    takes the general conversion. Both, and a repeat of the first (a cache
+    hit), give numpy's result."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = tl.from_numpy(x.copy())
+    ref = {"view": lambda s: x.reshape(s), "reshape": lambda s: x.reshape(s),
+           "permute": lambda s: x.transpose(s), "repeat": lambda s: np.tile(x, s),
+           "tile": lambda s: np.tile(x, s), "flip": lambda s: np.flip(x, s),
+           "broadcast_to": lambda s: np.broadcast_to(x, s)}[method](sizes)
+    for _ in range(2):
+        np.testing.assert_array_equal(getattr(a, method)(*sizes).numpy(), ref)
+    np.testing.assert_array_equal(getattr(a, method)(sizes).numpy(), ref)
+
+
+@pytest.mark.parametrize("sizes", [(2, 3.0), (True, 6), (6.0,), (2, np.float64(3))])
+def test_int_size_fast_path_rejects_non_ints_after_a_cached_call(sizes):
+    """(2, 3.0) equals and hashes like the cached (2, 3): the fast path checks
+    every element's class so these still raise PyTorch's TypeError."""
+    a = tl.zeros(6)
+    a.view(2, 3), a.view(6), a.view(1, 6), a.view(2, 1, 3)  # populate the cache
+    with pytest.raises(TypeError):
+        a.view(*sizes)
+    with pytest.raises(TypeError):
+        a.reshape(*sizes)
