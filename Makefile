@@ -42,11 +42,24 @@ check-generated:
 	$(GEN_PY) -m codegen generate --check $(EXT_GEN)
 
 # compiles runtime/, generated/ and kernels/ (x3 ISA variants) in parallel into
-# the object cache build/obj; an edit recompiles only what changed. flock: one build
-# at a time (concurrent builds in one tree would write the same objects)
+# the object cache build/obj, showing progress and the compiler's messages (pip
+# would hide both); an edit recompiles only what changed. The editable install
+# (pip) runs once, and again only when the packaging files change or the venv
+# points at another checkout (a copied venv): it finds the extension up to
+# date. flock: one build at a time (concurrent builds in one tree would write
+# the same objects)
+EDITABLE := $(VENV)/.editable-stamp
 build: generate
 	@mkdir -p build
-	flock build/.build-lock $(PIP) --no-build-isolation --no-deps -e .
+	flock build/.build-lock $(VPY) setup.py -q build_ext --inplace
+	@$(VPY) -c "import importlib.util as u, sys; s = u.find_spec('torchlet'); \
+		sys.exit(not (s and s.origin.startswith('$(CURDIR)/')))" || rm -f $(EDITABLE)
+	@$(MAKE) --no-print-directory $(EDITABLE)
+
+$(EDITABLE): pyproject.toml setup.py build_ffi.py | $(STAMP)
+	PYTHONWARNINGS="ignore:Editable installation" \
+		flock build/.build-lock $(PIP) --no-build-isolation --no-deps -e .
+	@touch $@
 
 # NVRTC from PyPI (~70 MB): the CUDA kernels are compiled and checked without a GPU
 CUDA_STAMP := $(VENV)/.cuda-deps-stamp

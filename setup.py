@@ -26,7 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from setuptools import find_packages, setup
 from setuptools.command.build_ext import build_ext
@@ -176,6 +176,46 @@ class Job:
         return self, p.returncode, p.stdout + p.stderr, time.perf_counter() - t0
 
 
+class _Progress:
+    """What a long build is doing: objects done of those to build, the file
+    just compiled, the time so far. On a terminal one line rewritten in place;
+    in a log (CI) a line every few seconds. Compiler warnings print as they
+    come, on their own lines."""
+
+    LOG_EVERY_S = 5.0
+
+    def __init__(self, todo: int, total: int):
+        self.todo, self.total, self.n = todo, total, 0
+        self.t0 = self.last = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+        self.width = 0
+
+    def done(self, job: "Job", out: str, failed: bool) -> None:
+        self.n += 1
+        now = time.perf_counter()
+        name = _rel(job.src) if job.src.is_relative_to(ROOT) else job.src.name
+        if job.variant.startswith("kern_"):
+            name += f" [{job.variant[5:]}]"
+        line = f"torchlet: [{self.n:>{len(str(self.todo))}}/{self.todo}] {now - self.t0:6.1f}s  {name}"
+        if out.strip() and not failed:  # a failure's messages come at the end
+            self._clear()
+            print(out, file=sys.stderr, end="" if out.endswith("\n") else "\n", flush=True)
+        if self.tty:
+            print("\r" + line.ljust(self.width), end="", file=sys.stderr, flush=True)
+            self.width = len(line)
+        elif now - self.last >= self.LOG_EVERY_S or self.n == self.todo:
+            print(line, file=sys.stderr, flush=True)
+            self.last = now
+
+    def _clear(self) -> None:
+        if self.tty and self.width:
+            print("\r" + " " * self.width + "\r", end="", file=sys.stderr, flush=True)
+            self.width = 0
+
+    def close(self) -> None:
+        self._clear()
+
+
 class BuildExt(build_ext):
     """build_ext that compiles the C sources itself (see module docstring)."""
 
@@ -213,16 +253,23 @@ class BuildExt(build_ext):
         t0 = time.perf_counter()
         failed = []
         if stale:
+            progress = _Progress(len(stale), len(all_jobs))
             with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
-                for job, rc, out, _dt in pool.map(lambda j: j.run(), stale):
-                    if out.strip():
-                        print(out, file=sys.stderr, end="" if out.endswith("\n") else "\n")
+                for fut in as_completed([pool.submit(j.run) for j in stale]):
+                    job, rc, out, _dt = fut.result()
+                    progress.done(job, out, rc != 0)
                     if rc != 0:
-                        failed.append(job)
+                        failed.append((job, out))
+            progress.close()
         print(f"torchlet: compiled {len(stale)} of {len(all_jobs)} objects in "
               f"{time.perf_counter() - t0:.2f}s (cache: {_rel(OBJ_ROOT)})", flush=True)
         if failed:
-            raise SystemExit("torchlet: compilation failed: " + ", ".join(_rel(j.src) for j in failed))
+            # the compiler's own messages last, after every other line, where they are seen
+            for job, out in failed:
+                print(f"\n== {_rel(job.src) if job.src.is_relative_to(ROOT) else job.src} "
+                      f"({job.variant}):\n{out.rstrip()}", file=sys.stderr)
+            raise SystemExit("torchlet: compilation failed: " + ", ".join(
+                _rel(j.src) if j.src.is_relative_to(ROOT) else str(j.src) for j, _ in failed))
         ext.sources = []
         ext.extra_objects = [str(j.obj) for j in all_jobs]
         check_kernels(ext.extra_objects)
