@@ -14,7 +14,7 @@ build/obj/<variant>-<flags hash>/. An object is rebuilt only when its source or
 a header it includes (gcc -MMD depfile) is newer, or when its flags change (the
 hash is part of the folder name). The objects are linked into the extension
 through extra_objects. TORCHLET_ASAN=1 builds an AddressSanitizer variant (its
-own object folders). TORCHLET_BUILD_VERBOSE=1 prints every compiler command.
+own object folders). TORCHLET_BUILD_VERBOSE=1 prints every compiler command and the slowest compiles.
 """
 from __future__ import annotations
 
@@ -253,14 +253,18 @@ class BuildExt(build_ext):
         t0 = time.perf_counter()
         failed = []
         if stale:
-            progress = _Progress(len(stale), len(all_jobs))
+            progress, times = _Progress(len(stale), len(all_jobs)), []
             with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
                 for fut in as_completed([pool.submit(j.run) for j in stale]):
-                    job, rc, out, _dt = fut.result()
+                    job, rc, out, dt = fut.result()
                     progress.done(job, out, rc != 0)
+                    times.append((dt, job))
                     if rc != 0:
                         failed.append((job, out))
             progress.close()
+            if VERBOSE:  # where a build's time goes
+                for dt, job in sorted(times, key=lambda t: -t[0])[:8]:
+                    print(f"torchlet: {dt:6.1f}s  {job.src.name} [{job.variant}]", flush=True)
         print(f"torchlet: compiled {len(stale)} of {len(all_jobs)} objects in "
               f"{time.perf_counter() - t0:.2f}s (cache: {_rel(OBJ_ROOT)})", flush=True)
         if failed:

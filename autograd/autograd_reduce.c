@@ -38,9 +38,11 @@ static tl_tensor *div2(tl_tensor *a, tl_tensor *b) {
 
 static int wrapd(int64_t d, int64_t nd, int64_t *out) {
     const int64_t lim = nd > 0 ? nd : 1;
-    if (d < -lim || d >= lim)
-        return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                            (long long)-lim, (long long)(lim - 1), (long long)d);
+    if (d < -lim || d >= lim) {   /* -1 spelled out: GCC then sees *out set on every 0 return */
+        tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                     (long long)-lim, (long long)(lim - 1), (long long)d);
+        return -1;
+    }
     *out = d < 0 ? d + lim : d;
     return 0;
 }

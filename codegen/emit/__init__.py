@@ -101,4 +101,7 @@ def emit_all(ctx: EmitContext) -> dict[str, str]:
             if path.startswith("/") or ".." in path.split("/"):
                 raise AssertionError(f"emitter path must be relative and inside the output folder: {path}")
             files[path] = text
+    if not ctx.extension:
+        from .includes import include_what_you_use
+        files = include_what_you_use(files)
     return dict(sorted(files.items()))

@@ -8,9 +8,13 @@ Outputs (paths relative to ``generated/``):
   definitions of derived meta functions (``api_c.derived_meta_builder``),
   BackendSelect kernels and ``tl_ops_register_<name>()``;
 * ``csrc/register_all.c``: ``tl_ops_register_all()``;
-* ``include/tl_ops.h``: C prototypes of everything above plus the
+* ``include/ops/<name>.h``: C prototypes of everything above plus the
   hand-written kernels (``tl_native_*``, ``tl_meta_*``, ``tl_impl_*``) the
-  generated code calls, so a missing kernel is a compile/link error;
+  generated code calls, so a missing kernel is a compile/link error, one
+  header per operator family (``include/tl_ops_base.h`` the part they
+  share); ``include/tl_ops.h`` includes them all (an operator library's
+  holds its families itself). Generated files include only the families
+  they use (:mod:`codegen.emit.includes`);
 * ``cdef/ops.h``: the cffi declarations of the entry points.
 
 Every name and C type comes from :mod:`codegen.api_c`.  One YAML entry
@@ -424,6 +428,12 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
         "c_tl_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL,
         extra_includes=['"tl_glue_ext.h"'] if needs_ext_header else [],
         guard=f"TL_OPS_H_{ctx.namespace.upper()}" if ctx.extension else "TL_OPS_H", library=ctx.extension)
+    if not ctx.extension:  # torchlet's tl_ops.h is the umbrella of per-operator headers
+        out["include/tl_ops_base.h"] = ctx.render("c_tl_ops_base.h.j2", C_COMMENT, register_all=api_c.REGISTER_ALL)
+        for b in blocks:
+            out[f"include/ops/{b['name']}.h"] = ctx.render(
+                "c_tl_op.h.j2", C_COMMENT, block=b, guard=f"TL_OPS_{b['name'].upper()}_H",
+                extra_includes=['"tl_glue_ext.h"'] if b["group_types"] else [])
     if not ctx.extension:  # an operator library has no cffi module
         out["cdef/ops.h"] = ctx.render("c_cdef_ops.h.j2", C_COMMENT, blocks=blocks, register_all=api_c.REGISTER_ALL)
     return out

@@ -20,9 +20,11 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_index_put_impl.h"
+#include "ops/index.h"
+#include "ops/index_put.h"
 
 /* ======================================================================
  * IndexPutImplBackward0: the backward node of (yaml/derivatives.yaml)

@@ -19,9 +19,10 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_log_softmax_backward_data.h"
+#include "ops/to.h"
 
 /* ======================================================================
  * LogSoftmaxBackwardDataBackward0: the backward node of (yaml/derivatives.yaml)

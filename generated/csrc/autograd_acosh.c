@@ -21,9 +21,13 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/acosh.h"
+#include "ops/add.h"
+#include "ops/mul.h"
+#include "ops/rsqrt.h"
+#include "ops/sub.h"
 
 /* ======================================================================
  * AcoshBackward0: the backward node of (yaml/derivatives.yaml)

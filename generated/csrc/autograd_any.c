@@ -16,9 +16,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/any.h"
 
 /* ----------------------------------------------------------------------
  * any.all_out: any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

@@ -15,9 +15,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arange.h"
 
 /* ----------------------------------------------------------------------
  * arange.out: arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)

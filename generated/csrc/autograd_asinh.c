@@ -21,9 +21,13 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/add.h"
+#include "ops/asinh.h"
+#include "ops/mul.h"
+#include "ops/pow.h"
+#include "ops/rsqrt.h"
 
 /* ======================================================================
  * AsinhBackward0: the backward node of (yaml/derivatives.yaml)

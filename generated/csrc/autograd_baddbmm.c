@@ -22,9 +22,11 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/baddbmm.h"
+#include "ops/bmm.h"
+#include "ops/transpose.h"
 
 /* ======================================================================
  * BaddbmmBackward0: the backward node of (yaml/derivatives.yaml)

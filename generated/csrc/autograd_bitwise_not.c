@@ -16,9 +16,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/bitwise_not.h"
 
 /* ----------------------------------------------------------------------
  * bitwise_not: bitwise_not(Tensor self) -> Tensor

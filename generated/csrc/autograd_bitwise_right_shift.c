@@ -21,9 +21,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/bitwise_right_shift.h"
 
 /* ----------------------------------------------------------------------
  * bitwise_right_shift.Tensor: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor

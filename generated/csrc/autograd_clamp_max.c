@@ -24,9 +24,13 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/clamp_max.h"
+#include "ops/clone.h"
+#include "ops/gt.h"
+#include "ops/le.h"
+#include "ops/where.h"
 
 /* ======================================================================
  * ClampMaxBackward0: the backward node of (yaml/derivatives.yaml)

@@ -20,9 +20,13 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/clone.h"
+#include "ops/erf.h"
+#include "ops/exp.h"
+#include "ops/mul.h"
+#include "ops/neg.h"
 
 /* ======================================================================
  * ErfBackward0: the backward node of (yaml/derivatives.yaml)

@@ -24,9 +24,11 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/fill.h"
+#include "ops/sum.h"
+#include "ops/zeros_like.h"
 
 /* ======================================================================
  * FillBackward0: the backward node of (yaml/derivatives.yaml)

@@ -24,9 +24,13 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/clone.h"
+#include "ops/div.h"
+#include "ops/fmod.h"
+#include "ops/mul.h"
+#include "ops/neg.h"
 
 /* ======================================================================
  * FmodBackward0: the backward node of (yaml/derivatives.yaml)

@@ -20,9 +20,12 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/expand.h"
+#include "ops/index_add.h"
+#include "ops/index_select.h"
+#include "ops/squeeze.h"
 
 /* ======================================================================
  * IndexAddBackward0: the backward node of (yaml/derivatives.yaml)

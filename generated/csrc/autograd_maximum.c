@@ -19,9 +19,14 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/add.h"
+#include "ops/eq.h"
+#include "ops/gt.h"
+#include "ops/lt.h"
+#include "ops/maximum.h"
+#include "ops/mul.h"
 
 /* ======================================================================
  * MaximumBackward0: the backward node of (yaml/derivatives.yaml)

@@ -22,9 +22,12 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/div.h"
+#include "ops/expand.h"
+#include "ops/mean.h"
+#include "ops/mul.h"
 
 /* ======================================================================
  * MeanBackward0: the backward node of (yaml/derivatives.yaml)

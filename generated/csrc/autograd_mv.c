@@ -19,9 +19,11 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/ger.h"
+#include "ops/mv.h"
+#include "ops/t.h"
 
 /* ======================================================================
  * MvBackward0: the backward node of (yaml/derivatives.yaml)

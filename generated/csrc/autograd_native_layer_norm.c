@@ -18,9 +18,10 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/native_layer_norm.h"
+#include "ops/native_layer_norm_backward.h"
 
 /* ======================================================================
  * NativeLayerNormBackward0: the backward node of (yaml/derivatives.yaml)

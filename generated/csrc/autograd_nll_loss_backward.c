@@ -19,9 +19,11 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/nll_loss.h"
+#include "ops/nll_loss_backward.h"
+#include "ops/zeros_like.h"
 
 /* ======================================================================
  * NllLossBackwardBackward0: the backward node of (yaml/derivatives.yaml)

@@ -14,9 +14,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/rand.h"
 
 /* ----------------------------------------------------------------------
  * rand.out: rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)

@@ -20,9 +20,11 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mul.h"
+#include "ops/neg.h"
+#include "ops/reciprocal.h"
 
 /* ======================================================================
  * ReciprocalBackward0: the backward node of (yaml/derivatives.yaml)

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 #include "tl_autograd_ops.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
 
 /* run once, after tl_ops_register_all() has defined the operators */
 int tl_autograd_register_all(void) {

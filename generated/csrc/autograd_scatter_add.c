@@ -20,9 +20,10 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/gather.h"
+#include "ops/scatter_add.h"
 
 /* ======================================================================
  * ScatterAddBackward0: the backward node of (yaml/derivatives.yaml)

@@ -19,9 +19,13 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/add.h"
+#include "ops/mul.h"
+#include "ops/neg.h"
+#include "ops/sigmoid.h"
+#include "ops/silu_backward.h"
 
 /* ======================================================================
  * SiluBackwardBackward0: the backward node of (yaml/derivatives.yaml)

@@ -18,9 +18,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/slice.h"
 
 /* ======================================================================
  * SliceBackward0: the backward node of (yaml/derivatives.yaml)

@@ -23,9 +23,10 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/neg.h"
+#include "ops/sub.h"
 
 /* ======================================================================
  * SubBackward0: the backward node of (yaml/derivatives.yaml)

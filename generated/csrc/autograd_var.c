@@ -19,9 +19,9 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/var.h"
 
 /* ======================================================================
  * VarBackward0: the backward node of (yaml/derivatives.yaml)

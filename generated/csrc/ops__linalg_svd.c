@@ -9,7 +9,8 @@
  *   _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
  *   _linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_linalg_svd.h"
 
 /* ======================================================================
  * aten::_linalg_svd

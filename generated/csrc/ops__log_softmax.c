@@ -9,7 +9,8 @@
  *   _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
  *   _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_log_softmax.h"
 
 /* ======================================================================
  * aten::_log_softmax

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_scaled_dot_product_flash_attention_for_cpu.h"
 
 /* ======================================================================
  * aten::_scaled_dot_product_flash_attention_for_cpu

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   _scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_scaled_dot_product_flash_attention_for_cpu_backward.h"
 
 /* ======================================================================
  * aten::_scaled_dot_product_flash_attention_for_cpu_backward

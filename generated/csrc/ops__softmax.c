@@ -9,7 +9,8 @@
  *   _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
  *   _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_softmax.h"
 
 /* ======================================================================
  * aten::_softmax

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_to_copy.h"
 
 /* ======================================================================
  * aten::_to_copy

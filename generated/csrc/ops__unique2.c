@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_unique2.h"
 
 /* ======================================================================
  * aten::_unique2

@@ -9,7 +9,8 @@
  *   _unsafe_view(Tensor self, SymInt[] size) -> Tensor
  *   _unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/_unsafe_view.h"
 
 /* ======================================================================
  * aten::_unsafe_view

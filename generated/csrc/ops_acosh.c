@@ -10,7 +10,8 @@
  *   acosh_(Tensor(a!) self) -> Tensor(a!)
  *   acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/acosh.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   alias(Tensor(a) self) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/alias.h"
 
 /* ======================================================================
  * aten::alias

@@ -9,7 +9,8 @@
  *   amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
  *   amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/amax.h"
 
 /* ======================================================================
  * aten::amax

@@ -9,7 +9,8 @@
  *   amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
  *   amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/amin.h"
 
 /* ======================================================================
  * aten::amin

@@ -12,7 +12,8 @@
  *   arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
  *   arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arange.h"
 
 /* ======================================================================
  * aten::arange

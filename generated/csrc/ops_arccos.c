@@ -10,7 +10,8 @@
  *   arccos_(Tensor(a!) self) -> Tensor(a!)
  *   arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arccos.h"
 
 /* ======================================================================
  * aten::arccos

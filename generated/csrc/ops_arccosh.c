@@ -10,7 +10,8 @@
  *   arccosh_(Tensor(a!) self) -> Tensor(a!)
  *   arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arccosh.h"
 
 /* ======================================================================
  * aten::arccosh

@@ -10,7 +10,8 @@
  *   arcsin_(Tensor(a!) self) -> Tensor(a!)
  *   arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arcsin.h"
 
 /* ======================================================================
  * aten::arcsin

@@ -10,7 +10,8 @@
  *   arcsinh_(Tensor(a!) self) -> Tensor(a!)
  *   arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arcsinh.h"
 
 /* ======================================================================
  * aten::arcsinh

@@ -10,7 +10,8 @@
  *   arctan_(Tensor(a!) self) -> Tensor(a!)
  *   arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arctan.h"
 
 /* ======================================================================
  * aten::arctan

@@ -10,7 +10,8 @@
  *   arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  *   arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arctan2.h"
 
 /* ======================================================================
  * aten::arctan2

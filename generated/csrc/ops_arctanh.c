@@ -10,7 +10,8 @@
  *   arctanh_(Tensor(a!) self) -> Tensor(a!)
  *   arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/arctanh.h"
 
 /* ======================================================================
  * aten::arctanh

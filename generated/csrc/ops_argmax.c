@@ -9,7 +9,8 @@
  *   argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
  *   argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/argmax.h"
 
 /* ======================================================================
  * aten::argmax

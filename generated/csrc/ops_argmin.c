@@ -9,7 +9,8 @@
  *   argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
  *   argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/argmin.h"
 
 /* ======================================================================
  * aten::argmin

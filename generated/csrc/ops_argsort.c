@@ -9,7 +9,8 @@
  *   argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
  *   argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/argsort.h"
 
 /* ======================================================================
  * aten::argsort

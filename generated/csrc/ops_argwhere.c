@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   argwhere(Tensor self) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/argwhere.h"
 
 /* ======================================================================
  * aten::argwhere

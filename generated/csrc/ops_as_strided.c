@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/as_strided.h"
 
 /* ======================================================================
  * aten::as_strided

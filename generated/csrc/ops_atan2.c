@@ -10,7 +10,8 @@
  *   atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   atan2(Tensor self, Tensor other) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/atan2.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -9,7 +9,8 @@
  *   atleast_1d(Tensor self) -> Tensor
  *   atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/atleast_1d.h"
 
 /* ======================================================================
  * aten::atleast_1d

@@ -9,7 +9,8 @@
  *   atleast_2d(Tensor self) -> Tensor
  *   atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/atleast_2d.h"
 
 /* ======================================================================
  * aten::atleast_2d

@@ -9,7 +9,8 @@
  *   atleast_3d(Tensor self) -> Tensor
  *   atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/atleast_3d.h"
 
 /* ======================================================================
  * aten::atleast_3d

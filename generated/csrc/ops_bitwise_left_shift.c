@@ -15,7 +15,8 @@
  *   bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
  *   bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/bitwise_left_shift.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

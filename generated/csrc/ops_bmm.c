@@ -11,7 +11,8 @@
  *   bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
  *   bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/bmm.h"
 
 /* ======================================================================
  * aten::bmm

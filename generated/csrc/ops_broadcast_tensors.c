@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   broadcast_tensors(Tensor[] tensors) -> Tensor[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/broadcast_tensors.h"
 
 /* ======================================================================
  * aten::broadcast_tensors

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/broadcast_to.h"
 
 /* ======================================================================
  * aten::broadcast_to

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   cartesian_prod(Tensor[] tensors) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/cartesian_prod.h"
 
 /* ======================================================================
  * aten::cartesian_prod

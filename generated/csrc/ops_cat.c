@@ -9,7 +9,8 @@
  *   cat(Tensor[] tensors, int dim=0) -> Tensor
  *   cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/cat.h"
 
 /* ======================================================================
  * aten::cat

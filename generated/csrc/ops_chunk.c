@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/chunk.h"
 
 /* ======================================================================
  * aten::chunk

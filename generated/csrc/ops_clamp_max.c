@@ -13,7 +13,8 @@
  *   clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
  *   clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/clamp_max.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

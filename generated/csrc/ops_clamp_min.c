@@ -13,7 +13,8 @@
  *   clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
  *   clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/clamp_min.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/clone.h"
 
 /* ======================================================================
  * aten::clone

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/contiguous.h"
 
 /* ======================================================================
  * aten::contiguous

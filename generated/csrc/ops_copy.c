@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/copy.h"
 
 /* ======================================================================
  * aten::copy_

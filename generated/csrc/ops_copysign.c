@@ -10,7 +10,8 @@
  *   copysign.Tensor(Tensor self, Tensor other) -> Tensor
  *   copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/copysign.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

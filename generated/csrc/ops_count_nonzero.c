@@ -9,7 +9,8 @@
  *   count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
  *   count_nonzero(Tensor self, int? dim=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/count_nonzero.h"
 
 /* ======================================================================
  * aten::count_nonzero.dim_IntList

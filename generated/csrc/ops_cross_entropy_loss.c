@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/cross_entropy_loss.h"
 
 /* ======================================================================
  * aten::cross_entropy_loss

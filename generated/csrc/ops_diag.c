@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   diag(Tensor self, int diagonal=0) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/diag.h"
 
 /* ======================================================================
  * aten::diag

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/diag_embed.h"
 
 /* ======================================================================
  * aten::diag_embed

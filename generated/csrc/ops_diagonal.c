@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/diagonal.h"
 
 /* ======================================================================
  * aten::diagonal

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/diagonal_backward.h"
 
 /* ======================================================================
  * aten::diagonal_backward

@@ -9,7 +9,8 @@
  *   dot(Tensor self, Tensor tensor) -> Tensor
  *   dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/dot.h"
 
 /* ======================================================================
  * aten::dot

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   dropout(Tensor input, float p, bool train) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/dropout.h"
 
 /* ======================================================================
  * aten::dropout

@@ -10,7 +10,8 @@
  *   elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
  *   elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/elu.h"
 
 /* ======================================================================
  * aten::elu.out

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/embedding.h"
 
 /* ======================================================================
  * aten::embedding

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/embedding_backward.h"
 
 /* ======================================================================
  * aten::embedding_backward

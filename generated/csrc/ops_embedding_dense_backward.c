@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/embedding_dense_backward.h"
 
 /* ======================================================================
  * aten::embedding_dense_backward

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/embedding_renorm.h"
 
 /* ======================================================================
  * aten::embedding_renorm_

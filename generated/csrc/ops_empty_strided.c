@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/empty_strided.h"
 
 /* ======================================================================
  * aten::empty_strided

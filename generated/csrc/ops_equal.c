@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   equal(Tensor self, Tensor other) -> bool
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/equal.h"
 
 /* ======================================================================
  * aten::equal

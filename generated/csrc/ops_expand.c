@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/expand.h"
 
 /* ======================================================================
  * aten::expand

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   expand_as(Tensor(a) self, Tensor other) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/expand_as.h"
 
 /* ======================================================================
  * aten::expand_as

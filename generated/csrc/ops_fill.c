@@ -11,7 +11,8 @@
  *   fill.Tensor(Tensor self, Tensor value) -> Tensor
  *   fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/fill.h"
 
 /* ======================================================================
  * aten::fill_.Scalar

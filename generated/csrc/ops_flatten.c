@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/flatten.h"
 
 /* ======================================================================
  * aten::flatten.using_ints

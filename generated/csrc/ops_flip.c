@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   flip(Tensor self, int[] dims) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/flip.h"
 
 /* ======================================================================
  * aten::flip

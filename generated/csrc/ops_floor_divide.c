@@ -12,7 +12,8 @@
  *   floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
  *   floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/floor_divide.h"
 
 /* ======================================================================
  * aten::floor_divide

@@ -13,7 +13,8 @@
  *   fmod.Tensor(Tensor self, Tensor other) -> Tensor
  *   fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/fmod.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

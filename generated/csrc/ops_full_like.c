@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/full_like.h"
 
 /* ======================================================================
  * aten::full_like

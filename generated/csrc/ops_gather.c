@@ -9,7 +9,8 @@
  *   gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)
  *   gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/gather.h"
 
 /* ======================================================================
  * aten::gather.out

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/gather_backward.h"
 
 /* ======================================================================
  * aten::gather_backward

@@ -10,7 +10,8 @@
  *   gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)
  *   gelu(Tensor self, *, str approximate='none') -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/gelu.h"
 
 /* ======================================================================
  * aten::gelu.out

@@ -9,7 +9,8 @@
  *   gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)
  *   gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/gelu_backward.h"
 
 /* ======================================================================
  * aten::gelu_backward.grad_input

@@ -9,7 +9,8 @@
  *   ger(Tensor self, Tensor vec2) -> Tensor
  *   ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/ger.h"
 
 /* ======================================================================
  * aten::ger

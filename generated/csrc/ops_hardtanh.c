@@ -10,7 +10,8 @@
  *   hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
  *   hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/hardtanh.h"
 
 /* ======================================================================
  * aten::hardtanh.out

@@ -9,7 +9,8 @@
  *   hstack(Tensor[] tensors) -> Tensor
  *   hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/hstack.h"
 
 /* ======================================================================
  * aten::hstack

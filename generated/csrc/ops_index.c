@@ -9,7 +9,8 @@
  *   index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
  *   index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/index.h"
 
 /* ======================================================================
  * aten::index.Tensor

@@ -10,7 +10,8 @@
  *   index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)
  *   index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/index_copy.h"
 
 /* ======================================================================
  * aten::index_copy.out

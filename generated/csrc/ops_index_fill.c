@@ -9,7 +9,8 @@
  *   index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
  *   index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/index_fill.h"
 
 /* ======================================================================
  * aten::index_fill_.int_Scalar

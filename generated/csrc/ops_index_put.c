@@ -10,7 +10,8 @@
  *   index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
  *   index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/index_put.h"
 
 /* ======================================================================
  * aten::index_put_

@@ -9,7 +9,8 @@
  *   index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
  *   index_select(Tensor self, int dim, Tensor index) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/index_select.h"
 
 /* ======================================================================
  * aten::index_select.out

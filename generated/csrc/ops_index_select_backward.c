@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/index_select_backward.h"
 
 /* ======================================================================
  * aten::index_select_backward

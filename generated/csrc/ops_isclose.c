@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/isclose.h"
 
 /* ======================================================================
  * aten::isclose

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/layer_norm.h"
 
 /* ======================================================================
  * aten::layer_norm

@@ -10,7 +10,8 @@
  *   leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
  *   leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/leaky_relu.h"
 
 /* ======================================================================
  * aten::leaky_relu.out

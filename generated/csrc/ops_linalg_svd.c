@@ -9,7 +9,8 @@
  *   linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
  *   linalg_svd.U(Tensor A, bool full_matrices=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/linalg_svd.h"
 
 /* ======================================================================
  * aten::linalg_svd

@@ -9,7 +9,8 @@
  *   linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
  *   linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/linalg_svdvals.h"
 
 /* ======================================================================
  * aten::linalg_svdvals

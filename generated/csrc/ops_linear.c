@@ -9,7 +9,8 @@
  *   linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
  *   linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/linear.h"
 
 /* ======================================================================
  * aten::linear

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/linspace.h"
 
 /* ======================================================================
  * aten::linspace

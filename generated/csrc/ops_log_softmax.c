@@ -9,7 +9,8 @@
  *   log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
  *   log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/log_softmax.h"
 
 /* ======================================================================
  * aten::log_softmax.int

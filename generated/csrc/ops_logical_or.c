@@ -10,7 +10,8 @@
  *   logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/logical_or.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -10,7 +10,8 @@
  *   logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
  *   logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/logit.h"
 
 /* ======================================================================
  * aten::logit

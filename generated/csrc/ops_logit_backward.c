@@ -9,7 +9,8 @@
  *   logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)
  *   logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/logit_backward.h"
 
 /* ======================================================================
  * aten::logit_backward.grad_input

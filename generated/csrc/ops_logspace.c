@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/logspace.h"
 
 /* ======================================================================
  * aten::logspace

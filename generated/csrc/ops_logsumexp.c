@@ -9,7 +9,8 @@
  *   logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
  *   logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/logsumexp.h"
 
 /* ======================================================================
  * aten::logsumexp

@@ -11,7 +11,8 @@
  *   masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
  *   masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/masked_fill.h"
 
 /* ======================================================================
  * aten::masked_fill_.Scalar

@@ -9,7 +9,8 @@
  *   matmul(Tensor self, Tensor other) -> Tensor
  *   matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/matmul.h"
 
 /* ======================================================================
  * aten::matmul

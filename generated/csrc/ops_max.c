@@ -13,7 +13,8 @@
  *   max.other(Tensor self, Tensor other) -> Tensor
  *   max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/max.h"
 
 /* ======================================================================
  * aten::max

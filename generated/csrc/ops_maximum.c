@@ -9,7 +9,8 @@
  *   maximum(Tensor self, Tensor other) -> Tensor
  *   maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/maximum.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

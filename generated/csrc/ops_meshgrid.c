@@ -9,7 +9,8 @@
  *   meshgrid(Tensor[] tensors) -> Tensor[]
  *   meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/meshgrid.h"
 
 /* ======================================================================
  * aten::meshgrid

@@ -13,7 +13,8 @@
  *   min.other(Tensor self, Tensor other) -> Tensor
  *   min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/min.h"
 
 /* ======================================================================
  * aten::min

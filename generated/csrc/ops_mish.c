@@ -10,7 +10,8 @@
  *   mish_(Tensor(a!) self) -> Tensor(a!)
  *   mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mish.h"
 
 /* ======================================================================
  * aten::mish

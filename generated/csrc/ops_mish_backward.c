@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   mish_backward(Tensor grad_output, Tensor self) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mish_backward.h"
 
 /* ======================================================================
  * aten::mish_backward

@@ -11,7 +11,8 @@
  *   mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
  *   mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mm.h"
 
 /* ======================================================================
  * aten::mm

@@ -9,7 +9,8 @@
  *   moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
  *   moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/moveaxis.h"
 
 /* ======================================================================
  * aten::moveaxis.intlist

@@ -9,7 +9,8 @@
  *   movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
  *   movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/movedim.h"
 
 /* ======================================================================
  * aten::movedim.intlist

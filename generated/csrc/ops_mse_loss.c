@@ -9,7 +9,8 @@
  *   mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
  *   mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mse_loss.h"
 
 /* ======================================================================
  * aten::mse_loss

@@ -9,7 +9,8 @@
  *   mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
  *   mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mse_loss_backward.h"
 
 /* ======================================================================
  * aten::mse_loss_backward

@@ -12,7 +12,8 @@
  *   mul.Scalar(Tensor self, Scalar other) -> Tensor
  *   mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mul.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -9,7 +9,8 @@
  *   mv(Tensor self, Tensor vec) -> Tensor
  *   mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/mv.h"
 
 /* ======================================================================
  * aten::mv

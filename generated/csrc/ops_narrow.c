@@ -9,7 +9,8 @@
  *   narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
  *   narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/narrow.h"
 
 /* ======================================================================
  * aten::narrow

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/native_dropout.h"
 
 /* ======================================================================
  * aten::native_dropout

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/native_dropout_backward.h"
 
 /* ======================================================================
  * aten::native_dropout_backward

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/native_layer_norm.h"
 
 /* ======================================================================
  * aten::native_layer_norm

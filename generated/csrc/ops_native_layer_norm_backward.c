@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/native_layer_norm_backward.h"
 
 /* ======================================================================
  * aten::native_layer_norm_backward

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/new_empty.h"
 
 /* ======================================================================
  * aten::new_empty

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/new_ones.h"
 
 /* ======================================================================
  * aten::new_ones

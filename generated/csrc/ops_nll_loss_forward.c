@@ -9,7 +9,8 @@
  *   nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
  *   nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/nll_loss_forward.h"
 
 /* ======================================================================
  * aten::nll_loss_forward

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/nll_loss_nd.h"
 
 /* ======================================================================
  * aten::nll_loss_nd

@@ -9,7 +9,8 @@
  *   nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  *   nonzero(Tensor self) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/nonzero.h"
 
 /* ======================================================================
  * aten::nonzero.out

@@ -9,7 +9,8 @@
  *   ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  *   ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/ones.h"
 
 /* ======================================================================
  * aten::ones

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/ones_like.h"
 
 /* ======================================================================
  * aten::ones_like

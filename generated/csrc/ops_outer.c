@@ -9,7 +9,8 @@
  *   outer(Tensor self, Tensor vec2) -> Tensor
  *   outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/outer.h"
 
 /* ======================================================================
  * aten::outer

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   permute(Tensor(a) self, int[] dims) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/permute.h"
 
 /* ======================================================================
  * aten::permute

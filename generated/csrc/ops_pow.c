@@ -15,7 +15,8 @@
  *   pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
  *   pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/pow.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -11,7 +11,8 @@
  *   rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  *   rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/rand.h"
 
 /* ======================================================================
  * aten::rand

@@ -11,7 +11,8 @@
  *   randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  *   randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/randn.h"
 
 /* ======================================================================
  * aten::randn

@@ -9,7 +9,8 @@
  *   relu(Tensor self) -> Tensor
  *   relu_(Tensor(a!) self) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/relu.h"
 
 /* ======================================================================
  * aten::relu

@@ -9,7 +9,8 @@
  *   relu6(Tensor self) -> Tensor
  *   relu6_(Tensor(a!) self) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/relu6.h"
 
 /* ======================================================================
  * aten::relu6

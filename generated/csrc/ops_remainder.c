@@ -14,7 +14,8 @@
  *   remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
  *   remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/remainder.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   repeat(Tensor self, SymInt[] repeats) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/repeat.h"
 
 /* ======================================================================
  * aten::repeat

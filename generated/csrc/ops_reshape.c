@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/reshape.h"
 
 /* ======================================================================
  * aten::reshape

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/rms_norm.h"
 
 /* ======================================================================
  * aten::rms_norm

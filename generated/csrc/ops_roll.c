@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/roll.h"
 
 /* ======================================================================
  * aten::roll

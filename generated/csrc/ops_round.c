@@ -13,7 +13,8 @@
  *   round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
  *   round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/round.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */

@@ -9,7 +9,8 @@
  *   rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  *   rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/rsub.h"
 
 /* ======================================================================
  * aten::rsub.Tensor

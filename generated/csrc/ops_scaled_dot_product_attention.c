@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/scaled_dot_product_attention.h"
 
 /* ======================================================================
  * aten::scaled_dot_product_attention

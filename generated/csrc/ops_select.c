@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/select.h"
 
 /* ======================================================================
  * aten::select.int

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/select_backward.h"
 
 /* ======================================================================
  * aten::select_backward

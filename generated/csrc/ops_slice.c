@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/slice.h"
 
 /* ======================================================================
  * aten::slice.Tensor

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/slice_backward.h"
 
 /* ======================================================================
  * aten::slice_backward

@@ -9,7 +9,8 @@
  *   softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
  *   softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/softmax.h"
 
 /* ======================================================================
  * aten::softmax.int

@@ -9,7 +9,8 @@
  *   softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)
  *   softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/softplus.h"
 
 /* ======================================================================
  * aten::softplus.out

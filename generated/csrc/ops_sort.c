@@ -9,7 +9,8 @@
  *   sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
  *   sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/sort.h"
 
 /* ======================================================================
  * aten::sort

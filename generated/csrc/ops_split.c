@@ -9,7 +9,8 @@
  *   split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
  *   split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/split.h"
 
 /* ======================================================================
  * aten::split.Tensor

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/split_with_sizes.h"
 
 /* ======================================================================
  * aten::split_with_sizes

@@ -10,7 +10,8 @@
  *   squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
  *   squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/squeeze.h"
 
 /* ======================================================================
  * aten::squeeze

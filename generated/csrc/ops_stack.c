@@ -9,7 +9,8 @@
  *   stack(Tensor[] tensors, int dim=0) -> Tensor
  *   stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/stack.h"
 
 /* ======================================================================
  * aten::stack

@@ -10,7 +10,8 @@
  *   std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
  *   std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/std_mean.h"
 
 /* ======================================================================
  * aten::std_mean

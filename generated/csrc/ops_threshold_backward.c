@@ -9,7 +9,8 @@
  *   threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
  *   threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/threshold_backward.h"
 
 /* ======================================================================
  * aten::threshold_backward

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   tile(Tensor self, SymInt[] dims) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/tile.h"
 
 /* ======================================================================
  * aten::tile

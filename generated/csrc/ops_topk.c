@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/topk.h"
 
 /* ======================================================================
  * aten::topk

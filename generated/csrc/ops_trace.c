@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   trace(Tensor self) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/trace.h"
 
 /* ======================================================================
  * aten::trace

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   trace_backward(Tensor grad, SymInt[] sizes) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/trace_backward.h"
 
 /* ======================================================================
  * aten::trace_backward

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/transpose.h"
 
 /* ======================================================================
  * aten::transpose.int

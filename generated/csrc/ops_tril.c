@@ -10,7 +10,8 @@
  *   tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
  *   tril(Tensor self, SymInt diagonal=0) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/tril.h"
 
 /* ======================================================================
  * aten::tril_

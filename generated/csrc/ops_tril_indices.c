@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/tril_indices.h"
 
 /* ======================================================================
  * aten::tril_indices

@@ -10,7 +10,8 @@
  *   triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
  *   triu(Tensor self, SymInt diagonal=0) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/triu.h"
 
 /* ======================================================================
  * aten::triu_

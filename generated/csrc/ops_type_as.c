@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   type_as(Tensor self, Tensor other) -> Tensor
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/type_as.h"
 
 /* ======================================================================
  * aten::type_as

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/unbind.h"
 
 /* ======================================================================
  * aten::unbind.int

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/unflatten.h"
 
 /* ======================================================================
  * aten::unflatten.int

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/unsqueeze.h"
 
 /* ======================================================================
  * aten::unsqueeze

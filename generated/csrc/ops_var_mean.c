@@ -10,7 +10,8 @@
  *   var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
  *   var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/var_mean.h"
 
 /* ======================================================================
  * aten::var_mean

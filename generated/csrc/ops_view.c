@@ -9,7 +9,8 @@
  *   view(Tensor(a) self, SymInt[] size) -> Tensor(a)
  *   view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/view.h"
 
 /* ======================================================================
  * aten::view

@@ -8,7 +8,8 @@
  * elsewhere in the file leaves this one unchanged):
  *   view_as(Tensor(a) self, Tensor other) -> Tensor(a)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/view_as.h"
 
 /* ======================================================================
  * aten::view_as

@@ -9,7 +9,8 @@
  *   vstack(Tensor[] tensors) -> Tensor
  *   vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/vstack.h"
 
 /* ======================================================================
  * aten::vstack

@@ -13,7 +13,8 @@
  *   where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor
  *   where(Tensor condition) -> Tensor[]
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/where.h"
 
 /* ======================================================================
  * aten::where.self_out

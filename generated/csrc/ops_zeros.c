@@ -9,7 +9,8 @@
  *   zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  *   zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h"
+#include "ops/zeros.h"
 
 /* ======================================================================
  * aten::zeros

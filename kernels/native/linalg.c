@@ -98,8 +98,8 @@ static int gemm_blas(tl_tensor *c, mat_role rc, tl_tensor *a, mat_role ra, tl_te
     tl_tensor *ao = NULL, *bo = NULL, *co = NULL;
     int rc_ = -1;
     mat A, B, C;
-    bool ta, tb, tc;
-    int64_t lda, ldb, ldc;
+    bool ta = false, tb = false, tc = false;   /* set by blas_operand / blas_layout (GCC cannot see it) */
+    int64_t lda = 0, ldb = 0, ldc = 0;
     if (blas_operand(a, ra, &ao, &A, &ta, &lda) != 0 || blas_operand(b, rb, &bo, &B, &tb, &ldb) != 0) goto done;
     C = mat_of(c, rc);
     /* the output is written in place when BLAS can address it and it shares

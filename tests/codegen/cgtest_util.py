@@ -26,3 +26,13 @@ def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
         text=True,
         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
     )
+
+
+def declarations(files) -> str:
+    """Every generated C declaration of torchlet's operators: tl_ops.h and the
+    per-operator headers it includes (include/ops/<name>.h). ``files`` is an
+    emitter's {path: text} or a generated folder."""
+    if isinstance(files, Path):
+        files = {p.relative_to(files).as_posix(): p.read_text()
+                 for p in [files / "include/tl_ops.h", *sorted((files / "include/ops").glob("*.h"))] if p.exists()}
+    return "\n".join(t for p, t in sorted(files.items()) if p == "include/tl_ops.h" or p.startswith("include/ops/"))

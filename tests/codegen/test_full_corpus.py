@@ -4,7 +4,7 @@ with the project's include paths). Skipped without the reference corpus
 (../shared/reference/pytorch-2.13) or a C compiler.
 
 The compiles are unity batches (one translation unit #includes ~100
-generated files, so the 2.8 MB tl_ops.h of the corpus is parsed once per
+generated files, so the corpus's 2.8 MB of operator headers is parsed once per
 batch, not once per file), run in parallel over the cores; a diagnostic
 still names the generated file and line."""
 
@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from cgtest_util import CORPUS, REPO, needs_corpus, run_cli
+from cgtest_util import CORPUS, REPO, declarations, needs_corpus, run_cli
 
 pytestmark = needs_corpus
 
@@ -80,7 +80,7 @@ def test_every_function_generates(corpus_out):
     from codegen.model import Inputs, load_model
 
     m = load_model(Inputs(str(CORPUS / "native_functions.yaml"), None, str(CORPUS / "tags.yaml")))
-    text = (out / "include/tl_ops.h").read_text()
+    text = declarations(out)
     for f in m.functions:  # every schema gets an entry point
         from codegen import api_c
 
@@ -89,8 +89,7 @@ def test_every_function_generates(corpus_out):
 
 def test_the_seven_gaps_have_conventions(corpus_out):
     out, _ = corpus_out
-    ops = out / "include/tl_ops.h"
-    text = ops.read_text()
+    text = declarations(out)
     # Scalar[], Storage, Stream, DeviceIndex, Tensor[] in tuples, several structured outputs, precomputed:
     assert "tl_ops__foreach_add_ScalarList(tl_tensor *const *self, int64_t self_len, const tl_scalar *scalars, int64_t scalars_len" in text
     assert "tl_ops_set__source_Storage(tl_tensor *self, tl_storage *source)" in text

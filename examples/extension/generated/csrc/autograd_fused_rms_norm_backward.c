@@ -14,7 +14,6 @@
 
 #include "tl_autograd.h"
 #include "tl_autograd_formulas.h"
-#include "tl_autograd_ops.h"
 #include "tl_error.h"
 #include "tl_ops.h"
 

@@ -14,10 +14,6 @@
 
 #include "tl_structured.h"
 
-/* Hand-written kernels are weak symbols: a missing one is skipped at
- * registration and listed by tl_ops_missing_kernels(). Compile with
- * -DTL_STRICT_KERNELS to make them ordinary declarations instead (a missing
- * kernel is then an undefined symbol). */
 #ifdef TL_STRICT_KERNELS
 #define TL_WEAK
 #define TL_KERNEL_MISSING(f) 0
