@@ -241,7 +241,11 @@ class BuildExt(build_ext):
             if not keep.exists() or keep.read_text() != text:
                 keep.write_text(text)
             py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
-            flags = ["-fPIC", "-O2", "-fno-strict-aliasing", "-DNDEBUG", "-Wall"]
+            # -O1: the wrappers are argument conversions and one call each; callgrind
+            # counts the same instructions per call as at -O2 (a.view(2, 2): 677 vs
+            # 682 in _C, a + b: 1,506 vs 1,510) and the ~2.8 MB source, which every
+            # new operator changes, compiles in half the time (9 s vs 20 s)
+            flags = ["-fPIC", "-O1", "-fno-strict-aliasing", "-DNDEBUG", "-Wall"]
             if ASAN:
                 flags += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g"]
             cffi_jobs.append(Job(keep, "cffi", flags, incs + py_inc))
