@@ -216,6 +216,15 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_scaled_dot_product_attention() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
+    if (tl_ops_register_convolution() != 0) return -1;
+    if (tl_ops_register_convolution_backward() != 0) return -1;
+    if (tl_ops_register__convolution_mode() != 0) return -1;
+    if (tl_ops_register_conv1d() != 0) return -1;
+    if (tl_ops_register_conv2d() != 0) return -1;
+    if (tl_ops_register_conv3d() != 0) return -1;
+    if (tl_ops_register_conv_transpose1d() != 0) return -1;
+    if (tl_ops_register_conv_transpose2d() != 0) return -1;
+    if (tl_ops_register_conv_transpose3d() != 0) return -1;
     if (tl_ops_register_asinh() != 0) return -1;
     if (tl_ops_register_acosh() != 0) return -1;
     if (tl_ops_register_atanh() != 0) return -1;

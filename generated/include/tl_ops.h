@@ -4816,6 +4816,117 @@ int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_redispatch(tl_ke
 int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native__scaled_dot_product_flash_attention_cpu_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* ---------------------------------------------------------------- convolution */
+int tl_ops_register_convolution(void);
+/* convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor */
+extern tl_operator *tl_ops_convolution_op;
+typedef tl_tensor *(*tl_ops_convolution_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups);
+tl_tensor *tl_ops_convolution(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups);
+tl_tensor *tl_ops_convolution_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups);
+int tl_ops_convolution_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_convolution(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups);
+
+/* ---------------------------------------------------------------- convolution_backward */
+int tl_ops_register_convolution_backward(void);
+/* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_convolution_backward_op;
+typedef int (*tl_ops_convolution_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *input, tl_tensor *weight, const int64_t *bias_sizes, int64_t bias_sizes_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_convolution_backward(tl_tensor *grad_output, tl_tensor *input, tl_tensor *weight, const int64_t *bias_sizes, int64_t bias_sizes_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_convolution_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *input, tl_tensor *weight, const int64_t *bias_sizes, int64_t bias_sizes_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_convolution_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_convolution_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *input, tl_tensor *weight, const int64_t *bias_sizes, int64_t bias_sizes_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- _convolution_mode */
+int tl_ops_register__convolution_mode(void);
+/* _convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, SymInt[] dilation, SymInt groups) -> Tensor */
+extern tl_operator *tl_ops__convolution_mode_op;
+typedef tl_tensor *(*tl_ops__convolution_mode_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops__convolution_mode(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops__convolution_mode_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops__convolution_mode_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__convolution_mode_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* ---------------------------------------------------------------- conv1d */
+int tl_ops_register_conv1d(void);
+/* conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor */
+extern tl_operator *tl_ops_conv1d_op;
+typedef tl_tensor *(*tl_ops_conv1d_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv1d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv1d_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops_conv1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv1d_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+/* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor */
+extern tl_operator *tl_ops_conv1d_padding_op;
+typedef tl_tensor *(*tl_ops_conv1d_padding_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv1d_padding(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv1d_padding_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops_conv1d_padding_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv1d_padding_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* ---------------------------------------------------------------- conv2d */
+int tl_ops_register_conv2d(void);
+/* conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor */
+extern tl_operator *tl_ops_conv2d_op;
+typedef tl_tensor *(*tl_ops_conv2d_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv2d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv2d_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops_conv2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv2d_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+/* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor */
+extern tl_operator *tl_ops_conv2d_padding_op;
+typedef tl_tensor *(*tl_ops_conv2d_padding_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv2d_padding(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv2d_padding_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops_conv2d_padding_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv2d_padding_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* ---------------------------------------------------------------- conv3d */
+int tl_ops_register_conv3d(void);
+/* conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor */
+extern tl_operator *tl_ops_conv3d_op;
+typedef tl_tensor *(*tl_ops_conv3d_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv3d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv3d_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops_conv3d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv3d_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+/* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor */
+extern tl_operator *tl_ops_conv3d_padding_op;
+typedef tl_tensor *(*tl_ops_conv3d_padding_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv3d_padding(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv3d_padding_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+int tl_ops_conv3d_padding_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv3d_padding_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* ---------------------------------------------------------------- conv_transpose1d */
+int tl_ops_register_conv_transpose1d(void);
+/* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor */
+extern tl_operator *tl_ops_conv_transpose1d_op;
+typedef tl_tensor *(*tl_ops_conv_transpose1d_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+tl_tensor *tl_ops_conv_transpose1d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+tl_tensor *tl_ops_conv_transpose1d_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+int tl_ops_conv_transpose1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv_transpose1d_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+
+/* ---------------------------------------------------------------- conv_transpose2d */
+int tl_ops_register_conv_transpose2d(void);
+/* conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor */
+extern tl_operator *tl_ops_conv_transpose2d_input_op;
+typedef tl_tensor *(*tl_ops_conv_transpose2d_input_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+tl_tensor *tl_ops_conv_transpose2d_input(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+tl_tensor *tl_ops_conv_transpose2d_input_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+int tl_ops_conv_transpose2d_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv_transpose2d_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+
+/* ---------------------------------------------------------------- conv_transpose3d */
+int tl_ops_register_conv_transpose3d(void);
+/* conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor */
+extern tl_operator *tl_ops_conv_transpose3d_input_op;
+typedef tl_tensor *(*tl_ops_conv_transpose3d_input_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+tl_tensor *tl_ops_conv_transpose3d_input(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+tl_tensor *tl_ops_conv_transpose3d_input_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+int tl_ops_conv_transpose3d_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_conv_transpose3d_symint(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+
 /* ---------------------------------------------------------------- asinh */
 int tl_ops_register_asinh(void);
 /* asinh(Tensor self) -> Tensor */
