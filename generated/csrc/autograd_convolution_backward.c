@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
  */
@@ -18,33 +22,129 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 
+/* ======================================================================
+ * ConvolutionBackwardBackward0: the backward node of (yaml/derivatives.yaml)
+ *   convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+ * ====================================================================== */
+
+typedef struct ConvolutionBackwardBackward0 {
+    tl_node base;
+    tl_saved_variable grad_output_;
+    tl_saved_variable input_;
+    tl_saved_variable weight_;
+    tl_ag_int_list stride;
+    tl_ag_int_list padding;
+    tl_ag_int_list dilation;
+    bool transposed;
+    tl_ag_int_list output_padding;
+    int64_t groups;
+} ConvolutionBackwardBackward0;
+
+static int ConvolutionBackwardBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    ConvolutionBackwardBackward0 *n_ = (ConvolutionBackwardBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *grad_output = NULL;
+    tl_tensor *input = NULL;
+    tl_tensor *weight = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0) || tl_node_should_compute_output(node_, 1) || tl_node_should_compute_output(node_, 2)) {
+        /* grad_output, input, weight: _convolution_double_backward_symint(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) */
+        bool grad_input_mask[3] = { tl_node_should_compute_output(node_, 0) != 0, tl_node_should_compute_output(node_, 1) != 0, tl_node_should_compute_output(node_, 2) != 0 };
+        if (!grad_output && tl_saved_variable_unpack(&n_->grad_output_, node_, &grad_output) < 0) goto done;
+        if (!input && tl_saved_variable_unpack(&n_->input_, node_, &input) < 0) goto done;
+        if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
+        if (tl_ag__convolution_double_backward(grad, grads[1], grads[2], grad_output, weight, input, n_->stride.data, n_->stride.len, n_->padding.data, n_->padding.len, n_->dilation.data, n_->dilation.len, n_->transposed, n_->output_padding.data, n_->output_padding.len, n_->groups, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
+        if (tl_node_should_compute_output(node_, 0)) {
+            if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+            t0_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 1)) {
+            if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+            t1_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 2)) {
+            if (tl_ag_set_grad_input(node_, 2, t2_, &grad_inputs[2]) < 0) { t2_ = NULL; goto done; }
+            t2_ = NULL;
+        }
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(grad_output);
+    tl_tensor_release(input);
+    tl_tensor_release(weight);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    (void)grad;
+    return rc_;
+}
+
+static void ConvolutionBackwardBackward0_release_saved_variables(tl_node *node_) {
+    ConvolutionBackwardBackward0 *n_ = (ConvolutionBackwardBackward0 *)node_;
+    tl_saved_variable_release(&n_->grad_output_);
+    tl_saved_variable_release(&n_->input_);
+    tl_saved_variable_release(&n_->weight_);
+}
+
+static void ConvolutionBackwardBackward0_destroy(tl_node *node_) {
+    ConvolutionBackwardBackward0 *n_ = (ConvolutionBackwardBackward0 *)node_;
+    tl_ag_int_list_free(&n_->stride);
+    tl_ag_int_list_free(&n_->padding);
+    tl_ag_int_list_free(&n_->dilation);
+    tl_ag_int_list_free(&n_->output_padding);
+}
+
+static const tl_node_vtable ConvolutionBackwardBackward0_vtable = {
+    "ConvolutionBackwardBackward0", ConvolutionBackwardBackward0_apply, ConvolutionBackwardBackward0_release_saved_variables, ConvolutionBackwardBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * convolution_backward: convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * records ConvolutionBackwardBackward0
  * ---------------------------------------------------------------------- */
 static int tl_autograd_convolution_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *input, tl_tensor *weight, const int64_t *bias_sizes, int64_t bias_sizes_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[3] = { grad_output, input, weight };
     if (!tl_autograd_compute_requires_grad(ins_, 3))
         return tl_ops_convolution_backward_redispatch(below_, grad_output, input, weight, bias_sizes, bias_sizes_len, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed, output_padding, output_padding_len, groups, output_mask, output_mask_len, ret0, ret1, ret2);
-    int rc_;
+    ConvolutionBackwardBackward0 *n_ = (ConvolutionBackwardBackward0 *)tl_node_new(&ConvolutionBackwardBackward0_vtable, sizeof(ConvolutionBackwardBackward0), 3, 3);
+    if (!n_) return -1;
+    tl_tensor *o_[3] = { NULL, NULL, NULL };
+    if (tl_node_set_next_edges(&n_->base, ins_, 3) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 2).node) {
+        if (tl_saved_variable_save(&n_->grad_output_, grad_output, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->input_, input, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->weight_, weight, 0) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->stride, stride, stride_len) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->padding, padding, padding_len) < 0) goto fail;
+        if (tl_ag_int_list_set(&n_->dilation, dilation, dilation_len) < 0) goto fail;
+        n_->transposed = transposed;
+        if (tl_ag_int_list_set(&n_->output_padding, output_padding, output_padding_len) < 0) goto fail;
+        n_->groups = groups;
+    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
-        rc_ = tl_ops_convolution_backward_redispatch(below_, grad_output, input, weight, bias_sizes, bias_sizes_len, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed, output_padding, output_padding_len, groups, output_mask, output_mask_len, ret0, ret1, ret2);
+        int rc_ = tl_ops_convolution_backward_redispatch(below_, grad_output, input, weight, bias_sizes, bias_sizes_len, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed, output_padding, output_padding_len, groups, output_mask, output_mask_len, &o_[0], &o_[1], &o_[2]);
         tl_exclude_guard_exit(excluded_);
+        if (rc_ < 0) goto fail;
     }
-    if (rc_ < 0) return -1;
-    tl_tensor *o_[3] = { *ret0, *ret1, *ret2 };
-    if (tl_autograd_not_implemented("aten::convolution_backward", ins_, 3, o_, 3, 0) < 0) {
-        tl_tensor_release(*ret0);
-        *ret0 = NULL;
-        tl_tensor_release(*ret1);
-        *ret1 = NULL;
-        tl_tensor_release(*ret2);
-        *ret2 = NULL;
-        return -1;
-    }
+    if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
+    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
+    if (tl_autograd_set_history(o_[2], &n_->base, 2) < 0) goto fail;
+    tl_node_release(&n_->base);
+    *ret0 = o_[0];
+    *ret1 = o_[1];
+    *ret2 = o_[2];
     return 0;
+fail:
+    tl_tensor_release(o_[0]);
+    tl_tensor_release(o_[1]);
+    tl_tensor_release(o_[2]);
+    tl_node_release(&n_->base);
+    return -1;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_convolution_backward(void) {
