@@ -5182,47 +5182,14 @@ def clone(input, *, memory_format=None):
 # yaml/native_functions.yaml: conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor
 # yaml/native_functions.yaml: conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor
 _SIGS_conv1d = (
-    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
     ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
 )
-_KW_conv1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 1) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 1) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
-_KW_conv1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 1) is not _BAD, 'padding': lambda x: _cv_int_list(x, 1) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 1) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 1) is not _BAD, 'padding': lambda x: _cv_int_list(x, 1) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 1) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 1) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 1) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
 
 
-def _implconv1d_0(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
-    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('conv1d', 'input', 1, 'Tensor', input)
-    if weight.__class__ is not _Tensor:
-        if not isinstance(weight, _Tensor):
-            raise _arg_error('conv1d', 'weight', 2, 'Tensor', weight)
-    bias_c = _cv_opt_tensor(bias)
-    if bias_c is _BAD:
-        raise _arg_error('conv1d', 'bias', 3, 'Tensor', bias)
-    stride_c = _cv_int_list(stride, 1)
-    if stride_c is _BAD:
-        raise _arg_error('conv1d', 'stride', 4, 'tuple of ints', stride)
-    padding_c = _cv_str(padding, False)
-    if padding_c is _BAD:
-        raise _arg_error('conv1d', 'padding', 5, 'str', padding)
-    dilation_c = _cv_int_list(dilation, 1)
-    if dilation_c is _BAD:
-        raise _arg_error('conv1d', 'dilation', 6, 'tuple of ints', dilation)
-    groups_c = _cv_int(groups)
-    if groups_c is _BAD:
-        raise _arg_error('conv1d', 'groups', 7, 'int', groups)
-    h_ = _C_conv1d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
-
-
-def _implconv1d_1(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+def _implconv1d_0(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
     '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -5255,52 +5222,30 @@ def _implconv1d_1(input, weight, bias=None, stride=(1,), padding=(0,), dilation=
     return r_
 
 
-def conv1d(*args, **kwargs):
-    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)"
-    if _TF and (r_ := _tf(conv1d, locals())) is not _GO:
-        return r_
-    n = len(args)
-    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 1) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 1) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv1d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
-        return _implconv1d_0(*args, **kwargs)
-    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 1) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 1) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 1) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv1d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
-        return _implconv1d_1(*args, **kwargs)
-    raise _invalid_combination('conv1d', args, kwargs, _SIGS_conv1d)
-
-
-# yaml/native_functions.yaml: conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor
-# yaml/native_functions.yaml: conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor
-_SIGS_conv2d = (
-    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
-    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
-)
-_KW_conv2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 2) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 2) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
-_KW_conv2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 2) is not _BAD, 'padding': lambda x: _cv_int_list(x, 2) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 2) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
-
-
-def _implconv2d_0(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
+def _implconv1d_1(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
     "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
-            raise _arg_error('conv2d', 'input', 1, 'Tensor', input)
+            raise _arg_error('conv1d', 'input', 1, 'Tensor', input)
     if weight.__class__ is not _Tensor:
         if not isinstance(weight, _Tensor):
-            raise _arg_error('conv2d', 'weight', 2, 'Tensor', weight)
+            raise _arg_error('conv1d', 'weight', 2, 'Tensor', weight)
     bias_c = _cv_opt_tensor(bias)
     if bias_c is _BAD:
-        raise _arg_error('conv2d', 'bias', 3, 'Tensor', bias)
-    stride_c = _cv_int_list(stride, 2)
+        raise _arg_error('conv1d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 1)
     if stride_c is _BAD:
-        raise _arg_error('conv2d', 'stride', 4, 'tuple of ints', stride)
+        raise _arg_error('conv1d', 'stride', 4, 'tuple of ints', stride)
     padding_c = _cv_str(padding, False)
     if padding_c is _BAD:
-        raise _arg_error('conv2d', 'padding', 5, 'str', padding)
-    dilation_c = _cv_int_list(dilation, 2)
+        raise _arg_error('conv1d', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 1)
     if dilation_c is _BAD:
-        raise _arg_error('conv2d', 'dilation', 6, 'tuple of ints', dilation)
+        raise _arg_error('conv1d', 'dilation', 6, 'tuple of ints', dilation)
     groups_c = _cv_int(groups)
     if groups_c is _BAD:
-        raise _arg_error('conv2d', 'groups', 7, 'int', groups)
-    h_ = _C_conv2d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+        raise _arg_error('conv1d', 'groups', 7, 'int', groups)
+    h_ = _C_conv1d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -5310,7 +5255,29 @@ def _implconv2d_0(input, weight, bias=None, stride=(1, 1), padding='valid', dila
     return r_
 
 
-def _implconv2d_1(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+def conv1d(*args, **kwargs):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if _TF and (r_ := _tf(conv1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 1) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 1) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 1) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv1d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv1d_0(*args, **kwargs)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 1) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 1) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv1d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv1d_1(*args, **kwargs)
+    raise _invalid_combination('conv1d', args, kwargs, _SIGS_conv1d)
+
+
+# yaml/native_functions.yaml: conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+# yaml/native_functions.yaml: conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+_SIGS_conv2d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_conv2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 2) is not _BAD, 'padding': lambda x: _cv_int_list(x, 2) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 2) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 2) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 2) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implconv2d_0(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -5343,52 +5310,30 @@ def _implconv2d_1(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilat
     return r_
 
 
-def conv2d(*args, **kwargs):
-    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)"
-    if _TF and (r_ := _tf(conv2d, locals())) is not _GO:
-        return r_
-    n = len(args)
-    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 2) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 2) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv2d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
-        return _implconv2d_0(*args, **kwargs)
-    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 2) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 2) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 2) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv2d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
-        return _implconv2d_1(*args, **kwargs)
-    raise _invalid_combination('conv2d', args, kwargs, _SIGS_conv2d)
-
-
-# yaml/native_functions.yaml: conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor
-# yaml/native_functions.yaml: conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor
-_SIGS_conv3d = (
-    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
-    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
-)
-_KW_conv3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 3) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 3) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
-_KW_conv3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 3) is not _BAD, 'padding': lambda x: _cv_int_list(x, 3) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 3) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
-
-
-def _implconv3d_0(input, weight, bias=None, stride=(1, 1, 1), padding='valid', dilation=(1, 1, 1), groups=1):
+def _implconv2d_1(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
     "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
-            raise _arg_error('conv3d', 'input', 1, 'Tensor', input)
+            raise _arg_error('conv2d', 'input', 1, 'Tensor', input)
     if weight.__class__ is not _Tensor:
         if not isinstance(weight, _Tensor):
-            raise _arg_error('conv3d', 'weight', 2, 'Tensor', weight)
+            raise _arg_error('conv2d', 'weight', 2, 'Tensor', weight)
     bias_c = _cv_opt_tensor(bias)
     if bias_c is _BAD:
-        raise _arg_error('conv3d', 'bias', 3, 'Tensor', bias)
-    stride_c = _cv_int_list(stride, 3)
+        raise _arg_error('conv2d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 2)
     if stride_c is _BAD:
-        raise _arg_error('conv3d', 'stride', 4, 'tuple of ints', stride)
+        raise _arg_error('conv2d', 'stride', 4, 'tuple of ints', stride)
     padding_c = _cv_str(padding, False)
     if padding_c is _BAD:
-        raise _arg_error('conv3d', 'padding', 5, 'str', padding)
-    dilation_c = _cv_int_list(dilation, 3)
+        raise _arg_error('conv2d', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 2)
     if dilation_c is _BAD:
-        raise _arg_error('conv3d', 'dilation', 6, 'tuple of ints', dilation)
+        raise _arg_error('conv2d', 'dilation', 6, 'tuple of ints', dilation)
     groups_c = _cv_int(groups)
     if groups_c is _BAD:
-        raise _arg_error('conv3d', 'groups', 7, 'int', groups)
-    h_ = _C_conv3d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+        raise _arg_error('conv2d', 'groups', 7, 'int', groups)
+    h_ = _C_conv2d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -5398,7 +5343,29 @@ def _implconv3d_0(input, weight, bias=None, stride=(1, 1, 1), padding='valid', d
     return r_
 
 
-def _implconv3d_1(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1):
+def conv2d(*args, **kwargs):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if _TF and (r_ := _tf(conv2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 2) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 2) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 2) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv2d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv2d_0(*args, **kwargs)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 2) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 2) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv2d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv2d_1(*args, **kwargs)
+    raise _invalid_combination('conv2d', args, kwargs, _SIGS_conv2d)
+
+
+# yaml/native_functions.yaml: conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor
+# yaml/native_functions.yaml: conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor
+_SIGS_conv3d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_conv3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 3) is not _BAD, 'padding': lambda x: _cv_int_list(x, 3) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 3) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 3) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 3) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implconv3d_0(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1):
     '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)'
     if input.__class__ is not _Tensor:
         if not isinstance(input, _Tensor):
@@ -5431,14 +5398,47 @@ def _implconv3d_1(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
     return r_
 
 
+def _implconv3d_1(input, weight, bias=None, stride=(1, 1, 1), padding='valid', dilation=(1, 1, 1), groups=1):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv3d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv3d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv3d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('conv3d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_str(padding, False)
+    if padding_c is _BAD:
+        raise _arg_error('conv3d', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('conv3d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv3d', 'groups', 7, 'int', groups)
+    h_ = _C_conv3d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 def conv3d(*args, **kwargs):
-    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)"
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
     if _TF and (r_ := _tf(conv3d, locals())) is not _GO:
         return r_
     n = len(args)
-    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 3) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 3) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv3d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 3) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 3) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 3) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv3d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
         return _implconv3d_0(*args, **kwargs)
-    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 3) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 3) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 3) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv3d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 3) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 3) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv3d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
         return _implconv3d_1(*args, **kwargs)
     raise _invalid_combination('conv3d', args, kwargs, _SIGS_conv3d)
 
@@ -25650,16 +25650,16 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
     ),
     ("function", "conv1d"): (
-        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
         "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
     ),
     ("function", "conv2d"): (
-        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
         "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
     ),
     ("function", "conv3d"): (
-        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
         "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
     ),
     ("function", "conv_transpose1d"): (
         "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)",

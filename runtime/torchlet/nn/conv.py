@@ -219,7 +219,8 @@ class _ConvTransposeNd(_ConvNd):
         for i in range(len(output_size)):
             if output_size[i] < min_sizes[i] or output_size[i] > max_sizes[i]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
-                                 f"{min_sizes} to {max_sizes} (for an input of {input.size()[2:]})")
+                                 f"{min_sizes} to {max_sizes} (for an input of "
+                                 f"{torchlet.Size(input.size()[2:])})")
         return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
 
     def forward(self, input, output_size=None):
