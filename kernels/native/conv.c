@@ -47,9 +47,7 @@ static int make_params(const tl_tensor *weight, const int64_t *stride, int64_t s
                        const int64_t *output_padding, int64_t output_padding_len, int64_t groups, conv_params *p) {
     const int64_t k = tl_tensor_ndim(weight);
     if (k - 2 <= 0) return tl_set_error(TL_ERR_RUNTIME, "weight should have at least three dimensions");
-    if (k - 2 > TL_CONV_MAXD)
-        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "convolution: %lld spatial dimensions are not supported "
-                            "(at most 3)", (long long)(k - 2));
+    if (k - 2 > TL_CONV_MAXD) return tl_set_error(TL_ERR_RUNTIME, "unsupported ConvNd parameters");
     if (groups <= 0) return tl_set_error(TL_ERR_RUNTIME, "non-positive groups is not supported");
     p->nd = (int)(k - 2);
     p->transposed = transposed;
@@ -176,6 +174,42 @@ static int check_devices(const tl_tensor *input, const tl_tensor *weight, const 
     return 0;
 }
 
+/* "what_height: v what_width: v ..." as PyTorch's slow kernels print their
+ * parameters: 2-d wording for 1-d and 2-d (1-d runs as 2-d with a unit
+ * height: value unit[w]), 3-d wording for 3-d */
+static const char *per_dim_values(char *buf, size_t n, int nd, int nw, const char *const *what,
+                                  const int64_t *const *vals, const int64_t *unit) {
+    static const char *const names[3] = {"depth", "height", "width"};
+    const int first = nd == 3 ? 0 : 1, lead = 3 - nd;
+    size_t k = 0;
+    buf[0] = 0;
+    for (int w = 0; w < nw; w++)
+        for (int i = first; i < 3 && k < n; i++) {
+            const int64_t v = i < lead ? unit[w] : vals[w][i - lead];
+            k += (size_t)snprintf(buf + k, n - k, "%s%s_%s: %lld", k ? " " : "", what[w], names[i], (long long)v);
+        }
+    return buf;
+}
+
+/* PyTorch's slow kernels' check of the window (a weight with a zero spatial
+ * size; slow_conv3d's wording for 3-d) */
+static int check_kernel_size(const tl_tensor *weight, const conv_params *p) {
+    const int64_t *ks = tl_tensor_sizes(weight) + 2;
+    for (int i = 0; i < p->nd; i++)
+        if (ks[i] <= 0) {
+            if (p->nd == 3)
+                return tl_set_error(TL_ERR_RUNTIME, "kernel size should be greater than zero, but got: %lld x %lld x "
+                                    "%lld (TxHxW)", (long long)ks[0], (long long)ks[1], (long long)ks[2]);
+            const char *what[1] = {"kernel"};
+            const int64_t *vals[1] = {ks};
+            const int64_t unit[1] = {1};
+            char buf[160];
+            return tl_set_error(TL_ERR_RUNTIME, "kernel size should be greater than zero, but got %s",
+                                per_dim_values(buf, sizeof buf, p->nd, 1, what, vals, unit));
+        }
+    return 0;
+}
+
 /* The output's sizes. Transposed: PyTorch's slow_conv_transpose checks
  * (output_padding against stride / dilation, output not empty). */
 static int output_sizes(const tl_tensor *input, const tl_tensor *weight, const conv_params *p, int64_t *out) {
@@ -197,21 +231,12 @@ static int output_sizes(const tl_tensor *input, const tl_tensor *weight, const c
     for (int i = 0; i < p->nd; i++)
         op_ok = op_ok && (p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i]);
     if (!op_ok) {
-        /* PyTorch's 2-d wording (1-d runs as 2-d with a unit height) or 3-d wording */
-        static const char *const names[3] = {"depth", "height", "width"};
-        const int first = p->nd == 3 ? 0 : 1, lead = 3 - p->nd;
-        char buf[512];
-        size_t k = 0;
         const char *what[3] = {"output_padding", "stride", "dilation"};
         const int64_t *vals[3] = {p->output_padding, p->stride, p->dilation};
-        for (int w = 0; w < 3; w++)
-            for (int i = first; i < 3; i++) {
-                const int64_t v = i < lead ? (w == 0 ? 0 : 1) : vals[w][i - lead];
-                k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s_%s: %lld", k ? " " : "", what[w], names[i],
-                                      (long long)v);
-            }
+        const int64_t unit[3] = {0, 1, 1};
+        char buf[512];
         return tl_set_error(TL_ERR_RUNTIME, "output padding must be smaller than either stride or dilation, but got %s",
-                            buf);
+                            per_dim_values(buf, sizeof buf, p->nd, 3, what, vals, unit));
     }
     if (small) {
         char a[96], b[96];
@@ -273,7 +298,7 @@ tl_tensor *tl_native_convolution(tl_keyset ks, tl_tensor *input, tl_tensor *weig
     if (make_params(weight, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed,
                     output_padding, output_padding_len, groups, &p) ||
         check_shape_forward(input, weight, bias, &p) || check_devices(input, weight, bias) ||
-        check_dtypes(input, weight, bias))
+        check_dtypes(input, weight, bias) || check_kernel_size(weight, &p))
         return NULL;
     int64_t osz[TL_CONV_MAXD + 2];
     if (output_sizes(input, weight, &p, osz)) return NULL;
@@ -357,7 +382,7 @@ int tl_native_convolution_backward(tl_keyset ks, tl_tensor *grad_output, tl_tens
     if (make_params(weight, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed,
                     output_padding, output_padding_len, groups, &p) ||
         check_shape_forward(input, weight, NULL, &p) || check_devices(input, weight, grad_output) ||
-        check_dtypes(input, weight, grad_output))
+        check_dtypes(input, weight, grad_output) || check_kernel_size(weight, &p))
         return -1;
     if (output_mask[2] && bias_sizes && (bias_sizes_len != 1 || bias_sizes[0] != tl_tensor_size(grad_output, 1)))
         return tl_set_error(TL_ERR_RUNTIME, "convolution_backward: bias_sizes must be [%lld]",
@@ -528,9 +553,7 @@ static tl_tensor *convolution_same(tl_tensor *input, tl_tensor *weight, tl_tenso
     if (k <= 2) return (tl_set_error(TL_ERR_RUNTIME, "weight should have at least three dimensions"), NULL);
     if (groups <= 0) return (tl_set_error(TL_ERR_RUNTIME, "non-positive groups is not supported"), NULL);
     const int64_t dim = k - 2;
-    if (dim > TL_CONV_MAXD)
-        return (tl_set_error(TL_ERR_NOT_IMPLEMENTED, "convolution: %lld spatial dimensions are not supported "
-                             "(at most 3)", (long long)dim), NULL);
+    if (dim > TL_CONV_MAXD) return (tl_set_error(TL_ERR_RUNTIME, "unsupported ConvNd parameters"), NULL);
     if (k != tl_tensor_ndim(input)) {
         char wb[160], ib[160];
         return (tl_set_error(TL_ERR_RUNTIME, "Expected %lld-dimensional input for %lld-dimensional weight%s, but got "

@@ -324,6 +324,15 @@ ERRORS = [
     (lambda F, tl, x, w: tl.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0, 0], 1),
      "expected output_padding to be a single integer value or a list of 2 values to match the convolution "
      "dimensions, but got output_padding=[0, 0, 0]"),
+    # float64: PyTorch's slow kernels check the window (its oneDNN path words it differently)
+    (lambda F, tl, x, w: F.conv2d(x.double(), tl.zeros(3, 4, 0, 3, dtype=tl.float64)),
+     "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: 3"),
+    (lambda F, tl, x, w: F.conv1d(x[:, :, 0].double(), tl.zeros(3, 4, 0, dtype=tl.float64)),
+     "kernel size should be greater than zero, but got kernel_height: 1 kernel_width: 0"),
+    (lambda F, tl, x, w: F.conv3d(x[None].double(), tl.zeros(3, 2, 1, 0, 3, dtype=tl.float64)),
+     "kernel size should be greater than zero, but got: 1 x 0 x 3 (TxHxW)"),
+    (lambda F, tl, x, w: tl.convolution(tl.zeros(1, 2, 3, 3, 3, 3), tl.zeros(3, 2, 1, 1, 1, 1), None, [1], [0], [1],
+                                        False, [0], 1), "unsupported ConvNd parameters"),
     (lambda F, tl, x, w: tl.convolution(x[0], w, None, [1], [0], [1], False, [0], 1),
      "Expected 4-dimensional input for 4-dimensional weight [6, 4, 3, 3], but got 3-dimensional input of size "
      "[4, 5, 5] instead"),
