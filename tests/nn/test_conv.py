@@ -217,6 +217,27 @@ def test_thread_count_independent(transposed):
         np.testing.assert_array_equal(again, results[n - 1][2])
 
 
+@pytest.mark.parametrize("stride,dilation", [(1, 1), (2, 1), (1, 2)])
+def test_column_blocks(stride, dilation):
+    """a column matrix too large for one block (kernels/native/conv_gemm.c builds it in
+    blocks of whole output rows): forward, grad_input and grad_weight against numpy"""
+    x, w, b = rn(2, 64, 41, 37), rn(8, 64, 3, 3), rn(8)
+    kw = dict(stride=stride, padding=1, dilation=dilation)
+    xt, wt, bt = (tl.tensor(a).requires_grad_() for a in (x, w, b))
+    y = F.conv2d(xt, wt, bt, **kw)
+    np.testing.assert_allclose(y.detach().numpy(), np_conv(x, w, b, **kw), rtol=1e-11, atol=1e-11)
+    g = rn(*y.shape)
+    y.backward(tl.tensor(g))
+    dx, dw = rn(*x.shape), rn(*w.shape)   # the adjoints through linearity
+    np.testing.assert_allclose((xt.grad.numpy() * dx).sum(), (np_conv(dx, w, None, **kw) * g).sum(), rtol=1e-10)
+    np.testing.assert_allclose((wt.grad.numpy() * dw).sum(), (np_conv(x, dw, None, **kw) * g).sum(), rtol=1e-10)
+    # the transposed convolution's forward is the blocked col2im
+    xs, ws = rn(1, 16, 20, 19), rn(16, 64, 3, 3)
+    out = F.conv_transpose2d(tl.tensor(xs), tl.tensor(ws), stride=stride, dilation=dilation)
+    np.testing.assert_allclose(out.numpy(), np_conv_transpose(xs, ws, stride=stride, dilation=dilation),
+                               rtol=1e-11, atol=1e-11)
+
+
 def test_meta_shapes():
     x = tl.empty(2, 4, 9, 9, device="meta")
     w = tl.empty(6, 2, 3, 3, device="meta")
