@@ -55,7 +55,8 @@ static conv_dims dims_of(const tl_conv_geom *g) {
         c.K *= g->k[i];
         c.IL *= g->isz[i];
         c.OL *= g->osz[i];
-        direct = direct && g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0;
+        /* same sizes too: a transposed 1x1 with output_padding (allowed below the dilation) is larger */
+        direct = direct && g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->isz[i] == g->osz[i];
     }
     c.Cig = g->Ci / g->G;
     c.Ccg = g->Cc / g->G;

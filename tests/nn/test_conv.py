@@ -110,6 +110,7 @@ TRANSPOSED = [
     ((1, 6, 3, 4), (6, 2, 2, 3), False, dict(stride=(2, 3), padding=(0, 1), output_padding=(1, 2), groups=3,
                                               dilation=(1, 2))),
     ((2, 3, 4, 4), (3, 5, 1, 1), True, {}),                                      # 1x1: one GEMM
+    ((1, 3, 4, 5), (3, 2, 1, 1), True, dict(output_padding=1, dilation=2)),     # 1x1 grown by output_padding
     ((1, 2, 3, 2, 3), (2, 3, 2, 2, 3), True, dict(stride=2, padding=(1, 0, 1), output_padding=1)),
 ]
 
