@@ -3,8 +3,9 @@
  * Work split: with at least as many batch items as threads, items go to
  * the thread pool (each chunk with its own column buffer; the GEMMs inside
  * run single-threaded, tl_blas_gemm's rule inside a parallel region).
- * With fewer items the items run in turn and OpenBLAS splits each GEMM
- * over the threads. weight_grad's per-chunk partial sums are added in
+ * With fewer items the items run in turn; the forward splits each image's
+ * column blocks over the pool, the other products let OpenBLAS split each
+ * GEMM over the threads. weight_grad's per-chunk partial sums are added in
  * batch order, so results do not depend on which thread ran what. */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -216,12 +217,44 @@ static bool chunk_cols(conv_job *j, void **col) {
 
 /* ---------------------------------------------------------------- forward */
 
+/* Y_g's column blocks [kb, ke) = W_g @ im2col(X_g) for those output rows */
+static void forward_blocks(const conv_job *j, const char *Xg, const char *Wg, char *Yg, void *col, int64_t kb,
+                           int64_t ke) {
+    const conv_dims *c = &j->c;
+    for (int64_t kbi = kb; kbi < ke; kbi++) {
+        const int64_t r0 = kbi * c->block, r1 = r0 + c->block < c->R ? r0 + c->block : c->R;
+        const int64_t o0 = r0 * c->g->osz[2], nc = (r1 - r0) * c->g->osz[2];
+        im2col(c, Xg, col, r0, r1);
+        gemm(c, false, false, c->Ccg, nc, c->rows, Wg, c->rows, col, nc, j->bias ? 1.0 : 0.0, Yg + o0 * c->esz,
+             c->OL);
+    }
+}
+
+/* one (item, group) with its blocks over the pool: a batch smaller than
+ * the thread count (one image) still builds its columns on every thread */
+typedef struct {
+    conv_job *j;
+    const char *Xg, *Wg;
+    char *Yg;
+} block_job;
+
+static void forward_block_range(int64_t b, int64_t e, void *ctx) {
+    const block_job *bj = ctx;
+    void *col = NULL;
+    if (!chunk_cols(bj->j, &col)) return;
+    forward_blocks(bj->j, bj->Xg, bj->Wg, bj->Yg, col, b, e);
+    free(col);
+}
+
 static void cols_from_image_items(int64_t b, int64_t e, void *ctx) {
     conv_job *j = ctx;
     const conv_dims *c = &j->c;
     const tl_conv_geom *g = c->g;
+    const int64_t nblocks = c->block > 0 ? (c->R + c->block - 1) / c->block : 0;
+    /* blocks over the pool: items run in turn (fewer than threads) and not already inside the pool */
+    const bool split = !c->direct && nblocks > 1 && !tl__in_parallel_region() && tl_get_num_threads() > 1;
     void *col = NULL;
-    if (!chunk_cols(j, &col)) return;
+    if (!split && !chunk_cols(j, &col)) return;
     for (int64_t n = b; n < e; n++) {
         char *Yn = j->out + n * g->Cc * c->OL * c->esz;
         if (j->bias) fill_bias(c, Yn, j->bias, g->Cc, c->OL);
@@ -231,14 +264,11 @@ static void cols_from_image_items(int64_t b, int64_t e, void *ctx) {
             char *Yg = Yn + gi * c->Ccg * c->OL * c->esz;
             if (c->direct) {
                 gemm(c, false, false, c->Ccg, c->OL, c->rows, Wg, c->rows, Xg, c->OL, j->bias ? 1.0 : 0.0, Yg, c->OL);
-                continue;
-            }
-            for (int64_t r0 = 0; r0 < c->R; r0 += c->block) {
-                const int64_t r1 = r0 + c->block < c->R ? r0 + c->block : c->R, o0 = r0 * g->osz[2];
-                const int64_t nc = (r1 - r0) * g->osz[2];
-                im2col(c, Xg, col, r0, r1);
-                gemm(c, false, false, c->Ccg, nc, c->rows, Wg, c->rows, col, nc, j->bias ? 1.0 : 0.0,
-                     Yg + o0 * c->esz, c->OL);
+            } else if (split) {
+                block_job bj = {j, Xg, Wg, Yg};
+                tl_parallel_for(nblocks, 1, forward_block_range, &bj);
+            } else {
+                forward_blocks(j, Xg, Wg, Yg, col, 0, nblocks);
             }
         }
     }

@@ -239,6 +239,24 @@ def test_column_blocks(stride, dilation):
                                rtol=1e-11, atol=1e-11)
 
 
+def test_single_image_blocks_over_threads():
+    """a batch smaller than the thread count: the column blocks of one image go to the pool"""
+    x, w, b = rn(1, 64, 30, 29), rn(8, 64, 3, 3), rn(8)
+    outs = []
+    before = tl.get_num_threads()
+    try:
+        for n in (1, 2, 3):
+            tl.set_num_threads(n)
+            outs.append(F.conv2d(tl.tensor(x, dtype=tl.float32), tl.tensor(w, dtype=tl.float32),
+                                 tl.tensor(b, dtype=tl.float32), padding=1).numpy())
+            np.testing.assert_allclose(F.conv2d(tl.tensor(x), tl.tensor(w), tl.tensor(b), padding=1).numpy(),
+                                       np_conv(x, w, b, padding=1), rtol=1e-11, atol=1e-11)
+    finally:
+        tl.set_num_threads(before)
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])
+
+
 def test_meta_shapes():
     x = tl.empty(2, 4, 9, 9, device="meta")
     w = tl.empty(6, 2, 3, 3, device="meta")
