@@ -60,3 +60,86 @@ tl_tensor *tl_ag_log_softmax_double_backward_output(tl_tensor *grad, tl_tensor *
     tl_tensor_release(seg);
     return r;
 }
+
+/* ---------------------------------------------------------- convolution */
+
+/* a + b where either may be NULL (consumes both) */
+static tl_tensor *add_maybe(tl_tensor *a, tl_tensor *b) {
+    if (!a || !b) return a ? a : b;
+    tl_tensor *r = tl_ops_add_Tensor(a, b, tl_scalar_from_int(1));
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+
+/* PyTorch's _convolution_double_backward. The convolution is bilinear in
+ * (input, weight), so with ggI / ggW / ggb the gradients flowing into
+ * convolution_backward's grad_input / grad_weight / grad_bias:
+ *   d grad_output = conv(ggI, w) + conv(input, ggW) + ggb (per channel)
+ *   d input       = convolution_backward(gO, input, ggW)'s grad_input
+ *   d weight      = convolution_backward(gO, ggI, w)'s grad_weight
+ * all through operators, so they differentiate again. */
+int tl_ag__convolution_double_backward(tl_tensor *ggI, tl_tensor *ggW, tl_tensor *ggb, tl_tensor *gO,
+                                       tl_tensor *weight, tl_tensor *self, const int64_t *stride, int64_t nstride,
+                                       const int64_t *padding, int64_t npadding, const int64_t *dilation,
+                                       int64_t ndilation, bool transposed, const int64_t *output_padding,
+                                       int64_t noutput_padding, int64_t groups, const bool *output_mask,
+                                       int64_t nmask, tl_tensor **grad_grad_output, tl_tensor **grad_input,
+                                       tl_tensor **grad_weight) {
+    *grad_grad_output = *grad_input = *grad_weight = NULL;
+    (void)nmask;
+#define CONV(x, w) tl_ops_convolution(x, w, NULL, stride, nstride, padding, npadding, dilation, ndilation, transposed, \
+                                      output_padding, noutput_padding, groups)
+#define CONV_BACKWARD(x, w, mask, r0, r1, r2)                                                                        \
+    tl_ops_convolution_backward(gO, x, w, NULL, 0, stride, nstride, padding, npadding, dilation, ndilation,          \
+                                transposed, output_padding, noutput_padding, groups, mask, 3, r0, r1, r2)
+    tl_tensor *gg = NULL;
+    if (output_mask[0]) {
+        if (ggI && !(gg = CONV(ggI, weight))) goto fail;
+        if (ggW) {
+            tl_tensor *t = CONV(self, ggW);
+            if (!t) goto fail;
+            if (!(gg = add_maybe(gg, t))) goto fail;
+        }
+        if (ggb) {
+            int64_t shape[8];
+            const int64_t nd = tl_tensor_ndim(gO);
+            for (int64_t i = 0; i < nd && i < 8; i++) shape[i] = i == 1 ? tl_tensor_size(gO, 1) : 1;
+            tl_tensor *b = tl_ops_reshape(ggb, shape, nd);
+            if (!b) goto fail;
+            if (!gg) {
+                tl_tensor *z = tl_ops_zeros_like(gO, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+                if (!z) {
+                    tl_tensor_release(b);
+                    goto fail;
+                }
+                gg = z;
+            }
+            if (!(gg = add_maybe(gg, b))) goto fail;
+        }
+    }
+    if (output_mask[1] && ggW) {
+        const bool m[3] = {true, false, false};
+        tl_tensor *r1 = NULL, *r2 = NULL;
+        if (CONV_BACKWARD(self, ggW, m, grad_input, &r1, &r2)) goto fail;
+        tl_tensor_release(r1);
+        tl_tensor_release(r2);
+    }
+    if (output_mask[2] && ggI) {
+        const bool m[3] = {false, true, false};
+        tl_tensor *r0 = NULL, *r2 = NULL;
+        if (CONV_BACKWARD(ggI, weight, m, &r0, grad_weight, &r2)) goto fail;
+        tl_tensor_release(r0);
+        tl_tensor_release(r2);
+    }
+#undef CONV
+#undef CONV_BACKWARD
+    *grad_grad_output = gg;
+    return 0;
+fail:
+    tl_tensor_release(gg);
+    tl_tensor_release(*grad_input);
+    tl_tensor_release(*grad_weight);
+    *grad_input = *grad_weight = NULL;
+    return -1;
+}

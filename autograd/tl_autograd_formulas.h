@@ -187,6 +187,16 @@ int tl_ag_native_layer_norm_backward(tl_tensor *grad, tl_tensor *input, const in
                                      int64_t nshape, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight,
                                      tl_tensor *bias, const bool *output_mask, int64_t nmask, tl_tensor **grad_input,
                                      tl_tensor **grad_weight, tl_tensor **grad_bias);
+/* PyTorch's _convolution_double_backward (convolution_backward's derivative
+ * for grad_output, input, weight; ggI / ggW / ggb may be NULL) from
+ * convolution / convolution_backward calls (autograd_nn.c) */
+int tl_ag__convolution_double_backward(tl_tensor *ggI, tl_tensor *ggW, tl_tensor *ggb, tl_tensor *gO,
+                                       tl_tensor *weight, tl_tensor *self, const int64_t *stride, int64_t nstride,
+                                       const int64_t *padding, int64_t npadding, const int64_t *dilation,
+                                       int64_t ndilation, bool transposed, const int64_t *output_padding,
+                                       int64_t noutput_padding, int64_t groups, const bool *output_mask,
+                                       int64_t nmask, tl_tensor **grad_grad_output, tl_tensor **grad_input,
+                                       tl_tensor **grad_weight);
 /* native_dropout under create_graph: grad * (mask.type_as(grad) * scale) */
 tl_tensor *tl_ag_infinitely_differentiable_native_dropout_backward(tl_tensor *grad, tl_tensor *mask, double scale);
 /* native_dropout_backward's derivative for grad_output (PyTorch's FunctionsManual):

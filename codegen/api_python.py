@@ -433,6 +433,9 @@ def _arg_smaller(t1: Type, t2: Type) -> bool:
         or ("SymInt[" in s1 and s2 in ("int", "int?", "SymInt", "SymInt?"))
         or (s1 == "Tensor[]" and "[]" in s2)
         or (s1 in ("int", "SymInt") and s2 == "Tensor")
+        # conv2d.padding after conv2d: PyTorch's first sort key prints the
+        # types as C++ (`SymIntArrayRef[2]` before `c10::string_view`)
+        or (s1 == "str" and ("int[" in s2 or "SymInt[" in s2))
     )
 
 

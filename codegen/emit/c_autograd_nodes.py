@@ -94,6 +94,11 @@ def _field(sv: SavedVariable, var: str, suffix: str, c_arg: api_c.CArg | None, i
         raise UnsupportedFormula(f"saved argument '{n}' of kind '{k}'")
     if c_arg is not None and c_arg.kind == "tensor_list" and suffix not in ("_args_sizes", "_args_sizes_symint", "_args_scalartypes"):
         raise UnsupportedFormula(f"metadata '{n}' of a Tensor[] argument")
+    if c_arg is not None and c_arg.kind == "opt_tensor" and suffix == "_sym_sizes_opt":
+        # `bias->sym_sizes()` of a Tensor? argument (convolution): the sizes, or None when undefined
+        f = _int_list_field(n, "optintlist", f"{var} ? tl_tensor_sizes({var}) : NULL", f"{var} ? tl_tensor_ndim({var}) : 0")
+        f.val = Val("optintlist", (f"(n_->{n}.has ? n_->{n}.data : NULL)", f"n_->{n}.len"))
+        return f
     if c_arg is not None and c_arg.kind not in ("tensor", "tensor_list"):
         raise UnsupportedFormula(f"metadata '{n}' of a non-tensor argument")
     x = var

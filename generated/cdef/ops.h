@@ -1029,6 +1029,36 @@ int tl_ops__scaled_dot_product_flash_attention_for_cpu(tl_tensor *query, tl_tens
 /* _scaled_dot_product_flash_attention_for_cpu_backward */
 int tl_ops__scaled_dot_product_flash_attention_for_cpu_backward(tl_tensor *grad_out, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *out, tl_tensor *logsumexp, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* convolution */
+tl_tensor *tl_ops_convolution(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups);
+
+/* convolution_backward */
+int tl_ops_convolution_backward(tl_tensor *grad_output, tl_tensor *input, tl_tensor *weight, const int64_t *bias_sizes, int64_t bias_sizes_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool transposed, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* _convolution_mode */
+tl_tensor *tl_ops__convolution_mode(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* conv1d */
+tl_tensor *tl_ops_conv1d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv1d_padding(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* conv2d */
+tl_tensor *tl_ops_conv2d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv2d_padding(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* conv3d */
+tl_tensor *tl_ops_conv3d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+tl_tensor *tl_ops_conv3d_padding(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const char *padding, const int64_t *dilation, int64_t dilation_len, int64_t groups);
+
+/* conv_transpose1d */
+tl_tensor *tl_ops_conv_transpose1d(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+
+/* conv_transpose2d */
+tl_tensor *tl_ops_conv_transpose2d_input(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+
+/* conv_transpose3d */
+tl_tensor *tl_ops_conv_transpose3d_input(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *output_padding, int64_t output_padding_len, int64_t groups, const int64_t *dilation, int64_t dilation_len);
+
 /* asinh */
 tl_tensor *tl_ops_asinh(tl_tensor *self);
 tl_tensor *tl_ops_asinh_(tl_tensor *self);

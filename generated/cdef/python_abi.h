@@ -372,6 +372,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
  * warning in the status it already returns (tl_runtime.h, tl_pyabi_*): a
  * tensor result comes back as NULL (parked), an int status 0 as 1. A macro
  * does not expand inside its own expansion, so the real function is called. */
+#define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
@@ -464,6 +465,17 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_clip_Tensor(...) tl_pyabi_tensor(tl_ops_clip_Tensor(__VA_ARGS__))
 #define tl_ops_clone(...) tl_pyabi_tensor(tl_ops_clone(__VA_ARGS__))
 #define tl_ops_contiguous(...) tl_pyabi_tensor(tl_ops_contiguous(__VA_ARGS__))
+#define tl_ops_conv1d(...) tl_pyabi_tensor(tl_ops_conv1d(__VA_ARGS__))
+#define tl_ops_conv1d_padding(...) tl_pyabi_tensor(tl_ops_conv1d_padding(__VA_ARGS__))
+#define tl_ops_conv2d(...) tl_pyabi_tensor(tl_ops_conv2d(__VA_ARGS__))
+#define tl_ops_conv2d_padding(...) tl_pyabi_tensor(tl_ops_conv2d_padding(__VA_ARGS__))
+#define tl_ops_conv3d(...) tl_pyabi_tensor(tl_ops_conv3d(__VA_ARGS__))
+#define tl_ops_conv3d_padding(...) tl_pyabi_tensor(tl_ops_conv3d_padding(__VA_ARGS__))
+#define tl_ops_conv_transpose1d(...) tl_pyabi_tensor(tl_ops_conv_transpose1d(__VA_ARGS__))
+#define tl_ops_conv_transpose2d_input(...) tl_pyabi_tensor(tl_ops_conv_transpose2d_input(__VA_ARGS__))
+#define tl_ops_conv_transpose3d_input(...) tl_pyabi_tensor(tl_ops_conv_transpose3d_input(__VA_ARGS__))
+#define tl_ops_convolution(...) tl_pyabi_tensor(tl_ops_convolution(__VA_ARGS__))
+#define tl_ops_convolution_backward(...) tl_pyabi_rc(tl_ops_convolution_backward(__VA_ARGS__))
 #define tl_ops_copysign_Tensor(...) tl_pyabi_tensor(tl_ops_copysign_Tensor(__VA_ARGS__))
 #define tl_ops_cos(...) tl_pyabi_tensor(tl_ops_cos(__VA_ARGS__))
 #define tl_ops_cosh(...) tl_pyabi_tensor(tl_ops_cosh(__VA_ARGS__))

@@ -183,6 +183,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_mse_loss_backward() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
+    if (tl_autograd_register_convolution() != 0) return -1;
+    if (tl_autograd_register_convolution_backward() != 0) return -1;
     if (tl_autograd_register_asinh() != 0) return -1;
     if (tl_autograd_register_acosh() != 0) return -1;
     if (tl_autograd_register_atanh() != 0) return -1;

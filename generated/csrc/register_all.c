@@ -5,6 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 #include "tl_ops_base.h"
+#include "ops/_convolution_mode.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
@@ -70,6 +71,14 @@
 #include "ops/clip.h"
 #include "ops/clone.h"
 #include "ops/contiguous.h"
+#include "ops/conv1d.h"
+#include "ops/conv2d.h"
+#include "ops/conv3d.h"
+#include "ops/conv_transpose1d.h"
+#include "ops/conv_transpose2d.h"
+#include "ops/conv_transpose3d.h"
+#include "ops/convolution.h"
+#include "ops/convolution_backward.h"
 #include "ops/copy.h"
 #include "ops/copysign.h"
 #include "ops/cos.h"
@@ -484,6 +493,15 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_scaled_dot_product_attention() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
+    if (tl_ops_register_convolution() != 0) return -1;
+    if (tl_ops_register_convolution_backward() != 0) return -1;
+    if (tl_ops_register__convolution_mode() != 0) return -1;
+    if (tl_ops_register_conv1d() != 0) return -1;
+    if (tl_ops_register_conv2d() != 0) return -1;
+    if (tl_ops_register_conv3d() != 0) return -1;
+    if (tl_ops_register_conv_transpose1d() != 0) return -1;
+    if (tl_ops_register_conv_transpose2d() != 0) return -1;
+    if (tl_ops_register_conv_transpose3d() != 0) return -1;
     if (tl_ops_register_asinh() != 0) return -1;
     if (tl_ops_register_acosh() != 0) return -1;
     if (tl_ops_register_atanh() != 0) return -1;

@@ -179,6 +179,8 @@ int tl_autograd_register_mse_loss(void);
 int tl_autograd_register_mse_loss_backward(void);
 int tl_autograd_register__scaled_dot_product_flash_attention_for_cpu(void);
 int tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward(void);
+int tl_autograd_register_convolution(void);
+int tl_autograd_register_convolution_backward(void);
 int tl_autograd_register_asinh(void);
 int tl_autograd_register_acosh(void);
 int tl_autograd_register_atanh(void);

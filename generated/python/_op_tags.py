@@ -153,6 +153,8 @@ TAGS = {
     "aten::clamp_min_": ("pointwise", ),
     "aten::clamp_min_.Tensor": ("pointwise", ),
     "aten::clone": ("core", "pointwise", ),
+    "aten::convolution": ("core", ),
+    "aten::convolution_backward": ("core", ),
     "aten::copysign.Tensor": ("pointwise", ),
     "aten::copysign.out": ("pointwise", "promotes_int_to_float", ),
     "aten::cos": ("core", "pointwise", ),

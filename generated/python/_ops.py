@@ -69,6 +69,7 @@ from torchlet._pyargs import (
 )
 
 __all__ = [
+    "_convolution_mode",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
@@ -151,6 +152,14 @@ __all__ = [
     "clip",
     "clip_",
     "clone",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "convolution",
+    "convolution_backward",
     "copysign",
     "cos",
     "cos_",
@@ -364,6 +373,7 @@ def bind(tensor_cls):
 
 
 # the C entry points (docs/OPERATOR_ABI.md)
+_C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -564,6 +574,17 @@ _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_o
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
+_C_conv1d = getattr(_lib, "tl_ops_conv1d", None) or _missing_c("tl_ops_conv1d")
+_C_conv1d_padding = getattr(_lib, "tl_ops_conv1d_padding", None) or _missing_c("tl_ops_conv1d_padding")
+_C_conv2d = getattr(_lib, "tl_ops_conv2d", None) or _missing_c("tl_ops_conv2d")
+_C_conv2d_padding = getattr(_lib, "tl_ops_conv2d_padding", None) or _missing_c("tl_ops_conv2d_padding")
+_C_conv3d = getattr(_lib, "tl_ops_conv3d", None) or _missing_c("tl_ops_conv3d")
+_C_conv3d_padding = getattr(_lib, "tl_ops_conv3d_padding", None) or _missing_c("tl_ops_conv3d_padding")
+_C_conv_transpose1d = getattr(_lib, "tl_ops_conv_transpose1d", None) or _missing_c("tl_ops_conv_transpose1d")
+_C_conv_transpose2d_input = getattr(_lib, "tl_ops_conv_transpose2d_input", None) or _missing_c("tl_ops_conv_transpose2d_input")
+_C_conv_transpose3d_input = getattr(_lib, "tl_ops_conv_transpose3d_input", None) or _missing_c("tl_ops_conv_transpose3d_input")
+_C_convolution = getattr(_lib, "tl_ops_convolution", None) or _missing_c("tl_ops_convolution")
+_C_convolution_backward = getattr(_lib, "tl_ops_convolution_backward", None) or _missing_c("tl_ops_convolution_backward")
 _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
 _C_copysign_Tensor = getattr(_lib, "tl_ops_copysign_Tensor", None) or _missing_c("tl_ops_copysign_Tensor")
 _C_copysign__Tensor = getattr(_lib, "tl_ops_copysign__Tensor", None) or _missing_c("tl_ops_copysign__Tensor")
@@ -1419,6 +1440,47 @@ _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zer
 _P_zeros_out_r = getattr(_lib, "tl_pyabi_zeros_out_r", None) or _missing_c("tl_pyabi_zeros_out_r")
 
 # ----------------------------------------------------------------- functions
+
+
+# yaml/native_functions.yaml: _convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, SymInt[] dilation, SymInt groups) -> Tensor
+_SIGS__convolution_mode = (
+    ('(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 0) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
+    '(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)'
+    if _TF and (r_ := _tf(_convolution_mode, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_convolution_mode', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_convolution_mode', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('_convolution_mode', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('_convolution_mode', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_str(padding, False)
+    if padding_c is _BAD:
+        raise _arg_error('_convolution_mode', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 0)
+    if dilation_c is _BAD:
+        raise _arg_error('_convolution_mode', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('_convolution_mode', 'groups', 7, 'int', groups)
+    h_ = _C__convolution_mode(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
@@ -5116,6 +5178,497 @@ def clone(input, *, memory_format=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor
+# yaml/native_functions.yaml: conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor
+_SIGS_conv1d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_conv1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 1) is not _BAD, 'padding': lambda x: _cv_int_list(x, 1) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 1) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 1) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 1) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implconv1d_0(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv1d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv1d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv1d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('conv1d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('conv1d', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('conv1d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv1d', 'groups', 7, 'int', groups)
+    h_ = _C_conv1d(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implconv1d_1(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv1d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv1d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv1d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('conv1d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_str(padding, False)
+    if padding_c is _BAD:
+        raise _arg_error('conv1d', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('conv1d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv1d', 'groups', 7, 'int', groups)
+    h_ = _C_conv1d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def conv1d(*args, **kwargs):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if _TF and (r_ := _tf(conv1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 1) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 1) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 1) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv1d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv1d_0(*args, **kwargs)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 1) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 1) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv1d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv1d_1(*args, **kwargs)
+    raise _invalid_combination('conv1d', args, kwargs, _SIGS_conv1d)
+
+
+# yaml/native_functions.yaml: conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+# yaml/native_functions.yaml: conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+_SIGS_conv2d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_conv2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 2) is not _BAD, 'padding': lambda x: _cv_int_list(x, 2) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 2) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 2) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 2) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implconv2d_0(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv2d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv2d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv2d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('conv2d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('conv2d', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('conv2d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv2d', 'groups', 7, 'int', groups)
+    h_ = _C_conv2d(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implconv2d_1(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv2d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv2d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv2d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('conv2d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_str(padding, False)
+    if padding_c is _BAD:
+        raise _arg_error('conv2d', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('conv2d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv2d', 'groups', 7, 'int', groups)
+    h_ = _C_conv2d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def conv2d(*args, **kwargs):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if _TF and (r_ := _tf(conv2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 2) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 2) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 2) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv2d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv2d_0(*args, **kwargs)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 2) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 2) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv2d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv2d_1(*args, **kwargs)
+    raise _invalid_combination('conv2d', args, kwargs, _SIGS_conv2d)
+
+
+# yaml/native_functions.yaml: conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor
+# yaml/native_functions.yaml: conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor
+_SIGS_conv3d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)", (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_conv3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 3) is not _BAD, 'padding': lambda x: _cv_int_list(x, 3) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 3) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+_KW_conv3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: isinstance(x, _Tensor), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'stride': lambda x: _cv_int_list(x, 3) is not _BAD, 'padding': lambda x: _cv_str(x, False) is not _BAD, 'dilation': lambda x: _cv_int_list(x, 3) is not _BAD, 'groups': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implconv3d_0(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1):
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv3d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv3d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv3d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('conv3d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('conv3d', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('conv3d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv3d', 'groups', 7, 'int', groups)
+    h_ = _C_conv3d(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implconv3d_1(input, weight, bias=None, stride=(1, 1, 1), padding='valid', dilation=(1, 1, 1), groups=1):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv3d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv3d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv3d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('conv3d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_str(padding, False)
+    if padding_c is _BAD:
+        raise _arg_error('conv3d', 'padding', 5, 'str', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('conv3d', 'dilation', 6, 'tuple of ints', dilation)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv3d', 'groups', 7, 'int', groups)
+    h_ = _C_conv3d_padding(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def conv3d(*args, **kwargs):
+    "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1) | (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = 'valid', tuple of ints dilation = 1, int groups = 1)"
+    if _TF and (r_ := _tf(conv3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 3) is not _BAD) and (n <= 4 or _cv_int_list(args[4], 3) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 3) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv3d_0, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv3d_0(*args, **kwargs)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'weight' in kwargs) and (n <= 2 or (args[2] is None or isinstance(args[2], _Tensor))) and (n <= 3 or _cv_int_list(args[3], 3) is not _BAD) and (n <= 4 or _cv_str(args[4], False) is not _BAD) and (n <= 5 or _cv_int_list(args[5], 3) is not _BAD) and (n <= 6 or _cv_int(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_conv3d_1, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'groups', )[:n])):
+        return _implconv3d_1(*args, **kwargs)
+    raise _invalid_combination('conv3d', args, kwargs, _SIGS_conv3d)
+
+
+# yaml/native_functions.yaml: conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor
+_SIGS_conv_transpose1d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('output_padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)'
+    if _TF and (r_ := _tf(conv_transpose1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv_transpose1d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv_transpose1d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv_transpose1d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('conv_transpose1d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('conv_transpose1d', 'padding', 5, 'tuple of ints', padding)
+    output_padding_c = _cv_int_list(output_padding, 1)
+    if output_padding_c is _BAD:
+        raise _arg_error('conv_transpose1d', 'output_padding', 6, 'tuple of ints', output_padding)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv_transpose1d', 'groups', 7, 'int', groups)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('conv_transpose1d', 'dilation', 8, 'tuple of ints', dilation)
+    h_ = _C_conv_transpose1d(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], output_padding_c[0], output_padding_c[1], groups_c, dilation_c[0], dilation_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor
+_SIGS_conv_transpose2d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('output_padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), groups=1, dilation=(1, 1)):
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)'
+    if _TF and (r_ := _tf(conv_transpose2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv_transpose2d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv_transpose2d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv_transpose2d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('conv_transpose2d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('conv_transpose2d', 'padding', 5, 'tuple of ints', padding)
+    output_padding_c = _cv_int_list(output_padding, 2)
+    if output_padding_c is _BAD:
+        raise _arg_error('conv_transpose2d', 'output_padding', 6, 'tuple of ints', output_padding)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv_transpose2d', 'groups', 7, 'int', groups)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('conv_transpose2d', 'dilation', 8, 'tuple of ints', dilation)
+    h_ = _C_conv_transpose2d_input(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], output_padding_c[0], output_padding_c[1], groups_c, dilation_c[0], dilation_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor
+_SIGS_conv_transpose3d = (
+    ('(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('output_padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
+    '(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)'
+    if _TF and (r_ := _tf(conv_transpose3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conv_transpose3d', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('conv_transpose3d', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('conv_transpose3d', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('conv_transpose3d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('conv_transpose3d', 'padding', 5, 'tuple of ints', padding)
+    output_padding_c = _cv_int_list(output_padding, 3)
+    if output_padding_c is _BAD:
+        raise _arg_error('conv_transpose3d', 'output_padding', 6, 'tuple of ints', output_padding)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('conv_transpose3d', 'groups', 7, 'int', groups)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('conv_transpose3d', 'dilation', 8, 'tuple of ints', dilation)
+    h_ = _C_conv_transpose3d_input(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], output_padding_c[0], output_padding_c[1], groups_c, dilation_c[0], dilation_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+_SIGS_convolution = (
+    ('(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool transposed, tuple of ints output_padding, int groups)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('padding', lambda x: _cv_int_list(x, 0) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 0) is not _BAD), ('transposed', lambda x: _cv_bool(x) is not _BAD), ('output_padding', lambda x: _cv_int_list(x, 0) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    '(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool transposed, tuple of ints output_padding, int groups)'
+    if _TF and (r_ := _tf(convolution, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('convolution', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('convolution', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('convolution', 'bias', 3, 'Tensor', bias)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('convolution', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 0)
+    if padding_c is _BAD:
+        raise _arg_error('convolution', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 0)
+    if dilation_c is _BAD:
+        raise _arg_error('convolution', 'dilation', 6, 'tuple of ints', dilation)
+    transposed_c = _cv_bool(transposed)
+    if transposed_c is _BAD:
+        raise _arg_error('convolution', 'transposed', 7, 'bool', transposed)
+    output_padding_c = _cv_int_list(output_padding, 0)
+    if output_padding_c is _BAD:
+        raise _arg_error('convolution', 'output_padding', 8, 'tuple of ints', output_padding)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('convolution', 'groups', 9, 'int', groups)
+    h_ = _C_convolution(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], transposed_c, output_padding_c[0], output_padding_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_SIGS_convolution_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor weight, tuple of ints bias_sizes, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool transposed, tuple of ints output_padding, int groups, tuple of bools output_mask)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias_sizes', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('padding', lambda x: _cv_int_list(x, 0) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 0) is not _BAD), ('transposed', lambda x: _cv_bool(x) is not _BAD), ('output_padding', lambda x: _cv_int_list(x, 0) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD), ('output_mask', lambda x: _cv_bool_list(x) is not _BAD),), (), False),
+)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    '(Tensor grad_output, Tensor input, Tensor weight, tuple of ints bias_sizes, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool transposed, tuple of ints output_padding, int groups, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(convolution_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('convolution_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('convolution_backward', 'input', 2, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('convolution_backward', 'weight', 3, 'Tensor', weight)
+    bias_sizes_c = _cv_opt_int_list(bias_sizes, 0)
+    if bias_sizes_c is _BAD:
+        raise _arg_error('convolution_backward', 'bias_sizes', 4, 'tuple of ints', bias_sizes)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('convolution_backward', 'stride', 5, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 0)
+    if padding_c is _BAD:
+        raise _arg_error('convolution_backward', 'padding', 6, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 0)
+    if dilation_c is _BAD:
+        raise _arg_error('convolution_backward', 'dilation', 7, 'tuple of ints', dilation)
+    transposed_c = _cv_bool(transposed)
+    if transposed_c is _BAD:
+        raise _arg_error('convolution_backward', 'transposed', 8, 'bool', transposed)
+    output_padding_c = _cv_int_list(output_padding, 0)
+    if output_padding_c is _BAD:
+        raise _arg_error('convolution_backward', 'output_padding', 9, 'tuple of ints', output_padding)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('convolution_backward', 'groups', 10, 'int', groups)
+    output_mask_c = _cv_bool_list(output_mask)
+    if output_mask_c is _BAD:
+        raise _arg_error('convolution_backward', 'output_mask', 11, 'tuple of bools', output_mask)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_convolution_backward(grad_output._p, input._p, weight._p, bias_sizes_c[0], bias_sizes_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], transposed_c, output_padding_c[0], output_padding_c[1], groups_c, output_mask_c[0], output_mask_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: copysign.Tensor(Tensor self, Tensor other) -> Tensor
@@ -24886,6 +25439,9 @@ _public_names()
 
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
+    ("function", "_convolution_mode"): (
+        "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
+    ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
     ),
@@ -25162,6 +25718,33 @@ SIGNATURES = {
     ),
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
+    ),
+    ("function", "conv1d"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
+    ),
+    ("function", "conv2d"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
+    ),
+    ("function", "conv3d"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = \u0027valid\u0027, tuple of ints dilation = 1, int groups = 1)",
+    ),
+    ("function", "conv_transpose1d"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)",
+    ),
+    ("function", "conv_transpose2d"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)",
+    ),
+    ("function", "conv_transpose3d"): (
+        "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, tuple of ints dilation = 1)",
+    ),
+    ("function", "convolution"): (
+        "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool transposed, tuple of ints output_padding, int groups)",
+    ),
+    ("function", "convolution_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor weight, tuple of ints bias_sizes, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool transposed, tuple of ints output_padding, int groups, tuple of bools output_mask)",
     ),
     ("function", "copysign"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",

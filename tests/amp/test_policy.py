@@ -47,12 +47,12 @@ def test_unknown_operator_names_file_and_line(tmp_path):
         cpu:
           lower_precision_fp:
             - mm
-            - conv2d
+            - prelu
             - mmm
         """)
     path = str(tmp_path / "autocast.yaml")
     assert diags[0].startswith(f"{path}:4:")
-    assert "unknown operator 'conv2d' in the cpu lower_precision_fp list" in diags[0]
+    assert "unknown operator 'prelu' in the cpu lower_precision_fp list" in diags[0]
     assert diags[1].startswith(f"{path}:5:") and "did you mean 'mm'?" in diags[1]
     assert [r.op for r in rules] == ["mm"]
 

@@ -244,6 +244,39 @@ NN_CASES = {
              q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), 0.0, True)[0])],
 }
 
+# convolution (every conv* front end reduces to it): own generator; groups,
+# stride, dilation, padding, a transposed view as input, the transposed
+# convolution with output_padding, conv1d unbatched, conv3d
+RV = np.random.default_rng(6068)
+
+
+def _rv(*shape):
+    return RV.standard_normal(shape)
+
+
+NN_CASES["convolution"] = [
+    ([_rv(2, 4, 5, 6), _rv(6, 2, 3, 2), _rv(6)],
+     lambda x, w, b: torchlet.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)),
+    ([_rv(1, 3, 6, 5), _rv(2, 3, 1, 1)], lambda x, w: torchlet.conv2d(x.transpose(2, 3), w)),   # 1x1, non-contiguous
+    ([_rv(3, 7), _rv(4, 3, 3), _rv(4)], lambda x, w, b: torchlet.conv1d(x, w, b, stride=2, padding=1)),
+    ([_rv(2, 4, 3, 4), _rv(4, 3, 3, 2), _rv(6)],
+     lambda x, w, b: torchlet.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2)),
+    ([_rv(1, 2, 3, 3, 4), _rv(2, 2, 2, 2, 2)], lambda x, w: torchlet.conv3d(x, w, padding=1, dilation=(1, 2, 1))),
+]
+
+
+
+def _conv_bwd(g, x, w, transposed):
+    gi, gw, gb = torchlet.convolution_backward(g, x, w, [g.shape[1]], [2, 1], [1, 0], [1, 1], transposed,
+                                               [1, 0] if transposed else [0], 2, [True, True, True])
+    return torchlet.cat([gi.flatten(), gw.flatten(), gb])
+
+
+NN_CASES["convolution_backward"] = [
+    ([_rv(2, 4, 3, 2), _rv(2, 4, 5, 4), _rv(4, 2, 3, 3)], lambda g, x, w: _conv_bwd(g, x, w, False)),
+    ([_rv(1, 4, 6, 4), _rv(1, 2, 3, 3), _rv(2, 2, 3, 2)], lambda g, x, w: _conv_bwd(g, x, w, True)),
+]
+
 # matrix products: own generator; transposed operands
 # reach BLAS with the transpose flag, broadcast self / bias reduce back
 RL = np.random.default_rng(6062)
@@ -808,6 +841,11 @@ def test_torchlet_autograd_gradcheck(name):
         ("native_layer_norm", [_ra(3, 4), _ra(4), _ra(4)],
          lambda x, w, b: torchlet.native_layer_norm(x, [4], w, b, 1e-5)[0]),
         ("native_dropout", [_ra(4, 5)], lambda x: _dropout(x * x, 0.4, True)),
+        # convolution: _convolution_double_backward (bias, groups, stride; transposed)
+        ("convolution", [_rv(2, 4, 4, 5), _rv(4, 2, 2, 3), _rv(4)],
+         lambda x, w, b: torchlet.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)),
+        ("convolution-transposed", [_rv(1, 2, 3, 3), _rv(2, 3, 2, 2), _rv(3)],
+         lambda x, w, b: torchlet.conv_transpose2d(x, w, b, stride=2, output_padding=1)),
         # three-input pointwise ops: helpers and formulas over entry points
         ("where", [_g(2, 3), _g(2, 3), _g(3)], lambda c, a, b: torchlet.where(c > 0, a * a, b * a)),
         ("clamp", [_gx(2, 3)], lambda a: torchlet.clamp(a * a, -0.5, 0.5) * a),

@@ -2,9 +2,11 @@
 initialisers (torchlet.nn.init), utilities (torchlet.nn.utils: gradient
 clipping, parameter vectors) and the Module machinery with the layers built on
 them (Module, Parameter, Sequential, ModuleList, ModuleDict, ParameterList,
-ParameterDict, Linear, LayerNorm, RMSNorm, Embedding, the activations,
+ParameterDict, Linear, Conv1d / Conv2d / Conv3d,
+ConvTranspose1d / ConvTranspose2d / ConvTranspose3d, LayerNorm, RMSNorm, Embedding, the activations,
 Dropout, Flatten, the losses), as in PyTorch."""
 from . import functional, init, utils  # noqa: F401
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList  # noqa: F401
 from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Flatten, Identity, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
@@ -13,6 +15,7 @@ from .layers import (  # noqa: F401
 from .modules import Embedding, LayerNorm, Linear, Module, Parameter, RMSNorm, Sequential, SiLU  # noqa: F401
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
-           "ParameterList", "ParameterDict", "Linear", "LayerNorm", "RMSNorm", "Embedding", "SiLU", "ReLU", "GELU",
+           "ParameterList", "ParameterDict", "Linear", "Conv1d", "Conv2d", "Conv3d",
+           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "RMSNorm", "Embedding", "SiLU", "ReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "Dropout", "MSELoss",
            "NLLLoss", "CrossEntropyLoss"]

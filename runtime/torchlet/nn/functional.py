@@ -25,7 +25,8 @@ from torchlet._generated import _nn
 __all__ = [
     "softmax", "log_softmax", "relu", "relu_", "silu", "gelu", "leaky_relu", "elu", "hardtanh", "softplus", "mish",
     "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
-    "embedding", "scaled_dot_product_attention",
+    "embedding", "scaled_dot_product_attention", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d",
 ]
 
 _TF = 0  # active torch-function modes (torchlet._function_mode); each public function checks it first
@@ -153,6 +154,18 @@ def tanh(input):
     if _TF and (r_ := _tf(tanh, locals())) is not _GO:
         return r_
     return torchlet.tanh(input)
+
+
+# ----------------------------------------------------------- convolution
+# PyTorch binds these to the operators themselves (torch.conv2d is
+# F.conv2d): the generated bindings pick conv2d or conv2d.padding by the
+# type of `padding` and handle torch-function modes.
+conv1d = torchlet.conv1d
+conv2d = torchlet.conv2d
+conv3d = torchlet.conv3d
+conv_transpose1d = torchlet.conv_transpose1d
+conv_transpose2d = torchlet.conv_transpose2d
+conv_transpose3d = torchlet.conv_transpose3d
 
 
 # ----------------------------------------------------- linear and norms

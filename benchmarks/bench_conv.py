@@ -1,0 +1,111 @@
+"""conv2d on ResNet-like 3x3 layers (stride 1, padding 1, float32): forward,
+and forward + backward (grad_input, grad_weight, grad_bias), torchlet beside
+PyTorch (when installed; its CPU convolution is oneDNN), on one thread and on
+two. A 1x1 layer (no im2col: the input is the GEMM operand) and a strided 3x3
+layer are timed too. No numpy column: numpy has no convolution.
+
+The two are timed interleaved in one process (round robin, best batch kept:
+benchmarks/_harness.py), so load from other processes hits both alike.
+
+    python benchmarks/bench_conv.py [--rounds N] [--threads 1,2] [--quick]
+
+(--threads defaults to TORCHLET_BENCH_THREADS when set, else 1 and 2;
+--quick: the first two layers only.)
+
+A ratio `vs torch` is torch's time / torchlet's time: above 1.0 torchlet is
+faster. The goal is >= 0.9x PyTorch.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import torchlet as tl  # noqa: E402
+
+from _harness import interleaved, machine_info, thread_counts, torch  # noqa: E402
+
+# (name, N, C_in, C_out, H=W, kernel, stride, padding)
+LAYERS = [
+    ("3x3 N=8 C=64 56x56", 8, 64, 64, 56, 3, 1, 1),
+    ("3x3 N=8 C=128 28x28", 8, 128, 128, 28, 3, 1, 1),
+    ("3x3 N=8 C=256 14x14", 8, 256, 256, 14, 3, 1, 1),
+    ("3x3/2 N=8 C=64->128 56x56", 8, 64, 128, 56, 3, 2, 1),
+    ("1x1 N=8 C=256->64 56x56", 8, 256, 64, 56, 1, 1, 0),
+]
+
+
+def set_threads(n: int) -> None:
+    tl.set_num_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+def cases(layer):
+    _, N, C, OC, HW, k, s, p = layer
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, C, HW, HW)).astype(np.float32)
+    w = (rng.standard_normal((OC, C, k, k)) / np.sqrt(C * k * k)).astype(np.float32)
+    b = rng.standard_normal(OC).astype(np.float32)
+    ho = (HW + 2 * p - k) // s + 1
+    g = rng.standard_normal((N, OC, ho, ho)).astype(np.float32)
+    flops = 2.0 * N * OC * ho * ho * C * k * k
+
+    tx, tw, tb, tg = (tl.from_numpy(a) for a in (x, w, b, g))
+    txr, twr, tbr = (t.detach().requires_grad_() for t in (tx, tw, tb))
+
+    def tl_fwd():
+        return tl.conv2d(tx, tw, tb, stride=s, padding=p)
+
+    def tl_fwd_bwd():
+        txr.grad = twr.grad = tbr.grad = None
+        tl.conv2d(txr, twr, tbr, stride=s, padding=p).backward(tg)
+
+    fwd, fb = {"torchlet": tl_fwd}, {"torchlet": tl_fwd_bwd}
+    if torch is not None:
+        px, pw, pb, pg = (torch.from_numpy(a) for a in (x, w, b, g))
+        pxr, pwr, pbr = (t.detach().requires_grad_() for t in (px, pw, pb))
+
+        def pt_fwd():
+            with torch.no_grad():
+                return torch.conv2d(px, pw, pb, stride=s, padding=p)
+
+        def pt_fwd_bwd():
+            pxr.grad = pwr.grad = pbr.grad = None
+            torch.conv2d(pxr, pwr, pbr, stride=s, padding=p).backward(pg)
+
+        fwd["torch"], fb["torch"] = pt_fwd, pt_fwd_bwd
+    return flops, fwd, fb
+
+
+def run(threads: int, rounds: int, layers) -> None:
+    set_threads(threads)
+    print(f"\n## conv2d float32, threads={threads}, cpu={tl.get_cpu_capability()}")
+    head = f"{'case':<38}" + "".join(f" {k:>22}" for k in ("torchlet", "torch")) + f" {'vs torch':>9}"
+    print(head)
+    print("-" * len(head))
+    for layer in layers:
+        flops, fwd, fb = cases(layer)
+        for what, fns, fl in (("fwd", fwd, flops), ("fwd+bwd", fb, 3 * flops)):
+            t = interleaved(fns, rounds=rounds, min_time=0.05)
+            line = f"{layer[0] + ' ' + what:<38}"
+            for impl in ("torchlet", "torch"):
+                s = t.get(impl)
+                line += f" {s * 1e3:9.2f} ms {fl / s / 1e9:6.1f} GF/s" if s else f" {'-':>22}"
+            line += f" {t['torch'] / t['torchlet']:8.2f}x" if "torch" in t else f" {'-':>9}"
+            print(line, flush=True)
+
+
+def main():
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+    layers = LAYERS[:2] if "--quick" in sys.argv else LAYERS
+    print(f"bench_conv: {machine_info()}; interleaved, best of {rounds} rounds")
+    for threads in thread_counts([1, 2] if (os.cpu_count() or 1) > 1 else [1]):
+        run(threads, rounds, layers)
+
+
+if __name__ == "__main__":
+    main()
