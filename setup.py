@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from setuptools import find_packages, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = pathlib.Path(__file__).resolve().parent
 OBJ_ROOT = ROOT / "build" / "obj"
@@ -301,6 +302,36 @@ class BuildExt(build_ext):
         super().build_extension(ext)
 
 
+# the C headers an operator library compiles against (torchlet.utils.cpp_extension.
+# include_paths): shipped in the wheel under torchlet/include/<folder>, the
+# folders' layout kept, so a library builds against an installed torchlet
+HEADER_DIRS = ("runtime/include", "generated/include", "kernels/ufunc", "autograd")
+
+
+# the generator's own inputs (codegen/paths.py): torchlet's YAML, the templates,
+# the ufunc formulas, under codegen/data/<folder> in the wheel
+GENERATOR_DATA = (("yaml", "*.yaml"), ("templates", "*.j2"), ("kernels/ufunc", "*.h"))
+
+
+class BuildPy(build_py):
+    """build_py that also copies the C headers and the generator's inputs into
+    the packages (an editable install reads both from the source tree)."""
+
+    def run(self):
+        super().run()
+        if self.editable_mode:
+            return
+        lib = pathlib.Path(self.build_lib)
+        copies = [(rel, "*.h", lib / "torchlet" / "include" / rel) for rel in HEADER_DIRS]
+        copies += [(rel, pattern, lib / "codegen" / "data" / rel) for rel, pattern in GENERATOR_DATA]
+        for rel, pattern, dest_dir in copies:
+            src = ROOT / rel
+            for f in sorted(src.rglob(pattern)):
+                dest = dest_dir / f.relative_to(src)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                self.copy_file(str(f), str(dest))
+
+
 def packages() -> list[str]:
     pk = ["torchlet"] + ["torchlet." + p for p in find_packages(str(ROOT / "runtime" / "torchlet"))]
     if (ROOT / "codegen" / "__init__.py").exists():
@@ -315,5 +346,5 @@ setup(
     package_dir={"torchlet": "runtime/torchlet", "codegen": "codegen",
                  "torchlet._generated": "generated/python"},
     cffi_modules=["build_ffi.py:ffibuilder"],
-    cmdclass={"build_ext": BuildExt},
+    cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
 )

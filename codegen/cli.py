@@ -23,8 +23,8 @@ from pathlib import Path
 from .diagnostics import CodegenError
 from .model import Inputs, default_autocast_path, default_tags_path, load_model
 
-ROOT = Path(__file__).resolve().parent.parent  # the repository root
-CODEGEN_DIR = Path(__file__).resolve().parent
+from .paths import CODEGEN_DIR, SHIPPED, TEMPLATES_DIR
+from .paths import DATA as ROOT  # the repository root (an installed wheel: codegen/data)
 
 
 def shown(path: str | Path) -> str:
@@ -48,11 +48,14 @@ def fingerprint(paths: list[Path]) -> str:
     """
     h = hashlib.sha256()
     files: list[tuple[str, Path]] = []
-    for base in (CODEGEN_DIR, ROOT / "templates"):
+    # named as in the source tree ("codegen/...", "templates/..."), so an
+    # installed generator fingerprints like the source it came from
+    for prefix, base in (("codegen", CODEGEN_DIR), ("templates", TEMPLATES_DIR)):
         if base.is_dir():
             for p in sorted(base.rglob("*")):
-                if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".j2"):
-                    files.append((p.relative_to(ROOT).as_posix(), p))
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".j2") \
+                        and not (prefix == "codegen" and p.is_relative_to(SHIPPED)):
+                    files.append((f"{prefix}/{p.relative_to(base).as_posix()}", p))
     for name, p in files:
         h.update(name.encode() + b"\0")
         h.update(p.read_bytes().replace(b"\r\n", b"\n") + b"\0")

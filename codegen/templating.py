@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+from .paths import TEMPLATES_DIR
 
 
 def make_environment(templates_dir: str | Path = TEMPLATES_DIR) -> jinja2.Environment:

@@ -34,8 +34,8 @@ from .. import api_c
 from . import EmitContext
 
 C_COMMENT = ("/*", " * ", " */")
-ROOT = Path(__file__).resolve().parent.parent.parent
-FORMULA_DIR = ROOT / "kernels" / "ufunc"
+from ..paths import DATA as ROOT  # formula headers are named relative to it
+from ..paths import FORMULA_DIR
 
 
 @dataclass(frozen=True)
@@ -124,10 +124,14 @@ class Formula:
 
 
 def _rel(p: Path) -> str:
-    """A formula header as generated files name it: relative to the repository
-    (whatever the current folder), else its file name."""
+    """A formula header as generated files name it: relative to torchlet's
+    source tree (whatever the current folder), else to the current folder (an
+    operator library's, with an installed generator), else its file name."""
     p = p.resolve()
-    return p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name
+    for base in (ROOT, Path.cwd().resolve()):
+        if p.is_relative_to(base):
+            return p.relative_to(base).as_posix()
+    return p.name
 
 
 def read_formulas(directory: Path | None = None) -> dict[str, Formula]:

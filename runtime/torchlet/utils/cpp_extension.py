@@ -78,14 +78,15 @@ def include_paths() -> list[str]:
     """The folders to pass with ``-I``: the public headers (runtime/include),
     the generated entry points of every aten operator (generated/include),
     the ufunc loop helpers and formulas (kernels/ufunc) and the derivative
-    helpers (autograd). They are read from the source tree of the installed
-    torchlet (an editable install, ``pip install -e .``)."""
-    root = _source_root()
-    dirs = [root / "runtime" / "include", root / "generated" / "include", root / "kernels" / "ufunc",
-            root / "autograd"]
+    helpers (autograd). An installed wheel carries them under
+    ``torchlet/include/``; an editable install reads the source tree."""
+    parts = (("runtime", "include"), ("generated", "include"), ("kernels", "ufunc"), ("autograd",))
+    shipped = Path(__file__).resolve().parents[1] / "include"
+    root = shipped if (shipped / "runtime" / "include" / "tl_abi.h").is_file() else _source_root()
+    dirs = [root.joinpath(*p) for p in parts]
     if not (dirs[0] / "tl_abi.h").is_file():
-        raise RuntimeError(f"torchlet's C headers are not under {root}: building against torchlet needs its "
-                           "source tree (an editable install, pip install -e .)")
+        raise RuntimeError(f"torchlet's C headers are not under {root}: reinstall torchlet (its wheel "
+                           "carries them in torchlet/include) or install it editable from its source tree")
     return [str(d) for d in dirs]
 
 
