@@ -3952,6 +3952,242 @@ tl_tensor *tl_ops_relu6__redispatch(tl_keyset ks, tl_tensor *self);
 int tl_ops_relu6__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_relu6_(tl_keyset ks, tl_tensor *self);
 
+/* ---------------------------------------------------------------- hardswish */
+int tl_ops_register_hardswish(void);
+/* hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardswish_out_op;
+typedef tl_tensor *(*tl_ops_hardswish_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_hardswish_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_hardswish_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_hardswish_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardswish(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_hardswish_op;
+typedef tl_tensor *(*tl_ops_hardswish_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_hardswish(tl_tensor *self);
+tl_tensor *tl_ops_hardswish_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_hardswish_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardswish__op;
+typedef tl_tensor *(*tl_ops_hardswish__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_hardswish_(tl_tensor *self);
+tl_tensor *tl_ops_hardswish__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_hardswish__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardswish(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_hardswish(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hardswish_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- hardswish_backward */
+int tl_ops_register_hardswish_backward(void);
+/* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
+extern tl_operator *tl_ops_hardswish_backward_op;
+typedef tl_tensor *(*tl_ops_hardswish_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_hardswish_backward(tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_hardswish_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+int tl_ops_hardswish_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_hardswish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+
+/* ---------------------------------------------------------------- hardsigmoid */
+int tl_ops_register_hardsigmoid(void);
+/* hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardsigmoid_out_op;
+typedef tl_tensor *(*tl_ops_hardsigmoid_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_hardsigmoid_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_hardsigmoid_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_hardsigmoid_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardsigmoid(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_hardsigmoid_op;
+typedef tl_tensor *(*tl_ops_hardsigmoid_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid(tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_hardsigmoid_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardsigmoid__op;
+typedef tl_tensor *(*tl_ops_hardsigmoid__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid_(tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_hardsigmoid__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardsigmoid(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_hardsigmoid(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hardsigmoid_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- hardsigmoid_backward */
+int tl_ops_register_hardsigmoid_backward(void);
+/* hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardsigmoid_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_hardsigmoid_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardsigmoid_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardsigmoid_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+int tl_ops_hardsigmoid_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
+extern tl_operator *tl_ops_hardsigmoid_backward_op;
+typedef tl_tensor *(*tl_ops_hardsigmoid_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid_backward(tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+int tl_ops_hardsigmoid_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardsigmoid_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_hardsigmoid_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_hardsigmoid_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- softshrink */
+int tl_ops_register_softshrink(void);
+/* softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_softshrink_out_op;
+typedef tl_tensor *(*tl_ops_softshrink_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+tl_tensor *tl_ops_softshrink_out(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+tl_tensor *tl_ops_softshrink_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+int tl_ops_softshrink_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* softshrink(Tensor self, Scalar lambd=0.5) -> Tensor */
+extern tl_operator *tl_ops_softshrink_op;
+typedef tl_tensor *(*tl_ops_softshrink_fn)(tl_keyset ks, tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_softshrink(tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_softshrink_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar lambd);
+int tl_ops_softshrink_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_softshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd);
+TL_WEAK int tl_impl_ufunc_softshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_softshrink_cuda(tl_structured *s, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+
+/* ---------------------------------------------------------------- softshrink_backward */
+int tl_ops_register_softshrink_backward(void);
+/* softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_softshrink_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_softshrink_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+tl_tensor *tl_ops_softshrink_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+tl_tensor *tl_ops_softshrink_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+int tl_ops_softshrink_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor */
+extern tl_operator *tl_ops_softshrink_backward_op;
+typedef tl_tensor *(*tl_ops_softshrink_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_softshrink_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_softshrink_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd);
+int tl_ops_softshrink_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_softshrink_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd);
+TL_WEAK int tl_impl_ufunc_softshrink_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_softshrink_backward_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- hardshrink */
+int tl_ops_register_hardshrink(void);
+/* hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardshrink_out_op;
+typedef tl_tensor *(*tl_ops_hardshrink_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+tl_tensor *tl_ops_hardshrink_out(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+tl_tensor *tl_ops_hardshrink_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+int tl_ops_hardshrink_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor */
+extern tl_operator *tl_ops_hardshrink_op;
+typedef tl_tensor *(*tl_ops_hardshrink_fn)(tl_keyset ks, tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_hardshrink(tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_hardshrink_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar lambd);
+int tl_ops_hardshrink_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd);
+TL_WEAK int tl_impl_ufunc_hardshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_hardshrink_cuda(tl_structured *s, tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+
+/* ---------------------------------------------------------------- hardshrink_backward */
+int tl_ops_register_hardshrink_backward(void);
+/* hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_hardshrink_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_hardshrink_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardshrink_backward_grad_input(tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardshrink_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+int tl_ops_hardshrink_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor */
+extern tl_operator *tl_ops_hardshrink_backward_op;
+typedef tl_tensor *(*tl_ops_hardshrink_backward_fn)(tl_keyset ks, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_hardshrink_backward(tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd);
+tl_tensor *tl_ops_hardshrink_backward_redispatch(tl_keyset ks, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd);
+int tl_ops_hardshrink_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_hardshrink_backward(tl_structured *s, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd);
+TL_WEAK int tl_impl_ufunc_hardshrink_backward(tl_structured *s, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+TL_WEAK int tl_impl_ufunc_hardshrink_backward_cuda(tl_structured *s, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- threshold */
+int tl_ops_register_threshold(void);
+/* threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor */
+extern tl_operator *tl_ops_threshold_op;
+typedef tl_tensor *(*tl_ops_threshold_fn)(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value);
+tl_tensor *tl_ops_threshold(tl_tensor *self, tl_scalar threshold, tl_scalar value);
+tl_tensor *tl_ops_threshold_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value);
+int tl_ops_threshold_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!) */
+extern tl_operator *tl_ops_threshold__op;
+typedef tl_tensor *(*tl_ops_threshold__fn)(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value);
+tl_tensor *tl_ops_threshold_(tl_tensor *self, tl_scalar threshold, tl_scalar value);
+tl_tensor *tl_ops_threshold__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value);
+int tl_ops_threshold__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_threshold_out_op;
+typedef tl_tensor *(*tl_ops_threshold_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_threshold_out(tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
+tl_tensor *tl_ops_threshold_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
+int tl_ops_threshold_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_threshold(tl_structured *s, tl_tensor *self, tl_scalar threshold, tl_scalar value);
+TL_WEAK int tl_impl_ufunc_threshold(tl_structured *s, tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_threshold_cuda(tl_structured *s, tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
+
+/* ---------------------------------------------------------------- selu */
+int tl_ops_register_selu(void);
+/* selu(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_selu_op;
+typedef tl_tensor *(*tl_ops_selu_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_selu(tl_tensor *self);
+tl_tensor *tl_ops_selu_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_selu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_selu(tl_keyset ks, tl_tensor *self);
+/* selu_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_selu__op;
+typedef tl_tensor *(*tl_ops_selu__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_selu_(tl_tensor *self);
+tl_tensor *tl_ops_selu__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_selu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_selu_(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- celu */
+int tl_ops_register_celu(void);
+/* celu(Tensor self, Scalar alpha=1.0) -> Tensor */
+extern tl_operator *tl_ops_celu_op;
+typedef tl_tensor *(*tl_ops_celu_fn)(tl_keyset ks, tl_tensor *self, tl_scalar alpha);
+tl_tensor *tl_ops_celu(tl_tensor *self, tl_scalar alpha);
+tl_tensor *tl_ops_celu_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha);
+int tl_ops_celu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_celu(tl_keyset ks, tl_tensor *self, tl_scalar alpha);
+/* celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!) */
+extern tl_operator *tl_ops_celu__op;
+typedef tl_tensor *(*tl_ops_celu__fn)(tl_keyset ks, tl_tensor *self, tl_scalar alpha);
+tl_tensor *tl_ops_celu_(tl_tensor *self, tl_scalar alpha);
+tl_tensor *tl_ops_celu__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar alpha);
+int tl_ops_celu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_celu_(tl_keyset ks, tl_tensor *self, tl_scalar alpha);
+
+/* ---------------------------------------------------------------- log_sigmoid */
+int tl_ops_register_log_sigmoid(void);
+/* log_sigmoid(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_log_sigmoid_op;
+typedef tl_tensor *(*tl_ops_log_sigmoid_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_log_sigmoid(tl_tensor *self);
+tl_tensor *tl_ops_log_sigmoid_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_log_sigmoid_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_log_sigmoid(tl_keyset ks, tl_tensor *self);
+
+/* ---------------------------------------------------------------- log_sigmoid_forward */
+int tl_ops_register_log_sigmoid_forward(void);
+/* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
+extern tl_operator *tl_ops_log_sigmoid_forward_op;
+typedef int (*tl_ops_log_sigmoid_forward_fn)(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_log_sigmoid_forward(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_log_sigmoid_forward_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_log_sigmoid_forward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_log_sigmoid_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- log_sigmoid_backward */
+int tl_ops_register_log_sigmoid_backward(void);
+/* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
+extern tl_operator *tl_ops_log_sigmoid_backward_op;
+typedef tl_tensor *(*tl_ops_log_sigmoid_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
+tl_tensor *tl_ops_log_sigmoid_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
+tl_tensor *tl_ops_log_sigmoid_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
+int tl_ops_log_sigmoid_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_log_sigmoid_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
+
 /* ---------------------------------------------------------------- cat */
 int tl_ops_register_cat(void);
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
@@ -4785,6 +5021,106 @@ tl_tensor *tl_ops_mse_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor
 tl_tensor *tl_ops_mse_loss_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
 int tl_ops_mse_loss_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_mse_loss_backward_out(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- l1_loss */
+int tl_ops_register_l1_loss(void);
+/* l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
+extern tl_operator *tl_ops_l1_loss_op;
+typedef tl_tensor *(*tl_ops_l1_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_l1_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_l1_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+int tl_ops_l1_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_l1_loss(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* ---------------------------------------------------------------- smooth_l1_loss */
+int tl_ops_register_smooth_l1_loss(void);
+/* smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor */
+extern tl_operator *tl_ops_smooth_l1_loss_op;
+typedef tl_tensor *(*tl_ops_smooth_l1_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+tl_tensor *tl_ops_smooth_l1_loss(tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+tl_tensor *tl_ops_smooth_l1_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+int tl_ops_smooth_l1_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_smooth_l1_loss_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+
+/* ---------------------------------------------------------------- smooth_l1_loss_backward */
+int tl_ops_register_smooth_l1_loss_backward(void);
+/* smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor */
+extern tl_operator *tl_ops_smooth_l1_loss_backward_op;
+typedef tl_tensor *(*tl_ops_smooth_l1_loss_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+tl_tensor *tl_ops_smooth_l1_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+tl_tensor *tl_ops_smooth_l1_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+int tl_ops_smooth_l1_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_smooth_l1_loss_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+
+/* ---------------------------------------------------------------- huber_loss */
+int tl_ops_register_huber_loss(void);
+/* huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor */
+extern tl_operator *tl_ops_huber_loss_op;
+typedef tl_tensor *(*tl_ops_huber_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+tl_tensor *tl_ops_huber_loss(tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+tl_tensor *tl_ops_huber_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+int tl_ops_huber_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_huber_loss(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+
+/* ---------------------------------------------------------------- huber_loss_backward */
+int tl_ops_register_huber_loss_backward(void);
+/* huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor */
+extern tl_operator *tl_ops_huber_loss_backward_op;
+typedef tl_tensor *(*tl_ops_huber_loss_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+tl_tensor *tl_ops_huber_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+tl_tensor *tl_ops_huber_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+int tl_ops_huber_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_huber_loss_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+
+/* ---------------------------------------------------------------- soft_margin_loss */
+int tl_ops_register_soft_margin_loss(void);
+/* soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor */
+extern tl_operator *tl_ops_soft_margin_loss_op;
+typedef tl_tensor *(*tl_ops_soft_margin_loss_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_soft_margin_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_soft_margin_loss_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+int tl_ops_soft_margin_loss_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_soft_margin_loss(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* ---------------------------------------------------------------- soft_margin_loss_backward */
+int tl_ops_register_soft_margin_loss_backward(void);
+/* soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor */
+extern tl_operator *tl_ops_soft_margin_loss_backward_op;
+typedef tl_tensor *(*tl_ops_soft_margin_loss_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_soft_margin_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+tl_tensor *tl_ops_soft_margin_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+int tl_ops_soft_margin_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_soft_margin_loss_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* ---------------------------------------------------------------- binary_cross_entropy */
+int tl_ops_register_binary_cross_entropy(void);
+/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor */
+extern tl_operator *tl_ops_binary_cross_entropy_op;
+typedef tl_tensor *(*tl_ops_binary_cross_entropy_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+tl_tensor *tl_ops_binary_cross_entropy(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+tl_tensor *tl_ops_binary_cross_entropy_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+int tl_ops_binary_cross_entropy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_binary_cross_entropy_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+
+/* ---------------------------------------------------------------- binary_cross_entropy_backward */
+int tl_ops_register_binary_cross_entropy_backward(void);
+/* binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor */
+extern tl_operator *tl_ops_binary_cross_entropy_backward_op;
+typedef tl_tensor *(*tl_ops_binary_cross_entropy_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+tl_tensor *tl_ops_binary_cross_entropy_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+tl_tensor *tl_ops_binary_cross_entropy_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+int tl_ops_binary_cross_entropy_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_binary_cross_entropy_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+
+/* ---------------------------------------------------------------- kl_div */
+int tl_ops_register_kl_div(void);
+/* kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor */
+extern tl_operator *tl_ops_kl_div_op;
+typedef tl_tensor *(*tl_ops_kl_div_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, bool log_target);
+tl_tensor *tl_ops_kl_div(tl_tensor *self, tl_tensor *target, int64_t reduction, bool log_target);
+tl_tensor *tl_ops_kl_div_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, bool log_target);
+int tl_ops_kl_div_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_kl_div(tl_keyset ks, tl_tensor *self, tl_tensor *target, int64_t reduction, bool log_target);
 
 /* ---------------------------------------------------------------- scaled_dot_product_attention */
 int tl_ops_register_scaled_dot_product_attention(void);

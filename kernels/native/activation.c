@@ -14,6 +14,9 @@
 #include "ufunc_gelu_backward.h"
 #include "ufunc_gelu_backward_tanh.h"
 #include "ufunc_gelu_tanh.h"
+#include "ufunc_hardswish_backward.h"
+#include "ufunc_log_sigmoid.h"
+#include "ufunc_log_sigmoid_backward.h"
 #include "ufunc_relu.h"
 
 static tl_tensor *relu_run(tl_tensor *self, tl_tensor *out) {
@@ -203,4 +206,142 @@ tl_tensor *tl_native_relu6(tl_keyset ks, tl_tensor *self) {
 tl_tensor *tl_native_relu6_(tl_keyset ks, tl_tensor *self) {
     (void)ks;
     return tl_ops_hardtanh_(self, tl_scalar_from_int(0), tl_scalar_from_int(6));
+}
+
+/* ---- hardswish, hardsigmoid, softshrink, hardshrink, threshold, selu,
+ * celu, log_sigmoid (PyTorch's meta functions and composites) */
+
+int tl_meta_hardswish(tl_structured *s, tl_tensor *self) { return unary_floating(s, self, "hardswish_cpu"); }
+
+int tl_meta_hardsigmoid(tl_structured *s, tl_tensor *self) { return unary_floating(s, self, "hardsigmoid_cpu"); }
+
+int tl_meta_hardsigmoid_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self) {
+    return backward_floating(s, grad_output, self, "hardsigmoid_backward");
+}
+
+/* softshrink: PyTorch's softshrink_check (lambd within [0, the input
+ * dtype's largest finite value]) before the iterator */
+int tl_meta_softshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    const char *name = tl_dtype_scalar_name(dt);
+    if (!tl_dtype_is_floating(dt))
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"softshrink_check\" not implemented for '%s'", name);
+    const double hi = dt == TL_FLOAT64 ? 1.7976931348623157e308
+                      : dt == TL_FLOAT16 ? 65504.0
+                      : dt == TL_BFLOAT16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+    const double l = scalar_to_double(lambd);
+    if (!(l >= 0 && l <= hi))
+        return tl_set_error(TL_ERR_RUNTIME, "lambda must be in range [0, %g] for input dtype %s, but found %g", hi,
+                            name, l);
+    return unary_floating(s, self, "softshrink_cpu");
+}
+
+int tl_meta_softshrink_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd) {
+    (void)lambd;
+    return backward_floating(s, grad_output, self, "shrink_backward_cpu");
+}
+
+int tl_meta_hardshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd) {
+    (void)lambd;
+    return unary_floating(s, self, "hardshrink_cpu");
+}
+
+int tl_meta_hardshrink_backward(tl_structured *s, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd) {
+    (void)lambd;
+    return backward_floating(s, grad_out, self, "shrink_backward_cpu");
+}
+
+/* threshold: every dtype but bool (the formula's table; PyTorch's
+ * AT_DISPATCH_ALL_TYPES_AND2 names threshold_cpu) */
+int tl_meta_threshold(tl_structured *s, tl_tensor *self, tl_scalar threshold, tl_scalar value) {
+    (void)threshold, (void)value;
+    return tl_structured_build_unary_op(s, self);
+}
+
+/* a standalone formula over an iterator of (out, a[, b]): the backward
+ * operators PyTorch declares without out= (hardswish_backward) or with a
+ * plain CPU kernel (log_sigmoid_*) */
+static tl_tensor *iter_run(tl_tensor *a, tl_tensor *b, int (*run)(tl_iter *)) {
+    tl_iter *it = tl_iter_new(b ? TL_ITER_BINARY_OP : TL_ITER_UNARY_OP);
+    if (!it) return NULL;
+    tl_tensor *result = NULL;
+    if (tl_iter_add_output(it, NULL) == 0 && tl_iter_add_input(it, a) == 0 && (!b || tl_iter_add_input(it, b) == 0) &&
+        tl_iter_build(it) == 0 && run(it) == 0)
+        result = tl_iter_output(it, 0);
+    tl_iter_free(it);
+    return result;
+}
+
+tl_tensor *tl_native_hardswish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
+    (void)ks;
+    return iter_run(grad_output, self, tl_ufunc_hardswish_backward_run);
+}
+
+/* selu = elu(x, alpha, scale) with PyTorch's constants (CompositeImplicitAutograd) */
+static const double SELU_ALPHA = 1.6732632423543772848170429916717, SELU_SCALE = 1.0507009873554804934193349852946;
+
+tl_tensor *tl_native_selu(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_elu(self, tl_scalar_from_double(SELU_ALPHA), tl_scalar_from_double(SELU_SCALE),
+                      tl_scalar_from_int(1));
+}
+
+tl_tensor *tl_native_selu_(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_elu_(self, tl_scalar_from_double(SELU_ALPHA), tl_scalar_from_double(SELU_SCALE),
+                       tl_scalar_from_int(1));
+}
+
+/* celu = elu(x, alpha, 1, 1 / alpha) (CompositeExplicitAutograd: CeluBackward0) */
+static int celu_inv_alpha(tl_scalar alpha, tl_scalar *inv) {
+    const double a = scalar_to_double(alpha);
+    if (a == 0) return tl_set_error(TL_ERR_RUNTIME, "ZeroDivisionError: alpha cannot be 0 for CELU");
+    *inv = tl_scalar_from_double(1.0 / a);
+    return 0;
+}
+
+tl_tensor *tl_native_celu(tl_keyset ks, tl_tensor *self, tl_scalar alpha) {
+    (void)ks;
+    tl_scalar inv;
+    if (celu_inv_alpha(alpha, &inv)) return NULL;
+    return tl_ops_elu(self, alpha, tl_scalar_from_int(1), inv);
+}
+
+tl_tensor *tl_native_celu_(tl_keyset ks, tl_tensor *self, tl_scalar alpha) {
+    (void)ks;
+    tl_scalar inv;
+    if (celu_inv_alpha(alpha, &inv)) return NULL;
+    return tl_ops_elu_(self, alpha, tl_scalar_from_int(1), inv);
+}
+
+/* log_sigmoid_forward: (output, buffer); the CPU buffer is empty, as
+ * PyTorch's (only its CUDA kernel stores anything there) */
+int tl_native_log_sigmoid_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    const int64_t zero[1] = {0};
+    tl_tensor *out = iter_run(self, NULL, tl_ufunc_log_sigmoid_run);
+    if (!out) return -1;
+    tl_tensor *buf = tl_empty(1, zero, tl_tensor_dtype(self), tl_tensor_device(self));
+    if (!buf) {
+        tl_tensor_release(out);
+        return -1;
+    }
+    *ret0 = out;
+    *ret1 = buf;
+    return 0;
+}
+
+tl_tensor *tl_native_log_sigmoid_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self,
+                                              tl_tensor *buffer) {
+    (void)ks, (void)buffer;
+    return iter_run(grad_output, self, tl_ufunc_log_sigmoid_backward_run);
+}
+
+/* log_sigmoid = log_sigmoid_forward(self)[0] (CompositeImplicitAutograd) */
+tl_tensor *tl_native_log_sigmoid(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_tensor *out = NULL, *buf = NULL;
+    if (tl_ops_log_sigmoid_forward(self, &out, &buf)) return NULL;
+    tl_tensor_release(buf);
+    return out;
 }
