@@ -258,3 +258,44 @@ tl_tensor *tl_ag_binary_cross_entropy_double_backward_target(tl_tensor *grad, tl
     tl_tensor *g = r && den ? keep(&a, tl_ops_div_Tensor(r, den)) : NULL;
     return finish(&a, mean_scaled(&a, g, target, reduction));
 }
+
+/* ---- glu (PyTorch's glu_double_backward, glu_double_backward_grad_output) */
+
+static tl_tensor *half(ag_tmp *a, tl_tensor *x, int64_t dim, int64_t k, int64_t n) {
+    return x ? keep(a, tl_ops_narrow(x, dim, k * n, n)) : NULL;
+}
+
+tl_tensor *tl_ag_glu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl_tensor *input, int64_t dim) {
+    ag_tmp a = {.n = 0};
+    if (dim < 0) dim += tl_tensor_ndim(input);
+    const int64_t n = tl_tensor_size(input, dim) / 2;
+    tl_tensor *first = half(&a, input, dim, 0, n), *second = half(&a, input, dim, 1, n);
+    tl_tensor *sig = unary(&a, tl_ops_sigmoid, second);
+    tl_tensor *one_m = rsubs(&a, sig, 1.0);
+    tl_tensor *sos = mul(&a, sig, one_m);
+    tl_tensor *gg1 = half(&a, grad, dim, 0, n), *gg2 = half(&a, grad, dim, 1, n);
+    tl_tensor *gi1 = mul(&a, mul(&a, gg2, grad_output), sos);
+    tl_tensor *second_order = sub(&a, mul(&a, sos, one_m), mul(&a, sig, sos));
+    tl_tensor *gi2 = add(&a, mul(&a, mul(&a, mul(&a, gg2, first), grad_output), second_order),
+                         mul(&a, mul(&a, gg1, grad_output), sos));
+    tl_tensor *r = NULL;
+    if (gi1 && gi2) {
+        tl_tensor *parts[2] = {gi1, gi2};
+        r = keep(&a, tl_ops_cat(parts, 2, dim));
+    }
+    return finish(&a, r);
+}
+
+tl_tensor *tl_ag_glu_double_backward_grad_output(tl_tensor *grad, tl_tensor *input, int64_t dim) {
+    ag_tmp a = {.n = 0};
+    const int64_t nd = tl_tensor_ndim(input);
+    if (dim < 0) dim += nd;
+    int64_t sizes[64];
+    for (int64_t i = 0; i < nd && i < 64; i++) sizes[i] = tl_tensor_size(input, i);
+    sizes[dim] /= 2;
+    tl_tensor *ones = keep(&a, tl_ops_ones(sizes, nd, tl_tensor_dtype(input), -1, (int)tl_tensor_device(input), false,
+                                           false));
+    tl_tensor *gb = ones ? keep(&a, tl_ops_glu_backward(ones, input, dim)) : NULL;
+    tl_tensor *tmp = mul(&a, grad, gb);
+    return finish(&a, add(&a, half(&a, tmp, dim, 0, sizes[dim]), half(&a, tmp, dim, 1, sizes[dim])));
+}

@@ -205,6 +205,8 @@ tl_tensor *tl_ag_softplus_double_backward(tl_tensor *grad, tl_tensor *input, tl_
 tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output, tl_tensor *input);
 tl_tensor *tl_ag_infinitely_differentiable_silu_backward(tl_tensor *grad_output, tl_tensor *input);
 tl_tensor *tl_ag_log_sigmoid_double_backward(tl_tensor *grad, tl_tensor *input);
+tl_tensor *tl_ag_glu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl_tensor *input, int64_t dim);
+tl_tensor *tl_ag_glu_double_backward_grad_output(tl_tensor *grad, tl_tensor *input, int64_t dim);
 
 /* pointwise losses (autograd/autograd_activation.c; PyTorch's FunctionsManual.cpp
  * functions of the same names) */

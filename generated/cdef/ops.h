@@ -876,6 +876,21 @@ int tl_ops_log_sigmoid_forward(tl_tensor *self, tl_tensor **ret0, tl_tensor **re
 /* log_sigmoid_backward */
 tl_tensor *tl_ops_log_sigmoid_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
 
+/* glu */
+tl_tensor *tl_ops_glu(tl_tensor *self, int64_t dim);
+
+/* glu_backward */
+tl_tensor *tl_ops_glu_backward(tl_tensor *grad_output, tl_tensor *self, int64_t dim);
+
+/* prelu */
+tl_tensor *tl_ops_prelu(tl_tensor *self, tl_tensor *weight);
+
+/* _prelu_kernel */
+tl_tensor *tl_ops__prelu_kernel(tl_tensor *self, tl_tensor *weight);
+
+/* _prelu_kernel_backward */
+int tl_ops__prelu_kernel_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
+
 /* cat */
 tl_tensor *tl_ops_cat(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
 tl_tensor *tl_ops_cat_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);

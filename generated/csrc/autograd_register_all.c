@@ -159,6 +159,10 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_celu() != 0) return -1;
     if (tl_autograd_register_log_sigmoid_forward() != 0) return -1;
     if (tl_autograd_register_log_sigmoid_backward() != 0) return -1;
+    if (tl_autograd_register_glu() != 0) return -1;
+    if (tl_autograd_register_glu_backward() != 0) return -1;
+    if (tl_autograd_register__prelu_kernel() != 0) return -1;
+    if (tl_autograd_register__prelu_kernel_backward() != 0) return -1;
     if (tl_autograd_register_cat() != 0) return -1;
     if (tl_autograd_register_stack() != 0) return -1;
     if (tl_autograd_register_split() != 0) return -1;

@@ -177,6 +177,11 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_log_sigmoid() != 0) return -1;
     if (tl_ops_register_log_sigmoid_forward() != 0) return -1;
     if (tl_ops_register_log_sigmoid_backward() != 0) return -1;
+    if (tl_ops_register_glu() != 0) return -1;
+    if (tl_ops_register_glu_backward() != 0) return -1;
+    if (tl_ops_register_prelu() != 0) return -1;
+    if (tl_ops_register__prelu_kernel() != 0) return -1;
+    if (tl_ops_register__prelu_kernel_backward() != 0) return -1;
     if (tl_ops_register_cat() != 0) return -1;
     if (tl_ops_register_stack() != 0) return -1;
     if (tl_ops_register_hstack() != 0) return -1;

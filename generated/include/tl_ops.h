@@ -4188,6 +4188,56 @@ tl_tensor *tl_ops_log_sigmoid_backward_redispatch(tl_keyset ks, tl_tensor *grad_
 int tl_ops_log_sigmoid_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_log_sigmoid_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
 
+/* ---------------------------------------------------------------- glu */
+int tl_ops_register_glu(void);
+/* glu(Tensor self, int dim=-1) -> Tensor */
+extern tl_operator *tl_ops_glu_op;
+typedef tl_tensor *(*tl_ops_glu_fn)(tl_keyset ks, tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_glu(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_glu_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim);
+int tl_ops_glu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_glu_cpu(tl_keyset ks, tl_tensor *self, int64_t dim);
+
+/* ---------------------------------------------------------------- glu_backward */
+int tl_ops_register_glu_backward(void);
+/* glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+extern tl_operator *tl_ops_glu_backward_op;
+typedef tl_tensor *(*tl_ops_glu_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_glu_backward(tl_tensor *grad_output, tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_glu_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, int64_t dim);
+int tl_ops_glu_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_glu_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, int64_t dim);
+
+/* ---------------------------------------------------------------- prelu */
+int tl_ops_register_prelu(void);
+/* prelu(Tensor self, Tensor weight) -> Tensor */
+extern tl_operator *tl_ops_prelu_op;
+typedef tl_tensor *(*tl_ops_prelu_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *weight);
+tl_tensor *tl_ops_prelu(tl_tensor *self, tl_tensor *weight);
+tl_tensor *tl_ops_prelu_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *weight);
+int tl_ops_prelu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_prelu(tl_keyset ks, tl_tensor *self, tl_tensor *weight);
+
+/* ---------------------------------------------------------------- _prelu_kernel */
+int tl_ops_register__prelu_kernel(void);
+/* _prelu_kernel(Tensor self, Tensor weight) -> Tensor */
+extern tl_operator *tl_ops__prelu_kernel_op;
+typedef tl_tensor *(*tl_ops__prelu_kernel_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *weight);
+tl_tensor *tl_ops__prelu_kernel(tl_tensor *self, tl_tensor *weight);
+tl_tensor *tl_ops__prelu_kernel_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *weight);
+int tl_ops__prelu_kernel_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__prelu_kernel(tl_keyset ks, tl_tensor *self, tl_tensor *weight);
+
+/* ---------------------------------------------------------------- _prelu_kernel_backward */
+int tl_ops_register__prelu_kernel_backward(void);
+/* _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops__prelu_kernel_backward_op;
+typedef int (*tl_ops__prelu_kernel_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__prelu_kernel_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__prelu_kernel_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__prelu_kernel_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__prelu_kernel_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
+
 /* ---------------------------------------------------------------- cat */
 int tl_ops_register_cat(void);
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */

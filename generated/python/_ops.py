@@ -73,6 +73,8 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "_scaled_dot_product_flash_attention_for_cpu",
     "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_softmax",
@@ -274,6 +276,7 @@ __all__ = [
     "outer",
     "permute",
     "pow",
+    "prelu",
     "prod",
     "rand",
     "randint",
@@ -381,6 +384,8 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__prelu_kernel = getattr(_lib, "tl_ops__prelu_kernel", None) or _missing_c("tl_ops__prelu_kernel")
+_C__prelu_kernel_backward = getattr(_lib, "tl_ops__prelu_kernel_backward", None) or _missing_c("tl_ops__prelu_kernel_backward")
 _C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
 _C__scaled_dot_product_flash_attention_for_cpu_backward = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu_backward", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu_backward")
 _C__softmax = getattr(_lib, "tl_ops__softmax", None) or _missing_c("tl_ops__softmax")
@@ -691,6 +696,8 @@ _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", N
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
+_C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
+_C_glu_backward = getattr(_lib, "tl_ops_glu_backward", None) or _missing_c("tl_ops_glu_backward")
 _C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
 _C_gt_Scalar_out = getattr(_lib, "tl_ops_gt_Scalar_out", None) or _missing_c("tl_ops_gt_Scalar_out")
 _C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
@@ -917,6 +924,7 @@ _C_pow_Tensor_Tensor = getattr(_lib, "tl_ops_pow_Tensor_Tensor", None) or _missi
 _C_pow_Tensor_Tensor_out = getattr(_lib, "tl_ops_pow_Tensor_Tensor_out", None) or _missing_c("tl_ops_pow_Tensor_Tensor_out")
 _C_pow__Scalar = getattr(_lib, "tl_ops_pow__Scalar", None) or _missing_c("tl_ops_pow__Scalar")
 _C_pow__Tensor = getattr(_lib, "tl_ops_pow__Tensor", None) or _missing_c("tl_ops_pow__Tensor")
+_C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
@@ -1663,6 +1671,56 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _prelu_kernel(Tensor self, Tensor weight) -> Tensor
+_SIGS__prelu_kernel = (
+    ('(Tensor input, Tensor weight)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _prelu_kernel(input, weight):
+    '(Tensor input, Tensor weight)'
+    if _TF and (r_ := _tf(_prelu_kernel, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_prelu_kernel', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_prelu_kernel', 'weight', 2, 'Tensor', weight)
+    h_ = _C__prelu_kernel(input._p, weight._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+_SIGS__prelu_kernel_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor weight)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _prelu_kernel_backward(grad_output, input, weight):
+    '(Tensor grad_output, Tensor input, Tensor weight)'
+    if _TF and (r_ := _tf(_prelu_kernel_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_prelu_kernel_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_prelu_kernel_backward', 'input', 2, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_prelu_kernel_backward', 'weight', 3, 'Tensor', weight)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__prelu_kernel_backward(grad_output._p, input._p, weight._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
 
 
 # yaml/native_functions.yaml: _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
@@ -10218,6 +10276,32 @@ def pow(*args, **kwargs):
     raise _invalid_combination('pow', args, kwargs, _SIGS_pow)
 
 
+# yaml/native_functions.yaml: prelu(Tensor self, Tensor weight) -> Tensor
+_SIGS_prelu = (
+    ('(Tensor input, Tensor weight)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def prelu(input, weight):
+    '(Tensor input, Tensor weight)'
+    if _TF and (r_ := _tf(prelu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('prelu', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('prelu', 'weight', 2, 'Tensor', weight)
+    h_ = _C_prelu(input._p, weight._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -13982,6 +14066,61 @@ def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: glu(Tensor self, int dim=-1) -> Tensor
+_SIGS__nn_glu = (
+    ('(Tensor input, int dim = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_glu(input, dim=-1):
+    '(Tensor input, int dim = -1)'
+    if _TF and (r_ := _tf(_nn_glu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('glu', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('glu', 'dim', 2, 'int', dim)
+    h_ = _C_glu(input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+_SIGS__nn_glu_backward = (
+    ('(Tensor grad_output, Tensor input, int dim)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_glu_backward(grad_output, input, dim):
+    '(Tensor grad_output, Tensor input, int dim)'
+    if _TF and (r_ := _tf(_nn_glu_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('glu_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('glu_backward', 'input', 2, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('glu_backward', 'dim', 3, 'int', dim)
+    h_ = _C_glu_backward(grad_output._p, input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: hardsigmoid(Tensor self) -> Tensor
@@ -22008,6 +22147,29 @@ def _m_pow_(self, *args, **kwargs):
     raise _invalid_combination('pow_', args, kwargs, _SIGS__m_pow_)
 
 
+# yaml/native_functions.yaml: prelu(Tensor self, Tensor weight) -> Tensor
+_SIGS__m_prelu = (
+    ('(Tensor weight)', (('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_prelu(self, weight):
+    '(Tensor weight)'
+    if _TF and (r_ := _tf(_m_prelu, locals())) is not _GO:
+        return r_
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('prelu', 'weight', 1, 'Tensor', weight)
+    h_ = _C_prelu(self._p, weight._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 _SIGS__m_prod = (
@@ -25629,6 +25791,7 @@ class _TensorOps:
     permute = _m_permute
     pow = _m_pow
     pow_ = _m_pow_
+    prelu = _m_prelu
     prod = _m_prod
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
@@ -25761,6 +25924,8 @@ def _public_names():
         (_nn_gelu, "gelu"),
         (_nn_gelu_, "gelu_"),
         (_nn_gelu_backward, "gelu_backward"),
+        (_nn_glu, "glu"),
+        (_nn_glu_backward, "glu_backward"),
         (_nn_hardsigmoid, "hardsigmoid"),
         (_nn_hardsigmoid_, "hardsigmoid_"),
         (_nn_hardsigmoid_backward, "hardsigmoid_backward"),
@@ -25831,6 +25996,12 @@ SIGNATURES = {
     ),
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
+    ("function", "_prelu_kernel"): (
+        "(Tensor input, Tensor weight)",
+    ),
+    ("function", "_prelu_kernel_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor weight)",
     ),
     ("function", "_scaled_dot_product_flash_attention_for_cpu"): (
         "(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)",
@@ -26493,6 +26664,9 @@ SIGNATURES = {
         "(Tensor input, Tensor exponent, *, Tensor out = None)",
         "(Number input, Tensor exponent, *, Tensor out = None)",
         "(Tensor input, Number exponent, *, Tensor out = None)",
+    ),
+    ("function", "prelu"): (
+        "(Tensor input, Tensor weight)",
     ),
     ("function", "prod"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
@@ -27416,6 +27590,9 @@ SIGNATURES = {
         "(Tensor exponent)",
         "(Number exponent)",
     ),
+    ("method", "prelu"): (
+        "(Tensor weight)",
+    ),
     ("method", "prod"): (
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
@@ -27662,6 +27839,12 @@ SIGNATURES = {
     ),
     ("nn", "gelu_backward"): (
         "(Tensor grad_output, Tensor input, *, str approximate = \u0027none\u0027, Tensor out = None)",
+    ),
+    ("nn", "glu"): (
+        "(Tensor input, int dim = -1)",
+    ),
+    ("nn", "glu_backward"): (
+        "(Tensor grad_output, Tensor input, int dim)",
     ),
     ("nn", "hardsigmoid"): (
         "(Tensor input, *, Tensor out = None)",

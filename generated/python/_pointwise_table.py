@@ -895,6 +895,17 @@ POINTWISE = {
         "entry": "pow.Tensor_Tensor_out",
         "fallbacks": {},
     },
+    # kernels/ufunc/prelu.h (standalone kernel)
+    "aten::prelu": {
+        "args": (("self", "tensor"), ("weight", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "prelu", "Double": "prelu", "Float": "prelu", "Half": "prelu"},
+        "headers": ("kernels/ufunc/prelu.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "kernels/ufunc/prelu.h",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::reciprocal": {
         "args": (("self", "tensor"), ),

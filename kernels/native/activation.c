@@ -14,9 +14,13 @@
 #include "ufunc_gelu_backward.h"
 #include "ufunc_gelu_backward_tanh.h"
 #include "ufunc_gelu_tanh.h"
+#include "ufunc_glu.h"
 #include "ufunc_hardswish_backward.h"
 #include "ufunc_log_sigmoid.h"
 #include "ufunc_log_sigmoid_backward.h"
+#include "ufunc_prelu.h"
+#include "ufunc_prelu_backward_input.h"
+#include "ufunc_prelu_backward_weight.h"
 #include "ufunc_relu.h"
 
 static tl_tensor *relu_run(tl_tensor *self, tl_tensor *out) {
@@ -258,19 +262,21 @@ int tl_meta_threshold(tl_structured *s, tl_tensor *self, tl_scalar threshold, tl
     return tl_structured_build_unary_op(s, self);
 }
 
-/* a standalone formula over an iterator of (out, a[, b]): the backward
- * operators PyTorch declares without out= (hardswish_backward) or with a
- * plain CPU kernel (log_sigmoid_*) */
-static tl_tensor *iter_run(tl_tensor *a, tl_tensor *b, int (*run)(tl_iter *)) {
+/* a standalone formula over an iterator of (out, a[, b[, c]]): the operators
+ * PyTorch declares without out= (hardswish_backward, glu, _prelu_kernel) or
+ * with a plain CPU kernel (log_sigmoid_*) */
+static tl_tensor *iter_run3(tl_tensor *a, tl_tensor *b, tl_tensor *c, int (*run)(tl_iter *)) {
     tl_iter *it = tl_iter_new(b ? TL_ITER_BINARY_OP : TL_ITER_UNARY_OP);
     if (!it) return NULL;
     tl_tensor *result = NULL;
     if (tl_iter_add_output(it, NULL) == 0 && tl_iter_add_input(it, a) == 0 && (!b || tl_iter_add_input(it, b) == 0) &&
-        tl_iter_build(it) == 0 && run(it) == 0)
+        (!c || tl_iter_add_input(it, c) == 0) && tl_iter_build(it) == 0 && run(it) == 0)
         result = tl_iter_output(it, 0);
     tl_iter_free(it);
     return result;
 }
+
+static tl_tensor *iter_run(tl_tensor *a, tl_tensor *b, int (*run)(tl_iter *)) { return iter_run3(a, b, NULL, run); }
 
 tl_tensor *tl_native_hardswish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
     (void)ks;
@@ -344,4 +350,123 @@ tl_tensor *tl_native_log_sigmoid(tl_keyset ks, tl_tensor *self) {
     if (tl_ops_log_sigmoid_forward(self, &out, &buf)) return NULL;
     tl_tensor_release(buf);
     return out;
+}
+
+/* ---- glu (PyTorch's glu meta checks; a * sigmoid(b) over the halves) */
+
+static int glu_halves(tl_tensor *self, int64_t dim, int64_t *wrap, tl_tensor **a, tl_tensor **b) {
+    const int64_t nd = tl_tensor_ndim(self);
+    if (nd == 0) return tl_set_error(TL_ERR_RUNTIME, "glu does not support scalars because halving size must be even");
+    if (dim < -nd || dim >= nd)
+        return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                            (long long)-nd, (long long)(nd - 1), (long long)dim);
+    const int64_t w = dim < 0 ? dim + nd : dim, n = tl_tensor_size(self, w);
+    if (n % 2)
+        return tl_set_error(TL_ERR_RUNTIME, "Halving dimension must be even, but dimension %lld is size %lld",
+                            (long long)w, (long long)n);
+    *wrap = w;
+    if (!(*a = tl_ops_narrow(self, w, 0, n / 2))) return -1;
+    if (!(*b = tl_ops_narrow(self, w, n / 2, n / 2))) {
+        tl_tensor_release(*a);
+        return -1;
+    }
+    return 0;
+}
+
+tl_tensor *tl_native_glu_cpu(tl_keyset ks, tl_tensor *self, int64_t dim) {
+    (void)ks;
+    int64_t w;
+    tl_tensor *a, *b;
+    if (glu_halves(self, dim, &w, &a, &b)) return NULL;
+    tl_tensor *r = iter_run(a, b, tl_ufunc_glu_run);
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+
+/* PyTorch's glu_backward: [grad * s, grad * s * (1 - s) * a] along dim, s = sigmoid(b) */
+tl_tensor *tl_native_glu_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, int64_t dim) {
+    (void)ks;
+    int64_t w;
+    tl_tensor *a, *b, *sb = NULL, *g1 = NULL, *one_m = NULL, *t = NULL, *g2 = NULL, *r = NULL;
+    if (glu_halves(self, dim, &w, &a, &b)) return NULL;
+    if ((sb = tl_ops_sigmoid(b)) && (g1 = tl_ops_mul_Tensor(grad_output, sb)) &&
+        (one_m = tl_ops_rsub_Scalar(sb, tl_scalar_from_int(1), tl_scalar_from_int(1))) &&
+        (t = tl_ops_mul_Tensor(g1, one_m)) && (g2 = tl_ops_mul_Tensor(t, a))) {
+        tl_tensor *parts[2] = {g1, g2};
+        r = tl_ops_cat(parts, 2, w);
+    }
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    tl_tensor_release(sb);
+    tl_tensor_release(g1);
+    tl_tensor_release(one_m);
+    tl_tensor_release(t);
+    tl_tensor_release(g2);
+    return r;
+}
+
+/* ---- prelu: PyTorch's checks and weight reshape (CompositeImplicitAutograd)
+ * over _prelu_kernel (x > 0 ? x : w * x, the weight broadcast) */
+tl_tensor *tl_native_prelu(tl_keyset ks, tl_tensor *self, tl_tensor *weight) {
+    (void)ks;
+    const int64_t nd = tl_tensor_ndim(self);
+    if (tl_tensor_dtype(self) != tl_tensor_dtype(weight)) {
+        tl_set_error(TL_ERR_RUNTIME, "prelu: Type promoting not supported. Got %s and %s",
+                     tl_dtype_scalar_name(tl_tensor_dtype(self)), tl_dtype_scalar_name(tl_tensor_dtype(weight)));
+        return NULL;
+    }
+    const int64_t wn = tl_tensor_numel(weight);
+    if (wn != 1) {
+        if (nd == 0) {
+            tl_set_error(TL_ERR_RUNTIME, "Not allow zero-dim input tensor.");
+            return NULL;
+        }
+        const int64_t channels = nd > 1 ? tl_tensor_size(self, 1) : 1;
+        if (channels != wn) {
+            tl_set_error(TL_ERR_RUNTIME, "Mismatch of parameter numbers and input channel size. Found parameter "
+                         "numbers = %lld and channel size = %lld.", (long long)wn, (long long)channels);
+            return NULL;
+        }
+    }
+    if (tl_tensor_ndim(weight) > 1) {
+        tl_set_error(TL_ERR_RUNTIME, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = %lld",
+                     (long long)tl_tensor_ndim(weight));
+        return NULL;
+    }
+    if (nd == tl_tensor_ndim(weight)) return tl_ops__prelu_kernel(self, weight);
+    int64_t shape[64];
+    if (nd > 64) {
+        tl_set_error(TL_ERR_RUNTIME, "prelu: too many dimensions");
+        return NULL;
+    }
+    for (int64_t i = 0; i < nd; i++) shape[i] = 1;
+    if (nd > 1) shape[1] = wn;
+    tl_tensor *w = tl_ops_reshape(weight, shape, nd);
+    if (!w) return NULL;
+    tl_tensor *r = tl_ops__prelu_kernel(self, w);
+    tl_tensor_release(w);
+    return r;
+}
+
+tl_tensor *tl_native__prelu_kernel(tl_keyset ks, tl_tensor *self, tl_tensor *weight) {
+    (void)ks;
+    return iter_run(self, weight, tl_ufunc_prelu_run);
+}
+
+/* (grad_input, grad_weight), both of the broadcast shape as PyTorch's
+ * (autograd sums grad_weight to the weight's shape) */
+int tl_native__prelu_kernel_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight,
+                                     tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    tl_tensor *gi = iter_run3(self, weight, grad_output, tl_ufunc_prelu_backward_input_run);
+    if (!gi) return -1;
+    tl_tensor *gw = iter_run3(self, weight, grad_output, tl_ufunc_prelu_backward_weight_run);
+    if (!gw) {
+        tl_tensor_release(gi);
+        return -1;
+    }
+    *ret0 = gi;
+    *ret1 = gw;
+    return 0;
 }

@@ -163,6 +163,13 @@ ACTIVATION_CASES.update({
     "log_sigmoid_forward": [([_al(2, 3, scale=3.0)], lambda a: _nnf().log_sigmoid_forward(T(a))[0])],
     "log_sigmoid_backward": [([_al(2, 3), _al(2, 3, scale=3.0)],
                               lambda g, x: _nnf().log_sigmoid_backward(g, x, torchlet.empty(0, dtype=x.dtype)))],
+    "glu": [([_al(2, 6)], lambda a: _nnf().glu(a, -1)), ([_al(4, 3)], lambda a: _nnf().glu(T(a), 1))],
+    "glu_backward": [([_al(2, 3), _al(2, 6)], lambda g, x: _nnf().glu_backward(g, x, 1))],
+    "_prelu_kernel": [([_al(2, 3, 2), _al(1, 3, 1)], lambda x, w: torchlet._prelu_kernel(x, w))],
+    "_prelu_kernel_backward": [([_al(2, 3), _al(2, 3), _al(1, 3)],
+                                lambda g, x, w: torchlet._prelu_kernel_backward(g, x, w)[0]),
+                               ([_al(2, 3), _al(2, 3), _al(1, 3)],
+                                lambda g, x, w: torchlet._prelu_kernel_backward(g, x, w)[1])],
     # pointwise losses: reductions none / mean / sum, broadcast grad_output
     "smooth_l1_loss": [([_al(3, 4), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(a, b, 1, 0.5)),
                        ([_al(4, 3), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(T(a), b, 0, 1.5))],
@@ -877,6 +884,8 @@ def test_torchlet_autograd_gradcheck(name):
         ("addcdiv", [_g(2, 3), _g(3), _gz(2, 1)], lambda s, a, b: torchlet.addcdiv(s, a * s, b, value=0.5)),
         # double backward of the activations and pointwise losses (FunctionsManual helpers)
         ("log_sigmoid", [_al(2, 3, scale=3.0)], lambda a: _nnf().log_sigmoid(a) * a),
+        ("glu", [_al(2, 6)], lambda a: _nnf().glu(a * a, 1)),
+        ("prelu", [_al(2, 3), _al(3)], lambda x, w: torchlet.prelu(x * x - 1, w * w)),
         ("hardswish", [_al(2, 3, scale=2.0)], lambda a: _nnf().hardswish(a) * a),
         ("smooth_l1_loss", [_al(3, 4), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(a * a, b, 0, 0.8)),
         ("huber_loss", [_al(3, 4), _al(3, 4)], lambda a, b: _nnf().huber_loss(a * a, b, 1, 0.8)),

@@ -140,8 +140,13 @@ def test_activation_nan_and_errors():
         F.glu(T(1.0))
     with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 5"):
         F.glu(T(np.ones((2, 5))), 1)
-    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size. Found parameter "
+                                           "numbers = 4 and channel size = 3."):
         F.prelu(T(np.ones((2, 3))), T(np.ones(4)))
+    with pytest.raises(RuntimeError, match="prelu: Type promoting not supported. Got Double and Float"):
+        F.prelu(T(np.ones((2, 3))), T(np.ones(3), tl.float32))
+    with pytest.raises(RuntimeError, match="prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"):
+        F.prelu(T(np.ones((2, 1))), T(np.ones((1, 1))))
 
 
 def test_log_sigmoid_forward_buffer_and_grad_fn():
@@ -153,6 +158,8 @@ def test_log_sigmoid_forward_buffer_and_grad_fn():
     assert type(F.celu(x).grad_fn).__name__ == "CeluBackward0"
     assert type(F.selu(x).grad_fn).__name__ == "EluBackward0"
     assert type(F.hardswish(x).grad_fn).__name__ == "HardswishBackward0"
+    assert type(F.glu(x[:4]).grad_fn).__name__ == "GluBackward0"
+    assert type(F.prelu(x, T([0.1])).grad_fn).__name__ == "PreluKernelBackward0"
 
 
 def test_prelu_values_and_gradcheck():
@@ -425,6 +432,8 @@ TORCH_CASES = [
     ("softsign", lambda M, x, y: M.softsign(x)),
     ("softmin", lambda M, x, y: M.softmin(x, 0)),
     ("glu", lambda M, x, y: M.glu(x, 0)),
+    ("prelu", lambda M, x, y: M.prelu(x, y[0].abs())),
+    ("prelu_scalar", lambda M, x, y: M.prelu(x.t(), y[0, :1])),
     ("l1", lambda M, x, y: M.l1_loss(x, y)),
     ("smooth_l1", lambda M, x, y: M.smooth_l1_loss(x, y, beta=0.3, reduction="sum")),
     ("huber", lambda M, x, y: M.huber_loss(x, y, delta=0.4, reduction="none")),

@@ -245,41 +245,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def glu(input, dim=-1):
-    """a * sigmoid(b) for the halves a, b of ``input`` along ``dim`` (a
-    composite of chunk, sigmoid and mul here: PyTorch has a glu kernel)."""
+    """a * sigmoid(b) for the halves a, b of ``input`` along ``dim`` (torchlet._C._nn.glu)."""
     if _TF and (r_ := _tf(glu, locals())) is not _GO:
         return r_
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    nd = input.dim()
-    if not -nd <= dim < nd:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
-    wrap = dim % nd
-    n = input.shape[wrap]
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {wrap} is size {n}")
-    a, b = input.chunk(2, wrap)
-    return a * torchlet.sigmoid(b)
+    return _nn.glu(input, dim)
 
 
 def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), weight broadcast along dim 1 (PyTorch's
-    prelu checks; the product is a where/mul composite here)."""
+    """max(0, x) + weight * min(0, x), weight along dim 1 (torchlet.prelu)."""
     if _TF and (r_ := _tf(prelu, locals())) is not _GO:
         return r_
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
-    w = weight
-    if input.dim() >= 2 and weight.numel() != 1:
-        channels = input.shape[1]
-        if weight.numel() != channels:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{weight.numel()} and channel size = {channels}.")
-        w = weight.reshape([channels] + [1] * (input.dim() - 2))
-    elif weight.dim() == 1 and input.dim() < 2 and weight.numel() != 1:
-        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                           f"{weight.numel()} and channel size = 1.")
-    return torchlet.where(input > 0, input, w * input)
+    return torchlet.prelu(input, weight)
 
 
 def _rrelu_noise(input, lower, upper):
