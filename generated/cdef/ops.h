@@ -891,6 +891,17 @@ tl_tensor *tl_ops__prelu_kernel(tl_tensor *self, tl_tensor *weight);
 /* _prelu_kernel_backward */
 int tl_ops__prelu_kernel_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
 
+/* rrelu */
+tl_tensor *tl_ops_rrelu(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+
+/* rrelu_with_noise */
+tl_tensor *tl_ops_rrelu_with_noise(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_with_noise_(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+
+/* rrelu_with_noise_backward */
+tl_tensor *tl_ops_rrelu_with_noise_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, bool self_is_result);
+
 /* cat */
 tl_tensor *tl_ops_cat(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
 tl_tensor *tl_ops_cat_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);

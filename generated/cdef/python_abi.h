@@ -318,6 +318,8 @@ int tl_pyabi_round__decimals_r(tl_tensor *self, int64_t decimals);
 int tl_pyabi_round__r(tl_tensor *self);
 int tl_pyabi_round_decimals_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out);
 int tl_pyabi_round_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_rrelu__r(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+int tl_pyabi_rrelu_with_noise__r(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
 int tl_pyabi_rsqrt__r(tl_tensor *self);
 int tl_pyabi_rsqrt_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_scatter__reduce_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
@@ -685,6 +687,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_roll(...) tl_pyabi_tensor(tl_ops_roll(__VA_ARGS__))
 #define tl_ops_round(...) tl_pyabi_tensor(tl_ops_round(__VA_ARGS__))
 #define tl_ops_round_decimals(...) tl_pyabi_tensor(tl_ops_round_decimals(__VA_ARGS__))
+#define tl_ops_rrelu(...) tl_pyabi_tensor(tl_ops_rrelu(__VA_ARGS__))
+#define tl_ops_rrelu_with_noise(...) tl_pyabi_tensor(tl_ops_rrelu_with_noise(__VA_ARGS__))
+#define tl_ops_rrelu_with_noise_backward(...) tl_pyabi_tensor(tl_ops_rrelu_with_noise_backward(__VA_ARGS__))
 #define tl_ops_rsqrt(...) tl_pyabi_tensor(tl_ops_rsqrt(__VA_ARGS__))
 #define tl_ops_rsub_Scalar(...) tl_pyabi_tensor(tl_ops_rsub_Scalar(__VA_ARGS__))
 #define tl_ops_rsub_Tensor(...) tl_pyabi_tensor(tl_ops_rsub_Tensor(__VA_ARGS__))

@@ -163,6 +163,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_glu_backward() != 0) return -1;
     if (tl_autograd_register__prelu_kernel() != 0) return -1;
     if (tl_autograd_register__prelu_kernel_backward() != 0) return -1;
+    if (tl_autograd_register_rrelu_with_noise() != 0) return -1;
+    if (tl_autograd_register_rrelu_with_noise_backward() != 0) return -1;
     if (tl_autograd_register_cat() != 0) return -1;
     if (tl_autograd_register_stack() != 0) return -1;
     if (tl_autograd_register_split() != 0) return -1;

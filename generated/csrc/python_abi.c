@@ -2519,6 +2519,22 @@ int tl_pyabi_round_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_rrelu__r(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator) {
+    tl_tensor *r = tl_ops_rrelu_(self, lower, upper, training, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_rrelu_with_noise__r(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator) {
+    tl_tensor *r = tl_ops_rrelu_with_noise_(self, noise, lower, upper, training, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_rsqrt__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_rsqrt_(self);

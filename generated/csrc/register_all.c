@@ -182,6 +182,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_prelu() != 0) return -1;
     if (tl_ops_register__prelu_kernel() != 0) return -1;
     if (tl_ops_register__prelu_kernel_backward() != 0) return -1;
+    if (tl_ops_register_rrelu() != 0) return -1;
+    if (tl_ops_register_rrelu_with_noise() != 0) return -1;
+    if (tl_ops_register_rrelu_with_noise_backward() != 0) return -1;
     if (tl_ops_register_cat() != 0) return -1;
     if (tl_ops_register_stack() != 0) return -1;
     if (tl_ops_register_hstack() != 0) return -1;

@@ -159,6 +159,8 @@ int tl_autograd_register_glu(void);
 int tl_autograd_register_glu_backward(void);
 int tl_autograd_register__prelu_kernel(void);
 int tl_autograd_register__prelu_kernel_backward(void);
+int tl_autograd_register_rrelu_with_noise(void);
+int tl_autograd_register_rrelu_with_noise_backward(void);
 int tl_autograd_register_cat(void);
 int tl_autograd_register_stack(void);
 int tl_autograd_register_split(void);

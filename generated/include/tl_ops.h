@@ -4238,6 +4238,50 @@ int tl_ops__prelu_kernel_backward_redispatch(tl_keyset ks, tl_tensor *grad_outpu
 int tl_ops__prelu_kernel_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native__prelu_kernel_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
 
+/* ---------------------------------------------------------------- rrelu */
+int tl_ops_register_rrelu(void);
+/* rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_rrelu_op;
+typedef tl_tensor *(*tl_ops_rrelu_fn)(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+int tl_ops_rrelu_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rrelu(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+/* rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_rrelu__op;
+typedef tl_tensor *(*tl_ops_rrelu__fn)(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu__redispatch(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+int tl_ops_rrelu__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rrelu_(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+
+/* ---------------------------------------------------------------- rrelu_with_noise */
+int tl_ops_register_rrelu_with_noise(void);
+/* rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_rrelu_with_noise_op;
+typedef tl_tensor *(*tl_ops_rrelu_with_noise_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_with_noise(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_with_noise_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+int tl_ops_rrelu_with_noise_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rrelu_with_noise_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+/* rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_rrelu_with_noise__op;
+typedef tl_tensor *(*tl_ops_rrelu_with_noise__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_with_noise_(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_with_noise__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+int tl_ops_rrelu_with_noise__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rrelu_with_noise_cpu_(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+
+/* ---------------------------------------------------------------- rrelu_with_noise_backward */
+int tl_ops_register_rrelu_with_noise_backward(void);
+/* rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor */
+extern tl_operator *tl_ops_rrelu_with_noise_backward_op;
+typedef tl_tensor *(*tl_ops_rrelu_with_noise_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, bool self_is_result);
+tl_tensor *tl_ops_rrelu_with_noise_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, bool self_is_result);
+tl_tensor *tl_ops_rrelu_with_noise_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, bool self_is_result);
+int tl_ops_rrelu_with_noise_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rrelu_with_noise_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, bool self_is_result);
+
 /* ---------------------------------------------------------------- cat */
 int tl_ops_register_cat(void);
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */

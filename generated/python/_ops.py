@@ -292,6 +292,8 @@ __all__ = [
     "roll",
     "round",
     "round_",
+    "rrelu",
+    "rrelu_",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -967,6 +969,11 @@ _C_round__decimals = getattr(_lib, "tl_ops_round__decimals", None) or _missing_c
 _C_round_decimals = getattr(_lib, "tl_ops_round_decimals", None) or _missing_c("tl_ops_round_decimals")
 _C_round_decimals_out = getattr(_lib, "tl_ops_round_decimals_out", None) or _missing_c("tl_ops_round_decimals_out")
 _C_round_out = getattr(_lib, "tl_ops_round_out", None) or _missing_c("tl_ops_round_out")
+_C_rrelu = getattr(_lib, "tl_ops_rrelu", None) or _missing_c("tl_ops_rrelu")
+_C_rrelu_ = getattr(_lib, "tl_ops_rrelu_", None) or _missing_c("tl_ops_rrelu_")
+_C_rrelu_with_noise = getattr(_lib, "tl_ops_rrelu_with_noise", None) or _missing_c("tl_ops_rrelu_with_noise")
+_C_rrelu_with_noise_ = getattr(_lib, "tl_ops_rrelu_with_noise_", None) or _missing_c("tl_ops_rrelu_with_noise_")
+_C_rrelu_with_noise_backward = getattr(_lib, "tl_ops_rrelu_with_noise_backward", None) or _missing_c("tl_ops_rrelu_with_noise_backward")
 _C_rsqrt = getattr(_lib, "tl_ops_rsqrt", None) or _missing_c("tl_ops_rsqrt")
 _C_rsqrt_ = getattr(_lib, "tl_ops_rsqrt_", None) or _missing_c("tl_ops_rsqrt_")
 _C_rsqrt_out = getattr(_lib, "tl_ops_rsqrt_out", None) or _missing_c("tl_ops_rsqrt_out")
@@ -1423,6 +1430,8 @@ _P_round__decimals_r = getattr(_lib, "tl_pyabi_round__decimals_r", None) or _mis
 _P_round__r = getattr(_lib, "tl_pyabi_round__r", None) or _missing_c("tl_pyabi_round__r")
 _P_round_decimals_out_r = getattr(_lib, "tl_pyabi_round_decimals_out_r", None) or _missing_c("tl_pyabi_round_decimals_out_r")
 _P_round_out_r = getattr(_lib, "tl_pyabi_round_out_r", None) or _missing_c("tl_pyabi_round_out_r")
+_P_rrelu__r = getattr(_lib, "tl_pyabi_rrelu__r", None) or _missing_c("tl_pyabi_rrelu__r")
+_P_rrelu_with_noise__r = getattr(_lib, "tl_pyabi_rrelu_with_noise__r", None) or _missing_c("tl_pyabi_rrelu_with_noise__r")
 _P_rsqrt__r = getattr(_lib, "tl_pyabi_rsqrt__r", None) or _missing_c("tl_pyabi_rsqrt__r")
 _P_rsqrt_out_r = getattr(_lib, "tl_pyabi_rsqrt_out_r", None) or _missing_c("tl_pyabi_rsqrt_out_r")
 _P_scatter__reduce_r = getattr(_lib, "tl_pyabi_scatter__reduce_r", None) or _missing_c("tl_pyabi_scatter__reduce_r")
@@ -11291,6 +11300,80 @@ def round_(*args, **kwargs):
     raise _invalid_combination('round_', args, kwargs, _SIGS_round_)
 
 
+# yaml/native_functions.yaml: rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+_SIGS_rrelu = (
+    ('(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(rrelu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu', 'input', 1, 'Tensor', input)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu', 'lower', 2, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu', 'upper', 3, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu', 'training', 4, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu', 'generator', 5, 'torchlet.Generator', generator)
+    h_ = _C_rrelu(input._p, lower_c, upper_c, training_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+_SIGS_rrelu_ = (
+    ('(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(rrelu_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_', 'input', 1, 'Tensor', input)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_', 'lower', 2, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_', 'upper', 3, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_', 'training', 4, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu_', 'generator', 5, 'torchlet.Generator', generator)
+    rc_ = _P_rrelu__r(input._p, lower_c, upper_c, training_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: rsqrt(Tensor self) -> Tensor
 # yaml/native_functions.yaml: rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_rsqrt = (
@@ -15060,6 +15143,131 @@ def _nn_relu6_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+_SIGS__nn_rrelu_with_noise = (
+    ('(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('noise', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def _nn_rrelu_with_noise(input, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_nn_rrelu_with_noise, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_with_noise', 'input', 1, 'Tensor', input)
+    if noise.__class__ is not _Tensor:
+        if not isinstance(noise, _Tensor):
+            raise _arg_error('rrelu_with_noise', 'noise', 2, 'Tensor', noise)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_with_noise', 'lower', 3, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_with_noise', 'upper', 4, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_with_noise', 'training', 5, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu_with_noise', 'generator', 6, 'torchlet.Generator', generator)
+    h_ = _C_rrelu_with_noise(input._p, noise._p, lower_c, upper_c, training_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+_SIGS__nn_rrelu_with_noise_ = (
+    ('(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('noise', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def _nn_rrelu_with_noise_(input, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_nn_rrelu_with_noise_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_with_noise_', 'input', 1, 'Tensor', input)
+    if noise.__class__ is not _Tensor:
+        if not isinstance(noise, _Tensor):
+            raise _arg_error('rrelu_with_noise_', 'noise', 2, 'Tensor', noise)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_with_noise_', 'lower', 3, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_with_noise_', 'upper', 4, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_with_noise_', 'training', 5, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu_with_noise_', 'generator', 6, 'torchlet.Generator', generator)
+    rc_ = _P_rrelu_with_noise__r(input._p, noise._p, lower_c, upper_c, training_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+_SIGS__nn_rrelu_with_noise_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor noise, Number lower, Number upper, bool training, bool self_is_result)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('noise', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('self_is_result', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _nn_rrelu_with_noise_backward(grad_output, input, noise, lower, upper, training, self_is_result):
+    '(Tensor grad_output, Tensor input, Tensor noise, Number lower, Number upper, bool training, bool self_is_result)'
+    if _TF and (r_ := _tf(_nn_rrelu_with_noise_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('rrelu_with_noise_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_with_noise_backward', 'input', 2, 'Tensor', input)
+    if noise.__class__ is not _Tensor:
+        if not isinstance(noise, _Tensor):
+            raise _arg_error('rrelu_with_noise_backward', 'noise', 3, 'Tensor', noise)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_with_noise_backward', 'lower', 4, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_with_noise_backward', 'upper', 5, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_with_noise_backward', 'training', 6, 'bool', training)
+    self_is_result_c = _cv_bool(self_is_result)
+    if self_is_result_c is _BAD:
+        raise _arg_error('rrelu_with_noise_backward', 'self_is_result', 7, 'bool', self_is_result)
+    h_ = _C_rrelu_with_noise_backward(grad_output._p, input._p, noise._p, lower_c, upper_c, training_c, self_is_result_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
@@ -25956,6 +26164,9 @@ def _public_names():
         (_nn_nll_loss_nd, "nll_loss_nd"),
         (_nn_relu6, "relu6"),
         (_nn_relu6_, "relu6_"),
+        (_nn_rrelu_with_noise, "rrelu_with_noise"),
+        (_nn_rrelu_with_noise_, "rrelu_with_noise_"),
+        (_nn_rrelu_with_noise_backward, "rrelu_with_noise_backward"),
         (_nn_scaled_dot_product_attention, "scaled_dot_product_attention"),
         (_nn_silu, "silu"),
         (_nn_silu_, "silu_"),
@@ -26723,6 +26934,12 @@ SIGNATURES = {
     ("function", "round_"): (
         "(Tensor input)",
         "(Tensor input, *, int decimals)",
+    ),
+    ("function", "rrelu"): (
+        "(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
+    ("function", "rrelu_"): (
+        "(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
     ),
     ("function", "rsqrt"): (
         "(Tensor input, *, Tensor out = None)",
@@ -27935,6 +28152,15 @@ SIGNATURES = {
     ),
     ("nn", "relu6_"): (
         "(Tensor input)",
+    ),
+    ("nn", "rrelu_with_noise"): (
+        "(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
+    ("nn", "rrelu_with_noise_"): (
+        "(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
+    ("nn", "rrelu_with_noise_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor noise, Number lower, Number upper, bool training, bool self_is_result)",
     ),
     ("nn", "scaled_dot_product_attention"): (
         "(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)",

@@ -3,10 +3,12 @@
  * generated from the formula kernels/ufunc/relu.h (generated/kernels/ufunc_relu.c).
  * Registered for CPU and Meta (the iterator computes metadata only on Meta). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tl_error.h"
 #include "tl_iter.h"
+#include "tl_runtime.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
@@ -469,4 +471,143 @@ int tl_native__prelu_kernel_backward(tl_keyset ks, tl_tensor *grad_output, tl_te
     *ret0 = gi;
     *ret1 = gw;
     return 0;
+}
+
+/* ---- rrelu: PyTorch's rrelu_with_noise. Training: each element x <= 0 is
+ * scaled by a slope r drawn from U(lower, upper) (the generator, or the
+ * default one), which `noise` records (1 elsewhere); eval: leaky_relu with
+ * slope (lower + upper) / 2. */
+
+static double rrelu_eval_slope(tl_scalar lower, tl_scalar upper) {
+    return (scalar_to_double(lower) + scalar_to_double(upper)) / 2;
+}
+
+static bool same_shape(tl_tensor *a, tl_tensor *b) {
+    if (tl_tensor_ndim(a) != tl_tensor_ndim(b)) return false;
+    for (int64_t i = 0; i < tl_tensor_ndim(a); i++)
+        if (tl_tensor_size(a, i) != tl_tensor_size(b, i)) return false;
+    return true;
+}
+
+/* "[2, 3]" */
+static void shape_str(char *buf, size_t n, tl_tensor *t) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int64_t i = 0; i < tl_tensor_ndim(t) && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)tl_tensor_size(t, i));
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* the training output (a new tensor of self's shape and dtype); noise (of
+ * self's shape) filled with the slopes */
+static tl_tensor *rrelu_train(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper,
+                              tl_generator *generator) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (!tl_dtype_is_floating(dt)) {
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"rrelu_with_noise_out_cpu\" not implemented for '%s'",
+                     tl_dtype_scalar_name(dt));
+        return NULL;
+    }
+    const int64_t nd = tl_tensor_ndim(self), *sz = tl_tensor_sizes(self);
+    if (!same_shape(self, noise)) {
+        char a[256], b[256];
+        shape_str(a, sizeof a, self);
+        shape_str(b, sizeof b, noise);
+        tl_set_error(TL_ERR_RUNTIME, "noise tensor shape must match self tensor shape. Got self.shape = %s "
+                     "noise.shape = %s", a, b);
+        return NULL;
+    }
+    tl_generator *g = generator ? generator : tl_default_generator();
+    const double lo = scalar_to_double(lower), hi = scalar_to_double(upper);
+    tl_tensor *x = tl_empty(nd, sz, TL_FLOAT64, TL_CPU), *o = tl_empty(nd, sz, TL_FLOAT64, TL_CPU),
+              *r = tl_empty(nd, sz, TL_FLOAT64, TL_CPU), *out = NULL;
+    if (!x || !o || !r || tl_copy_(x, self)) goto done;
+    {
+        const double *xv = tl_tensor_data_ptr(x);
+        double *ov = tl_tensor_data_ptr(o), *rv = tl_tensor_data_ptr(r);
+        for (int64_t i = 0, n = tl_tensor_numel(x); i < n; i++) {
+            const double s = xv[i] <= 0 ? lo + (hi - lo) * tl_generator_next_double(g) : 1.0;
+            rv[i] = s;
+            ov[i] = xv[i] <= 0 ? xv[i] * s : xv[i];
+        }
+    }
+    /* noise is written through its data as PyTorch's kernel writes it: its
+     * version is left alone (autograd saved it before the call); a strided
+     * noise takes tl_copy_ */
+    if (tl_tensor_is_contiguous(noise)) {
+        const double *rv = tl_tensor_data_ptr(r);
+        char *nv = tl_tensor_data_ptr(noise);
+        const tl_dtype ndt = tl_tensor_dtype(noise);
+        const int64_t isz = tl_dtype_itemsize(ndt);
+        for (int64_t i = 0, n = tl_tensor_numel(r); i < n; i++)
+            tl_scalar_store(tl_scalar_from_double(rv[i]), ndt, nv + i * isz);
+    } else if (tl_copy_(noise, r)) {
+        goto done;
+    }
+    out = tl_to_dtype(o, dt, 0);
+done:
+    tl_tensor_release(x);
+    tl_tensor_release(o);
+    tl_tensor_release(r);
+    return out;
+}
+
+tl_tensor *tl_native_rrelu_with_noise_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower,
+                                          tl_scalar upper, bool training, tl_generator *generator) {
+    (void)ks;
+    if (!training) return tl_ops_leaky_relu(self, tl_scalar_from_double(rrelu_eval_slope(lower, upper)));
+    return rrelu_train(self, noise, lower, upper, generator);
+}
+
+tl_tensor *tl_native_rrelu_with_noise_cpu_(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower,
+                                           tl_scalar upper, bool training, tl_generator *generator) {
+    (void)ks;
+    if (!training) return tl_ops_leaky_relu_(self, tl_scalar_from_double(rrelu_eval_slope(lower, upper)));
+    tl_tensor *o = rrelu_train(self, noise, lower, upper, generator);
+    if (!o) return NULL;
+    const int rc = tl_copy_(self, o);
+    tl_tensor_release(o);
+    if (rc) return NULL;
+    tl_tensor_bump_version(self);
+    tl_tensor_retain(self);
+    return self;
+}
+
+/* noise * grad while training, leaky_relu_backward otherwise (PyTorch's
+ * CompositeExplicitAutograd kernel) */
+tl_tensor *tl_native_rrelu_with_noise_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self,
+                                               tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training,
+                                               bool self_is_result) {
+    (void)ks;
+    if (training) return tl_ops_mul_Tensor(noise, grad_output);
+    return tl_ops_leaky_relu_backward(grad_output, self, tl_scalar_from_double(rrelu_eval_slope(lower, upper)),
+                                      self_is_result);
+}
+
+/* rrelu / rrelu_ (CompositeImplicitAutograd): rrelu_with_noise with a fresh noise */
+static int rrelu_bounds(tl_scalar lower, tl_scalar upper) {
+    if (scalar_to_double(lower) > scalar_to_double(upper))
+        return tl_set_error(TL_ERR_RUNTIME, "Lower bound should be less than or equal to the upper bound");
+    return 0;
+}
+
+tl_tensor *tl_native_rrelu(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training,
+                           tl_generator *generator) {
+    (void)ks;
+    if (rrelu_bounds(lower, upper)) return NULL;
+    tl_tensor *noise = tl_empty_like(self);
+    if (!noise) return NULL;
+    tl_tensor *r = tl_ops_rrelu_with_noise(self, noise, lower, upper, training, generator);
+    tl_tensor_release(noise);
+    return r;
+}
+
+tl_tensor *tl_native_rrelu_(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training,
+                            tl_generator *generator) {
+    (void)ks;
+    if (rrelu_bounds(lower, upper)) return NULL;
+    tl_tensor *noise = tl_empty_like(self);
+    if (!noise) return NULL;
+    tl_tensor *r = tl_ops_rrelu_with_noise_(self, noise, lower, upper, training, generator);
+    tl_tensor_release(noise);
+    return r;
 }

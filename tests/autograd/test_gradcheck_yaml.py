@@ -142,6 +142,17 @@ def _al(*shape, scale=1.0):
     return np.where(np.abs(np.abs(x) - 0.65) < 0.17, x * 1.5, x) * scale
 
 
+def _rrelu(x, training, inplace=False):
+    g = torchlet.Generator().manual_seed(5)   # the same slopes at every finite-difference call
+    noise = torchlet.empty(tuple(x.shape), dtype=x.dtype)
+    if inplace:
+        return _nnf().rrelu_with_noise_(x.clone(), noise, 0.1, 0.4, training, g)
+    return _nnf().rrelu_with_noise(x, noise, 0.1, 0.4, training, g)
+
+
+_RRELU_NOISE = RL.uniform(0.1, 0.4, (2, 3))
+
+
 def _bce_w():
     return torchlet.tensor([0.5, 1.5, 2.0], dtype=torchlet.float64)
 
@@ -170,6 +181,13 @@ ACTIVATION_CASES.update({
                                 lambda g, x, w: torchlet._prelu_kernel_backward(g, x, w)[0]),
                                ([_al(2, 3), _al(2, 3), _al(1, 3)],
                                 lambda g, x, w: torchlet._prelu_kernel_backward(g, x, w)[1])],
+    "rrelu_with_noise": [([_al(2, 3)], lambda a: _rrelu(T(a), True)), ([_al(2, 3)], lambda a: _rrelu(a, False))],
+    "rrelu_with_noise_": [([_al(2, 3)], lambda a: _rrelu(a, True, True)), ([_al(2, 3)], lambda a: _rrelu(a, False, True))],
+    "rrelu_with_noise_backward": [
+        ([_al(2, 3), _al(2, 3)], lambda g, x: _nnf().rrelu_with_noise_backward(
+            g, x, torchlet.tensor(_RRELU_NOISE), 0.1, 0.4, True, False)),
+        ([_al(2, 3), _al(2, 3)], lambda g, x: _nnf().rrelu_with_noise_backward(
+            g, x, torchlet.tensor(_RRELU_NOISE), 0.1, 0.4, False, False))],
     # pointwise losses: reductions none / mean / sum, broadcast grad_output
     "smooth_l1_loss": [([_al(3, 4), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(a, b, 1, 0.5)),
                        ([_al(4, 3), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(T(a), b, 0, 1.5))],
@@ -794,7 +812,7 @@ CASES = {
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0], "where.self": [1, 2],
         # soft_margin_loss has no target formula (PyTorch neither)
-        "soft_margin_loss": [0], "soft_margin_loss_backward": [0, 1]}
+        "soft_margin_loss": [0], "soft_margin_loss_backward": [0, 1], "rrelu_with_noise_backward": [0]}
 LOOSE: set[str] = set()
 
 

@@ -185,6 +185,28 @@ def test_rrelu_training_draws_slopes():
     m = nn.RReLU(0.1, 0.3)
     m.eval()
     close(m(x), -0.2 * np.ones(2000))
+    # rrelu_with_noise records the slopes (1 for positive inputs); a seeded generator repeats them
+    xs = T(smooth_data((4, 6)), requires_grad=True)
+    noise = tl.empty((4, 6), dtype=tl.float64)
+    out = tl._C._nn.rrelu_with_noise(xs, noise, 0.1, 0.3, True, tl.Generator().manual_seed(3))
+    nz = N(noise)
+    assert nz.shape == (4, 6)
+    xv = N(xs)
+    assert np.all(np.where(xv > 0, nz == 1, (nz >= 0.1) & (nz <= 0.3)))
+    close(out, xv * nz)
+    out2 = tl._C._nn.rrelu_with_noise(xs, tl.empty((4, 6), dtype=tl.float64), 0.1, 0.3, True,
+                                      tl.Generator().manual_seed(3))
+    with pytest.raises(RuntimeError, match=r"noise tensor shape must match self tensor shape. Got self.shape = "
+                                           r"\[4, 6\] noise.shape = \[0\]"):
+        tl._C._nn.rrelu_with_noise(xs, tl.empty(0, dtype=tl.float64), 0.1, 0.3, True)
+    close(out2, N(out))
+    out.sum().backward()
+    close(xs.grad, nz)
+    assert type(out.grad_fn).__name__ == "RreluWithNoiseBackward0"
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal to the upper bound"):
+        F.rrelu(x, 0.5, 0.1)
+    y = T(-np.ones(6))
+    assert F.rrelu(y, training=True, inplace=True) is y
 
 
 # ----------------------------------------------------------------- losses

@@ -260,26 +260,21 @@ def prelu(input, weight):
     return torchlet.prelu(input, weight)
 
 
-def _rrelu_noise(input, lower, upper):
-    return torchlet.rand(tuple(input.shape), dtype=input.dtype, device=input.device) * (upper - lower) + lower
-
-
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Randomized leaky ReLU: while training, negative inputs are scaled by a
-    slope drawn from U(lower, upper) per element (the default generator);
-    otherwise by (lower + upper) / 2, as leaky_relu."""
+    """Randomized leaky ReLU (torchlet.rrelu: rrelu_with_noise): while
+    training, each element <= 0 is scaled by a slope drawn from U(lower,
+    upper) (the default generator); otherwise by (lower + upper) / 2."""
     if _TF and (r_ := _tf(rrelu, locals())) is not _GO:
         return r_
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
-    r = torchlet.where(input >= 0, input, input * _rrelu_noise(input, lower, upper))
-    return input.copy_(r) if inplace else r
+    if inplace:
+        return torchlet.rrelu_(input, lower, upper, training)
+    return torchlet.rrelu(input, lower, upper, training)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     if _TF and (r_ := _tf(rrelu_, locals())) is not _GO:
         return r_
-    return rrelu(input, lower, upper, training, inplace=True)
+    return torchlet.rrelu_(input, lower, upper, training)
 
 
 # ----------------------------------------------------- linear and norms
