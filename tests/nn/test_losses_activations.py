@@ -455,6 +455,7 @@ TORCH_CASES = [
     ("softmin", lambda M, x, y: M.softmin(x, 0)),
     ("glu", lambda M, x, y: M.glu(x, 0)),
     ("prelu", lambda M, x, y: M.prelu(x, y[0].abs())),
+    ("rrelu_eval", lambda M, x, y: M.rrelu(x, 0.2, 0.45)),
     ("prelu_scalar", lambda M, x, y: M.prelu(x.t(), y[0, :1])),
     ("l1", lambda M, x, y: M.l1_loss(x, y)),
     ("smooth_l1", lambda M, x, y: M.smooth_l1_loss(x, y, beta=0.3, reduction="sum")),
