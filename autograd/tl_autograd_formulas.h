@@ -214,6 +214,33 @@ tl_tensor *tl_ag_elu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl
 tl_tensor *tl_ag_softplus_double_backward(tl_tensor *grad, tl_tensor *input, tl_scalar beta, tl_scalar threshold);
 tl_tensor *tl_ag_infinitely_differentiable_mish_backward(tl_tensor *grad_output, tl_tensor *input);
 tl_tensor *tl_ag_infinitely_differentiable_silu_backward(tl_tensor *grad_output, tl_tensor *input);
+tl_tensor *tl_ag_log_sigmoid_double_backward(tl_tensor *grad, tl_tensor *input);
+tl_tensor *tl_ag_glu_double_backward(tl_tensor *grad, tl_tensor *grad_output, tl_tensor *input, int64_t dim);
+tl_tensor *tl_ag_glu_double_backward_grad_output(tl_tensor *grad, tl_tensor *input, int64_t dim);
+
+/* pointwise losses (autograd/autograd_activation.c; PyTorch's FunctionsManual.cpp
+ * functions of the same names) */
+tl_tensor *tl_ag_smooth_l1_loss_double_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *target,
+                                                int64_t reduction, double beta);
+tl_tensor *tl_ag_huber_loss_double_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *target, int64_t reduction,
+                                            double delta);
+tl_tensor *tl_ag_huber_loss_double_backward_grad_output(tl_tensor *grad, tl_tensor *grad_output, tl_tensor *input,
+                                                        tl_tensor *target, int64_t reduction, double delta);
+tl_tensor *tl_ag_soft_margin_loss_double_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *target,
+                                                  int64_t reduction);
+tl_tensor *tl_ag_soft_margin_loss_double_backward_grad_output(tl_tensor *grad, tl_tensor *grad_output,
+                                                              tl_tensor *input, tl_tensor *target,
+                                                              int64_t reduction);
+tl_tensor *tl_ag_binary_cross_entropy_target_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *target,
+                                                      tl_tensor *weight, int64_t reduction);
+tl_tensor *tl_ag_binary_cross_entropy_double_backward(tl_tensor *grad_output, tl_tensor *grad, tl_tensor *input,
+                                                      tl_tensor *target, tl_tensor *weight, int64_t reduction);
+tl_tensor *tl_ag_binary_cross_entropy_double_backward_grad_output(tl_tensor *grad, tl_tensor *input,
+                                                                  tl_tensor *target, tl_tensor *weight,
+                                                                  int64_t reduction);
+tl_tensor *tl_ag_binary_cross_entropy_double_backward_target(tl_tensor *grad, tl_tensor *grad_output,
+                                                             tl_tensor *self, tl_tensor *target, tl_tensor *weight,
+                                                             int64_t reduction);
 
 /* indexing (PyTorch's FunctionsManual.cpp
  * functions of the same names, built from entry points) */

@@ -299,6 +299,8 @@ class FormulaCompiler:
                 n = self._numeric(obj)
                 if name == "toDouble" and not args and n:
                     return Val("double", (n[1] if n[0] == "double" else f"(double){n[1]}",))
+                if name == "toFloat" and not args and n:  # c10::Scalar::toFloat: rounded to float
+                    return Val("double", (f"(double)(float){n[1]}",))
             if obj.kind in ("optbool", "optint", "optdouble", "optscalar") and not args:
                 if name == "has_value":
                     return Val("bool", (obj.c[1] if obj.kind != "optscalar" else f"({obj.c[0]} != NULL)",))

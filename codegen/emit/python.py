@@ -77,7 +77,7 @@ def collect(ctx: EmitContext) -> tuple[dict[str, Binding], dict[str, Binding], l
             skipped.append(f"{name.unqualified}: the Tensor overload takes numbers (PyTorch does not bind it)")
             continue
         kind = f.func.kind()
-        if kind in (SchemaKind.mutable, SchemaKind.scratch):
+        if kind is SchemaKind.scratch:
             continue
         g = m.group_of(f)
         out_f = None

@@ -821,6 +821,87 @@ tl_tensor *tl_ops_hardtanh_backward(tl_tensor *grad_output, tl_tensor *self, tl_
 tl_tensor *tl_ops_relu6(tl_tensor *self);
 tl_tensor *tl_ops_relu6_(tl_tensor *self);
 
+/* hardswish */
+tl_tensor *tl_ops_hardswish_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_hardswish(tl_tensor *self);
+tl_tensor *tl_ops_hardswish_(tl_tensor *self);
+
+/* hardswish_backward */
+tl_tensor *tl_ops_hardswish_backward(tl_tensor *grad_output, tl_tensor *self);
+
+/* hardsigmoid */
+tl_tensor *tl_ops_hardsigmoid_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_hardsigmoid(tl_tensor *self);
+tl_tensor *tl_ops_hardsigmoid_(tl_tensor *self);
+
+/* hardsigmoid_backward */
+tl_tensor *tl_ops_hardsigmoid_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardsigmoid_backward(tl_tensor *grad_output, tl_tensor *self);
+
+/* softshrink */
+tl_tensor *tl_ops_softshrink_out(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+tl_tensor *tl_ops_softshrink(tl_tensor *self, tl_scalar lambd);
+
+/* softshrink_backward */
+tl_tensor *tl_ops_softshrink_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+tl_tensor *tl_ops_softshrink_backward(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd);
+
+/* hardshrink */
+tl_tensor *tl_ops_hardshrink_out(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+tl_tensor *tl_ops_hardshrink(tl_tensor *self, tl_scalar lambd);
+
+/* hardshrink_backward */
+tl_tensor *tl_ops_hardshrink_backward_grad_input(tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+tl_tensor *tl_ops_hardshrink_backward(tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd);
+
+/* threshold */
+tl_tensor *tl_ops_threshold(tl_tensor *self, tl_scalar threshold, tl_scalar value);
+tl_tensor *tl_ops_threshold_(tl_tensor *self, tl_scalar threshold, tl_scalar value);
+tl_tensor *tl_ops_threshold_out(tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
+
+/* selu */
+tl_tensor *tl_ops_selu(tl_tensor *self);
+tl_tensor *tl_ops_selu_(tl_tensor *self);
+
+/* celu */
+tl_tensor *tl_ops_celu(tl_tensor *self, tl_scalar alpha);
+tl_tensor *tl_ops_celu_(tl_tensor *self, tl_scalar alpha);
+
+/* log_sigmoid */
+tl_tensor *tl_ops_log_sigmoid(tl_tensor *self);
+
+/* log_sigmoid_forward */
+int tl_ops_log_sigmoid_forward(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+
+/* log_sigmoid_backward */
+tl_tensor *tl_ops_log_sigmoid_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *buffer);
+
+/* glu */
+tl_tensor *tl_ops_glu(tl_tensor *self, int64_t dim);
+
+/* glu_backward */
+tl_tensor *tl_ops_glu_backward(tl_tensor *grad_output, tl_tensor *self, int64_t dim);
+
+/* prelu */
+tl_tensor *tl_ops_prelu(tl_tensor *self, tl_tensor *weight);
+
+/* _prelu_kernel */
+tl_tensor *tl_ops__prelu_kernel(tl_tensor *self, tl_tensor *weight);
+
+/* _prelu_kernel_backward */
+int tl_ops__prelu_kernel_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight, tl_tensor **ret0, tl_tensor **ret1);
+
+/* rrelu */
+tl_tensor *tl_ops_rrelu(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+
+/* rrelu_with_noise */
+tl_tensor *tl_ops_rrelu_with_noise(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+tl_tensor *tl_ops_rrelu_with_noise_(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+
+/* rrelu_with_noise_backward */
+tl_tensor *tl_ops_rrelu_with_noise_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, bool self_is_result);
+
 /* cat */
 tl_tensor *tl_ops_cat(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
 tl_tensor *tl_ops_cat_out(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
@@ -1019,6 +1100,36 @@ tl_tensor *tl_ops_mse_loss_out(tl_tensor *self, tl_tensor *target, int64_t reduc
 /* mse_loss_backward */
 tl_tensor *tl_ops_mse_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
 tl_tensor *tl_ops_mse_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *grad_input);
+
+/* l1_loss */
+tl_tensor *tl_ops_l1_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* smooth_l1_loss */
+tl_tensor *tl_ops_smooth_l1_loss(tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+
+/* smooth_l1_loss_backward */
+tl_tensor *tl_ops_smooth_l1_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double beta);
+
+/* huber_loss */
+tl_tensor *tl_ops_huber_loss(tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+
+/* huber_loss_backward */
+tl_tensor *tl_ops_huber_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, double delta);
+
+/* soft_margin_loss */
+tl_tensor *tl_ops_soft_margin_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* soft_margin_loss_backward */
+tl_tensor *tl_ops_soft_margin_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* binary_cross_entropy */
+tl_tensor *tl_ops_binary_cross_entropy(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+
+/* binary_cross_entropy_backward */
+tl_tensor *tl_ops_binary_cross_entropy_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction);
+
+/* kl_div */
+tl_tensor *tl_ops_kl_div(tl_tensor *self, tl_tensor *target, int64_t reduction, bool log_target);
 
 /* scaled_dot_product_attention */
 tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);

@@ -105,6 +105,7 @@ int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 int tl_pyabi_ceil__r(tl_tensor *self);
 int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_celu__r(tl_tensor *self, tl_scalar alpha);
 int tl_pyabi_clamp_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out);
 int tl_pyabi_clamp__Tensor_r(tl_tensor *self, tl_tensor *min, tl_tensor *max);
 int tl_pyabi_clamp__r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
@@ -194,6 +195,13 @@ int tl_pyabi_gt_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_gt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_gt__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_gt__Tensor_r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_hardshrink_backward_grad_input_r(tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+int tl_pyabi_hardshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+int tl_pyabi_hardsigmoid__r(tl_tensor *self);
+int tl_pyabi_hardsigmoid_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
+int tl_pyabi_hardsigmoid_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_hardswish__r(tl_tensor *self);
+int tl_pyabi_hardswish_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_hardtanh__r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
@@ -310,6 +318,8 @@ int tl_pyabi_round__decimals_r(tl_tensor *self, int64_t decimals);
 int tl_pyabi_round__r(tl_tensor *self);
 int tl_pyabi_round_decimals_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out);
 int tl_pyabi_round_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_rrelu__r(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
+int tl_pyabi_rrelu_with_noise__r(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator);
 int tl_pyabi_rsqrt__r(tl_tensor *self);
 int tl_pyabi_rsqrt_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_scatter__reduce_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
@@ -322,6 +332,7 @@ int tl_pyabi_scatter_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index
 int tl_pyabi_scatter_src_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
 int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+int tl_pyabi_selu__r(tl_tensor *self);
 int tl_pyabi_sigmoid__r(tl_tensor *self);
 int tl_pyabi_sigmoid_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_sign__r(tl_tensor *self);
@@ -336,6 +347,8 @@ int tl_pyabi_sinh_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_softplus_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *grad_input);
 int tl_pyabi_softplus_out_r(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
+int tl_pyabi_softshrink_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
+int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
 int tl_pyabi_sqrt__r(tl_tensor *self);
 int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
@@ -351,7 +364,9 @@ int tl_pyabi_tan__r(tl_tensor *self);
 int tl_pyabi_tan_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_tanh__r(tl_tensor *self);
 int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_threshold__r(tl_tensor *self, tl_scalar threshold, tl_scalar value);
 int tl_pyabi_threshold_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
+int tl_pyabi_threshold_out_r(tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
 tl_tensor *tl_pyabi_to_other_n_other(tl_tensor *self, tl_scalar other, bool non_blocking, bool copy, int memory_format);
 int tl_pyabi_tril__r(tl_tensor *self, int64_t diagonal);
 int tl_pyabi_tril_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out);
@@ -378,6 +393,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
 #define tl_ops__log_softmax(...) tl_pyabi_tensor(tl_ops__log_softmax(__VA_ARGS__))
 #define tl_ops__log_softmax_backward_data(...) tl_pyabi_tensor(tl_ops__log_softmax_backward_data(__VA_ARGS__))
+#define tl_ops__prelu_kernel(...) tl_pyabi_tensor(tl_ops__prelu_kernel(__VA_ARGS__))
+#define tl_ops__prelu_kernel_backward(...) tl_pyabi_rc(tl_ops__prelu_kernel_backward(__VA_ARGS__))
 #define tl_ops__scaled_dot_product_flash_attention_for_cpu(...) tl_pyabi_rc(tl_ops__scaled_dot_product_flash_attention_for_cpu(__VA_ARGS__))
 #define tl_ops__scaled_dot_product_flash_attention_for_cpu_backward(...) tl_pyabi_rc(tl_ops__scaled_dot_product_flash_attention_for_cpu_backward(__VA_ARGS__))
 #define tl_ops__softmax(...) tl_pyabi_tensor(tl_ops__softmax(__VA_ARGS__))
@@ -431,6 +448,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_atleast_3d_Sequence(...) tl_pyabi_rc(tl_ops_atleast_3d_Sequence(__VA_ARGS__))
 #define tl_ops_baddbmm(...) tl_pyabi_tensor(tl_ops_baddbmm(__VA_ARGS__))
 #define tl_ops_baddbmm_dtype(...) tl_pyabi_tensor(tl_ops_baddbmm_dtype(__VA_ARGS__))
+#define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
+#define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_bitwise_and_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_and_Tensor(__VA_ARGS__))
@@ -454,6 +473,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_cartesian_prod(...) tl_pyabi_tensor(tl_ops_cartesian_prod(__VA_ARGS__))
 #define tl_ops_cat(...) tl_pyabi_tensor(tl_ops_cat(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
+#define tl_ops_celu(...) tl_pyabi_tensor(tl_ops_celu(__VA_ARGS__))
 #define tl_ops_chunk(...) tl_pyabi_rc(tl_ops_chunk(__VA_ARGS__))
 #define tl_ops_clamp(...) tl_pyabi_tensor(tl_ops_clamp(__VA_ARGS__))
 #define tl_ops_clamp_Tensor(...) tl_pyabi_tensor(tl_ops_clamp_Tensor(__VA_ARGS__))
@@ -532,11 +552,21 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_gelu(...) tl_pyabi_tensor(tl_ops_gelu(__VA_ARGS__))
 #define tl_ops_gelu_backward(...) tl_pyabi_tensor(tl_ops_gelu_backward(__VA_ARGS__))
 #define tl_ops_ger(...) tl_pyabi_tensor(tl_ops_ger(__VA_ARGS__))
+#define tl_ops_glu(...) tl_pyabi_tensor(tl_ops_glu(__VA_ARGS__))
+#define tl_ops_glu_backward(...) tl_pyabi_tensor(tl_ops_glu_backward(__VA_ARGS__))
 #define tl_ops_gt_Scalar(...) tl_pyabi_tensor(tl_ops_gt_Scalar(__VA_ARGS__))
 #define tl_ops_gt_Tensor(...) tl_pyabi_tensor(tl_ops_gt_Tensor(__VA_ARGS__))
+#define tl_ops_hardshrink(...) tl_pyabi_tensor(tl_ops_hardshrink(__VA_ARGS__))
+#define tl_ops_hardshrink_backward(...) tl_pyabi_tensor(tl_ops_hardshrink_backward(__VA_ARGS__))
+#define tl_ops_hardsigmoid(...) tl_pyabi_tensor(tl_ops_hardsigmoid(__VA_ARGS__))
+#define tl_ops_hardsigmoid_backward(...) tl_pyabi_tensor(tl_ops_hardsigmoid_backward(__VA_ARGS__))
+#define tl_ops_hardswish(...) tl_pyabi_tensor(tl_ops_hardswish(__VA_ARGS__))
+#define tl_ops_hardswish_backward(...) tl_pyabi_tensor(tl_ops_hardswish_backward(__VA_ARGS__))
 #define tl_ops_hardtanh(...) tl_pyabi_tensor(tl_ops_hardtanh(__VA_ARGS__))
 #define tl_ops_hardtanh_backward(...) tl_pyabi_tensor(tl_ops_hardtanh_backward(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
+#define tl_ops_huber_loss(...) tl_pyabi_tensor(tl_ops_huber_loss(__VA_ARGS__))
+#define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
 #define tl_ops_hypot(...) tl_pyabi_tensor(tl_ops_hypot(__VA_ARGS__))
 #define tl_ops_index_Tensor(...) tl_pyabi_tensor(tl_ops_index_Tensor(__VA_ARGS__))
 #define tl_ops_index_add(...) tl_pyabi_tensor(tl_ops_index_add(__VA_ARGS__))
@@ -549,6 +579,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
+#define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
+#define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
 #define tl_ops_layer_norm(...) tl_pyabi_tensor(tl_ops_layer_norm(__VA_ARGS__))
 #define tl_ops_le_Scalar(...) tl_pyabi_tensor(tl_ops_le_Scalar(__VA_ARGS__))
 #define tl_ops_le_Tensor(...) tl_pyabi_tensor(tl_ops_le_Tensor(__VA_ARGS__))
@@ -570,6 +602,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_log10(...) tl_pyabi_tensor(tl_ops_log10(__VA_ARGS__))
 #define tl_ops_log1p(...) tl_pyabi_tensor(tl_ops_log1p(__VA_ARGS__))
 #define tl_ops_log2(...) tl_pyabi_tensor(tl_ops_log2(__VA_ARGS__))
+#define tl_ops_log_sigmoid(...) tl_pyabi_tensor(tl_ops_log_sigmoid(__VA_ARGS__))
+#define tl_ops_log_sigmoid_backward(...) tl_pyabi_tensor(tl_ops_log_sigmoid_backward(__VA_ARGS__))
+#define tl_ops_log_sigmoid_forward(...) tl_pyabi_rc(tl_ops_log_sigmoid_forward(__VA_ARGS__))
 #define tl_ops_log_softmax_int(...) tl_pyabi_tensor(tl_ops_log_softmax_int(__VA_ARGS__))
 #define tl_ops_logical_and(...) tl_pyabi_tensor(tl_ops_logical_and(__VA_ARGS__))
 #define tl_ops_logical_not(...) tl_pyabi_tensor(tl_ops_logical_not(__VA_ARGS__))
@@ -638,6 +673,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Tensor(__VA_ARGS__))
+#define tl_ops_prelu(...) tl_pyabi_tensor(tl_ops_prelu(__VA_ARGS__))
 #define tl_ops_prod(...) tl_pyabi_tensor(tl_ops_prod(__VA_ARGS__))
 #define tl_ops_prod_dim_int(...) tl_pyabi_tensor(tl_ops_prod_dim_int(__VA_ARGS__))
 #define tl_ops_rand(...) tl_pyabi_tensor(tl_ops_rand(__VA_ARGS__))
@@ -663,6 +699,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_roll(...) tl_pyabi_tensor(tl_ops_roll(__VA_ARGS__))
 #define tl_ops_round(...) tl_pyabi_tensor(tl_ops_round(__VA_ARGS__))
 #define tl_ops_round_decimals(...) tl_pyabi_tensor(tl_ops_round_decimals(__VA_ARGS__))
+#define tl_ops_rrelu(...) tl_pyabi_tensor(tl_ops_rrelu(__VA_ARGS__))
+#define tl_ops_rrelu_with_noise(...) tl_pyabi_tensor(tl_ops_rrelu_with_noise(__VA_ARGS__))
+#define tl_ops_rrelu_with_noise_backward(...) tl_pyabi_tensor(tl_ops_rrelu_with_noise_backward(__VA_ARGS__))
 #define tl_ops_rsqrt(...) tl_pyabi_tensor(tl_ops_rsqrt(__VA_ARGS__))
 #define tl_ops_rsub_Scalar(...) tl_pyabi_tensor(tl_ops_rsub_Scalar(__VA_ARGS__))
 #define tl_ops_rsub_Tensor(...) tl_pyabi_tensor(tl_ops_rsub_Tensor(__VA_ARGS__))
@@ -674,6 +713,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_scatter_value_reduce(...) tl_pyabi_tensor(tl_ops_scatter_value_reduce(__VA_ARGS__))
 #define tl_ops_select_backward(...) tl_pyabi_tensor(tl_ops_select_backward(__VA_ARGS__))
 #define tl_ops_select_int(...) tl_pyabi_tensor(tl_ops_select_int(__VA_ARGS__))
+#define tl_ops_selu(...) tl_pyabi_tensor(tl_ops_selu(__VA_ARGS__))
 #define tl_ops_sigmoid(...) tl_pyabi_tensor(tl_ops_sigmoid(__VA_ARGS__))
 #define tl_ops_sign(...) tl_pyabi_tensor(tl_ops_sign(__VA_ARGS__))
 #define tl_ops_silu(...) tl_pyabi_tensor(tl_ops_silu(__VA_ARGS__))
@@ -682,9 +722,15 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sinh(...) tl_pyabi_tensor(tl_ops_sinh(__VA_ARGS__))
 #define tl_ops_slice_Tensor(...) tl_pyabi_tensor(tl_ops_slice_Tensor(__VA_ARGS__))
 #define tl_ops_slice_backward(...) tl_pyabi_tensor(tl_ops_slice_backward(__VA_ARGS__))
+#define tl_ops_smooth_l1_loss(...) tl_pyabi_tensor(tl_ops_smooth_l1_loss(__VA_ARGS__))
+#define tl_ops_smooth_l1_loss_backward(...) tl_pyabi_tensor(tl_ops_smooth_l1_loss_backward(__VA_ARGS__))
+#define tl_ops_soft_margin_loss(...) tl_pyabi_tensor(tl_ops_soft_margin_loss(__VA_ARGS__))
+#define tl_ops_soft_margin_loss_backward(...) tl_pyabi_tensor(tl_ops_soft_margin_loss_backward(__VA_ARGS__))
 #define tl_ops_softmax_int(...) tl_pyabi_tensor(tl_ops_softmax_int(__VA_ARGS__))
 #define tl_ops_softplus(...) tl_pyabi_tensor(tl_ops_softplus(__VA_ARGS__))
 #define tl_ops_softplus_backward(...) tl_pyabi_tensor(tl_ops_softplus_backward(__VA_ARGS__))
+#define tl_ops_softshrink(...) tl_pyabi_tensor(tl_ops_softshrink(__VA_ARGS__))
+#define tl_ops_softshrink_backward(...) tl_pyabi_tensor(tl_ops_softshrink_backward(__VA_ARGS__))
 #define tl_ops_sort(...) tl_pyabi_rc(tl_ops_sort(__VA_ARGS__))
 #define tl_ops_sort_stable(...) tl_pyabi_rc(tl_ops_sort_stable(__VA_ARGS__))
 #define tl_ops_split_Tensor(...) tl_pyabi_rc(tl_ops_split_Tensor(__VA_ARGS__))
@@ -707,6 +753,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
+#define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))
 #define tl_ops_threshold_backward(...) tl_pyabi_tensor(tl_ops_threshold_backward(__VA_ARGS__))
 #define tl_ops_tile(...) tl_pyabi_tensor(tl_ops_tile(__VA_ARGS__))
 #define tl_ops_to_device(...) tl_pyabi_tensor(tl_ops_to_device(__VA_ARGS__))

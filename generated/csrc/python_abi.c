@@ -784,6 +784,14 @@ int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!) */
+int tl_pyabi_celu__r(tl_tensor *self, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_celu_(self, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_clamp_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *max, tl_tensor *out) {
     tl_tensor *r = tl_ops_clamp_Tensor_out(self, min, max, out);
@@ -1515,6 +1523,62 @@ int tl_pyabi_gt__Scalar_r(tl_tensor *self, tl_scalar other) {
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_gt__Tensor_r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_gt__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_hardshrink_backward_grad_input_r(tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_hardshrink_backward_grad_input(grad_out, self, lambd, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_hardshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out) {
+    tl_tensor *r = tl_ops_hardshrink_out(self, lambd, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_hardsigmoid__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_hardsigmoid_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_hardsigmoid_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_hardsigmoid_backward_grad_input(grad_output, self, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_hardsigmoid_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_hardsigmoid_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_hardswish__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_hardswish_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_hardswish_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_hardswish_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2455,6 +2519,22 @@ int tl_pyabi_round_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_rrelu__r(tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator) {
+    tl_tensor *r = tl_ops_rrelu_(self, lower, upper, training, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_rrelu_with_noise__r(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training, tl_generator *generator) {
+    tl_tensor *r = tl_ops_rrelu_with_noise_(self, noise, lower, upper, training, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_rsqrt__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_rsqrt_(self);
@@ -2546,6 +2626,14 @@ int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index,
 /* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out) {
     tl_tensor *r = tl_ops_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* selu_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_selu__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_selu_(self);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2658,6 +2746,22 @@ int tl_pyabi_softplus_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *s
 /* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_softplus_out_r(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out) {
     tl_tensor *r = tl_ops_softplus_out(self, beta, threshold, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_softshrink_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_softshrink_backward_grad_input(grad_output, self, lambd, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out) {
+    tl_tensor *r = tl_ops_softshrink_out(self, lambd, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2790,9 +2894,25 @@ int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!) */
+int tl_pyabi_threshold__r(tl_tensor *self, tl_scalar threshold, tl_scalar value) {
+    tl_tensor *r = tl_ops_threshold_(self, threshold, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi_threshold_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops_threshold_backward_grad_input(grad_output, self, threshold, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_threshold_out_r(tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out) {
+    tl_tensor *r = tl_ops_threshold_out(self, threshold, value, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -10,6 +10,8 @@
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
+#include "ops/_prelu_kernel.h"
+#include "ops/_prelu_kernel_backward.h"
 #include "ops/_scaled_dot_product_flash_attention_for_cpu.h"
 #include "ops/_scaled_dot_product_flash_attention_for_cpu_backward.h"
 #include "ops/_softmax.h"
@@ -52,6 +54,8 @@
 #include "ops/atleast_2d.h"
 #include "ops/atleast_3d.h"
 #include "ops/baddbmm.h"
+#include "ops/binary_cross_entropy.h"
+#include "ops/binary_cross_entropy_backward.h"
 #include "ops/bitwise_and.h"
 #include "ops/bitwise_left_shift.h"
 #include "ops/bitwise_not.h"
@@ -64,6 +68,7 @@
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
 #include "ops/ceil.h"
+#include "ops/celu.h"
 #include "ops/chunk.h"
 #include "ops/clamp.h"
 #include "ops/clamp_max.h"
@@ -128,10 +133,20 @@
 #include "ops/gelu.h"
 #include "ops/gelu_backward.h"
 #include "ops/ger.h"
+#include "ops/glu.h"
+#include "ops/glu_backward.h"
 #include "ops/gt.h"
+#include "ops/hardshrink.h"
+#include "ops/hardshrink_backward.h"
+#include "ops/hardsigmoid.h"
+#include "ops/hardsigmoid_backward.h"
+#include "ops/hardswish.h"
+#include "ops/hardswish_backward.h"
 #include "ops/hardtanh.h"
 #include "ops/hardtanh_backward.h"
 #include "ops/hstack.h"
+#include "ops/huber_loss.h"
+#include "ops/huber_loss_backward.h"
 #include "ops/hypot.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
@@ -144,6 +159,8 @@
 #include "ops/isfinite.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
+#include "ops/kl_div.h"
+#include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
 #include "ops/le.h"
 #include "ops/leaky_relu.h"
@@ -160,6 +177,9 @@
 #include "ops/log10.h"
 #include "ops/log1p.h"
 #include "ops/log2.h"
+#include "ops/log_sigmoid.h"
+#include "ops/log_sigmoid_backward.h"
+#include "ops/log_sigmoid_forward.h"
 #include "ops/log_softmax.h"
 #include "ops/logical_and.h"
 #include "ops/logical_not.h"
@@ -211,6 +231,7 @@
 #include "ops/outer.h"
 #include "ops/permute.h"
 #include "ops/pow.h"
+#include "ops/prelu.h"
 #include "ops/prod.h"
 #include "ops/rand.h"
 #include "ops/randint.h"
@@ -226,6 +247,9 @@
 #include "ops/rms_norm.h"
 #include "ops/roll.h"
 #include "ops/round.h"
+#include "ops/rrelu.h"
+#include "ops/rrelu_with_noise.h"
+#include "ops/rrelu_with_noise_backward.h"
 #include "ops/rsqrt.h"
 #include "ops/rsub.h"
 #include "ops/scaled_dot_product_attention.h"
@@ -233,6 +257,7 @@
 #include "ops/scatter_add.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
+#include "ops/selu.h"
 #include "ops/sigmoid.h"
 #include "ops/sign.h"
 #include "ops/silu.h"
@@ -241,9 +266,15 @@
 #include "ops/sinh.h"
 #include "ops/slice.h"
 #include "ops/slice_backward.h"
+#include "ops/smooth_l1_loss.h"
+#include "ops/smooth_l1_loss_backward.h"
+#include "ops/soft_margin_loss.h"
+#include "ops/soft_margin_loss_backward.h"
 #include "ops/softmax.h"
 #include "ops/softplus.h"
 #include "ops/softplus_backward.h"
+#include "ops/softshrink.h"
+#include "ops/softshrink_backward.h"
 #include "ops/sort.h"
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
@@ -257,6 +288,7 @@
 #include "ops/t.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
+#include "ops/threshold.h"
 #include "ops/threshold_backward.h"
 #include "ops/tile.h"
 #include "ops/to.h"
@@ -440,6 +472,28 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_hardtanh() != 0) return -1;
     if (tl_ops_register_hardtanh_backward() != 0) return -1;
     if (tl_ops_register_relu6() != 0) return -1;
+    if (tl_ops_register_hardswish() != 0) return -1;
+    if (tl_ops_register_hardswish_backward() != 0) return -1;
+    if (tl_ops_register_hardsigmoid() != 0) return -1;
+    if (tl_ops_register_hardsigmoid_backward() != 0) return -1;
+    if (tl_ops_register_softshrink() != 0) return -1;
+    if (tl_ops_register_softshrink_backward() != 0) return -1;
+    if (tl_ops_register_hardshrink() != 0) return -1;
+    if (tl_ops_register_hardshrink_backward() != 0) return -1;
+    if (tl_ops_register_threshold() != 0) return -1;
+    if (tl_ops_register_selu() != 0) return -1;
+    if (tl_ops_register_celu() != 0) return -1;
+    if (tl_ops_register_log_sigmoid() != 0) return -1;
+    if (tl_ops_register_log_sigmoid_forward() != 0) return -1;
+    if (tl_ops_register_log_sigmoid_backward() != 0) return -1;
+    if (tl_ops_register_glu() != 0) return -1;
+    if (tl_ops_register_glu_backward() != 0) return -1;
+    if (tl_ops_register_prelu() != 0) return -1;
+    if (tl_ops_register__prelu_kernel() != 0) return -1;
+    if (tl_ops_register__prelu_kernel_backward() != 0) return -1;
+    if (tl_ops_register_rrelu() != 0) return -1;
+    if (tl_ops_register_rrelu_with_noise() != 0) return -1;
+    if (tl_ops_register_rrelu_with_noise_backward() != 0) return -1;
     if (tl_ops_register_cat() != 0) return -1;
     if (tl_ops_register_stack() != 0) return -1;
     if (tl_ops_register_hstack() != 0) return -1;
@@ -490,6 +544,16 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_cross_entropy_loss() != 0) return -1;
     if (tl_ops_register_mse_loss() != 0) return -1;
     if (tl_ops_register_mse_loss_backward() != 0) return -1;
+    if (tl_ops_register_l1_loss() != 0) return -1;
+    if (tl_ops_register_smooth_l1_loss() != 0) return -1;
+    if (tl_ops_register_smooth_l1_loss_backward() != 0) return -1;
+    if (tl_ops_register_huber_loss() != 0) return -1;
+    if (tl_ops_register_huber_loss_backward() != 0) return -1;
+    if (tl_ops_register_soft_margin_loss() != 0) return -1;
+    if (tl_ops_register_soft_margin_loss_backward() != 0) return -1;
+    if (tl_ops_register_binary_cross_entropy() != 0) return -1;
+    if (tl_ops_register_binary_cross_entropy_backward() != 0) return -1;
+    if (tl_ops_register_kl_div() != 0) return -1;
     if (tl_ops_register_scaled_dot_product_attention() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;

@@ -75,6 +75,8 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "_scaled_dot_product_flash_attention_for_cpu",
     "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_softmax",
@@ -142,6 +144,8 @@ __all__ = [
     "cat",
     "ceil",
     "ceil_",
+    "celu",
+    "celu_",
     "chunk",
     "clamp",
     "clamp_",
@@ -212,6 +216,8 @@ __all__ = [
     "ge",
     "ger",
     "gt",
+    "hardshrink",
+    "hardshrink_backward",
     "hstack",
     "hypot",
     "index",
@@ -226,6 +232,7 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "kl_div",
     "layer_norm",
     "le",
     "lerp",
@@ -279,6 +286,7 @@ __all__ = [
     "outer",
     "permute",
     "pow",
+    "prelu",
     "prod",
     "rand",
     "randint",
@@ -294,6 +302,8 @@ __all__ = [
     "roll",
     "round",
     "round_",
+    "rrelu",
+    "rrelu_",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -301,6 +311,8 @@ __all__ = [
     "scatter_add",
     "select",
     "select_backward",
+    "selu",
+    "selu_",
     "sigmoid",
     "sigmoid_",
     "sign",
@@ -327,6 +339,8 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "threshold",
+    "threshold_",
     "threshold_backward",
     "tile",
     "topk",
@@ -383,6 +397,8 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__prelu_kernel = getattr(_lib, "tl_ops__prelu_kernel", None) or _missing_c("tl_ops__prelu_kernel")
+_C__prelu_kernel_backward = getattr(_lib, "tl_ops__prelu_kernel_backward", None) or _missing_c("tl_ops__prelu_kernel_backward")
 _C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
 _C__scaled_dot_product_flash_attention_for_cpu_backward = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu_backward", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu_backward")
 _C__softmax = getattr(_lib, "tl_ops__softmax", None) or _missing_c("tl_ops__softmax")
@@ -492,6 +508,8 @@ _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddb
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
+_C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
+_C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
 _C_bitwise_and_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor")
 _C_bitwise_and_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor_out")
@@ -547,6 +565,8 @@ _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
+_C_celu = getattr(_lib, "tl_ops_celu", None) or _missing_c("tl_ops_celu")
+_C_celu_ = getattr(_lib, "tl_ops_celu_", None) or _missing_c("tl_ops_celu_")
 _C_chunk = getattr(_lib, "tl_ops_chunk", None) or _missing_c("tl_ops_chunk")
 _C_clamp = getattr(_lib, "tl_ops_clamp", None) or _missing_c("tl_ops_clamp")
 _C_clamp_ = getattr(_lib, "tl_ops_clamp_", None) or _missing_c("tl_ops_clamp_")
@@ -700,12 +720,27 @@ _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", N
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
+_C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
+_C_glu_backward = getattr(_lib, "tl_ops_glu_backward", None) or _missing_c("tl_ops_glu_backward")
 _C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
 _C_gt_Scalar_out = getattr(_lib, "tl_ops_gt_Scalar_out", None) or _missing_c("tl_ops_gt_Scalar_out")
 _C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
 _C_gt_Tensor_out = getattr(_lib, "tl_ops_gt_Tensor_out", None) or _missing_c("tl_ops_gt_Tensor_out")
 _C_gt__Scalar = getattr(_lib, "tl_ops_gt__Scalar", None) or _missing_c("tl_ops_gt__Scalar")
 _C_gt__Tensor = getattr(_lib, "tl_ops_gt__Tensor", None) or _missing_c("tl_ops_gt__Tensor")
+_C_hardshrink = getattr(_lib, "tl_ops_hardshrink", None) or _missing_c("tl_ops_hardshrink")
+_C_hardshrink_backward = getattr(_lib, "tl_ops_hardshrink_backward", None) or _missing_c("tl_ops_hardshrink_backward")
+_C_hardshrink_backward_grad_input = getattr(_lib, "tl_ops_hardshrink_backward_grad_input", None) or _missing_c("tl_ops_hardshrink_backward_grad_input")
+_C_hardshrink_out = getattr(_lib, "tl_ops_hardshrink_out", None) or _missing_c("tl_ops_hardshrink_out")
+_C_hardsigmoid = getattr(_lib, "tl_ops_hardsigmoid", None) or _missing_c("tl_ops_hardsigmoid")
+_C_hardsigmoid_ = getattr(_lib, "tl_ops_hardsigmoid_", None) or _missing_c("tl_ops_hardsigmoid_")
+_C_hardsigmoid_backward = getattr(_lib, "tl_ops_hardsigmoid_backward", None) or _missing_c("tl_ops_hardsigmoid_backward")
+_C_hardsigmoid_backward_grad_input = getattr(_lib, "tl_ops_hardsigmoid_backward_grad_input", None) or _missing_c("tl_ops_hardsigmoid_backward_grad_input")
+_C_hardsigmoid_out = getattr(_lib, "tl_ops_hardsigmoid_out", None) or _missing_c("tl_ops_hardsigmoid_out")
+_C_hardswish = getattr(_lib, "tl_ops_hardswish", None) or _missing_c("tl_ops_hardswish")
+_C_hardswish_ = getattr(_lib, "tl_ops_hardswish_", None) or _missing_c("tl_ops_hardswish_")
+_C_hardswish_backward = getattr(_lib, "tl_ops_hardswish_backward", None) or _missing_c("tl_ops_hardswish_backward")
+_C_hardswish_out = getattr(_lib, "tl_ops_hardswish_out", None) or _missing_c("tl_ops_hardswish_out")
 _C_hardtanh = getattr(_lib, "tl_ops_hardtanh", None) or _missing_c("tl_ops_hardtanh")
 _C_hardtanh_ = getattr(_lib, "tl_ops_hardtanh_", None) or _missing_c("tl_ops_hardtanh_")
 _C_hardtanh_backward = getattr(_lib, "tl_ops_hardtanh_backward", None) or _missing_c("tl_ops_hardtanh_backward")
@@ -713,6 +748,8 @@ _C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_i
 _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
+_C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
+_C_huber_loss_backward = getattr(_lib, "tl_ops_huber_loss_backward", None) or _missing_c("tl_ops_huber_loss_backward")
 _C_hypot = getattr(_lib, "tl_ops_hypot", None) or _missing_c("tl_ops_hypot")
 _C_hypot_ = getattr(_lib, "tl_ops_hypot_", None) or _missing_c("tl_ops_hypot_")
 _C_hypot_out = getattr(_lib, "tl_ops_hypot_out", None) or _missing_c("tl_ops_hypot_out")
@@ -736,6 +773,8 @@ _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
+_C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
+_C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
 _C_le_Scalar = getattr(_lib, "tl_ops_le_Scalar", None) or _missing_c("tl_ops_le_Scalar")
 _C_le_Scalar_out = getattr(_lib, "tl_ops_le_Scalar_out", None) or _missing_c("tl_ops_le_Scalar_out")
@@ -783,6 +822,9 @@ _C_log2_ = getattr(_lib, "tl_ops_log2_", None) or _missing_c("tl_ops_log2_")
 _C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_out")
 _C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
 _C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
+_C_log_sigmoid = getattr(_lib, "tl_ops_log_sigmoid", None) or _missing_c("tl_ops_log_sigmoid")
+_C_log_sigmoid_backward = getattr(_lib, "tl_ops_log_sigmoid_backward", None) or _missing_c("tl_ops_log_sigmoid_backward")
+_C_log_sigmoid_forward = getattr(_lib, "tl_ops_log_sigmoid_forward", None) or _missing_c("tl_ops_log_sigmoid_forward")
 _C_log_softmax_int = getattr(_lib, "tl_ops_log_softmax_int", None) or _missing_c("tl_ops_log_softmax_int")
 _C_log_softmax_int_out = getattr(_lib, "tl_ops_log_softmax_int_out", None) or _missing_c("tl_ops_log_softmax_int_out")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
@@ -906,6 +948,7 @@ _C_pow_Tensor_Tensor = getattr(_lib, "tl_ops_pow_Tensor_Tensor", None) or _missi
 _C_pow_Tensor_Tensor_out = getattr(_lib, "tl_ops_pow_Tensor_Tensor_out", None) or _missing_c("tl_ops_pow_Tensor_Tensor_out")
 _C_pow__Scalar = getattr(_lib, "tl_ops_pow__Scalar", None) or _missing_c("tl_ops_pow__Scalar")
 _C_pow__Tensor = getattr(_lib, "tl_ops_pow__Tensor", None) or _missing_c("tl_ops_pow__Tensor")
+_C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
@@ -948,6 +991,11 @@ _C_round__decimals = getattr(_lib, "tl_ops_round__decimals", None) or _missing_c
 _C_round_decimals = getattr(_lib, "tl_ops_round_decimals", None) or _missing_c("tl_ops_round_decimals")
 _C_round_decimals_out = getattr(_lib, "tl_ops_round_decimals_out", None) or _missing_c("tl_ops_round_decimals_out")
 _C_round_out = getattr(_lib, "tl_ops_round_out", None) or _missing_c("tl_ops_round_out")
+_C_rrelu = getattr(_lib, "tl_ops_rrelu", None) or _missing_c("tl_ops_rrelu")
+_C_rrelu_ = getattr(_lib, "tl_ops_rrelu_", None) or _missing_c("tl_ops_rrelu_")
+_C_rrelu_with_noise = getattr(_lib, "tl_ops_rrelu_with_noise", None) or _missing_c("tl_ops_rrelu_with_noise")
+_C_rrelu_with_noise_ = getattr(_lib, "tl_ops_rrelu_with_noise_", None) or _missing_c("tl_ops_rrelu_with_noise_")
+_C_rrelu_with_noise_backward = getattr(_lib, "tl_ops_rrelu_with_noise_backward", None) or _missing_c("tl_ops_rrelu_with_noise_backward")
 _C_rsqrt = getattr(_lib, "tl_ops_rsqrt", None) or _missing_c("tl_ops_rsqrt")
 _C_rsqrt_ = getattr(_lib, "tl_ops_rsqrt_", None) or _missing_c("tl_ops_rsqrt_")
 _C_rsqrt_out = getattr(_lib, "tl_ops_rsqrt_out", None) or _missing_c("tl_ops_rsqrt_out")
@@ -971,6 +1019,8 @@ _C_scatter_value_reduce = getattr(_lib, "tl_ops_scatter_value_reduce", None) or 
 _C_scatter_value_reduce_out = getattr(_lib, "tl_ops_scatter_value_reduce_out", None) or _missing_c("tl_ops_scatter_value_reduce_out")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
+_C_selu = getattr(_lib, "tl_ops_selu", None) or _missing_c("tl_ops_selu")
+_C_selu_ = getattr(_lib, "tl_ops_selu_", None) or _missing_c("tl_ops_selu_")
 _C_sigmoid = getattr(_lib, "tl_ops_sigmoid", None) or _missing_c("tl_ops_sigmoid")
 _C_sigmoid_ = getattr(_lib, "tl_ops_sigmoid_", None) or _missing_c("tl_ops_sigmoid_")
 _C_sigmoid_out = getattr(_lib, "tl_ops_sigmoid_out", None) or _missing_c("tl_ops_sigmoid_out")
@@ -990,12 +1040,20 @@ _C_sinh_ = getattr(_lib, "tl_ops_sinh_", None) or _missing_c("tl_ops_sinh_")
 _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_out")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
+_C_smooth_l1_loss = getattr(_lib, "tl_ops_smooth_l1_loss", None) or _missing_c("tl_ops_smooth_l1_loss")
+_C_smooth_l1_loss_backward = getattr(_lib, "tl_ops_smooth_l1_loss_backward", None) or _missing_c("tl_ops_smooth_l1_loss_backward")
+_C_soft_margin_loss = getattr(_lib, "tl_ops_soft_margin_loss", None) or _missing_c("tl_ops_soft_margin_loss")
+_C_soft_margin_loss_backward = getattr(_lib, "tl_ops_soft_margin_loss_backward", None) or _missing_c("tl_ops_soft_margin_loss_backward")
 _C_softmax_int = getattr(_lib, "tl_ops_softmax_int", None) or _missing_c("tl_ops_softmax_int")
 _C_softmax_int_out = getattr(_lib, "tl_ops_softmax_int_out", None) or _missing_c("tl_ops_softmax_int_out")
 _C_softplus = getattr(_lib, "tl_ops_softplus", None) or _missing_c("tl_ops_softplus")
 _C_softplus_backward = getattr(_lib, "tl_ops_softplus_backward", None) or _missing_c("tl_ops_softplus_backward")
 _C_softplus_backward_grad_input = getattr(_lib, "tl_ops_softplus_backward_grad_input", None) or _missing_c("tl_ops_softplus_backward_grad_input")
 _C_softplus_out = getattr(_lib, "tl_ops_softplus_out", None) or _missing_c("tl_ops_softplus_out")
+_C_softshrink = getattr(_lib, "tl_ops_softshrink", None) or _missing_c("tl_ops_softshrink")
+_C_softshrink_backward = getattr(_lib, "tl_ops_softshrink_backward", None) or _missing_c("tl_ops_softshrink_backward")
+_C_softshrink_backward_grad_input = getattr(_lib, "tl_ops_softshrink_backward_grad_input", None) or _missing_c("tl_ops_softshrink_backward_grad_input")
+_C_softshrink_out = getattr(_lib, "tl_ops_softshrink_out", None) or _missing_c("tl_ops_softshrink_out")
 _C_sort = getattr(_lib, "tl_ops_sort", None) or _missing_c("tl_ops_sort")
 _C_sort_stable = getattr(_lib, "tl_ops_sort_stable", None) or _missing_c("tl_ops_sort_stable")
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
@@ -1030,8 +1088,11 @@ _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out
 _C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
 _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
+_C_threshold = getattr(_lib, "tl_ops_threshold", None) or _missing_c("tl_ops_threshold")
+_C_threshold_ = getattr(_lib, "tl_ops_threshold_", None) or _missing_c("tl_ops_threshold_")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
 _C_threshold_backward_grad_input = getattr(_lib, "tl_ops_threshold_backward_grad_input", None) or _missing_c("tl_ops_threshold_backward_grad_input")
+_C_threshold_out = getattr(_lib, "tl_ops_threshold_out", None) or _missing_c("tl_ops_threshold_out")
 _C_tile = getattr(_lib, "tl_ops_tile", None) or _missing_c("tl_ops_tile")
 _C_to_device = getattr(_lib, "tl_ops_to_device", None) or _missing_c("tl_ops_to_device")
 _C_to_dtype = getattr(_lib, "tl_ops_to_dtype", None) or _missing_c("tl_ops_to_dtype")
@@ -1178,6 +1239,7 @@ _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
+_P_celu__r = getattr(_lib, "tl_pyabi_celu__r", None) or _missing_c("tl_pyabi_celu__r")
 _P_clamp_Tensor_out_r = getattr(_lib, "tl_pyabi_clamp_Tensor_out_r", None) or _missing_c("tl_pyabi_clamp_Tensor_out_r")
 _P_clamp__Tensor_r = getattr(_lib, "tl_pyabi_clamp__Tensor_r", None) or _missing_c("tl_pyabi_clamp__Tensor_r")
 _P_clamp__r = getattr(_lib, "tl_pyabi_clamp__r", None) or _missing_c("tl_pyabi_clamp__r")
@@ -1267,6 +1329,13 @@ _P_gt_Scalar_out_r = getattr(_lib, "tl_pyabi_gt_Scalar_out_r", None) or _missing
 _P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
 _P_gt__Scalar_r = getattr(_lib, "tl_pyabi_gt__Scalar_r", None) or _missing_c("tl_pyabi_gt__Scalar_r")
 _P_gt__Tensor_r = getattr(_lib, "tl_pyabi_gt__Tensor_r", None) or _missing_c("tl_pyabi_gt__Tensor_r")
+_P_hardshrink_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardshrink_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardshrink_backward_grad_input_r")
+_P_hardshrink_out_r = getattr(_lib, "tl_pyabi_hardshrink_out_r", None) or _missing_c("tl_pyabi_hardshrink_out_r")
+_P_hardsigmoid__r = getattr(_lib, "tl_pyabi_hardsigmoid__r", None) or _missing_c("tl_pyabi_hardsigmoid__r")
+_P_hardsigmoid_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardsigmoid_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardsigmoid_backward_grad_input_r")
+_P_hardsigmoid_out_r = getattr(_lib, "tl_pyabi_hardsigmoid_out_r", None) or _missing_c("tl_pyabi_hardsigmoid_out_r")
+_P_hardswish__r = getattr(_lib, "tl_pyabi_hardswish__r", None) or _missing_c("tl_pyabi_hardswish__r")
+_P_hardswish_out_r = getattr(_lib, "tl_pyabi_hardswish_out_r", None) or _missing_c("tl_pyabi_hardswish_out_r")
 _P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_pyabi_hardtanh__r")
 _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
@@ -1383,6 +1452,8 @@ _P_round__decimals_r = getattr(_lib, "tl_pyabi_round__decimals_r", None) or _mis
 _P_round__r = getattr(_lib, "tl_pyabi_round__r", None) or _missing_c("tl_pyabi_round__r")
 _P_round_decimals_out_r = getattr(_lib, "tl_pyabi_round_decimals_out_r", None) or _missing_c("tl_pyabi_round_decimals_out_r")
 _P_round_out_r = getattr(_lib, "tl_pyabi_round_out_r", None) or _missing_c("tl_pyabi_round_out_r")
+_P_rrelu__r = getattr(_lib, "tl_pyabi_rrelu__r", None) or _missing_c("tl_pyabi_rrelu__r")
+_P_rrelu_with_noise__r = getattr(_lib, "tl_pyabi_rrelu_with_noise__r", None) or _missing_c("tl_pyabi_rrelu_with_noise__r")
 _P_rsqrt__r = getattr(_lib, "tl_pyabi_rsqrt__r", None) or _missing_c("tl_pyabi_rsqrt__r")
 _P_rsqrt_out_r = getattr(_lib, "tl_pyabi_rsqrt_out_r", None) or _missing_c("tl_pyabi_rsqrt_out_r")
 _P_scatter__reduce_r = getattr(_lib, "tl_pyabi_scatter__reduce_r", None) or _missing_c("tl_pyabi_scatter__reduce_r")
@@ -1395,6 +1466,7 @@ _P_scatter_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_reduce_out_r", None) o
 _P_scatter_src_out_r = getattr(_lib, "tl_pyabi_scatter_src_out_r", None) or _missing_c("tl_pyabi_scatter_src_out_r")
 _P_scatter_value_out_r = getattr(_lib, "tl_pyabi_scatter_value_out_r", None) or _missing_c("tl_pyabi_scatter_value_out_r")
 _P_scatter_value_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_value_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_value_reduce_out_r")
+_P_selu__r = getattr(_lib, "tl_pyabi_selu__r", None) or _missing_c("tl_pyabi_selu__r")
 _P_sigmoid__r = getattr(_lib, "tl_pyabi_sigmoid__r", None) or _missing_c("tl_pyabi_sigmoid__r")
 _P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("tl_pyabi_sigmoid_out_r")
 _P_sign__r = getattr(_lib, "tl_pyabi_sign__r", None) or _missing_c("tl_pyabi_sign__r")
@@ -1409,6 +1481,8 @@ _P_sinh_out_r = getattr(_lib, "tl_pyabi_sinh_out_r", None) or _missing_c("tl_pya
 _P_softmax_int_out_r = getattr(_lib, "tl_pyabi_softmax_int_out_r", None) or _missing_c("tl_pyabi_softmax_int_out_r")
 _P_softplus_backward_grad_input_r = getattr(_lib, "tl_pyabi_softplus_backward_grad_input_r", None) or _missing_c("tl_pyabi_softplus_backward_grad_input_r")
 _P_softplus_out_r = getattr(_lib, "tl_pyabi_softplus_out_r", None) or _missing_c("tl_pyabi_softplus_out_r")
+_P_softshrink_backward_grad_input_r = getattr(_lib, "tl_pyabi_softshrink_backward_grad_input_r", None) or _missing_c("tl_pyabi_softshrink_backward_grad_input_r")
+_P_softshrink_out_r = getattr(_lib, "tl_pyabi_softshrink_out_r", None) or _missing_c("tl_pyabi_softshrink_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
 _P_stack_out_r = getattr(_lib, "tl_pyabi_stack_out_r", None) or _missing_c("tl_pyabi_stack_out_r")
@@ -1424,7 +1498,9 @@ _P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__
 _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
 _P_tanh_out_r = getattr(_lib, "tl_pyabi_tanh_out_r", None) or _missing_c("tl_pyabi_tanh_out_r")
+_P_threshold__r = getattr(_lib, "tl_pyabi_threshold__r", None) or _missing_c("tl_pyabi_threshold__r")
 _P_threshold_backward_grad_input_r = getattr(_lib, "tl_pyabi_threshold_backward_grad_input_r", None) or _missing_c("tl_pyabi_threshold_backward_grad_input_r")
+_P_threshold_out_r = getattr(_lib, "tl_pyabi_threshold_out_r", None) or _missing_c("tl_pyabi_threshold_out_r")
 _P_to_other_n_other = getattr(_lib, "tl_pyabi_to_other_n_other", None) or _missing_c("tl_pyabi_to_other_n_other")
 _P_tril__r = getattr(_lib, "tl_pyabi_tril__r", None) or _missing_c("tl_pyabi_tril__r")
 _P_tril_out_r = getattr(_lib, "tl_pyabi_tril_out_r", None) or _missing_c("tl_pyabi_tril_out_r")
@@ -1667,6 +1743,56 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _prelu_kernel(Tensor self, Tensor weight) -> Tensor
+_SIGS__prelu_kernel = (
+    ('(Tensor input, Tensor weight)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _prelu_kernel(input, weight):
+    '(Tensor input, Tensor weight)'
+    if _TF and (r_ := _tf(_prelu_kernel, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_prelu_kernel', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_prelu_kernel', 'weight', 2, 'Tensor', weight)
+    h_ = _C__prelu_kernel(input._p, weight._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+_SIGS__prelu_kernel_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor weight)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _prelu_kernel_backward(grad_output, input, weight):
+    '(Tensor grad_output, Tensor input, Tensor weight)'
+    if _TF and (r_ := _tf(_prelu_kernel_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_prelu_kernel_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_prelu_kernel_backward', 'input', 2, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_prelu_kernel_backward', 'weight', 3, 'Tensor', weight)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__prelu_kernel_backward(grad_output._p, input._p, weight._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
 
 
 # yaml/native_functions.yaml: _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
@@ -4596,6 +4722,58 @@ def ceil_(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('ceil_', 'input', 1, 'Tensor', input)
     rc_ = _P_ceil__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: celu(Tensor self, Scalar alpha=1.0) -> Tensor
+_SIGS_celu = (
+    ('(Tensor input, Number alpha = 1.0)', (('input', lambda x: isinstance(x, _Tensor)), ('alpha', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def celu(input, alpha=1.0):
+    '(Tensor input, Number alpha = 1.0)'
+    if _TF and (r_ := _tf(celu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('celu', 'input', 1, 'Tensor', input)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('celu', 'alpha', 2, 'Number', alpha)
+    h_ = _C_celu(input._p, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+_SIGS_celu_ = (
+    ('(Tensor input, Number alpha = 1.0)', (('input', lambda x: isinstance(x, _Tensor)), ('alpha', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def celu_(input, alpha=1.0):
+    '(Tensor input, Number alpha = 1.0)'
+    if _TF and (r_ := _tf(celu_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('celu_', 'input', 1, 'Tensor', input)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('celu_', 'alpha', 2, 'Number', alpha)
+    rc_ = _P_celu__r(input._p, alpha_c)
     if rc_:
         _after(rc_)
     return input
@@ -7740,6 +7918,81 @@ def gt(*args, **kwargs):
     raise _invalid_combination('gt', args, kwargs, _SIGS_gt)
 
 
+# yaml/native_functions.yaml: hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+# yaml/native_functions.yaml: hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_hardshrink = (
+    ('(Tensor input, Number lambd = 0.5, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lambd', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def hardshrink(input, lambd=0.5, *, out=None):
+    '(Tensor input, Number lambd = 0.5, *, Tensor out = None)'
+    if _TF and (r_ := _tf(hardshrink, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardshrink', 'input', 1, 'Tensor', input)
+    lambd_c = _SC_INT.get(lambd) if lambd.__class__ is int else None
+    if lambd_c is None:
+        lambd_c = _cv_scalar(lambd)
+        if lambd_c is _BAD:
+            raise _arg_error('hardshrink', 'lambd', 2, 'Number', lambd)
+    if out is None:
+        h_ = _C_hardshrink(input._p, lambd_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardshrink', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardshrink_out_r(input._p, lambd_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+# yaml/native_functions.yaml: hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS_hardshrink_backward = (
+    ('(Tensor grad_out, Tensor input, Number lambd, *, Tensor out = None)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('lambd', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def hardshrink_backward(grad_out, input, lambd, *, out=None):
+    '(Tensor grad_out, Tensor input, Number lambd, *, Tensor out = None)'
+    if _TF and (r_ := _tf(hardshrink_backward, locals())) is not _GO:
+        return r_
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('hardshrink_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardshrink_backward', 'input', 2, 'Tensor', input)
+    lambd_c = _SC_INT.get(lambd) if lambd.__class__ is int else None
+    if lambd_c is None:
+        lambd_c = _cv_scalar(lambd)
+        if lambd_c is _BAD:
+            raise _arg_error('hardshrink_backward', 'lambd', 3, 'Number', lambd)
+    if out is None:
+        h_ = _C_hardshrink_backward(grad_out._p, input._p, lambd_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardshrink_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardshrink_backward_grad_input_r(grad_out._p, input._p, lambd_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
 # yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
@@ -8190,6 +8443,38 @@ def isnan(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('isnan', 'input', 1, 'Tensor', input)
     h_ = _C_isnan(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor
+_SIGS_kl_div = (
+    ('(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (('log_target', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def kl_div(input, target, reduction=1, *, log_target=False):
+    '(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)'
+    if _TF and (r_ := _tf(kl_div, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('kl_div', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('kl_div', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('kl_div', 'reduction', 3, 'int', reduction)
+    log_target_c = _cv_bool(log_target)
+    if log_target_c is _BAD:
+        raise _arg_error('kl_div', 'log_target', 0, 'bool', log_target)
+    h_ = _C_kl_div(input._p, target._p, reduction_c, log_target_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -10554,6 +10839,32 @@ def pow(*args, **kwargs):
     raise _invalid_combination('pow', args, kwargs, _SIGS_pow)
 
 
+# yaml/native_functions.yaml: prelu(Tensor self, Tensor weight) -> Tensor
+_SIGS_prelu = (
+    ('(Tensor input, Tensor weight)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def prelu(input, weight):
+    '(Tensor input, Tensor weight)'
+    if _TF and (r_ := _tf(prelu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('prelu', 'input', 1, 'Tensor', input)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('prelu', 'weight', 2, 'Tensor', weight)
+    h_ = _C_prelu(input._p, weight._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -11543,6 +11854,80 @@ def round_(*args, **kwargs):
     raise _invalid_combination('round_', args, kwargs, _SIGS_round_)
 
 
+# yaml/native_functions.yaml: rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+_SIGS_rrelu = (
+    ('(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(rrelu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu', 'input', 1, 'Tensor', input)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu', 'lower', 2, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu', 'upper', 3, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu', 'training', 4, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu', 'generator', 5, 'torchlet.Generator', generator)
+    h_ = _C_rrelu(input._p, lower_c, upper_c, training_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+_SIGS_rrelu_ = (
+    ('(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(rrelu_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_', 'input', 1, 'Tensor', input)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_', 'lower', 2, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_', 'upper', 3, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_', 'training', 4, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu_', 'generator', 5, 'torchlet.Generator', generator)
+    rc_ = _P_rrelu__r(input._p, lower_c, upper_c, training_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: rsqrt(Tensor self) -> Tensor
 # yaml/native_functions.yaml: rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_rsqrt = (
@@ -11932,6 +12317,48 @@ def select_backward(grad_output, input_sizes, dim, index):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: selu(Tensor self) -> Tensor
+_SIGS_selu = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def selu(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(selu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('selu', 'input', 1, 'Tensor', input)
+    h_ = _C_selu(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: selu_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_selu_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def selu_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(selu_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('selu_', 'input', 1, 'Tensor', input)
+    rc_ = _P_selu__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
@@ -12937,6 +13364,76 @@ def tanh_(input):
     return input
 
 
+# yaml/native_functions.yaml: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+# yaml/native_functions.yaml: threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_threshold = (
+    ('(Tensor input, Number threshold, Number value, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('threshold', lambda x: _is_scalar(x)), ('value', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def threshold(input, threshold, value, *, out=None):
+    '(Tensor input, Number threshold, Number value, *, Tensor out = None)'
+    if _TF and (r_ := _tf(threshold, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('threshold', 'input', 1, 'Tensor', input)
+    threshold_c = _SC_INT.get(threshold) if threshold.__class__ is int else None
+    if threshold_c is None:
+        threshold_c = _cv_scalar(threshold)
+        if threshold_c is _BAD:
+            raise _arg_error('threshold', 'threshold', 2, 'Number', threshold)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('threshold', 'value', 3, 'Number', value)
+    if out is None:
+        h_ = _C_threshold(input._p, threshold_c, value_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('threshold', 'out', 0, 'Tensor', out)
+    rc_ = _P_threshold_out_r(input._p, threshold_c, value_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+_SIGS_threshold_ = (
+    ('(Tensor input, Number threshold, Number value)', (('input', lambda x: isinstance(x, _Tensor)), ('threshold', lambda x: _is_scalar(x)), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def threshold_(input, threshold, value):
+    '(Tensor input, Number threshold, Number value)'
+    if _TF and (r_ := _tf(threshold_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('threshold_', 'input', 1, 'Tensor', input)
+    threshold_c = _SC_INT.get(threshold) if threshold.__class__ is int else None
+    if threshold_c is None:
+        threshold_c = _cv_scalar(threshold)
+        if threshold_c is _BAD:
+            raise _arg_error('threshold_', 'threshold', 2, 'Number', threshold)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('threshold_', 'value', 3, 'Number', value)
+    rc_ = _P_threshold__r(input._p, threshold_c, value_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 # yaml/native_functions.yaml: threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
 _SIGS_threshold_backward = (
@@ -13878,6 +14375,73 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     return r_
 
 
+# yaml/native_functions.yaml: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+_SIGS__nn_binary_cross_entropy = (
+    ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_binary_cross_entropy(input, target, weight=None, reduction=1):
+    '(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)'
+    if _TF and (r_ := _tf(_nn_binary_cross_entropy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('binary_cross_entropy', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('binary_cross_entropy', 'target', 2, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('binary_cross_entropy', 'weight', 3, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('binary_cross_entropy', 'reduction', 4, 'int', reduction)
+    h_ = _C_binary_cross_entropy(input._p, target._p, weight_c, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+_SIGS__nn_binary_cross_entropy_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_binary_cross_entropy_backward(grad_output, input, target, weight=None, reduction=1):
+    '(Tensor grad_output, Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)'
+    if _TF and (r_ := _tf(_nn_binary_cross_entropy_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('binary_cross_entropy_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('binary_cross_entropy_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('binary_cross_entropy_backward', 'target', 3, 'Tensor', target)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('binary_cross_entropy_backward', 'weight', 4, 'Tensor', weight)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('binary_cross_entropy_backward', 'reduction', 5, 'int', reduction)
+    h_ = _C_binary_cross_entropy_backward(grad_output._p, input._p, target._p, weight_c, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor
 _SIGS__nn_cross_entropy_loss = (
     ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD), ('label_smoothing', lambda x: _cv_double(x) is not _BAD),), (), False),
@@ -14141,6 +14705,221 @@ def _nn_gelu_backward(grad_output, input, *, approximate='none', out=None):
     return out
 
 
+# yaml/native_functions.yaml: glu(Tensor self, int dim=-1) -> Tensor
+_SIGS__nn_glu = (
+    ('(Tensor input, int dim = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_glu(input, dim=-1):
+    '(Tensor input, int dim = -1)'
+    if _TF and (r_ := _tf(_nn_glu, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('glu', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('glu', 'dim', 2, 'int', dim)
+    h_ = _C_glu(input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+_SIGS__nn_glu_backward = (
+    ('(Tensor grad_output, Tensor input, int dim)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_glu_backward(grad_output, input, dim):
+    '(Tensor grad_output, Tensor input, int dim)'
+    if _TF and (r_ := _tf(_nn_glu_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('glu_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('glu_backward', 'input', 2, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('glu_backward', 'dim', 3, 'int', dim)
+    h_ = _C_glu_backward(grad_output._p, input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: hardsigmoid(Tensor self) -> Tensor
+# yaml/native_functions.yaml: hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_hardsigmoid = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_hardsigmoid(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardsigmoid, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardsigmoid', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_hardsigmoid(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardsigmoid', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardsigmoid_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__nn_hardsigmoid_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_hardsigmoid_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_hardsigmoid_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardsigmoid_', 'input', 1, 'Tensor', input)
+    rc_ = _P_hardsigmoid__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor
+# yaml/native_functions.yaml: hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_hardsigmoid_backward = (
+    ('(Tensor grad_output, Tensor input, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_hardsigmoid_backward(grad_output, input, *, out=None):
+    '(Tensor grad_output, Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardsigmoid_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('hardsigmoid_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardsigmoid_backward', 'input', 2, 'Tensor', input)
+    if out is None:
+        h_ = _C_hardsigmoid_backward(grad_output._p, input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardsigmoid_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardsigmoid_backward_grad_input_r(grad_output._p, input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hardswish(Tensor self) -> Tensor
+# yaml/native_functions.yaml: hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_hardswish = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_hardswish(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_hardswish, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardswish', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_hardswish(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('hardswish', 'out', 0, 'Tensor', out)
+    rc_ = _P_hardswish_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: hardswish_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__nn_hardswish_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_hardswish_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_hardswish_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardswish_', 'input', 1, 'Tensor', input)
+    rc_ = _P_hardswish__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+_SIGS__nn_hardswish_backward = (
+    ('(Tensor grad_output, Tensor input)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_hardswish_backward(grad_output, input):
+    '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn_hardswish_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('hardswish_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hardswish_backward', 'input', 2, 'Tensor', input)
+    h_ = _C_hardswish_backward(grad_output._p, input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 # yaml/native_functions.yaml: hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_hardtanh = (
@@ -14253,6 +15032,102 @@ def _nn_hardtanh_backward(grad_output, input, min_val, max_val, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+_SIGS__nn_huber_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean, float delta = 1.0)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD), ('delta', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _nn_huber_loss(input, target, reduction=1, delta=1.0):
+    '(Tensor input, Tensor target, int reduction = Mean, float delta = 1.0)'
+    if _TF and (r_ := _tf(_nn_huber_loss, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('huber_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('huber_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('huber_loss', 'reduction', 3, 'int', reduction)
+    delta_c = _cv_double(delta)
+    if delta_c is _BAD:
+        raise _arg_error('huber_loss', 'delta', 4, 'float', delta)
+    h_ = _C_huber_loss(input._p, target._p, reduction_c, delta_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+_SIGS__nn_huber_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction, float delta)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD), ('delta', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _nn_huber_loss_backward(grad_output, input, target, reduction, delta):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction, float delta)'
+    if _TF and (r_ := _tf(_nn_huber_loss_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('huber_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('huber_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('huber_loss_backward', 'target', 3, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('huber_loss_backward', 'reduction', 4, 'int', reduction)
+    delta_c = _cv_double(delta)
+    if delta_c is _BAD:
+        raise _arg_error('huber_loss_backward', 'delta', 5, 'float', delta)
+    h_ = _C_huber_loss_backward(grad_output._p, input._p, target._p, reduction_c, delta_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+_SIGS__nn_l1_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_l1_loss(input, target, reduction=1):
+    '(Tensor input, Tensor target, int reduction = Mean)'
+    if _TF and (r_ := _tf(_nn_l1_loss, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('l1_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('l1_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('l1_loss', 'reduction', 3, 'int', reduction)
+    h_ = _C_l1_loss(input._p, target._p, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
@@ -14392,6 +15267,76 @@ def _nn_linear(input, weight, bias=None, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: log_sigmoid(Tensor self) -> Tensor
+_SIGS__nn_log_sigmoid = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_log_sigmoid(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_log_sigmoid, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log_sigmoid', 'input', 1, 'Tensor', input)
+    h_ = _C_log_sigmoid(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+_SIGS__nn_log_sigmoid_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor buffer)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('buffer', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_log_sigmoid_backward(grad_output, input, buffer):
+    '(Tensor grad_output, Tensor input, Tensor buffer)'
+    if _TF and (r_ := _tf(_nn_log_sigmoid_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('log_sigmoid_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log_sigmoid_backward', 'input', 2, 'Tensor', input)
+    if buffer.__class__ is not _Tensor:
+        if not isinstance(buffer, _Tensor):
+            raise _arg_error('log_sigmoid_backward', 'buffer', 3, 'Tensor', buffer)
+    h_ = _C_log_sigmoid_backward(grad_output._p, input._p, buffer._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+_SIGS__nn_log_sigmoid_forward = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_log_sigmoid_forward(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_nn_log_sigmoid_forward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log_sigmoid_forward', 'input', 1, 'Tensor', input)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_log_sigmoid_forward(input._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'log_sigmoid_forward', ('output', 'buffer'))
 
 
 # yaml/native_functions.yaml: mish(Tensor self) -> Tensor
@@ -14754,6 +15699,131 @@ def _nn_relu6_(input):
     return input
 
 
+# yaml/native_functions.yaml: rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+_SIGS__nn_rrelu_with_noise = (
+    ('(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('noise', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def _nn_rrelu_with_noise(input, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_nn_rrelu_with_noise, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_with_noise', 'input', 1, 'Tensor', input)
+    if noise.__class__ is not _Tensor:
+        if not isinstance(noise, _Tensor):
+            raise _arg_error('rrelu_with_noise', 'noise', 2, 'Tensor', noise)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_with_noise', 'lower', 3, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_with_noise', 'upper', 4, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_with_noise', 'training', 5, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu_with_noise', 'generator', 6, 'torchlet.Generator', generator)
+    h_ = _C_rrelu_with_noise(input._p, noise._p, lower_c, upper_c, training_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+_SIGS__nn_rrelu_with_noise_ = (
+    ('(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('noise', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('generator', lambda x: _cv_generator(x) is not _BAD),), (), False),
+)
+
+
+def _nn_rrelu_with_noise_(input, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    '(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_nn_rrelu_with_noise_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_with_noise_', 'input', 1, 'Tensor', input)
+    if noise.__class__ is not _Tensor:
+        if not isinstance(noise, _Tensor):
+            raise _arg_error('rrelu_with_noise_', 'noise', 2, 'Tensor', noise)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_with_noise_', 'lower', 3, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_with_noise_', 'upper', 4, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_with_noise_', 'training', 5, 'bool', training)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rrelu_with_noise_', 'generator', 6, 'torchlet.Generator', generator)
+    rc_ = _P_rrelu_with_noise__r(input._p, noise._p, lower_c, upper_c, training_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+_SIGS__nn_rrelu_with_noise_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor noise, Number lower, Number upper, bool training, bool self_is_result)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('noise', lambda x: isinstance(x, _Tensor)), ('lower', lambda x: _is_scalar(x)), ('upper', lambda x: _is_scalar(x)), ('training', lambda x: _cv_bool(x) is not _BAD), ('self_is_result', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _nn_rrelu_with_noise_backward(grad_output, input, noise, lower, upper, training, self_is_result):
+    '(Tensor grad_output, Tensor input, Tensor noise, Number lower, Number upper, bool training, bool self_is_result)'
+    if _TF and (r_ := _tf(_nn_rrelu_with_noise_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('rrelu_with_noise_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rrelu_with_noise_backward', 'input', 2, 'Tensor', input)
+    if noise.__class__ is not _Tensor:
+        if not isinstance(noise, _Tensor):
+            raise _arg_error('rrelu_with_noise_backward', 'noise', 3, 'Tensor', noise)
+    lower_c = _SC_INT.get(lower) if lower.__class__ is int else None
+    if lower_c is None:
+        lower_c = _cv_scalar(lower)
+        if lower_c is _BAD:
+            raise _arg_error('rrelu_with_noise_backward', 'lower', 4, 'Number', lower)
+    upper_c = _SC_INT.get(upper) if upper.__class__ is int else None
+    if upper_c is None:
+        upper_c = _cv_scalar(upper)
+        if upper_c is _BAD:
+            raise _arg_error('rrelu_with_noise_backward', 'upper', 5, 'Number', upper)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('rrelu_with_noise_backward', 'training', 6, 'bool', training)
+    self_is_result_c = _cv_bool(self_is_result)
+    if self_is_result_c is _BAD:
+        raise _arg_error('rrelu_with_noise_backward', 'self_is_result', 7, 'bool', self_is_result)
+    h_ = _C_rrelu_with_noise_backward(grad_output._p, input._p, noise._p, lower_c, upper_c, training_c, self_is_result_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
 _SIGS__nn_scaled_dot_product_attention = (
     ('(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)', (('query', lambda x: isinstance(x, _Tensor)), ('key', lambda x: isinstance(x, _Tensor)), ('value', lambda x: isinstance(x, _Tensor)), ('attn_mask', lambda x: (x is None or isinstance(x, _Tensor))), ('dropout_p', lambda x: _cv_double(x) is not _BAD), ('is_causal', lambda x: _cv_bool(x) is not _BAD),), (('scale', lambda x: _cv_opt_double(x) is not _BAD), ('enable_gqa', lambda x: _cv_bool(x) is not _BAD),), False),
@@ -14882,6 +15952,134 @@ def _nn_silu_backward(grad_output, input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
+_SIGS__nn_smooth_l1_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean, float beta = 1.0)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD), ('beta', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _nn_smooth_l1_loss(input, target, reduction=1, beta=1.0):
+    '(Tensor input, Tensor target, int reduction = Mean, float beta = 1.0)'
+    if _TF and (r_ := _tf(_nn_smooth_l1_loss, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('smooth_l1_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('smooth_l1_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('smooth_l1_loss', 'reduction', 3, 'int', reduction)
+    beta_c = _cv_double(beta)
+    if beta_c is _BAD:
+        raise _arg_error('smooth_l1_loss', 'beta', 4, 'float', beta)
+    h_ = _C_smooth_l1_loss(input._p, target._p, reduction_c, beta_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
+_SIGS__nn_smooth_l1_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction, float beta)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD), ('beta', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _nn_smooth_l1_loss_backward(grad_output, input, target, reduction, beta):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction, float beta)'
+    if _TF and (r_ := _tf(_nn_smooth_l1_loss_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('smooth_l1_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('smooth_l1_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('smooth_l1_loss_backward', 'target', 3, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('smooth_l1_loss_backward', 'reduction', 4, 'int', reduction)
+    beta_c = _cv_double(beta)
+    if beta_c is _BAD:
+        raise _arg_error('smooth_l1_loss_backward', 'beta', 5, 'float', beta)
+    h_ = _C_smooth_l1_loss_backward(grad_output._p, input._p, target._p, reduction_c, beta_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+_SIGS__nn_soft_margin_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_soft_margin_loss(input, target, reduction=1):
+    '(Tensor input, Tensor target, int reduction = Mean)'
+    if _TF and (r_ := _tf(_nn_soft_margin_loss, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('soft_margin_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('soft_margin_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('soft_margin_loss', 'reduction', 3, 'int', reduction)
+    h_ = _C_soft_margin_loss(input._p, target._p, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+_SIGS__nn_soft_margin_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_soft_margin_loss_backward(grad_output, input, target, reduction):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction)'
+    if _TF and (r_ := _tf(_nn_soft_margin_loss_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('soft_margin_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('soft_margin_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('soft_margin_loss_backward', 'target', 3, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('soft_margin_loss_backward', 'reduction', 4, 'int', reduction)
+    h_ = _C_soft_margin_loss_backward(grad_output._p, input._p, target._p, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 # yaml/native_functions.yaml: softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_softplus = (
@@ -14962,6 +16160,81 @@ def _nn_softplus_backward(grad_output, input, beta, threshold, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('softplus_backward', 'out', 0, 'Tensor', out)
     rc_ = _P_softplus_backward_grad_input_r(grad_output._p, input._p, beta_c, threshold_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+# yaml/native_functions.yaml: softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_softshrink = (
+    ('(Tensor input, Number lambd = 0.5, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lambd', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_softshrink(input, lambd=0.5, *, out=None):
+    '(Tensor input, Number lambd = 0.5, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_softshrink, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('softshrink', 'input', 1, 'Tensor', input)
+    lambd_c = _SC_INT.get(lambd) if lambd.__class__ is int else None
+    if lambd_c is None:
+        lambd_c = _cv_scalar(lambd)
+        if lambd_c is _BAD:
+            raise _arg_error('softshrink', 'lambd', 2, 'Number', lambd)
+    if out is None:
+        h_ = _C_softshrink(input._p, lambd_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('softshrink', 'out', 0, 'Tensor', out)
+    rc_ = _P_softshrink_out_r(input._p, lambd_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+# yaml/native_functions.yaml: softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_softshrink_backward = (
+    ('(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('lambd', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
+    '(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_softshrink_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('softshrink_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('softshrink_backward', 'input', 2, 'Tensor', input)
+    lambd_c = _SC_INT.get(lambd) if lambd.__class__ is int else None
+    if lambd_c is None:
+        lambd_c = _cv_scalar(lambd)
+        if lambd_c is _BAD:
+            raise _arg_error('softshrink_backward', 'lambd', 3, 'Number', lambd)
+    if out is None:
+        h_ = _C_softshrink_backward(grad_output._p, input._p, lambd_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('softshrink_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_softshrink_backward_grad_input_r(grad_output._p, input._p, lambd_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -19258,6 +20531,59 @@ def _m_gt_(self, *args, **kwargs):
     raise _invalid_combination('gt_', args, kwargs, _SIGS__m_gt_)
 
 
+# yaml/native_functions.yaml: hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+_SIGS__m_hardshrink = (
+    ('(Number lambd = 0.5)', (('lambd', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_hardshrink(self, lambd=0.5):
+    '(Number lambd = 0.5)'
+    if _TF and (r_ := _tf(_m_hardshrink, locals())) is not _GO:
+        return r_
+    lambd_c = _SC_INT.get(lambd) if lambd.__class__ is int else None
+    if lambd_c is None:
+        lambd_c = _cv_scalar(lambd)
+        if lambd_c is _BAD:
+            raise _arg_error('hardshrink', 'lambd', 1, 'Number', lambd)
+    h_ = _C_hardshrink(self._p, lambd_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+_SIGS__m_hardshrink_backward = (
+    ('(Tensor grad_out, Number lambd)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('lambd', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_hardshrink_backward(self, grad_out, lambd):
+    '(Tensor grad_out, Number lambd)'
+    if _TF and (r_ := _tf(_m_hardshrink_backward, locals())) is not _GO:
+        return r_
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('hardshrink_backward', 'grad_out', 1, 'Tensor', grad_out)
+    lambd_c = _SC_INT.get(lambd) if lambd.__class__ is int else None
+    if lambd_c is None:
+        lambd_c = _cv_scalar(lambd)
+        if lambd_c is _BAD:
+            raise _arg_error('hardshrink_backward', 'lambd', 2, 'Number', lambd)
+    h_ = _C_hardshrink_backward(grad_out._p, self._p, lambd_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
 _SIGS__m_hypot = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -21611,6 +22937,29 @@ def _m_pow_(self, *args, **kwargs):
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_pow__1, ('exponent', )[:n])):
         return _impl_m_pow__1(self, *args, **kwargs)
     raise _invalid_combination('pow_', args, kwargs, _SIGS__m_pow_)
+
+
+# yaml/native_functions.yaml: prelu(Tensor self, Tensor weight) -> Tensor
+_SIGS__m_prelu = (
+    ('(Tensor weight)', (('weight', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_prelu(self, weight):
+    '(Tensor weight)'
+    if _TF and (r_ := _tf(_m_prelu, locals())) is not _GO:
+        return r_
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('prelu', 'weight', 1, 'Tensor', weight)
+    h_ = _C_prelu(self._p, weight._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -25198,6 +26547,8 @@ class _TensorOps:
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
+    hardshrink = _m_hardshrink
+    hardshrink_backward = _m_hardshrink_backward
     hypot = _m_hypot
     hypot_ = _m_hypot_
     index = _m_index
@@ -25271,6 +26622,7 @@ class _TensorOps:
     permute = _m_permute
     pow = _m_pow
     pow_ = _m_pow_
+    prelu = _m_prelu
     prod = _m_prod
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
@@ -25394,6 +26746,8 @@ def _public_names():
         if f.__class__ is _public_names.__class__:
             f.__name__ = f.__qualname__ = name
     for f, name in (
+        (_nn_binary_cross_entropy, "binary_cross_entropy"),
+        (_nn_binary_cross_entropy_backward, "binary_cross_entropy_backward"),
         (_nn_cross_entropy_loss, "cross_entropy_loss"),
         (_nn_elu, "elu"),
         (_nn_elu_, "elu_"),
@@ -25401,13 +26755,27 @@ def _public_names():
         (_nn_gelu, "gelu"),
         (_nn_gelu_, "gelu_"),
         (_nn_gelu_backward, "gelu_backward"),
+        (_nn_glu, "glu"),
+        (_nn_glu_backward, "glu_backward"),
+        (_nn_hardsigmoid, "hardsigmoid"),
+        (_nn_hardsigmoid_, "hardsigmoid_"),
+        (_nn_hardsigmoid_backward, "hardsigmoid_backward"),
+        (_nn_hardswish, "hardswish"),
+        (_nn_hardswish_, "hardswish_"),
+        (_nn_hardswish_backward, "hardswish_backward"),
         (_nn_hardtanh, "hardtanh"),
         (_nn_hardtanh_, "hardtanh_"),
         (_nn_hardtanh_backward, "hardtanh_backward"),
+        (_nn_huber_loss, "huber_loss"),
+        (_nn_huber_loss_backward, "huber_loss_backward"),
+        (_nn_l1_loss, "l1_loss"),
         (_nn_leaky_relu, "leaky_relu"),
         (_nn_leaky_relu_, "leaky_relu_"),
         (_nn_leaky_relu_backward, "leaky_relu_backward"),
         (_nn_linear, "linear"),
+        (_nn_log_sigmoid, "log_sigmoid"),
+        (_nn_log_sigmoid_backward, "log_sigmoid_backward"),
+        (_nn_log_sigmoid_forward, "log_sigmoid_forward"),
         (_nn_mish, "mish"),
         (_nn_mish_, "mish_"),
         (_nn_mish_backward, "mish_backward"),
@@ -25419,12 +26787,21 @@ def _public_names():
         (_nn_nll_loss_nd, "nll_loss_nd"),
         (_nn_relu6, "relu6"),
         (_nn_relu6_, "relu6_"),
+        (_nn_rrelu_with_noise, "rrelu_with_noise"),
+        (_nn_rrelu_with_noise_, "rrelu_with_noise_"),
+        (_nn_rrelu_with_noise_backward, "rrelu_with_noise_backward"),
         (_nn_scaled_dot_product_attention, "scaled_dot_product_attention"),
         (_nn_silu, "silu"),
         (_nn_silu_, "silu_"),
         (_nn_silu_backward, "silu_backward"),
+        (_nn_smooth_l1_loss, "smooth_l1_loss"),
+        (_nn_smooth_l1_loss_backward, "smooth_l1_loss_backward"),
+        (_nn_soft_margin_loss, "soft_margin_loss"),
+        (_nn_soft_margin_loss_backward, "soft_margin_loss_backward"),
         (_nn_softplus, "softplus"),
         (_nn_softplus_backward, "softplus_backward"),
+        (_nn_softshrink, "softshrink"),
+        (_nn_softshrink_backward, "softshrink_backward"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
         (_linalg_linalg_norm, "linalg_norm"),
         (_linalg_linalg_svd, "linalg_svd"),
@@ -25456,6 +26833,12 @@ SIGNATURES = {
     ),
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
+    ("function", "_prelu_kernel"): (
+        "(Tensor input, Tensor weight)",
+    ),
+    ("function", "_prelu_kernel_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor weight)",
     ),
     ("function", "_scaled_dot_product_flash_attention_for_cpu"): (
         "(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)",
@@ -25680,6 +27063,12 @@ SIGNATURES = {
     ),
     ("function", "ceil_"): (
         "(Tensor input)",
+    ),
+    ("function", "celu"): (
+        "(Tensor input, Number alpha = 1.0)",
+    ),
+    ("function", "celu_"): (
+        "(Tensor input, Number alpha = 1.0)",
     ),
     ("function", "chunk"): (
         "(Tensor input, int chunks, int dim = 0)",
@@ -25913,6 +27302,12 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "hardshrink"): (
+        "(Tensor input, Number lambd = 0.5, *, Tensor out = None)",
+    ),
+    ("function", "hardshrink_backward"): (
+        "(Tensor grad_out, Tensor input, Number lambd, *, Tensor out = None)",
+    ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
@@ -25954,6 +27349,9 @@ SIGNATURES = {
     ),
     ("function", "isnan"): (
         "(Tensor input)",
+    ),
+    ("function", "kl_div"): (
+        "(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)",
     ),
     ("function", "layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)",
@@ -26131,6 +27529,9 @@ SIGNATURES = {
         "(Number input, Tensor exponent, *, Tensor out = None)",
         "(Tensor input, Number exponent, *, Tensor out = None)",
     ),
+    ("function", "prelu"): (
+        "(Tensor input, Tensor weight)",
+    ),
     ("function", "prod"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -26187,6 +27588,12 @@ SIGNATURES = {
         "(Tensor input)",
         "(Tensor input, *, int decimals)",
     ),
+    ("function", "rrelu"): (
+        "(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
+    ("function", "rrelu_"): (
+        "(Tensor input, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
     ("function", "rsqrt"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -26211,6 +27618,12 @@ SIGNATURES = {
     ),
     ("function", "select_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int index)",
+    ),
+    ("function", "selu"): (
+        "(Tensor input)",
+    ),
+    ("function", "selu_"): (
+        "(Tensor input)",
     ),
     ("function", "sigmoid"): (
         "(Tensor input, *, Tensor out = None)",
@@ -26298,6 +27711,12 @@ SIGNATURES = {
     ),
     ("function", "tanh_"): (
         "(Tensor input)",
+    ),
+    ("function", "threshold"): (
+        "(Tensor input, Number threshold, Number value, *, Tensor out = None)",
+    ),
+    ("function", "threshold_"): (
+        "(Tensor input, Number threshold, Number value)",
     ),
     ("function", "threshold_backward"): (
         "(Tensor grad_output, Tensor input, Number threshold, *, Tensor out = None)",
@@ -26796,6 +28215,12 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "hardshrink"): (
+        "(Number lambd = 0.5)",
+    ),
+    ("method", "hardshrink_backward"): (
+        "(Tensor grad_out, Number lambd)",
+    ),
     ("method", "hypot"): (
         "(Tensor other)",
     ),
@@ -27035,6 +28460,9 @@ SIGNATURES = {
         "(Tensor exponent)",
         "(Number exponent)",
     ),
+    ("method", "prelu"): (
+        "(Tensor weight)",
+    ),
     ("method", "prod"): (
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
@@ -27255,6 +28683,12 @@ SIGNATURES = {
     ("method", "zero_"): (
         "()",
     ),
+    ("nn", "binary_cross_entropy"): (
+        "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
+    ),
+    ("nn", "binary_cross_entropy_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
+    ),
     ("nn", "cross_entropy_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)",
     ),
@@ -27276,6 +28710,30 @@ SIGNATURES = {
     ("nn", "gelu_backward"): (
         "(Tensor grad_output, Tensor input, *, str approximate = \u0027none\u0027, Tensor out = None)",
     ),
+    ("nn", "glu"): (
+        "(Tensor input, int dim = -1)",
+    ),
+    ("nn", "glu_backward"): (
+        "(Tensor grad_output, Tensor input, int dim)",
+    ),
+    ("nn", "hardsigmoid"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("nn", "hardsigmoid_"): (
+        "(Tensor input)",
+    ),
+    ("nn", "hardsigmoid_backward"): (
+        "(Tensor grad_output, Tensor input, *, Tensor out = None)",
+    ),
+    ("nn", "hardswish"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("nn", "hardswish_"): (
+        "(Tensor input)",
+    ),
+    ("nn", "hardswish_backward"): (
+        "(Tensor grad_output, Tensor input)",
+    ),
     ("nn", "hardtanh"): (
         "(Tensor input, Number min_val = -1, Number max_val = 1, *, Tensor out = None)",
     ),
@@ -27284,6 +28742,15 @@ SIGNATURES = {
     ),
     ("nn", "hardtanh_backward"): (
         "(Tensor grad_output, Tensor input, Number min_val, Number max_val, *, Tensor out = None)",
+    ),
+    ("nn", "huber_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean, float delta = 1.0)",
+    ),
+    ("nn", "huber_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction, float delta)",
+    ),
+    ("nn", "l1_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean)",
     ),
     ("nn", "leaky_relu"): (
         "(Tensor input, Number negative_slope = 0.01, *, Tensor out = None)",
@@ -27296,6 +28763,15 @@ SIGNATURES = {
     ),
     ("nn", "linear"): (
         "(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)",
+    ),
+    ("nn", "log_sigmoid"): (
+        "(Tensor input)",
+    ),
+    ("nn", "log_sigmoid_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor buffer)",
+    ),
+    ("nn", "log_sigmoid_forward"): (
+        "(Tensor input)",
     ),
     ("nn", "mish"): (
         "(Tensor input, *, Tensor out = None)",
@@ -27330,6 +28806,15 @@ SIGNATURES = {
     ("nn", "relu6_"): (
         "(Tensor input)",
     ),
+    ("nn", "rrelu_with_noise"): (
+        "(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
+    ("nn", "rrelu_with_noise_"): (
+        "(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",
+    ),
+    ("nn", "rrelu_with_noise_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor noise, Number lower, Number upper, bool training, bool self_is_result)",
+    ),
     ("nn", "scaled_dot_product_attention"): (
         "(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)",
     ),
@@ -27342,11 +28827,29 @@ SIGNATURES = {
     ("nn", "silu_backward"): (
         "(Tensor grad_output, Tensor input, *, Tensor out = None)",
     ),
+    ("nn", "smooth_l1_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean, float beta = 1.0)",
+    ),
+    ("nn", "smooth_l1_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction, float beta)",
+    ),
+    ("nn", "soft_margin_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean)",
+    ),
+    ("nn", "soft_margin_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction)",
+    ),
     ("nn", "softplus"): (
         "(Tensor input, Number beta = 1, Number threshold = 20, *, Tensor out = None)",
     ),
     ("nn", "softplus_backward"): (
         "(Tensor grad_output, Tensor input, Number beta, Number threshold, *, Tensor out = None)",
+    ),
+    ("nn", "softshrink"): (
+        "(Tensor input, Number lambd = 0.5, *, Tensor out = None)",
+    ),
+    ("nn", "softshrink_backward"): (
+        "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
     ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",

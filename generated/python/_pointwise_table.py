@@ -499,6 +499,72 @@ POINTWISE = {
         "entry": "gt.Tensor_out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::hardshrink": {
+        "args": (("self", "tensor"), ("lambd", "scalar"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hardshrink", "Double": "hardshrink", "Float": "hardshrink", "Half": "hardshrink"},
+        "headers": ("kernels/ufunc/hardshrink.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "hardshrink.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
+    "aten::hardshrink_backward": {
+        "args": (("grad_out", "tensor"), ("self", "tensor"), ("lambd", "scalar"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hardshrink_backward", "Double": "hardshrink_backward", "Float": "hardshrink_backward", "Half": "hardshrink_backward"},
+        "headers": ("kernels/ufunc/hardshrink_backward.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "hardshrink_backward.grad_input",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::hardsigmoid": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hardsigmoid", "Double": "hardsigmoid", "Float": "hardsigmoid", "Half": "hardsigmoid"},
+        "headers": ("kernels/ufunc/hardsigmoid.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "hardsigmoid.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
+    "aten::hardsigmoid_backward": {
+        "args": (("grad_output", "tensor"), ("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hardsigmoid_backward", "Double": "hardsigmoid_backward", "Float": "hardsigmoid_backward", "Half": "hardsigmoid_backward"},
+        "headers": ("kernels/ufunc/hardsigmoid_backward.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "hardsigmoid_backward.grad_input",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::hardswish": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hardswish", "Double": "hardswish", "Float": "hardswish", "Half": "hardswish"},
+        "headers": ("kernels/ufunc/hardswish.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "hardswish.out",
+        "fallbacks": {},
+    },
+    # kernels/ufunc/hardswish_backward.h (standalone kernel)
+    "aten::hardswish_backward": {
+        "args": (("grad_output", "tensor"), ("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "hardswish_backward", "Double": "hardswish_backward", "Float": "hardswish_backward", "Half": "hardswish_backward"},
+        "headers": ("kernels/ufunc/hardswish_backward.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "kernels/ufunc/hardswish_backward.h",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
     "aten::hardtanh": {
         "args": (("self", "tensor"), ("min_val", "scalar"), ("max_val", "scalar"), ),
@@ -651,6 +717,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "log2.out",
+        "fallbacks": {},
+    },
+    # kernels/ufunc/log_sigmoid.h (standalone kernel)
+    "aten::log_sigmoid": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "log_sigmoid", "Double": "log_sigmoid", "Float": "log_sigmoid", "Half": "log_sigmoid"},
+        "headers": ("kernels/ufunc/log_sigmoid.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "kernels/ufunc/log_sigmoid.h",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -818,6 +895,17 @@ POINTWISE = {
         "entry": "pow.Tensor_Tensor_out",
         "fallbacks": {},
     },
+    # kernels/ufunc/prelu.h (standalone kernel)
+    "aten::prelu": {
+        "args": (("self", "tensor"), ("weight", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "prelu", "Double": "prelu", "Float": "prelu", "Half": "prelu"},
+        "headers": ("kernels/ufunc/prelu.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "kernels/ufunc/prelu.h",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::reciprocal": {
         "args": (("self", "tensor"), ),
@@ -972,6 +1060,28 @@ POINTWISE = {
         "entry": "softplus_backward.grad_input",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::softshrink": {
+        "args": (("self", "tensor"), ("lambd", "scalar"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "softshrink", "Double": "softshrink", "Float": "softshrink", "Half": "softshrink"},
+        "headers": ("kernels/ufunc/softshrink.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "softshrink.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
+    "aten::softshrink_backward": {
+        "args": (("grad_output", "tensor"), ("self", "tensor"), ("lambd", "scalar"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "softshrink_backward", "Double": "softshrink_backward", "Float": "softshrink_backward", "Half": "softshrink_backward"},
+        "headers": ("kernels/ufunc/softshrink_backward.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "softshrink_backward.grad_input",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::sqrt": {
         "args": (("self", "tensor"), ),
@@ -1025,6 +1135,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "tanh.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::threshold": {
+        "args": (("self", "tensor"), ("threshold", "scalar"), ("value", "scalar"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "threshold", "Byte": "threshold", "Char": "threshold", "Double": "threshold", "Float": "threshold", "Half": "threshold", "Int": "threshold", "Long": "threshold", "Short": "threshold"},
+        "headers": ("kernels/ufunc/threshold.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "threshold.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

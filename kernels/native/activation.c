@@ -3,10 +3,12 @@
  * generated from the formula kernels/ufunc/relu.h (generated/kernels/ufunc_relu.c).
  * Registered for CPU and Meta (the iterator computes metadata only on Meta). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tl_error.h"
 #include "tl_iter.h"
+#include "tl_runtime.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
@@ -14,6 +16,13 @@
 #include "ufunc_gelu_backward.h"
 #include "ufunc_gelu_backward_tanh.h"
 #include "ufunc_gelu_tanh.h"
+#include "ufunc_glu.h"
+#include "ufunc_hardswish_backward.h"
+#include "ufunc_log_sigmoid.h"
+#include "ufunc_log_sigmoid_backward.h"
+#include "ufunc_prelu.h"
+#include "ufunc_prelu_backward_input.h"
+#include "ufunc_prelu_backward_weight.h"
 #include "ufunc_relu.h"
 
 static tl_tensor *relu_run(tl_tensor *self, tl_tensor *out) {
@@ -203,4 +212,402 @@ tl_tensor *tl_native_relu6(tl_keyset ks, tl_tensor *self) {
 tl_tensor *tl_native_relu6_(tl_keyset ks, tl_tensor *self) {
     (void)ks;
     return tl_ops_hardtanh_(self, tl_scalar_from_int(0), tl_scalar_from_int(6));
+}
+
+/* ---- hardswish, hardsigmoid, softshrink, hardshrink, threshold, selu,
+ * celu, log_sigmoid (PyTorch's meta functions and composites) */
+
+int tl_meta_hardswish(tl_structured *s, tl_tensor *self) { return unary_floating(s, self, "hardswish_cpu"); }
+
+int tl_meta_hardsigmoid(tl_structured *s, tl_tensor *self) { return unary_floating(s, self, "hardsigmoid_cpu"); }
+
+int tl_meta_hardsigmoid_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self) {
+    return backward_floating(s, grad_output, self, "hardsigmoid_backward");
+}
+
+/* softshrink: PyTorch's softshrink_check (lambd within [0, the input
+ * dtype's largest finite value]) before the iterator */
+int tl_meta_softshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    const char *name = tl_dtype_scalar_name(dt);
+    if (!tl_dtype_is_floating(dt))
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"softshrink_check\" not implemented for '%s'", name);
+    const double hi = dt == TL_FLOAT64 ? 1.7976931348623157e308
+                      : dt == TL_FLOAT16 ? 65504.0
+                      : dt == TL_BFLOAT16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+    const double l = scalar_to_double(lambd);
+    if (!(l >= 0 && l <= hi))
+        return tl_set_error(TL_ERR_RUNTIME, "lambda must be in range [0, %g] for input dtype %s, but found %g", hi,
+                            name, l);
+    return unary_floating(s, self, "softshrink_cpu");
+}
+
+int tl_meta_softshrink_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd) {
+    (void)lambd;
+    return backward_floating(s, grad_output, self, "shrink_backward_cpu");
+}
+
+int tl_meta_hardshrink(tl_structured *s, tl_tensor *self, tl_scalar lambd) {
+    (void)lambd;
+    return unary_floating(s, self, "hardshrink_cpu");
+}
+
+int tl_meta_hardshrink_backward(tl_structured *s, tl_tensor *grad_out, tl_tensor *self, tl_scalar lambd) {
+    (void)lambd;
+    return backward_floating(s, grad_out, self, "shrink_backward_cpu");
+}
+
+/* threshold: every dtype but bool (the formula's table; PyTorch's
+ * AT_DISPATCH_ALL_TYPES_AND2 names threshold_cpu) */
+int tl_meta_threshold(tl_structured *s, tl_tensor *self, tl_scalar threshold, tl_scalar value) {
+    (void)threshold, (void)value;
+    return tl_structured_build_unary_op(s, self);
+}
+
+/* a standalone formula over an iterator of (out, a[, b[, c]]): the operators
+ * PyTorch declares without out= (hardswish_backward, glu, _prelu_kernel) or
+ * with a plain CPU kernel (log_sigmoid_*) */
+static tl_tensor *iter_run3(tl_tensor *a, tl_tensor *b, tl_tensor *c, int (*run)(tl_iter *)) {
+    tl_iter *it = tl_iter_new(b ? TL_ITER_BINARY_OP : TL_ITER_UNARY_OP);
+    if (!it) return NULL;
+    tl_tensor *result = NULL;
+    if (tl_iter_add_output(it, NULL) == 0 && tl_iter_add_input(it, a) == 0 && (!b || tl_iter_add_input(it, b) == 0) &&
+        (!c || tl_iter_add_input(it, c) == 0) && tl_iter_build(it) == 0 && run(it) == 0)
+        result = tl_iter_output(it, 0);
+    tl_iter_free(it);
+    return result;
+}
+
+static tl_tensor *iter_run(tl_tensor *a, tl_tensor *b, int (*run)(tl_iter *)) { return iter_run3(a, b, NULL, run); }
+
+tl_tensor *tl_native_hardswish_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
+    (void)ks;
+    return iter_run(grad_output, self, tl_ufunc_hardswish_backward_run);
+}
+
+/* selu = elu(x, alpha, scale) with PyTorch's constants (CompositeImplicitAutograd) */
+static const double SELU_ALPHA = 1.6732632423543772848170429916717, SELU_SCALE = 1.0507009873554804934193349852946;
+
+tl_tensor *tl_native_selu(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_elu(self, tl_scalar_from_double(SELU_ALPHA), tl_scalar_from_double(SELU_SCALE),
+                      tl_scalar_from_int(1));
+}
+
+tl_tensor *tl_native_selu_(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_elu_(self, tl_scalar_from_double(SELU_ALPHA), tl_scalar_from_double(SELU_SCALE),
+                       tl_scalar_from_int(1));
+}
+
+/* celu = elu(x, alpha, 1, 1 / alpha) (CompositeExplicitAutograd: CeluBackward0) */
+static int celu_inv_alpha(tl_scalar alpha, tl_scalar *inv) {
+    const double a = scalar_to_double(alpha);
+    if (a == 0) return tl_set_error(TL_ERR_RUNTIME, "ZeroDivisionError: alpha cannot be 0 for CELU");
+    *inv = tl_scalar_from_double(1.0 / a);
+    return 0;
+}
+
+tl_tensor *tl_native_celu(tl_keyset ks, tl_tensor *self, tl_scalar alpha) {
+    (void)ks;
+    tl_scalar inv;
+    if (celu_inv_alpha(alpha, &inv)) return NULL;
+    return tl_ops_elu(self, alpha, tl_scalar_from_int(1), inv);
+}
+
+tl_tensor *tl_native_celu_(tl_keyset ks, tl_tensor *self, tl_scalar alpha) {
+    (void)ks;
+    tl_scalar inv;
+    if (celu_inv_alpha(alpha, &inv)) return NULL;
+    return tl_ops_elu_(self, alpha, tl_scalar_from_int(1), inv);
+}
+
+/* log_sigmoid_forward: (output, buffer); the CPU buffer is empty, as
+ * PyTorch's (only its CUDA kernel stores anything there) */
+int tl_native_log_sigmoid_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    const int64_t zero[1] = {0};
+    tl_tensor *out = iter_run(self, NULL, tl_ufunc_log_sigmoid_run);
+    if (!out) return -1;
+    tl_tensor *buf = tl_empty(1, zero, tl_tensor_dtype(self), tl_tensor_device(self));
+    if (!buf) {
+        tl_tensor_release(out);
+        return -1;
+    }
+    *ret0 = out;
+    *ret1 = buf;
+    return 0;
+}
+
+tl_tensor *tl_native_log_sigmoid_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self,
+                                              tl_tensor *buffer) {
+    (void)ks, (void)buffer;
+    return iter_run(grad_output, self, tl_ufunc_log_sigmoid_backward_run);
+}
+
+/* log_sigmoid = log_sigmoid_forward(self)[0] (CompositeImplicitAutograd) */
+tl_tensor *tl_native_log_sigmoid(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_tensor *out = NULL, *buf = NULL;
+    if (tl_ops_log_sigmoid_forward(self, &out, &buf)) return NULL;
+    tl_tensor_release(buf);
+    return out;
+}
+
+/* ---- glu (PyTorch's glu meta checks; a * sigmoid(b) over the halves) */
+
+static int glu_halves(tl_tensor *self, int64_t dim, int64_t *wrap, tl_tensor **a, tl_tensor **b) {
+    const int64_t nd = tl_tensor_ndim(self);
+    if (nd == 0) return tl_set_error(TL_ERR_RUNTIME, "glu does not support scalars because halving size must be even");
+    if (dim < -nd || dim >= nd)
+        return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                            (long long)-nd, (long long)(nd - 1), (long long)dim);
+    const int64_t w = dim < 0 ? dim + nd : dim, n = tl_tensor_size(self, w);
+    if (n % 2)
+        return tl_set_error(TL_ERR_RUNTIME, "Halving dimension must be even, but dimension %lld is size %lld",
+                            (long long)w, (long long)n);
+    *wrap = w;
+    if (!(*a = tl_ops_narrow(self, w, 0, n / 2))) return -1;
+    if (!(*b = tl_ops_narrow(self, w, n / 2, n / 2))) {
+        tl_tensor_release(*a);
+        return -1;
+    }
+    return 0;
+}
+
+tl_tensor *tl_native_glu_cpu(tl_keyset ks, tl_tensor *self, int64_t dim) {
+    (void)ks;
+    int64_t w;
+    tl_tensor *a, *b;
+    if (glu_halves(self, dim, &w, &a, &b)) return NULL;
+    tl_tensor *r = iter_run(a, b, tl_ufunc_glu_run);
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+
+/* PyTorch's glu_backward: [grad * s, grad * s * (1 - s) * a] along dim, s = sigmoid(b) */
+tl_tensor *tl_native_glu_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, int64_t dim) {
+    (void)ks;
+    int64_t w;
+    tl_tensor *a, *b, *sb = NULL, *g1 = NULL, *one_m = NULL, *t = NULL, *g2 = NULL, *r = NULL;
+    if (glu_halves(self, dim, &w, &a, &b)) return NULL;
+    if ((sb = tl_ops_sigmoid(b)) && (g1 = tl_ops_mul_Tensor(grad_output, sb)) &&
+        (one_m = tl_ops_rsub_Scalar(sb, tl_scalar_from_int(1), tl_scalar_from_int(1))) &&
+        (t = tl_ops_mul_Tensor(g1, one_m)) && (g2 = tl_ops_mul_Tensor(t, a))) {
+        tl_tensor *parts[2] = {g1, g2};
+        r = tl_ops_cat(parts, 2, w);
+    }
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    tl_tensor_release(sb);
+    tl_tensor_release(g1);
+    tl_tensor_release(one_m);
+    tl_tensor_release(t);
+    tl_tensor_release(g2);
+    return r;
+}
+
+/* ---- prelu: PyTorch's checks and weight reshape (CompositeImplicitAutograd)
+ * over _prelu_kernel (x > 0 ? x : w * x, the weight broadcast) */
+tl_tensor *tl_native_prelu(tl_keyset ks, tl_tensor *self, tl_tensor *weight) {
+    (void)ks;
+    const int64_t nd = tl_tensor_ndim(self);
+    if (tl_tensor_dtype(self) != tl_tensor_dtype(weight)) {
+        tl_set_error(TL_ERR_RUNTIME, "prelu: Type promoting not supported. Got %s and %s",
+                     tl_dtype_scalar_name(tl_tensor_dtype(self)), tl_dtype_scalar_name(tl_tensor_dtype(weight)));
+        return NULL;
+    }
+    const int64_t wn = tl_tensor_numel(weight);
+    if (wn != 1) {
+        if (nd == 0) {
+            tl_set_error(TL_ERR_RUNTIME, "Not allow zero-dim input tensor.");
+            return NULL;
+        }
+        const int64_t channels = nd > 1 ? tl_tensor_size(self, 1) : 1;
+        if (channels != wn) {
+            tl_set_error(TL_ERR_RUNTIME, "Mismatch of parameter numbers and input channel size. Found parameter "
+                         "numbers = %lld and channel size = %lld.", (long long)wn, (long long)channels);
+            return NULL;
+        }
+    }
+    if (tl_tensor_ndim(weight) > 1) {
+        tl_set_error(TL_ERR_RUNTIME, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = %lld",
+                     (long long)tl_tensor_ndim(weight));
+        return NULL;
+    }
+    if (nd == tl_tensor_ndim(weight)) return tl_ops__prelu_kernel(self, weight);
+    int64_t shape[64];
+    if (nd > 64) {
+        tl_set_error(TL_ERR_RUNTIME, "prelu: too many dimensions");
+        return NULL;
+    }
+    for (int64_t i = 0; i < nd; i++) shape[i] = 1;
+    if (nd > 1) shape[1] = wn;
+    tl_tensor *w = tl_ops_reshape(weight, shape, nd);
+    if (!w) return NULL;
+    tl_tensor *r = tl_ops__prelu_kernel(self, w);
+    tl_tensor_release(w);
+    return r;
+}
+
+tl_tensor *tl_native__prelu_kernel(tl_keyset ks, tl_tensor *self, tl_tensor *weight) {
+    (void)ks;
+    return iter_run(self, weight, tl_ufunc_prelu_run);
+}
+
+/* (grad_input, grad_weight), both of the broadcast shape as PyTorch's
+ * (autograd sums grad_weight to the weight's shape) */
+int tl_native__prelu_kernel_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *weight,
+                                     tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    tl_tensor *gi = iter_run3(self, weight, grad_output, tl_ufunc_prelu_backward_input_run);
+    if (!gi) return -1;
+    tl_tensor *gw = iter_run3(self, weight, grad_output, tl_ufunc_prelu_backward_weight_run);
+    if (!gw) {
+        tl_tensor_release(gi);
+        return -1;
+    }
+    *ret0 = gi;
+    *ret1 = gw;
+    return 0;
+}
+
+/* ---- rrelu: PyTorch's rrelu_with_noise. Training: each element x <= 0 is
+ * scaled by a slope r drawn from U(lower, upper) (the generator, or the
+ * default one), which `noise` records (1 elsewhere); eval: leaky_relu with
+ * slope (lower + upper) / 2. */
+
+static double rrelu_eval_slope(tl_scalar lower, tl_scalar upper) {
+    return (scalar_to_double(lower) + scalar_to_double(upper)) / 2;
+}
+
+static bool same_shape(tl_tensor *a, tl_tensor *b) {
+    if (tl_tensor_ndim(a) != tl_tensor_ndim(b)) return false;
+    for (int64_t i = 0; i < tl_tensor_ndim(a); i++)
+        if (tl_tensor_size(a, i) != tl_tensor_size(b, i)) return false;
+    return true;
+}
+
+/* "[2, 3]" */
+static void shape_str(char *buf, size_t n, tl_tensor *t) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int64_t i = 0; i < tl_tensor_ndim(t) && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)tl_tensor_size(t, i));
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* the training output (a new tensor of self's shape and dtype); noise (of
+ * self's shape) filled with the slopes */
+static tl_tensor *rrelu_train(tl_tensor *self, tl_tensor *noise, tl_scalar lower, tl_scalar upper,
+                              tl_generator *generator) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (!tl_dtype_is_floating(dt)) {
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"rrelu_with_noise_out_cpu\" not implemented for '%s'",
+                     tl_dtype_scalar_name(dt));
+        return NULL;
+    }
+    const int64_t nd = tl_tensor_ndim(self), *sz = tl_tensor_sizes(self);
+    if (!same_shape(self, noise)) {
+        char a[256], b[256];
+        shape_str(a, sizeof a, self);
+        shape_str(b, sizeof b, noise);
+        tl_set_error(TL_ERR_RUNTIME, "noise tensor shape must match self tensor shape. Got self.shape = %s "
+                     "noise.shape = %s", a, b);
+        return NULL;
+    }
+    tl_generator *g = generator ? generator : tl_default_generator();
+    const double lo = scalar_to_double(lower), hi = scalar_to_double(upper);
+    tl_tensor *x = tl_empty(nd, sz, TL_FLOAT64, TL_CPU), *o = tl_empty(nd, sz, TL_FLOAT64, TL_CPU),
+              *r = tl_empty(nd, sz, TL_FLOAT64, TL_CPU), *out = NULL;
+    if (!x || !o || !r || tl_copy_(x, self)) goto done;
+    {
+        const double *xv = tl_tensor_data_ptr(x);
+        double *ov = tl_tensor_data_ptr(o), *rv = tl_tensor_data_ptr(r);
+        for (int64_t i = 0, n = tl_tensor_numel(x); i < n; i++) {
+            const double s = xv[i] <= 0 ? lo + (hi - lo) * tl_generator_next_double(g) : 1.0;
+            rv[i] = s;
+            ov[i] = xv[i] <= 0 ? xv[i] * s : xv[i];
+        }
+    }
+    /* noise is written through its data as PyTorch's kernel writes it: its
+     * version is left alone (autograd saved it before the call); a strided
+     * noise takes tl_copy_ */
+    if (tl_tensor_is_contiguous(noise)) {
+        const double *rv = tl_tensor_data_ptr(r);
+        char *nv = tl_tensor_data_ptr(noise);
+        const tl_dtype ndt = tl_tensor_dtype(noise);
+        const int64_t isz = tl_dtype_itemsize(ndt);
+        for (int64_t i = 0, n = tl_tensor_numel(r); i < n; i++)
+            tl_scalar_store(tl_scalar_from_double(rv[i]), ndt, nv + i * isz);
+    } else if (tl_copy_(noise, r)) {
+        goto done;
+    }
+    out = tl_to_dtype(o, dt, 0);
+done:
+    tl_tensor_release(x);
+    tl_tensor_release(o);
+    tl_tensor_release(r);
+    return out;
+}
+
+tl_tensor *tl_native_rrelu_with_noise_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower,
+                                          tl_scalar upper, bool training, tl_generator *generator) {
+    (void)ks;
+    if (!training) return tl_ops_leaky_relu(self, tl_scalar_from_double(rrelu_eval_slope(lower, upper)));
+    return rrelu_train(self, noise, lower, upper, generator);
+}
+
+tl_tensor *tl_native_rrelu_with_noise_cpu_(tl_keyset ks, tl_tensor *self, tl_tensor *noise, tl_scalar lower,
+                                           tl_scalar upper, bool training, tl_generator *generator) {
+    (void)ks;
+    if (!training) return tl_ops_leaky_relu_(self, tl_scalar_from_double(rrelu_eval_slope(lower, upper)));
+    tl_tensor *o = rrelu_train(self, noise, lower, upper, generator);
+    if (!o) return NULL;
+    const int rc = tl_copy_(self, o);
+    tl_tensor_release(o);
+    if (rc) return NULL;
+    tl_tensor_bump_version(self);
+    tl_tensor_retain(self);
+    return self;
+}
+
+/* noise * grad while training, leaky_relu_backward otherwise (PyTorch's
+ * CompositeExplicitAutograd kernel) */
+tl_tensor *tl_native_rrelu_with_noise_backward(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self,
+                                               tl_tensor *noise, tl_scalar lower, tl_scalar upper, bool training,
+                                               bool self_is_result) {
+    (void)ks;
+    if (training) return tl_ops_mul_Tensor(noise, grad_output);
+    return tl_ops_leaky_relu_backward(grad_output, self, tl_scalar_from_double(rrelu_eval_slope(lower, upper)),
+                                      self_is_result);
+}
+
+/* rrelu / rrelu_ (CompositeImplicitAutograd): rrelu_with_noise with a fresh noise */
+static int rrelu_bounds(tl_scalar lower, tl_scalar upper) {
+    if (scalar_to_double(lower) > scalar_to_double(upper))
+        return tl_set_error(TL_ERR_RUNTIME, "Lower bound should be less than or equal to the upper bound");
+    return 0;
+}
+
+tl_tensor *tl_native_rrelu(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training,
+                           tl_generator *generator) {
+    (void)ks;
+    if (rrelu_bounds(lower, upper)) return NULL;
+    tl_tensor *noise = tl_empty_like(self);
+    if (!noise) return NULL;
+    tl_tensor *r = tl_ops_rrelu_with_noise(self, noise, lower, upper, training, generator);
+    tl_tensor_release(noise);
+    return r;
+}
+
+tl_tensor *tl_native_rrelu_(tl_keyset ks, tl_tensor *self, tl_scalar lower, tl_scalar upper, bool training,
+                            tl_generator *generator) {
+    (void)ks;
+    if (rrelu_bounds(lower, upper)) return NULL;
+    tl_tensor *noise = tl_empty_like(self);
+    if (!noise) return NULL;
+    tl_tensor *r = tl_ops_rrelu_with_noise_(self, noise, lower, upper, training, generator);
+    tl_tensor_release(noise);
+    return r;
 }

@@ -762,32 +762,52 @@ static tl_tensor *nll_targets(tl_tensor *target, int64_t C, int64_t ignore_index
     return t;
 }
 
+/* the address of element (i, c) of a 1-D [C] (i = 0) or 2-D [B, C] tensor */
+static char *row_elem_ptr(tl_tensor *x, int64_t i, int64_t c) {
+    const int64_t *st = tl_tensor_strides(x);
+    const int64_t off = tl_tensor_ndim(x) == 2 ? i * st[0] + c * st[1] : c * st[0];
+    return (char *)tl_tensor_data_ptr(x) + off * tl_dtype_itemsize(tl_tensor_dtype(x));
+}
+
+static double row_elem(tl_tensor *x, int64_t i, int64_t c) {
+    const char *p = row_elem_ptr(x, i, c);
+    const tl_dtype dt = tl_tensor_dtype(x);
+    if (dt == TL_FLOAT32) return *(const float *)p;
+    if (dt == TL_FLOAT64) return *(const double *)p;
+    tl_scalar v;
+    tl_scalar_load(p, dt, &v);
+    return v.kind == TL_SCALAR_DOUBLE ? v.d : (double)v.i;
+}
+
+static void row_elem_store(tl_tensor *x, int64_t i, int64_t c, double v) {
+    tl_scalar_store(tl_scalar_from_double(v), tl_tensor_dtype(x), row_elem_ptr(x, i, c));
+}
+
 int tl_native_nll_loss_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight,
                                    int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1) {
     (void)ks;
     int64_t B, C;
     if (nll_check(self, target, weight, reduction, &B, &C)) return -1;
     const tl_dtype dt = tl_tensor_dtype(self);
-    tl_tensor *x = NULL, *w = NULL, *t = NULL, *o = NULL, *tw = NULL;
+    tl_tensor *w = NULL, *t = NULL, *o = NULL, *tw = NULL;
     int rc = -1;
-    if (!(x = contig_as(self, TL_FLOAT64)) || (weight && !(w = contig_as(weight, TL_FLOAT64))) ||
-        !(t = nll_targets(target, C, ignore_index)))
-        goto done;
-    const double *xv = tl_tensor_data_ptr(x), *wv = w ? tl_tensor_data_ptr(w) : NULL;
+    if ((weight && !(w = contig_as(weight, TL_FLOAT64))) || !(t = nll_targets(target, C, ignore_index))) goto done;
+    const double *wv = w ? tl_tensor_data_ptr(w) : NULL;
     const int64_t *tv = tl_tensor_data_ptr(t);
+    /* only the B target entries are read (through the strides): no copy of the input */
     if (reduction == RED_NONE && tl_tensor_ndim(self) == 2) {
         const int64_t sh[1] = {B};
         if (!(o = tl_empty(1, sh, TL_FLOAT64, TL_CPU))) goto done;
         double *ov = tl_tensor_data_ptr(o);
         for (int64_t i = 0; i < B; i++)
-            ov[i] = tv[i] == ignore_index ? 0.0 : -(wv ? wv[tv[i]] : 1.0) * xv[i * C + tv[i]];
+            ov[i] = tv[i] == ignore_index ? 0.0 : -(wv ? wv[tv[i]] : 1.0) * row_elem(self, i, tv[i]);
         tw = tl_zeros(0, NULL, dt, TL_CPU);
     } else {
         double total = 0, tot_w = 0;
         for (int64_t i = 0; i < B; i++) {
             if (tv[i] == ignore_index) continue;
             const double wi = wv ? wv[tv[i]] : 1.0;
-            total -= wi * xv[i * C + tv[i]];
+            total -= wi * row_elem(self, i, tv[i]);
             tot_w += wi;
         }
         if (reduction == RED_MEAN) total = total / tot_w;
@@ -803,7 +823,6 @@ int tl_native_nll_loss_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *tar
     tw = NULL;
     rc = 0;
 done:
-    tl_tensor_release(x);
     tl_tensor_release(w);
     tl_tensor_release(t);
     tl_tensor_release(o);
@@ -841,31 +860,30 @@ int tl_impl_nll_loss_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, 
                                       tl_tensor *total_weight, tl_tensor *grad_input) {
     (void)s; (void)self;
     int64_t B = tl_tensor_ndim(self) == 2 ? tl_tensor_size(self, 0) : 1, C = tl_tensor_size(self, -1);
-    tl_tensor *g = NULL, *w = NULL, *t = NULL, *tw = NULL, *gi = NULL;
+    tl_tensor *g = NULL, *w = NULL, *t = NULL, *tw = NULL;
     int rc = -1;
     if (!(g = contig_as(grad_output, TL_FLOAT64)) || (weight && !(w = contig_as(weight, TL_FLOAT64))) ||
         !(t = nll_targets(target, C, ignore_index)) || !(tw = contig_as(total_weight, TL_FLOAT64)) ||
-        !(gi = tl_zeros(tl_tensor_ndim(self), tl_tensor_sizes(self), TL_FLOAT64, TL_CPU)))
+        tl_zero_(grad_input))
         goto done;
     {
+        /* grad_input is zero but for the B target entries, written through its strides */
         const double *gv = tl_tensor_data_ptr(g), *wv = w ? tl_tensor_data_ptr(w) : NULL;
         const int64_t *tv = tl_tensor_data_ptr(t);
-        double *out = tl_tensor_data_ptr(gi);
         const int per_row = reduction == RED_NONE && tl_tensor_ndim(self) == 2;
         double scale = per_row ? 1.0 : gv[0];
         if (reduction == RED_MEAN) scale /= *(const double *)tl_tensor_data_ptr(tw);
         for (int64_t i = 0; i < B; i++) {
             if (tv[i] == ignore_index) continue;
-            out[i * C + tv[i]] = -(wv ? wv[tv[i]] : 1.0) * (per_row ? gv[i] : scale);
+            row_elem_store(grad_input, i, tv[i], -(wv ? wv[tv[i]] : 1.0) * (per_row ? gv[i] : scale));
         }
     }
-    rc = tl_copy_(grad_input, gi);
+    rc = 0;
 done:
     tl_tensor_release(g);
     tl_tensor_release(w);
     tl_tensor_release(t);
     tl_tensor_release(tw);
-    tl_tensor_release(gi);
     return rc;
 }
 

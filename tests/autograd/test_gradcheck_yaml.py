@@ -132,6 +132,89 @@ ACTIVATION_CASES = {
                       ([_ac(3), _ac(3, 2)], lambda g, x: _nnf().silu_backward(g, T(x)))],
 }
 
+# activations of the losses-and-activations block: own generator; lambd /
+# threshold 0.65 sit in _ac's gap, hardswish's +-3 kinks scaled out of reach
+RL = np.random.default_rng(6071)
+
+
+def _al(*shape, scale=1.0):
+    x = RL.uniform(0.1, 2.0, shape) * np.where(RL.random(shape) < 0.5, -1.0, 1.0)
+    return np.where(np.abs(np.abs(x) - 0.65) < 0.17, x * 1.5, x) * scale
+
+
+def _rrelu(x, training, inplace=False):
+    g = torchlet.Generator().manual_seed(5)   # the same slopes at every finite-difference call
+    noise = torchlet.empty(tuple(x.shape), dtype=x.dtype)
+    if inplace:
+        return _nnf().rrelu_with_noise_(x.clone(), noise, 0.1, 0.4, training, g)
+    return _nnf().rrelu_with_noise(x, noise, 0.1, 0.4, training, g)
+
+
+_RRELU_NOISE = RL.uniform(0.1, 0.4, (2, 3))
+
+
+def _bce_w():
+    return torchlet.tensor([0.5, 1.5, 2.0], dtype=torchlet.float64)
+
+
+ACTIVATION_CASES.update({
+    "hardswish": [([_al(2, 3, scale=2.0)], lambda a: _nnf().hardswish(T(a))), ([_al()], lambda a: _nnf().hardswish(a))],
+    "hardswish_": [([_al(3, 2, scale=2.0)], lambda a: _nnf().hardswish_(a.clone()))],
+    "hardswish_backward": [([_al(2, 3), _al(2, 3, scale=2.0)], lambda g, x: _nnf().hardswish_backward(g, x))],
+    "hardsigmoid": [([_al(2, 3, scale=2.0)], lambda a: _nnf().hardsigmoid(T(a)))],
+    "hardsigmoid_": [([_al(3, 2, scale=2.0)], lambda a: _nnf().hardsigmoid_(a.clone()))],
+    "softshrink": [([_al(2, 3)], lambda a: _nnf().softshrink(T(a), 0.65)), ([_al()], lambda a: _nnf().softshrink(a))],
+    "softshrink_backward": [([_al(2, 3), _al(2, 3)], lambda g, x: _nnf().softshrink_backward(g, x, 0.65))],
+    "hardshrink": [([_al(2, 3)], lambda a: torchlet.hardshrink(T(a), 0.65))],
+    "hardshrink_backward": [([_al(2, 3), _al(2, 3)], lambda g, x: torchlet.hardshrink_backward(g, x, 0.65))],
+    "threshold": [([_al(2, 3)], lambda a: torchlet.threshold(T(a), 0.65, -3.0))],
+    "threshold_": [([_al(3, 2)], lambda a: torchlet.threshold_(a.clone(), -0.65, 2.0))],
+    "celu": [([_al(2, 3)], lambda a: torchlet.celu(T(a), 0.4)), ([_al()], lambda a: torchlet.celu(a))],
+    "celu_": [([_al(3, 2)], lambda a: torchlet.celu_(a.clone(), 1.7))],
+    "log_sigmoid_forward": [([_al(2, 3, scale=3.0)], lambda a: _nnf().log_sigmoid_forward(T(a))[0])],
+    "log_sigmoid_backward": [([_al(2, 3), _al(2, 3, scale=3.0)],
+                              lambda g, x: _nnf().log_sigmoid_backward(g, x, torchlet.empty(0, dtype=x.dtype)))],
+    "glu": [([_al(2, 6)], lambda a: _nnf().glu(a, -1)), ([_al(4, 3)], lambda a: _nnf().glu(T(a), 1))],
+    "glu_backward": [([_al(2, 3), _al(2, 6)], lambda g, x: _nnf().glu_backward(g, x, 1))],
+    "_prelu_kernel": [([_al(2, 3, 2), _al(1, 3, 1)], lambda x, w: torchlet._prelu_kernel(x, w))],
+    "_prelu_kernel_backward": [([_al(2, 3), _al(2, 3), _al(1, 3)],
+                                lambda g, x, w: torchlet._prelu_kernel_backward(g, x, w)[0]),
+                               ([_al(2, 3), _al(2, 3), _al(1, 3)],
+                                lambda g, x, w: torchlet._prelu_kernel_backward(g, x, w)[1])],
+    "rrelu_with_noise": [([_al(2, 3)], lambda a: _rrelu(T(a), True)), ([_al(2, 3)], lambda a: _rrelu(a, False))],
+    "rrelu_with_noise_": [([_al(2, 3)], lambda a: _rrelu(a, True, True)), ([_al(2, 3)], lambda a: _rrelu(a, False, True))],
+    "rrelu_with_noise_backward": [
+        ([_al(2, 3), _al(2, 3)], lambda g, x: _nnf().rrelu_with_noise_backward(
+            g, x, torchlet.tensor(_RRELU_NOISE), 0.1, 0.4, True, False)),
+        ([_al(2, 3), _al(2, 3)], lambda g, x: _nnf().rrelu_with_noise_backward(
+            g, x, torchlet.tensor(_RRELU_NOISE), 0.1, 0.4, False, False))],
+    # pointwise losses: reductions none / mean / sum, broadcast grad_output
+    "smooth_l1_loss": [([_al(3, 4), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(a, b, 1, 0.5)),
+                       ([_al(4, 3), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(T(a), b, 0, 1.5))],
+    "smooth_l1_loss_backward": [([_al(), _al(3, 4), _al(3, 4)],
+                                 lambda g, a, b: _nnf().smooth_l1_loss_backward(g, a, b, 2, 0.5))],
+    "huber_loss": [([_al(3, 4), _al(3, 4)], lambda a, b: _nnf().huber_loss(a, b, 2, 0.7)),
+                   ([_al(4, 3), _al(3, 4)], lambda a, b: _nnf().huber_loss(T(a), b, 0, 1.5))],
+    "huber_loss_backward": [([_al(), _al(3, 4), _al(3, 4)],
+                             lambda g, a, b: _nnf().huber_loss_backward(g, a, b, 1, 0.7)),
+                            ([_al(3, 4), _al(3, 4), _al(3, 4)],
+                             lambda g, a, b: _nnf().huber_loss_backward(g, a, b, 0, 0.7))],
+    "soft_margin_loss": [([_al(3, 4), _al(3, 4)], lambda a, t: _nnf().soft_margin_loss(a, t, 1))],
+    "soft_margin_loss_backward": [([_al(), _al(3, 4), _al(3, 4)],
+                                   lambda g, a, t: _nnf().soft_margin_loss_backward(g, a, t, 2)),
+                                  ([_al(3, 4), _al(3, 4), _al(3, 4)],
+                                   lambda g, a, t: _nnf().soft_margin_loss_backward(g, a, t, 0))],
+    "binary_cross_entropy": [([RL.uniform(0.1, 0.9, (4, 3)), RL.uniform(0, 1, (4, 3))],
+                              lambda x, y: _nnf().binary_cross_entropy(x, y, _bce_w(), 1)),
+                             ([RL.uniform(0.1, 0.9, (3, 4)), RL.uniform(0, 1, (4, 3))],
+                              lambda x, y: _nnf().binary_cross_entropy(T(x), y, None, 0))],
+    "binary_cross_entropy_backward": [
+        ([_al(), RL.uniform(0.1, 0.9, (4, 3)), RL.uniform(0, 1, (4, 3))],
+         lambda g, x, y: _nnf().binary_cross_entropy_backward(g, x, y, _bce_w(), 1)),
+        ([_al(4, 3), RL.uniform(0.1, 0.9, (4, 3)), RL.uniform(0, 1, (4, 3))],
+         lambda g, x, y: _nnf().binary_cross_entropy_backward(g, x, y, None, 0))],
+})
+
 # shape and indexing operators; index tensors
 # and masks are constants of the cases, not inputs.
 RS = np.random.default_rng(6061)   # own generator: the other cases' inputs stay as they were
@@ -760,7 +843,9 @@ CASES = {
     **SHAPE_INDEX_CASES,
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
-DIFF = {"threshold_backward": [0], "where.self": [1, 2]}
+DIFF = {"threshold_backward": [0], "where.self": [1, 2],
+        # soft_margin_loss has no target formula (PyTorch neither)
+        "soft_margin_loss": [0], "soft_margin_loss_backward": [0, 1], "rrelu_with_noise_backward": [0]}
 LOOSE: set[str] = set()
 
 
@@ -853,6 +938,16 @@ def test_torchlet_autograd_gradcheck(name):
          lambda a, lo, hi: torchlet.clamp(a, lo * lo - 0.75, hi * hi) * a),
         ("lerp.Tensor", [_g(2, 3), _g(3), _g(2, 3)], lambda a, b, w: torchlet.lerp(a, b * b, w * a)),
         ("addcdiv", [_g(2, 3), _g(3), _gz(2, 1)], lambda s, a, b: torchlet.addcdiv(s, a * s, b, value=0.5)),
+        # double backward of the activations and pointwise losses (FunctionsManual helpers)
+        ("log_sigmoid", [_al(2, 3, scale=3.0)], lambda a: _nnf().log_sigmoid(a) * a),
+        ("glu", [_al(2, 6)], lambda a: _nnf().glu(a * a, 1)),
+        ("prelu", [_al(2, 3), _al(3)], lambda x, w: torchlet.prelu(x * x - 1, w * w)),
+        ("hardswish", [_al(2, 3, scale=2.0)], lambda a: _nnf().hardswish(a) * a),
+        ("smooth_l1_loss", [_al(3, 4), _al(3, 4)], lambda a, b: _nnf().smooth_l1_loss(a * a, b, 0, 0.8)),
+        ("huber_loss", [_al(3, 4), _al(3, 4)], lambda a, b: _nnf().huber_loss(a * a, b, 1, 0.8)),
+        ("soft_margin_loss", [_al(3, 4)], lambda a: _nnf().soft_margin_loss(a * a, a.detach().sign(), 2)),
+        ("binary_cross_entropy", [_al(3, 4), _al(3, 4)],
+         lambda a, b: _nnf().binary_cross_entropy(torchlet.sigmoid(a), torchlet.sigmoid(b), None, 1)),
     ],
     ids=lambda x: x if isinstance(x, str) else "",
 )

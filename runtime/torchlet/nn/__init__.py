@@ -4,13 +4,23 @@ clipping, parameter vectors) and the Module machinery with the layers built on
 them (Module, Parameter, Sequential, ModuleList, ModuleDict, ParameterList,
 ParameterDict, Linear, Conv1d / Conv2d / Conv3d,
 ConvTranspose1d / ConvTranspose2d / ConvTranspose3d, LayerNorm, RMSNorm, Embedding, the activations,
-Dropout, Flatten, the losses), as in PyTorch."""
+Dropout, Flatten; activation.py and loss.py: the other activations and
+losses), as in PyTorch."""
 from . import functional, init, utils  # noqa: F401
+from .activation import (  # noqa: F401
+    CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU6,
+    RReLU, Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+)
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList  # noqa: F401
 from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Flatten, Identity, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
     Unflatten,
+)
+from .loss import (  # noqa: F401
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,
+    L1Loss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss,
+    SoftMarginLoss, TripletMarginLoss,
 )
 from .modules import Embedding, LayerNorm, Linear, Module, Parameter, RMSNorm, Sequential, SiLU  # noqa: F401
 
@@ -18,4 +28,9 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "
            "ParameterList", "ParameterDict", "Linear", "Conv1d", "Conv2d", "Conv3d",
            "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "RMSNorm", "Embedding", "SiLU", "ReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "Dropout", "MSELoss",
-           "NLLLoss", "CrossEntropyLoss"]
+           "NLLLoss", "CrossEntropyLoss", "Threshold", "Hardtanh", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "Mish",
+           "Hardswish", "Hardsigmoid", "Softplus", "LogSigmoid", "Tanhshrink", "Softsign", "Softshrink", "Hardshrink",
+           "Softmin", "GLU", "PReLU", "RReLU", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "BCELoss",
+           "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
+           "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+           "MultiMarginLoss"]

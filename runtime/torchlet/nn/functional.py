@@ -24,7 +24,12 @@ from torchlet._generated import _nn
 
 __all__ = [
     "softmax", "log_softmax", "relu", "relu_", "silu", "gelu", "leaky_relu", "elu", "hardtanh", "softplus", "mish",
-    "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
+    "sigmoid", "tanh", "threshold", "threshold_", "relu6", "hardswish", "hardsigmoid", "selu", "celu", "logsigmoid",
+    "softshrink", "hardshrink", "tanhshrink", "softsign", "softmin", "glu", "prelu", "rrelu", "rrelu_",
+    "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "poisson_nll_loss", "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss", "multi_margin_loss",
     "embedding", "scaled_dot_product_attention", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
     "conv_transpose3d",
 ]
@@ -33,6 +38,7 @@ _TF = 0  # active torch-function modes (torchlet._function_mode); each public fu
 _tf_watch(globals())
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+_REDUCTION_NAMES = ("none", "mean", "sum")
 
 
 def _op(module, name):
@@ -168,6 +174,122 @@ conv_transpose2d = torchlet.conv_transpose2d
 conv_transpose3d = torchlet.conv_transpose3d
 
 
+def threshold(input, threshold, value, inplace=False):
+    """value where input <= threshold, input elsewhere (torchlet.threshold)."""
+    if _TF and (r_ := _tf(globals()["threshold"], locals())) is not _GO:
+        return r_
+    return torchlet.threshold_(input, threshold, value) if inplace else torchlet.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    if _TF and (r_ := _tf(globals()["threshold_"], locals())) is not _GO:
+        return r_
+    return torchlet.threshold_(input, threshold, value)
+
+
+def relu6(input, inplace=False):
+    if _TF and (r_ := _tf(relu6, locals())) is not _GO:
+        return r_
+    return _op(_nn, "relu6_")(input) if inplace else _op(_nn, "relu6")(input)
+
+
+def hardswish(input, inplace=False):
+    if _TF and (r_ := _tf(hardswish, locals())) is not _GO:
+        return r_
+    return _nn.hardswish_(input) if inplace else _nn.hardswish(input)
+
+
+def hardsigmoid(input, inplace=False):
+    if _TF and (r_ := _tf(hardsigmoid, locals())) is not _GO:
+        return r_
+    return _nn.hardsigmoid_(input) if inplace else _nn.hardsigmoid(input)
+
+
+def selu(input, inplace=False):
+    if _TF and (r_ := _tf(selu, locals())) is not _GO:
+        return r_
+    return torchlet.selu_(input) if inplace else torchlet.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if _TF and (r_ := _tf(celu, locals())) is not _GO:
+        return r_
+    return torchlet.celu_(input, alpha) if inplace else torchlet.celu(input, alpha)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) (torchlet._C._nn.log_sigmoid, PyTorch's F.logsigmoid)."""
+    if _TF and (r_ := _tf(logsigmoid, locals())) is not _GO:
+        return r_
+    return _nn.log_sigmoid(input)
+
+
+def softshrink(input, lambd=0.5):
+    if _TF and (r_ := _tf(softshrink, locals())) is not _GO:
+        return r_
+    return _nn.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    if _TF and (r_ := _tf(hardshrink, locals())) is not _GO:
+        return r_
+    return torchlet.hardshrink(input, lambd)
+
+
+def tanhshrink(input):
+    if _TF and (r_ := _tf(tanhshrink, locals())) is not _GO:
+        return r_
+    return input - input.tanh()
+
+
+def softsign(input):
+    if _TF and (r_ := _tf(softsign, locals())) is not _GO:
+        return r_
+    return input / (input.abs() + 1)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along ``dim`` (PyTorch's Python composite)."""
+    if _TF and (r_ := _tf(softmin, locals())) is not _GO:
+        return r_
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return torchlet.softmax(-input, dim, dtype=dtype)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of ``input`` along ``dim`` (torchlet._C._nn.glu)."""
+    if _TF and (r_ := _tf(glu, locals())) is not _GO:
+        return r_
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    return _nn.glu(input, dim)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight along dim 1 (torchlet.prelu)."""
+    if _TF and (r_ := _tf(prelu, locals())) is not _GO:
+        return r_
+    return torchlet.prelu(input, weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU (torchlet.rrelu: rrelu_with_noise): while
+    training, each element <= 0 is scaled by a slope drawn from U(lower,
+    upper) (the default generator); otherwise by (lower + upper) / 2."""
+    if _TF and (r_ := _tf(rrelu, locals())) is not _GO:
+        return r_
+    if inplace:
+        return torchlet.rrelu_(input, lower, upper, training)
+    return torchlet.rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    if _TF and (r_ := _tf(rrelu_, locals())) is not _GO:
+        return r_
+    return torchlet.rrelu_(input, lower, upper, training)
+
+
 # ----------------------------------------------------- linear and norms
 
 
@@ -267,6 +389,295 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _nn.mse_loss(input.expand(shape), target.expand(shape), red)
 
 
+def _size_mismatch_warning(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _reduce_by_name(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _TF and (r_ := _tf(l1_loss, locals())) is not _GO:
+        return r_
+    _size_mismatch_warning(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _REDUCTION_NAMES[_reduction_enum(reduction, size_average, reduce)]
+    x, y = torchlet.broadcast_tensors(input, target)
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        e = (x - y).abs() * weight
+        if reduction == "mean":
+            return e.sum() / weight.sum()
+        return _reduce_by_name(e, reduction)
+    return _nn.l1_loss(x, y, _reduction_enum(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    if _TF and (r_ := _tf(smooth_l1_loss, locals())) is not _GO:
+        return r_
+    _size_mismatch_warning(input, target)
+    red = _reduction_enum(reduction, size_average, reduce)
+    x, y = torchlet.broadcast_tensors(input, target)
+    if beta == 0.0:
+        return _nn.l1_loss(x, y, red)
+    return _nn.smooth_l1_loss(x, y, red, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if _TF and (r_ := _tf(huber_loss, locals())) is not _GO:
+        return r_
+    _size_mismatch_warning(input, target)
+    x, y = torchlet.broadcast_tensors(input, target)
+    if weight is None:
+        return _nn.huber_loss(x, y, _reduction_enum(reduction), delta)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    return _reduce_by_name(_nn.huber_loss(x, y, 0, delta) * weight, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if _TF and (r_ := _tf(binary_cross_entropy, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        weight = weight.expand(torchlet.broadcast_shapes(target.shape, weight.shape))
+    return _nn.binary_cross_entropy(input, target, weight, red)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """PyTorch's formula: (1 - t) * x - lw * log_sigmoid(x), lw = 1 + (pos_weight
+    - 1) * t, times weight, reduced (a composite here: PyTorch has an operator)."""
+    if _TF and (r_ := _tf(binary_cross_entropy_with_logits, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    ls = _nn.log_sigmoid(input)
+    if pos_weight is not None:
+        ls = ls * ((pos_weight - 1) * target + 1)
+    loss = (1 - target) * input - ls
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_by_name(loss, _REDUCTION_NAMES[red])
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if _TF and (r_ := _tf(kl_div, locals())) is not _GO:
+        return r_
+    if size_average is not None or reduce is not None:
+        red = _reduction_enum(reduction, size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        red = 2 if reduction == "batchmean" else _reduction_enum(reduction)
+    out = torchlet.kl_div(input, target, red, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        out = out / input.shape[0]
+    return out
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(x) - t * x (log_input) or x - t * log(x + eps), plus Stirling's
+    term t log t - t + log(2 pi t) / 2 for t > 1 when ``full`` (PyTorch's
+    formula; a composite here, PyTorch has an operator)."""
+    if _TF and (r_ := _tf(poisson_nll_loss, locals())) is not _GO:
+        return r_
+    if size_average is not None or reduce is not None:
+        reduction = _REDUCTION_NAMES[_reduction_enum(reduction, size_average, reduce)]
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = torchlet.exp(input) - target * input
+    else:
+        loss = input - target * torchlet.log(input + eps)
+    if full:
+        stirling = target * torchlet.log(target) - target + 0.5 * torchlet.log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce_by_name(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if _TF and (r_ := _tf(gaussian_nll_loss, locals())) is not _GO:
+        return r_
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * torchlet.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif input.dim() == var.dim() and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1:
+            pass  # heteroscedastic: one dim of var is 1
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with torchlet.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (torchlet.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce_by_name(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin) (PyTorch's formula; a
+    composite here)."""
+    if _TF and (r_ := _tf(margin_ranking_loss, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce_by_name(loss, _REDUCTION_NAMES[red])
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where target == 1, max(0, margin - x) where target == -1 (PyTorch's
+    formula: both terms masked by target != -1 / != 1; a composite here)."""
+    if _TF and (r_ := _tf(hinge_embedding_loss, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    zeros = torchlet.zeros_like(input)
+    margin_clamp = (margin - input).clamp_min(0)
+    loss = torchlet.where(target != 1, margin_clamp, zeros) + torchlet.where(target != -1, input, zeros)
+    return _reduce_by_name(loss, _REDUCTION_NAMES[red])
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _TF and (r_ := _tf(soft_margin_loss, locals())) is not _GO:
+        return r_
+    return _nn.soft_margin_loss(input, target, _reduction_enum(reduction, size_average, reduce))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if _TF and (r_ := _tf(multilabel_soft_margin_loss, locals())) is not _GO:
+        return r_
+    if size_average is not None or reduce is not None:
+        reduction = _REDUCTION_NAMES[_reduction_enum(reduction, size_average, reduce)]
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.shape[class_dim]
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    return _reduce_by_name(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where
+    target == -1; cos with PyTorch's EPSILON = 1e-12 on the squared norms (a
+    composite here, as PyTorch's)."""
+    if _TF and (r_ := _tf(cosine_embedding_loss, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    t_dim = target.dim()
+    if input1.shape != input2.shape:
+        raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, but got Input1: "
+                           f"{list(input1.shape)} and Input2: {list(input2.shape)}")
+    if input1.dim() != t_dim + 1:
+        raise RuntimeError(f"cosine_embedding_loss: Expected target to be 1D when input1 and input2 are 2D, or 0D "
+                           f"when input1 and input2 are 1D, but got target of shape {list(target.shape)}")
+    if t_dim > 1:
+        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported, but got target of shape "
+                           f"{list(target.shape)}")
+    d = t_dim
+    prod_sum = (input1 * input2).sum(d)
+    mag_square1 = (input1 * input1).sum(d) + 1e-12
+    mag_square2 = (input2 * input2).sum(d) + 1e-12
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt()
+    zeros = torchlet.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    loss = torchlet.where(target == 1, pos, zeros) + torchlet.where(target == -1, neg, zeros)
+    return _reduce_by_name(loss, _REDUCTION_NAMES[red])
+
+
+def _pairwise_distance(x1, x2, p, eps):
+    """PyTorch's pairwise_distance: ||x1 - x2 + eps||_p over the last dim."""
+    d = x1 - x2 + eps
+    if p == 2:
+        return (d * d).sum(-1).sqrt()
+    if p == 1:
+        return d.abs().sum(-1)
+    return (d.abs() ** p).sum(-1) ** (1.0 / p)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, d(a, p) - d(a, n) + margin), d the p-norm distance with eps
+    added to the difference; ``swap`` takes min(d(a, n), d(p, n)) (PyTorch's
+    formula; a composite here)."""
+    if _TF and (r_ := _tf(triplet_margin_loss, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+    d_pos = _pairwise_distance(anchor, positive, p, eps)
+    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = torchlet.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce_by_name(loss, _REDUCTION_NAMES[red])
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum_{i != y} max(0, margin - x[y] + x[i])^p / C per sample, times
+    weight[y] (PyTorch's formula; a composite of gather / where here, PyTorch
+    has a kernel)."""
+    if _TF and (r_ := _tf(multi_margin_loss, locals())) is not _GO:
+        return r_
+    red = _reduction_enum(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    n, c = x.shape
+    t = target.reshape(-1)
+    if t.numel() != n:
+        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
+    xy = x.gather(1, t.reshape(-1, 1))
+    z = (margin - xy + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t).reshape(-1, 1)
+    cls = torchlet.arange(c, device=x.device).reshape(1, -1)
+    z = torchlet.where(cls == t.reshape(-1, 1), torchlet.zeros_like(z), z)
+    loss = z.sum(1) / c
+    if input.dim() < 2:
+        loss = loss.reshape(target.shape) if red == 0 else loss
+    return _reduce_by_name(loss, _REDUCTION_NAMES[red])
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     if _TF and (r_ := _tf(embedding, locals())) is not _GO:
@@ -307,4 +718,3 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                             enable_gqa=enable_gqa)
 
 
-del math
