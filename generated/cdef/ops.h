@@ -1023,6 +1023,52 @@ tl_tensor *tl_ops_mse_loss_backward_grad_input(tl_tensor *grad_output, tl_tensor
 /* scaled_dot_product_attention */
 tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
 
+/* max_pool2d_with_indices */
+int tl_ops_max_pool2d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* max_pool2d_with_indices_backward */
+tl_tensor *tl_ops_max_pool2d_with_indices_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_max_pool2d_with_indices_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+
+/* max_pool2d */
+tl_tensor *tl_ops_max_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* max_pool1d_with_indices */
+int tl_ops_max_pool1d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* max_pool1d */
+tl_tensor *tl_ops_max_pool1d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* avg_pool2d */
+tl_tensor *tl_ops_avg_pool2d_out(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
+tl_tensor *tl_ops_avg_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* avg_pool2d_backward */
+tl_tensor *tl_ops_avg_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_avg_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* avg_pool1d */
+tl_tensor *tl_ops_avg_pool1d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad);
+
+/* adaptive_avg_pool2d */
+tl_tensor *tl_ops_adaptive_avg_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool2d */
+tl_tensor *tl_ops__adaptive_avg_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool2d_backward */
+tl_tensor *tl_ops__adaptive_avg_pool2d_backward(tl_tensor *grad_output, tl_tensor *self);
+
+/* adaptive_avg_pool1d */
+tl_tensor *tl_ops_adaptive_avg_pool1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* adaptive_max_pool2d */
+int tl_ops_adaptive_max_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
+/* adaptive_max_pool2d_backward */
+tl_tensor *tl_ops_adaptive_max_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_adaptive_max_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+
 /* _scaled_dot_product_flash_attention_for_cpu */
 int tl_ops__scaled_dot_product_flash_attention_for_cpu(tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
 

@@ -181,6 +181,14 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_nll_loss_backward() != 0) return -1;
     if (tl_autograd_register_mse_loss() != 0) return -1;
     if (tl_autograd_register_mse_loss_backward() != 0) return -1;
+    if (tl_autograd_register_max_pool2d_with_indices() != 0) return -1;
+    if (tl_autograd_register_max_pool2d_with_indices_backward() != 0) return -1;
+    if (tl_autograd_register_avg_pool2d() != 0) return -1;
+    if (tl_autograd_register_avg_pool2d_backward() != 0) return -1;
+    if (tl_autograd_register__adaptive_avg_pool2d() != 0) return -1;
+    if (tl_autograd_register__adaptive_avg_pool2d_backward() != 0) return -1;
+    if (tl_autograd_register_adaptive_max_pool2d() != 0) return -1;
+    if (tl_autograd_register_adaptive_max_pool2d_backward() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
     if (tl_autograd_register_asinh() != 0) return -1;

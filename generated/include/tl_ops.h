@@ -4796,6 +4796,174 @@ tl_tensor *tl_ops_scaled_dot_product_attention_redispatch(tl_keyset ks, tl_tenso
 int tl_ops_scaled_dot_product_attention_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_scaled_dot_product_attention(tl_keyset ks, tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
 
+/* ---------------------------------------------------------------- max_pool2d_with_indices */
+int tl_ops_register_max_pool2d_with_indices(void);
+/* max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_max_pool2d_with_indices_op;
+typedef int (*tl_ops_max_pool2d_with_indices_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_pool2d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_pool2d_with_indices_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_pool2d_with_indices_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_max_pool2d_with_indices_cpu(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- max_pool2d_with_indices_backward */
+int tl_ops_register_max_pool2d_with_indices_backward(void);
+/* max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_max_pool2d_with_indices_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_max_pool2d_with_indices_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_max_pool2d_with_indices_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_max_pool2d_with_indices_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
+int tl_ops_max_pool2d_with_indices_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
+extern tl_operator *tl_ops_max_pool2d_with_indices_backward_op;
+typedef tl_tensor *(*tl_ops_max_pool2d_with_indices_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+tl_tensor *tl_ops_max_pool2d_with_indices_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+tl_tensor *tl_ops_max_pool2d_with_indices_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+int tl_ops_max_pool2d_with_indices_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_max_pool2d_with_indices_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+TL_WEAK int tl_impl_max_pool2d_with_indices_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- max_pool2d */
+int tl_ops_register_max_pool2d(void);
+/* max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor */
+extern tl_operator *tl_ops_max_pool2d_op;
+typedef tl_tensor *(*tl_ops_max_pool2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+tl_tensor *tl_ops_max_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+tl_tensor *tl_ops_max_pool2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+int tl_ops_max_pool2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_max_pool2d(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* ---------------------------------------------------------------- max_pool1d_with_indices */
+int tl_ops_register_max_pool1d_with_indices(void);
+/* max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_max_pool1d_with_indices_op;
+typedef int (*tl_ops_max_pool1d_with_indices_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_pool1d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_pool1d_with_indices_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_max_pool1d_with_indices_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_max_pool1d_with_indices(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- max_pool1d */
+int tl_ops_register_max_pool1d(void);
+/* max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor */
+extern tl_operator *tl_ops_max_pool1d_op;
+typedef tl_tensor *(*tl_ops_max_pool1d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+tl_tensor *tl_ops_max_pool1d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+tl_tensor *tl_ops_max_pool1d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+int tl_ops_max_pool1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_max_pool1d(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* ---------------------------------------------------------------- avg_pool2d */
+int tl_ops_register_avg_pool2d(void);
+/* avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_avg_pool2d_out_op;
+typedef tl_tensor *(*tl_ops_avg_pool2d_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
+tl_tensor *tl_ops_avg_pool2d_out(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
+tl_tensor *tl_ops_avg_pool2d_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
+int tl_ops_avg_pool2d_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
+extern tl_operator *tl_ops_avg_pool2d_op;
+typedef tl_tensor *(*tl_ops_avg_pool2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+tl_tensor *tl_ops_avg_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+tl_tensor *tl_ops_avg_pool2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+int tl_ops_avg_pool2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_avg_pool2d(tl_structured *s, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+TL_WEAK int tl_impl_avg_pool2d_out_cpu(tl_structured *s, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
+
+/* ---------------------------------------------------------------- avg_pool2d_backward */
+int tl_ops_register_avg_pool2d_backward(void);
+/* avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_avg_pool2d_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_avg_pool2d_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_avg_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_avg_pool2d_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+int tl_ops_avg_pool2d_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
+extern tl_operator *tl_ops_avg_pool2d_backward_op;
+typedef tl_tensor *(*tl_ops_avg_pool2d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+tl_tensor *tl_ops_avg_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+tl_tensor *tl_ops_avg_pool2d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+int tl_ops_avg_pool2d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_avg_pool2d_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+TL_WEAK int tl_impl_avg_pool2d_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+
+/* ---------------------------------------------------------------- avg_pool1d */
+int tl_ops_register_avg_pool1d(void);
+/* avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+extern tl_operator *tl_ops_avg_pool1d_op;
+typedef tl_tensor *(*tl_ops_avg_pool1d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad);
+tl_tensor *tl_ops_avg_pool1d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad);
+tl_tensor *tl_ops_avg_pool1d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad);
+int tl_ops_avg_pool1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_avg_pool1d(tl_keyset ks, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad);
+
+/* ---------------------------------------------------------------- adaptive_avg_pool2d */
+int tl_ops_register_adaptive_avg_pool2d(void);
+/* adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+extern tl_operator *tl_ops_adaptive_avg_pool2d_op;
+typedef tl_tensor *(*tl_ops_adaptive_avg_pool2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+tl_tensor *tl_ops_adaptive_avg_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+tl_tensor *tl_ops_adaptive_avg_pool2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+int tl_ops_adaptive_avg_pool2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_adaptive_avg_pool2d_symint(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* ---------------------------------------------------------------- _adaptive_avg_pool2d */
+int tl_ops_register__adaptive_avg_pool2d(void);
+/* _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
+extern tl_operator *tl_ops__adaptive_avg_pool2d_op;
+typedef tl_tensor *(*tl_ops__adaptive_avg_pool2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+tl_tensor *tl_ops__adaptive_avg_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+tl_tensor *tl_ops__adaptive_avg_pool2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+int tl_ops__adaptive_avg_pool2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_adaptive_avg_pool2d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* ---------------------------------------------------------------- _adaptive_avg_pool2d_backward */
+int tl_ops_register__adaptive_avg_pool2d_backward(void);
+/* _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
+extern tl_operator *tl_ops__adaptive_avg_pool2d_backward_op;
+typedef tl_tensor *(*tl_ops__adaptive_avg_pool2d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops__adaptive_avg_pool2d_backward(tl_tensor *grad_output, tl_tensor *self);
+tl_tensor *tl_ops__adaptive_avg_pool2d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+int tl_ops__adaptive_avg_pool2d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_adaptive_avg_pool2d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self);
+
+/* ---------------------------------------------------------------- adaptive_avg_pool1d */
+int tl_ops_register_adaptive_avg_pool1d(void);
+/* adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor */
+extern tl_operator *tl_ops_adaptive_avg_pool1d_op;
+typedef tl_tensor *(*tl_ops_adaptive_avg_pool1d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+tl_tensor *tl_ops_adaptive_avg_pool1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+tl_tensor *tl_ops_adaptive_avg_pool1d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+int tl_ops_adaptive_avg_pool1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_adaptive_avg_pool1d(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* ---------------------------------------------------------------- adaptive_max_pool2d */
+int tl_ops_register_adaptive_max_pool2d(void);
+/* adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_adaptive_max_pool2d_op;
+typedef int (*tl_ops_adaptive_max_pool2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_adaptive_max_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_adaptive_max_pool2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_adaptive_max_pool2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_adaptive_max_pool2d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
+/* ---------------------------------------------------------------- adaptive_max_pool2d_backward */
+int tl_ops_register_adaptive_max_pool2d_backward(void);
+/* adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!) */
+extern tl_operator *tl_ops_adaptive_max_pool2d_backward_grad_input_op;
+typedef tl_tensor *(*tl_ops_adaptive_max_pool2d_backward_grad_input_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_adaptive_max_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_adaptive_max_pool2d_backward_grad_input_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
+int tl_ops_adaptive_max_pool2d_backward_grad_input_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
+extern tl_operator *tl_ops_adaptive_max_pool2d_backward_op;
+typedef tl_tensor *(*tl_ops_adaptive_max_pool2d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+tl_tensor *tl_ops_adaptive_max_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+tl_tensor *tl_ops_adaptive_max_pool2d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+int tl_ops_adaptive_max_pool2d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_meta_adaptive_max_pool2d_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+TL_WEAK int tl_impl_adaptive_max_pool2d_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
+
 /* ---------------------------------------------------------------- _scaled_dot_product_flash_attention_for_cpu */
 int tl_ops_register__scaled_dot_product_flash_attention_for_cpu(void);
 /* _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */

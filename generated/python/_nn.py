@@ -7,6 +7,12 @@ PyTorch's torch._C._nn (their YAML entries say `python_module: nn`).
 torchlet.nn.functional builds on them; the bindings themselves live in _ops.py
 (they share its converters and overload machinery)."""
 from ._ops import (  # noqa: F401
+    _nn__adaptive_avg_pool2d_backward as _adaptive_avg_pool2d_backward,
+    _nn_adaptive_avg_pool2d as adaptive_avg_pool2d,
+    _nn_adaptive_max_pool2d as adaptive_max_pool2d,
+    _nn_adaptive_max_pool2d_backward as adaptive_max_pool2d_backward,
+    _nn_avg_pool2d as avg_pool2d,
+    _nn_avg_pool2d_backward as avg_pool2d_backward,
     _nn_cross_entropy_loss as cross_entropy_loss,
     _nn_elu as elu,
     _nn_elu_ as elu_,
@@ -21,6 +27,8 @@ from ._ops import (  # noqa: F401
     _nn_leaky_relu_ as leaky_relu_,
     _nn_leaky_relu_backward as leaky_relu_backward,
     _nn_linear as linear,
+    _nn_max_pool2d_with_indices as max_pool2d_with_indices,
+    _nn_max_pool2d_with_indices_backward as max_pool2d_with_indices_backward,
     _nn_mish as mish,
     _nn_mish_ as mish_,
     _nn_mish_backward as mish_backward,
@@ -41,6 +49,12 @@ from ._ops import (  # noqa: F401
 )
 
 __all__ = [
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
+    "avg_pool2d",
+    "avg_pool2d_backward",
     "cross_entropy_loss",
     "elu",
     "elu_",
@@ -55,6 +69,8 @@ __all__ = [
     "leaky_relu_",
     "leaky_relu_backward",
     "linear",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
     "mish",
     "mish_",
     "mish_backward",

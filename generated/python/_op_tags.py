@@ -19,6 +19,8 @@ ALL_TAGS = (
 )
 
 TAGS = {
+    "aten::_adaptive_avg_pool2d": ("core", ),
+    "aten::_adaptive_avg_pool2d_backward": ("core", ),
     "aten::_index_put_impl": ("generated", ),
     "aten::_index_put_impl.out": ("generated", "out", ),
     "aten::_log_softmax": ("core", ),
@@ -36,6 +38,7 @@ TAGS = {
     "aten::acosh": ("core", "pointwise", ),
     "aten::acosh.out": ("pointwise", ),
     "aten::acosh_": ("pointwise", ),
+    "aten::adaptive_avg_pool1d": ("core", ),
     "aten::add.Scalar": ("core", "pointwise", ),
     "aten::add.Tensor": ("core", "pointwise", ),
     "aten::add.out": ("pointwise", ),
@@ -86,6 +89,8 @@ TAGS = {
     "aten::atanh": ("core", "pointwise", ),
     "aten::atanh.out": ("pointwise", ),
     "aten::atanh_": ("pointwise", ),
+    "aten::avg_pool2d": ("core", ),
+    "aten::avg_pool2d_backward": ("core", ),
     "aten::bitwise_and.Scalar": ("core", "pointwise", ),
     "aten::bitwise_and.Scalar_Tensor": ("pointwise", ),
     "aten::bitwise_and.Scalar_Tensor_out": ("generated", "out", ),
@@ -292,6 +297,8 @@ TAGS = {
     "aten::max.other": ("pointwise", ),
     "aten::max.out": ("pointwise", ),
     "aten::max.unary_out": ("reduction", ),
+    "aten::max_pool2d_with_indices": ("core", ),
+    "aten::max_pool2d_with_indices_backward": ("core", ),
     "aten::maximum": ("core", "pointwise", ),
     "aten::maximum.out": ("pointwise", ),
     "aten::mean": ("core", "reduction", ),

@@ -68,6 +68,7 @@ from torchlet._pyargs import (
 )
 
 __all__ = [
+    "_adaptive_avg_pool2d",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
@@ -85,6 +86,7 @@ __all__ = [
     "acos_",
     "acosh",
     "acosh_",
+    "adaptive_avg_pool1d",
     "add",
     "addcdiv",
     "addcmul",
@@ -126,6 +128,7 @@ __all__ = [
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
+    "avg_pool1d",
     "baddbmm",
     "bitwise_and",
     "bitwise_left_shift",
@@ -242,6 +245,9 @@ __all__ = [
     "masked_fill",
     "matmul",
     "max",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
     "maximum",
     "mean",
     "meshgrid",
@@ -363,6 +369,8 @@ def bind(tensor_cls):
 
 
 # the C entry points (docs/OPERATOR_ABI.md)
+_C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
+_C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -389,6 +397,11 @@ _C_acos_out = getattr(_lib, "tl_ops_acos_out", None) or _missing_c("tl_ops_acos_
 _C_acosh = getattr(_lib, "tl_ops_acosh", None) or _missing_c("tl_ops_acosh")
 _C_acosh_ = getattr(_lib, "tl_ops_acosh_", None) or _missing_c("tl_ops_acosh_")
 _C_acosh_out = getattr(_lib, "tl_ops_acosh_out", None) or _missing_c("tl_ops_acosh_out")
+_C_adaptive_avg_pool1d = getattr(_lib, "tl_ops_adaptive_avg_pool1d", None) or _missing_c("tl_ops_adaptive_avg_pool1d")
+_C_adaptive_avg_pool2d = getattr(_lib, "tl_ops_adaptive_avg_pool2d", None) or _missing_c("tl_ops_adaptive_avg_pool2d")
+_C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
+_C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
+_C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward_grad_input", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward_grad_input")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
@@ -476,6 +489,11 @@ _C_atleast_2d = getattr(_lib, "tl_ops_atleast_2d", None) or _missing_c("tl_ops_a
 _C_atleast_2d_Sequence = getattr(_lib, "tl_ops_atleast_2d_Sequence", None) or _missing_c("tl_ops_atleast_2d_Sequence")
 _C_atleast_3d = getattr(_lib, "tl_ops_atleast_3d", None) or _missing_c("tl_ops_atleast_3d")
 _C_atleast_3d_Sequence = getattr(_lib, "tl_ops_atleast_3d_Sequence", None) or _missing_c("tl_ops_atleast_3d_Sequence")
+_C_avg_pool1d = getattr(_lib, "tl_ops_avg_pool1d", None) or _missing_c("tl_ops_avg_pool1d")
+_C_avg_pool2d = getattr(_lib, "tl_ops_avg_pool2d", None) or _missing_c("tl_ops_avg_pool2d")
+_C_avg_pool2d_backward = getattr(_lib, "tl_ops_avg_pool2d_backward", None) or _missing_c("tl_ops_avg_pool2d_backward")
+_C_avg_pool2d_backward_grad_input = getattr(_lib, "tl_ops_avg_pool2d_backward_grad_input", None) or _missing_c("tl_ops_avg_pool2d_backward_grad_input")
+_C_avg_pool2d_out = getattr(_lib, "tl_ops_avg_pool2d_out", None) or _missing_c("tl_ops_avg_pool2d_out")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
@@ -800,6 +818,12 @@ _C_max_dim = getattr(_lib, "tl_ops_max_dim", None) or _missing_c("tl_ops_max_dim
 _C_max_dim_max = getattr(_lib, "tl_ops_max_dim_max", None) or _missing_c("tl_ops_max_dim_max")
 _C_max_other = getattr(_lib, "tl_ops_max_other", None) or _missing_c("tl_ops_max_other")
 _C_max_out = getattr(_lib, "tl_ops_max_out", None) or _missing_c("tl_ops_max_out")
+_C_max_pool1d = getattr(_lib, "tl_ops_max_pool1d", None) or _missing_c("tl_ops_max_pool1d")
+_C_max_pool1d_with_indices = getattr(_lib, "tl_ops_max_pool1d_with_indices", None) or _missing_c("tl_ops_max_pool1d_with_indices")
+_C_max_pool2d = getattr(_lib, "tl_ops_max_pool2d", None) or _missing_c("tl_ops_max_pool2d")
+_C_max_pool2d_with_indices = getattr(_lib, "tl_ops_max_pool2d_with_indices", None) or _missing_c("tl_ops_max_pool2d_with_indices")
+_C_max_pool2d_with_indices_backward = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward")
+_C_max_pool2d_with_indices_backward_grad_input = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward_grad_input", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward_grad_input")
 _C_max_unary_out = getattr(_lib, "tl_ops_max_unary_out", None) or _missing_c("tl_ops_max_unary_out")
 _C_maximum = getattr(_lib, "tl_ops_maximum", None) or _missing_c("tl_ops_maximum")
 _C_maximum_out = getattr(_lib, "tl_ops_maximum_out", None) or _missing_c("tl_ops_maximum_out")
@@ -1073,6 +1097,7 @@ _P_acos__r = getattr(_lib, "tl_pyabi_acos__r", None) or _missing_c("tl_pyabi_aco
 _P_acos_out_r = getattr(_lib, "tl_pyabi_acos_out_r", None) or _missing_c("tl_pyabi_acos_out_r")
 _P_acosh__r = getattr(_lib, "tl_pyabi_acosh__r", None) or _missing_c("tl_pyabi_acosh__r")
 _P_acosh_out_r = getattr(_lib, "tl_pyabi_acosh_out_r", None) or _missing_c("tl_pyabi_acosh_out_r")
+_P_adaptive_max_pool2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_adaptive_max_pool2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_adaptive_max_pool2d_backward_grad_input_r")
 _P_add_Tensor_n_other = getattr(_lib, "tl_pyabi_add_Tensor_n_other", None) or _missing_c("tl_pyabi_add_Tensor_n_other")
 _P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None) or _missing_c("tl_pyabi_add__Tensor_n_other_r")
 _P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
@@ -1121,6 +1146,8 @@ _P_atan__r = getattr(_lib, "tl_pyabi_atan__r", None) or _missing_c("tl_pyabi_ata
 _P_atan_out_r = getattr(_lib, "tl_pyabi_atan_out_r", None) or _missing_c("tl_pyabi_atan_out_r")
 _P_atanh__r = getattr(_lib, "tl_pyabi_atanh__r", None) or _missing_c("tl_pyabi_atanh__r")
 _P_atanh_out_r = getattr(_lib, "tl_pyabi_atanh_out_r", None) or _missing_c("tl_pyabi_atanh_out_r")
+_P_avg_pool2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_avg_pool2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_avg_pool2d_backward_grad_input_r")
+_P_avg_pool2d_out_r = getattr(_lib, "tl_pyabi_avg_pool2d_out_r", None) or _missing_c("tl_pyabi_avg_pool2d_out_r")
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
 _P_baddbmm_dtype_out_r = getattr(_lib, "tl_pyabi_baddbmm_dtype_out_r", None) or _missing_c("tl_pyabi_baddbmm_dtype_out_r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
@@ -1307,6 +1334,7 @@ _P_masked_fill__Scalar_r = getattr(_lib, "tl_pyabi_masked_fill__Scalar_r", None)
 _P_masked_fill__Tensor_r = getattr(_lib, "tl_pyabi_masked_fill__Tensor_r", None) or _missing_c("tl_pyabi_masked_fill__Tensor_r")
 _P_matmul_out_r = getattr(_lib, "tl_pyabi_matmul_out_r", None) or _missing_c("tl_pyabi_matmul_out_r")
 _P_max_out_r = getattr(_lib, "tl_pyabi_max_out_r", None) or _missing_c("tl_pyabi_max_out_r")
+_P_max_pool2d_with_indices_backward_grad_input_r = getattr(_lib, "tl_pyabi_max_pool2d_with_indices_backward_grad_input_r", None) or _missing_c("tl_pyabi_max_pool2d_with_indices_backward_grad_input_r")
 _P_max_unary_out_r = getattr(_lib, "tl_pyabi_max_unary_out_r", None) or _missing_c("tl_pyabi_max_unary_out_r")
 _P_maximum_out_r = getattr(_lib, "tl_pyabi_maximum_out_r", None) or _missing_c("tl_pyabi_maximum_out_r")
 _P_mean_dtype_out_r = getattr(_lib, "tl_pyabi_mean_dtype_out_r", None) or _missing_c("tl_pyabi_mean_dtype_out_r")
@@ -1418,6 +1446,32 @@ _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zer
 _P_zeros_out_r = getattr(_lib, "tl_pyabi_zeros_out_r", None) or _missing_c("tl_pyabi_zeros_out_r")
 
 # ----------------------------------------------------------------- functions
+
+
+# yaml/native_functions.yaml: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+_SIGS__adaptive_avg_pool2d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _adaptive_avg_pool2d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_adaptive_avg_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C__adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
@@ -1980,6 +2034,32 @@ def acosh_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor
+_SIGS_adaptive_avg_pool1d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(adaptive_avg_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_avg_pool1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_avg_pool1d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C_adaptive_avg_pool1d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -3628,6 +3708,44 @@ def atleast_3d(*args, **kwargs):
     if n <= 1 and (_cv_tensor_list(args[0]) is not _BAD if n > 0 else 'tensors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_atleast_3d_1, ('tensors', )[:n])):
         return _implatleast_3d_1(*args, **kwargs)
     raise _invalid_combination('atleast_3d', args, kwargs, _SIGS_atleast_3d)
+
+
+# yaml/native_functions.yaml: avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor
+_SIGS_avg_pool1d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True)'
+    if _TF and (r_ := _tf(avg_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool1d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 1)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool1d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool1d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool1d', 'padding', 4, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool1d', 'ceil_mode', 5, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool1d', 'count_include_pad', 6, 'bool', count_include_pad)
+    h_ = _C_avg_pool1d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -8716,6 +8834,115 @@ def max(*args, **kwargs):
     raise _invalid_combination('max', args, kwargs, _SIGS_max)
 
 
+# yaml/native_functions.yaml: max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor
+_SIGS_max_pool1d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool1d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 1)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool1d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool1d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool1d', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool1d', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool1d', 'ceil_mode', 6, 'bool', ceil_mode)
+    h_ = _C_max_pool1d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+_SIGS_max_pool1d_with_indices = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool1d_with_indices, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool1d_with_indices', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 1)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'ceil_mode', 6, 'bool', ceil_mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_pool1d_with_indices(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+_SIGS_max_pool2d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool2d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool2d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool2d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool2d', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool2d', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool2d', 'ceil_mode', 6, 'bool', ceil_mode)
+    h_ = _C_max_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: maximum(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_maximum = (
@@ -13324,6 +13551,217 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     return r_
 
 
+# yaml/native_functions.yaml: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+_SIGS__nn__adaptive_avg_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn__adaptive_avg_pool2d_backward(grad_output, input):
+    '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn__adaptive_avg_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_adaptive_avg_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool2d_backward', 'input', 2, 'Tensor', input)
+    h_ = _C__adaptive_avg_pool2d_backward(grad_output._p, input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+_SIGS__nn_adaptive_avg_pool2d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_avg_pool2d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_avg_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_avg_pool2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C_adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+_SIGS__nn_adaptive_max_pool2d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_max_pool2d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_max_pool2d', 'output_size', 2, 'tuple of ints', output_size)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_adaptive_max_pool2d(input._p, output_size_c[0], output_size_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+# yaml/native_functions.yaml: adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_adaptive_max_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
+    '(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('adaptive_max_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool2d_backward', 'input', 2, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('adaptive_max_pool2d_backward', 'indices', 3, 'Tensor', indices)
+    if out is None:
+        h_ = _C_adaptive_max_pool2d_backward(grad_output._p, input._p, indices._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('adaptive_max_pool2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_adaptive_max_pool2d_backward_grad_input_r(grad_output._p, input._p, indices._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+# yaml/native_functions.yaml: avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_avg_pool2d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_avg_pool2d(input, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_avg_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool2d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool2d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool2d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool2d', 'padding', 4, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool2d', 'ceil_mode', 5, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool2d', 'count_include_pad', 6, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool2d', 'divisor_override', 7, 'int', divisor_override)
+    if out is None:
+        h_ = _C_avg_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('avg_pool2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_avg_pool2d_out_r(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+# yaml/native_functions.yaml: avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_avg_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, *, out=None):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_avg_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('avg_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool2d_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'padding', 5, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'ceil_mode', 6, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'count_include_pad', 7, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'divisor_override', 8, 'int', divisor_override)
+    if out is None:
+        h_ = _C_avg_pool2d_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('avg_pool2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_avg_pool2d_backward_grad_input_r(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor
 _SIGS__nn_cross_entropy_loss = (
     ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD), ('ignore_index', lambda x: _cv_int(x) is not _BAD), ('label_smoothing', lambda x: _cv_double(x) is not _BAD),), (), False),
@@ -13835,6 +14273,91 @@ def _nn_linear(input, weight, bias=None, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('linear', 'out', 0, 'Tensor', out)
     rc_ = _P_linear_out_r(input._p, weight._p, bias_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+_SIGS__nn_max_pool2d_with_indices = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _nn_max_pool2d_with_indices(input, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(_nn_max_pool2d_with_indices, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool2d_with_indices', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'ceil_mode', 6, 'bool', ceil_mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_pool2d_with_indices(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+# yaml/native_functions.yaml: max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_max_pool2d_with_indices_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('indices', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_max_pool2d_with_indices_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('max_pool2d_with_indices_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool2d_with_indices_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'dilation', 6, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'ceil_mode', 7, 'bool', ceil_mode)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_pool2d_with_indices_backward', 'indices', 8, 'Tensor', indices)
+    if out is None:
+        h_ = _C_max_pool2d_with_indices_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, indices._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('max_pool2d_with_indices_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_max_pool2d_with_indices_backward_grad_input_r(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, indices._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -24771,6 +25294,12 @@ def _public_names():
         if f.__class__ is _public_names.__class__:
             f.__name__ = f.__qualname__ = name
     for f, name in (
+        (_nn__adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward"),
+        (_nn_adaptive_avg_pool2d, "adaptive_avg_pool2d"),
+        (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
+        (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
+        (_nn_avg_pool2d, "avg_pool2d"),
+        (_nn_avg_pool2d_backward, "avg_pool2d_backward"),
         (_nn_cross_entropy_loss, "cross_entropy_loss"),
         (_nn_elu, "elu"),
         (_nn_elu_, "elu_"),
@@ -24785,6 +25314,8 @@ def _public_names():
         (_nn_leaky_relu_, "leaky_relu_"),
         (_nn_leaky_relu_backward, "leaky_relu_backward"),
         (_nn_linear, "linear"),
+        (_nn_max_pool2d_with_indices, "max_pool2d_with_indices"),
+        (_nn_max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward"),
         (_nn_mish, "mish"),
         (_nn_mish_, "mish_"),
         (_nn_mish_backward, "mish_backward"),
@@ -24816,6 +25347,9 @@ _public_names()
 
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
+    ("function", "_adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
     ),
@@ -24866,6 +25400,9 @@ SIGNATURES = {
     ),
     ("function", "acosh_"): (
         "(Tensor input)",
+    ),
+    ("function", "adaptive_avg_pool1d"): (
+        "(Tensor input, tuple of ints output_size)",
     ),
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
@@ -25000,6 +25537,9 @@ SIGNATURES = {
     ("function", "atleast_3d"): (
         "(Tensor input)",
         "(tuple of Tensors tensors)",
+    ),
+    ("function", "avg_pool1d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True)",
     ),
     ("function", "baddbmm"): (
         "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
@@ -25385,6 +25925,15 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
+    ("function", "max_pool1d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("function", "max_pool1d_with_indices"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("function", "max_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
     ),
     ("function", "maximum"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -26602,6 +27151,24 @@ SIGNATURES = {
     ("method", "zero_"): (
         "()",
     ),
+    ("nn", "_adaptive_avg_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input)",
+    ),
+    ("nn", "adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_max_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_max_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)",
+    ),
+    ("nn", "avg_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)",
+    ),
+    ("nn", "avg_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)",
+    ),
     ("nn", "cross_entropy_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)",
     ),
@@ -26643,6 +27210,12 @@ SIGNATURES = {
     ),
     ("nn", "linear"): (
         "(Tensor input, Tensor weight, Tensor bias = None, *, Tensor out = None)",
+    ),
+    ("nn", "max_pool2d_with_indices"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("nn", "max_pool2d_with_indices_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)",
     ),
     ("nn", "mish"): (
         "(Tensor input, *, Tensor out = None)",

@@ -626,7 +626,55 @@ SHAPES_SORT_CASES = {
 }
 
 
+# pooling: their own generator; distinct values (no tied maxima) and windows
+# with padding, ceil_mode, dilation, non-contiguous inputs
+RP = np.random.default_rng(4242)
+
+
+def _rp(*shape):
+    return RP.permutation(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape) * 0.1 + RP.uniform(0, 0.01, shape)
+
+
+def _mp_ind(x, *args):
+    return _nn().max_pool2d_with_indices(torchlet.tensor(x), *args)[1]
+
+
+def _amp_ind(x, os):
+    return _nn().adaptive_max_pool2d(torchlet.tensor(x), os)[1]
+
+
+_MPX = _rp(2, 3, 7, 6)
+_AMX = _rp(2, 5, 7)
+POOL_CASES = {
+    "max_pool2d_with_indices": [
+        ([_rp(2, 3, 7, 6)], lambda x: _nn().max_pool2d_with_indices(x, [3, 2], [2, 1], [1, 1], [1, 1], False)[0]),
+        ([_rp(3, 6, 5)], lambda x: _nn().max_pool2d_with_indices(x, 2, [], 0, 2, True)[0]),
+        ([_rp(2, 6, 7, 3)], lambda x: _nn().max_pool2d_with_indices(x.permute(0, 3, 1, 2), 3, 2, 1, 1, True)[0])],
+    "max_pool2d_with_indices_backward": [
+        ([_rp(2, 3, 4, 7), _MPX], lambda g, x: _nn().max_pool2d_with_indices_backward(
+            g, x, [3, 2], [2, 1], [1, 1], [1, 1], False, _mp_ind(_MPX, [3, 2], [2, 1], [1, 1], [1, 1], False)))],
+    "avg_pool2d": [
+        ([_rp(2, 3, 7, 6)], lambda x: _nn().avg_pool2d(x, [3, 2], [2, 1], [1, 1], False, True, None)),
+        ([_rp(3, 7, 5)], lambda x: _nn().avg_pool2d(x, 3, 2, 1, True, False, None)),
+        ([_rp(2, 6, 7, 3)], lambda x: _nn().avg_pool2d(x.permute(0, 3, 1, 2), 2, 1, 1, True, True, 3))],
+    "avg_pool2d_backward": [
+        ([_rp(3, 4, 3), _rp(3, 7, 5)], lambda g, x: _nn().avg_pool2d_backward(g, x, [3, 3], [2, 2], [1, 1], True,
+                                                                             False, None))],
+    "_adaptive_avg_pool2d": [
+        ([_rp(2, 3, 7, 6)], lambda x: torchlet._adaptive_avg_pool2d(x, [3, 4])),
+        ([_rp(3, 5, 7)], lambda x: torchlet._adaptive_avg_pool2d(x.transpose(1, 2), [4, 2]))],
+    "_adaptive_avg_pool2d_backward": [
+        ([_rp(2, 3, 3, 4), _rp(2, 3, 7, 6)], lambda g, x: _nn()._adaptive_avg_pool2d_backward(g, x))],
+    "adaptive_max_pool2d": [
+        ([_rp(2, 3, 7, 6)], lambda x: _nn().adaptive_max_pool2d(x, [3, 4])[0]),
+        ([_rp(3, 5, 7)], lambda x: _nn().adaptive_max_pool2d(x.transpose(1, 2), [4, 2])[0])],
+    "adaptive_max_pool2d_backward": [
+        ([_rp(2, 2, 3), _AMX], lambda g, x: _nn().adaptive_max_pool2d_backward(g, x, _amp_ind(_AMX, [2, 3])))],
+}
+
+
 CASES = {
+    **POOL_CASES,
     **INDEX_COPY_CASES,
     **SHAPES_SORT_CASES,
     **DROPOUT_INDEX_PUT_VIEW_CASES,
@@ -808,6 +856,11 @@ def test_torchlet_autograd_gradcheck(name):
         ("native_layer_norm", [_ra(3, 4), _ra(4), _ra(4)],
          lambda x, w, b: torchlet.native_layer_norm(x, [4], w, b, 1e-5)[0]),
         ("native_dropout", [_ra(4, 5)], lambda x: _dropout(x * x, 0.4, True)),
+        # pooling: backward ops differentiate again (max_pool_double_backward, avg_pool2d, adaptive)
+        ("max_pool2d", [_rp(2, 3, 6, 5)], lambda x: _nn().max_pool2d_with_indices(x * x, 2, 1, 1, 1, False)[0]),
+        ("avg_pool2d", [_rp(2, 3, 6, 5)], lambda x: _nn().avg_pool2d(x * x, 3, 2, 1, True, False, None)),
+        ("adaptive_avg_pool2d", [_rp(2, 6, 5)], lambda x: torchlet._adaptive_avg_pool2d(x * x, [4, 3])),
+        ("adaptive_max_pool2d", [_rp(2, 6, 5)], lambda x: _nn().adaptive_max_pool2d(x * x, [4, 3])[0]),
         # three-input pointwise ops: helpers and formulas over entry points
         ("where", [_g(2, 3), _g(2, 3), _g(3)], lambda c, a, b: torchlet.where(c > 0, a * a, b * a)),
         ("clamp", [_gx(2, 3)], lambda a: torchlet.clamp(a * a, -0.5, 0.5) * a),

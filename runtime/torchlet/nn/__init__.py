@@ -3,16 +3,20 @@ initialisers (torchlet.nn.init), utilities (torchlet.nn.utils: gradient
 clipping, parameter vectors) and the Module machinery with the layers built on
 them (Module, Parameter, Sequential, ModuleList, ModuleDict, ParameterList,
 ParameterDict, Linear, LayerNorm, RMSNorm, Embedding, the activations,
-Dropout, Flatten, the losses), as in PyTorch."""
+Dropout, Flatten, the losses, the pooling layers), as in PyTorch."""
 from . import functional, init, utils  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList  # noqa: F401
 from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Flatten, Identity, LogSoftmax, MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh,
     Unflatten,
 )
+from .pooling import (  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
+)
 from .modules import Embedding, LayerNorm, Linear, Module, Parameter, RMSNorm, Sequential, SiLU  # noqa: F401
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
            "ParameterList", "ParameterDict", "Linear", "LayerNorm", "RMSNorm", "Embedding", "SiLU", "ReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "Dropout", "MSELoss",
-           "NLLLoss", "CrossEntropyLoss"]
+           "NLLLoss", "CrossEntropyLoss", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d"]

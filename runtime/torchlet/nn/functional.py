@@ -25,7 +25,9 @@ from torchlet._generated import _nn
 __all__ = [
     "softmax", "log_softmax", "relu", "relu_", "silu", "gelu", "leaky_relu", "elu", "hardtanh", "softplus", "mish",
     "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
-    "embedding", "scaled_dot_product_attention",
+    "embedding", "scaled_dot_product_attention", "max_pool1d", "max_pool2d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
 ]
 
 _TF = 0  # active torch-function modes (torchlet._function_mode); each public function checks it first
@@ -295,3 +297,92 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 del math
+
+
+# ----------------------------------------------------------------- pooling
+# PyTorch's torch/nn/functional.py: stride=None means "kernel_size" (passed
+# as an empty list), return_indices picks the *_with_indices operator.
+
+
+def _no_stride(stride):
+    return [] if stride is None else stride
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    if _TF and (r_ := _tf(max_pool1d_with_indices, locals())) is not _GO:
+        return r_
+    return torchlet.max_pool1d_with_indices(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if _TF and (r_ := _tf(max_pool1d, locals())) is not _GO:
+        return r_
+    if return_indices:
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return torchlet.max_pool1d(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    if _TF and (r_ := _tf(max_pool2d_with_indices, locals())) is not _GO:
+        return r_
+    return _nn.max_pool2d_with_indices(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if _TF and (r_ := _tf(max_pool2d, locals())) is not _GO:
+        return r_
+    if return_indices:
+        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return torchlet.max_pool2d(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    if _TF and (r_ := _tf(avg_pool1d, locals())) is not _GO:
+        return r_
+    return torchlet.avg_pool1d(input, kernel_size, _no_stride(stride), padding, ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if _TF and (r_ := _tf(avg_pool2d, locals())) is not _GO:
+        return r_
+    return _nn.avg_pool2d(input, kernel_size, _no_stride(stride), padding, ceil_mode, count_include_pad,
+                          divisor_override)
+
+
+def _list_with_default(out_size, defaults):
+    """PyTorch's torch.nn.modules.utils._list_with_default: None entries of
+    output_size keep the input's size."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    if _TF and (r_ := _tf(adaptive_avg_pool1d, locals())) is not _GO:
+        return r_
+    return torchlet.adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    if _TF and (r_ := _tf(adaptive_avg_pool2d, locals())) is not _GO:
+        return r_
+    return _nn.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    if _TF and (r_ := _tf(adaptive_max_pool2d_with_indices, locals())) is not _GO:
+        return r_
+    return _nn.adaptive_max_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if _TF and (r_ := _tf(adaptive_max_pool2d, locals())) is not _GO:
+        return r_
+    if return_indices:
+        return adaptive_max_pool2d_with_indices(input, output_size)
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]

@@ -1,0 +1,372 @@
+"""Pooling: max_pool1d/2d (+ indices), avg_pool1d/2d, adaptive_avg_pool1d/2d,
+adaptive_max_pool2d, their backward ops and nn modules -- against a numpy
+reference always (windows written out from PyTorch's rules), against torch
+where it is installed (values, indices, gradients, messages, grad_fn names,
+module reprs), float64 gradients through the project's gradcheck helper."""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import torchlet
+import torchlet.nn as nn
+import torchlet.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograd"))
+from _gradcheck_util import gradcheck  # noqa: E402
+
+R = np.random.default_rng(20261205)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _t(a):
+    return torchlet.tensor(a)
+
+
+def _n(t):
+    return np.asarray(t.numpy())
+
+
+# ------------------------------------------------------------------ numpy reference
+
+
+def _out_size(n, k, p, s, d, ceil):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    o = num // s + 1
+    if ceil and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else (tuple(v) * 2 if len(v) == 1 else tuple(v))
+
+
+def np_max_pool2d(x, k, s=None, p=0, d=1, ceil=False):
+    kh, kw = _pair(k)
+    sh, sw = _pair(k if s is None else s)
+    ph, pw = _pair(p)
+    dh, dw = _pair(d)
+    H, W = x.shape[-2:]
+    OH, OW = _out_size(H, kh, ph, sh, dh, ceil), _out_size(W, kw, pw, sw, dw, ceil)
+    lead = x.shape[:-2]
+    xf = x.reshape(-1, H, W)
+    y = np.zeros((xf.shape[0], OH, OW), x.dtype)
+    ind = np.zeros((xf.shape[0], OH, OW), np.int64)
+    for c in range(xf.shape[0]):
+        for i in range(OH):
+            for j in range(OW):
+                best, bi = -np.inf, None
+                for a in range(kh):
+                    for b in range(kw):
+                        h, w = i * sh - ph + a * dh, j * sw - pw + b * dw
+                        if 0 <= h < H and 0 <= w < W:
+                            v = xf[c, h, w]
+                            if bi is None or v > best or np.isnan(v):
+                                best, bi = v, h * W + w
+                y[c, i, j], ind[c, i, j] = best, bi
+    return y.reshape(lead + (OH, OW)), ind.reshape(lead + (OH, OW))
+
+
+def np_avg_pool2d(x, k, s=None, p=0, ceil=False, count_include_pad=True, divisor=None):
+    kh, kw = _pair(k)
+    sh, sw = _pair(k if s is None else s)
+    ph, pw = _pair(p)
+    H, W = x.shape[-2:]
+    OH, OW = _out_size(H, kh, ph, sh, 1, ceil), _out_size(W, kw, pw, sw, 1, ceil)
+    xf = x.reshape(-1, H, W)
+    y = np.zeros((xf.shape[0], OH, OW), x.dtype)
+    for i in range(OH):
+        for j in range(OW):
+            h0, w0 = i * sh - ph, j * sw - pw
+            h1, w1 = min(h0 + kh, H + ph), min(w0 + kw, W + pw)
+            pool = (h1 - h0) * (w1 - w0)
+            h0, w0, h1, w1 = max(h0, 0), max(w0, 0), min(h1, H), min(w1, W)
+            if h0 >= h1 or w0 >= w1:
+                continue
+            div = divisor or (pool if count_include_pad else (h1 - h0) * (w1 - w0))
+            y[:, i, j] = xf[:, h0:h1, w0:w1].sum(axis=(1, 2)) / div
+    return y.reshape(x.shape[:-2] + (OH, OW))
+
+
+def _adaptive_windows(n, o):
+    return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
+
+
+def np_adaptive(x, oh, ow, op):
+    H, W = x.shape[-2:]
+    xf = x.reshape(-1, H, W)
+    y = np.zeros((xf.shape[0], oh, ow), x.dtype)
+    ind = np.zeros((xf.shape[0], oh, ow), np.int64)
+    for i, (h0, h1) in enumerate(_adaptive_windows(H, oh)):
+        for j, (w0, w1) in enumerate(_adaptive_windows(W, ow)):
+            win = xf[:, h0:h1, w0:w1].reshape(xf.shape[0], -1)
+            if op == "avg":
+                y[:, i, j] = win.mean(axis=1)
+            else:
+                a = np.argmax(win, axis=1)
+                y[:, i, j] = win[np.arange(win.shape[0]), a]
+                ind[:, i, j] = (h0 + a // (w1 - w0)) * W + w0 + a % (w1 - w0)
+    shape = x.shape[:-2] + (oh, ow)
+    return y.reshape(shape), ind.reshape(shape)
+
+
+# ------------------------------------------------------------------ forward vs numpy
+
+MAX_CFGS = [  # (shape, kernel, stride, padding, dilation, ceil_mode)
+    ((2, 3, 7, 6), 2, None, 0, 1, False),
+    ((2, 3, 7, 6), 3, 2, 1, 1, False),
+    ((2, 3, 7, 6), 3, 2, 1, 1, True),
+    ((1, 2, 9, 8), (3, 2), (2, 1), (1, 0), (2, 1), True),
+    ((3, 5, 5), 2, 1, 1, 2, False),
+    ((2, 4, 11, 13), 3, 3, 1, 1, True),
+    ((1, 1, 1, 1), 1, None, 0, 1, False),
+]
+
+
+@pytest.mark.parametrize("shape, k, s, p, d, ceil", MAX_CFGS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool2d_numpy(shape, k, s, p, d, ceil, dtype):
+    x = R.standard_normal(shape).astype(dtype)
+    y, ind = F.max_pool2d(_t(x), k, s, p, d, ceil_mode=ceil, return_indices=True)
+    ry, rind = np_max_pool2d(x, k, s, p, d, ceil)
+    np.testing.assert_array_equal(_n(y), ry)
+    np.testing.assert_array_equal(_n(ind), rind)
+    assert y.dtype == _t(x).dtype and ind.dtype == torchlet.int64
+    np.testing.assert_array_equal(_n(F.max_pool2d(_t(x), k, s, p, d, ceil)), ry)
+
+
+def test_max_pool2d_nan_ties_noncontiguous_and_ints():
+    x = R.standard_normal((2, 3, 6, 6))
+    x[0, 0, 1, 1] = np.nan
+    x[1, 2, :2, :2] = 5.0  # a tie: the first in window order wins
+    y, ind = F.max_pool2d(_t(x), 2, return_indices=True)
+    ry, rind = np_max_pool2d(x, 2)
+    np.testing.assert_array_equal(_n(y), ry)
+    np.testing.assert_array_equal(_n(ind), rind)
+    xt = _t(R.standard_normal((2, 6, 5, 3))).permute(0, 3, 1, 2)
+    np.testing.assert_array_equal(_n(F.max_pool2d(xt, 2, 1)), np_max_pool2d(_n(xt), 2, 1)[0])
+    xi = R.integers(-50, 50, (2, 3, 5, 5))
+    for dt in (torchlet.int64, torchlet.int32, torchlet.uint8):
+        t = _t(np.abs(xi) if dt == torchlet.uint8 else xi).to(dt)
+        got = F.max_pool2d(t, 2)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(_n(got), np_max_pool2d(_n(t), 2)[0])
+    h = F.max_pool2d(_t(x).half(), 2)
+    assert h.dtype == torchlet.float16
+    np.testing.assert_array_equal(_n(h.float()), np_max_pool2d(_n(_t(x).half().float()), 2)[0])
+
+
+def test_max_pool2d_empty_batch():
+    y, ind = F.max_pool2d(torchlet.zeros(0, 3, 4, 4), 2, return_indices=True)
+    assert tuple(y.shape) == (0, 3, 2, 2) and tuple(ind.shape) == (0, 3, 2, 2)
+
+
+AVG_CFGS = [  # (shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    ((2, 3, 7, 6), 2, None, 0, False, True, None),
+    ((2, 3, 7, 6), 3, 2, 1, False, True, None),
+    ((2, 3, 7, 6), 3, 2, 1, True, False, None),
+    ((2, 3, 7, 6), 3, 2, 1, True, True, None),
+    ((1, 2, 9, 8), (3, 2), (2, 1), (1, 1), True, False, 5),
+    ((3, 5, 5), 2, 1, 1, False, True, None),
+    ((2, 2, 5, 5), 4, 3, 2, True, False, None),
+]
+
+
+@pytest.mark.parametrize("shape, k, s, p, ceil, cip, div", AVG_CFGS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avg_pool2d_numpy(shape, k, s, p, ceil, cip, div, dtype):
+    x = R.standard_normal(shape).astype(dtype)
+    y = F.avg_pool2d(_t(x), k, s, p, ceil, cip, div)
+    np.testing.assert_allclose(_n(y), np_avg_pool2d(x, k, s, p, ceil, cip, div), rtol=1e-5, atol=1e-6)
+
+
+def test_avg_pool2d_int64_and_out():
+    x = R.integers(-20, 20, (2, 3, 5, 5))
+    y = F.avg_pool2d(_t(x), 2)
+    assert y.dtype == torchlet.int64
+    ref = x.reshape(6, 5, 5)[:, :4, :4].reshape(6, 2, 2, 2, 2).sum(axis=(2, 4))
+    np.testing.assert_array_equal(_n(y).reshape(6, 2, 2), np.trunc(ref / 4).astype(np.int64))
+    out = torchlet.empty(2, 3, 2, 2)
+    r = torchlet._C._nn.avg_pool2d(_t(R.standard_normal((2, 3, 5, 5)).astype(np.float32)), 2, out=out)
+    assert r is out
+
+
+@pytest.mark.parametrize("shape, os", [((2, 3, 7, 6), (3, 4)), ((3, 5, 5), (5, 5)), ((2, 3, 7, 6), (1, 1)),
+                                       ((1, 2, 4, 9), (6, 2)), ((2, 3, 7, 6), (None, 2)), ((2, 3, 5, 5), 3)])
+def test_adaptive_numpy(shape, os):
+    x = R.standard_normal(shape)
+    oh, ow = (os, os) if isinstance(os, int) else (os[0] or shape[-2], os[1] or shape[-1])
+    ra, _ = np_adaptive(x, oh, ow, "avg")
+    np.testing.assert_allclose(_n(F.adaptive_avg_pool2d(_t(x), os)), ra, rtol=1e-12, atol=1e-12)
+    rm, ri = np_adaptive(x, oh, ow, "max")
+    y, ind = F.adaptive_max_pool2d(_t(x), os, return_indices=True)
+    np.testing.assert_array_equal(_n(y), rm)
+    np.testing.assert_array_equal(_n(ind), ri)
+    np.testing.assert_array_equal(_n(nn.AdaptiveMaxPool2d(os)(_t(x))), rm)
+
+
+def test_1d_forms_numpy():
+    x = R.standard_normal((2, 3, 11))
+    y, ind = F.max_pool1d(_t(x), 3, 2, 1, return_indices=True)
+    ry, rind = np_max_pool2d(x[:, :, None, :], (1, 3), (1, 2), (0, 1))
+    np.testing.assert_array_equal(_n(y), ry[:, :, 0])
+    np.testing.assert_array_equal(_n(ind), rind[:, :, 0])
+    np.testing.assert_array_equal(_n(F.max_pool1d(_t(x[0]), 2)), np_max_pool2d(x[0][:, None, :], (1, 2))[0][:, 0])
+    np.testing.assert_allclose(_n(F.avg_pool1d(_t(x), 3, 2, 1, True, False)),
+                               np_avg_pool2d(x[:, :, None, :], (1, 3), (1, 2), (0, 1), True, False)[:, :, 0])
+    np.testing.assert_allclose(_n(F.adaptive_avg_pool1d(_t(x), 4)), np_adaptive(x[:, :, None, :], 1, 4, "avg")[0][:, :, 0])
+
+
+# ------------------------------------------------------------------ backward
+
+def test_backward_numpy():
+    x = R.standard_normal((2, 3, 7, 6))
+    t = torchlet.tensor(x, requires_grad=True)
+    y, ind = F.max_pool2d(t, 3, 2, 1, return_indices=True)
+    g = R.standard_normal(tuple(y.shape))
+    y.backward(_t(g))
+    ref = np.zeros((6, 42))
+    for c in range(6):
+        np.add.at(ref[c], _n(ind).reshape(6, -1)[c], g.reshape(6, -1)[c])
+    np.testing.assert_allclose(_n(t.grad), ref.reshape(x.shape))
+    # avg: the gradient is the transpose of the (linear) forward
+    t2 = torchlet.tensor(x, requires_grad=True)
+    y2 = F.avg_pool2d(t2, 3, 2, 1, True, False)
+    g2 = R.standard_normal(tuple(y2.shape))
+    y2.backward(_t(g2))
+    e = np.eye(42).reshape(42, 1, 1, 7, 6)
+    cols = np.stack([np_avg_pool2d(e[i], 3, 2, 1, True, False).reshape(-1) for i in range(42)])  # 42 x out
+    np.testing.assert_allclose(_n(t2.grad).reshape(6, 42), g2.reshape(6, -1) @ cols.T, rtol=1e-10)
+
+
+GRAD_CASES = [
+    (lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), (2, 3, 7, 6)),
+    (lambda x: F.max_pool2d(x, (2, 3), 1, (1, 1), 2), (1, 2, 6, 7)),
+    (lambda x: F.max_pool1d(x, 3, 2, 1), (2, 3, 9)),
+    (lambda x: F.avg_pool2d(x, 3, 2, 1, True, False), (2, 3, 7, 6)),
+    (lambda x: F.avg_pool2d(x, 2, 1, 1, False, True, 3), (3, 5, 4)),
+    (lambda x: F.avg_pool1d(x, 3, 2, 1), (2, 3, 9)),
+    (lambda x: F.adaptive_avg_pool2d(x, (3, 4)), (2, 3, 7, 6)),
+    (lambda x: F.adaptive_avg_pool2d(x, 1), (2, 3, 5, 4)),
+    (lambda x: F.adaptive_avg_pool1d(x, 4), (2, 3, 9)),
+    (lambda x: F.adaptive_max_pool2d(x, (3, 2)), (2, 3, 7, 6)),
+    (lambda x: F.max_pool2d(x.transpose(-1, -2), 2), (2, 3, 6, 5)),
+]
+
+
+@pytest.mark.parametrize("fn, shape", GRAD_CASES)
+def test_gradcheck(fn, shape):
+    x = R.permutation(np.arange(math.prod(shape), dtype=np.float64)).reshape(shape) * 0.1
+    assert gradcheck(fn, [x])
+
+
+# ------------------------------------------------------------------ errors
+
+
+ERRORS = [
+    (lambda m, x: m.nn.functional.max_pool2d(x, 0), RuntimeError, "stride should not be zero"),
+    (lambda m, x: m.nn.functional.max_pool2d(x, 2, 1, dilation=0), RuntimeError, "dilation should be greater"),
+    (lambda m, x: m.nn.functional.max_pool2d(x, 2, 1, padding=2), RuntimeError, "pad should be at most half"),
+    (lambda m, x: m.nn.functional.max_pool2d(x, (2, 2, 2)), RuntimeError, "max_pool2d: kernel_size must either"),
+    (lambda m, x: m.nn.functional.max_pool2d(x[0, 0], 2), RuntimeError, "non-empty 3D or 4D"),
+    (lambda m, x: m.nn.functional.max_pool2d(x[:, :, :1, :1], 3), RuntimeError, "Output size is too small"),
+    (lambda m, x: m.nn.functional.max_pool2d(x[:, :0], 2), RuntimeError, "Expected 3D or 4D (batch mode) tensor"),
+    (lambda m, x: m.nn.functional.max_pool2d(x > 0, 2), NotImplementedError, "\"max_pool2d\" not implemented for 'Bool'"),
+    (lambda m, x: m.nn.functional.avg_pool2d(x, 2, divisor_override=0), RuntimeError, "divisor must be not zero"),
+    (lambda m, x: m.nn.functional.avg_pool2d(x.int(), 2), NotImplementedError, "\"avg_pool2d\" not implemented for 'Int'"),
+    (lambda m, x: m.nn.functional.avg_pool2d(x[0, 0], 2), IndexError, "Dimension out of range"),
+    (lambda m, x: m.nn.functional.adaptive_avg_pool2d(x[0, 0], 2), RuntimeError, "Expected 3D or 4D tensor, but got [5, 5]"),
+    (lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (-1, 2)), RuntimeError, "but received {-1, 2}"),
+    (lambda m, x: m.nn.functional.adaptive_avg_pool2d(x.long(), 2), NotImplementedError, "not implemented for 'Long'"),
+    (lambda m, x: m.nn.functional.adaptive_max_pool2d(x[0, 0], 2), RuntimeError, "Expected 3D or 4D tensor, but got: [5, 5]"),
+    (lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 2), RuntimeError, "Expected 2 to 3 dimensions, but got 4-dimensional"),
+    (lambda m, x: m.nn.functional.max_pool1d(x, 2), RuntimeError, "max_pool1d: Expected 2D or 3D"),
+    (lambda m, x: m.nn.functional.max_pool1d(x[0], 2, padding=2), RuntimeError, "max_pool1d() padding should be at most"),
+    (lambda m, x: m.nn.functional.avg_pool1d(x, 2), RuntimeError, "while checking arguments for avg_pool1d"),
+]
+
+
+@pytest.mark.parametrize("fn, exc, msg", ERRORS)
+def test_errors(fn, exc, msg):
+    x = torchlet.ones(2, 3, 5, 5)
+    with pytest.raises(exc) as e:
+        fn(torchlet, x)
+    assert msg in str(e.value)
+
+
+@pytest.mark.parametrize("fn, exc, msg", ERRORS)
+def test_errors_match_torch(fn, exc, msg):
+    torch = _torch()
+    with pytest.raises(Exception) as te:
+        fn(torch, torch.ones(2, 3, 5, 5))
+    with pytest.raises(Exception) as le:
+        fn(torchlet, torchlet.ones(2, 3, 5, 5))
+    assert type(le.value) is type(te.value)
+    assert str(le.value).split("\n")[0] == str(te.value).split("\n")[0]
+
+
+# ------------------------------------------------------------------ against torch
+
+TORCH_CASES = [
+    lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True),
+    lambda m, x: m.nn.functional.max_pool2d(x, (2, 3), (1, 2), (1, 1), (2, 1)),
+    lambda m, x: m.nn.functional.max_pool1d(x.flatten(2), 4, 3, 2, 2, True, True),
+    lambda m, x: m.nn.functional.avg_pool2d(x, 3, 2, 1, True, False),
+    lambda m, x: m.nn.functional.avg_pool2d(x, (3, 2), 1, (1, 0), False, True, 4),
+    lambda m, x: m.nn.functional.avg_pool1d(x.flatten(2), 5, 2, 2, True, True),
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, (4, 3)),
+    lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 1),
+    lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.flatten(2), 7),
+    lambda m, x: m.nn.functional.adaptive_max_pool2d(x, (5, 2), True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TORCH_CASES)))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_against_torch(case, dtype):
+    torch = _torch()
+    x = R.standard_normal((2, 3, 9, 8)).astype(dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    lx = torchlet.tensor(x, requires_grad=True)
+    to = TORCH_CASES[case](torch, tx)
+    lo = TORCH_CASES[case](torchlet, lx)
+    to, lo = (to, lo) if isinstance(to, tuple) else ((to,), (lo,))
+    for a, b in zip(to, lo):
+        assert tuple(a.shape) == tuple(b.shape) and str(a.dtype) == str(b.dtype).replace("torchlet", "torch")
+        np.testing.assert_allclose(_n(b), a.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert type(lo[0].grad_fn).__name__ == type(to[0].grad_fn).__name__
+    g = R.standard_normal(tuple(to[0].shape)).astype(dtype)
+    to[0].backward(torch.tensor(g))
+    lo[0].backward(torchlet.tensor(g))
+    np.testing.assert_allclose(_n(lx.grad), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+MODULES = [
+    ("MaxPool2d", (3,), {"stride": 2, "padding": 1}),
+    ("MaxPool2d", ((2, 3),), {"dilation": 2, "ceil_mode": True, "return_indices": True}),
+    ("MaxPool1d", (3,), {}),
+    ("AvgPool2d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False}),
+    ("AvgPool2d", (2,), {"divisor_override": 3}),
+    ("AvgPool1d", (3,), {"stride": 2}),
+    ("AdaptiveAvgPool2d", ((2, None),), {}),
+    ("AdaptiveAvgPool1d", (3,), {}),
+    ("AdaptiveMaxPool2d", (2,), {"return_indices": True}),
+]
+
+
+@pytest.mark.parametrize("name, args, kw", MODULES)
+def test_modules_against_torch(name, args, kw):
+    torch = _torch()
+    tm, lm = getattr(torch.nn, name)(*args, **kw), getattr(nn, name)(*args, **kw)
+    assert repr(lm) == repr(tm)
+    x = R.standard_normal((2, 3, 8, 7) if "2d" in name else (2, 3, 9)).astype(np.float32)
+    to, lo = tm(torch.tensor(x)), lm(torchlet.tensor(x))
+    to, lo = (to, lo) if isinstance(to, tuple) else ((to,), (lo,))
+    for a, b in zip(to, lo):
+        np.testing.assert_allclose(_n(b), a.numpy(), rtol=1e-6, atol=1e-6)
