@@ -189,6 +189,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register__adaptive_avg_pool2d_backward() != 0) return -1;
     if (tl_autograd_register_adaptive_max_pool2d() != 0) return -1;
     if (tl_autograd_register_adaptive_max_pool2d_backward() != 0) return -1;
+    if (tl_autograd_register_native_batch_norm() != 0) return -1;
+    if (tl_autograd_register__native_batch_norm_legit() != 0) return -1;
+    if (tl_autograd_register__native_batch_norm_legit_no_training() != 0) return -1;
+    if (tl_autograd_register_native_batch_norm_backward() != 0) return -1;
+    if (tl_autograd_register_native_group_norm() != 0) return -1;
+    if (tl_autograd_register_native_group_norm_backward() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
     if (tl_autograd_register_asinh() != 0) return -1;

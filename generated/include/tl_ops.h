@@ -4964,6 +4964,103 @@ int tl_ops_adaptive_max_pool2d_backward_boxed(const tl_kernel *k_, const tl_oper
 TL_WEAK int tl_meta_adaptive_max_pool2d_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
 TL_WEAK int tl_impl_adaptive_max_pool2d_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
 
+/* ---------------------------------------------------------------- native_batch_norm */
+int tl_ops_register_native_batch_norm(void);
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_native_batch_norm_op;
+typedef int (*tl_ops_native_batch_norm_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_batch_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_batch_norm_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_batch_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_batch_norm_cpu(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- _native_batch_norm_legit */
+int tl_ops_register__native_batch_norm_legit(void);
+/* _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops__native_batch_norm_legit_op;
+typedef int (*tl_ops__native_batch_norm_legit_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__batch_norm_legit_cpu(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+/* _native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops__native_batch_norm_legit_no_stats_op;
+typedef int (*tl_ops__native_batch_norm_legit_no_stats_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_stats(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_stats_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_stats_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__batch_norm_legit_no_stats_cpu(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- _native_batch_norm_legit_no_training */
+int tl_ops_register__native_batch_norm_legit_no_training(void);
+/* _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops__native_batch_norm_legit_no_training_op;
+typedef int (*tl_ops__native_batch_norm_legit_no_training_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_training(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_training_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_training_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native__batch_norm_legit_no_training(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- native_batch_norm_backward */
+int tl_ops_register_native_batch_norm_backward(void);
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_native_batch_norm_backward_op;
+typedef int (*tl_ops_native_batch_norm_backward_fn)(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *weight, tl_tensor *running_mean, tl_tensor *running_var, tl_tensor *save_mean, tl_tensor *save_invstd, bool train, double eps, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_batch_norm_backward(tl_tensor *grad_out, tl_tensor *input, tl_tensor *weight, tl_tensor *running_mean, tl_tensor *running_var, tl_tensor *save_mean, tl_tensor *save_invstd, bool train, double eps, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_batch_norm_backward_redispatch(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *weight, tl_tensor *running_mean, tl_tensor *running_var, tl_tensor *save_mean, tl_tensor *save_invstd, bool train, double eps, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_batch_norm_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_batch_norm_backward_cpu(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *weight, tl_tensor *running_mean, tl_tensor *running_var, tl_tensor *save_mean, tl_tensor *save_invstd, bool train, double eps, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- batch_norm */
+int tl_ops_register_batch_norm(void);
+/* batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor */
+extern tl_operator *tl_ops_batch_norm_op;
+typedef tl_tensor *(*tl_ops_batch_norm_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled);
+tl_tensor *tl_ops_batch_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled);
+tl_tensor *tl_ops_batch_norm_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled);
+int tl_ops_batch_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_batch_norm(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled);
+
+/* ---------------------------------------------------------------- instance_norm */
+int tl_ops_register_instance_norm(void);
+/* instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor */
+extern tl_operator *tl_ops_instance_norm_op;
+typedef tl_tensor *(*tl_ops_instance_norm_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled);
+tl_tensor *tl_ops_instance_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled);
+tl_tensor *tl_ops_instance_norm_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled);
+int tl_ops_instance_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_instance_norm(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled);
+
+/* ---------------------------------------------------------------- native_group_norm */
+int tl_ops_register_native_group_norm(void);
+/* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_native_group_norm_op;
+typedef int (*tl_ops_native_group_norm_fn)(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_group_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_group_norm_redispatch(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_group_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_native_group_norm(tl_keyset ks, tl_tensor *input, tl_tensor *weight, tl_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- native_group_norm_backward */
+int tl_ops_register_native_group_norm_backward(void);
+/* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
+extern tl_operator *tl_ops_native_group_norm_backward_op;
+typedef int (*tl_ops_native_group_norm_backward_fn)(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_group_norm_backward(tl_tensor *grad_out, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_group_norm_backward_redispatch(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops_native_group_norm_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_native_group_norm_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* ---------------------------------------------------------------- group_norm */
+int tl_ops_register_group_norm(void);
+/* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor */
+extern tl_operator *tl_ops_group_norm_op;
+typedef tl_tensor *(*tl_ops_group_norm_fn)(tl_keyset ks, tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
+tl_tensor *tl_ops_group_norm(tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
+tl_tensor *tl_ops_group_norm_redispatch(tl_keyset ks, tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
+int tl_ops_group_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_group_norm(tl_keyset ks, tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
+
 /* ---------------------------------------------------------------- _scaled_dot_product_flash_attention_for_cpu */
 int tl_ops_register__scaled_dot_product_flash_attention_for_cpu(void);
 /* _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */

@@ -74,6 +74,8 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
     "_scaled_dot_product_flash_attention_for_cpu",
     "_scaled_dot_product_flash_attention_for_cpu_backward",
     "_softmax",
@@ -130,6 +132,7 @@ __all__ = [
     "atleast_3d",
     "avg_pool1d",
     "baddbmm",
+    "batch_norm",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
@@ -204,6 +207,7 @@ __all__ = [
     "gather_backward",
     "ge",
     "ger",
+    "group_norm",
     "gt",
     "hstack",
     "hypot",
@@ -215,6 +219,7 @@ __all__ = [
     "index_put_",
     "index_select",
     "index_select_backward",
+    "instance_norm",
     "isclose",
     "isfinite",
     "isinf",
@@ -262,8 +267,12 @@ __all__ = [
     "nan_to_num",
     "nan_to_num_",
     "narrow",
+    "native_batch_norm",
+    "native_batch_norm_backward",
     "native_dropout",
     "native_dropout_backward",
+    "native_group_norm",
+    "native_group_norm_backward",
     "native_layer_norm",
     "native_layer_norm_backward",
     "ne",
@@ -380,6 +389,8 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
+_C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
 _C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
 _C__scaled_dot_product_flash_attention_for_cpu_backward = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu_backward", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu_backward")
 _C__softmax = getattr(_lib, "tl_ops__softmax", None) or _missing_c("tl_ops__softmax")
@@ -499,6 +510,7 @@ _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddb
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
+_C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
 _C_bitwise_and_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor")
 _C_bitwise_and_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor_out")
@@ -696,6 +708,7 @@ _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", N
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
+_C_group_norm = getattr(_lib, "tl_ops_group_norm", None) or _missing_c("tl_ops_group_norm")
 _C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
 _C_gt_Scalar_out = getattr(_lib, "tl_ops_gt_Scalar_out", None) or _missing_c("tl_ops_gt_Scalar_out")
 _C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
@@ -728,6 +741,7 @@ _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
@@ -868,8 +882,12 @@ _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
+_C_native_batch_norm = getattr(_lib, "tl_ops_native_batch_norm", None) or _missing_c("tl_ops_native_batch_norm")
+_C_native_batch_norm_backward = getattr(_lib, "tl_ops_native_batch_norm_backward", None) or _missing_c("tl_ops_native_batch_norm_backward")
 _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
 _C_native_dropout_backward = getattr(_lib, "tl_ops_native_dropout_backward", None) or _missing_c("tl_ops_native_dropout_backward")
+_C_native_group_norm = getattr(_lib, "tl_ops_native_group_norm", None) or _missing_c("tl_ops_native_group_norm")
+_C_native_group_norm_backward = getattr(_lib, "tl_ops_native_group_norm_backward", None) or _missing_c("tl_ops_native_group_norm_backward")
 _C_native_layer_norm = getattr(_lib, "tl_ops_native_layer_norm", None) or _missing_c("tl_ops_native_layer_norm")
 _C_native_layer_norm_backward = getattr(_lib, "tl_ops_native_layer_norm_backward", None) or _missing_c("tl_ops_native_layer_norm_backward")
 _C_ne_Scalar = getattr(_lib, "tl_ops_ne_Scalar", None) or _missing_c("tl_ops_ne_Scalar")
@@ -1658,6 +1676,75 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS__native_batch_norm_legit = (
+    ('(Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _native_batch_norm_legit(input, weight, bias, training, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)'
+    if _TF and (r_ := _tf(_native_batch_norm_legit, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_native_batch_norm_legit', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'bias', 3, 'Tensor', bias)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'training', 4, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'momentum', 5, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'eps', 6, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__native_batch_norm_legit_no_stats(input._p, weight_c, bias_c, training_c, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS__native_batch_norm_legit_no_training = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: isinstance(x, _Tensor)), ('running_var', lambda x: isinstance(x, _Tensor)), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)'
+    if _TF and (r_ := _tf(_native_batch_norm_legit_no_training, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_native_batch_norm_legit_no_training', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'bias', 3, 'Tensor', bias)
+    if running_mean.__class__ is not _Tensor:
+        if not isinstance(running_mean, _Tensor):
+            raise _arg_error('_native_batch_norm_legit_no_training', 'running_mean', 4, 'Tensor', running_mean)
+    if running_var.__class__ is not _Tensor:
+        if not isinstance(running_var, _Tensor):
+            raise _arg_error('_native_batch_norm_legit_no_training', 'running_var', 5, 'Tensor', running_var)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'momentum', 6, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'eps', 7, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__native_batch_norm_legit_no_training(input._p, weight_c, bias_c, running_mean._p, running_var._p, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
@@ -3849,6 +3936,53 @@ def baddbmm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1, ('input', 'batch1', 'batch2', 'out_dtype', )[:n])):
         return _implbaddbmm_1(*args, **kwargs)
     raise _invalid_combination('baddbmm', args, kwargs, _SIGS_baddbmm)
+
+
+# yaml/native_functions.yaml: batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
+_SIGS_batch_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)'
+    if _TF and (r_ := _tf(batch_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('batch_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('batch_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('batch_norm', 'bias', 3, 'Tensor', bias)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('batch_norm', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('batch_norm', 'running_var', 5, 'Tensor', running_var)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('batch_norm', 'training', 6, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('batch_norm', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('batch_norm', 'eps', 8, 'float', eps)
+    cudnn_enabled_c = _cv_bool(cudnn_enabled)
+    if cudnn_enabled_c is _BAD:
+        raise _arg_error('batch_norm', 'cudnn_enabled', 9, 'bool', cudnn_enabled)
+    h_ = _C_batch_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, training_c, momentum_c, eps_c, cudnn_enabled_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
@@ -7228,6 +7362,44 @@ def ger(input, vec2, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor
+_SIGS_group_norm = (
+    ('(Tensor input, int num_groups, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enabled = True)', (('input', lambda x: isinstance(x, _Tensor)), ('num_groups', lambda x: _cv_int(x) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    '(Tensor input, int num_groups, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enabled = True)'
+    if _TF and (r_ := _tf(group_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('group_norm', 'input', 1, 'Tensor', input)
+    num_groups_c = _cv_int(num_groups)
+    if num_groups_c is _BAD:
+        raise _arg_error('group_norm', 'num_groups', 2, 'int', num_groups)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('group_norm', 'weight', 3, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('group_norm', 'bias', 4, 'Tensor', bias)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('group_norm', 'eps', 5, 'float', eps)
+    cudnn_enabled_c = _cv_bool(cudnn_enabled)
+    if cudnn_enabled_c is _BAD:
+        raise _arg_error('group_norm', 'cudnn_enabled', 6, 'bool', cudnn_enabled)
+    h_ = _C_group_norm(input._p, num_groups_c, weight_c, bias_c, eps_c, cudnn_enabled_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: gt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -7650,6 +7822,53 @@ def index_select_backward(grad, self_sizes, dim, index):
         if not isinstance(index, _Tensor):
             raise _arg_error('index_select_backward', 'index', 4, 'Tensor', index)
     h_ = _C_index_select_backward(grad._p, self_sizes_c[0], self_sizes_c[1], dim_c, index._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
+_SIGS_instance_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('use_input_stats', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)'
+    if _TF and (r_ := _tf(instance_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('instance_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('instance_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('instance_norm', 'bias', 3, 'Tensor', bias)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('instance_norm', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('instance_norm', 'running_var', 5, 'Tensor', running_var)
+    use_input_stats_c = _cv_bool(use_input_stats)
+    if use_input_stats_c is _BAD:
+        raise _arg_error('instance_norm', 'use_input_stats', 6, 'bool', use_input_stats)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('instance_norm', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('instance_norm', 'eps', 8, 'float', eps)
+    cudnn_enabled_c = _cv_bool(cudnn_enabled)
+    if cudnn_enabled_c is _BAD:
+        raise _arg_error('instance_norm', 'cudnn_enabled', 9, 'bool', cudnn_enabled)
+    h_ = _C_instance_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, use_input_stats_c, momentum_c, eps_c, cudnn_enabled_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -9679,6 +9898,90 @@ def narrow(*args, **kwargs):
     raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
 
+# yaml/native_functions.yaml: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS_native_batch_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)'
+    if _TF and (r_ := _tf(native_batch_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_batch_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_batch_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('native_batch_norm', 'bias', 3, 'Tensor', bias)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('native_batch_norm', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('native_batch_norm', 'running_var', 5, 'Tensor', running_var)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('native_batch_norm', 'training', 6, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('native_batch_norm', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_batch_norm', 'eps', 8, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_batch_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, training_c, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_SIGS_native_batch_norm_backward = (
+    ('(Tensor grad_out, Tensor input, Tensor weight, Tensor running_mean, Tensor running_var, Tensor save_mean, Tensor save_invstd, bool train, float eps, tuple of bools output_mask)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('save_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('save_invstd', lambda x: (x is None or isinstance(x, _Tensor))), ('train', lambda x: _cv_bool(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('output_mask', lambda x: _cv_bool_list(x) is not _BAD),), (), False),
+)
+
+
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    '(Tensor grad_out, Tensor input, Tensor weight, Tensor running_mean, Tensor running_var, Tensor save_mean, Tensor save_invstd, bool train, float eps, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(native_batch_norm_backward, locals())) is not _GO:
+        return r_
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('native_batch_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_batch_norm_backward', 'input', 2, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'weight', 3, 'Tensor', weight)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'running_var', 5, 'Tensor', running_var)
+    save_mean_c = _cv_opt_tensor(save_mean)
+    if save_mean_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'save_mean', 6, 'Tensor', save_mean)
+    save_invstd_c = _cv_opt_tensor(save_invstd)
+    if save_invstd_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'save_invstd', 7, 'Tensor', save_invstd)
+    train_c = _cv_bool(train)
+    if train_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'train', 8, 'bool', train)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'eps', 9, 'float', eps)
+    output_mask_c = _cv_bool_list(output_mask)
+    if output_mask_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'output_mask', 10, 'tuple of bools', output_mask)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_batch_norm_backward(grad_out._p, input._p, weight_c, running_mean_c, running_var_c, save_mean_c, save_invstd_c, train_c, eps_c, output_mask_c[0], output_mask_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
 # yaml/native_functions.yaml: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 _SIGS_native_dropout = (
     ('(Tensor input, float p, bool train)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('train', lambda x: _cv_opt_bool(x) is not _BAD),), (), False),
@@ -9730,6 +10033,90 @@ def native_dropout_backward(grad_output, mask, scale):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS_native_group_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, int N, int C, int HxW, int group, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('N', lambda x: _cv_int(x) is not _BAD), ('C', lambda x: _cv_int(x) is not _BAD), ('HxW', lambda x: _cv_int(x) is not _BAD), ('group', lambda x: _cv_int(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    '(Tensor input, Tensor weight, Tensor bias, int N, int C, int HxW, int group, float eps)'
+    if _TF and (r_ := _tf(native_group_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_group_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_group_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('native_group_norm', 'bias', 3, 'Tensor', bias)
+    N_c = _cv_int(N)
+    if N_c is _BAD:
+        raise _arg_error('native_group_norm', 'N', 4, 'int', N)
+    C_c = _cv_int(C)
+    if C_c is _BAD:
+        raise _arg_error('native_group_norm', 'C', 5, 'int', C)
+    HxW_c = _cv_int(HxW)
+    if HxW_c is _BAD:
+        raise _arg_error('native_group_norm', 'HxW', 6, 'int', HxW)
+    group_c = _cv_int(group)
+    if group_c is _BAD:
+        raise _arg_error('native_group_norm', 'group', 7, 'int', group)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_group_norm', 'eps', 8, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_group_norm(input._p, weight_c, bias_c, N_c, C_c, HxW_c, group_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_SIGS_native_group_norm_backward = (
+    ('(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor weight, int N, int C, int HxW, int group, tuple of bools output_mask)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('mean', lambda x: isinstance(x, _Tensor)), ('rstd', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('N', lambda x: _cv_int(x) is not _BAD), ('C', lambda x: _cv_int(x) is not _BAD), ('HxW', lambda x: _cv_int(x) is not _BAD), ('group', lambda x: _cv_int(x) is not _BAD), ('output_mask', lambda x: _cv_bool_list(x) is not _BAD),), (), False),
+)
+
+
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    '(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor weight, int N, int C, int HxW, int group, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(native_group_norm_backward, locals())) is not _GO:
+        return r_
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'input', 2, 'Tensor', input)
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'mean', 3, 'Tensor', mean)
+    if rstd.__class__ is not _Tensor:
+        if not isinstance(rstd, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'rstd', 4, 'Tensor', rstd)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'weight', 5, 'Tensor', weight)
+    N_c = _cv_int(N)
+    if N_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'N', 6, 'int', N)
+    C_c = _cv_int(C)
+    if C_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'C', 7, 'int', C)
+    HxW_c = _cv_int(HxW)
+    if HxW_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'HxW', 8, 'int', HxW)
+    group_c = _cv_int(group)
+    if group_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'group', 9, 'int', group)
+    output_mask_c = _cv_bool_list(output_mask)
+    if output_mask_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'output_mask', 10, 'tuple of bools', output_mask)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_group_norm_backward(grad_out._p, input._p, mean._p, rstd._p, weight_c, N_c, C_c, HxW_c, group_c, output_mask_c[0], output_mask_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
@@ -25365,6 +25752,12 @@ SIGNATURES = {
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
     ),
+    ("function", "_native_batch_norm_legit"): (
+        "(Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)",
+    ),
+    ("function", "_native_batch_norm_legit_no_training"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)",
+    ),
     ("function", "_scaled_dot_product_flash_attention_for_cpu"): (
         "(Tensor query, Tensor key, Tensor value, float dropout_p = 0.0, bool is_causal = False, *, Tensor attn_mask = None, float scale = None)",
     ),
@@ -25544,6 +25937,9 @@ SIGNATURES = {
     ("function", "baddbmm"): (
         "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
         "(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "batch_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
     ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -25796,6 +26192,9 @@ SIGNATURES = {
     ("function", "ger"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
+    ("function", "group_norm"): (
+        "(Tensor input, int num_groups, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enabled = True)",
+    ),
     ("function", "gt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
@@ -25829,6 +26228,9 @@ SIGNATURES = {
     ),
     ("function", "index_select_backward"): (
         "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
+    ),
+    ("function", "instance_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)",
     ),
     ("function", "isclose"): (
         "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
@@ -25985,11 +26387,23 @@ SIGNATURES = {
         "(Tensor input, int dim, Tensor start, int length)",
         "(Tensor input, int dim, int start, int length)",
     ),
+    ("function", "native_batch_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
+    ),
+    ("function", "native_batch_norm_backward"): (
+        "(Tensor grad_out, Tensor input, Tensor weight, Tensor running_mean, Tensor running_var, Tensor save_mean, Tensor save_invstd, bool train, float eps, tuple of bools output_mask)",
+    ),
     ("function", "native_dropout"): (
         "(Tensor input, float p, bool train)",
     ),
     ("function", "native_dropout_backward"): (
         "(Tensor grad_output, Tensor mask, float scale)",
+    ),
+    ("function", "native_group_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, int N, int C, int HxW, int group, float eps)",
+    ),
+    ("function", "native_group_norm_backward"): (
+        "(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor weight, int N, int C, int HxW, int group, tuple of bools output_mask)",
     ),
     ("function", "native_layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)",

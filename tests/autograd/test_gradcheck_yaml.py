@@ -673,8 +673,31 @@ POOL_CASES = {
 }
 
 
+
+def _bnstats():
+    return (torchlet.tensor([0.1, -0.2, 0.3], dtype=torchlet.float64),
+            torchlet.tensor([1.5, 0.5, 2.0], dtype=torchlet.float64))
+
+
+NORM_CASES = {
+    "native_batch_norm": [
+        ([_rp(4, 3, 2, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0]),
+        ([_rp(4, 3, 5)], lambda x: torchlet.native_batch_norm(x.transpose(0, 2).transpose(0, 2), None, None, *_bnstats(), True, 0.1, 1e-5)[0]),
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet.native_batch_norm(x, w, b, *_bnstats(), False, 0.1, 1e-5)[0])],
+    "_native_batch_norm_legit": [
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet.ops.aten._native_batch_norm_legit.default(x, w, b, *_bnstats(), True, 0.1, 1e-5)[0])],
+    "_native_batch_norm_legit_no_training": [
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet._native_batch_norm_legit_no_training(x, w, b, *_bnstats(), 0.1, 1e-5)[0])],
+    "_native_batch_norm_legit.no_stats": [
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet._native_batch_norm_legit(x, w, b, True, 0.1, 1e-5)[0])],
+    "native_group_norm": [
+        ([_rp(2, 6, 2, 2), _rp(6), _rp(6)], lambda x, w, b: torchlet.native_group_norm(x, w, b, 2, 6, 4, 3, 1e-5)[0]),
+        ([_rp(3, 4, 5)], lambda x: torchlet.native_group_norm(x, None, None, 3, 4, 5, 1, 1e-5)[0])],
+}
+
 CASES = {
     **POOL_CASES,
+    **NORM_CASES,
     **INDEX_COPY_CASES,
     **SHAPES_SORT_CASES,
     **DROPOUT_INDEX_PUT_VIEW_CASES,

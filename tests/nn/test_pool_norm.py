@@ -300,8 +300,9 @@ def test_errors(fn, exc, msg):
     assert msg in str(e.value)
 
 
-@pytest.mark.parametrize("fn, exc, msg", ERRORS)
-def test_errors_match_torch(fn, exc, msg):
+def _same_error_as_torch(fn):
+    """fn(module, x) raises the same exception type and first message line
+    in torch and torchlet"""
     torch = _torch()
     with pytest.raises(Exception) as te:
         fn(torch, torch.ones(2, 3, 5, 5))
@@ -309,6 +310,11 @@ def test_errors_match_torch(fn, exc, msg):
         fn(torchlet, torchlet.ones(2, 3, 5, 5))
     assert type(le.value) is type(te.value)
     assert str(le.value).split("\n")[0] == str(te.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("fn, exc, msg", ERRORS)
+def test_errors_match_torch(fn, exc, msg):
+    _same_error_as_torch(fn)
 
 
 # ------------------------------------------------------------------ against torch
@@ -370,3 +376,209 @@ def test_modules_against_torch(name, args, kw):
     to, lo = (to, lo) if isinstance(to, tuple) else ((to,), (lo,))
     for a, b in zip(to, lo):
         np.testing.assert_allclose(_n(b), a.numpy(), rtol=1e-6, atol=1e-6)
+
+
+# ================================================================== normalization
+
+
+def np_batch_norm(x, rm, rv, w, b, training, momentum, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if training:
+        mean, var = x.mean(axis=axes), x.var(axis=axes)
+        n = x.size // x.shape[1]
+        if rm is not None:
+            rm = momentum * mean + (1 - momentum) * rm
+            rv = momentum * var * n / (n - 1) + (1 - momentum) * rv
+    else:
+        mean, var = rm, rv
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y, rm, rv
+
+
+def np_group_norm(x, G, w, b, eps):
+    N, C = x.shape[:2]
+    xg = x.reshape(N, G, -1)
+    y = ((xg - xg.mean(axis=2, keepdims=True)) / np.sqrt(xg.var(axis=2, keepdims=True) + eps)).reshape(x.shape)
+    shape = (1, C) + (1,) * (x.ndim - 2)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (5, 4), (3, 2, 7), (2, 3, 1, 1)])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_norm_numpy(shape, affine, dtype):
+    x = (R.standard_normal(shape) * 2 + 0.5).astype(dtype)
+    C = shape[1]
+    w = R.uniform(0.5, 1.5, C).astype(dtype) if affine else None
+    b = R.standard_normal(C).astype(dtype) if affine else None
+    rm, rv = R.standard_normal(C).astype(dtype), R.uniform(0.5, 2, C).astype(dtype)
+    trm, trv = _t(rm.copy()), _t(rv.copy())
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    y = F.batch_norm(_t(x), trm, trv, None if w is None else _t(w), None if b is None else _t(b), True, 0.3, 1e-5)
+    ry, rrm, rrv = np_batch_norm(x.astype(np.float64), rm, rv, w, b, True, 0.3, 1e-5)
+    np.testing.assert_allclose(_n(y), ry, **tol)
+    np.testing.assert_allclose(_n(trm), rrm, **tol)
+    np.testing.assert_allclose(_n(trv), rrv, **tol)
+    ye = F.batch_norm(_t(x), trm, trv, None if w is None else _t(w), None if b is None else _t(b), False)
+    np.testing.assert_allclose(_n(ye), np_batch_norm(x.astype(np.float64), rrm, rrv, w, b, False, 0, 1e-5)[0], **tol)
+    # no running statistics: batch statistics, nothing updated
+    yn = F.batch_norm(_t(x).transpose(0, 1).transpose(0, 1), None, None, None, None, True)
+    np.testing.assert_allclose(_n(yn), np_batch_norm(x.astype(np.float64), None, None, None, None, True, 0, 1e-5)[0],
+                               **tol)
+
+
+def test_native_batch_norm_outputs():
+    x = R.standard_normal((4, 3, 5))
+    out, sm, si = torchlet.native_batch_norm(_t(x), None, None, None, None, True, 0.1, 1e-5)
+    np.testing.assert_allclose(_n(sm), x.mean(axis=(0, 2)))
+    np.testing.assert_allclose(_n(si), 1 / np.sqrt(x.var(axis=(0, 2)) + 1e-5))
+    rm, rv = torchlet.zeros(3, dtype=torchlet.float64), torchlet.ones(3, dtype=torchlet.float64)
+    out, sm, si = torchlet.native_batch_norm(_t(x), None, None, rm, rv, False, 0.1, 1e-5)
+    assert tuple(sm.shape) == (0,) and tuple(si.shape) == (0,)
+    o2 = torchlet._native_batch_norm_legit_no_training(_t(x), None, None, rm, rv, 0.1, 1e-5)
+    np.testing.assert_array_equal(_n(o2[0]), _n(out))
+    # the overload that mutates its running statistics is reached through torchlet.ops
+    o3 = torchlet.ops.aten._native_batch_norm_legit.default(_t(x), None, None, rm, rv, True, 0.5, 1e-5)
+    np.testing.assert_allclose(_n(rm), 0.5 * x.mean(axis=(0, 2)))
+    o4 = torchlet._native_batch_norm_legit(_t(x), None, None, True, 0.5, 1e-5)
+    np.testing.assert_allclose(_n(o4[0]), _n(o3[0]))
+
+
+@pytest.mark.parametrize("shape, G", [((2, 6, 5, 4), 3), ((3, 4, 7), 2), ((2, 4), 4), ((2, 6, 3, 3), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_group_norm_numpy(shape, G, dtype):
+    x = (R.standard_normal(shape) * 3 - 1).astype(dtype)
+    C = shape[1]
+    w, b = R.uniform(0.5, 1.5, C).astype(dtype), R.standard_normal(C).astype(dtype)
+    # float32: x * (rstd * w) + (b - mean * rstd * w), as PyTorch's kernel (one-element groups: rstd ~ 316)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_n(F.group_norm(_t(x), G, _t(w), _t(b))), np_group_norm(x.astype(np.float64), G, w, b, 1e-5),
+                               **tol)
+    np.testing.assert_allclose(_n(nn.GroupNorm(G, C, affine=False)(_t(x))),
+                               np_group_norm(x.astype(np.float64), G, None, None, 1e-5), **tol)
+    out, mean, rstd = torchlet.native_group_norm(_t(x), None, None, shape[0], C, x.size // (shape[0] * C), G, 1e-5)
+    assert tuple(mean.shape) == (shape[0], G) and tuple(rstd.shape) == (shape[0], G)
+
+
+def test_instance_norm_numpy():
+    x = R.standard_normal((3, 4, 5, 6))
+    rm, rv = torchlet.zeros(4, dtype=torchlet.float64), torchlet.ones(4, dtype=torchlet.float64)
+    y = F.instance_norm(_t(x), rm, rv, momentum=0.2)
+    ref = (x - x.mean(axis=(2, 3), keepdims=True)) / np.sqrt(x.var(axis=(2, 3), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(_n(y), ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_n(rm), 0.2 * x.mean(axis=(2, 3)).mean(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(_n(rv), 0.8 + 0.2 * x.var(axis=(2, 3), ddof=1).mean(axis=0), rtol=1e-10)
+
+
+NORM_GRAD_CASES = [
+    (lambda x, w, b: F.batch_norm(x, None, None, w, b, True), (4, 3, 3, 2)),
+    (lambda x, w, b: F.batch_norm(x, torchlet.tensor([0.1, -0.2, 0.3], dtype=torchlet.float64),
+                                  torchlet.tensor([1.5, 0.5, 2.0], dtype=torchlet.float64), w, b, False), (4, 3, 3, 2)),
+    (lambda x, w, b: F.batch_norm(x.transpose(0, 2).transpose(0, 2), None, None, w, b, True), (5, 3, 4)),
+    (lambda x, w, b: F.group_norm(x, 3, w, b), (2, 3, 4, 3)),
+    (lambda x, w, b: F.group_norm(x, 1, w, b), (3, 3, 5)),
+    (lambda x, w, b: F.instance_norm(x, weight=w, bias=b), (2, 3, 4, 3)),
+]
+
+
+@pytest.mark.parametrize("fn, shape", NORM_GRAD_CASES)
+def test_norm_gradcheck(fn, shape):
+    x = R.standard_normal(shape) * 2 + 0.3
+    C = shape[1]
+    assert gradcheck(fn, [x, R.uniform(0.5, 1.5, C), R.standard_normal(C)])
+
+
+def test_batch_norm_modules_running_stats_match_torch():
+    torch = _torch()
+    for momentum in (0.1, None):
+        tm, lm = torch.nn.BatchNorm2d(3, momentum=momentum), nn.BatchNorm2d(3, momentum=momentum)
+        assert repr(lm) == repr(tm)
+        for step in range(4):
+            x = (R.standard_normal((4, 3, 5, 5)) * (step + 1) + step).astype(np.float32)
+            to, lo = tm(torch.tensor(x)), lm(torchlet.tensor(x))
+            np.testing.assert_allclose(_n(lo), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+            for name in ("running_mean", "running_var"):
+                np.testing.assert_allclose(_n(getattr(lm, name)), getattr(tm, name).numpy(), rtol=1e-5, atol=1e-6)
+            assert int(lm.num_batches_tracked.item()) == int(tm.num_batches_tracked.item())
+        tm.eval(), lm.eval()
+        x = R.standard_normal((2, 3, 4, 4)).astype(np.float32)
+        np.testing.assert_allclose(_n(lm(torchlet.tensor(x))), tm(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                                   atol=1e-5)
+    assert sorted(k for k in lm.state_dict()) == sorted(tm.state_dict())
+
+
+NORM_MODULES = [
+    ("BatchNorm1d", (3,), {}, (4, 3)),
+    ("BatchNorm1d", (3,), {"affine": False, "track_running_stats": False}, (4, 3, 5)),
+    ("BatchNorm2d", (3,), {"eps": 1e-3, "momentum": 0.3}, (2, 3, 4, 5)),
+    ("InstanceNorm1d", (3,), {}, (2, 3, 6)),
+    ("InstanceNorm1d", (3,), {"affine": True, "track_running_stats": True}, (3, 6)),
+    ("InstanceNorm2d", (3,), {"affine": True}, (2, 3, 4, 5)),
+    ("GroupNorm", (2, 4), {}, (2, 4, 3, 3)),
+    ("GroupNorm", (4, 4), {"eps": 1e-3, "affine": False}, (3, 4, 5)),
+    ("GroupNorm", (2, 4), {"bias": False}, (3, 4, 5)),
+    ("BatchNorm2d", (3,), {"bias": False, "momentum": None}, (2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("name, args, kw, shape", NORM_MODULES)
+def test_norm_modules_against_torch(name, args, kw, shape):
+    torch = _torch()
+    tm, lm = getattr(torch.nn, name)(*args, **kw), getattr(nn, name)(*args, **kw)
+    assert repr(lm) == repr(tm)
+    x = R.standard_normal(shape).astype(np.float32)
+    tx, lx = torch.tensor(x, requires_grad=True), torchlet.tensor(x, requires_grad=True)
+    to, lo = tm(tx), lm(lx)
+    np.testing.assert_allclose(_n(lo), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert type(lo.grad_fn).__name__ == type(to.grad_fn).__name__
+    g = R.standard_normal(shape).astype(np.float32)
+    to.backward(torch.tensor(g))
+    lo.backward(torchlet.tensor(g))
+    np.testing.assert_allclose(_n(lx.grad), tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    for p_l, p_t in zip(lm.parameters(), tm.parameters()):
+        np.testing.assert_allclose(_n(p_l.grad), p_t.grad.numpy(), rtol=1e-3, atol=1e-4)
+    for (nl, bl), (nt, bt) in zip(lm.named_buffers(), tm.named_buffers()):
+        assert nl == nt
+        np.testing.assert_allclose(_n(bl), bt.numpy(), rtol=1e-5, atol=1e-6)
+
+
+NORM_ERRORS = [
+    (lambda m, x: m.nn.functional.batch_norm(x[:1, :, 0, 0], m.zeros(3), m.ones(3), training=True), ValueError,
+     "Expected more than 1 value per channel when training"),
+    (lambda m, x: m.nn.functional.batch_norm(x, m.zeros(2), m.ones(3)), RuntimeError,
+     "running_mean should contain 3 elements not 2"),
+    (lambda m, x: m.nn.functional.batch_norm(x, m.zeros(3), m.ones(3), m.ones(2)), RuntimeError,
+     "weight should contain 3 elements not 2"),
+    (lambda m, x: m.nn.functional.batch_norm(x.double(), m.zeros(3), m.ones(3)), RuntimeError, "mixed dtype (CPU)"),
+    (lambda m, x: m.native_batch_norm(x.int(), None, None, None, None, True, 0.1, 1e-5), NotImplementedError,
+     "\"batch_norm\" not implemented for 'Int'"),
+    (lambda m, x: m.nn.functional.group_norm(x, 2), RuntimeError,
+     "Expected number of channels in input to be divisible by num_groups"),
+    (lambda m, x: m.nn.functional.group_norm(x, 3, m.ones(2)), RuntimeError,
+     "Expected weight to be a vector of size equal to the number of channels"),
+    (lambda m, x: m.nn.functional.instance_norm(x[:, :, :1, :1]), ValueError,
+     "Expected more than 1 spatial element when training"),
+    (lambda m, x: m.nn.BatchNorm2d(3)(x[0]), ValueError, "expected 4D input (got 3D input)"),
+    (lambda m, x: m.nn.GroupNorm(2, 3), ValueError, "num_channels (3) must be divisible by num_groups (2)"),
+]
+
+
+@pytest.mark.parametrize("fn, exc, msg", NORM_ERRORS)
+def test_norm_errors(fn, exc, msg):
+    with pytest.raises(exc) as e:
+        fn(torchlet, torchlet.ones(2, 3, 5, 5))
+    assert msg in str(e.value)
+
+
+@pytest.mark.parametrize("fn, exc, msg", [e for e in NORM_ERRORS if e[1] is not ValueError])
+def test_norm_errors_match_torch(fn, exc, msg):
+    _same_error_as_torch(fn)

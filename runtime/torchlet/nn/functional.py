@@ -27,7 +27,7 @@ __all__ = [
     "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
     "embedding", "scaled_dot_product_attention", "max_pool1d", "max_pool2d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "batch_norm", "instance_norm", "group_norm",
 ]
 
 _TF = 0  # active torch-function modes (torchlet._function_mode); each public function checks it first
@@ -386,3 +386,51 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     if return_indices:
         return adaptive_max_pool2d_with_indices(input, output_size)
     return adaptive_max_pool2d_with_indices(input, output_size)[0]
+
+
+# ----------------------------------------------------------- normalization
+# PyTorch's torch/nn/functional.py: the size checks are Python's (ValueError),
+# the operators torchlet.batch_norm / instance_norm / group_norm.
+
+
+def _verify_batch_size(size):
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if _TF and (r_ := _tf(batch_norm, locals())) is not _GO:
+        return r_
+    if training:
+        _verify_batch_size(input.size())
+    return torchlet.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    if _TF and (r_ := _tf(instance_norm, locals())) is not _GO:
+        return r_
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return torchlet.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                                  False)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if _TF and (r_ := _tf(group_norm, locals())) is not _GO:
+        return r_
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return torchlet.group_norm(input, num_groups, weight, bias, eps, False)
